@@ -1,0 +1,30 @@
+/**
+ * Typed errors of the engine. Each class is one line on purpose: the class says what
+ * happened, the message (part of the contract, tested word for word) says what to do.
+ */
+
+/** Base class of every stepflow error. @example `if (err instanceof StepflowError) …` */
+export class StepflowError extends Error {
+  override name = "StepflowError";
+}
+
+/** The workflow's steps do not form a runnable graph. @example `new WorkflowValidationError("No step accepts a StartEvent.")` */
+export class WorkflowValidationError extends StepflowError { override name = "WorkflowValidationError"; }
+
+/** A run or a step ran out of time. @example `err instanceof WorkflowTimeoutError && err.activeSteps` */
+export class WorkflowTimeoutError extends StepflowError {
+  override name = "WorkflowTimeoutError";
+  constructor(message: string, readonly activeSteps: readonly string[] = []) { super(message); }
+}
+
+/** A step broke the engine's rules at run time (returned a non-event, bad `sendEvent` target, …). @example `new WorkflowRuntimeError('Step "a" returned a string, not an event.')` */
+export class WorkflowRuntimeError extends StepflowError { override name = "WorkflowRuntimeError"; }
+
+/** The run was cancelled through `handler.cancel()` or the run's `signal`. @example `await handler.catch((e) => e instanceof WorkflowCancelledByUser)` */
+export class WorkflowCancelledByUser extends StepflowError { override name = "WorkflowCancelledByUser"; }
+
+/** A context was used in a state that does not allow it (a second run on a running context, no run in progress). @example `new ContextStateError("…")` */
+export class ContextStateError extends StepflowError { override name = "ContextStateError"; }
+
+/** `ctx.store.get(key)` found nothing at `key` and no default was given. @example `await ctx.store.get("memory", null)` avoids it */
+export class StoreKeyError extends StepflowError { override name = "StoreKeyError"; }

@@ -1,0 +1,24 @@
+/**
+ * stepflow: event-driven workflows in TypeScript, in the style of LlamaIndex Workflows.
+ * @example
+ * import { Workflow, step, StartEvent, StopEvent, type Context } from "stepflow";
+ */
+export { Event, StartEvent, StopEvent, InputRequiredEvent, HumanResponseEvent, eventTypeName, isEvent } from "./event.ts";
+export type { EventArgs, EventClass, EventOf, FieldEventClass } from "./event.ts";
+export { step } from "./step.ts";
+export type { RetryPolicy, StepConfig, StepDecorator, StepFunction } from "./step.ts";
+export { Workflow } from "./workflow.ts";
+export type { AnyWorkflow, RunOptions, WorkflowOptions } from "./workflow.ts";
+export { Context } from "./context.ts";
+export type { WaitForEventOptions } from "./context.ts";
+export { ContextStore } from "./store.ts";
+export { WorkflowHandler } from "./handler.ts";
+export {
+  StepflowError,
+  WorkflowValidationError,
+  WorkflowTimeoutError,
+  WorkflowRuntimeError,
+  WorkflowCancelledByUser,
+  ContextStateError,
+  StoreKeyError,
+} from "./errors.ts";

@@ -1,0 +1,277 @@
+/**
+ * One run of a workflow: routes events to steps, caps each step's concurrent executions,
+ * retries, enforces timeouts, and ends exactly once (result, error, timeout or cancel).
+ *
+ * All run state is plain data (queues of events, in-flight events, collect buffers,
+ * waiters), so a context can be saved and restored. Each step execution resolves in its own
+ * microtask, so the stack never grows with the chain length; and the loop gives the event
+ * loop a turn every few milliseconds, so timers (the run's timeout among them) fire even
+ * when every step resolves at once.
+ */
+import { eventTypeName, isEvent, StopEvent } from "./event.ts";
+import type { Event, EventClass } from "./event.ts";
+import { WorkflowCancelledByUser, WorkflowRuntimeError, WorkflowTimeoutError } from "./errors.ts";
+import { EventStream } from "./event-stream.ts";
+import type { WorkflowGraph } from "./graph.ts";
+import { retryDelay } from "./step.ts";
+import type { StepDefinition } from "./step.ts";
+import type { Context } from "./context.ts";
+
+/** How a run ended. */
+export type RunOutcome = { readonly ok: true; readonly stop: StopEvent } | { readonly ok: false; readonly error: unknown };
+
+interface Waiter {
+  readonly type: EventClass;
+  readonly requirements: Readonly<Record<string, unknown>> | undefined;
+  readonly resolve: (event: Event) => void;
+  readonly reject: (error: unknown) => void;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+/** A FIFO with O(1) shift: an array and a head index, compacted when half is spent. */
+class EventQueue {
+  items: Event[] = [];
+  head = 0;
+  get size(): number {
+    return this.items.length - this.head;
+  }
+  push(event: Event): void {
+    this.items.push(event);
+  }
+  shift(): Event | undefined {
+    if (this.head === this.items.length) return undefined;
+    const event = this.items[this.head++];
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return event;
+  }
+  toArray(): Event[] {
+    return this.items.slice(this.head);
+  }
+}
+
+interface StepSlot {
+  readonly step: StepDefinition;
+  readonly queue: EventQueue;
+  /** Events whose execution has started and not finished. */
+  readonly inFlight: Set<Event>;
+}
+
+/** Options of one run. */
+export interface RunSettings {
+  readonly workflowName: string;
+  readonly timeout: number | null;
+  readonly log: ((line: string) => void) | undefined;
+}
+
+const YIELD_EVERY_MS = 8;
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** The engine of one run. Created by `workflow.run()`; users meet it through the handler and the context. */
+export class Run {
+  readonly stream = new EventStream();
+  readonly result: Promise<RunOutcome>;
+  readonly #controller = new AbortController();
+  readonly #slots = new Map<string, StepSlot>();
+  readonly #collected = new Map<string, Event[]>();
+  #waiters: Waiter[] = [];
+  /** Events that reached no step and no waiter yet: a later `waitForEvent` may claim them. */
+  readonly #unclaimed: Event[] = [];
+  #settle!: (outcome: RunOutcome) => void;
+  #done = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #ticks = 0;
+  #nextYieldAt = 0;
+
+  constructor(
+    readonly ctx: Context,
+    readonly graph: WorkflowGraph,
+    readonly settings: RunSettings,
+  ) {
+    this.result = new Promise((resolve) => (this.#settle = resolve));
+    for (const step of graph.steps.values()) this.#slots.set(step.name, { step, queue: new EventQueue(), inFlight: new Set() });
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  get done(): boolean {
+    return this.#done;
+  }
+
+  /** Names of the steps executing right now. */
+  activeSteps(): string[] {
+    return [...this.#slots.values()].filter((s) => s.inFlight.size > 0).map((s) => s.step.name);
+  }
+
+  start(first: Event): void {
+    const timeout = this.settings.timeout;
+    if (timeout !== null) {
+      this.#timer = setTimeout(() => {
+        const active = this.activeSteps();
+        this.fail(new WorkflowTimeoutError(`Workflow "${this.settings.workflowName}" timed out after ${timeout} seconds. Active steps: ${active.join(", ") || "none"}.`, active));
+      }, timeout * 1000);
+    }
+    this.#nextYieldAt = performance.now() + YIELD_EVERY_MS;
+    this.send(first);
+  }
+
+  /** Routes an event: to `target` only, or to every step accepting its exact class and to matching waiters. */
+  send(event: Event, target?: StepDefinition): void {
+    if (this.#done) return;
+    if (event instanceof StopEvent) return this.#finish(event);
+    let delivered = this.#waiters.length > 0 && this.#deliverToWaiter(event);
+    const steps = target ? [target] : this.graph.routes.get(event.constructor as EventClass);
+    if (steps) {
+      for (const step of steps) this.#enqueue(this.#slots.get(step.name) as StepSlot, event);
+      delivered = true;
+    }
+    if (!delivered) this.#unclaimed.push(event);
+  }
+
+  writeToStream(event: Event): void {
+    if (!this.#done) this.stream.push(event);
+  }
+
+  collect<T extends readonly EventClass[]>(event: Event, types: T): Event[] | null {
+    const key = types.map(eventTypeName).join("|");
+    const buffer = this.#collected.get(key) ?? [];
+    if (types.includes(event.constructor as EventClass)) buffer.push(event);
+    this.#collected.set(key, buffer);
+    const picked: number[] = [];
+    for (const type of types) {
+      const index = buffer.findIndex((ev, i) => ev.constructor === type && !picked.includes(i));
+      if (index < 0) return null;
+      picked.push(index);
+    }
+    const events = picked.map((i) => buffer[i] as Event);
+    this.#collected.set(key, buffer.filter((_, i) => !picked.includes(i)));
+    return events;
+  }
+
+  waitFor(type: EventClass, requirements: Readonly<Record<string, unknown>> | undefined, timeout: number | undefined): Promise<Event> {
+    const matches = (ev: Event) => ev instanceof type && (!requirements || Object.entries(requirements).every(([k, v]) => (ev as Record<string, unknown>)[k] === v));
+    const early = this.#unclaimed.findIndex(matches);
+    if (early >= 0) return Promise.resolve(this.#unclaimed.splice(early, 1)[0] as Event);
+    if (this.#done) return Promise.reject(new WorkflowRuntimeError(`waitForEvent(${eventTypeName(type)}) was called after the run ended.`));
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = { type, requirements, resolve, reject };
+      if (timeout !== undefined) {
+        waiter.timer = setTimeout(() => {
+          this.#waiters = this.#waiters.filter((w) => w !== waiter);
+          reject(new WorkflowTimeoutError(`waitForEvent(${eventTypeName(type)}) timed out after ${timeout} seconds.`));
+        }, timeout * 1000);
+      }
+      this.#waiters.push(waiter);
+    });
+  }
+
+  cancel(): void {
+    this.fail(new WorkflowCancelledByUser("The run was cancelled."));
+  }
+
+  fail(error: unknown): void {
+    if (this.#done) return;
+    this.#end({ ok: false, error }, error);
+  }
+
+  /** Plain-data view of what is pending, for serialization and debugging. */
+  pending(): { queued: Record<string, Event[]>; inFlight: Record<string, Event[]>; collected: Record<string, Event[]>; unclaimed: Event[] } {
+    const queued: Record<string, Event[]> = {};
+    const inFlight: Record<string, Event[]> = {};
+    for (const [name, slot] of this.#slots) {
+      if (slot.queue.size) queued[name] = slot.queue.toArray();
+      if (slot.inFlight.size) inFlight[name] = [...slot.inFlight];
+    }
+    return { queued, inFlight, collected: Object.fromEntries(this.#collected), unclaimed: [...this.#unclaimed] };
+  }
+
+  #deliverToWaiter(event: Event): boolean {
+    const index = this.#waiters.findIndex((w) => event instanceof w.type && (!w.requirements || Object.entries(w.requirements).every(([k, v]) => (event as Record<string, unknown>)[k] === v)));
+    if (index < 0) return false;
+    const [waiter] = this.#waiters.splice(index, 1) as [Waiter];
+    clearTimeout(waiter.timer);
+    waiter.resolve(event);
+    return true;
+  }
+
+  #enqueue(slot: StepSlot, event: Event): void {
+    if (slot.inFlight.size < slot.step.numWorkers) void this.#execute(slot, event);
+    else slot.queue.push(event);
+  }
+
+  async #execute(slot: StepSlot, event: Event): Promise<void> {
+    const { step } = slot;
+    slot.inFlight.add(event);
+    if ((++this.#ticks & 255) === 0 && performance.now() >= this.#nextYieldAt) {
+      await yieldToEventLoop();
+      this.#nextYieldAt = performance.now() + YIELD_EVERY_MS;
+      if (this.#done) return;
+    }
+    let output: unknown;
+    for (let attempts = 1; ; attempts++) {
+      this.settings.log?.(`Running step ${step.name}`);
+      try {
+        output = step.timeout === null ? await step.handler(this.ctx, event) : await this.#withStepTimeout(step, event);
+        break;
+      } catch (error) {
+        if (this.#done) return;
+        const delay = retryDelay(step.retry, attempts, error);
+        if (delay === null) return this.fail(error);
+        this.settings.log?.(`Step ${step.name} failed (attempt ${attempts}); retrying in ${delay} seconds`);
+        if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay * 1000));
+        if (this.#done) return;
+      }
+    }
+    slot.inFlight.delete(event);
+    if (this.#done) return;
+    if (output !== undefined) {
+      if (!isEvent(output)) {
+        return this.fail(new WorkflowRuntimeError(`Step "${step.name}" returned ${describe(output)}, not an event. Return an Event instance, or nothing to send nothing.`));
+      }
+      this.settings.log?.(`Step ${step.name} produced event ${eventTypeName(output.constructor as EventClass)}`);
+      this.send(output);
+    } else {
+      this.settings.log?.(`Step ${step.name} produced no event`);
+    }
+    const next = slot.queue.shift();
+    if (next !== undefined && !this.#done) void this.#execute(slot, next);
+  }
+
+  #withStepTimeout(step: StepDefinition, event: Event): Promise<unknown> {
+    const seconds = step.timeout as number;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new WorkflowTimeoutError(`Step "${step.name}" timed out after ${seconds} seconds.`, [step.name])), seconds * 1000);
+    });
+    return Promise.race([Promise.resolve(step.handler(this.ctx, event)), expired]).finally(() => clearTimeout(timer));
+  }
+
+  #finish(stop: StopEvent): void {
+    this.stream.push(stop);
+    this.#end({ ok: true, stop }, new WorkflowRuntimeError("The run has finished."));
+  }
+
+  #end(outcome: RunOutcome, reason: unknown): void {
+    this.#done = true;
+    clearTimeout(this.#timer);
+    this.#controller.abort(reason);
+    for (const waiter of this.#waiters) {
+      clearTimeout(waiter.timer);
+      waiter.reject(reason);
+    }
+    this.#waiters = [];
+    this.stream.close();
+    this.#settle(outcome);
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return `an object (${value.constructor?.name ?? "Object"})`;
+  return `a ${typeof value}`;
+}

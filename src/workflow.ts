@@ -1,0 +1,138 @@
+/**
+ * `Workflow`: a class whose `@step` methods (or `addStep` handlers) form an event graph, and
+ * `run()` that starts one run of it.
+ */
+import { Context } from "./context.ts";
+import { isEvent } from "./event.ts";
+import type { Event, EventClass, StartEvent } from "./event.ts";
+import { ContextStateError, WorkflowRuntimeError } from "./errors.ts";
+import { buildGraph, toMermaid } from "./graph.ts";
+import type { WorkflowGraph } from "./graph.ts";
+import { WorkflowHandler } from "./handler.ts";
+import { Run } from "./run.ts";
+import { decoratedSteps, defineStep } from "./step.ts";
+import type { StepConfig, StepDefinition, StepFunction, StepHandler } from "./step.ts";
+
+/** Options of a workflow. */
+export interface WorkflowOptions {
+  /** Seconds before a run fails with `WorkflowTimeoutError`; `null` turns it off. Default 45. */
+  readonly timeout?: number | null;
+  /** Log each step start and the event it produced. */
+  readonly verbose?: boolean;
+  /** Where verbose lines go. Default `console.log`. */
+  readonly log?: (line: string) => void;
+}
+
+/** Options of one run. */
+export interface RunOptions {
+  /** The context to run on; passing the same one again keeps its store. Default: a fresh one. */
+  readonly ctx?: Context;
+  /** Overrides the workflow's timeout for this run (seconds, or `null` for none). */
+  readonly timeout?: number | null;
+  /** Cancels the run when aborted (e.g. the HTTP request went away). */
+  readonly signal?: AbortSignal;
+}
+
+/** Any workflow, whatever its input and result types. */
+export type AnyWorkflow = Workflow<object, unknown>;
+
+/**
+ * @example
+ * class Joke extends Event<{ topic: string }> {}
+ * class JokeFlow extends Workflow<{ topic: string }, string> {
+ *   @step({ accepts: [StartEvent], emits: [Joke] })
+ *   async start(_ctx: Context, ev: StartEvent<{ topic: string }>) { return new Joke({ topic: ev.topic }); }
+ *   @step({ accepts: [Joke], emits: [StopEvent] })
+ *   async tell(_ctx: Context, ev: Joke) { return new StopEvent({ result: `A joke about ${ev.topic}` }); }
+ * }
+ * await new JokeFlow().run({ topic: "cats" }); // "A joke about cats"
+ */
+export class Workflow<TInput extends object = Record<string, unknown>, TResult = unknown> {
+  readonly timeout: number | null;
+  readonly verbose: boolean;
+  readonly #log: (line: string) => void;
+  readonly #addedSteps: StepDefinition[] = [];
+  #graph: WorkflowGraph | undefined;
+
+  constructor(options: WorkflowOptions = {}) {
+    const timeout = options.timeout === undefined ? 45 : options.timeout;
+    if (timeout !== null && !(typeof timeout === "number" && timeout > 0)) {
+      throw new WorkflowRuntimeError(`timeout is in seconds and must be a number > 0 (or null for none), got ${String(timeout)}.`);
+    }
+    this.timeout = timeout;
+    this.verbose = options.verbose ?? false;
+    this.#log = options.log ?? ((line) => console.log(line));
+  }
+
+  /**
+   * Adds a step without decorators (for plain JavaScript). Call before the first run.
+   * @example
+   * const flow = new Workflow<{ n: number }, number>();
+   * flow.addStep("double", { accepts: [StartEvent], emits: [StopEvent] },
+   *   async (_ctx, ev: StartEvent<{ n: number }>) => new StopEvent({ result: ev.n * 2 }));
+   */
+  addStep<const A extends readonly EventClass[], const E extends readonly EventClass[]>(
+    name: string,
+    config: StepConfig<A, E>,
+    handler: StepFunction<A, E>,
+  ): this {
+    if (this.#graph) throw new WorkflowRuntimeError(`addStep("${name}"): steps must be added before the first run.`);
+    if (this.#addedSteps.some((s) => s.name === name)) throw new WorkflowRuntimeError(`addStep: a step named "${name}" already exists.`);
+    this.#addedSteps.push(defineStep(name, config, handler as StepHandler));
+    return this;
+  }
+
+  /** The validated graph (built at the first run). Throws `WorkflowValidationError`. */
+  get graph(): WorkflowGraph {
+    this.#graph ??= buildGraph(this.constructor.name, [...decoratedSteps(this), ...this.#addedSteps]);
+    return this.#graph;
+  }
+
+  /** The workflow as a Mermaid flowchart. @example console.log(agent.toMermaid()) */
+  toMermaid(): string {
+    return toMermaid(this.graph);
+  }
+
+  /**
+   * Starts a run with the StartEvent's fields (or a StartEvent). Await the handler for the
+   * result, or iterate `handler.streamEvents()`.
+   * @example
+   * const result = await flow.run({ topic: "cats" }, { timeout: 10 });
+   */
+  run(input: TInput | StartEvent<TInput>, options: RunOptions = {}): WorkflowHandler<TResult> {
+    const graph = this.graph;
+    const ctx = options.ctx ?? new Context(this);
+    if (ctx.workflow !== this && ctx.workflow.constructor !== this.constructor) {
+      throw new ContextStateError(`This context belongs to a ${ctx.workflow.constructor.name}, not a ${this.constructor.name}. Create it with new Context(workflow).`);
+    }
+    const timeout = options.timeout === undefined ? this.timeout : options.timeout;
+    const run = new Run(ctx, graph, { workflowName: this.constructor.name, timeout, log: this.verbose ? this.#log : undefined });
+    ctx.attach(run);
+    const handler = new WorkflowHandler<TResult>(run);
+    const signal = options.signal;
+    if (signal) {
+      if (signal.aborted) run.cancel();
+      else {
+        const onAbort = () => run.cancel();
+        signal.addEventListener("abort", onAbort, { once: true });
+        void run.result.then(() => signal.removeEventListener("abort", onAbort));
+      }
+    }
+    run.start(toStartEvent(graph.startEvent, input));
+    return handler;
+  }
+}
+
+function toStartEvent(startEvent: EventClass, input: object): Event {
+  if (isEvent(input)) {
+    if (input.constructor !== startEvent) {
+      throw new WorkflowRuntimeError(`run() was given a ${input.constructor.name}; pass the fields of ${startEvent.name} or an instance of it.`);
+    }
+    return input;
+  }
+  if (typeof input !== "object" || input === null) {
+    throw new WorkflowRuntimeError(`run() takes an object of StartEvent fields, like run({ input: "Hello!" }); got ${input === null ? "null" : typeof input}.`);
+  }
+  return new (startEvent as unknown as new (fields: object) => Event)(input);
+}
+

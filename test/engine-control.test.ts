@@ -1,0 +1,352 @@
+import { describe, expect, it } from "vitest";
+import {
+  Context,
+  Event,
+  HumanResponseEvent,
+  InputRequiredEvent,
+  StartEvent,
+  StopEvent,
+  Workflow,
+  WorkflowCancelledByUser,
+  WorkflowRuntimeError,
+  WorkflowTimeoutError,
+  step,
+} from "../src/index.ts";
+import { gate } from "./support/gate.ts";
+
+class Tick extends Event<{ n: number }> {}
+class Progress extends Event<{ n: number }> {}
+
+describe("timeouts", () => {
+  it("a step that sleeps past the timeout fails with WorkflowTimeoutError naming it, and aborts ctx.signal", async () => {
+    let seen: AbortSignal | undefined;
+    class Slow extends Workflow {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async sleepy(ctx: Context) {
+        seen = ctx.signal;
+        await new Promise((resolve) => setTimeout(resolve, 5_000));
+        return new StopEvent();
+      }
+    }
+    const err = await new Slow({ timeout: 0.1 }).run({}).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowTimeoutError);
+    expect((err as Error).message).toBe('Workflow "Slow" timed out after 0.1 seconds. Active steps: sleepy.');
+    expect(seen?.aborted).toBe(true);
+  });
+
+  it("fires even when a step loop resolves at once forever (no starved timers)", async () => {
+    let dispatchedAfterEnd = 0;
+    let ended = false;
+    class Spin extends Workflow {
+      @step({ accepts: [StartEvent], emits: [Tick] })
+      async start() {
+        return new Tick({ n: 0 });
+      }
+      @step({ accepts: [Tick], emits: [Tick, StopEvent] })
+      async spin(_ctx: Context, ev: Tick) {
+        if (ended) dispatchedAfterEnd++;
+        return new Tick({ n: ev.n + 1 });
+      }
+    }
+    const started = performance.now();
+    const err = await new Spin({ timeout: 0.2 }).run({}).then(() => null, (e: unknown) => e);
+    ended = true;
+    expect(err).toBeInstanceOf(WorkflowTimeoutError);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(dispatchedAfterEnd).toBe(0);
+  });
+
+  it("a per-step timeout fails the run naming the step", async () => {
+    class SlowStep extends Workflow {
+      @step({ accepts: [StartEvent], emits: [StopEvent], timeout: 0.05 })
+      async lookup() {
+        await new Promise((resolve) => setTimeout(resolve, 5_000));
+        return new StopEvent();
+      }
+    }
+    await expect(new SlowStep({ timeout: null }).run({})).rejects.toThrow('Step "lookup" timed out after 0.05 seconds.');
+  });
+
+  it("run({ timeout }) overrides the workflow's timeout", async () => {
+    class Waits extends Workflow {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async wait() {
+        await new Promise((resolve) => setTimeout(resolve, 5_000));
+        return new StopEvent();
+      }
+    }
+    await expect(new Waits({ timeout: 60 }).run({}, { timeout: 0.05 })).rejects.toBeInstanceOf(WorkflowTimeoutError);
+  });
+
+  it("rejects a bad timeout with a clear message", () => {
+    expect(() => new Workflow({ timeout: -1 })).toThrow("timeout is in seconds and must be a number > 0 (or null for none), got -1.");
+  });
+});
+
+describe("streaming", () => {
+  class Writes extends Workflow<{ fail: boolean }, string> {
+    @step({ accepts: [StartEvent], emits: [StopEvent] })
+    async work(ctx: Context, ev: StartEvent<{ fail: boolean }>) {
+      ctx.writeEventToStream(new Progress({ n: 1 }));
+      ctx.writeEventToStream(new Progress({ n: 2 }));
+      if (ev.fail) throw new Error("tool exploded");
+      return new StopEvent({ result: "done" });
+    }
+  }
+
+  it("streams the written events, then the StopEvent, and nothing after it", async () => {
+    const handler = new Writes().run({ fail: false });
+    const seen: string[] = [];
+    for await (const ev of handler.streamEvents()) seen.push(ev instanceof Progress ? `progress ${ev.n}` : ev.constructor.name);
+    expect(seen).toEqual(["progress 1", "progress 2", "StopEvent"]);
+    expect(await handler).toBe("done");
+  });
+
+  it("ends the stream when a step throws, and awaiting the handler throws the step's error", async () => {
+    const handler = new Writes().run({ fail: true });
+    const seen: number[] = [];
+    for await (const ev of handler.streamEvents()) if (ev instanceof Progress) seen.push(ev.n);
+    expect(seen).toEqual([1, 2]);
+    await expect(handler).rejects.toThrow("tool exploded");
+  });
+
+  it("a second consumer gets an error, not a hang", async () => {
+    const handler = new Writes().run({ fail: false });
+    handler.streamEvents();
+    expect(() => handler.streamEvents()).toThrow(WorkflowRuntimeError);
+    expect(() => handler.streamEvents()).toThrow("streamEvents() was already called for this run.");
+    await handler;
+  });
+
+  it("nothing is written to the stream after the StopEvent, even by late workers", async () => {
+    const late = gate();
+    class Racy extends Workflow {
+      @step({ accepts: [StartEvent], emits: [Tick, StopEvent] })
+      async start(ctx: Context) {
+        ctx.sendEvent(new Tick({ n: 1 }));
+        return new StopEvent({ result: "first" });
+      }
+      @step({ accepts: [Tick], emits: [StopEvent] })
+      async straggler(ctx: Context) {
+        await late.promise;
+        try {
+          ctx.writeEventToStream(new Progress({ n: 99 }));
+        } catch {
+          // the context has no run any more: that is the point
+        }
+        return new StopEvent({ result: "second" });
+      }
+    }
+    const handler = new Racy().run({});
+    const names: string[] = [];
+    const consumed = (async () => {
+      for await (const ev of handler.streamEvents()) names.push(ev.constructor.name);
+    })();
+    expect(await handler).toBe("first");
+    late.open();
+    await consumed;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(names).toEqual(["StopEvent"]);
+  });
+});
+
+describe("concurrency and retries", () => {
+  it("numWorkers: 5 with 10 events behind a barrier runs exactly 5 at once", async () => {
+    let active = 0;
+    let maxActive = 0;
+    const barrier = gate();
+    class Fan extends Workflow<{}, number> {
+      @step({ accepts: [StartEvent], emits: [Tick] })
+      async fan(ctx: Context) {
+        for (let n = 0; n < 10; n++) ctx.sendEvent(new Tick({ n }));
+      }
+      @step({ accepts: [Tick], emits: [Progress], numWorkers: 5 })
+      async work(_ctx: Context, ev: Tick) {
+        active++;
+        maxActive = Math.max(maxActive, active);
+        if (active === 5) barrier.open();
+        await barrier.promise;
+        active--;
+        return new Progress({ n: ev.n });
+      }
+      @step({ accepts: [Progress], emits: [StopEvent] })
+      async gather(ctx: Context, ev: Progress) {
+        const done = (await ctx.store.get<number[]>("done", [])).concat(ev.n);
+        await ctx.store.set("done", done);
+        return done.length === 10 ? new StopEvent({ result: maxActive }) : undefined;
+      }
+    }
+    expect(await new Fan().run({})).toBe(5);
+  });
+
+  it("retry with maxAttempts 4 succeeds on the 3rd try", async () => {
+    let calls = 0;
+    class Flaky extends Workflow<{}, number> {
+      @step({ accepts: [StartEvent], emits: [StopEvent], retry: { maxAttempts: 4, delay: 0 } })
+      async flaky() {
+        calls++;
+        if (calls < 3) throw new Error(`attempt ${calls} failed`);
+        return new StopEvent({ result: calls });
+      }
+    }
+    expect(await new Flaky().run({})).toBe(3);
+  });
+
+  it("retry gives up after the last attempt with the last error", async () => {
+    let calls = 0;
+    class Broken extends Workflow {
+      @step({ accepts: [StartEvent], emits: [StopEvent], retry: { maxAttempts: 4 } })
+      async broken(): Promise<StopEvent> {
+        calls++;
+        throw new Error(`attempt ${calls} failed`);
+      }
+    }
+    await expect(new Broken().run({})).rejects.toThrow("attempt 4 failed");
+    expect(calls).toBe(4);
+  });
+
+  it("a retry function decides the delay and when to give up", async () => {
+    const asked: Array<[number, string]> = [];
+    class Broken extends Workflow {
+      @step({
+        accepts: [StartEvent],
+        emits: [StopEvent],
+        retry: (attempts, error) => (asked.push([attempts, (error as Error).message]), attempts < 2 ? 0 : null),
+      })
+      async broken(): Promise<StopEvent> {
+        throw new Error("nope");
+      }
+    }
+    await expect(new Broken().run({})).rejects.toThrow("nope");
+    expect(asked).toEqual([[1, "nope"], [2, "nope"]]);
+  });
+});
+
+describe("context operations", () => {
+  it("collectEvents returns the events in the order asked, once all arrived", async () => {
+    class A extends Event<{ v: string }> {}
+    class B extends Event<{ v: string }> {}
+    class Gather extends Workflow<{}, string[]> {
+      @step({ accepts: [StartEvent], emits: [A, B] })
+      async start(ctx: Context) {
+        ctx.sendEvent(new B({ v: "b" }));
+        ctx.sendEvent(new A({ v: "a" }));
+      }
+      @step({ accepts: [A, B], emits: [StopEvent] })
+      async join(ctx: Context, ev: A | B) {
+        const ready = ctx.collectEvents(ev, [A, B]);
+        if (!ready) return;
+        const [ev1, ev2] = ready;
+        return new StopEvent({ result: [ev1.v, ev2.v, ev1.constructor.name, ev2.constructor.name] });
+      }
+    }
+    expect(await new Gather().run({})).toEqual(["a", "b", "A", "B"]);
+  });
+
+  it("waitForEvent resolves with a HumanResponseEvent sent through the handler", async () => {
+    class Approval extends Workflow<{ action: string }, string> {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async ask(ctx: Context, ev: StartEvent<{ action: string }>) {
+        const answer = await ctx.waitForEvent(HumanResponseEvent<{ response: string }>, {
+          waiterEvent: new InputRequiredEvent({ prefix: `${ev.action}? (yes/no)` }),
+        });
+        return new StopEvent({ result: `${ev.action}: ${answer.response}` });
+      }
+    }
+    const handler = new Approval().run({ action: "Fire Lawson" });
+    for await (const ev of handler.streamEvents()) {
+      if (ev instanceof InputRequiredEvent) {
+        expect((ev as InputRequiredEvent<{ prefix: string }>).prefix).toBe("Fire Lawson? (yes/no)");
+        handler.ctx.sendEvent(new HumanResponseEvent({ response: "no" }));
+      }
+    }
+    expect(await handler).toBe("Fire Lawson: no");
+  });
+
+  it("a step may accept HumanResponseEvent with no step emitting it", async () => {
+    class Asks extends Workflow<{}, string> {
+      @step({ accepts: [StartEvent], emits: [InputRequiredEvent] })
+      async ask() {
+        return new InputRequiredEvent({ prefix: "name?" });
+      }
+      @step({ accepts: [HumanResponseEvent], emits: [StopEvent] })
+      async answer(_ctx: Context, ev: HumanResponseEvent<{ response: string }>) {
+        return new StopEvent({ result: `hello ${ev.response}` });
+      }
+    }
+    const handler = new Asks().run({});
+    handler.ctx.sendEvent(new HumanResponseEvent({ response: "Logan" }));
+    expect(await handler).toBe("hello Logan");
+  });
+
+  it("sendEvent to an unknown step, or to a step that does not accept the event, is a clear error", async () => {
+    const errors: string[] = [];
+    class Targets extends Workflow {
+      @step({ accepts: [StartEvent], emits: [Tick, StopEvent] })
+      async start(ctx: Context) {
+        for (const [ev, name] of [[new Tick({ n: 1 }), "nope"], [new Progress({ n: 1 }), "tock"]] as const) {
+          try {
+            ctx.sendEvent(ev, { step: name });
+          } catch (e) {
+            errors.push((e as Error).message);
+          }
+        }
+        ctx.sendEvent(new Tick({ n: 2 }), { step: "tock" });
+      }
+      @step({ accepts: [Tick], emits: [StopEvent] })
+      async tock(_ctx: Context, ev: Tick) {
+        return new StopEvent({ result: ev.n });
+      }
+    }
+    expect(await new Targets().run({})).toBe(2);
+    expect(errors).toEqual([
+      'sendEvent: there is no step named "nope". Steps: start, tock.',
+      'sendEvent: step "tock" does not accept Progress; it accepts Tick.',
+    ]);
+  });
+
+  it("cancel() rejects with WorkflowCancelledByUser and aborts ctx.signal", async () => {
+    const started = gate();
+    class Forever extends Workflow {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async wait(ctx: Context): Promise<StopEvent> {
+        started.open();
+        await new Promise((_, reject) => ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)));
+        return new StopEvent();
+      }
+    }
+    const handler = new Forever().run({});
+    await started.promise;
+    handler.cancel();
+    await expect(handler).rejects.toBeInstanceOf(WorkflowCancelledByUser);
+    expect(handler.ctx.signal.aborted).toBe(true);
+  });
+
+  it("a second run on a running context is a ContextStateError", async () => {
+    const release = gate();
+    class Held extends Workflow {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async hold() {
+        await release.promise;
+        return new StopEvent({ result: 1 });
+      }
+    }
+    const flow = new Held();
+    const ctx = new Context(flow);
+    const first = flow.run({}, { ctx });
+    expect(() => flow.run({}, { ctx })).toThrow("This context is already running a workflow.");
+    release.open();
+    expect(await first).toBe(1);
+    expect(await flow.run({}, { ctx })).toBe(1);
+  });
+
+  it("store: dot paths, defaults, and a clear error for a missing key", async () => {
+    const ctx = new Context(new Workflow());
+    await ctx.store.set("user.name", "Logan");
+    expect(await ctx.store.get("user")).toEqual({ name: "Logan" });
+    expect(await ctx.store.get("user.name")).toBe("Logan");
+    expect(await ctx.store.get("user.age", 30)).toBe(30);
+    await expect(ctx.store.get("user.age")).rejects.toThrow('The context store has no key "user.age". Set it first, or pass a default: ctx.store.get("user.age", defaultValue).');
+  });
+});
