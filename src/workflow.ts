@@ -82,6 +82,14 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
     return this;
   }
 
+  /**
+   * Writes a line to the verbose log; does nothing unless `verbose`. For steps' own trace.
+   * @example this.trace(`Invoking: \`${call.name}\` with \`${JSON.stringify(call.input)}\``);
+   */
+  protected trace(line: string): void {
+    if (this.verbose) this.#log(line);
+  }
+
   /** The validated graph (built at the first run). Throws `WorkflowValidationError`. */
   get graph(): WorkflowGraph {
     this.#graph ??= buildGraph(this.constructor.name, [...decoratedSteps(this), ...this.#addedSteps]);

@@ -1,0 +1,8 @@
+/** `npm run bench`: every benchmark, one after another, in one process. */
+import os from "node:os";
+import { benchEngine } from "./engine.ts";
+
+const events = Number(process.env.BENCH_EVENTS ?? 1_000_000);
+console.log(`# stepflow benchmarks — node ${process.version}, ${os.cpus()[0]?.model ?? "cpu"} × ${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB\n`);
+console.log(`## Engine: ping-pong between two steps, ${events.toLocaleString("en")} events\n`);
+await benchEngine(events);
