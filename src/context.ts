@@ -3,9 +3,11 @@
  * run is in progress, the run's operations (send, stream, collect, wait, signal).
  */
 import type { Event, EventClass, EventOf } from "./event.ts";
-import { eventTypeName } from "./event.ts";
+import { eventTypeName, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent } from "./event.ts";
 import { ContextStateError, WorkflowRuntimeError } from "./errors.ts";
-import type { Run } from "./run.ts";
+import type { RestoredRun, Run, SavedRun } from "./run.ts";
+import { ContextSerdeError, decodeEvent, decodeValue, encodeValue } from "./serialize.ts";
+import type { Json, SavedEvent } from "./serialize.ts";
 import { ContextStore } from "./store.ts";
 import type { AnyWorkflow } from "./workflow.ts";
 
@@ -21,6 +23,21 @@ export interface WaitForEventOptions<E extends Event> {
 
 const NEVER_ABORTED = new AbortController().signal;
 
+/** The format version `toJSON` writes; `fromJSON` reads this and older. */
+export const CONTEXT_FORMAT_VERSION = 1;
+
+/** A saved context: plain JSON, safe to store anywhere. */
+export interface ContextJSON {
+  readonly version: number;
+  /** The workflow class it was saved from. */
+  readonly workflow: string;
+  /** The store, with non-JSON values encoded by their codecs. */
+  readonly store: { [key: string]: Json };
+  /** Whether a run was in progress: passing the restored context to `run()` continues it. */
+  readonly running: boolean;
+  readonly run: SavedRun | null;
+}
+
 /**
  * @example
  * const ctx = new Context(agent);
@@ -30,6 +47,8 @@ const NEVER_ABORTED = new AbortController().signal;
 export class Context {
   readonly store: ContextStore;
   #run: Run | undefined;
+  /** A run saved in progress, waiting for `run()` to continue it. */
+  #saved: { json: SavedRun; events: RestoredRun } | undefined;
 
   constructor(
     readonly workflow: AnyWorkflow,
@@ -102,6 +121,79 @@ export class Context {
     return waiting;
   }
 
+  /**
+   * Saves the context as plain JSON: the store and, if a run is in progress, its pending
+   * events. Throws `ContextSerdeError` naming the store key of a value that cannot be saved.
+   * @example
+   * const saved = JSON.stringify(ctx.toJSON());
+   * // … later, in another process:
+   * const ctx = Context.fromJSON(agent, saved);
+   */
+  toJSON(): ContextJSON {
+    const store: { [key: string]: Json } = {};
+    for (const [key, value] of Object.entries(this.store.entries())) {
+      if (value !== undefined) store[key] = encodeValue(value, `store key "${key}"`);
+    }
+    const run = this.running ? (this.#run as Run).save() : (this.#saved?.json ?? null);
+    return { version: CONTEXT_FORMAT_VERSION, workflow: this.workflow.constructor.name, store, running: run !== null, run };
+  }
+
+  /**
+   * Restores a context saved with `toJSON()` (the object or its JSON text). A context saved
+   * during a run continues it at the next `workflow.run(undefined, { ctx })`: steps that were
+   * executing run again from their input event; steps that had finished do not.
+   * @example
+   * const ctx = Context.fromJSON(agent, await fs.readFile("ctx.json", "utf8"));
+   * await agent.run({ input: "What is my name?" }, { ctx });
+   */
+  static fromJSON(workflow: AnyWorkflow, json: ContextJSON | string): Context {
+    const data = parseContextJSON(json);
+    const where = (what: string) => `Cannot restore the context: ${what}`;
+    if (data.workflow !== workflow.constructor.name) {
+      throw new ContextSerdeError(where(`it was saved from a ${String(data.workflow)}, not a ${workflow.constructor.name}.`));
+    }
+    const store = decodeValue(data.store, "store") as Record<string, unknown>;
+    const ctx = new Context(workflow, new ContextStore(store));
+    if (data.running && data.run) {
+      const types = new Map(workflow.graph.eventTypes);
+      for (const type of [StartEvent, StopEvent, InputRequiredEvent, HumanResponseEvent] as EventClass[]) if (!types.has(eventTypeName(type))) types.set(eventTypeName(type), type);
+      const run = data.run;
+      const decodeAll = (group: unknown, what: string): Record<string, Event[]> => {
+        if (typeof group !== "object" || group === null) throw new ContextSerdeError(where(`run.${what} should be an object.`));
+        return Object.fromEntries(
+          Object.entries(group).map(([key, list]) => {
+            if (!Array.isArray(list)) throw new ContextSerdeError(where(`run.${what}["${key}"] should be a list of events.`));
+            return [key, list.map((ev: SavedEvent, i) => decodeEvent(ev, types, `run.${what}["${key}"][${i}]`))];
+          }),
+        );
+      };
+      if (!Array.isArray(run.unclaimed)) throw new ContextSerdeError(where("run.unclaimed should be a list of events."));
+      const events: RestoredRun = {
+        queued: decodeAll(run.queued, "queued"),
+        inFlight: decodeAll(run.inFlight, "inFlight"),
+        collected: decodeAll(run.collected, "collected"),
+        unclaimed: run.unclaimed.map((ev, i) => decodeEvent(ev, types, `run.unclaimed[${i}]`)),
+      };
+      for (const name of [...Object.keys(events.queued), ...Object.keys(events.inFlight)]) {
+        if (!workflow.graph.steps.has(name)) throw new ContextSerdeError(where(`the saved run has events for a step "${name}" that ${workflow.constructor.name} does not have.`));
+      }
+      ctx.#saved = { json: run, events };
+    }
+    return ctx;
+  }
+
+  /** @internal The run saved in progress, taken once by the run that continues it. */
+  takeSavedRun(): RestoredRun | undefined {
+    const saved = this.#saved;
+    this.#saved = undefined;
+    return saved?.events;
+  }
+
+  /** Whether this context holds a run saved in progress that `run()` will continue. */
+  get hasSavedRun(): boolean {
+    return this.#saved !== undefined;
+  }
+
   /** @internal Binds a new run to this context; one run at a time. */
   attach(run: Run): void {
     if (this.running) {
@@ -122,4 +214,26 @@ export class Context {
     }
     return run;
   }
+}
+
+function parseContextJSON(json: ContextJSON | string): ContextJSON {
+  let data: unknown = json;
+  if (typeof json === "string") {
+    try {
+      data = JSON.parse(json);
+    } catch (error) {
+      throw new ContextSerdeError(`Cannot restore the context: the saved text is not valid JSON (${(error as Error).message}).`);
+    }
+  }
+  if (typeof data !== "object" || data === null || Array.isArray(data)) {
+    throw new ContextSerdeError(`Cannot restore the context: expected the object ctx.toJSON() returns, got ${Array.isArray(data) ? "an array" : typeof data}.`);
+  }
+  const record = data as Record<string, unknown>;
+  if (typeof record.version !== "number") throw new ContextSerdeError(`Cannot restore the context: "version" is missing; this is not a saved stepflow context.`);
+  if (record.version > CONTEXT_FORMAT_VERSION) {
+    throw new ContextSerdeError(`Cannot restore the context: it was saved in format version ${record.version} by a newer stepflow; this one reads up to version ${CONTEXT_FORMAT_VERSION}. Upgrade stepflow.`);
+  }
+  if (typeof record.store !== "object" || record.store === null || Array.isArray(record.store)) throw new ContextSerdeError(`Cannot restore the context: "store" should be an object.`);
+  if (record.running === true && (typeof record.run !== "object" || record.run === null)) throw new ContextSerdeError(`Cannot restore the context: "running" is true but "run" is missing.`);
+  return record as unknown as ContextJSON;
 }

@@ -10,7 +10,9 @@ export type { RetryPolicy, StepConfig, StepDecorator, StepFunction } from "./ste
 export { Workflow } from "./workflow.ts";
 export type { AnyWorkflow, RunOptions, WorkflowOptions } from "./workflow.ts";
 export { Context } from "./context.ts";
-export type { WaitForEventOptions } from "./context.ts";
+export type { ContextJSON, WaitForEventOptions } from "./context.ts";
+export { ContextSerdeError, registerCodec } from "./serialize.ts";
+export type { Codec, Json } from "./serialize.ts";
 export { ContextStore } from "./store.ts";
 export { WorkflowHandler } from "./handler.ts";
 export {

@@ -16,6 +16,30 @@ import type { WorkflowGraph } from "./graph.ts";
 import { retryDelay } from "./step.ts";
 import type { StepDefinition } from "./step.ts";
 import type { Context } from "./context.ts";
+import { encodeEvent, encodeValue } from "./serialize.ts";
+import type { Json, SavedEvent } from "./serialize.ts";
+
+/** The part of a saved context that describes a run in progress (plain JSON). */
+export interface SavedRun {
+  /** Events waiting for a worker, per step. */
+  readonly queued: Record<string, SavedEvent[]>;
+  /** Events whose step was executing; on resume the step runs again from this event. */
+  readonly inFlight: Record<string, SavedEvent[]>;
+  /** `collectEvents` buffers, keyed by the list of type names. */
+  readonly collected: Record<string, SavedEvent[]>;
+  /** Events sent that no step or waiter has taken yet. */
+  readonly unclaimed: SavedEvent[];
+  /** What `waitForEvent` calls were waiting for (informational: re-run steps wait again). */
+  readonly waiters: { readonly type: string; readonly requirements: Json }[];
+}
+
+/** A saved run with its events decoded, ready to resume. */
+export interface RestoredRun {
+  readonly queued: Record<string, Event[]>;
+  readonly inFlight: Record<string, Event[]>;
+  readonly collected: Record<string, Event[]>;
+  readonly unclaimed: Event[];
+}
 
 /** How a run ended. */
 export type RunOutcome = { readonly ok: true; readonly stop: StopEvent } | { readonly ok: false; readonly error: unknown };
@@ -107,7 +131,8 @@ export class Run {
     return [...this.#slots.values()].filter((s) => s.inFlight.size > 0).map((s) => s.step.name);
   }
 
-  start(first: Event): void {
+  /** Starts the run with its first event, or continues a restored run. */
+  start(first: { readonly event: Event } | { readonly restored: RestoredRun }): void {
     const timeout = this.settings.timeout;
     if (timeout !== null) {
       this.#timer = setTimeout(() => {
@@ -116,7 +141,18 @@ export class Run {
       }, timeout * 1000);
     }
     this.#nextYieldAt = performance.now() + YIELD_EVERY_MS;
-    this.send(first);
+    if ("event" in first) return this.send(first.event);
+    const { restored } = first;
+    for (const [key, events] of Object.entries(restored.collected)) this.#collected.set(key, [...events]);
+    this.#unclaimed.push(...restored.unclaimed);
+    // In-flight events first: they were taken before the queued ones.
+    for (const source of [restored.inFlight, restored.queued]) {
+      for (const [name, events] of Object.entries(source)) {
+        const slot = this.#slots.get(name);
+        if (!slot) throw new WorkflowRuntimeError(`The saved run has events for a step "${name}" that this workflow does not have.`);
+        for (const event of events) this.#enqueue(slot, event);
+      }
+    }
   }
 
   /** Routes an event: to `target` only, or to every step accepting its exact class and to matching waiters. */
@@ -178,15 +214,18 @@ export class Run {
     this.#end({ ok: false, error }, error);
   }
 
-  /** Plain-data view of what is pending, for serialization and debugging. */
-  pending(): { queued: Record<string, Event[]>; inFlight: Record<string, Event[]>; collected: Record<string, Event[]>; unclaimed: Event[] } {
-    const queued: Record<string, Event[]> = {};
-    const inFlight: Record<string, Event[]> = {};
+  /** What is pending, as plain JSON, for `ctx.toJSON()`. */
+  save(): SavedRun {
+    const events = (list: Iterable<Event>, where: string) => [...list].map((ev, i) => encodeEvent(ev, `${where}[${i}]`));
+    const queued: Record<string, SavedEvent[]> = {};
+    const inFlight: Record<string, SavedEvent[]> = {};
     for (const [name, slot] of this.#slots) {
-      if (slot.queue.size) queued[name] = slot.queue.toArray();
-      if (slot.inFlight.size) inFlight[name] = [...slot.inFlight];
+      if (slot.queue.size) queued[name] = events(slot.queue.toArray(), `queued event of step "${name}"`);
+      if (slot.inFlight.size) inFlight[name] = events(slot.inFlight, `in-flight event of step "${name}"`);
     }
-    return { queued, inFlight, collected: Object.fromEntries(this.#collected), unclaimed: [...this.#unclaimed] };
+    const collected = Object.fromEntries([...this.#collected].filter(([, list]) => list.length > 0).map(([key, list]) => [key, events(list, `collected event "${key}"`)]));
+    const waiters = this.#waiters.map((w) => ({ type: eventTypeName(w.type), requirements: encodeValue(w.requirements ?? null, `requirements of waitForEvent(${eventTypeName(w.type)})`) }));
+    return { queued, inFlight, collected, unclaimed: events(this.#unclaimed, "unclaimed event"), waiters };
   }
 
   #deliverToWaiter(event: Event): boolean {

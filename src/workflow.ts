@@ -107,16 +107,25 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
    * @example
    * const result = await flow.run({ topic: "cats" }, { timeout: 10 });
    */
-  run(input: TInput | StartEvent<TInput>, options: RunOptions = {}): WorkflowHandler<TResult> {
+  run(input: TInput | StartEvent<TInput> | undefined, options: RunOptions = {}): WorkflowHandler<TResult> {
     const graph = this.graph;
     const ctx = options.ctx ?? new Context(this);
+    if (ctx.hasSavedRun && input !== undefined) {
+      throw new ContextStateError("This context was saved in the middle of a run. Continue it with workflow.run(undefined, { ctx }), or start over with a new Context.");
+    }
+    if (!ctx.hasSavedRun && input === undefined) {
+      throw new WorkflowRuntimeError(`run() needs the StartEvent's fields, like run({ input: "Hello!" }); only a context saved mid-run continues without them.`);
+    }
     if (ctx.workflow !== this && ctx.workflow.constructor !== this.constructor) {
       throw new ContextStateError(`This context belongs to a ${ctx.workflow.constructor.name}, not a ${this.constructor.name}. Create it with new Context(workflow).`);
     }
     const timeout = options.timeout === undefined ? this.timeout : options.timeout;
+    const first = ctx.hasSavedRun ? undefined : toStartEvent(graph.startEvent, input as TInput | StartEvent<TInput>);
     const run = new Run(ctx, graph, { workflowName: this.constructor.name, timeout, log: this.verbose ? this.#log : undefined });
     ctx.attach(run);
     const handler = new WorkflowHandler<TResult>(run);
+    const restored = ctx.takeSavedRun();
+    run.start(restored ? { restored } : { event: first as Event });
     const signal = options.signal;
     if (signal) {
       if (signal.aborted) run.cancel();
@@ -126,7 +135,6 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
         void run.result.then(() => signal.removeEventListener("abort", onAbort));
       }
     }
-    run.start(toStartEvent(graph.startEvent, input));
     return handler;
   }
 }

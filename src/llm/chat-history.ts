@@ -1,0 +1,56 @@
+/**
+ * Keeps the history sent to an LLM well formed. LlamaIndex `Memory.getLLM` trims the oldest
+ * messages to fit the context window, which can leave a tool result whose call was trimmed
+ * (OpenAI answers 400 to that), and a run that failed between a tool call and its results
+ * leaves a call without results. This pure function removes both, so every tool call is
+ * immediately followed by all of its results and every result follows its call.
+ */
+import type { ChatMessage, ToolCall } from "@llamaindex/core/llms";
+
+/** The tool calls of an assistant message (LlamaIndex `options.toolCall`), or none. */
+export function toolCallsOf(message: ChatMessage): ToolCall[] {
+  const options = message.options as { toolCall?: ToolCall[] } | undefined;
+  return message.role === "assistant" && Array.isArray(options?.toolCall) ? options.toolCall : [];
+}
+
+/** The id of the call a tool-result message answers (LlamaIndex `options.toolResult.id`), or undefined. */
+export function toolResultIdOf(message: ChatMessage): string | undefined {
+  const options = message.options as { toolResult?: { id?: unknown } } | undefined;
+  const id = options?.toolResult?.id;
+  return typeof id === "string" ? id : undefined;
+}
+
+/**
+ * Returns `messages` without orphan tool results and without tool calls whose results are
+ * missing, keeping everything else in order.
+ * @example
+ * const history = wellFormedHistory(await memory.getLLM(llm));
+ * // never starts with a tool result; each assistant tool call is followed by its results
+ */
+export function wellFormedHistory(messages: readonly ChatMessage[]): ChatMessage[] {
+  const kept: ChatMessage[] = [];
+  let index = 0;
+  while (index < messages.length) {
+    const message = messages[index] as ChatMessage;
+    const calls = toolCallsOf(message);
+    if (calls.length === 0) {
+      if (toolResultIdOf(message) === undefined) kept.push(message); // a result here has no call before it
+      index++;
+      continue;
+    }
+    // The results of a call are the tool-result messages right after it.
+    let end = index + 1;
+    while (end < messages.length && toolResultIdOf(messages[end] as ChatMessage) !== undefined) end++;
+    const results = messages.slice(index + 1, end);
+    const answered = new Set(results.map(toolResultIdOf));
+    if (calls.every((call) => answered.has(call.id))) {
+      const callIds = new Set(calls.map((call) => call.id));
+      kept.push(message, ...results.filter((result) => callIds.has(toolResultIdOf(result) as string)));
+    } else if (message.content !== "" && typeof message.content === "string") {
+      // Keep what the assistant said, without the calls that never got results.
+      kept.push({ role: "assistant", content: message.content });
+    }
+    index = end;
+  }
+  return kept;
+}

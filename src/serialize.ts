@@ -1,0 +1,117 @@
+/**
+ * Turns store values and events into plain JSON and back. JSON values pass through; other
+ * values need a codec (`registerCodec`), and a value without one is an error naming where it
+ * was found — never a silently dropped key.
+ */
+import { eventTypeName, isEvent } from "./event.ts";
+import type { Event, EventClass } from "./event.ts";
+import { StepflowError } from "./errors.ts";
+
+/** A context could not be saved or restored; the message says what and where. @example `err instanceof ContextSerdeError` */
+export class ContextSerdeError extends StepflowError { override name = "ContextSerdeError"; }
+
+/** Any JSON value. */
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+
+/** How to save and restore values of one kind that are not plain JSON. */
+export interface Codec<T = unknown> {
+  /** True for the values this codec handles. */
+  readonly test: (value: unknown) => boolean;
+  readonly encode: (value: T) => Json;
+  readonly decode: (json: Json) => T;
+}
+
+const CODEC_KEY = "$codec";
+const codecs = new Map<string, Codec>();
+
+/**
+ * Teaches `ctx.toJSON()` / `Context.fromJSON()` a kind of value. The name is saved with the
+ * value, so keep it stable.
+ * @example
+ * registerCodec("Money", { test: (v) => v instanceof Money, encode: (m) => m.cents, decode: (c) => new Money(c as number) });
+ */
+export function registerCodec<T>(name: string, codec: Codec<T>): void {
+  codecs.set(name, codec as Codec);
+}
+
+registerCodec<Date>("Date", { test: (v) => v instanceof Date, encode: (d) => d.toISOString(), decode: (s) => new Date(s as string) });
+
+const typeOf = (value: unknown): string =>
+  value === null ? "null" : typeof value === "object" ? `${(value as object).constructor?.name ?? "Object"} object` : typeof value;
+
+/** Encodes a value found at `where` (a path for error messages). */
+export function encodeValue(value: unknown, where: string): Json {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "number") {
+    if (Number.isFinite(value)) return value;
+    throw new ContextSerdeError(`Cannot save the context: ${where} is ${value}, which JSON cannot hold. Store a finite number or null.`);
+  }
+  if (Array.isArray(value)) return value.map((item, i) => encodeValue(item, `${where}[${i}]`));
+  if (typeof value === "object") {
+    for (const [name, codec] of codecs) {
+      if (codec.test(value)) return { [CODEC_KEY]: name, value: codec.encode(value) };
+    }
+    const proto = Object.getPrototypeOf(value);
+    if (proto === Object.prototype || proto === null) {
+      const out: Record<string, Json> = {};
+      for (const [key, item] of Object.entries(value)) {
+        if (item !== undefined) out[key] = encodeValue(item, `${where}.${key}`);
+      }
+      // A user's own "$codec" key must not be mistaken for a codec on the way back.
+      return CODEC_KEY in out ? { [CODEC_KEY]: "object", value: out } : out;
+    }
+  }
+  throw new ContextSerdeError(
+    `Cannot save the context: ${where} holds a ${typeOf(value)}, which is not JSON. Store plain data there, or register a codec: registerCodec("${typeOf(value).replace(/ object$/, "")}", { test, encode, decode }).`,
+  );
+}
+
+/** Decodes what {@link encodeValue} produced. */
+export function decodeValue(json: unknown, where: string): unknown {
+  if (json === null || typeof json !== "object") return json;
+  if (Array.isArray(json)) return json.map((item, i) => decodeValue(item, `${where}[${i}]`));
+  const record = json as Record<string, unknown>;
+  if (typeof record[CODEC_KEY] === "string") {
+    const name = record[CODEC_KEY];
+    if (name === "object") return decodeEntries(record.value, where);
+    const codec = codecs.get(name);
+    if (!codec) throw new ContextSerdeError(`Cannot restore the context: ${where} was saved with codec "${name}", which is not registered here. Call registerCodec("${name}", …) before Context.fromJSON.`);
+    try {
+      return codec.decode(record.value as Json);
+    } catch (error) {
+      throw new ContextSerdeError(`Cannot restore the context: codec "${name}" failed on ${where}: ${(error as Error).message}`);
+    }
+  }
+  return decodeEntries(record, where);
+}
+
+function decodeEntries(record: unknown, where: string): Record<string, unknown> {
+  if (typeof record !== "object" || record === null) throw new ContextSerdeError(`Cannot restore the context: ${where} should be an object.`);
+  return Object.fromEntries(Object.entries(record).map(([key, item]) => [key, decodeValue(item, `${where}.${key}`)]));
+}
+
+/** A saved event: its type name and its fields. */
+export interface SavedEvent {
+  readonly type: string;
+  readonly data: Json;
+}
+
+/** Encodes an event as `{ type, data }`. */
+export function encodeEvent(event: Event, where: string): SavedEvent {
+  return { type: eventTypeName(event.constructor as EventClass), data: encodeValue({ ...event }, where) };
+}
+
+/** Decodes a saved event with the classes the workflow knows, by type name. */
+export function decodeEvent(saved: unknown, types: ReadonlyMap<string, EventClass>, where: string): Event {
+  if (typeof saved !== "object" || saved === null || typeof (saved as SavedEvent).type !== "string") {
+    throw new ContextSerdeError(`Cannot restore the context: ${where} is not a saved event ({ type, data }).`);
+  }
+  const { type, data } = saved as SavedEvent;
+  const cls = types.get(type);
+  if (!cls) {
+    throw new ContextSerdeError(`Cannot restore the context: ${where} is an event of type "${type}", which this workflow does not know. Known types: ${[...types.keys()].join(", ")}.`);
+  }
+  const event = new (cls as unknown as new (fields: object) => Event)(decodeEntries(data, `${where}.data`));
+  if (!isEvent(event)) throw new ContextSerdeError(`Cannot restore the context: ${where} did not decode to an event.`);
+  return event;
+}

@@ -1,0 +1,130 @@
+import { describe, expect, it } from "vitest";
+import { Context, ContextSerdeError, Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, Workflow, registerCodec, step } from "../src/index.ts";
+import { gate } from "./support/gate.ts";
+
+class Prepared extends Event<{ text: string }> {}
+
+/** prepare → slow (blocked on a gate the test holds); counts how often each step ran. */
+function makeFlow(slowGate: Promise<void>) {
+  const ran = { prepare: 0, slow: 0 };
+  class TwoStep extends Workflow<{ text: string }, string> {
+    @step({ accepts: [StartEvent], emits: [Prepared] })
+    async prepare(ctx: Context, ev: StartEvent<{ text: string }>) {
+      ran.prepare++;
+      await ctx.store.set("seenAt", new Date("2026-11-22T10:00:00Z"));
+      return new Prepared({ text: ev.text.toUpperCase() });
+    }
+
+    @step({ accepts: [Prepared], emits: [StopEvent] })
+    async slow(ctx: Context, ev: Prepared) {
+      ran.slow++;
+      await slowGate;
+      const seenAt = await ctx.store.get<Date>("seenAt");
+      return new StopEvent({ result: `${ev.text} (seen ${seenAt.toISOString().slice(0, 10)})` });
+    }
+  }
+  return { TwoStep, ran };
+}
+
+describe("ctx.toJSON / Context.fromJSON", () => {
+  it("round-trips the store with codecs (Date built in) and no run", async () => {
+    const { TwoStep } = makeFlow(Promise.resolve());
+    const flow = new TwoStep();
+    const ctx = new Context(flow);
+    await flow.run({ text: "hi" }, { ctx });
+    await ctx.store.set("user", { name: "Logan", tags: ["a", "b"], $codec: "mine" });
+    const json = JSON.parse(JSON.stringify(ctx.toJSON()));
+    expect(json).toMatchObject({ version: 1, workflow: "TwoStep", running: false, run: null });
+    const restored = Context.fromJSON(new TwoStep(), json);
+    expect(await restored.store.get("user")).toEqual({ name: "Logan", tags: ["a", "b"], $codec: "mine" });
+    expect(await restored.store.get("seenAt")).toEqual(new Date("2026-11-22T10:00:00Z"));
+  });
+
+  it("resumes a context saved mid-run in a new workflow instance without re-running finished steps", async () => {
+    const held = gate();
+    const first = makeFlow(held.promise);
+    const flow = new first.TwoStep({ timeout: 5 });
+    const handler = flow.run({ text: "hello" });
+    // The slow step is executing (blocked) once the stream shows nothing and prepare has run.
+    while (first.ran.slow === 0) await new Promise((r) => setImmediate(r));
+    const saved = JSON.stringify(handler.ctx.toJSON());
+    handler.cancel();
+    await handler.catch(() => undefined);
+
+    const parsed = JSON.parse(saved);
+    expect(parsed.running).toBe(true);
+    expect(parsed.run.inFlight).toEqual({ slow: [{ type: "Prepared", data: { text: "HELLO" } }] });
+
+    const second = makeFlow(Promise.resolve());
+    const fresh = new second.TwoStep({ timeout: 5 });
+    const ctx = Context.fromJSON(fresh, saved);
+    expect(() => fresh.run({ text: "again" }, { ctx })).toThrow("This context was saved in the middle of a run. Continue it with workflow.run(undefined, { ctx }), or start over with a new Context.");
+    expect(await fresh.run(undefined, { ctx })).toBe("HELLO (seen 2026-11-22)");
+    expect(second.ran).toEqual({ prepare: 0, slow: 1 });
+  });
+
+  it("continues a run saved while it waited for a human, in another instance", async () => {
+    class Approval extends Workflow<{ name: string }, string> {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async ask(ctx: Context, ev: StartEvent<{ name: string }>) {
+        const answer = await ctx.waitForEvent(HumanResponseEvent<{ response: string }>, { waiterEvent: new InputRequiredEvent({ prefix: `Fire ${ev.name}?` }) });
+        return new StopEvent({ result: `${ev.name}: ${answer.response}` });
+      }
+    }
+    const handler = new Approval().run({ name: "Lawson" });
+    let saved = "";
+    for await (const ev of handler.streamEvents()) {
+      if (ev instanceof InputRequiredEvent) {
+        saved = JSON.stringify(handler.ctx.toJSON());
+        handler.cancel();
+      }
+    }
+    await handler.catch(() => undefined);
+    expect(JSON.parse(saved).run.waiters).toEqual([{ type: "HumanResponseEvent", requirements: null }]);
+
+    const later = new Approval();
+    const resumed = later.run(undefined, { ctx: Context.fromJSON(later, saved) });
+    const prompts: string[] = [];
+    for await (const ev of resumed.streamEvents()) {
+      if (ev instanceof InputRequiredEvent) {
+        prompts.push((ev as InputRequiredEvent<{ prefix: string }>).prefix);
+        resumed.ctx.sendEvent(new HumanResponseEvent({ response: "yes" }));
+      }
+    }
+    expect(prompts).toEqual(["Fire Lawson?"]);
+    expect(await resumed).toBe("Lawson: yes");
+  });
+
+  it("names the store key and type of a value that cannot be saved", async () => {
+    class Money {
+      constructor(readonly cents: number) {}
+    }
+    const { TwoStep } = makeFlow(Promise.resolve());
+    const ctx = new Context(new TwoStep());
+    await ctx.store.set("wallet", { balance: new Money(5) });
+    expect(() => ctx.toJSON()).toThrow(ContextSerdeError);
+    expect(() => ctx.toJSON()).toThrow('Cannot save the context: store key "wallet".balance holds a Money object, which is not JSON. Store plain data there, or register a codec: registerCodec("Money", { test, encode, decode }).');
+    await ctx.store.set("wallet", { fn: () => 1 });
+    expect(() => ctx.toJSON()).toThrow('store key "wallet".fn holds a function');
+
+    registerCodec<Money>("test.Money", { test: (v) => v instanceof Money, encode: (m) => m.cents, decode: (c) => new Money(c as number) });
+    await ctx.store.set("wallet", { balance: new Money(5) });
+    const back = Context.fromJSON(new TwoStep(), JSON.stringify(ctx.toJSON()));
+    expect(await back.store.get("wallet.balance")).toEqual(new Money(5));
+  });
+
+  it("rejects malformed JSON, a newer version, unknown event types and unknown codecs with ContextSerdeError", () => {
+    const { TwoStep } = makeFlow(Promise.resolve());
+    const flow = new TwoStep();
+    const ok = { version: 1, workflow: "TwoStep", store: {}, running: false, run: null };
+    const attempt = (json: unknown) => () => Context.fromJSON(flow, json as string);
+    expect(attempt("{not json")).toThrow(/^Cannot restore the context: the saved text is not valid JSON \(/);
+    expect(attempt({ ...ok, version: 2 })).toThrow("Cannot restore the context: it was saved in format version 2 by a newer stepflow; this one reads up to version 1. Upgrade stepflow.");
+    expect(attempt({ ...ok, workflow: "Other" })).toThrow("Cannot restore the context: it was saved from a Other, not a TwoStep.");
+    expect(attempt({ ...ok, store: { x: { $codec: "nope", value: 1 } } })).toThrow('Cannot restore the context: store.x was saved with codec "nope", which is not registered here. Call registerCodec("nope", …) before Context.fromJSON.');
+    const run = { queued: { slow: [{ type: "Mystery", data: {} }] }, inFlight: {}, collected: {}, unclaimed: [], waiters: [] };
+    expect(attempt({ ...ok, running: true, run })).toThrow('Cannot restore the context: run.queued["slow"][0] is an event of type "Mystery", which this workflow does not know. Known types: StartEvent, Prepared, StopEvent');
+    expect(attempt({ ...ok, running: true, run: { ...run, queued: { gone: [] } } })).toThrow('the saved run has events for a step "gone" that TwoStep does not have.');
+    expect(attempt([1])).toThrow("expected the object ctx.toJSON() returns, got an array.");
+  });
+});
