@@ -5,7 +5,9 @@
  * leaves a call without results. This pure function removes both, so every tool call is
  * immediately followed by all of its results and every result follows its call.
  */
+import { Settings } from "@llamaindex/core/global";
 import type { ChatMessage, ToolCall } from "@llamaindex/core/llms";
+import { extractText } from "@llamaindex/core/utils";
 
 /** The tool calls of an assistant message (LlamaIndex `options.toolCall`), or none. */
 export function toolCallsOf(message: ChatMessage): ToolCall[] {
@@ -53,4 +55,33 @@ export function wellFormedHistory(messages: readonly ChatMessage[]): ChatMessage
     index = end;
   }
   return kept;
+}
+
+/** Tokens in a message's text, with the tokenizer LlamaIndex memory uses (cl100k). */
+export function countTokens(message: ChatMessage): number {
+  return Settings.tokenizer.encode(extractText(message.content)).length;
+}
+
+/**
+ * The newest messages whose text fits in `tokenLimit` tokens, oldest first: the trimming of
+ * LlamaIndex `Memory.getLLM`, which we replace because it re-tokenizes every kept message for
+ * each message it adds (quadratic in the history) and does so on every LLM call. Here each
+ * message is tokenized once, and not at all when the whole text has fewer UTF-8 bytes than
+ * the limit (no token is shorter than a byte), which is every short conversation.
+ * @example
+ * const history = wellFormedHistory(recentHistory(await memory.get(), 0.525 * llm.metadata.contextWindow));
+ */
+export function recentHistory(messages: readonly ChatMessage[], tokenLimit: number, tokens: (message: ChatMessage) => number = countTokens): ChatMessage[] {
+  let bytes = 0;
+  for (const message of messages) bytes += Buffer.byteLength(extractText(message.content)) + 1;
+  if (bytes <= tokenLimit) return [...messages];
+  let budget = tokenLimit;
+  let start = messages.length;
+  while (start > 0) {
+    const cost = tokens(messages[start - 1] as ChatMessage) + 1; // + the separator LlamaIndex counts between messages
+    if (cost > budget) break;
+    budget -= cost;
+    start--;
+  }
+  return messages.slice(start);
 }

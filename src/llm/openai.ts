@@ -1,0 +1,171 @@
+/**
+ * `@llamaindex/openai`'s `OpenAI`, with the two things stepflow's agent needs fixed:
+ *
+ * - Tool calls stream correctly from every OpenAI-compatible server. Upstream tracks one
+ *   "current" call and `JSON.parse`s its arguments when the id changes; measured against the
+ *   servers people use it throws a SyntaxError when the id is repeated on every chunk (vLLM),
+ *   throws on `""` arguments (tools without parameters), and drops the second of two calls
+ *   sent in one delta (Ollama). `ToolCallAccumulator` gathers calls by `index` and id as the
+ *   OpenAI SDK's own docs do, and the complete calls are emitted once, on the last chunk.
+ * - Unknown model names (every Ollama/vLLM model) get a 128k context window instead of
+ *   upstream's 1,024-token fallback, which trims the agent's memory to the last message or two.
+ *
+ * Everything else (request building, message conversion, sessions) is upstream's.
+ */
+import type { JSONObject } from "@llamaindex/core/global";
+import type { ChatResponseChunk, LLMMetadata, PartialToolCall, ToolCall, ToolCallLLMMessageOptions } from "@llamaindex/core/llms";
+import { OpenAI as LlamaIndexOpenAI } from "@llamaindex/openai";
+
+type OpenAIClient = Awaited<LlamaIndexOpenAI["session"]>;
+type CreateParams = Parameters<OpenAIClient["chat"]["completions"]["create"]>[0];
+/** One `choices[0].delta.tool_calls[i]` of a streamed chunk, as servers really send it. */
+export interface ToolCallDelta {
+  readonly index?: number | undefined;
+  readonly id?: string | undefined;
+  readonly function?: { readonly name?: string | undefined; readonly arguments?: string | undefined } | undefined;
+}
+
+/** The constructor options of {@link OpenAI}: upstream's, plus `contextWindow`. */
+export type OpenAIOptions = NonNullable<ConstructorParameters<typeof LlamaIndexOpenAI>[0]> & {
+  /** Tokens the model accepts; default: upstream's table for OpenAI models, else 128,000. */
+  readonly contextWindow?: number;
+};
+
+const UNKNOWN_MODEL_WINDOW = 1024; // what upstream reports for a model missing from its table
+const DEFAULT_CONTEXT_WINDOW = 128_000;
+
+/**
+ * Gathers streamed tool-call fragments into complete calls, whatever the server's style.
+ * @example
+ * const calls = new ToolCallAccumulator();
+ * calls.add([{ index: 0, id: "call_1", function: { name: "add", arguments: '{"x":1,' } }]);
+ * calls.add([{ index: 0, function: { arguments: '"y":2}' } }]);
+ * calls.finish(); // [{ id: "call_1", name: "add", input: { x: 1, y: 2 } }]
+ */
+export class ToolCallAccumulator {
+  readonly #calls: { id: string; name: string; args: string }[] = [];
+  readonly #byIndex = new Map<number, { id: string; name: string; args: string }>();
+  readonly #byId = new Map<string, { id: string; name: string; args: string }>();
+
+  add(deltas: readonly ToolCallDelta[]): void {
+    for (const delta of deltas) {
+      // The id names the call when present (some servers repeat it on every chunk, some reuse
+      // index 0 for every call); otherwise the index does; a server sending neither continues the last call.
+      let call = delta.id ? this.#byId.get(delta.id) : undefined;
+      if (!call && !delta.id) call = delta.index !== undefined ? this.#byIndex.get(delta.index) : this.#calls.at(-1);
+      if (!call) {
+        call = { id: delta.id ?? "", name: "", args: "" };
+        this.#calls.push(call);
+        if (delta.id) this.#byId.set(delta.id, call);
+      }
+      if (delta.index !== undefined) this.#byIndex.set(delta.index, call);
+      const name = delta.function?.name;
+      if (name && !call.name) call.name = name;
+      call.args += delta.function?.arguments ?? "";
+    }
+  }
+
+  /**
+   * The complete calls in the order they began. Empty arguments become `{}`; arguments that
+   * are not a JSON object stay a string, so the tool runner can tell the model what was wrong.
+   */
+  finish(): (ToolCall | PartialToolCall)[] {
+    return this.#calls.map((call, i) => {
+      const id = call.id || `call_${i}`;
+      const text = call.args.trim();
+      if (text === "") return { id, name: call.name, input: {} };
+      try {
+        const parsed: unknown = JSON.parse(text);
+        if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return { id, name: call.name, input: parsed as JSONObject };
+      } catch {
+        // not JSON: handed on as text
+      }
+      return { id, name: call.name, input: call.args };
+    });
+  }
+}
+
+/**
+ * A drop-in replacement for `@llamaindex/openai`'s `OpenAI` (same options) for OpenAI and any
+ * OpenAI-compatible server: Ollama, vLLM, llama.cpp server, LM Studio.
+ * @example
+ * const llm = new OpenAI({ model: "llama3.1:8b", baseURL: "http://127.0.0.1:11434/v1", apiKey: "ollama" });
+ * const agent = new FunctionCallingAgent({ llm, tools: calculatorTools });
+ */
+export class OpenAI extends LlamaIndexOpenAI {
+  readonly #contextWindow: number | undefined;
+
+  constructor(options: OpenAIOptions = {}) {
+    const { contextWindow, ...upstream } = options;
+    // Upstream retries 10 times with backoff, so a wrong URL hangs for minutes; the SDK's own default is 2.
+    super({ maxRetries: 2, ...upstream });
+    this.#contextWindow = contextWindow;
+  }
+
+  override get metadata(): LLMMetadata {
+    const metadata = super.metadata;
+    const known = metadata.contextWindow !== UNKNOWN_MODEL_WINDOW;
+    return { ...metadata, contextWindow: this.#contextWindow ?? (known ? metadata.contextWindow : DEFAULT_CONTEXT_WINDOW) };
+  }
+
+  protected override async *streamChat(params: CreateParams): AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> {
+    const stream = await (await this.session).chat.completions.create({ ...params, stream: true });
+    const calls = new ToolCallAccumulator();
+    for await (const part of stream) {
+      const delta = part.choices?.[0]?.delta;
+      if (delta?.tool_calls) calls.add(delta.tool_calls);
+      if (delta?.content) yield { raw: part, delta: delta.content };
+      else if (part.usage) yield { raw: part, delta: "" };
+    }
+    const toolCall = calls.finish();
+    if (toolCall.length > 0) yield { raw: null, delta: "", options: { toolCall } };
+  }
+}
+
+/** Where a request went, to name it in an error message. */
+export interface OpenAITarget {
+  readonly baseURL: string;
+  readonly model: string;
+}
+
+/**
+ * One line for a user saying what went wrong talking to an OpenAI-compatible server and how
+ * to fix it; `undefined` for errors that are not about the server. Never includes the API key.
+ * @example
+ * describeOpenAIError(error, { baseURL: "http://127.0.0.1:11434/v1", model: "llama3.1" });
+ * // "Cannot reach the OpenAI-compatible server at http://127.0.0.1:11434/v1: ECONNREFUSED. Is it running? Check OPENAI_BASE_URL."
+ */
+export function describeOpenAIError(error: unknown, target: OpenAITarget): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const { baseURL, model } = target;
+  const status = (error as { status?: unknown }).status;
+  if (error.name === "APIConnectionTimeoutError" || error.constructor.name === "APIConnectionTimeoutError") {
+    return `The server at ${baseURL} did not answer in time. Is it overloaded or still loading ${model}? Try again, or check OPENAI_BASE_URL.`;
+  }
+  if (typeof status !== "number") {
+    const code = connectionErrorCode(error);
+    if (code === undefined && error.constructor.name !== "APIConnectionError") return undefined;
+    return `Cannot reach the OpenAI-compatible server at ${baseURL}${code ? `: ${code}` : ""}. Is it running? Check OPENAI_BASE_URL.`;
+  }
+  if (status === 401 || status === 403) return `The server at ${baseURL} rejected the API key (${status}). Check OPENAI_API_KEY.`;
+  if (status === 404) {
+    return `The server at ${baseURL} answered 404 for model "${model}": check --model, and that OPENAI_BASE_URL is the API root (e.g. http://127.0.0.1:11434/v1).`;
+  }
+  const message = serverMessage(error);
+  if (status === 429) return `The server at ${baseURL} refused the request (429 rate limit or quota)${message}. Wait and retry, or check your plan.`;
+  return `The server at ${baseURL} answered ${status}${message}.`;
+}
+
+function connectionErrorCode(error: Error): string | undefined {
+  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === "string" && /^E[A-Z]+$/.test(code)) return code;
+  }
+  return undefined;
+}
+
+function serverMessage(error: Error): string {
+  const inner = (error as { error?: { message?: unknown } }).error?.message;
+  const text = typeof inner === "string" ? inner : error.message;
+  return text ? `: ${text.replace(/\s+/g, " ").slice(0, 300)}` : "";
+}

@@ -1,0 +1,99 @@
+/**
+ * A scripted `ToolCallLLM` for tests (yours and ours): it replies from a queue, or from a
+ * function of the request, streams text in the pieces you give it, makes the tool calls you
+ * give it, and records every request it received.
+ */
+import type { JSONObject } from "@llamaindex/core/global";
+import { ToolCallLLM } from "@llamaindex/core/llms";
+import type {
+  ChatMessage,
+  ChatResponse,
+  ChatResponseChunk,
+  LLMChatParamsNonStreaming,
+  LLMChatParamsStreaming,
+  LLMMetadata,
+  ToolCall,
+  ToolCallLLMMessageOptions,
+} from "@llamaindex/core/llms";
+import { StepflowError } from "../errors.ts";
+
+/** One scripted reply: text (one delta per array item), tool calls, or both. */
+export interface ScriptedReply {
+  readonly text?: string | readonly string[];
+  /** `id` defaults to `call_1`, `call_2`, … in the order calls are made. */
+  readonly toolCalls?: readonly { readonly id?: string; readonly name: string; readonly input: JSONObject }[];
+}
+
+/** What the scripted LLM received: a copy of the messages and the names of the tools offered. */
+export interface ScriptedRequest {
+  readonly messages: ChatMessage[];
+  readonly tools: string[];
+}
+
+/** A reply chosen from the request (`index` counts requests from 0). */
+export type ScriptedReplyFn = (request: ScriptedRequest, index: number) => ScriptedReply;
+
+/** Options of {@link ScriptedLLM}. */
+export interface ScriptedLLMOptions {
+  /** Reported in `metadata.contextWindow` (memory trims to it). Default 128,000. */
+  readonly contextWindow?: number;
+  /** Milliseconds to wait before each reply's first chunk, to show a slow model in a demo. Default 0. */
+  readonly delayMs?: number;
+}
+
+/**
+ * @example
+ * const llm = new ScriptedLLM([
+ *   { toolCalls: [{ name: "add", input: { x: 2123, y: 2321 } }] },
+ *   { text: ["The answer ", "is 4444."] },
+ * ]);
+ * const agent = new FunctionCallingAgent({ llm, tools: [add] });
+ * await agent.run({ input: "2123 + 2321?" });
+ * llm.requests[1].messages; // user, assistant tool call, tool result
+ */
+export class ScriptedLLM extends ToolCallLLM {
+  readonly supportToolCall = true;
+  /** Every request, in order. */
+  readonly requests: ScriptedRequest[] = [];
+  metadata: LLMMetadata;
+  readonly #script: readonly ScriptedReply[] | ScriptedReplyFn;
+  readonly #delayMs: number;
+  #callIds = 0;
+
+  constructor(script: readonly ScriptedReply[] | ScriptedReplyFn, options: ScriptedLLMOptions = {}) {
+    super();
+    this.#script = script;
+    this.#delayMs = options.delayMs ?? 0;
+    this.metadata = { model: "scripted", temperature: 0, topP: 1, contextWindow: options.contextWindow ?? 128_000, tokenizer: undefined, structuredOutput: false };
+  }
+
+  chat(params: LLMChatParamsStreaming<object, ToolCallLLMMessageOptions>): Promise<AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>>>;
+  chat(params: LLMChatParamsNonStreaming<object, ToolCallLLMMessageOptions>): Promise<ChatResponse<ToolCallLLMMessageOptions>>;
+  async chat(
+    params: LLMChatParamsStreaming<object, ToolCallLLMMessageOptions> | LLMChatParamsNonStreaming<object, ToolCallLLMMessageOptions>,
+  ): Promise<AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> | ChatResponse<ToolCallLLMMessageOptions>> {
+    const request: ScriptedRequest = { messages: structuredClone(params.messages), tools: (params.tools ?? []).map((t) => t.metadata.name) };
+    const index = this.requests.push(request) - 1;
+    const reply = this.#reply(request, index);
+    const deltas = typeof reply.text === "string" ? [reply.text] : [...(reply.text ?? [])];
+    const toolCalls: ToolCall[] = (reply.toolCalls ?? []).map((call) => ({ id: call.id ?? `call_${++this.#callIds}`, name: call.name, input: call.input }));
+    if (this.#delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.#delayMs));
+    const content = deltas.join("");
+    if (!params.stream) {
+      return { raw: null, message: { role: "assistant", content, ...(toolCalls.length > 0 ? { options: { toolCall: toolCalls } } : {}) } };
+    }
+    return (async function* () {
+      for (const delta of deltas) yield { raw: null, delta };
+      if (toolCalls.length > 0) yield { raw: null, delta: "", options: { toolCall: toolCalls } };
+    })();
+  }
+
+  #reply(request: ScriptedRequest, index: number): ScriptedReply {
+    if (typeof this.#script === "function") return this.#script(request, index);
+    const reply = this.#script[index];
+    if (!reply) {
+      throw new StepflowError(`ScriptedLLM has no reply left for request #${index + 1} (it was given ${this.#script.length} replies). Add a reply to the script.`);
+    }
+    return reply;
+  }
+}

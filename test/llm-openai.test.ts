@@ -1,0 +1,149 @@
+import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
+import { tool } from "@llamaindex/core/tools";
+import { OpenAI as UpstreamOpenAI } from "@llamaindex/openai";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { OpenAI, ToolCallAccumulator, describeOpenAIError } from "../src/llm/openai.ts";
+import { FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
+import { add, multiply } from "../workflows/tools/calculator.ts";
+import { calculatorTurns, startOpenAIServer } from "./support/openai-sse-server.ts";
+import type { OpenAIServer, ServerTurn, StreamVariant } from "./support/openai-sse-server.ts";
+
+const variants: StreamVariant[] = ["openai", "repeat-id", "whole-call", "two-calls-one-delta"];
+let server: OpenAIServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const openai = (baseURL: string, model = "gpt-4o-mini") => new OpenAI({ model, baseURL, apiKey: "sk-test-key", maxRetries: 0 });
+
+/** Every tool call an LLM streams for one request, as the agent collects them. */
+async function streamedCalls(llm: OpenAI | UpstreamOpenAI, tools: BaseTool[]): Promise<ToolCall[]> {
+  const calls = new Map<string, ToolCall>();
+  for await (const chunk of await llm.chat({ messages: [{ role: "user", content: "go" }], tools, stream: true })) {
+    for (const call of (chunk.options as { toolCall?: ToolCall[] } | undefined)?.toolCall ?? []) calls.set(call.id, call);
+  }
+  return [...calls.values()];
+}
+
+const clock = tool({ name: "now", description: "The current time.", parameters: z.object({}), execute: () => "12:00" });
+const parallelTurn: ServerTurn = {
+  toolCalls: [
+    { id: "call_a", name: "add", arguments: { x: 1, y: 2 } },
+    { id: "call_m", name: "multiply", arguments: { x: 3, y: 4 } },
+  ],
+};
+
+describe.each(variants)("the agent over HTTP, %s-style tool-call streaming", (variant) => {
+  it("computes (2123 + 2321) * 312 and sends the OpenAI wire format", async () => {
+    server = await startOpenAIServer({ turns: calculatorTurns(), variant });
+    const agent = new FunctionCallingAgent({ llm: openai(server.baseURL), tools: [add, multiply] });
+    const { response } = await agent.run({ input: "What is (2123 + 2321) * 312?" });
+    expect(response.content).toBe("(2123 + 2321) * 312 = 1386528.");
+
+    const [first, , third] = server.requests.map((r) => r.body);
+    expect(first?.stream).toBe(true);
+    expect(first?.tools?.map((t) => t.function.name)).toEqual(["add", "multiply"]);
+    expect(first?.tools?.[0]?.function.parameters).toMatchObject({
+      type: "object",
+      properties: { x: { type: "number", description: "The first number." }, y: { type: "number", description: "The second number." } },
+      required: ["x", "y"],
+    });
+    expect(third?.messages).toEqual([
+      { role: "user", content: "What is (2123 + 2321) * 312?" },
+      { role: "assistant", content: "", tool_calls: [{ id: "call_add", type: "function", function: { name: "add", arguments: '{"x":2123,"y":2321}' } }] },
+      { role: "tool", tool_call_id: "call_add", content: "4444" },
+      { role: "assistant", content: "", tool_calls: [{ id: "call_mul", type: "function", function: { name: "multiply", arguments: '{"x":4444,"y":312}' } }] },
+      { role: "tool", tool_call_id: "call_mul", content: "1386528" },
+    ]);
+  });
+
+  it("keeps both of two calls made in one turn, in order", async () => {
+    server = await startOpenAIServer({ turns: [parallelTurn], variant });
+    expect(await streamedCalls(openai(server.baseURL), [add, multiply])).toEqual([
+      { id: "call_a", name: "add", input: { x: 1, y: 2 } },
+      { id: "call_m", name: "multiply", input: { x: 3, y: 4 } },
+    ]);
+  });
+
+  it('reads "" arguments of a tool without parameters as {}', async () => {
+    server = await startOpenAIServer({ turns: [{ toolCalls: [{ id: "call_t", name: "now", arguments: "" }] }, { text: "It is 12:00." }], variant });
+    const { response, sources } = await new FunctionCallingAgent({ llm: openai(server.baseURL), tools: [clock] }).run({ input: "Time?" });
+    expect(sources[0]).toMatchObject({ toolName: "now", input: {}, output: "12:00", isError: false });
+    expect(response.content).toBe("It is 12:00.");
+  });
+});
+
+describe("@llamaindex/openai as published (why src/llm/openai.ts overrides streamChat)", () => {
+  const upstream = (baseURL: string) => new UpstreamOpenAI({ model: "gpt-4o-mini", baseURL, apiKey: "sk-test-key", maxRetries: 0 });
+
+  it("throws a SyntaxError when the server repeats the id on every chunk", async () => {
+    server = await startOpenAIServer({ turns: [{ toolCalls: [{ id: "call_add", name: "add", arguments: { x: 2123, y: 2321 } }] }], variant: "repeat-id" });
+    await expect(streamedCalls(upstream(server.baseURL), [add])).rejects.toThrow(SyntaxError);
+  });
+
+  it('throws on "" arguments', async () => {
+    server = await startOpenAIServer({ turns: [{ toolCalls: [{ id: "call_t", name: "now", arguments: "" }] }] });
+    await expect(streamedCalls(upstream(server.baseURL), [clock])).rejects.toThrow(SyntaxError);
+  });
+
+  it("drops the second of two calls sent in one delta", async () => {
+    server = await startOpenAIServer({ turns: [parallelTurn], variant: "two-calls-one-delta" });
+    expect((await streamedCalls(upstream(server.baseURL), [add, multiply])).map((c) => c.name)).toEqual(["add"]);
+  });
+});
+
+describe("ToolCallAccumulator", () => {
+  it("keeps arguments that are not a JSON object as text, for the tool runner to report", () => {
+    const calls = new ToolCallAccumulator();
+    calls.add([{ index: 0, id: "c1", function: { name: "add", arguments: '{"x": 1, "y":' } }]);
+    expect(calls.finish()).toEqual([{ id: "c1", name: "add", input: '{"x": 1, "y":' }]);
+  });
+
+  it("starts a new call when a server reuses index 0 with a new id", () => {
+    const calls = new ToolCallAccumulator();
+    calls.add([{ index: 0, id: "c1", function: { name: "add", arguments: '{"x":1,"y":2}' } }]);
+    calls.add([{ index: 0, id: "c2", function: { name: "multiply", arguments: '{"x":3,' } }]);
+    calls.add([{ index: 0, function: { arguments: '"y":4}' } }]);
+    expect(calls.finish()).toEqual([
+      { id: "c1", name: "add", input: { x: 1, y: 2 } },
+      { id: "c2", name: "multiply", input: { x: 3, y: 4 } },
+    ]);
+  });
+
+  it("names calls that came without an id", () => {
+    const calls = new ToolCallAccumulator();
+    calls.add([{ index: 0, function: { name: "now", arguments: "" } }]);
+    expect(calls.finish()).toEqual([{ id: "call_0", name: "now", input: {} }]);
+  });
+});
+
+describe("OpenAI metadata and errors", () => {
+  it("gives unknown models (Ollama, vLLM) a 128k context window instead of upstream's 1,024", () => {
+    expect(new UpstreamOpenAI({ model: "llama3.1:8b", apiKey: "k" }).metadata.contextWindow).toBe(1024);
+    expect(new OpenAI({ model: "llama3.1:8b", apiKey: "k" }).metadata.contextWindow).toBe(128_000);
+    expect(new OpenAI({ model: "gpt-4", apiKey: "k" }).metadata.contextWindow).toBe(8192);
+    expect(new OpenAI({ model: "llama3.1:8b", apiKey: "k", contextWindow: 8000 }).metadata.contextWindow).toBe(8000);
+  });
+
+  it("describes a 401 without the key", async () => {
+    server = await startOpenAIServer({ turns: [], status: 401 });
+    const error = await streamedCalls(openai(server.baseURL), []).catch((e: unknown) => e);
+    const line = describeOpenAIError(error, { baseURL: server.baseURL, model: "gpt-4o-mini" });
+    expect(line).toBe(`The server at ${server.baseURL} rejected the API key (401). Check OPENAI_API_KEY.`);
+  });
+
+  it("describes a server that is not running", async () => {
+    server = await startOpenAIServer({ turns: [] });
+    const baseURL = server.baseURL;
+    await server.close();
+    server = undefined;
+    const error = await streamedCalls(openai(baseURL), []).catch((e: unknown) => e);
+    expect(describeOpenAIError(error, { baseURL, model: "gpt-4o-mini" })).toBe(`Cannot reach the OpenAI-compatible server at ${baseURL}: ECONNREFUSED. Is it running? Check OPENAI_BASE_URL.`);
+  });
+
+  it("leaves errors that are not about the server alone", () => {
+    expect(describeOpenAIError(new TypeError("x is undefined"), { baseURL: "u", model: "m" })).toBeUndefined();
+  });
+});

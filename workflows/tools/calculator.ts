@@ -1,0 +1,39 @@
+/**
+ * The notebook's calculator tools (`add`, `multiply`) plus `subtract` and `divide`, as
+ * LlamaIndex `tool()`s: zod checks the arguments, and the JSON schema the LLM sees is
+ * generated from the same zod schema.
+ */
+import { tool } from "@llamaindex/core/tools";
+import { z } from "zod";
+
+const operands = z.object({
+  x: z.number().describe("The first number."),
+  y: z.number().describe("The second number."),
+});
+
+/** @example await add.call({ x: 2123, y: 2321 }); // 4444 */
+export const add = tool({ name: "add", description: "Add two numbers: x + y.", parameters: operands, execute: ({ x, y }) => x + y });
+
+/** @example await subtract.call({ x: 10, y: 4 }); // 6 */
+export const subtract = tool({ name: "subtract", description: "Subtract two numbers: x - y.", parameters: operands, execute: ({ x, y }) => x - y });
+
+/** @example await multiply.call({ x: 4444, y: 312 }); // 1386528 */
+export const multiply = tool({ name: "multiply", description: "Multiply two numbers: x * y.", parameters: operands, execute: ({ x, y }) => x * y });
+
+/**
+ * @example
+ * await divide.call({ x: 1, y: 4 }); // 0.25
+ * await divide.call({ x: 1, y: 0 }); // throws "Cannot divide by zero: y must not be 0."
+ */
+export const divide = tool({
+  name: "divide",
+  description: "Divide two numbers: x / y. y must not be 0.",
+  parameters: operands,
+  execute: ({ x, y }) => {
+    if (y === 0) throw new RangeError("Cannot divide by zero: y must not be 0.");
+    return x / y;
+  },
+});
+
+/** All four, for `new FunctionCallingAgent({ llm, tools: calculatorTools })`. */
+export const calculatorTools = [add, subtract, multiply, divide];
