@@ -1,0 +1,41 @@
+/**
+ * The function-calling agent's events. Each has a stable `typeName` (the key used when a
+ * context is saved), namespaced so it cannot collide with a user's own `InputEvent`.
+ */
+import type { ChatMessage, ToolCall } from "@llamaindex/core/llms";
+import { Event } from "../src/event.ts";
+import type { ToolSource } from "../src/llm/tool-calls.ts";
+
+/**
+ * The chat history to send to the LLM next.
+ * @example new InputEvent({ input: [{ role: "user", content: "Hello!" }] })
+ */
+export class InputEvent extends Event<{ input: ChatMessage[] }> {
+  static readonly typeName = "agent.InputEvent";
+}
+
+/**
+ * One piece of the LLM's reply as it streams (written to the event stream only).
+ * @example
+ * for await (const ev of handler.streamEvents()) if (ev instanceof StreamEvent) process.stdout.write(ev.delta);
+ */
+export class StreamEvent extends Event<{ delta: string }> {
+  static readonly typeName = "agent.StreamEvent";
+}
+
+/**
+ * The tool calls of one LLM turn, in the order the model made them (also written to the stream).
+ * @example new ToolCallEvent({ toolCalls: [{ id: "call_1", name: "add", input: { x: 1, y: 2 } }] })
+ */
+export class ToolCallEvent extends Event<{ toolCalls: ToolCall[] }> {
+  static readonly typeName = "agent.ToolCallEvent";
+}
+
+/**
+ * The result of one tool call, written to the stream as soon as that call finishes.
+ * @example
+ * if (ev instanceof FunctionOutputEvent) console.log(ev.output.toolName, "→", ev.output.content);
+ */
+export class FunctionOutputEvent extends Event<{ output: ToolSource }> {
+  static readonly typeName = "agent.FunctionOutputEvent";
+}

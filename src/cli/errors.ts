@@ -1,0 +1,14 @@
+/** The CLI's errors and how they reach the user: one line, no stack trace, no secret. */
+import { StepflowError } from "../errors.ts";
+
+/** A mistake in the command line: exit code 2. @example throw new UsageError("--llm must be offline or openai.") */
+export class UsageError extends StepflowError { override name = "UsageError"; }
+
+/**
+ * Replaces every secret found in `env` (the OpenAI key) in `text`.
+ * @example redact("key sk-abc", { OPENAI_API_KEY: "sk-abc" }) // "key [redacted]"
+ */
+export function redact(text: string, env: NodeJS.ProcessEnv): string {
+  const key = env.OPENAI_API_KEY?.trim();
+  return key && key.length >= 4 ? text.split(key).join("[redacted]") : text;
+}

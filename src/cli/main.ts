@@ -1,0 +1,175 @@
+/**
+ * `stepflow` (`npm start`): chat with the function-calling agent, ask it one question, draw
+ * it, or manage stored sessions. Argument parsing is commander's; this file maps commands to
+ * the library and every failure to one clear line on stderr.
+ */
+import { writeFile } from "node:fs/promises";
+import { pathToFileURL } from "node:url";
+import { Command, CommanderError, Option } from "commander";
+import pc from "picocolors";
+import { StepflowError } from "../errors.ts";
+import { describeOpenAIError } from "../llm/openai.ts";
+import { calculatorTools } from "../../workflows/tools/calculator.ts";
+import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+import type { AgentInput, AgentResult } from "../../workflows/function-calling-agent.ts";
+import { openSessionStore } from "../sessions/open-store.ts";
+import { Sessions } from "../sessions/sessions.ts";
+import { chat, ask } from "./chat.ts";
+import type { ChatOptions } from "./chat.ts";
+import { UsageError, redact } from "./errors.ts";
+import { chooseProvider } from "./provider.ts";
+import type { Provider } from "./provider.ts";
+import type { Terminal } from "./render.ts";
+
+const SYSTEM_PROMPT = "You are a helpful assistant. Use the calculator tools for arithmetic instead of computing in your head.";
+
+interface MainOptions {
+  llm?: string;
+  model?: string;
+  json?: boolean;
+  verbose?: boolean;
+  session?: string;
+  store?: string;
+}
+
+/**
+ * Runs the CLI with `argv` (without node and the script); resolves with the exit code.
+ * @example process.exitCode = await main(process.argv.slice(2));
+ */
+export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const term: Terminal = {
+    out: process.stdout,
+    err: process.stderr,
+    tty: Boolean(process.stderr.isTTY),
+    colors: pc.createColors(Boolean(process.stdout.isTTY) && !env.NO_COLOR),
+  };
+  let verbose = argv.includes("--verbose") || argv.includes("-v");
+  let provider: Provider | undefined;
+  const fail = (message: string) => term.err.write(`${term.colors.red("stepflow:")} ${redact(message, env)}\n`);
+
+  const program = new Command("stepflow")
+    .description("Chat with a function-calling agent built on stepflow workflows.")
+    .argument("[message...]", "ask one question, print the answer and exit (omit it to chat)")
+    .addOption(new Option("--llm <kind>", "which model to use (default: openai when OPENAI_API_KEY or OPENAI_BASE_URL is set, else offline)").choices(["offline", "openai"]))
+    .option("-m, --model <name>", "model name for OpenAI or an OpenAI-compatible server (default gpt-4o-mini)")
+    .option("--json", "print { response, sources } as JSON (one-shot only)")
+    .option("-v, --verbose", "print the workflow's step trace, and stack traces on errors")
+    .option("-s, --session <id>", "keep the conversation in a stored session (continues it if it exists)")
+    .option("--store <url>", "session store: sqlite:PATH (default .stepflow/sessions.db), postgres://…, memory:")
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => term.out.write(s), writeErr: () => {} })
+    .action(async (words: string[], options: MainOptions) => {
+      verbose = options.verbose ?? false;
+      provider = chooseProvider({ llm: options.llm, model: options.model, env });
+      const agent = new FunctionCallingAgent({
+        llm: provider.llm,
+        tools: calculatorTools,
+        systemPrompt: SYSTEM_PROMPT,
+        timeout: 300,
+        verbose,
+        log: (line) => term.err.write(`${term.colors.dim(redact(line, env))}\n`),
+      });
+      const store = options.session !== undefined ? await openSessionStore(options.store) : undefined;
+      const chatOptions: ChatOptions = { agent, term, sessions: store ? new Sessions(agent, store) : undefined, sessionId: options.session };
+      if (provider.kind === "offline") {
+        term.err.write(term.colors.dim("Using the offline demo model (not a language model: it does arithmetic with the calculator tools and remembers your name). For a real model set OPENAI_API_KEY, or OPENAI_BASE_URL for Ollama/vLLM/llama.cpp/LM Studio, and pass --model.\n"));
+      } else {
+        term.err.write(term.colors.dim(`Using ${provider.label}.\n`));
+      }
+      try {
+        if (words.length > 0) await ask(words.join(" "), { ...chatOptions, json: options.json ?? false });
+        else if (options.json) throw new UsageError("--json needs a question: npm start -- --json \"What is 2 + 2?\"");
+        else await chat(chatOptions, process.stdin);
+      } finally {
+        await store?.close();
+      }
+    });
+
+  program
+    .command("draw")
+    .description("print the agent workflow as a Mermaid flowchart")
+    .option("--html <file>", "write an HTML page that renders the drawing")
+    .action(async (options: { html?: string }) => {
+      const mermaid = new FunctionCallingAgent({ llm: chooseProvider({ llm: "offline", env: {} }).llm, tools: calculatorTools }).toMermaid();
+      if (!options.html) return void term.out.write(`${mermaid}\n`);
+      await writeFile(options.html, htmlPage(mermaid));
+      term.out.write(`Wrote ${options.html}; open it in a browser.\n`);
+    });
+
+  const sessions = program.command("sessions").description("list, show or delete stored sessions").option("--store <url>", "session store (default .stepflow/sessions.db)");
+  const withSessions = async (run: (sessions: Sessions<AgentInput, AgentResult>) => Promise<void>) => {
+    // `--store` may come before or after `sessions`: the top-level command has it too.
+    const store = await openSessionStore(sessions.optsWithGlobals<{ store?: string }>().store);
+    try {
+      await run(new Sessions(new FunctionCallingAgent({ llm: chooseProvider({ llm: "offline", env: {} }).llm }), store));
+    } finally {
+      await store.close();
+    }
+  };
+  sessions.command("list").description("the sessions, most recent first").action(() =>
+    withSessions(async (s) => {
+      const list = await s.list();
+      if (list.length === 0) return void term.out.write("No sessions yet. Start one with: npm start -- --session NAME\n");
+      for (const item of list) term.out.write(`${item.id}\t${item.messageCount} messages\tupdated ${item.updatedAt.toISOString()}\n`);
+    }),
+  );
+  sessions.command("show").argument("<id>").description("the messages of a session").action((id: string) =>
+    withSessions(async (s) => {
+      const messages = await s.messages(id);
+      if (messages.length === 0) throw new StepflowError(`There is no session "${id}". List them with: npm start -- sessions list`);
+      for (const { message, createdAt } of messages) {
+        const calls = (message.options as { toolCall?: { name: string; input: unknown }[] } | undefined)?.toolCall;
+        const text = calls?.length ? `${message.content ? `${message.content} ` : ""}[calls ${calls.map((c) => `${c.name}(${JSON.stringify(c.input)})`).join(", ")}]` : String(message.content);
+        const role = (message.options as { toolResult?: unknown } | undefined)?.toolResult ? "tool" : message.role;
+        term.out.write(`${createdAt.toISOString()}  ${role}: ${text}\n`);
+      }
+    }),
+  );
+  sessions.command("delete").argument("<id>").description("delete a session").action((id: string) =>
+    withSessions(async (s) => {
+      if (!(await s.delete(id))) throw new StepflowError(`There is no session "${id}". List them with: npm start -- sessions list`);
+      term.out.write(`Deleted session "${id}".\n`);
+    }),
+  );
+
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.exitCode === 0) return 0; // --help, --version
+      fail(`${error.message.replace(/^error: /, "")}. Run npm start -- --help for the options.`);
+      return 2;
+    }
+    if (error instanceof UsageError) {
+      fail(error.message);
+      return 2;
+    }
+    const described = provider?.kind === "openai" ? describeOpenAIError(error, { baseURL: provider.baseURL, model: provider.model }) : undefined;
+    fail(described ?? (error instanceof Error ? error.message : String(error)));
+    if (verbose && error instanceof Error && error.stack) term.err.write(`${redact(error.stack, env)}\n`);
+    return 1;
+  }
+}
+
+function htmlPage(mermaid: string): string {
+  const escaped = mermaid.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  return `<!doctype html>
+<html lang="en">
+<meta charset="utf-8">
+<title>FunctionCallingAgent — stepflow</title>
+<pre class="mermaid">
+${escaped}
+</pre>
+<script type="module">
+  import mermaid from "https://cdn.jsdelivr.net/npm/mermaid@11/dist/mermaid.esm.min.mjs";
+  mermaid.initialize({ startOnLoad: true });
+</script>
+</html>
+`;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  process.exitCode = await main(process.argv.slice(2));
+}

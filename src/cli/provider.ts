@@ -1,0 +1,62 @@
+/**
+ * Which LLM the CLI talks to: OpenAI when OPENAI_API_KEY is set, any OpenAI-compatible server
+ * when OPENAI_BASE_URL is set, else the offline demo model. `--llm` forces a choice.
+ */
+import type { ToolCallLLM } from "@llamaindex/core/llms";
+import { OfflineDemoLLM } from "../llm/offline-model.ts";
+import { OpenAI } from "../llm/openai.ts";
+import { UsageError } from "./errors.ts";
+
+/** The chosen model and how to describe it to the user (never with the key). */
+export interface Provider {
+  readonly llm: ToolCallLLM;
+  readonly kind: "offline" | "openai";
+  /** e.g. `gpt-4o-mini at https://api.openai.com/v1` */
+  readonly label: string;
+  readonly baseURL: string;
+  readonly model: string;
+}
+
+/** Flags and environment the choice depends on. */
+export interface ProviderRequest {
+  readonly llm?: string;
+  readonly model?: string;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+const DEFAULT_MODEL = "gpt-4o-mini";
+const OPENAI_URL = "https://api.openai.com/v1";
+// Model names of OpenAI, Ollama ("llama3.1:8b"), vLLM ("meta-llama/Llama-3.1-8B-Instruct"), LM Studio.
+const MODEL_NAME = /^[\w][\w.:/@+-]{0,199}$/;
+
+/**
+ * Picks the LLM; throws `UsageError` (exit code 2) for a choice that cannot work.
+ * @example
+ * const { llm, label } = chooseProvider({ model: "gpt-4o", env: process.env });
+ */
+export function chooseProvider(request: ProviderRequest): Provider {
+  const { env } = request;
+  const key = env.OPENAI_API_KEY?.trim() || undefined;
+  const baseURL = env.OPENAI_BASE_URL?.trim() || undefined;
+  const choice = request.llm ?? (key || baseURL ? "openai" : "offline");
+  if (choice !== "offline" && choice !== "openai") {
+    throw new UsageError(`--llm must be "offline" or "openai", got "${choice}".`);
+  }
+  if (request.model !== undefined && !MODEL_NAME.test(request.model)) {
+    throw new UsageError(`--model "${request.model}" is not a model name. Use a name like gpt-4o-mini or llama3.1:8b.`);
+  }
+  if (choice === "offline") {
+    if (request.model !== undefined) {
+      throw new UsageError(`--model ${request.model} needs a real model: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (Ollama, vLLM, llama.cpp, LM Studio), or drop --model to use the offline demo model.`);
+    }
+    return { llm: new OfflineDemoLLM(), kind: "offline", label: "the offline demo model", baseURL: "", model: "offline-demo" };
+  }
+  if (!key && !baseURL) {
+    throw new UsageError("--llm openai needs OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (for an OpenAI-compatible server such as Ollama).");
+  }
+  const model = request.model ?? DEFAULT_MODEL;
+  const url = (baseURL ?? OPENAI_URL).replace(/\/+$/, "");
+  // Local servers ignore the key, but the OpenAI SDK insists on one.
+  const llm = new OpenAI({ model, apiKey: key ?? "no-key", baseURL: url, maxRetries: 1 });
+  return { llm, kind: "openai", label: `${model} at ${url}`, baseURL: url, model };
+}

@@ -1,0 +1,81 @@
+/**
+ * Shows one agent turn in a terminal as it happens: reply text streamed to stdout, tool calls
+ * and their results on stderr, and a status line while nothing has arrived yet (TTY only).
+ */
+import type pc from "picocolors";
+
+type Colors = ReturnType<typeof pc.createColors>;
+import { FunctionOutputEvent, StreamEvent, ToolCallEvent } from "../../events/index.ts";
+import type { Event } from "../event.ts";
+
+/** Where the CLI writes, and whether it may draw (colours, status line). */
+export interface Terminal {
+  readonly out: { write(text: string): unknown };
+  readonly err: { write(text: string): unknown };
+  /** stderr is a TTY: draw the status line and colours. */
+  readonly tty: boolean;
+  readonly colors: Colors;
+}
+
+const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/** A one-line status on stderr, redrawn in place; invisible when stderr is not a TTY. */
+class StatusLine {
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #frame = 0;
+  constructor(readonly term: Terminal) {}
+
+  show(text: string): void {
+    if (!this.term.tty) return;
+    this.clear();
+    const draw = () => this.term.err.write(`\r${this.term.colors.cyan(FRAMES[this.#frame++ % FRAMES.length] as string)} ${this.term.colors.dim(text)}`);
+    draw();
+    this.#timer = setInterval(draw, 80);
+    this.#timer.unref();
+  }
+
+  clear(): void {
+    if (this.#timer === undefined) return;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.term.err.write("\r\x1b[2K");
+  }
+}
+
+/**
+ * Writes a turn's events as they stream; returns once the stream ends.
+ * @example
+ * await renderTurn(handler.streamEvents(), terminal);
+ * const result = await handler;
+ */
+export async function renderTurn(events: AsyncIterable<Event>, term: Terminal): Promise<void> {
+  const status = new StatusLine(term);
+  const c = term.colors;
+  let atLineStart = true;
+  let replied = false;
+  status.show("thinking…");
+  try {
+    for await (const ev of events) {
+      if (ev instanceof StreamEvent) {
+        status.clear();
+        term.out.write(ev.delta);
+        atLineStart = ev.delta.endsWith("\n");
+        replied = true;
+      } else if (ev instanceof ToolCallEvent) {
+        status.clear();
+        if (!atLineStart) term.out.write("\n");
+        atLineStart = true;
+        status.show(`running ${ev.toolCalls.map((call) => call.name).join(", ")}…`);
+      } else if (ev instanceof FunctionOutputEvent) {
+        status.clear();
+        const { toolName, input, content, isError } = ev.output;
+        const args = typeof input === "string" ? input : JSON.stringify(input);
+        term.err.write(`${c.dim("  ↳")} ${c.bold(toolName)}${c.dim(`(${args})`)} ${c.dim("→")} ${isError ? c.red(content) : c.green(content)}\n`);
+        status.show("thinking…");
+      }
+    }
+  } finally {
+    status.clear();
+    if (replied && !atLineStart) term.out.write("\n");
+  }
+}

@@ -1,0 +1,9 @@
+/** Persisted sessions: `Sessions` runs turns on stored conversations; the stores keep them. */
+export { Sessions, SessionTurn } from "./sessions.ts";
+export type { SessionMessage } from "./sessions.ts";
+export { DEFAULT_SESSION_STORE, openSessionStore } from "./open-store.ts";
+export { MemorySessionStore } from "./memory-store.ts";
+export { SqliteSessionStore } from "./sqlite-store.ts";
+export { PostgresSessionStore } from "./postgres-store.ts";
+export { SessionConflictError, SessionStoreError, checkSessionId } from "./types.ts";
+export type { SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";

@@ -1,0 +1,149 @@
+/**
+ * Sessions in PostgreSQL (`pg`), for many processes serving one set of conversations. A save
+ * is one transaction: the UPDATE that checks the version takes the row lock, so a concurrent
+ * save of the same session waits, then finds the version changed and fails with
+ * `SessionConflictError`.
+ */
+import pg from "pg";
+import { SessionConflictError, SessionStoreError, checkSave, checkSessionId } from "./types.ts";
+import type { SessionRecord, SessionSave, SessionStore, SessionSummary } from "./types.ts";
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS stepflow_sessions (
+    id TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    snapshot TEXT NOT NULL,
+    message_count INTEGER NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    updated_at TIMESTAMPTZ NOT NULL);
+  CREATE TABLE IF NOT EXISTS stepflow_session_messages (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    message TEXT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (session_id, seq));
+  CREATE INDEX IF NOT EXISTS stepflow_sessions_updated ON stepflow_sessions (updated_at DESC);`;
+const SCHEMA_LOCK = 748_213_901; // serialises CREATE … IF NOT EXISTS of processes starting together
+
+/**
+ * @example
+ * const store = await PostgresSessionStore.open(process.env.DATABASE_URL);
+ */
+export class PostgresSessionStore implements SessionStore {
+  readonly description: string;
+  readonly #pool: pg.Pool;
+
+  private constructor(pool: pg.Pool, description: string) {
+    this.#pool = pool;
+    this.description = description;
+  }
+
+  /** Connects to `url` (postgres://user:password@host:port/db) and creates the tables if needed. */
+  static async open(url: string): Promise<PostgresSessionStore> {
+    const description = `PostgreSQL ${redactPassword(url)}`;
+    const pool = new pg.Pool({ connectionString: url, max: 4 });
+    pool.on("error", () => {}); // an idle client's lost connection: the next query reports it
+    try {
+      await transaction(pool, async (client) => {
+        await client.query("SELECT pg_advisory_xact_lock($1)", [SCHEMA_LOCK]);
+        await client.query(SCHEMA);
+      });
+    } catch (error) {
+      await pool.end();
+      throw new SessionStoreError(`Cannot open the session store ${description}: ${(error as Error).message}. Is PostgreSQL running, and is DATABASE_URL right?`);
+    }
+    return new PostgresSessionStore(pool, description);
+  }
+
+  async load(id: string): Promise<SessionRecord | undefined> {
+    checkSessionId(id);
+    const session = await this.#pool.query("SELECT version, snapshot, message_count, created_at, updated_at FROM stepflow_sessions WHERE id = $1", [id]);
+    const row = session.rows[0];
+    if (!row) return undefined;
+    // Messages are only ever appended: those up to message_count belong to the version read above.
+    const messages = await this.#pool.query("SELECT seq, message, created_at FROM stepflow_session_messages WHERE session_id = $1 AND seq <= $2 ORDER BY seq", [id, row.message_count]);
+    return {
+      id,
+      version: Number(row.version),
+      snapshot: String(row.snapshot),
+      messages: messages.rows.map((m) => ({ seq: Number(m.seq), json: String(m.message), createdAt: new Date(m.created_at) })),
+      createdAt: new Date(row.created_at),
+      updatedAt: new Date(row.updated_at),
+    };
+  }
+
+  async save(id: string, save: SessionSave): Promise<number> {
+    checkSave(id, save);
+    const count = save.append.length;
+    const saved = await transaction(this.#pool, async (client) => {
+      const changed =
+        save.expectedVersion === 0
+          ? await client.query(
+              "INSERT INTO stepflow_sessions (id, version, snapshot, message_count, created_at, updated_at) VALUES ($1, 1, $2, $3, now(), now()) ON CONFLICT (id) DO NOTHING RETURNING message_count",
+              [id, save.snapshot, count],
+            )
+          : await client.query(
+              "UPDATE stepflow_sessions SET version = version + 1, snapshot = $1, message_count = message_count + $2, updated_at = now() WHERE id = $3 AND version = $4 RETURNING message_count",
+              [save.snapshot, count, id, save.expectedVersion],
+            );
+      const total = changed.rows[0]?.message_count as number | undefined;
+      if (total === undefined) return false;
+      if (count > 0) {
+        await client.query(
+          "INSERT INTO stepflow_session_messages (session_id, seq, message, created_at) SELECT $1, $2::int + m.n, m.message, now() FROM unnest($3::text[]) WITH ORDINALITY AS m(message, n)",
+          [id, total - count, save.append],
+        );
+      }
+      return true;
+    });
+    if (!saved) {
+      const found = await this.#pool.query("SELECT version FROM stepflow_sessions WHERE id = $1", [id]);
+      const version = found.rows[0]?.version;
+      throw new SessionConflictError(id, save.expectedVersion, version === undefined ? undefined : Number(version));
+    }
+    return save.expectedVersion + 1;
+  }
+
+  async list(options: { limit?: number } = {}): Promise<SessionSummary[]> {
+    const result = await this.#pool.query("SELECT id, version, message_count, created_at, updated_at FROM stepflow_sessions ORDER BY updated_at DESC, id LIMIT $1", [options.limit ?? 100]);
+    return result.rows.map((row) => ({ id: String(row.id), version: Number(row.version), messageCount: Number(row.message_count), createdAt: new Date(row.created_at), updatedAt: new Date(row.updated_at) }));
+  }
+
+  async delete(id: string): Promise<boolean> {
+    checkSessionId(id);
+    return transaction(this.#pool, async (client) => {
+      await client.query("DELETE FROM stepflow_session_messages WHERE session_id = $1", [id]);
+      return ((await client.query("DELETE FROM stepflow_sessions WHERE id = $1", [id])).rowCount ?? 0) > 0;
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.end();
+  }
+}
+
+async function transaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const result = await work(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** The URL without its password, for messages. */
+export function redactPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "(a connection string that is not a URL)";
+  }
+}

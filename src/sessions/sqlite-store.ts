@@ -1,0 +1,139 @@
+/**
+ * Sessions in a SQLite file (the default: `.stepflow/sessions.db`), through `@libsql/client`
+ * (prebuilt binaries, no compiler needed). Several processes may share the file: WAL mode, a
+ * busy timeout, and every save is one atomic batch whose UPDATE checks the version.
+ */
+import { randomUUID } from "node:crypto";
+import { createClient } from "@libsql/client";
+import type { Client, InStatement } from "@libsql/client";
+import { SessionConflictError, SessionStoreError, checkSave, checkSessionId } from "./types.ts";
+import type { SessionRecord, SessionSave, SessionStore, SessionSummary } from "./types.ts";
+
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS stepflow_sessions (
+     id TEXT PRIMARY KEY,
+     version INTEGER NOT NULL,
+     snapshot TEXT NOT NULL,
+     message_count INTEGER NOT NULL,
+     save_token TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS stepflow_session_messages (
+     session_id TEXT NOT NULL,
+     seq INTEGER NOT NULL,
+     message TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     PRIMARY KEY (session_id, seq))`,
+  `CREATE INDEX IF NOT EXISTS stepflow_sessions_updated ON stepflow_sessions (updated_at DESC)`,
+];
+
+/**
+ * @example
+ * const store = await SqliteSessionStore.open(".stepflow/sessions.db");
+ */
+export class SqliteSessionStore implements SessionStore {
+  readonly description: string;
+  readonly #db: Client;
+
+  private constructor(db: Client, path: string) {
+    this.#db = db;
+    this.description = `SQLite ${path}`;
+  }
+
+  /** Opens (and creates, if needed) the database file at `path`. */
+  static async open(path: string): Promise<SqliteSessionStore> {
+    const db = createClient({ url: `file:${path}` });
+    try {
+      await db.execute("PRAGMA busy_timeout = 5000");
+      await db.execute("PRAGMA journal_mode = WAL");
+      await db.batch(SCHEMA, "write");
+    } catch (error) {
+      db.close();
+      throw new SessionStoreError(`Cannot open the session store SQLite ${path}: ${(error as Error).message}`);
+    }
+    return new SqliteSessionStore(db, path);
+  }
+
+  async load(id: string): Promise<SessionRecord | undefined> {
+    checkSessionId(id);
+    const [sessions, messages] = await this.#db.batch(
+      [
+        { sql: "SELECT version, snapshot, message_count, created_at, updated_at FROM stepflow_sessions WHERE id = ?", args: [id] },
+        { sql: "SELECT seq, message, created_at FROM stepflow_session_messages WHERE session_id = ? ORDER BY seq", args: [id] },
+      ],
+      "read",
+    );
+    const row = sessions?.rows[0];
+    if (!row) return undefined;
+    return {
+      id,
+      version: Number(row.version),
+      snapshot: String(row.snapshot),
+      messages: (messages?.rows ?? []).map((m) => ({ seq: Number(m.seq), json: String(m.message), createdAt: new Date(Number(m.created_at)) })),
+      createdAt: new Date(Number(row.created_at)),
+      updatedAt: new Date(Number(row.updated_at)),
+    };
+  }
+
+  async save(id: string, save: SessionSave): Promise<number> {
+    checkSave(id, save);
+    const now = Date.now();
+    const token = randomUUID();
+    const count = save.append.length;
+    // One batch, one transaction, no await in between, so two stores in one process cannot
+    // interleave. The messages are appended only if this save's token is the one now stored.
+    const change: InStatement =
+      save.expectedVersion === 0
+        ? {
+            sql: "INSERT INTO stepflow_sessions (id, version, snapshot, message_count, save_token, created_at, updated_at) VALUES (?, 1, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+            args: [id, save.snapshot, count, token, now, now],
+          }
+        : {
+            sql: "UPDATE stepflow_sessions SET version = version + 1, snapshot = ?, message_count = message_count + ?, save_token = ?, updated_at = ? WHERE id = ? AND version = ?",
+            args: [save.snapshot, count, token, now, id, save.expectedVersion],
+          };
+    const append: InStatement = {
+      sql: `INSERT INTO stepflow_session_messages (session_id, seq, message, created_at)
+            SELECT s.id, s.message_count - ? + m.key + 1, m.value, ? FROM stepflow_sessions s, json_each(?) m
+            WHERE s.id = ? AND s.save_token = ?`,
+      args: [count, now, JSON.stringify(save.append), id, token],
+    };
+    const [changed] = await this.#db.batch(count > 0 ? [change, append] : [change], "write");
+    if (changed?.rowsAffected !== 1) {
+      const found = await this.#db.execute({ sql: "SELECT version FROM stepflow_sessions WHERE id = ?", args: [id] });
+      const version = found.rows[0]?.version;
+      throw new SessionConflictError(id, save.expectedVersion, version === undefined ? undefined : Number(version));
+    }
+    return save.expectedVersion + 1;
+  }
+
+  async list(options: { limit?: number } = {}): Promise<SessionSummary[]> {
+    const result = await this.#db.execute({
+      sql: "SELECT id, version, message_count, created_at, updated_at FROM stepflow_sessions ORDER BY updated_at DESC, id LIMIT ?",
+      args: [options.limit ?? 100],
+    });
+    return result.rows.map((row) => ({
+      id: String(row.id),
+      version: Number(row.version),
+      messageCount: Number(row.message_count),
+      createdAt: new Date(Number(row.created_at)),
+      updatedAt: new Date(Number(row.updated_at)),
+    }));
+  }
+
+  async delete(id: string): Promise<boolean> {
+    checkSessionId(id);
+    const [, deleted] = await this.#db.batch(
+      [
+        { sql: "DELETE FROM stepflow_session_messages WHERE session_id = ?", args: [id] },
+        { sql: "DELETE FROM stepflow_sessions WHERE id = ?", args: [id] },
+      ],
+      "write",
+    );
+    return (deleted?.rowsAffected ?? 0) > 0;
+  }
+
+  async close(): Promise<void> {
+    this.#db.close();
+  }
+}

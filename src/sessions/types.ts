@@ -1,0 +1,101 @@
+/**
+ * The contract every session store keeps (in-memory, SQLite, PostgreSQL). A session is a
+ * small context snapshot plus an append-only list of chat messages; a save names the version
+ * it read, so two processes continuing one session cannot both win.
+ */
+import { StepflowError } from "../errors.ts";
+
+/** One stored chat message (its JSON), numbered from 1 in the order it was appended. */
+export interface StoredMessage {
+  readonly seq: number;
+  readonly json: string;
+  readonly createdAt: Date;
+}
+
+/** A session as loaded: the snapshot and every message, consistent with `version`. */
+export interface SessionRecord {
+  readonly id: string;
+  /** 1 after the first save, +1 per save. */
+  readonly version: number;
+  readonly snapshot: string;
+  readonly messages: StoredMessage[];
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+/** A session in a listing. */
+export interface SessionSummary {
+  readonly id: string;
+  readonly version: number;
+  readonly messageCount: number;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+/** One save: replaces the snapshot and appends messages, if the session is still at `expectedVersion` (0: new). */
+export interface SessionSave {
+  readonly expectedVersion: number;
+  readonly snapshot: string;
+  readonly append: readonly string[];
+}
+
+/**
+ * Storage for sessions. Implementations: `MemorySessionStore`, `SqliteSessionStore`,
+ * `PostgresSessionStore`; `openSessionStore(url)` picks one.
+ * @example
+ * const store = await openSessionStore("sqlite:.stepflow/sessions.db");
+ * const version = await store.save("alice", { expectedVersion: 0, snapshot: "{}", append: ['{"role":"user","content":"Hi"}'] }); // 1
+ */
+export interface SessionStore {
+  /** Where the sessions are, for messages (never includes a password). */
+  readonly description: string;
+  load(id: string): Promise<SessionRecord | undefined>;
+  /** Saves atomically and returns the new version; `SessionConflictError` if another save came first. */
+  save(id: string, save: SessionSave): Promise<number>;
+  /** Most recently updated first. Default limit 100. */
+  list(options?: { limit?: number }): Promise<SessionSummary[]>;
+  /** Removes the session and its messages; false if there was none. */
+  delete(id: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** A save lost the race to another process's save of the same session. @example `err instanceof SessionConflictError && err.found` */
+export class SessionConflictError extends StepflowError {
+  override name = "SessionConflictError";
+  constructor(
+    readonly sessionId: string,
+    readonly expected: number,
+    /** The version found, or `undefined` if the session no longer exists. */
+    readonly found: number | undefined,
+  ) {
+    super(
+      found === undefined
+        ? `Session "${sessionId}" was deleted by another process (expected version ${expected}). Start it again.`
+        : `Session "${sessionId}" was changed by another process (expected version ${expected}, found ${found}). Load it again and retry the turn.`,
+    );
+  }
+}
+
+/** A store could not be opened or used. @example `new SessionStoreError('Unknown session store "x". …')` */
+export class SessionStoreError extends StepflowError {
+  override name = "SessionStoreError";
+}
+
+/**
+ * Throws `SessionStoreError` unless `id` is a usable session id (1–200 characters, no control characters).
+ * @example checkSessionId("alice"); // ok
+ */
+export function checkSessionId(id: string): void {
+  // eslint-disable-next-line no-control-regex
+  if (typeof id !== "string" || id.length === 0 || id.length > 200 || /[\u0000-\u001f\u007f]/.test(id)) {
+    throw new SessionStoreError(`A session id must be 1 to 200 characters without control characters; got ${JSON.stringify(id)}.`);
+  }
+}
+
+/** Throws `SessionStoreError` unless a save is well formed (shared by every store). */
+export function checkSave(id: string, save: SessionSave): void {
+  checkSessionId(id);
+  if (!Number.isInteger(save.expectedVersion) || save.expectedVersion < 0) {
+    throw new SessionStoreError(`expectedVersion must be a whole number ≥ 0 (0 for a new session); got ${String(save.expectedVersion)}.`);
+  }
+}

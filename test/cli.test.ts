@@ -1,0 +1,155 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { startOpenAIServer } from "./support/openai-sse-server.ts";
+
+const CLI = join(import.meta.dirname, "..", "src", "cli", "main.ts");
+const SECRET = "sk-test-DO-NOT-PRINT-7f3a9c";
+
+interface CliResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the CLI in a child process with a clean environment (no OpenAI settings unless given). */
+function cli(args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NO_COLOR: "1", ...options.env },
+      cwd: join(import.meta.dirname, ".."),
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d));
+    child.stderr.on("data", (d: Buffer) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.stdin ?? "");
+  });
+}
+
+describe("stepflow CLI (offline demo model)", { timeout: 60_000 }, () => {
+  it("answers one question on stdout and exits 0", async () => {
+    const { code, stdout, stderr } = await cli(["What is (2123 + 2321) * 312?"]);
+    expect(code).toBe(0);
+    expect(stdout.trim()).toBe("(2123 + 2321) * 312 = 1386528");
+    expect(stderr).toContain("Using the offline demo model");
+    expect(stderr).toContain("add({\"x\":2123,\"y\":2321}) → 4444");
+    expect(stderr).toContain("multiply({\"x\":4444,\"y\":312}) → 1386528");
+  });
+
+  it("keeps the conversation across lines of a piped stdin chat", async () => {
+    const { code, stdout } = await cli([], { stdin: "Hello! My name is Logan.\nWhat is my name?\n/exit\n" });
+    expect(code).toBe(0);
+    expect(stdout).toContain("Nice to meet you, Logan!");
+    expect(stdout.trim().split("\n").at(-1)).toBe("Your name is Logan.");
+  });
+
+  it("prints { response, sources } with --json", async () => {
+    const { code, stdout } = await cli(["--json", "What is (2123 + 2321) * 312?"]);
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout);
+    expect(result.response).toEqual({ role: "assistant", content: "(2123 + 2321) * 312 = 1386528" });
+    expect(result.sources.map((s: { toolName: string; output: unknown }) => [s.toolName, s.output])).toEqual([
+      ["add", 4444],
+      ["multiply", 1386528],
+    ]);
+  });
+
+  it("prints the step trace with --verbose", async () => {
+    const { code, stderr } = await cli(["--verbose", "What is 2 * 3?"]);
+    expect(code).toBe(0);
+    expect(stderr).toContain("Running step handleToolCalls");
+    expect(stderr).toContain('Invoking: `multiply` with `{"x":2,"y":3}`');
+  });
+
+  it.each([
+    [["--bogus"], "stepflow: unknown option '--bogus'. Run npm start -- --help for the options."],
+    [["--model"], "stepflow: option '-m, --model <name>' argument missing. Run npm start -- --help for the options."],
+    [["--llm", "claude"], "stepflow: option '--llm <kind>' argument 'claude' is invalid. Allowed choices are offline, openai."],
+    [["--llm", "openai", "hi"], "stepflow: --llm openai needs OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (for an OpenAI-compatible server such as Ollama)."],
+    [["--model", "gpt 4o", "hi"], 'stepflow: --model "gpt 4o" is not a model name. Use a name like gpt-4o-mini or llama3.1:8b.'],
+  ])("exits 2 with one line for the usage error %j", async (args, message) => {
+    const { code, stdout, stderr } = await cli(args);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr.trim().split("\n").at(-1)).toContain(message);
+    expect(stderr).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it("draws the agent as Mermaid, and as an HTML page", async () => {
+    const { code, stdout } = await cli(["draw"]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^flowchart/);
+    expect(stdout).toContain("handleToolCalls");
+    const file = join(mkdtempSync(join(tmpdir(), "stepflow-draw-")), "agent.html");
+    expect((await cli(["draw", "--html", file])).code).toBe(0);
+    expect(readFileSync(file, "utf8")).toContain('<pre class="mermaid">');
+  });
+});
+
+describe("stepflow CLI with an OpenAI-compatible server", { timeout: 60_000 }, () => {
+  it("uses OPENAI_BASE_URL and shows the server's reply, sending the key only as a header", async () => {
+    const server = await startOpenAIServer({ turns: [{ text: "Hello from the test server." }] });
+    try {
+      const { code, stdout, stderr } = await cli(["--verbose", "Hello!"], { env: { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: SECRET } });
+      expect(code).toBe(0);
+      expect(stdout.trim()).toBe("Hello from the test server.");
+      expect(stderr).toContain(`Using gpt-4o-mini at ${server.baseURL}`);
+      expect(server.requests[0]?.body).toMatchObject({ model: "gpt-4o-mini", stream: true });
+      expect(stdout + stderr).not.toContain(SECRET);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("reports a 401 in one line without the key, also with --verbose", async () => {
+    const server = await startOpenAIServer({ turns: [], status: 401 });
+    try {
+      for (const extra of [[], ["--verbose"]]) {
+        const { code, stdout, stderr } = await cli([...extra, "Hello!"], { env: { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: SECRET } });
+        expect(code).toBe(1);
+        expect(stderr).toContain(`stepflow: The server at ${server.baseURL} rejected the API key (401). Check OPENAI_API_KEY.`);
+        expect(stdout + stderr).not.toContain(SECRET);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("reports an unreachable server in one line", async () => {
+    const server = await startOpenAIServer({ turns: [] });
+    const baseURL = server.baseURL;
+    await server.close(); // nothing listens there any more
+    const { code, stderr } = await cli(["Hello!"], { env: { OPENAI_BASE_URL: baseURL, OPENAI_API_KEY: SECRET } });
+    expect(code).toBe(1);
+    expect(stderr).toContain(`stepflow: Cannot reach the OpenAI-compatible server at ${baseURL}`);
+    expect(stderr).not.toContain(SECRET);
+    expect(stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe("stepflow CLI sessions", { timeout: 60_000 }, () => {
+  it("continues a session in a second process, then lists, shows and deletes it", async () => {
+    const store = `sqlite:${join(mkdtempSync(join(tmpdir(), "stepflow-cli-")), "sessions.db")}`;
+    expect((await cli(["--session", "alice", "--store", store, "My name is Logan."])).stdout.trim()).toBe("Nice to meet you, Logan!");
+    expect((await cli(["--session", "alice", "--store", store, "What is my name?"])).stdout.trim()).toBe("Your name is Logan.");
+
+    const list = await cli(["sessions", "--store", store, "list"]);
+    expect(list.stdout).toMatch(/^alice\t4 messages\tupdated \d{4}-\d\d-\d\dT/);
+    const show = await cli(["sessions", "--store", store, "show", "alice"]);
+    expect(show.stdout.split("\n").filter(Boolean).map((line) => line.replace(/^\S+ {2}/, ""))).toEqual([
+      "user: My name is Logan.",
+      "assistant: Nice to meet you, Logan!",
+      "user: What is my name?",
+      "assistant: Your name is Logan.",
+    ]);
+    expect((await cli(["sessions", "--store", store, "delete", "alice"])).stdout).toBe('Deleted session "alice".\n');
+    const gone = await cli(["sessions", "--store", store, "show", "alice"]);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain('stepflow: There is no session "alice". List them with: npm start -- sessions list');
+  });
+});

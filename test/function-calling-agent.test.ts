@@ -1,0 +1,226 @@
+import type { ChatMessage } from "@llamaindex/core/llms";
+import { tool } from "@llamaindex/core/tools";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { FunctionOutputEvent, StreamEvent, ToolCallEvent } from "../events/index.ts";
+import { Context, StopEvent, WorkflowTimeoutError } from "../src/index.ts";
+import { ScriptedLLM } from "../src/llm/scripted-llm.ts";
+import { AgentMaxIterationsError, FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
+import { add, divide, multiply } from "../workflows/tools/calculator.ts";
+import { gate } from "./support/gate.ts";
+
+const calculatorScript = () =>
+  new ScriptedLLM([
+    { toolCalls: [{ id: "call_add", name: "add", input: { x: 2123, y: 2321 } }] },
+    { toolCalls: [{ id: "call_mul", name: "multiply", input: { x: 4444, y: 312 } }] },
+    { text: ["(2123 + 2321) * 312", " = ", "1386528."] },
+  ]);
+
+/** The tool messages of a request, as `id → content`. */
+const toolResults = (messages: ChatMessage[]) =>
+  messages.flatMap((m) => {
+    const result = (m.options as { toolResult?: { id: string } } | undefined)?.toolResult;
+    return result ? [[result.id, m.content]] : [];
+  });
+
+describe("FunctionCallingAgent: the notebook's scenarios", () => {
+  it('answers "Hello!" without tools', async () => {
+    const llm = new ScriptedLLM([{ text: "Hello! How can I help you today?" }]);
+    const agent = new FunctionCallingAgent({ llm, tools: [add, multiply] });
+    const { response, sources } = await agent.run({ input: "Hello!" });
+    expect(response).toEqual({ role: "assistant", content: "Hello! How can I help you today?" });
+    expect(sources).toEqual([]);
+    expect(llm.requests[0]?.messages).toEqual([{ role: "user", content: "Hello!" }]);
+    expect(llm.requests[0]?.tools).toEqual(["add", "multiply"]);
+  });
+
+  it("computes (2123 + 2321) * 312 with add then multiply", async () => {
+    const llm = calculatorScript();
+    const agent = new FunctionCallingAgent({ llm, tools: [add, multiply] });
+    const { response, sources } = await agent.run({ input: "What is (2123 + 2321) * 312?" });
+    expect(response.content).toBe("(2123 + 2321) * 312 = 1386528.");
+    expect(sources.map((s) => [s.toolName, s.input, s.output, s.isError])).toEqual([
+      ["add", { x: 2123, y: 2321 }, 4444, false],
+      ["multiply", { x: 4444, y: 312 }, 1386528, false],
+    ]);
+    const third = llm.requests[2]?.messages ?? [];
+    expect(third.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user"]);
+    expect(third[1]?.options).toEqual({ toolCall: [{ id: "call_add", name: "add", input: { x: 2123, y: 2321 } }] });
+    expect(toolResults(third)).toEqual([
+      ["call_add", "4444"],
+      ["call_mul", "1386528"],
+    ]);
+  });
+
+  it("keeps the chat history across runs that share a context", async () => {
+    const llm = new ScriptedLLM((request) => {
+      const told = request.messages.some((m) => m.role === "user" && String(m.content).includes("My name is Logan"));
+      const last = String(request.messages.at(-1)?.content);
+      if (last.startsWith("What is my name")) return { text: told ? "Your name is Logan." : "I don't know your name." };
+      return { text: "Nice to meet you, Logan!" };
+    });
+    const agent = new FunctionCallingAgent({ llm });
+    const ctx = new Context(agent);
+    await agent.run({ input: "Hello! My name is Logan." }, { ctx });
+    const remembered = await agent.run({ input: "What is my name?" }, { ctx });
+    expect(remembered.response.content).toBe("Your name is Logan.");
+    expect(llm.requests[1]?.messages.map((m) => m.content)).toEqual(["Hello! My name is Logan.", "Nice to meet you, Logan!", "What is my name?"]);
+
+    const fresh = await agent.run({ input: "What is my name?" });
+    expect(fresh.response.content).toBe("I don't know your name.");
+  });
+
+  it("streams deltas that concatenate to the final content, then tool progress, then the StopEvent last", async () => {
+    const agent = new FunctionCallingAgent({ llm: calculatorScript(), tools: [add, multiply] });
+    const handler = agent.run({ input: "What is (2123 + 2321) * 312?" });
+    const seen: string[] = [];
+    let streamed = "";
+    for await (const ev of handler.streamEvents()) {
+      if (ev instanceof StreamEvent) streamed += ev.delta;
+      if (ev instanceof ToolCallEvent) seen.push(`call ${ev.toolCalls.map((c) => c.name).join(",")}`);
+      if (ev instanceof FunctionOutputEvent) seen.push(`output ${ev.output.toolName}=${ev.output.content}`);
+      if (ev instanceof StopEvent) seen.push("stop");
+    }
+    const { response } = await handler;
+    expect(streamed).toBe(response.content);
+    expect(seen).toEqual(["call add", "output add=4444", "call multiply", "output multiply=1386528", "stop"]);
+  });
+});
+
+describe("FunctionCallingAgent: tool execution", () => {
+  it("tells the model a tool does not exist and goes on", async () => {
+    const llm = new ScriptedLLM([{ toolCalls: [{ id: "c1", name: "launch_rocket", input: {} }] }, { text: "I can't do that." }]);
+    const { response, sources } = await new FunctionCallingAgent({ llm, tools: [add, multiply] }).run({ input: "Launch it" });
+    expect(response.content).toBe("I can't do that.");
+    expect(sources[0]).toMatchObject({ isError: true, content: "Tool launch_rocket does not exist. Available tools: add, multiply." });
+    expect(toolResults(llm.requests[1]?.messages ?? [])).toEqual([["c1", "Tool launch_rocket does not exist. Available tools: add, multiply."]]);
+  });
+
+  it("reports a throwing tool's error to the model", async () => {
+    const llm = new ScriptedLLM([{ toolCalls: [{ id: "c1", name: "divide", input: { x: 1, y: 0 } }] }, { text: "Division by zero." }]);
+    await new FunctionCallingAgent({ llm, tools: [divide] }).run({ input: "1/0" });
+    const [result] = toolResults(llm.requests[1]?.messages ?? []);
+    expect(result).toEqual(["c1", "Encountered error in tool call: Cannot divide by zero: y must not be 0."]);
+  });
+
+  it("does not run a tool whose arguments fail its zod schema, and tells the model which fields", async () => {
+    let runs = 0;
+    const counted = tool({
+      name: "multiply",
+      description: "Multiply two numbers.",
+      parameters: z.object({ x: z.number(), y: z.number() }),
+      execute: ({ x, y }) => {
+        runs++;
+        return x * y;
+      },
+    });
+    const llm = new ScriptedLLM([{ toolCalls: [{ id: "c1", name: "multiply", input: { x: "4444", z: 1 } }] }, { toolCalls: [{ id: "c2", name: "multiply", input: { x: 4444, y: 312 } }] }, { text: "1386528" }]);
+    const { sources } = await new FunctionCallingAgent({ llm, tools: [counted] }).run({ input: "4444 * 312" });
+    expect(runs).toBe(1);
+    expect(sources[0]?.content).toBe(
+      `Invalid arguments for tool multiply: x: Invalid input: expected number, received string; y: Invalid input: expected number, received undefined; Unrecognized key: "z". The tool was not run; call it again with arguments that match its schema.`,
+    );
+    expect(sources[1]?.output).toBe(1386528);
+  });
+
+  it("runs the calls of one turn concurrently and keeps their results in call order", async () => {
+    const bothStarted = gate();
+    const slowMayFinish = gate();
+    let started = 0;
+    const waiter = (name: string, finish: () => Promise<void>) =>
+      tool({
+        name,
+        description: `Waits, then answers ${name}.`,
+        parameters: z.object({}),
+        execute: async () => {
+          if (++started === 2) bothStarted.open();
+          await bothStarted.promise; // deadlocks (→ run timeout) if the calls ran one after the other
+          await finish();
+          return `${name} done`;
+        },
+      });
+    const slow = waiter("slow", () => slowMayFinish.promise);
+    const fast = waiter("fast", async () => {});
+    const llm = new ScriptedLLM([{ toolCalls: [{ id: "a", name: "slow", input: {} }, { id: "b", name: "fast", input: {} }] }, { text: "both done" }]);
+    const handler = new FunctionCallingAgent({ llm, tools: [slow, fast], timeout: 5 }).run({ input: "go" });
+    const finished: string[] = [];
+    for await (const ev of handler.streamEvents()) {
+      if (!(ev instanceof FunctionOutputEvent)) continue;
+      finished.push(ev.output.toolName);
+      if (ev.output.toolName === "fast") slowMayFinish.open(); // slow finishes only after fast was reported
+    }
+    await handler;
+    expect(finished).toEqual(["fast", "slow"]);
+    expect(toolResults(llm.requests[1]?.messages ?? [])).toEqual([
+      ["a", "slow done"],
+      ["b", "fast done"],
+    ]);
+  });
+
+  it("gives up on a tool call after toolTimeout and tells the model", async () => {
+    const never = tool({ name: "hang", description: "Never answers.", parameters: z.object({}), execute: () => new Promise<string>(() => {}) });
+    const llm = new ScriptedLLM([{ toolCalls: [{ id: "c1", name: "hang", input: {} }] }, { text: "The tool hung." }]);
+    const { sources } = await new FunctionCallingAgent({ llm, tools: [never], toolTimeout: 0.05 }).run({ input: "hang" });
+    expect(sources[0]?.content).toBe("Encountered error in tool call: hang did not finish within 0.05 seconds.");
+  });
+
+  it("fails with AgentMaxIterationsError when the model never stops calling tools", async () => {
+    const llm = new ScriptedLLM(() => ({ toolCalls: [{ name: "add", input: { x: 1, y: 1 } }] }));
+    const run = new FunctionCallingAgent({ llm, tools: [add], maxIterations: 3 }).run({ input: "loop" });
+    await expect(run).rejects.toThrow(AgentMaxIterationsError);
+    await expect(run).rejects.toThrow("FunctionCallingAgent stopped after 3 LLM calls without a final answer (maxIterations: 3).");
+    expect(llm.requests).toHaveLength(3);
+  });
+
+  it("times out a run whose tool hangs, naming the step", async () => {
+    const never = tool({ name: "hang", description: "Never answers.", parameters: z.object({}), execute: () => new Promise<string>(() => {}) });
+    const llm = new ScriptedLLM([{ toolCalls: [{ id: "c1", name: "hang", input: {} }] }]);
+    const run = new FunctionCallingAgent({ llm, tools: [never], timeout: 0.1 }).run({ input: "hang" });
+    await expect(run).rejects.toThrow(WorkflowTimeoutError);
+    await expect(run).rejects.toThrow("Active steps: handleToolCalls");
+  });
+
+  it("prints a readable trace with verbose", async () => {
+    const lines: string[] = [];
+    await new FunctionCallingAgent({ llm: calculatorScript(), tools: [add, multiply], verbose: true, log: (line) => lines.push(line) }).run({ input: "What is (2123 + 2321) * 312?" });
+    expect(lines).toContain('Invoking: `multiply` with `{"x":4444,"y":312}`');
+    expect(lines).toContain("Got output: 1386528");
+    expect(lines.indexOf("Running step handleToolCalls")).toBeLessThan(lines.indexOf('Invoking: `add` with `{"x":2123,"y":2321}`'));
+  });
+});
+
+describe("FunctionCallingAgent: the history it sends", () => {
+  it("puts the system prompt first on every call without storing it", async () => {
+    const llm = calculatorScript();
+    await new FunctionCallingAgent({ llm, tools: [add, multiply], systemPrompt: "You are a calculator." }).run({ input: "What is (2123 + 2321) * 312?" });
+    for (const request of llm.requests) expect(request.messages[0]).toEqual({ role: "system", content: "You are a calculator." });
+    expect(llm.requests[2]?.messages.filter((m) => m.role === "system")).toHaveLength(1);
+  });
+
+  it("never starts with an orphan tool result when memory is trimmed to a small context window", async () => {
+    const llm = calculatorScript();
+    // ~40 tokens: Memory.getLLM keeps only the newest messages, which can begin with a tool result.
+    Object.defineProperty(llm, "metadata", { value: { ...llm.metadata, contextWindow: 60 } });
+    const agent = new FunctionCallingAgent({ llm, tools: [add, multiply] });
+    await agent.run({ input: "What is (2123 + 2321) * 312? Please show each step of the computation in detail." });
+    for (const request of llm.requests) {
+      const first = request.messages[0];
+      expect((first?.options as { toolResult?: unknown } | undefined)?.toolResult).toBeUndefined();
+    }
+  });
+
+  it("does not send a tool call without its results after a run failed mid-turn", async () => {
+    let hang = true;
+    const flaky = tool({ name: "flaky", description: "Hangs the first time.", parameters: z.object({}), execute: () => (hang ? new Promise<string>(() => {}) : "ok") });
+    const llm = new ScriptedLLM([{ toolCalls: [{ id: "c1", name: "flaky", input: {} }] }, { text: "Second turn answer." }]);
+    const agent = new FunctionCallingAgent({ llm, tools: [flaky], timeout: 0.1 });
+    const ctx = new Context(agent);
+    await expect(agent.run({ input: "first" }, { ctx })).rejects.toThrow(WorkflowTimeoutError);
+    hang = false;
+    await agent.run({ input: "second" }, { ctx });
+    expect(llm.requests[1]?.messages).toEqual([
+      { role: "user", content: "first" },
+      { role: "user", content: "second" },
+    ]);
+  });
+});

@@ -1,0 +1,119 @@
+/** One contract, every store: in-memory, SQLite, and PostgreSQL when DATABASE_URL is set (CI sets it). */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openSessionStore } from "../src/sessions/open-store.ts";
+import { SessionConflictError, SessionStoreError } from "../src/sessions/types.ts";
+import type { SessionStore } from "../src/sessions/types.ts";
+
+const stores: [string, () => string][] = [
+  ["memory", () => "memory:"],
+  ["SQLite", () => `sqlite:${join(mkdtempSync(join(tmpdir(), "stepflow-store-")), "sessions.db")}`],
+];
+if (process.env.DATABASE_URL) {
+  stores.push(["PostgreSQL", () => process.env.DATABASE_URL as string]);
+} else {
+  describe("PostgreSQL session store", () => {
+    it.skip("skipped: DATABASE_URL is not set (bash .ci/run starts PostgreSQL and sets it; or export DATABASE_URL=postgres://…)", () => {});
+  });
+}
+
+// Ids unique per run, so that a shared PostgreSQL database needs no cleaning between runs.
+const unique = (name: string) => `${name}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+
+describe.each(stores)("SessionStore contract: %s", (_name, url) => {
+  let store: SessionStore;
+  beforeAll(async () => {
+    store = await openSessionStore(url());
+  });
+  afterAll(async () => {
+    await store.close();
+  });
+
+  it("creates a session at version 1 and appends messages in order", async () => {
+    const id = unique("alice");
+    expect(await store.load(id)).toBeUndefined();
+    expect(await store.save(id, { expectedVersion: 0, snapshot: "s1", append: ["m1", "m2"] })).toBe(1);
+    expect(await store.save(id, { expectedVersion: 1, snapshot: "s2", append: ["m3"] })).toBe(2);
+    const record = await store.load(id);
+    expect(record).toMatchObject({ id, version: 2, snapshot: "s2" });
+    expect(record?.messages.map((m) => [m.seq, m.json])).toEqual([
+      [1, "m1"],
+      [2, "m2"],
+      [3, "m3"],
+    ]);
+    expect(record?.createdAt).toBeInstanceOf(Date);
+    expect(record!.updatedAt.getTime()).toBeGreaterThanOrEqual(record!.createdAt.getTime());
+  });
+
+  it("rejects a save from a stale version and keeps the stored session unchanged", async () => {
+    const id = unique("bob");
+    await store.save(id, { expectedVersion: 0, snapshot: "s1", append: ["m1"] });
+    await store.save(id, { expectedVersion: 1, snapshot: "s2", append: ["m2"] });
+    const before = await store.load(id);
+    const stale = store.save(id, { expectedVersion: 1, snapshot: "stale", append: ["lost?"] });
+    await expect(stale).rejects.toThrow(SessionConflictError);
+    await expect(stale).rejects.toThrow(`Session "${id}" was changed by another process (expected version 1, found 2). Load it again and retry the turn.`);
+    await expect(store.save(id, { expectedVersion: 0, snapshot: "new", append: [] })).rejects.toThrow(SessionConflictError);
+    expect(await store.load(id)).toEqual(before);
+  });
+
+  it("lets exactly one of many concurrent saves from the same version win", async () => {
+    const id = unique("race");
+    await store.save(id, { expectedVersion: 0, snapshot: "s1", append: [] });
+    const results = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => store.save(id, { expectedVersion: 1, snapshot: `s${i}`, append: [`from ${i}`, `again ${i}`] })));
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    const record = await store.load(id);
+    const winner = results.findIndex((r) => r.status === "fulfilled");
+    expect(record?.messages.map((m) => m.json)).toEqual([`from ${winner}`, `again ${winner}`]);
+  });
+
+  it("lists sessions, newest first, and deletes them with their messages", async () => {
+    const a = unique("list-a");
+    const b = unique("list-b");
+    await store.save(a, { expectedVersion: 0, snapshot: "", append: ["1"] });
+    await store.save(b, { expectedVersion: 0, snapshot: "", append: ["1", "2"] });
+    await store.save(a, { expectedVersion: 1, snapshot: "", append: ["2", "3"] });
+    const listed = (await store.list({ limit: 1000 })).filter((s) => s.id === a || s.id === b);
+    expect(listed.map((s) => [s.id, s.messageCount, s.version])).toEqual([
+      [a, 3, 2],
+      [b, 2, 1],
+    ]);
+    expect(await store.delete(a)).toBe(true);
+    expect(await store.delete(a)).toBe(false);
+    expect(await store.load(a)).toBeUndefined();
+    await expect(store.save(a, { expectedVersion: 2, snapshot: "", append: [] })).rejects.toThrow(`Session "${a}" was deleted by another process (expected version 2). Start it again.`);
+    expect(await store.save(a, { expectedVersion: 0, snapshot: "", append: ["fresh"] })).toBe(1);
+    expect((await store.load(a))?.messages.map((m) => [m.seq, m.json])).toEqual([[1, "fresh"]]);
+  });
+
+  it("stores any text, including quotes and unicode, exactly", async () => {
+    const id = unique("text");
+    const message = JSON.stringify({ role: "user", content: `It's "quoted" — 🦙 ${"\\"} end` });
+    await store.save(id, { expectedVersion: 0, snapshot: '{"a":"ü"}', append: [message] });
+    const record = await store.load(id);
+    expect(record?.messages[0]?.json).toBe(message);
+    expect(record?.snapshot).toBe('{"a":"ü"}');
+  });
+
+  it("rejects an unusable session id with a clear error", async () => {
+    await expect(store.load("")).rejects.toThrow(SessionStoreError);
+    await expect(store.save("a\nb", { expectedVersion: 0, snapshot: "", append: [] })).rejects.toThrow('A session id must be 1 to 200 characters without control characters; got "a\\nb".');
+  });
+});
+
+describe("openSessionStore", () => {
+  it("names the accepted forms when the URL is unknown", async () => {
+    await expect(openSessionStore("redis://localhost")).rejects.toThrow(
+      'Unknown session store "redis://localhost". Use sqlite:PATH (default sqlite:.stepflow/sessions.db), postgres://USER:PASSWORD@HOST:PORT/DB, or memory:.',
+    );
+  });
+
+  it("reports a PostgreSQL server that is not there, without the password", async () => {
+    const error = await openSessionStore("postgres://app:s3cret@127.0.0.1:1/app").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SessionStoreError);
+    expect(String((error as Error).message)).toMatch(/^Cannot open the session store PostgreSQL postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/app: .*Is PostgreSQL running, and is DATABASE_URL right\?$/);
+    expect(String((error as Error).message)).not.toContain("s3cret");
+  });
+});

@@ -1,0 +1,182 @@
+/**
+ * The function-calling agent of the LlamaIndex notebook, on stepflow: prepare the chat
+ * history → stream the LLM with tools → run the tool calls → loop until the LLM answers
+ * without tools. Memory and sources live in `ctx.store`, so passing the same context to the
+ * next run continues the conversation.
+ */
+import type { BaseTool, ChatMessage, ToolCall, ToolCallLLM } from "@llamaindex/core/llms";
+import { Memory, createMemory, loadMemory } from "@llamaindex/core/memory";
+import { FunctionOutputEvent, InputEvent, StreamEvent, ToolCallEvent } from "../events/index.ts";
+import type { Context } from "../src/context.ts";
+import { StepflowError } from "../src/errors.ts";
+import { StartEvent, StopEvent } from "../src/event.ts";
+import { recentHistory, wellFormedHistory } from "../src/llm/chat-history.ts";
+import { runToolCalls } from "../src/llm/tool-calls.ts";
+import { registerCodec } from "../src/serialize.ts";
+import type { ToolSource } from "../src/llm/tool-calls.ts";
+import { step } from "../src/step.ts";
+import { Workflow } from "../src/workflow.ts";
+import type { WorkflowOptions } from "../src/workflow.ts";
+
+/** The agent's run input: `agent.run({ input: "Hello!" })`. */
+export interface AgentInput {
+  /** The user's message: text, or a LlamaIndex `ChatMessage` (e.g. with images). */
+  readonly input: string | ChatMessage;
+}
+
+/** What a run returns: the final assistant message and the tool outputs of this run. */
+export interface AgentResult {
+  readonly response: ChatMessage;
+  readonly sources: ToolSource[];
+}
+
+/** Options of {@link FunctionCallingAgent}. */
+export interface FunctionCallingAgentOptions extends WorkflowOptions {
+  /** Any LlamaIndex `ToolCallLLM`: `@llamaindex/openai`, `ScriptedLLM`, `OfflineDemoLLM`, … */
+  readonly llm: ToolCallLLM;
+  readonly tools?: readonly BaseTool[];
+  /** Sent first on every LLM call; not stored in memory, so trimming never drops it. */
+  readonly systemPrompt?: string;
+  /** LLM calls allowed per run before `AgentMaxIterationsError`. Default 20. */
+  readonly maxIterations?: number;
+  /** Seconds one tool call may take before the model is told it failed. Default 60. */
+  readonly toolTimeout?: number;
+}
+
+/** The model kept calling tools past `maxIterations`. @example `err instanceof AgentMaxIterationsError && err.iterations` */
+export class AgentMaxIterationsError extends StepflowError {
+  override name = "AgentMaxIterationsError";
+  constructor(readonly iterations: number) {
+    super(`FunctionCallingAgent stopped after ${iterations} LLM calls without a final answer (maxIterations: ${iterations}). The model kept calling tools: check the tool results it got, or raise maxIterations.`);
+  }
+}
+
+// LlamaIndex Memory saves itself as a snapshot; this lets ctx.toJSON() save the agent's memory.
+registerCodec<Memory>("llamaindex.Memory", {
+  test: (value) => value instanceof Memory,
+  encode: (memory) => JSON.parse(memory.snapshot()),
+  decode: (json) => loadMemory(JSON.stringify(json)),
+});
+
+const MEMORY = "memory";
+const SOURCES = "sources";
+const ITERATIONS = "iterations";
+
+/**
+ * @example
+ * const agent = new FunctionCallingAgent({ llm: new OpenAI({ model: "gpt-4o-mini" }), tools: [add, multiply], timeout: 120 });
+ * const ctx = new Context(agent);
+ * await agent.run({ input: "Hello! My name is Logan." }, { ctx });
+ * const { response } = await agent.run({ input: "What is my name?" }, { ctx });
+ * response.content; // "Your name is Logan."
+ *
+ * const handler = agent.run({ input: "What is (2123 + 2321) * 312?" });
+ * for await (const ev of handler.streamEvents()) if (ev instanceof StreamEvent) process.stdout.write(ev.delta);
+ */
+export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
+  readonly llm: ToolCallLLM;
+  readonly tools: readonly BaseTool[];
+  readonly systemPrompt: string | undefined;
+  readonly maxIterations: number;
+  readonly toolTimeout: number;
+
+  constructor(options: FunctionCallingAgentOptions) {
+    super(options);
+    if (!options.llm?.supportToolCall) {
+      throw new StepflowError("FunctionCallingAgent needs an LLM that supports tool calls (a LlamaIndex ToolCallLLM with supportToolCall: true).");
+    }
+    const maxIterations = options.maxIterations ?? 20;
+    if (!Number.isInteger(maxIterations) || maxIterations < 1) {
+      throw new StepflowError(`maxIterations must be a whole number ≥ 1, got ${String(maxIterations)}.`);
+    }
+    this.llm = options.llm;
+    this.tools = options.tools ?? [];
+    this.systemPrompt = options.systemPrompt;
+    this.maxIterations = maxIterations;
+    this.toolTimeout = options.toolTimeout ?? 60;
+  }
+
+  @step({ accepts: [StartEvent], emits: [InputEvent] })
+  async prepareChatHistory(ctx: Context, ev: StartEvent<AgentInput>): Promise<InputEvent> {
+    if (typeof ev.input !== "string" && (typeof ev.input !== "object" || ev.input === null)) {
+      throw new StepflowError(`FunctionCallingAgent.run takes { input: "your message" }; got input ${JSON.stringify(ev.input)}.`);
+    }
+    await ctx.store.set(SOURCES, []);
+    await ctx.store.set(ITERATIONS, 0);
+    const memory = await this.#memory(ctx);
+    await memory.add(typeof ev.input === "string" ? { role: "user", content: ev.input } : ev.input);
+    return new InputEvent({ input: await this.#history(memory) });
+  }
+
+  @step({ accepts: [InputEvent], emits: [ToolCallEvent, StopEvent] })
+  async handleLlmInput(ctx: Context, ev: InputEvent): Promise<ToolCallEvent | StopEvent<AgentResult> | undefined> {
+    const iterations = (await ctx.store.get<number>(ITERATIONS, 0)) + 1;
+    if (iterations > this.maxIterations) throw new AgentMaxIterationsError(this.maxIterations);
+    await ctx.store.set(ITERATIONS, iterations);
+
+    const messages: ChatMessage[] = this.systemPrompt ? [{ role: "system", content: this.systemPrompt }, ...ev.input] : ev.input;
+    const stream = await this.llm.chat({ messages, tools: [...this.tools], stream: true });
+    let content = "";
+    // Keyed by id, last seen wins: adapters that emit growing partial calls still end complete.
+    const calls = new Map<string, ToolCall>();
+    for await (const chunk of stream) {
+      if (ctx.signal.aborted) return undefined; // the run is over (timeout or cancel): stop reading
+      if (chunk.delta) {
+        content += chunk.delta;
+        ctx.writeEventToStream(new StreamEvent({ delta: chunk.delta }));
+      }
+      const toolCalls = (chunk.options as { toolCall?: ToolCall[] } | undefined)?.toolCall;
+      for (const call of toolCalls ?? []) calls.set(call.id, call);
+    }
+    const toolCalls = [...calls.values()];
+    const response: ChatMessage = toolCalls.length > 0 ? { role: "assistant", content, options: { toolCall: toolCalls } } : { role: "assistant", content };
+    await (await this.#memory(ctx)).add(response);
+    if (toolCalls.length === 0) {
+      return new StopEvent({ result: { response, sources: await ctx.store.get<ToolSource[]>(SOURCES, []) } });
+    }
+    const event = new ToolCallEvent({ toolCalls });
+    ctx.writeEventToStream(event);
+    return event;
+  }
+
+  @step({ accepts: [ToolCallEvent], emits: [InputEvent] })
+  async handleToolCalls(ctx: Context, ev: ToolCallEvent): Promise<InputEvent | undefined> {
+    const results = await runToolCalls(ev.toolCalls, this.tools, {
+      timeout: this.toolTimeout,
+      signal: ctx.signal,
+      onStart: (call) => this.trace(`Invoking: \`${call.name}\` with \`${typeof call.input === "string" ? call.input : JSON.stringify(call.input)}\``),
+      onResult: (source) => {
+        if (ctx.signal.aborted) return;
+        this.trace(`Got output: ${source.content}`);
+        ctx.writeEventToStream(new FunctionOutputEvent({ output: source }));
+      },
+    });
+    // A run that timed out or was cancelled mid-call must not write late results into memory.
+    if (ctx.signal.aborted) return undefined;
+    const memory = await this.#memory(ctx);
+    for (const source of results) {
+      await memory.add({ role: "user", content: source.content, options: { toolResult: { id: source.toolCallId, result: source.content, isError: source.isError } } });
+    }
+    const sources = await ctx.store.get<ToolSource[]>(SOURCES, []);
+    await ctx.store.set(SOURCES, [...sources, ...results]);
+    return new InputEvent({ input: await this.#history(memory) });
+  }
+
+  async #memory(ctx: Context): Promise<Memory> {
+    const existing = await ctx.store.get<unknown>(MEMORY, undefined);
+    if (existing instanceof Memory) return existing;
+    if (existing !== undefined) {
+      throw new StepflowError(`ctx.store "${MEMORY}" holds a ${typeof existing}, not a LlamaIndex Memory. Use a fresh Context, or store the agent's memory under that key only.`);
+    }
+    // Given the LLM, Memory does not look up Settings.llm, which throws (and is caught) when unset.
+    const memory = createMemory([], { llm: this.llm });
+    await ctx.store.set(MEMORY, memory);
+    return memory;
+  }
+
+  /** What Memory.getLLM would send (¾ of the context window, 70% of it for chat history), trimmed linearly. */
+  async #history(memory: Memory): Promise<ChatMessage[]> {
+    const tokenLimit = Math.ceil(Math.ceil(this.llm.metadata.contextWindow * 0.75) * 0.7);
+    return wellFormedHistory(recentHistory(await memory.get(), tokenLimit));
+  }
+}
