@@ -5,7 +5,8 @@
  * next run continues the conversation.
  */
 import type { BaseTool, ChatMessage, ToolCall, ToolCallLLM } from "@llamaindex/core/llms";
-import { Memory, createMemory, loadMemory } from "@llamaindex/core/memory";
+import { Memory, createMemory } from "@llamaindex/core/memory";
+import type { MemoryMessage } from "@llamaindex/core/memory";
 import { FunctionOutputEvent, InputEvent, StreamEvent, ToolCallEvent } from "../events/index.ts";
 import type { Context } from "../src/context.ts";
 import { StepflowError } from "../src/errors.ts";
@@ -55,7 +56,11 @@ export class AgentMaxIterationsError extends StepflowError {
 registerCodec<Memory>("llamaindex.Memory", {
   test: (value) => value instanceof Memory,
   encode: (memory) => JSON.parse(memory.snapshot()),
-  decode: (json) => loadMemory(JSON.stringify(json)),
+  // What loadMemory does, without its JSON.stringify-then-parse round trip of every message.
+  decode: (json) => {
+    const { messages = [], memoryCursor = 0 } = json as { messages?: MemoryMessage[]; memoryCursor?: number };
+    return new Memory(messages, { memoryCursor });
+  },
 });
 
 const MEMORY = "memory";

@@ -57,9 +57,21 @@ export function wellFormedHistory(messages: readonly ChatMessage[]): ChatMessage
   return kept;
 }
 
+// Token counts by text: a long conversation re-sends the same messages on every LLM call, and
+// tokenizing them again was most of a turn's cost at 1,000 messages. Bounded; cleared when full.
+const tokenCounts = new Map<string, number>();
+const TOKEN_CACHE_SIZE = 50_000;
+
 /** Tokens in a message's text, with the tokenizer LlamaIndex memory uses (cl100k). */
 export function countTokens(message: ChatMessage): number {
-  return Settings.tokenizer.encode(extractText(message.content)).length;
+  const text = extractText(message.content);
+  let count = tokenCounts.get(text);
+  if (count === undefined) {
+    count = Settings.tokenizer.encode(text).length;
+    if (tokenCounts.size >= TOKEN_CACHE_SIZE) tokenCounts.clear();
+    tokenCounts.set(text, count);
+  }
+  return count;
 }
 
 /**

@@ -39,6 +39,8 @@ export interface ScriptedLLMOptions {
   readonly contextWindow?: number;
   /** Milliseconds to wait before each reply's first chunk, to show a slow model in a demo. Default 0. */
   readonly delayMs?: number;
+  /** Keep a copy of every request in `requests`. Default true; false for long runs (benchmarks). */
+  readonly record?: boolean;
 }
 
 /**
@@ -58,12 +60,15 @@ export class ScriptedLLM extends ToolCallLLM {
   metadata: LLMMetadata;
   readonly #script: readonly ScriptedReply[] | ScriptedReplyFn;
   readonly #delayMs: number;
+  readonly #record: boolean;
   #callIds = 0;
+  #requestCount = 0;
 
   constructor(script: readonly ScriptedReply[] | ScriptedReplyFn, options: ScriptedLLMOptions = {}) {
     super();
     this.#script = script;
     this.#delayMs = options.delayMs ?? 0;
+    this.#record = options.record ?? true;
     this.metadata = { model: "scripted", temperature: 0, topP: 1, contextWindow: options.contextWindow ?? 128_000, tokenizer: undefined, structuredOutput: false };
   }
 
@@ -72,8 +77,9 @@ export class ScriptedLLM extends ToolCallLLM {
   async chat(
     params: LLMChatParamsStreaming<object, ToolCallLLMMessageOptions> | LLMChatParamsNonStreaming<object, ToolCallLLMMessageOptions>,
   ): Promise<AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> | ChatResponse<ToolCallLLMMessageOptions>> {
-    const request: ScriptedRequest = { messages: structuredClone(params.messages), tools: (params.tools ?? []).map((t) => t.metadata.name) };
-    const index = this.requests.push(request) - 1;
+    const request: ScriptedRequest = { messages: this.#record ? structuredClone(params.messages) : params.messages, tools: (params.tools ?? []).map((t) => t.metadata.name) };
+    const index = this.#requestCount++;
+    if (this.#record) this.requests.push(request);
     const reply = this.#reply(request, index);
     const deltas = typeof reply.text === "string" ? [reply.text] : [...(reply.text ?? [])];
     const toolCalls: ToolCall[] = (reply.toolCalls ?? []).map((call) => ({ id: call.id ?? `call_${++this.#callIds}`, name: call.name, input: call.input }));

@@ -1,0 +1,72 @@
+/**
+ * Sessions benchmark: one turn's save + load against a stored history of 10, 100 and 1,000
+ * messages, on SQLite (the default store) and PostgreSQL (when DATABASE_URL is set), and the
+ * bytes each turn writes as the history grows.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ScriptedLLM } from "../src/llm/scripted-llm.ts";
+import { openSessionStore } from "../src/sessions/open-store.ts";
+import { Sessions } from "../src/sessions/sessions.ts";
+import type { SessionStore } from "../src/sessions/types.ts";
+import { FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
+import { printTable } from "./measure.ts";
+
+const SIZES = [10, 100, 1000];
+const bytes = (text: string) => Buffer.byteLength(text);
+
+/** A realistic stored message: a question, or an answer of a few sentences. */
+const message = (i: number) =>
+  JSON.stringify(
+    i % 2 === 0
+      ? { id: `m${i}`, role: "user", content: `Question ${i}: what is ${i} * 312, and can you explain how you got it?` }
+      : { id: `m${i}`, role: "assistant", content: `${i - 1} * 312 = ${(i - 1) * 312}. I multiplied the two numbers with the multiply tool and checked the result.` },
+  );
+
+/** Grows session `id` to `size` messages in one save, from the snapshot of a real first turn. */
+async function seed(store: SessionStore, sessions: Sessions<{ input: string }, unknown>, id: string, size: number): Promise<void> {
+  await sessions.run(id, { input: "Hello!" });
+  const first = await store.load(id);
+  if (!first) throw new Error("seeding failed");
+  await store.save(id, { expectedVersion: first.version, snapshot: first.snapshot, append: Array.from({ length: size - first.messages.length }, (_, i) => message(i + first.messages.length)) });
+}
+
+export async function benchSessions(turns = 30): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "stepflow-bench-"));
+  const targets: [string, string][] = [["SQLite", `sqlite:${join(dir, "sessions.db")}`]];
+  if (process.env.DATABASE_URL) targets.push(["PostgreSQL", process.env.DATABASE_URL]);
+  else console.log("(PostgreSQL skipped: DATABASE_URL is not set; bash .ci/postgres.sh starts one)\n");
+  const rows: string[][] = [];
+  try {
+    for (const [name, url] of targets) {
+      const store = await openSessionStore(url);
+      // An LLM that answers at once, so a turn's time is the session's load and save.
+      const agent = new FunctionCallingAgent({ llm: new ScriptedLLM(() => ({ text: "Noted." }), { record: false }) });
+      const sessions = new Sessions(agent, store);
+      try {
+        for (const size of SIZES) {
+          const id = `bench-${size}-${process.pid}`;
+          await seed(store, sessions, id, size);
+          for (let i = 0; i < 3; i++) await sessions.run(id, { input: "warm up" });
+          const before = await store.load(id);
+          const started = performance.now();
+          for (let i = 0; i < turns; i++) await sessions.run(id, { input: `Turn ${i}` });
+          const ms = (performance.now() - started) / turns;
+          const after = await store.load(id);
+          if (!before || !after) throw new Error("session vanished");
+          const appended = after.messages.slice(before.messages.length);
+          const written = (bytes(after.snapshot) * turns + appended.reduce((n, m) => n + bytes(m.json), 0)) / turns;
+          const wholeHistory = before.messages.reduce((n, m) => n + bytes(m.json), bytes(before.snapshot));
+          rows.push([name, size.toLocaleString("en"), ms.toFixed(2), Math.round(written).toLocaleString("en"), wholeHistory.toLocaleString("en")]);
+          await store.delete(id);
+        }
+      } finally {
+        await store.close();
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  printTable(["store", "messages in history", "ms per turn (load + run + save)", "bytes written per turn", "bytes of the whole session (what saving the full context would write)"], rows);
+}
