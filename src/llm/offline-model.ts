@@ -6,19 +6,11 @@
  * the user gave in the conversation (from the history, not hidden state), and says what it
  * can do otherwise. Replies stream word by word.
  */
-import { ToolCallLLM } from "@llamaindex/core/llms";
-import type {
-  ChatMessage,
-  ChatResponse,
-  ChatResponseChunk,
-  LLMChatParamsNonStreaming,
-  LLMChatParamsStreaming,
-  LLMMetadata,
-  ToolCall,
-  ToolCallLLMMessageOptions,
-} from "@llamaindex/core/llms";
+import type { ChatMessage, ToolCall } from "@llamaindex/core/llms";
 import { extractText } from "@llamaindex/core/utils";
 import { toolCallsOf, toolResultIdOf } from "./chat-history.ts";
+import { LocalLLM } from "./local-llm.ts";
+import type { LocalReply } from "./local-llm.ts";
 
 type Op = "+" | "-" | "*" | "/";
 type Expr = { kind: "num"; value: number } | { kind: "op"; op: Op; left: Expr; right: Expr };
@@ -36,26 +28,14 @@ const HELP =
  * const agent = new FunctionCallingAgent({ llm: new OfflineDemoLLM(), tools: calculatorTools });
  * (await agent.run({ input: "What is (2123 + 2321) * 312?" })).response.content; // "(2123 + 2321) * 312 = 1386528"
  */
-export class OfflineDemoLLM extends ToolCallLLM {
-  readonly supportToolCall = true;
-  readonly metadata: LLMMetadata = { model: "offline-demo", temperature: 0, topP: 1, contextWindow: 128_000, tokenizer: undefined, structuredOutput: false };
+export class OfflineDemoLLM extends LocalLLM {
+  constructor() {
+    super("offline-demo");
+  }
 
-  chat(params: LLMChatParamsStreaming<object, ToolCallLLMMessageOptions>): Promise<AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>>>;
-  chat(params: LLMChatParamsNonStreaming<object, ToolCallLLMMessageOptions>): Promise<ChatResponse<ToolCallLLMMessageOptions>>;
-  async chat(
-    params: LLMChatParamsStreaming<object, ToolCallLLMMessageOptions> | LLMChatParamsNonStreaming<object, ToolCallLLMMessageOptions>,
-  ): Promise<AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> | ChatResponse<ToolCallLLMMessageOptions>> {
-    const reply = offlineReply(params.messages, (params.tools ?? []).map((t) => t.metadata.name));
-    if (!params.stream) {
-      return { raw: null, message: reply.toolCalls ? { role: "assistant", content: "", options: { toolCall: reply.toolCalls } } : { role: "assistant", content: reply.text } };
-    }
-    return (async function* () {
-      if (reply.toolCalls) {
-        yield { raw: null, delta: "", options: { toolCall: reply.toolCalls } };
-        return;
-      }
-      for (const word of reply.text.split(/(?<= )/)) yield { raw: null, delta: word };
-    })();
+  protected async reply(messages: ChatMessage[], tools: string[]): Promise<LocalReply> {
+    const reply = offlineReply(messages, tools);
+    return reply.toolCalls ? { deltas: [], toolCalls: reply.toolCalls } : { deltas: reply.text.split(/(?<= )/), toolCalls: [] };
   }
 }
 

@@ -4,18 +4,10 @@
  * give it, and records every request it received.
  */
 import type { JSONObject } from "@llamaindex/core/global";
-import { ToolCallLLM } from "@llamaindex/core/llms";
-import type {
-  ChatMessage,
-  ChatResponse,
-  ChatResponseChunk,
-  LLMChatParamsNonStreaming,
-  LLMChatParamsStreaming,
-  LLMMetadata,
-  ToolCall,
-  ToolCallLLMMessageOptions,
-} from "@llamaindex/core/llms";
+import type { ChatMessage, ToolCall } from "@llamaindex/core/llms";
 import { StepflowError } from "../errors.ts";
+import { LocalLLM } from "./local-llm.ts";
+import type { LocalReply } from "./local-llm.ts";
 
 /** One scripted reply: text (one delta per array item), tool calls, or both. */
 export interface ScriptedReply {
@@ -53,11 +45,9 @@ export interface ScriptedLLMOptions {
  * await agent.run({ input: "2123 + 2321?" });
  * llm.requests[1].messages; // user, assistant tool call, tool result
  */
-export class ScriptedLLM extends ToolCallLLM {
-  readonly supportToolCall = true;
-  /** Every request, in order. */
+export class ScriptedLLM extends LocalLLM {
+  /** Every request, in order (unless `record: false`). */
   readonly requests: ScriptedRequest[] = [];
-  metadata: LLMMetadata;
   readonly #script: readonly ScriptedReply[] | ScriptedReplyFn;
   readonly #delayMs: number;
   readonly #record: boolean;
@@ -65,33 +55,21 @@ export class ScriptedLLM extends ToolCallLLM {
   #requestCount = 0;
 
   constructor(script: readonly ScriptedReply[] | ScriptedReplyFn, options: ScriptedLLMOptions = {}) {
-    super();
+    super("scripted", options.contextWindow);
     this.#script = script;
     this.#delayMs = options.delayMs ?? 0;
     this.#record = options.record ?? true;
-    this.metadata = { model: "scripted", temperature: 0, topP: 1, contextWindow: options.contextWindow ?? 128_000, tokenizer: undefined, structuredOutput: false };
   }
 
-  chat(params: LLMChatParamsStreaming<object, ToolCallLLMMessageOptions>): Promise<AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>>>;
-  chat(params: LLMChatParamsNonStreaming<object, ToolCallLLMMessageOptions>): Promise<ChatResponse<ToolCallLLMMessageOptions>>;
-  async chat(
-    params: LLMChatParamsStreaming<object, ToolCallLLMMessageOptions> | LLMChatParamsNonStreaming<object, ToolCallLLMMessageOptions>,
-  ): Promise<AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> | ChatResponse<ToolCallLLMMessageOptions>> {
-    const request: ScriptedRequest = { messages: this.#record ? structuredClone(params.messages) : params.messages, tools: (params.tools ?? []).map((t) => t.metadata.name) };
+  protected async reply(messages: ChatMessage[], tools: string[]): Promise<LocalReply> {
+    const request: ScriptedRequest = { messages: this.#record ? structuredClone(messages) : messages, tools };
     const index = this.#requestCount++;
     if (this.#record) this.requests.push(request);
     const reply = this.#reply(request, index);
     const deltas = typeof reply.text === "string" ? [reply.text] : [...(reply.text ?? [])];
     const toolCalls: ToolCall[] = (reply.toolCalls ?? []).map((call) => ({ id: call.id ?? `call_${++this.#callIds}`, name: call.name, input: call.input }));
     if (this.#delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.#delayMs));
-    const content = deltas.join("");
-    if (!params.stream) {
-      return { raw: null, message: { role: "assistant", content, ...(toolCalls.length > 0 ? { options: { toolCall: toolCalls } } : {}) } };
-    }
-    return (async function* () {
-      for (const delta of deltas) yield { raw: null, delta };
-      if (toolCalls.length > 0) yield { raw: null, delta: "", options: { toolCall: toolCalls } };
-    })();
+    return { deltas, toolCalls };
   }
 
   #reply(request: ScriptedRequest, index: number): ScriptedReply {
