@@ -189,6 +189,47 @@ describe("FunctionCallingAgent: tool execution", () => {
   });
 });
 
+describe("FunctionCallingAgent: saved contexts", () => {
+  it("round-trips memory, sources and an in-flight tool call; a new agent finishes the run without repeating earlier calls", async () => {
+    const toolStarted = gate();
+    const blockedMultiply = tool({
+      name: "multiply",
+      description: "Multiply (blocks: the run is saved meanwhile).",
+      parameters: z.object({ x: z.number(), y: z.number() }),
+      execute: async () => {
+        toolStarted.open();
+        return new Promise<number>(() => {});
+      },
+    });
+    const first = new FunctionCallingAgent({ llm: calculatorScript(), tools: [add, blockedMultiply] });
+    const handler = first.run({ input: "What is (2123 + 2321) * 312?" });
+    await toolStarted.promise;
+    const saved = JSON.stringify(handler.ctx.toJSON());
+    handler.cancel();
+    await handler.catch(() => undefined);
+
+    const json = JSON.parse(saved);
+    expect(json.store.memory.$codec).toBe("llamaindex.Memory");
+    expect(json.store.memory.value.messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(json.store.sources.map((s: { toolName: string }) => s.toolName)).toEqual(["add"]);
+    expect(json.run.inFlight.handleToolCalls[0].type).toBe("agent.ToolCallEvent");
+
+    const llm = new ScriptedLLM([{ text: "(2123 + 2321) * 312 = 1386528." }]);
+    const second = new FunctionCallingAgent({ llm, tools: [add, multiply] });
+    const { response, sources } = await second.run(undefined, { ctx: Context.fromJSON(second, saved) });
+    expect(response.content).toBe("(2123 + 2321) * 312 = 1386528.");
+    expect(sources.map((s) => [s.toolName, s.output])).toEqual([
+      ["add", 4444],
+      ["multiply", 1386528],
+    ]);
+    expect(llm.requests).toHaveLength(1); // only the call after multiply: the first two LLM calls are not repeated
+    expect(toolResults(llm.requests[0]?.messages ?? [])).toEqual([
+      ["call_add", "4444"],
+      ["call_mul", "1386528"],
+    ]);
+  });
+});
+
 describe("FunctionCallingAgent: the history it sends", () => {
   it("puts the system prompt first on every call without storing it", async () => {
     const llm = calculatorScript();
