@@ -5,10 +5,11 @@
  * same server, same replies, same tools.
  */
 import { OpenAI } from "../src/llm/openai.ts";
-import { startOpenAIServer, calculatorTurns } from "../test/support/openai-sse-server.ts";
+import { calculatorTurns, startOpenAIServer } from "../test/support/openai-sse-server.ts";
+import type { ServerTurn } from "../test/support/openai-sse-server.ts";
 import { FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
 import { add, multiply } from "../workflows/tools/calculator.ts";
-import { printTable } from "./measure.ts";
+import { collectGarbage, printTable } from "./measure.ts";
 
 const QUESTION = "What is (2123 + 2321) * 312?";
 const tools = [add, multiply];
@@ -56,26 +57,42 @@ async function timeTurns(turns: number, runTurn: () => Promise<string>): Promise
   return (performance.now() - started) / turns;
 }
 
-/** Runs the agent table: `rounds` alternating rounds of `turns` turns each, best round kept. */
-export async function benchAgent(turns = 200, rounds = 5): Promise<void> {
-  const total = 2 * turns * rounds + 2 * 20;
-  const server = await startOpenAIServer({ turns: Array.from({ length: total }, () => calculatorTurns()).flat() });
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+
+/**
+ * Runs the agent table: `rounds` rounds of `turns` turns on each side, alternating which side
+ * goes first; reports each side's median round and the median of the per-round ratios (a
+ * shared machine's speed drifts between rounds, less within one).
+ */
+export async function benchAgent(turns = 50, rounds = 21): Promise<void> {
+  const calculator = calculatorTurns();
+  const server = await startOpenAIServer({ turns: (_body, index) => calculator[index % calculator.length] as ServerTurn, keepRequests: false });
   try {
     const llm = new OpenAI({ apiKey: "sk-bench", baseURL: server.baseURL, model: "gpt-4o-mini", maxRetries: 0 });
     const client = await llm.session;
     const agent = new FunctionCallingAgent({ llm, tools });
     const stepflowTurn = async () => String((await agent.run({ input: QUESTION })).response.content);
-    await timeTurns(20, stepflowTurn); // warm-up, both paths
-    await timeTurns(20, () => handWrittenTurn(client));
-    let best = { stepflow: Infinity, hand: Infinity };
+    const handTurn = () => handWrittenTurn(client);
+    await timeTurns(100, stepflowTurn); // warm-up, both paths
+    await timeTurns(100, handTurn);
+    const hand: number[] = [];
+    const stepflow: number[] = [];
     for (let round = 0; round < rounds; round++) {
-      best = { stepflow: Math.min(best.stepflow, await timeTurns(turns, stepflowTurn)), hand: Math.min(best.hand, await timeTurns(turns, () => handWrittenTurn(client))) };
+      collectGarbage();
+      if (round % 2 === 0) {
+        hand.push(await timeTurns(turns, handTurn));
+        stepflow.push(await timeTurns(turns, stepflowTurn));
+      } else {
+        stepflow.push(await timeTurns(turns, stepflowTurn));
+        hand.push(await timeTurns(turns, handTurn));
+      }
     }
+    const ratio = median(stepflow.map((ms, i) => ms / (hand[i] as number)));
     printTable(
-      ["run", "turns × rounds", "ms/turn (best round)", "× hand-written"],
+      ["run", "rounds × turns", "ms/turn (median round)", "× hand-written (median of rounds)"],
       [
-        ["hand-written OpenAI-SDK loop", `${turns} × ${rounds}`, best.hand.toFixed(3), "1.00"],
-        ["stepflow FunctionCallingAgent", `${turns} × ${rounds}`, best.stepflow.toFixed(3), (best.stepflow / best.hand).toFixed(2)],
+        ["hand-written OpenAI-SDK loop", `${rounds} × ${turns}`, median(hand).toFixed(3), "1.00"],
+        ["stepflow FunctionCallingAgent", `${rounds} × ${turns}`, median(stepflow).toFixed(3), ratio.toFixed(2)],
       ],
     );
   } finally {

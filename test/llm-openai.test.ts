@@ -1,13 +1,17 @@
 import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
 import { tool } from "@llamaindex/core/tools";
 import { OpenAI as UpstreamOpenAI } from "@llamaindex/openai";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { WorkflowCancelledByUser } from "../src/index.ts";
 import { OpenAI, ToolCallAccumulator, describeOpenAIError } from "../src/llm/openai.ts";
 import { FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
 import { add, multiply } from "../workflows/tools/calculator.ts";
 import { calculatorTurns, startOpenAIServer } from "./support/openai-sse-server.ts";
 import type { OpenAIServer, ServerTurn, StreamVariant } from "./support/openai-sse-server.ts";
+import { gate } from "./support/gate.ts";
 
 const variants: StreamVariant[] = ["openai", "repeat-id", "whole-call", "two-calls-one-delta"];
 let server: OpenAIServer | undefined;
@@ -116,6 +120,30 @@ describe("ToolCallAccumulator", () => {
     const calls = new ToolCallAccumulator();
     calls.add([{ index: 0, function: { name: "now", arguments: "" } }]);
     expect(calls.finish()).toEqual([{ id: "call_0", name: "now", input: {} }]);
+  });
+});
+
+describe("cancelling a run", () => {
+  it("closes the LLM request that was waiting for the server", async () => {
+    const requestArrived = gate();
+    const requestClosed = gate();
+    const silent = createServer((req) => {
+      requestArrived.open();
+      req.resume();
+      req.socket.on("close", () => requestClosed.open()); // the client hung up
+    });
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const baseURL = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`;
+      const handler = new FunctionCallingAgent({ llm: openai(baseURL), tools: [add] }).run({ input: "Hello?" });
+      await requestArrived.promise;
+      handler.cancel();
+      await expect(handler).rejects.toThrow(WorkflowCancelledByUser);
+      await requestClosed.promise; // hangs (test timeout) if the request stayed open
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 });
 

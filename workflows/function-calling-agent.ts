@@ -120,7 +120,9 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     await ctx.store.set(ITERATIONS, iterations);
 
     const messages: ChatMessage[] = this.systemPrompt ? [{ role: "system", content: this.systemPrompt }, ...ev.input] : ev.input;
-    const stream = await this.llm.chat({ messages, tools: [...this.tools], stream: true });
+    // LLMs that can abort a request (stepflow's OpenAI) get the run's signal: a cancelled run closes its request.
+    const abortable = (this.llm as { supportsAbortSignal?: boolean }).supportsAbortSignal === true;
+    const stream = await this.llm.chat({ messages, tools: [...this.tools], stream: true, ...(abortable ? { additionalChatOptions: { signal: ctx.signal } } : {}) });
     let content = "";
     // Keyed by id, last seen wins: adapters that emit growing partial calls still end complete.
     const calls = new Map<string, ToolCall>();

@@ -170,6 +170,16 @@ ${escaped}
 `;
 }
 
+/**
+ * Runs `main` and exits with its code once stdout and stderr are flushed, without waiting for
+ * work the CLI has given up on (a cancelled turn's request to a server that never answers).
+ */
+export async function runAndExit(argv: readonly string[]): Promise<never> {
+  const code = await main(argv);
+  await Promise.all([process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write("", resolve))));
+  process.exit(code);
+}
+
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  process.exitCode = await main(process.argv.slice(2));
+  await runAndExit(process.argv.slice(2));
 }

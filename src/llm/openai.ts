@@ -93,6 +93,12 @@ export class ToolCallAccumulator {
  * const agent = new FunctionCallingAgent({ llm, tools: calculatorTools });
  */
 export class OpenAI extends LlamaIndexOpenAI {
+  /**
+   * Streaming calls stop when `additionalChatOptions.signal` aborts (it is taken out of the
+   * request body and given to the OpenAI SDK), so a cancelled or timed-out run does not leave
+   * a request open. The agent passes its run's signal to LLMs that say they support this.
+   */
+  readonly supportsAbortSignal = true;
   readonly #contextWindow: number | undefined;
 
   constructor(options: OpenAIOptions = {}) {
@@ -109,7 +115,8 @@ export class OpenAI extends LlamaIndexOpenAI {
   }
 
   protected override async *streamChat(params: CreateParams): AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> {
-    const stream = await (await this.session).chat.completions.create({ ...params, stream: true });
+    const { signal, ...body } = params as CreateParams & { signal?: AbortSignal };
+    const stream = await (await this.session).chat.completions.create({ ...body, stream: true }, { signal });
     const calls = new ToolCallAccumulator();
     for await (const part of stream) {
       const delta = part.choices?.[0]?.delta;

@@ -27,6 +27,8 @@ export interface OpenAIServerOptions {
   readonly variant?: StreamVariant;
   /** Answer every request with this HTTP status and an OpenAI-style error body. */
   readonly status?: number;
+  /** Keep every request in `requests` (default true); false for benchmarks, so memory stays flat. */
+  readonly keepRequests?: boolean;
 }
 
 /** The parts of a request body the tests look at (the rest is kept too). */
@@ -63,6 +65,7 @@ export function calculatorTurns(): ServerTurn[] {
  */
 export async function startOpenAIServer(options: OpenAIServerOptions): Promise<OpenAIServer> {
   const requests: OpenAIServer["requests"] = [];
+  let served = 0;
   const server = createServer((req, res) => {
     let raw = "";
     req.setEncoding("utf8");
@@ -70,7 +73,8 @@ export async function startOpenAIServer(options: OpenAIServerOptions): Promise<O
     req.on("end", () => {
       if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) return sendError(res, 404, `No route ${req.method} ${req.url}`);
       const body = JSON.parse(raw) as ChatRequestBody;
-      const index = requests.push({ body, headers: req.headers }) - 1;
+      const index = served++;
+      if (options.keepRequests ?? true) requests.push({ body, headers: req.headers });
       if (options.status) return sendError(res, options.status, options.status === 401 ? "Incorrect API key provided." : `Scripted status ${options.status}.`);
       const turn = typeof options.turns === "function" ? options.turns(body, index) : options.turns[index];
       // 400, not 500: the SDK retries 5xx, and a missing turn is a bug in the test to report at once.
