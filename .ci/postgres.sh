@@ -10,14 +10,8 @@ PG_PORT=${PG_PORT:-54329}
 
 start_postgres() {
   if ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then
-    if [ "$(id -u)" -ne 0 ]; then
-      echo "postgres.sh: PostgreSQL is not installed; run as root, or: apt-get install postgresql" >&2
-      return 1
-    fi
-    echo "== apt-get install postgresql"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+    source "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
+    apt_install postgresql
   fi
   local bin
   bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)

@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+/**
+ * The tslab kernel, started so that notebook cells can use this repository's TypeScript the
+ * way the rest of it does. Registered by `.ci/notebooks.sh` as the Jupyter kernel
+ * "tslab-stepflow"; it takes tslab's own arguments (`kernel --config-path FILE`).
+ *
+ * tslab (1.0.22, the last release) compiles each cell with its own TypeScript 5.0 and fixed
+ * compiler options: legacy `experimentalDecorators`, Node10 module resolution, `rootDir` = the
+ * notebook's folder, and it compiles every `.ts` file a cell imports itself, with errors for
+ * `.ts` extensions in import paths and for files outside the notebook's folder. So
+ * `import { Workflow } from "../src/index.ts"` fails in a stock tslab cell. Three changes:
+ *
+ * 1. Files on disk that a cell imports are type-checked for the cell (full types in cells)
+ *    but not compiled or diagnosed by tslab: Node loads them through tsx's require hook, with
+ *    standard decorators, `.ts` imports and ESM syntax handled as `node --import tsx` does.
+ *    (`npm run typecheck` checks them.)
+ * 2. Cells accept `.ts` extensions in import paths and resolve packages by their `exports`
+ *    (`moduleResolution: "bundler"`).
+ * 3. Decorators in cells are standard (TC39) decorators, as in the rest of the repository.
+ */
+"use strict";
+const fs = require("node:fs");
+const path = require("node:path");
+
+const tslabDir = path.dirname(require.resolve("tslab/package.json"));
+const tsPath = require.resolve("@tslab/typescript-for-tslab", { paths: [tslabDir] });
+const realTs = require(tsPath);
+// The TypeScript bundle's exports are read-only getters: tslab gets a copy with two replaced.
+const ts = {};
+for (const key of Object.keys(realTs)) {
+  Object.defineProperty(ts, key, { enumerable: true, configurable: true, get: () => realTs[key] });
+}
+const replace = (key, fn) => Object.defineProperty(ts, key, { enumerable: true, value: fn });
+require.cache[tsPath].exports = ts;
+require("tsx/cjs/api").register();
+
+/** Diagnostics that only say tslab's fixed options do not fit this repository. */
+const IGNORED = new Set([
+  5096, // allowImportingTsExtensions needs noEmit (tslab emits the cell only)
+  6059, // a file is not under rootDir (the notebook's folder)
+]);
+
+const onDisk = (fileName) => !fileName.endsWith(".d.ts") && fs.existsSync(fileName);
+
+replace("createWatchCompilerHost", function (rootFiles, options, system, _createProgram, ...rest) {
+  const cellFiles = new Set(rootFiles);
+  const createProgram = (...args) => {
+    const builder = realTs.createEmitAndSemanticDiagnosticsBuilderProgram(...args);
+    const getAllDependencies = builder.getAllDependencies.bind(builder);
+    // tslab emits and diagnoses a cell's dependencies: keep the cell and tslab's in-memory
+    // modules, leave files on disk to tsx.
+    builder.getAllDependencies = (sourceFile) =>
+      getAllDependencies(sourceFile).filter((f) => f === sourceFile.fileName || cellFiles.has(f) || !onDisk(f));
+    return builder;
+  };
+  const patched = {
+    ...options,
+    moduleResolution: realTs.ModuleResolutionKind.Bundler,
+    allowImportingTsExtensions: true,
+    experimentalDecorators: false,
+  };
+  return realTs.createWatchCompilerHost(rootFiles, patched, system, createProgram, ...rest);
+});
+
+replace("getPreEmitDiagnosticsOfFiles", (...args) =>
+  realTs.getPreEmitDiagnosticsOfFiles(...args).filter((d) => !IGNORED.has(d.code)),
+);
+
+require(path.join(tslabDir, "dist", "main.js")).main();
