@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 /**
  * The tslab kernel, started so that notebook cells can use this repository's TypeScript the
- * way the rest of it does. Registered by `.ci/notebooks.sh` as the Jupyter kernel
- * "tslab-stepflow"; it takes tslab's own arguments (`kernel --config-path FILE`).
+ * way the rest of it does. `.ci/notebooks.sh` registers it as the Jupyter kernel
+ * "tslab-stepflow" (`--install-kernel` for your Jupyter); it takes tslab's own arguments
+ * (`kernel --config-path FILE`).
  *
  * tslab (1.0.22, the last release) compiles each cell with its own TypeScript 5.0 and fixed
  * compiler options: legacy `experimentalDecorators`, Node10 module resolution, `rootDir` = the
  * notebook's folder, and it compiles every `.ts` file a cell imports itself, with errors for
  * `.ts` extensions in import paths and for files outside the notebook's folder. So
- * `import { Workflow } from "../src/index.ts"` fails in a stock tslab cell. Three changes:
+ * `import { Workflow } from "../src/index.ts"` fails in a stock tslab cell. Four changes:
  *
  * 1. Files on disk that a cell imports are type-checked for the cell (full types in cells)
  *    but not compiled or diagnosed by tslab: Node loads them through tsx's require hook, with
@@ -16,7 +17,10 @@
  *    (`npm run typecheck` checks them.)
  * 2. Cells accept `.ts` extensions in import paths and resolve packages by their `exports`
  *    (`moduleResolution: "bundler"`).
- * 3. Decorators in cells are standard (TC39) decorators, as in the rest of the repository.
+ * 3. Decorators in cells are standard (TC39) decorators, as in the rest of the repository, and
+ *    cells get the ES2023 library (`findLast`, …) like tsconfig.json, not tslab's ES2022.
+ * 4. A variable of an earlier cell can be used as a shorthand property (`{ ctx }`): tslab
+ *    rewrites references to earlier cells' variables but misses that form (a ReferenceError).
  */
 "use strict";
 const fs = require("node:fs");
@@ -42,15 +46,33 @@ const IGNORED = new Set([
 
 const onDisk = (fileName) => !fileName.endsWith(".d.ts") && fs.existsSync(fileName);
 
+/** `{ ctx }` → `{ ctx: exports.ctx }` when `ctx` was declared by an earlier cell, as tslab does for other references. */
+const expandShorthand = (checker) => (context) => (sourceFile) => {
+  const f = context.factory;
+  const visit = (node) => {
+    if (realTs.isShorthandPropertyAssignment(node) && !node.objectAssignmentInitializer) {
+      const declarations = checker.getShorthandAssignmentValueSymbol(node)?.declarations ?? [];
+      if (declarations.some((d) => path.basename(d.getSourceFile().fileName) === "__prev__.d.ts")) {
+        const name = node.name.text;
+        return f.createPropertyAssignment(name, f.createPropertyAccessExpression(f.createIdentifier("exports"), name));
+      }
+    }
+    return realTs.visitEachChild(node, visit, context);
+  };
+  return realTs.visitNode(sourceFile, visit);
+};
+
 replace("createWatchCompilerHost", function (rootFiles, options, system, _createProgram, ...rest) {
-  const cellFiles = new Set(rootFiles);
   const createProgram = (...args) => {
     const builder = realTs.createEmitAndSemanticDiagnosticsBuilderProgram(...args);
     const getAllDependencies = builder.getAllDependencies.bind(builder);
     // tslab emits and diagnoses a cell's dependencies: keep the cell and tslab's in-memory
-    // modules, leave files on disk to tsx.
-    builder.getAllDependencies = (sourceFile) =>
-      getAllDependencies(sourceFile).filter((f) => f === sourceFile.fileName || cellFiles.has(f) || !onDisk(f));
+    // files (not on disk), leave files on disk to tsx.
+    builder.getAllDependencies = (sourceFile) => getAllDependencies(sourceFile).filter((f) => !onDisk(f));
+    // tslab emits a cell with its own transformers; ours runs first, on the checked source.
+    const emit = builder.emit.bind(builder);
+    builder.emit = (sourceFile, writeFile, cancel, onlyDts, transformers) =>
+      emit(sourceFile, writeFile, cancel, onlyDts, transformers && { ...transformers, before: [expandShorthand(builder.getProgram().getTypeChecker()), ...(transformers.before ?? [])] });
     return builder;
   };
   const patched = {
@@ -58,6 +80,7 @@ replace("createWatchCompilerHost", function (rootFiles, options, system, _create
     moduleResolution: realTs.ModuleResolutionKind.Bundler,
     allowImportingTsExtensions: true,
     experimentalDecorators: false,
+    lib: ["lib.es2023.d.ts"],
   };
   return realTs.createWatchCompilerHost(rootFiles, patched, system, createProgram, ...rest);
 });
