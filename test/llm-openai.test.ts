@@ -1,3 +1,4 @@
+import { Settings } from "@llamaindex/core/global";
 import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
 import { tool } from "@llamaindex/core/tools";
 import { OpenAI as UpstreamOpenAI } from "@llamaindex/openai";
@@ -95,6 +96,45 @@ describe("@llamaindex/openai as published (why src/llm/openai.ts overrides strea
   it("drops the second of two calls sent in one delta", async () => {
     server = await startOpenAIServer({ turns: [parallelTurn], variant: "two-calls-one-delta" });
     expect((await streamedCalls(upstream(server.baseURL), [add, multiply])).map((c) => c.name)).toEqual(["add"]);
+  });
+});
+
+describe("OpenAI streaming requests", () => {
+  it("sends the same request body as @llamaindex/openai", async () => {
+    server = await startOpenAIServer({ turns: () => ({ text: "ok" }) });
+    const messages = [
+      { role: "system" as const, content: "Be brief." },
+      { role: "user" as const, content: "1 + 2?" },
+      { role: "assistant" as const, content: "", options: { toolCall: [{ id: "c1", name: "add", input: { x: 1, y: 2 } }] } },
+      { role: "user" as const, content: "3", options: { toolResult: { id: "c1", result: "3", isError: false } } },
+    ];
+    for (const llm of [
+      new UpstreamOpenAI({ model: "gpt-4o-mini", baseURL: server.baseURL, apiKey: "k", maxRetries: 0, maxTokens: 100, additionalChatOptions: { seed: 7 } }),
+      new OpenAI({ model: "gpt-4o-mini", baseURL: server.baseURL, apiKey: "k", maxRetries: 0, maxTokens: 100, additionalChatOptions: { seed: 7 } }),
+    ]) {
+      for await (const _chunk of await llm.chat({ messages, tools: [add, multiply], stream: true, additionalChatOptions: { user: "u1" } }));
+      for await (const _chunk of await llm.chat({ messages, stream: true }));
+    }
+    const [upstreamWithTools, upstreamBare, oursWithTools, oursBare] = server.requests.map((r) => r.body);
+    expect(oursWithTools).toEqual(upstreamWithTools);
+    expect(oursBare).toEqual(upstreamBare);
+    expect(oursBare).not.toHaveProperty("tools");
+  });
+
+  it("dispatches LlamaIndex's llm-start, llm-stream and llm-end events", async () => {
+    server = await startOpenAIServer({ turns: [{ text: ["Hel", "lo"] }] });
+    const seen: string[] = [];
+    const onStart = (e: { detail: { messages: unknown[] } }) => seen.push(`start ${e.detail.messages.length}`);
+    const onStream = (e: { detail: { chunk: { delta: string } } }) => seen.push(`stream ${e.detail.chunk.delta}`);
+    const onEnd = (e: { detail: { response: { message: { content: unknown } } } }) => seen.push(`end ${String(e.detail.response.message.content)}`);
+    Settings.callbackManager.on("llm-start", onStart).on("llm-stream", onStream).on("llm-end", onEnd);
+    try {
+      for await (const _chunk of await openai(server.baseURL).chat({ messages: [{ role: "user", content: "Hi" }], stream: true }));
+      await Promise.resolve(); // callbacks are dispatched in microtasks
+      expect(seen).toEqual(["start 1", "stream Hel", "stream lo", "end Hello"]);
+    } finally {
+      Settings.callbackManager.off("llm-start", onStart).off("llm-stream", onStream).off("llm-end", onEnd);
+    }
   });
 });
 

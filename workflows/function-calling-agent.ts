@@ -63,6 +63,15 @@ registerCodec<Memory>("llamaindex.Memory", {
   },
 });
 
+/** A signal that aborts when `parent` does, until released. */
+function abortWith(parent: AbortSignal): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController();
+  const abort = () => controller.abort(parent.reason);
+  if (parent.aborted) abort();
+  else parent.addEventListener("abort", abort, { once: true });
+  return { signal: controller.signal, release: () => parent.removeEventListener("abort", abort) };
+}
+
 const MEMORY = "memory";
 const SOURCES = "sources";
 const ITERATIONS = "iterations";
@@ -120,20 +129,27 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     await ctx.store.set(ITERATIONS, iterations);
 
     const messages: ChatMessage[] = this.systemPrompt ? [{ role: "system", content: this.systemPrompt }, ...ev.input] : ev.input;
-    // LLMs that can abort a request (stepflow's OpenAI) get the run's signal: a cancelled run closes its request.
+    // LLMs that can abort a request (stepflow's OpenAI) get a signal that aborts if the run ends
+    // during the call, so a cancelled run closes its request. Not the run's own signal: that one
+    // is aborted when every run finishes, and the SDK would then abort each finished request.
     const abortable = (this.llm as { supportsAbortSignal?: boolean }).supportsAbortSignal === true;
-    const stream = await this.llm.chat({ messages, tools: [...this.tools], stream: true, ...(abortable ? { additionalChatOptions: { signal: ctx.signal } } : {}) });
+    const call = abortable ? abortWith(ctx.signal) : undefined;
     let content = "";
     // Keyed by id, last seen wins: adapters that emit growing partial calls still end complete.
     const calls = new Map<string, ToolCall>();
-    for await (const chunk of stream) {
-      if (ctx.signal.aborted) return undefined; // the run is over (timeout or cancel): stop reading
-      if (chunk.delta) {
-        content += chunk.delta;
-        ctx.writeEventToStream(new StreamEvent({ delta: chunk.delta }));
+    try {
+      const stream = await this.llm.chat({ messages, tools: [...this.tools], stream: true, ...(call ? { additionalChatOptions: { signal: call.signal } } : {}) });
+      for await (const chunk of stream) {
+        if (ctx.signal.aborted) return undefined; // the run is over (timeout or cancel): stop reading
+        if (chunk.delta) {
+          content += chunk.delta;
+          ctx.writeEventToStream(new StreamEvent({ delta: chunk.delta }));
+        }
+        const toolCalls = (chunk.options as { toolCall?: ToolCall[] } | undefined)?.toolCall;
+        for (const call of toolCalls ?? []) calls.set(call.id, call);
       }
-      const toolCalls = (chunk.options as { toolCall?: ToolCall[] } | undefined)?.toolCall;
-      for (const call of toolCalls ?? []) calls.set(call.id, call);
+    } finally {
+      call?.release();
     }
     const toolCalls = [...calls.values()];
     const response: ChatMessage = toolCalls.length > 0 ? { role: "assistant", content, options: { toolCall: toolCalls } } : { role: "assistant", content };

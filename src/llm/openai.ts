@@ -10,14 +10,33 @@
  * - Unknown model names (every Ollama/vLLM model) get a 128k context window instead of
  *   upstream's 1,024-token fallback, which trims the agent's memory to the last message or two.
  *
- * Everything else (request building, message conversion, sessions) is upstream's.
+ * - A streaming call costs what the OpenAI SDK costs: upstream's `chat` wraps every stream in
+ *   two more async generators and takes `AsyncLocalStorage` snapshots for its callbacks (5–10%
+ *   of a turn against a local server); here one generator dispatches the same LlamaIndex
+ *   `llm-start`, `llm-stream` and `llm-end` events.
+ *
+ * Everything else (message and tool conversion, sessions, non-streaming and structured-output
+ * calls) is upstream's.
  */
+import { randomUUID } from "node:crypto";
+import { Settings } from "@llamaindex/core/global";
 import type { JSONObject } from "@llamaindex/core/global";
-import type { ChatResponseChunk, LLMMetadata, PartialToolCall, ToolCall, ToolCallLLMMessageOptions } from "@llamaindex/core/llms";
+import type {
+  ChatMessage,
+  ChatResponse,
+  ChatResponseChunk,
+  LLMChatParamsNonStreaming,
+  LLMChatParamsStreaming,
+  LLMMetadata,
+  PartialToolCall,
+  ToolCall,
+  ToolCallLLMMessageOptions,
+} from "@llamaindex/core/llms";
 import { OpenAI as LlamaIndexOpenAI } from "@llamaindex/openai";
 
 type OpenAIClient = Awaited<LlamaIndexOpenAI["session"]>;
 type CreateParams = Parameters<OpenAIClient["chat"]["completions"]["create"]>[0];
+type OpenAIAdditionalChatOptions = NonNullable<LlamaIndexOpenAI["additionalChatOptions"]>;
 /** One `choices[0].delta.tool_calls[i]` of a streamed chunk, as servers really send it. */
 export interface ToolCallDelta {
   readonly index?: number | undefined;
@@ -112,6 +131,45 @@ export class OpenAI extends LlamaIndexOpenAI {
     const metadata = super.metadata;
     const known = metadata.contextWindow !== UNKNOWN_MODEL_WINDOW;
     return { ...metadata, contextWindow: this.#contextWindow ?? (known ? metadata.contextWindow : DEFAULT_CONTEXT_WINDOW) };
+  }
+
+  override chat(params: LLMChatParamsStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions>): Promise<AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>>>;
+  override chat(params: LLMChatParamsNonStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions>): Promise<ChatResponse<ToolCallLLMMessageOptions>>;
+  override async chat(
+    params: LLMChatParamsStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions> | LLMChatParamsNonStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions>,
+  ): Promise<AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> | ChatResponse<ToolCallLLMMessageOptions>> {
+    if (!params.stream || params.responseFormat) return super.chat(params as LLMChatParamsNonStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions>);
+    // The request upstream's chat() builds for a streaming call without structured output.
+    const body: Record<string, unknown> = {
+      model: this.model,
+      temperature: /^o[34]/.test(this.model) ? undefined : this.temperature,
+      reasoning_effort: this.reasoningEffort,
+      max_tokens: this.maxTokens,
+      tools: params.tools?.length ? params.tools.map((tool) => LlamaIndexOpenAI.toTool(tool)) : undefined,
+      messages: LlamaIndexOpenAI.toOpenAIMessage(params.messages),
+      top_p: this.topP,
+      ...this.additionalChatOptions,
+      ...params.additionalChatOptions,
+    };
+    return this.#instrumented(params.messages, this.streamChat(body as unknown as CreateParams));
+  }
+
+  /** The stream with LlamaIndex's callback events, as upstream's chat() dispatches them. */
+  async *#instrumented(messages: ChatMessage[], stream: AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>>): AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> {
+    const id = randomUUID();
+    const callbacks = Settings.callbackManager;
+    callbacks.dispatchEvent("llm-start", { id, messages });
+    const raw: ChatResponseChunk<ToolCallLLMMessageOptions>[] = [];
+    let content = "";
+    let options: ToolCallLLMMessageOptions = {};
+    for await (const chunk of stream) {
+      content += chunk.delta;
+      if (chunk.options) options = { ...options, ...chunk.options };
+      callbacks.dispatchEvent("llm-stream", { id, chunk });
+      raw.push(chunk);
+      yield chunk;
+    }
+    callbacks.dispatchEvent("llm-end", { id, response: { raw, message: { role: "assistant", content, options } } });
   }
 
   protected override async *streamChat(params: CreateParams): AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> {
