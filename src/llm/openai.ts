@@ -115,7 +115,8 @@ export class OpenAI extends LlamaIndexOpenAI {
   /**
    * Streaming calls stop when `additionalChatOptions.signal` aborts (it is taken out of the
    * request body and given to the OpenAI SDK), so a cancelled or timed-out run does not leave
-   * a request open. The agent passes its run's signal to LLMs that say they support this.
+   * a request open. The agent passes such a signal (aborted if the run ends during the call)
+   * to LLMs that say they support this.
    */
   readonly supportsAbortSignal = true;
   readonly #contextWindow: number | undefined;
