@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -129,6 +131,43 @@ describe("stepflow CLI with an OpenAI-compatible server", { timeout: 60_000 }, (
     expect(stderr).toContain(`stepflow: Cannot reach the OpenAI-compatible server at ${baseURL}`);
     expect(stderr).not.toContain(SECRET);
     expect(stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe("stepflow CLI on a terminal", { timeout: 60_000 }, () => {
+  it("cancels the turn on Ctrl-C, keeps chatting, and quits on a second Ctrl-C", async () => {
+    // A model server that takes the request and never answers: the turn waits until cancelled.
+    const silent = createServer((req) => req.resume());
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const baseURL = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`;
+    // script(1) gives the CLI a pseudo-terminal, so it chats interactively and Ctrl-C is a real SIGINT.
+    const child = spawn("script", ["-qfec", `${process.execPath} --import tsx ${CLI}`, "/dev/null"], {
+      cwd: join(import.meta.dirname, ".."),
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NO_COLOR: "1", TERM: "dumb", OPENAI_BASE_URL: baseURL, OPENAI_API_KEY: SECRET },
+    });
+    let screen = "";
+    const waiters: { until: () => boolean; resolve: () => void }[] = [];
+    child.stdout.on("data", (d: Buffer) => {
+      screen += String(d);
+      for (const w of waiters.filter((w) => w.until())) w.resolve();
+    });
+    const when = (until: () => boolean) => new Promise<void>((resolve) => (until() ? resolve() : waiters.push({ until, resolve })));
+    const prompts = () => screen.split("you › ").length - 1;
+    const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+    try {
+      await when(() => prompts() >= 1);
+      child.stdin.write("Hello there\r");
+      await when(() => screen.includes("thinking"));
+      child.stdin.write("\x03"); // Ctrl-C during the turn
+      await when(() => screen.includes("(cancelled)") && prompts() >= 2); // the turn ended, the chat goes on
+      child.stdin.write("\x03"); // Ctrl-C at the prompt
+      expect(await exited).toBe(0);
+      expect(screen).not.toContain(SECRET);
+    } finally {
+      child.kill();
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 });
 
