@@ -93,6 +93,8 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   readonly systemPrompt: string | undefined;
   readonly maxIterations: number;
   readonly toolTimeout: number;
+  /** The LLM can abort a request (stepflow's OpenAI): each call gets a signal tied to the run. */
+  readonly #abortable: boolean;
 
   constructor(options: FunctionCallingAgentOptions) {
     super(options);
@@ -108,6 +110,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     this.systemPrompt = options.systemPrompt;
     this.maxIterations = maxIterations;
     this.toolTimeout = options.toolTimeout ?? 60;
+    this.#abortable = (options.llm as { supportsAbortSignal?: boolean }).supportsAbortSignal === true;
   }
 
   @step({ accepts: [StartEvent], emits: [InputEvent] })
@@ -132,8 +135,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     // LLMs that can abort a request (stepflow's OpenAI) get a signal that aborts if the run ends
     // during the call, so a cancelled run closes its request. Not the run's own signal: that one
     // is aborted when every run finishes, and the SDK would then abort each finished request.
-    const abortable = (this.llm as { supportsAbortSignal?: boolean }).supportsAbortSignal === true;
-    const call = abortable ? abortWith(ctx.signal) : undefined;
+    const call = this.#abortable ? abortWith(ctx.signal) : undefined;
     let content = "";
     // Keyed by id, last seen wins: adapters that emit growing partial calls still end complete.
     const calls = new Map<string, ToolCall>();

@@ -63,7 +63,7 @@ const tokenCounts = new Map<string, number>();
 const TOKEN_CACHE_SIZE = 50_000;
 
 /** Tokens in a message's text, with the tokenizer LlamaIndex memory uses (cl100k). */
-export function countTokens(message: ChatMessage): number {
+function countTokens(message: ChatMessage): number {
   const text = extractText(message.content);
   let count = tokenCounts.get(text);
   if (count === undefined) {

@@ -114,7 +114,7 @@ function format(node: Expr, parent?: Op, right = false): string {
 }
 
 /** The arithmetic in a message ("plus", "times", "divided by" … included), if there is any. */
-export function findExpression(text: string): Expr | undefined {
+function findExpression(text: string): Expr | undefined {
   const normalized = text
     .replace(/\bmultiplied by\b|\btimes\b|×/gi, " * ")
     .replace(/\bdivided by\b|÷/gi, " / ")

@@ -138,7 +138,7 @@ async function transaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Pr
 }
 
 /** The URL without its password, for messages. */
-export function redactPassword(url: string): string {
+function redactPassword(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = "***";
