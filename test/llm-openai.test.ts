@@ -2,6 +2,7 @@ import { Settings } from "@llamaindex/core/global";
 import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
 import { tool } from "@llamaindex/core/tools";
 import { OpenAI as UpstreamOpenAI } from "@llamaindex/openai";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
@@ -135,6 +136,23 @@ describe("OpenAI streaming requests", () => {
     } finally {
       Settings.callbackManager.off("llm-start", onStart).off("llm-stream", onStream).off("llm-end", onEnd);
     }
+  });
+
+  it("runs an agent turn without AsyncLocalStorage.run, which would switch on promise hooks for the whole process", async () => {
+    server = await startOpenAIServer({ turns: calculatorTurns() });
+    const agent = new FunctionCallingAgent({ llm: openai(server.baseURL), tools: [add, multiply] });
+    const run = AsyncLocalStorage.prototype.run;
+    const entered: string[] = [];
+    AsyncLocalStorage.prototype.run = function (this: AsyncLocalStorage<unknown>, ...args: Parameters<typeof run>) {
+      entered.push(new Error().stack ?? "");
+      return run.apply(this, args);
+    } as typeof run;
+    try {
+      expect(String((await agent.run({ input: "What is (2123 + 2321) * 312?" })).response.content)).toContain("1386528");
+    } finally {
+      AsyncLocalStorage.prototype.run = run;
+    }
+    expect(entered).toEqual([]);
   });
 });
 

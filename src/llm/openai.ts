@@ -11,9 +11,11 @@
  *   upstream's 1,024-token fallback, which trims the agent's memory to the last message or two.
  *
  * - A streaming call costs what the OpenAI SDK costs: upstream's `chat` wraps every stream in
- *   two more async generators and takes `AsyncLocalStorage` snapshots for its callbacks (5–10%
- *   of a turn against a local server); here one generator dispatches the same LlamaIndex
- *   `llm-start`, `llm-stream` and `llm-end` events.
+ *   two more async generators, takes `AsyncLocalStorage` snapshots for its callbacks (5–10%
+ *   of a turn against a local server), and runs each call inside `AsyncLocalStorage.run()`,
+ *   which switches on Node's promise hooks for the whole process. Here one generator
+ *   dispatches the same LlamaIndex `llm-start`, `llm-stream` and `llm-end` events, with
+ *   `reason: null`.
  *
  * Everything else (message and tool conversion, sessions, non-streaming and structured-output
  * calls) is upstream's.
@@ -120,12 +122,19 @@ export class OpenAI extends LlamaIndexOpenAI {
    */
   readonly supportsAbortSignal = true;
   readonly #contextWindow: number | undefined;
+  /** The SDK client once `session` has resolved: saves an await per call. */
+  #client: OpenAIClient | undefined;
 
   constructor(options: OpenAIOptions = {}) {
     const { contextWindow, ...upstream } = options;
     // Upstream retries 10 times with backoff, so a wrong URL hangs for minutes; the SDK's own default is 2.
     super({ maxRetries: 2, ...upstream });
     this.#contextWindow = contextWindow;
+    // Upstream's @wrapEventCaller gives each instance its own chat/streamChat that runs every call
+    // inside AsyncLocalStorage.run(). The first such run switches on Node's promise hooks for the
+    // whole process, and from then on every await anywhere costs more (README, Benchmarks). Calls
+    // go to the prototype methods instead; the cost is `reason: null` on the llm-* events.
+    for (const method of ["chat", "streamChat"]) if (Object.hasOwn(this, method)) Reflect.deleteProperty(this, method);
   }
 
   override get metadata(): LLMMetadata {
@@ -152,39 +161,47 @@ export class OpenAI extends LlamaIndexOpenAI {
       ...this.additionalChatOptions,
       ...params.additionalChatOptions,
     };
-    return this.#instrumented(params.messages, this.streamChat(body as unknown as CreateParams));
+    return this.#stream(body as unknown as CreateParams, params.messages);
   }
 
-  /** The stream with LlamaIndex's callback events, as upstream's chat() dispatches them. */
-  async *#instrumented(messages: ChatMessage[], stream: AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>>): AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> {
-    const id = randomUUID();
-    const callbacks = Settings.callbackManager;
-    callbacks.dispatchEvent("llm-start", { id, messages });
+  protected override streamChat(params: CreateParams): AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> {
+    return this.#stream(params, undefined);
+  }
+
+  /**
+   * One generator between the SDK's stream and the caller: every layer of async generator adds
+   * promises to each chunk, and a turn of the agent has few chunks but many turns. With `messages`,
+   * dispatches LlamaIndex's `llm-start`, `llm-stream` and `llm-end` events as upstream's chat() does.
+   */
+  async *#stream(params: CreateParams, messages: ChatMessage[] | undefined): AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> {
+    const { signal, ...body } = params as CreateParams & { signal?: AbortSignal };
+    const callbacks = messages ? Settings.callbackManager : undefined;
+    const id = callbacks ? randomUUID() : "";
+    callbacks?.dispatchEvent("llm-start", { id, messages });
+    const client = this.#client ?? (this.#client = await this.session);
+    const stream = await client.chat.completions.create({ ...body, stream: true }, { signal });
+    const calls = new ToolCallAccumulator();
     const raw: ChatResponseChunk<ToolCallLLMMessageOptions>[] = [];
     let content = "";
-    let options: ToolCallLLMMessageOptions = {};
-    for await (const chunk of stream) {
-      content += chunk.delta;
-      if (chunk.options) options = { ...options, ...chunk.options };
-      callbacks.dispatchEvent("llm-stream", { id, chunk });
-      raw.push(chunk);
-      yield chunk;
-    }
-    callbacks.dispatchEvent("llm-end", { id, response: { raw, message: { role: "assistant", content, options } } });
-  }
-
-  protected override async *streamChat(params: CreateParams): AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> {
-    const { signal, ...body } = params as CreateParams & { signal?: AbortSignal };
-    const stream = await (await this.session).chat.completions.create({ ...body, stream: true }, { signal });
-    const calls = new ToolCallAccumulator();
     for await (const part of stream) {
       const delta = part.choices?.[0]?.delta;
       if (delta?.tool_calls) calls.add(delta.tool_calls);
-      if (delta?.content) yield { raw: part, delta: delta.content };
-      else if (part.usage) yield { raw: part, delta: "" };
+      const chunk = delta?.content ? { raw: part, delta: delta.content } : part.usage ? { raw: part, delta: "" } : undefined;
+      if (!chunk) continue;
+      content += chunk.delta;
+      callbacks?.dispatchEvent("llm-stream", { id, chunk });
+      raw.push(chunk);
+      yield chunk;
     }
     const toolCall = calls.finish();
-    if (toolCall.length > 0) yield { raw: null, delta: "", options: { toolCall } };
+    const options: ToolCallLLMMessageOptions = toolCall.length > 0 ? { toolCall } : {};
+    if (toolCall.length > 0) {
+      const chunk = { raw: null, delta: "", options };
+      callbacks?.dispatchEvent("llm-stream", { id, chunk });
+      raw.push(chunk);
+      yield chunk;
+    }
+    callbacks?.dispatchEvent("llm-end", { id, response: { raw, message: { role: "assistant", content, options } } });
   }
 }
 
