@@ -74,6 +74,7 @@ export class ContextStore {
 }
 
 function splitKey(key: string): string[] {
+  if (typeof key === "string" && key.length > 0 && !key.includes(".")) return [key]; // the common case, checked cheaply
   if (typeof key !== "string" || key.length === 0 || key.split(".").some((p) => p.length === 0)) {
     throw new StoreKeyError(`Invalid store key ${JSON.stringify(key)}: use a non-empty name or dot path like "user.name".`);
   }

@@ -63,13 +63,24 @@ registerCodec<Memory>("llamaindex.Memory", {
   },
 });
 
-/** A signal that aborts when `parent` does, until released. */
-function abortWith(parent: AbortSignal): { signal: AbortSignal; release: () => void } {
-  const controller = new AbortController();
-  const abort = () => controller.abort(parent.reason);
-  if (parent.aborted) abort();
-  else parent.addEventListener("abort", abort, { once: true });
-  return { signal: controller.signal, release: () => parent.removeEventListener("abort", abort) };
+/**
+ * A signal that aborts when `parent` does, until released. The controller is its own listener
+ * (`handleEvent`): no closures per LLM call.
+ */
+class LinkedAbortController extends AbortController {
+  constructor(readonly parent: AbortSignal) {
+    super();
+    if (parent.aborted) this.abort(parent.reason);
+    else parent.addEventListener("abort", this, { once: true });
+  }
+
+  handleEvent(): void {
+    this.abort(this.parent.reason);
+  }
+
+  release(): void {
+    this.parent.removeEventListener("abort", this);
+  }
 }
 
 const MEMORY = "memory";
@@ -94,7 +105,9 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   readonly maxIterations: number;
   readonly toolTimeout: number;
   /** The LLM can abort a request (stepflow's OpenAI): each call gets a signal tied to the run. */
-  readonly #abortable: boolean;
+  // Not a #private member: a class with decorators has its #private members lowered to WeakMap
+  // helpers (esbuild, tsc), which cost on every access.
+  private readonly abortable: boolean;
 
   constructor(options: FunctionCallingAgentOptions) {
     super(options);
@@ -110,7 +123,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     this.systemPrompt = options.systemPrompt;
     this.maxIterations = maxIterations;
     this.toolTimeout = options.toolTimeout ?? 60;
-    this.#abortable = (options.llm as { supportsAbortSignal?: boolean }).supportsAbortSignal === true;
+    this.abortable = (options.llm as { supportsAbortSignal?: boolean }).supportsAbortSignal === true;
   }
 
   @step({ accepts: [StartEvent], emits: [InputEvent] })
@@ -120,9 +133,9 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     }
     await ctx.store.set(SOURCES, []);
     await ctx.store.set(ITERATIONS, 0);
-    const memory = await this.#memory(ctx);
+    const memory = await agentMemory(ctx, this.llm);
     await memory.add(typeof ev.input === "string" ? { role: "user", content: ev.input } : ev.input);
-    return new InputEvent({ input: await this.#history(memory) });
+    return new InputEvent({ input: await historyFor(memory, this.llm) });
   }
 
   @step({ accepts: [InputEvent], emits: [ToolCallEvent, StopEvent] })
@@ -135,12 +148,12 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     // LLMs that can abort a request (stepflow's OpenAI) get a signal that aborts if the run ends
     // during the call, so a cancelled run closes its request. Not the run's own signal: that one
     // is aborted when every run finishes, and the SDK would then abort each finished request.
-    const call = this.#abortable ? abortWith(ctx.signal) : undefined;
+    const call = this.abortable ? new LinkedAbortController(ctx.signal) : undefined;
     let content = "";
     // Keyed by id, last seen wins: adapters that emit growing partial calls still end complete.
     const calls = new Map<string, ToolCall>();
     try {
-      const stream = await this.llm.chat({ messages, tools: [...this.tools], stream: true, ...(call ? { additionalChatOptions: { signal: call.signal } } : {}) });
+      const stream = await this.llm.chat({ messages, tools: this.tools as BaseTool[], stream: true, ...(call ? { additionalChatOptions: { signal: call.signal } } : {}) });
       for await (const chunk of stream) {
         if (ctx.signal.aborted) return undefined; // the run is over (timeout or cancel): stop reading
         if (chunk.delta) {
@@ -155,7 +168,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     }
     const toolCalls = [...calls.values()];
     const response: ChatMessage = toolCalls.length > 0 ? { role: "assistant", content, options: { toolCall: toolCalls } } : { role: "assistant", content };
-    await (await this.#memory(ctx)).add(response);
+    await (await agentMemory(ctx, this.llm)).add(response);
     if (toolCalls.length === 0) {
       return new StopEvent({ result: { response, sources: await ctx.store.get<ToolSource[]>(SOURCES, []) } });
     }
@@ -169,7 +182,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const results = await runToolCalls(ev.toolCalls, this.tools, {
       timeout: this.toolTimeout,
       signal: ctx.signal,
-      onStart: (call) => this.trace(`Invoking: \`${call.name}\` with \`${typeof call.input === "string" ? call.input : JSON.stringify(call.input)}\``),
+      onStart: this.verbose ? (call) => this.trace(`Invoking: \`${call.name}\` with \`${typeof call.input === "string" ? call.input : JSON.stringify(call.input)}\``) : undefined,
       onResult: (source) => {
         if (ctx.signal.aborted) return;
         this.trace(`Got output: ${source.content}`);
@@ -178,30 +191,31 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     });
     // A run that timed out or was cancelled mid-call must not write late results into memory.
     if (ctx.signal.aborted) return undefined;
-    const memory = await this.#memory(ctx);
+    const memory = await agentMemory(ctx, this.llm);
     for (const source of results) {
       await memory.add({ role: "user", content: source.content, options: { toolResult: { id: source.toolCallId, result: source.content, isError: source.isError } } });
     }
     const sources = await ctx.store.get<ToolSource[]>(SOURCES, []);
     await ctx.store.set(SOURCES, [...sources, ...results]);
-    return new InputEvent({ input: await this.#history(memory) });
+    return new InputEvent({ input: await historyFor(memory, this.llm) });
   }
+}
 
-  async #memory(ctx: Context): Promise<Memory> {
-    const existing = await ctx.store.get<unknown>(MEMORY, undefined);
-    if (existing instanceof Memory) return existing;
-    if (existing !== undefined) {
-      throw new StepflowError(`ctx.store "${MEMORY}" holds a ${typeof existing}, not a LlamaIndex Memory. Use a fresh Context, or store the agent's memory under that key only.`);
-    }
-    // Given the LLM, Memory does not look up Settings.llm, which throws (and is caught) when unset.
-    const memory = createMemory([], { llm: this.llm });
-    await ctx.store.set(MEMORY, memory);
-    return memory;
+/** The agent's memory in `ctx.store`, created on a context's first run. */
+async function agentMemory(ctx: Context, llm: ToolCallLLM): Promise<Memory> {
+  const existing = await ctx.store.get<unknown>(MEMORY, undefined);
+  if (existing instanceof Memory) return existing;
+  if (existing !== undefined) {
+    throw new StepflowError(`ctx.store "${MEMORY}" holds a ${typeof existing}, not a LlamaIndex Memory. Use a fresh Context, or store the agent's memory under that key only.`);
   }
+  // Given the LLM, Memory does not look up Settings.llm, which throws (and is caught) when unset.
+  const memory = createMemory([], { llm });
+  await ctx.store.set(MEMORY, memory);
+  return memory;
+}
 
-  /** What Memory.getLLM would send (¾ of the context window, 70% of it for chat history), trimmed linearly. */
-  async #history(memory: Memory): Promise<ChatMessage[]> {
-    const tokenLimit = Math.ceil(Math.ceil(this.llm.metadata.contextWindow * 0.75) * 0.7);
-    return wellFormedHistory(recentHistory(await memory.get(), tokenLimit));
-  }
+/** What Memory.getLLM would send (¾ of the context window, 70% of it for chat history), trimmed linearly. */
+async function historyFor(memory: Memory, llm: ToolCallLLM): Promise<ChatMessage[]> {
+  const tokenLimit = Math.ceil(Math.ceil(llm.metadata.contextWindow * 0.75) * 0.7);
+  return wellFormedHistory(recentHistory(await memory.get(), tokenLimit));
 }

@@ -149,7 +149,9 @@ export class OpenAI extends LlamaIndexOpenAI {
     params: LLMChatParamsStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions> | LLMChatParamsNonStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions>,
   ): Promise<AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> | ChatResponse<ToolCallLLMMessageOptions>> {
     if (!params.stream || params.responseFormat) return super.chat(params as LLMChatParamsNonStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions>);
-    // The request upstream's chat() builds for a streaming call without structured output.
+    // The request upstream's chat() builds for a streaming call without structured output; an
+    // abort signal among the chat options goes to the SDK's request options instead.
+    const { signal, ...chatOptions } = { ...this.additionalChatOptions, ...params.additionalChatOptions } as OpenAIAdditionalChatOptions & { signal?: AbortSignal };
     const body: Record<string, unknown> = {
       model: this.model,
       temperature: /^o[34]/.test(this.model) ? undefined : this.temperature,
@@ -158,14 +160,15 @@ export class OpenAI extends LlamaIndexOpenAI {
       tools: params.tools?.length ? params.tools.map((tool) => LlamaIndexOpenAI.toTool(tool)) : undefined,
       messages: LlamaIndexOpenAI.toOpenAIMessage(params.messages),
       top_p: this.topP,
-      ...this.additionalChatOptions,
-      ...params.additionalChatOptions,
+      ...chatOptions,
+      stream: true,
     };
-    return this.#stream(body as unknown as CreateParams, params.messages);
+    return this.#stream(body as unknown as CreateParams, signal, params.messages);
   }
 
   protected override streamChat(params: CreateParams): AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> {
-    return this.#stream(params, undefined);
+    const { signal, ...body } = params as CreateParams & { signal?: AbortSignal };
+    return this.#stream({ ...body, stream: true }, signal, undefined);
   }
 
   /**
@@ -173,13 +176,12 @@ export class OpenAI extends LlamaIndexOpenAI {
    * promises to each chunk, and a turn of the agent has few chunks but many turns. With `messages`,
    * dispatches LlamaIndex's `llm-start`, `llm-stream` and `llm-end` events as upstream's chat() does.
    */
-  async *#stream(params: CreateParams, messages: ChatMessage[] | undefined): AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> {
-    const { signal, ...body } = params as CreateParams & { signal?: AbortSignal };
+  async *#stream(body: CreateParams, signal: AbortSignal | undefined, messages: ChatMessage[] | undefined): AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> {
     const callbacks = messages ? Settings.callbackManager : undefined;
-    const id = callbacks ? randomUUID() : "";
-    callbacks?.dispatchEvent("llm-start", { id, messages });
+    const id = randomUUID();
+    if (messages) callbacks?.dispatchEvent("llm-start", { id, messages });
     const client = this.#client ?? (this.#client = await this.session);
-    const stream = await client.chat.completions.create({ ...body, stream: true }, { signal });
+    const stream = await client.chat.completions.create(body as CreateParams & { stream: true }, { signal });
     const calls = new ToolCallAccumulator();
     const raw: ChatResponseChunk<ToolCallLLMMessageOptions>[] = [];
     let content = "";

@@ -62,28 +62,57 @@ function argumentSchema(tool: BaseTool): z.ZodType | null {
  * sources[0].content; // "4444"
  */
 export function runToolCalls(calls: readonly ToolCall[], tools: readonly BaseTool[], options: RunToolCallsOptions = {}): Promise<ToolSource[]> {
+  if (calls.length === 0) return Promise.resolve([]);
   const byName = new Map(tools.map((tool) => [tool.metadata.name, tool]));
-  return Promise.all(
-    calls.map((call) => {
-      options.onStart?.(call);
-      return runOne(call, byName, options).then((source) => {
-        options.onResult?.(source);
-        return source;
-      });
-    }),
-  );
+  const seconds = options.timeout ?? 60;
+  // The calls of a turn start together, so one deadline (one timer, one abort listener) per turn
+  // times out each call exactly as a timer per call would.
+  const deadline = startDeadline(seconds, options.signal);
+  const { onStart, onResult } = options;
+  const running = calls.map((call) => {
+    onStart?.(call);
+    const result = runOne(call, byName, seconds, deadline.reached);
+    return onResult ? result.then((source) => (onResult(source), source)) : result;
+  });
+  return Promise.all(running).finally(deadline.clear);
 }
 
-async function runOne(call: ToolCall, tools: Map<string, BaseTool>, options: RunToolCallsOptions): Promise<ToolSource> {
-  const failed = (message: string): ToolSource => ({ toolCallId: call.id, toolName: call.name, input: call.input, output: message, content: message, isError: true });
+const TIMED_OUT: unique symbol = Symbol("timed out");
+const STOPPED: unique symbol = Symbol("stopped");
+type DeadlineReached = typeof TIMED_OUT | typeof STOPPED;
+
+/** Resolves `reached` when `seconds` pass or `signal` aborts, whichever comes first, until cleared. */
+function startDeadline(seconds: number, signal: AbortSignal | undefined): { reached: Promise<DeadlineReached>; clear: () => void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  const reached = new Promise<DeadlineReached>((resolve) => {
+    timer = setTimeout(resolve, seconds * 1000, TIMED_OUT);
+    if (signal?.aborted) return resolve(STOPPED);
+    onAbort = () => resolve(STOPPED);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+  return {
+    reached,
+    clear: () => {
+      clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener("abort", onAbort);
+    },
+  };
+}
+
+function failure(call: ToolCall, message: string): ToolSource {
+  return { toolCallId: call.id, toolName: call.name, input: call.input, output: message, content: message, isError: true };
+}
+
+async function runOne(call: ToolCall, tools: Map<string, BaseTool>, seconds: number, deadline: Promise<DeadlineReached>): Promise<ToolSource> {
   const tool = tools.get(call.name);
   if (!tool?.call) {
     const names = [...tools.keys()].join(", ") || "none";
-    return failed(`Tool ${call.name} does not exist. Available tools: ${names}.`);
+    return failure(call, `Tool ${call.name} does not exist. Available tools: ${names}.`);
   }
   const input: unknown = call.input;
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
-    return failed(`Invalid arguments for tool ${call.name}: expected a JSON object, got ${JSON.stringify(input)}. The tool was not run; call it again with arguments that match its schema.`);
+    return failure(call, `Invalid arguments for tool ${call.name}: expected a JSON object, got ${JSON.stringify(input)}. The tool was not run; call it again with arguments that match its schema.`);
   }
   const schema = argumentSchema(tool);
   let args: unknown = input;
@@ -91,27 +120,17 @@ async function runOne(call: ToolCall, tools: Map<string, BaseTool>, options: Run
     const parsed = schema.safeParse(input);
     if (!parsed.success) {
       const problems = parsed.error.issues.map((issue) => (issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message)).join("; ");
-      return failed(`Invalid arguments for tool ${call.name}: ${problems}. The tool was not run; call it again with arguments that match its schema.`);
+      return failure(call, `Invalid arguments for tool ${call.name}: ${problems}. The tool was not run; call it again with arguments that match its schema.`);
     }
     args = parsed.data;
   }
-  const timeout = options.timeout ?? 60;
+  let output: JSONValue | DeadlineReached;
   try {
-    const output = await withTimeout(Promise.resolve(tool.call(args)), timeout, options.signal, call.name);
-    return { toolCallId: call.id, toolName: call.name, input, output, content: typeof output === "string" ? output : JSON.stringify(output), isError: false };
+    output = await Promise.race([tool.call(args), deadline]);
   } catch (error) {
-    return failed(`Encountered error in tool call: ${error instanceof Error ? error.message : String(error)}`);
+    return failure(call, `Encountered error in tool call: ${error instanceof Error ? error.message : String(error)}`);
   }
-}
-
-function withTimeout<T>(work: Promise<T>, seconds: number, signal: AbortSignal | undefined, name: string): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not finish within ${seconds} seconds.`)), seconds * 1000);
-    const onAbort = () => reject(new Error(`${name} was stopped: the run ended.`));
-    signal?.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-    });
-  });
+  if (output === TIMED_OUT) return failure(call, `Encountered error in tool call: ${call.name} did not finish within ${seconds} seconds.`);
+  if (output === STOPPED) return failure(call, `Encountered error in tool call: ${call.name} was stopped: the run ended.`);
+  return { toolCallId: call.id, toolName: call.name, input, output, content: typeof output === "string" ? output : JSON.stringify(output), isError: false };
 }
