@@ -9,7 +9,7 @@ import { calculatorTurns, startOpenAIServer } from "../test/support/openai-sse-s
 import type { ServerTurn } from "../test/support/openai-sse-server.ts";
 import { FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
 import { add, multiply } from "../workflows/tools/calculator.ts";
-import { collectGarbage, printTable } from "./measure.ts";
+import { printTable } from "./measure.ts";
 
 const QUESTION = "What is (2123 + 2321) * 312?";
 const tools = [add, multiply];
@@ -48,23 +48,24 @@ async function handWrittenTurn(client: OpenAISDK): Promise<string> {
   }
 }
 
-async function timeTurns(turns: number, runTurn: () => Promise<string>): Promise<number> {
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
+
+async function timedTurn(runTurn: () => Promise<string>): Promise<number> {
   const started = performance.now();
-  for (let i = 0; i < turns; i++) {
-    const answer = await runTurn();
-    if (!answer.includes("1386528")) throw new Error(`unexpected answer: ${answer}`);
-  }
-  return (performance.now() - started) / turns;
+  const answer = await runTurn();
+  const ms = performance.now() - started;
+  if (!answer.includes("1386528")) throw new Error(`unexpected answer: ${answer}`);
+  return ms;
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
-
 /**
- * Runs the agent table: `rounds` rounds of `turns` turns on each side, alternating which side
- * goes first; reports each side's median round and the median of the per-round ratios (a
- * shared machine's speed drifts between rounds, less within one).
+ * Runs the agent table: `pairs` pairs of turns, one turn on each side per pair, alternating
+ * which side goes first. A shared machine's speed drifts over seconds; interleaving single
+ * turns puts both sides under the same drift (blocks of 50 turns with a forced GC between
+ * them gave ratios from 1.08 to 1.23 on the same code; pairs repeat within ±0.02).
  */
-export async function benchAgent(turns = 50, rounds = 21): Promise<void> {
+export async function benchAgent(pairs = 2000): Promise<void> {
   const calculator = calculatorTurns();
   const server = await startOpenAIServer({ turns: (_body, index) => calculator[index % calculator.length] as ServerTurn, keepRequests: false });
   try {
@@ -73,26 +74,23 @@ export async function benchAgent(turns = 50, rounds = 21): Promise<void> {
     const agent = new FunctionCallingAgent({ llm, tools });
     const stepflowTurn = async () => String((await agent.run({ input: QUESTION })).response.content);
     const handTurn = () => handWrittenTurn(client);
-    await timeTurns(100, stepflowTurn); // warm-up, both paths
-    await timeTurns(100, handTurn);
+    for (let i = 0; i < 300; i++) await timedTurn(i % 2 ? handTurn : stepflowTurn); // warm-up, both paths
     const hand: number[] = [];
     const stepflow: number[] = [];
-    for (let round = 0; round < rounds; round++) {
-      collectGarbage();
-      if (round % 2 === 0) {
-        hand.push(await timeTurns(turns, handTurn));
-        stepflow.push(await timeTurns(turns, stepflowTurn));
+    for (let i = 0; i < pairs; i++) {
+      if (i % 2 === 0) {
+        hand.push(await timedTurn(handTurn));
+        stepflow.push(await timedTurn(stepflowTurn));
       } else {
-        stepflow.push(await timeTurns(turns, stepflowTurn));
-        hand.push(await timeTurns(turns, handTurn));
+        stepflow.push(await timedTurn(stepflowTurn));
+        hand.push(await timedTurn(handTurn));
       }
     }
-    const ratio = median(stepflow.map((ms, i) => ms / (hand[i] as number)));
     printTable(
-      ["run", "rounds × turns", "ms/turn (median round)", "× hand-written (median of rounds)"],
+      ["run", "turns", "ms/turn (mean)", "ms/turn (median)", "× hand-written (means)", "× hand-written (medians)"],
       [
-        ["hand-written OpenAI-SDK loop", `${rounds} × ${turns}`, median(hand).toFixed(3), "1.00"],
-        ["stepflow FunctionCallingAgent", `${rounds} × ${turns}`, median(stepflow).toFixed(3), ratio.toFixed(2)],
+        ["hand-written OpenAI-SDK loop", pairs, mean(hand).toFixed(3), median(hand).toFixed(3), "1.00", "1.00"],
+        ["stepflow FunctionCallingAgent", pairs, mean(stepflow).toFixed(3), median(stepflow).toFixed(3), (mean(stepflow) / mean(hand)).toFixed(2), (median(stepflow) / median(hand)).toFixed(2)],
       ],
     );
   } finally {

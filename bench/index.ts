@@ -9,9 +9,9 @@ console.log(`# stepflow benchmarks — node ${process.version}, ${os.cpus()[0]?.
 console.log(`## Engine: ping-pong between two steps, ${events.toLocaleString("en")} events\n`);
 await benchEngine(events);
 
-const turns = Number(process.env.BENCH_AGENT_TURNS ?? 50);
+const pairs = Number(process.env.BENCH_AGENT_PAIRS ?? 2000);
 console.log(`\n## Agent: one turn of "What is (2123 + 2321) * 312?" (3 streamed LLM calls, 2 tool calls) against the local SSE server\n`);
-await benchAgent(turns);
+await benchAgent(pairs);
 
 console.log(`\n## Sessions: one turn (load, a one-line reply, save) on a stored history\n`);
 await benchSessions();
