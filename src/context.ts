@@ -62,7 +62,12 @@ export class Context {
     return this.#run !== undefined && !this.#run.done;
   }
 
-  /** Aborted when the run times out, is cancelled, fails or finishes: pass it to LLM and tool calls. */
+  /**
+   * Aborted when the run times out, is cancelled or fails, and when it finishes while steps are
+   * still executing; not when it finishes with nothing left running. Pass it to LLM and tool calls.
+   * @example
+   * const res = await fetch(url, { signal: ctx.signal }); // closed if the run is cancelled
+   */
   get signal(): AbortSignal {
     return this.#run?.signal ?? NEVER_ABORTED;
   }

@@ -108,6 +108,10 @@ export class Run {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #ticks = 0;
   #nextYieldAt = 0;
+  // Node creates an AbortSignal on first use, and creating and aborting one costs ~10 µs: a run
+  // whose steps never read ctx.signal gets none, unless it is asked for after the run ended.
+  #signalGiven = false;
+  #abortReason: { readonly reason: unknown } | undefined;
 
   constructor(
     readonly ctx: Context,
@@ -118,8 +122,19 @@ export class Run {
     for (const step of graph.steps.values()) this.#slots.set(step.name, { step, queue: new EventQueue(), inFlight: new Set() });
   }
 
+  /**
+   * Aborted when the run times out, is cancelled or fails, and when it finishes while steps are
+   * still executing (their work is no longer needed). A run that finishes with nothing executing
+   * leaves it alone: LLM requests that listen to it (the OpenAI SDK never removes its listener)
+   * are finished, and aborting each of them again costs a DOMException apiece.
+   */
   get signal(): AbortSignal {
-    return this.#controller.signal;
+    const signal = this.#controller.signal;
+    if (!this.#signalGiven) {
+      this.#signalGiven = true;
+      if (this.#abortReason) this.#controller.abort(this.#abortReason.reason);
+    }
+    return signal;
   }
 
   get done(): boolean {
@@ -228,6 +243,11 @@ export class Run {
     return { queued, inFlight, collected, unclaimed: events(this.#unclaimed, "unclaimed event"), waiters };
   }
 
+  #anyStepExecuting(): boolean {
+    for (const slot of this.#slots.values()) if (slot.inFlight.size > 0) return true;
+    return false;
+  }
+
   #deliverToWaiter(event: Event): boolean {
     const index = this.#waiters.findIndex((w) => event instanceof w.type && (!w.requirements || Object.entries(w.requirements).every(([k, v]) => (event as Record<string, unknown>)[k] === v)));
     if (index < 0) return false;
@@ -297,7 +317,10 @@ export class Run {
   #end(outcome: RunOutcome, reason: unknown): void {
     this.#done = true;
     clearTimeout(this.#timer);
-    this.#controller.abort(reason);
+    if (!outcome.ok || this.#anyStepExecuting()) {
+      this.#abortReason = { reason };
+      if (this.#signalGiven) this.#controller.abort(reason);
+    }
     for (const waiter of this.#waiters) {
       clearTimeout(waiter.timer);
       waiter.reject(reason);
@@ -308,8 +331,8 @@ export class Run {
   }
 }
 
-// The abort reason of every run that finished normally: one shared error, because capturing a
-// stack trace per run was the largest cost of a short run.
+// The abort reason of runs that finished while steps were still executing: one shared error,
+// because capturing a stack trace per run was the largest cost of a short run.
 const RUN_FINISHED = new WorkflowRuntimeError("The run has finished.");
 
 function describe(value: unknown): string {

@@ -323,6 +323,66 @@ describe("context operations", () => {
     expect(handler.ctx.signal.aborted).toBe(true);
   });
 
+  it("a run that finishes with no step executing leaves ctx.signal unaborted", async () => {
+    class Quick extends Workflow {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async only(ctx: Context) {
+        return new StopEvent({ result: ctx.signal.aborted });
+      }
+    }
+    const handler = new Quick().run({});
+    expect(await handler).toBe(false);
+    expect(handler.ctx.signal.aborted).toBe(false);
+  });
+
+  it("a run that finishes while a step is still executing aborts ctx.signal, so that step can stop", async () => {
+    class Go extends Event {}
+    class Finish extends Event {}
+    let stoppedWith: unknown;
+    class Race extends Workflow {
+      @step({ accepts: [StartEvent], emits: [Go] })
+      async start() {
+        return new Go();
+      }
+      @step({ accepts: [Go], emits: [Finish, StopEvent] })
+      async slow(ctx: Context): Promise<StopEvent> {
+        const signal = ctx.signal;
+        const aborted = new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve()));
+        ctx.sendEvent(new Finish()); // another step ends the run while this one is still working
+        await aborted;
+        stoppedWith = signal.reason;
+        return new StopEvent({ result: "too late" });
+      }
+      @step({ accepts: [Finish], emits: [StopEvent] })
+      async finish() {
+        return new StopEvent({ result: "finished" });
+      }
+    }
+    expect(await new Race().run({})).toBe("finished");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(stoppedWith).toBeInstanceOf(WorkflowRuntimeError);
+    expect((stoppedWith as Error).message).toBe("The run has finished.");
+  });
+
+  it("ctx.signal first read after a cancel is already aborted, with the cancel as its reason", async () => {
+    const started = gate();
+    const never = gate();
+    class Held extends Workflow {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async hold(): Promise<StopEvent> {
+        started.open();
+        await never.promise;
+        return new StopEvent();
+      }
+    }
+    const handler = new Held().run({});
+    await started.promise;
+    handler.cancel();
+    await expect(handler).rejects.toBeInstanceOf(WorkflowCancelledByUser);
+    expect(handler.ctx.signal.aborted).toBe(true);
+    expect(handler.ctx.signal.reason).toBeInstanceOf(WorkflowCancelledByUser);
+  });
+
   it("a second run on a running context is a ContextStateError", async () => {
     const release = gate();
     class Held extends Workflow {

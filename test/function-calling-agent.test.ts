@@ -1,6 +1,6 @@
 import type { ChatMessage } from "@llamaindex/core/llms";
 import { tool } from "@llamaindex/core/tools";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { FunctionOutputEvent, StreamEvent, ToolCallEvent } from "../events/index.ts";
 import { Context, StopEvent, WorkflowTimeoutError } from "../src/index.ts";
@@ -170,6 +170,34 @@ describe("FunctionCallingAgent: tool execution", () => {
     await expect(run).rejects.toThrow(AgentMaxIterationsError);
     await expect(run).rejects.toThrow("FunctionCallingAgent stopped after 3 LLM calls without a final answer (maxIterations: 3).");
     expect(llm.requests).toHaveLength(3);
+  });
+
+  it("counts maxIterations per run: a second run on the same context gets the full allowance", async () => {
+    const llm = new ScriptedLLM([
+      { toolCalls: [{ id: "c1", name: "add", input: { x: 1, y: 1 } }] },
+      { toolCalls: [{ id: "c2", name: "add", input: { x: 2, y: 2 } }] },
+      { text: "2 and 4" },
+      { toolCalls: [{ id: "c3", name: "add", input: { x: 3, y: 3 } }] },
+      { toolCalls: [{ id: "c4", name: "add", input: { x: 4, y: 4 } }] },
+      { text: "6 and 8" },
+    ]);
+    const agent = new FunctionCallingAgent({ llm, tools: [add], maxIterations: 3 });
+    const ctx = new Context(agent);
+    expect((await agent.run({ input: "1+1, 2+2" }, { ctx })).response.content).toBe("2 and 4");
+    const second = await agent.run({ input: "3+3, 4+4" }, { ctx });
+    expect(second.response.content).toBe("6 and 8");
+    expect(second.sources.map((s) => s.content)).toEqual(["6", "8"]);
+  });
+
+  it("starts no timer for a tool that answers at once (the per-tool timeout costs only async tools)", async () => {
+    const timers = vi.spyOn(globalThis, "setTimeout");
+    try {
+      const { response } = await new FunctionCallingAgent({ llm: calculatorScript(), tools: [add, multiply], timeout: null }).run({ input: "What is (2123 + 2321) * 312?" });
+      expect(response.content).toBe("(2123 + 2321) * 312 = 1386528.");
+      expect(timers).not.toHaveBeenCalled();
+    } finally {
+      timers.mockRestore();
+    }
   });
 
   it("times out a run whose tool hangs, naming the step", async () => {

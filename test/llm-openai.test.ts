@@ -205,6 +205,26 @@ describe("cancelling a run", () => {
   });
 });
 
+describe("a long run", () => {
+  it("makes 12 LLM calls on one run signal without Node's MaxListenersExceededWarning", async () => {
+    // The OpenAI SDK adds a listener to the signal of every request and never removes it.
+    const loop: ServerTurn = { toolCalls: [{ id: "call_add", name: "add", arguments: { x: 1, y: 1 } }] };
+    server = await startOpenAIServer({ turns: (_body, index) => (index < 11 ? loop : { text: "done" }) });
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const { response, sources } = await new FunctionCallingAgent({ llm: openai(server.baseURL), tools: [add] }).run({ input: "add 1 and 1, eleven times" });
+      expect(response.content).toBe("done");
+      expect(sources).toHaveLength(11);
+      await new Promise((resolve) => setImmediate(resolve)); // Node emits warnings on the next tick
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings.filter((w) => w.name === "MaxListenersExceededWarning")).toEqual([]);
+  });
+});
+
 describe("OpenAI metadata and errors", () => {
   it("gives unknown models (Ollama, vLLM) a 128k context window instead of upstream's 1,024", () => {
     expect(new UpstreamOpenAI({ model: "llama3.1:8b", apiKey: "k" }).metadata.contextWindow).toBe(1024);

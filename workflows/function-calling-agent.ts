@@ -4,6 +4,7 @@
  * without tools. Memory and sources live in `ctx.store`, so passing the same context to the
  * next run continues the conversation.
  */
+import { setMaxListeners } from "node:events";
 import type { BaseTool, ChatMessage, ToolCall, ToolCallLLM } from "@llamaindex/core/llms";
 import { Memory, createMemory } from "@llamaindex/core/memory";
 import type { MemoryMessage } from "@llamaindex/core/memory";
@@ -38,7 +39,7 @@ export interface FunctionCallingAgentOptions extends WorkflowOptions {
   readonly tools?: readonly BaseTool[];
   /** Sent first on every LLM call; not stored in memory, so trimming never drops it. */
   readonly systemPrompt?: string;
-  /** LLM calls allowed per run before `AgentMaxIterationsError`. Default 20. */
+  /** LLM calls allowed per run before `AgentMaxIterationsError`. Default 20. A run restored from a saved context counts afresh. */
   readonly maxIterations?: number;
   /** Seconds one tool call may take before the model is told it failed. Default 60. */
   readonly toolTimeout?: number;
@@ -63,29 +64,14 @@ registerCodec<Memory>("llamaindex.Memory", {
   },
 });
 
-/**
- * A signal that aborts when `parent` does, until released. The controller is its own listener
- * (`handleEvent`): no closures per LLM call.
- */
-class LinkedAbortController extends AbortController {
-  constructor(readonly parent: AbortSignal) {
-    super();
-    if (parent.aborted) this.abort(parent.reason);
-    else parent.addEventListener("abort", this, { once: true });
-  }
-
-  handleEvent(): void {
-    this.abort(this.parent.reason);
-  }
-
-  release(): void {
-    this.parent.removeEventListener("abort", this);
-  }
-}
-
 const MEMORY = "memory";
 const SOURCES = "sources";
-const ITERATIONS = "iterations";
+
+// LLM calls per run, for maxIterations. Kept beside the run rather than in ctx.store: it means
+// nothing once the run is over, and two store round trips per LLM call were measurable in a turn.
+const llmCalls = new WeakMap<object, number>();
+// Below Node's default limit of 10, leaving room for the tool runner's own listener.
+const LISTENERS_BEFORE_RAISING_LIMIT = 8;
 
 /**
  * @example
@@ -104,7 +90,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   readonly systemPrompt: string | undefined;
   readonly maxIterations: number;
   readonly toolTimeout: number;
-  /** The LLM can abort a request (stepflow's OpenAI): each call gets a signal tied to the run. */
+  /** The LLM can abort a request (stepflow's OpenAI): each call gets the run's signal. */
   // Not a #private member: a class with decorators has its #private members lowered to WeakMap
   // helpers (esbuild, tsc), which cost on every access.
   private readonly abortable: boolean;
@@ -132,7 +118,6 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
       throw new StepflowError(`FunctionCallingAgent.run takes { input: "your message" }; got input ${JSON.stringify(ev.input)}.`);
     }
     await ctx.store.set(SOURCES, []);
-    await ctx.store.set(ITERATIONS, 0);
     const memory = await agentMemory(ctx, this.llm);
     await memory.add(typeof ev.input === "string" ? { role: "user", content: ev.input } : ev.input);
     return new InputEvent({ input: await historyFor(memory, this.llm) });
@@ -140,31 +125,30 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
 
   @step({ accepts: [InputEvent], emits: [ToolCallEvent, StopEvent] })
   async handleLlmInput(ctx: Context, ev: InputEvent): Promise<ToolCallEvent | StopEvent<AgentResult> | undefined> {
-    const iterations = (await ctx.store.get<number>(ITERATIONS, 0)) + 1;
+    const run = ctx.currentRun as object;
+    const iterations = (llmCalls.get(run) ?? 0) + 1;
     if (iterations > this.maxIterations) throw new AgentMaxIterationsError(this.maxIterations);
-    await ctx.store.set(ITERATIONS, iterations);
+    llmCalls.set(run, iterations);
 
     const messages: ChatMessage[] = this.systemPrompt ? [{ role: "system", content: this.systemPrompt }, ...ev.input] : ev.input;
-    // LLMs that can abort a request (stepflow's OpenAI) get a signal that aborts if the run ends
-    // during the call, so a cancelled run closes its request. Not the run's own signal: that one
-    // is aborted when every run finishes, and the SDK would then abort each finished request.
-    const call = this.abortable ? new LinkedAbortController(ctx.signal) : undefined;
+    const signal = ctx.signal;
+    // LLMs that can abort a request (stepflow's OpenAI) get the run's signal, so a cancelled or
+    // timed-out run closes its request. The OpenAI SDK never removes its listener from it, so a
+    // long run must not trip Node's leak warning at 10 listeners (set late: it costs per run).
+    const options = this.abortable ? { additionalChatOptions: { signal } } : {};
+    if (this.abortable && iterations === LISTENERS_BEFORE_RAISING_LIMIT) setMaxListeners(0, signal);
     let content = "";
     // Keyed by id, last seen wins: adapters that emit growing partial calls still end complete.
     const calls = new Map<string, ToolCall>();
-    try {
-      const stream = await this.llm.chat({ messages, tools: this.tools as BaseTool[], stream: true, ...(call ? { additionalChatOptions: { signal: call.signal } } : {}) });
-      for await (const chunk of stream) {
-        if (ctx.signal.aborted) return undefined; // the run is over (timeout or cancel): stop reading
-        if (chunk.delta) {
-          content += chunk.delta;
-          ctx.writeEventToStream(new StreamEvent({ delta: chunk.delta }));
-        }
-        const toolCalls = (chunk.options as { toolCall?: ToolCall[] } | undefined)?.toolCall;
-        for (const call of toolCalls ?? []) calls.set(call.id, call);
+    const stream = await this.llm.chat({ messages, tools: this.tools as BaseTool[], stream: true, ...options });
+    for await (const chunk of stream) {
+      if (signal.aborted) return undefined; // the run is over (timeout or cancel): stop reading
+      if (chunk.delta) {
+        content += chunk.delta;
+        ctx.writeEventToStream(new StreamEvent({ delta: chunk.delta }));
       }
-    } finally {
-      call?.release();
+      const toolCalls = (chunk.options as { toolCall?: ToolCall[] } | undefined)?.toolCall;
+      for (const call of toolCalls ?? []) calls.set(call.id, call);
     }
     const toolCalls = [...calls.values()];
     const response: ChatMessage = toolCalls.length > 0 ? { role: "assistant", content, options: { toolCall: toolCalls } } : { role: "assistant", content };
@@ -195,8 +179,9 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     for (const source of results) {
       await memory.add({ role: "user", content: source.content, options: { toolResult: { id: source.toolCallId, result: source.content, isError: source.isError } } });
     }
-    const sources = await ctx.store.get<ToolSource[]>(SOURCES, []);
-    await ctx.store.set(SOURCES, [...sources, ...results]);
+    const sources = await ctx.store.get<ToolSource[] | undefined>(SOURCES, undefined);
+    if (sources) sources.push(...results);
+    else await ctx.store.set(SOURCES, results);
     return new InputEvent({ input: await historyFor(memory, this.llm) });
   }
 }

@@ -64,47 +64,68 @@ function argumentSchema(tool: BaseTool): z.ZodType | null {
 export function runToolCalls(calls: readonly ToolCall[], tools: readonly BaseTool[], options: RunToolCallsOptions = {}): Promise<ToolSource[]> {
   if (calls.length === 0) return Promise.resolve([]);
   const byName = new Map(tools.map((tool) => [tool.metadata.name, tool]));
-  const seconds = options.timeout ?? 60;
-  // The calls of a turn start together, so one deadline (one timer, one abort listener) per turn
-  // times out each call exactly as a timer per call would.
-  const deadline = startDeadline(seconds, options.signal);
+  const deadline = new Deadline(options.timeout ?? 60, options.signal);
   const { onStart, onResult } = options;
   const running = calls.map((call) => {
     onStart?.(call);
-    const result = runOne(call, byName, seconds, deadline.reached);
+    const result = runOne(call, byName, deadline);
     return onResult ? result.then((source) => (onResult(source), source)) : result;
   });
-  return Promise.all(running).finally(deadline.clear);
+  return Promise.all(running).finally(() => deadline.clear());
 }
 
 const TIMED_OUT: unique symbol = Symbol("timed out");
 const STOPPED: unique symbol = Symbol("stopped");
 type DeadlineReached = typeof TIMED_OUT | typeof STOPPED;
 
-/** Resolves `reached` when `seconds` pass or `signal` aborts, whichever comes first, until cleared. */
-function startDeadline(seconds: number, signal: AbortSignal | undefined): { reached: Promise<DeadlineReached>; clear: () => void } {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let onAbort: (() => void) | undefined;
-  const reached = new Promise<DeadlineReached>((resolve) => {
-    timer = setTimeout(resolve, seconds * 1000, TIMED_OUT);
-    if (signal?.aborted) return resolve(STOPPED);
-    onAbort = () => resolve(STOPPED);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-  return {
-    reached,
-    clear: () => {
-      clearTimeout(timer);
-      if (onAbort) signal?.removeEventListener("abort", onAbort);
-    },
-  };
+/**
+ * The deadline of one turn's calls: `reached()` resolves when `seconds` pass or `signal` aborts,
+ * whichever comes first, until cleared. The calls of a turn start together, so one deadline (one
+ * timer, one abort listener) times out each call exactly as a timer per call would; and it starts
+ * only when a tool returns a promise, so tools that answer at once (most local ones) set no timer.
+ */
+class Deadline {
+  #reached: Promise<DeadlineReached> | undefined;
+  #resolve: ((reason: DeadlineReached) => void) | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    readonly seconds: number,
+    readonly signal: AbortSignal | undefined,
+  ) {}
+
+  reached(): Promise<DeadlineReached> {
+    if (this.#reached) return this.#reached;
+    this.#reached = new Promise((resolve) => (this.#resolve = resolve));
+    if (this.signal?.aborted) this.handleEvent();
+    else {
+      this.#timer = setTimeout(Deadline.#timeOut, this.seconds * 1000, this);
+      this.signal?.addEventListener("abort", this, { once: true });
+    }
+    return this.#reached;
+  }
+
+  /** The abort listener (an object, so no closure per turn). */
+  handleEvent(): void {
+    this.#resolve?.(STOPPED);
+  }
+
+  static #timeOut(deadline: Deadline): void {
+    deadline.#resolve?.(TIMED_OUT);
+  }
+
+  clear(): void {
+    if (!this.#reached) return;
+    clearTimeout(this.#timer);
+    this.signal?.removeEventListener("abort", this);
+  }
 }
 
 function failure(call: ToolCall, message: string): ToolSource {
   return { toolCallId: call.id, toolName: call.name, input: call.input, output: message, content: message, isError: true };
 }
 
-async function runOne(call: ToolCall, tools: Map<string, BaseTool>, seconds: number, deadline: Promise<DeadlineReached>): Promise<ToolSource> {
+async function runOne(call: ToolCall, tools: Map<string, BaseTool>, deadline: Deadline): Promise<ToolSource> {
   const tool = tools.get(call.name);
   if (!tool?.call) {
     const names = [...tools.keys()].join(", ") || "none";
@@ -126,11 +147,16 @@ async function runOne(call: ToolCall, tools: Map<string, BaseTool>, seconds: num
   }
   let output: JSONValue | DeadlineReached;
   try {
-    output = await Promise.race([tool.call(args), deadline]);
+    const result: JSONValue | PromiseLike<JSONValue> = tool.call(args);
+    output = isPromiseLike(result) ? await Promise.race([result, deadline.reached()]) : result;
   } catch (error) {
     return failure(call, `Encountered error in tool call: ${error instanceof Error ? error.message : String(error)}`);
   }
-  if (output === TIMED_OUT) return failure(call, `Encountered error in tool call: ${call.name} did not finish within ${seconds} seconds.`);
+  if (output === TIMED_OUT) return failure(call, `Encountered error in tool call: ${call.name} did not finish within ${deadline.seconds} seconds.`);
   if (output === STOPPED) return failure(call, `Encountered error in tool call: ${call.name} was stopped: the run ended.`);
   return { toolCallId: call.id, toolName: call.name, input, output, content: typeof output === "string" ? output : JSON.stringify(output), isError: false };
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === "function";
 }
