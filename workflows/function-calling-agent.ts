@@ -4,7 +4,6 @@
  * without tools. Memory and sources live in `ctx.store`, so passing the same context to the
  * next run continues the conversation.
  */
-import { setMaxListeners } from "node:events";
 import type { BaseTool, ChatMessage, ToolCall, ToolCallLLM } from "@llamaindex/core/llms";
 import { Memory, createMemory } from "@llamaindex/core/memory";
 import type { MemoryMessage } from "@llamaindex/core/memory";
@@ -70,8 +69,6 @@ const SOURCES = "sources";
 // LLM calls per run, for maxIterations. Kept beside the run rather than in ctx.store: it means
 // nothing once the run is over, and two store round trips per LLM call were measurable in a turn.
 const llmCalls = new WeakMap<object, number>();
-// Below Node's default limit of 10, leaving room for the tool runner's own listener.
-const LISTENERS_BEFORE_RAISING_LIMIT = 8;
 
 /**
  * @example
@@ -133,10 +130,8 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const messages: ChatMessage[] = this.systemPrompt ? [{ role: "system", content: this.systemPrompt }, ...ev.input] : ev.input;
     const signal = ctx.signal;
     // LLMs that can abort a request (stepflow's OpenAI) get the run's signal, so a cancelled or
-    // timed-out run closes its request. The OpenAI SDK never removes its listener from it, so a
-    // long run must not trip Node's leak warning at 10 listeners (set late: it costs per run).
+    // timed-out run closes its request.
     const options = this.abortable ? { additionalChatOptions: { signal } } : {};
-    if (this.abortable && iterations === LISTENERS_BEFORE_RAISING_LIMIT) setMaxListeners(0, signal);
     let content = "";
     // Keyed by id, last seen wins: adapters that emit growing partial calls still end complete.
     const calls = new Map<string, ToolCall>();

@@ -21,6 +21,7 @@
  * calls) is upstream's.
  */
 import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { Settings } from "@llamaindex/core/global";
 import type { JSONObject } from "@llamaindex/core/global";
 import type {
@@ -117,8 +118,8 @@ export class OpenAI extends LlamaIndexOpenAI {
   /**
    * Streaming calls stop when `additionalChatOptions.signal` aborts (it is taken out of the
    * request body and given to the OpenAI SDK), so a cancelled or timed-out run does not leave
-   * a request open. The agent passes such a signal (aborted if the run ends during the call)
-   * to LLMs that say they support this.
+   * a request open. The agent passes the run's signal to LLMs that say they support this; one
+   * signal may serve any number of requests.
    */
   readonly supportsAbortSignal = true;
   readonly #contextWindow: number | undefined;
@@ -181,6 +182,7 @@ export class OpenAI extends LlamaIndexOpenAI {
     const id = randomUUID();
     if (messages) callbacks?.dispatchEvent("llm-start", { id, messages });
     const client = this.#client ?? (this.#client = await this.session);
+    if (signal) countRequest(signal);
     const stream = await client.chat.completions.create(body as CreateParams & { stream: true }, { signal });
     const calls = new ToolCallAccumulator();
     const raw: ChatResponseChunk<ToolCallLLMMessageOptions>[] = [];
@@ -205,6 +207,18 @@ export class OpenAI extends LlamaIndexOpenAI {
     }
     callbacks?.dispatchEvent("llm-end", { id, response: { raw, message: { role: "assistant", content, options } } });
   }
+}
+
+// The OpenAI SDK adds an abort listener to the signal of every request and never removes it, so
+// a signal shared by many requests (a run's, for all its LLM calls) would trip Node's leak
+// warning at 10 listeners. Raising the limit costs per signal, so only signals that need it pay.
+const requestsBySignal = new WeakMap<AbortSignal, number>();
+const REQUESTS_BEFORE_RAISING_LIMIT = 8; // below Node's 10, leaving room for other listeners
+
+function countRequest(signal: AbortSignal): void {
+  const requests = (requestsBySignal.get(signal) ?? 0) + 1;
+  requestsBySignal.set(signal, requests);
+  if (requests === REQUESTS_BEFORE_RAISING_LIMIT) setMaxListeners(0, signal);
 }
 
 /** Where a request went, to name it in an error message. */
