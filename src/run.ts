@@ -109,7 +109,8 @@ export class Run {
   #ticks = 0;
   #nextYieldAt = 0;
   // Node creates an AbortSignal on first use, and creating and aborting one costs ~10 µs: a run
-  // whose steps never read ctx.signal gets none, unless it is asked for after the run ended.
+  // whose steps never read ctx.signal creates none. One first read after the run was aborted
+  // comes already aborted, with the recorded reason.
   #signalGiven = false;
   #abortReason: { readonly reason: unknown } | undefined;
 
