@@ -1,0 +1,22 @@
+/** The benchmarks `npm run bench` runs, in order: the title of each table and how to run it. */
+const events = Number(process.env.BENCH_EVENTS ?? 1_000_000);
+const pairs = Number(process.env.BENCH_AGENT_PAIRS ?? 2000);
+
+export const BENCHMARKS = {
+  engine: {
+    title: `Engine: ping-pong between two steps, ${events.toLocaleString("en")} events`,
+    run: async () => void (await (await import("./engine.ts")).benchEngine(events)),
+  },
+  agent: {
+    title: `Agent: one turn of "What is (2123 + 2321) * 312?" (3 streamed LLM calls, 2 tool calls) against the local SSE server`,
+    run: async () => (await import("./agent.ts")).benchAgent(pairs),
+  },
+  sessions: {
+    title: "Sessions: one turn (load, a one-line reply, save) on a stored history",
+    run: async () => (await import("./sessions.ts")).benchSessions(),
+  },
+} as const;
+
+export type BenchmarkName = keyof typeof BENCHMARKS;
+
+export const isBenchmarkName = (name: string): name is BenchmarkName => Object.hasOwn(BENCHMARKS, name);
