@@ -17,7 +17,8 @@ if (unknown.length > 0) {
 
 console.log(`# stepflow benchmarks — node ${process.version}, ${os.cpus()[0]?.model ?? "cpu"} × ${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB\n`);
 const one = fileURLToPath(new URL("./one.ts", import.meta.url));
-for (const name of asked.length > 0 ? asked.filter(isBenchmarkName) : (Object.keys(BENCHMARKS) as (keyof typeof BENCHMARKS)[])) {
+const selected = (asked.length > 0 ? asked : Object.keys(BENCHMARKS)).filter(isBenchmarkName);
+for (const name of selected) {
   console.log(`## ${BENCHMARKS[name].title}\n`);
   const child = spawnSync(process.execPath, ["--import", "tsx", "--expose-gc", one, name], { stdio: "inherit" });
   if (child.status !== 0) {
