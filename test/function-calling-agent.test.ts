@@ -1,9 +1,11 @@
 import type { ChatMessage } from "@llamaindex/core/llms";
+import type { Memory } from "@llamaindex/core/memory";
 import { tool } from "@llamaindex/core/tools";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { FunctionOutputEvent, StreamEvent, ToolCallEvent } from "../events/index.ts";
 import { Context, StopEvent, WorkflowTimeoutError } from "../src/index.ts";
+import { recentHistory, wellFormedHistory } from "../src/llm/chat-history.ts";
 import { ScriptedLLM } from "../src/llm/scripted-llm.ts";
 import { AgentMaxIterationsError, FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
 import { add, divide, multiply } from "../workflows/tools/calculator.ts";
@@ -101,6 +103,30 @@ describe("FunctionCallingAgent: tool execution", () => {
     await new FunctionCallingAgent({ llm, tools: [divide] }).run({ input: "1/0" });
     const [result] = toolResults(llm.requests[1]?.messages ?? []);
     expect(result).toEqual(["c1", "Encountered error in tool call: Cannot divide by zero: y must not be 0."]);
+  });
+
+  it("reports an async tool's rejection to the model, beside a tool that answered at once, in call order", async () => {
+    const lookup = tool({
+      name: "lookup",
+      description: "Looks a user up (the service is down).",
+      parameters: z.object({ id: z.number() }),
+      execute: async () => {
+        throw new Error("HR service unavailable (503)");
+      },
+    });
+    const llm = new ScriptedLLM([
+      { toolCalls: [{ id: "c1", name: "lookup", input: { id: 7 } }, { id: "c2", name: "add", input: { x: 1, y: 2 } }] },
+      { text: "The lookup failed; 1 + 2 = 3." },
+    ]);
+    const { sources } = await new FunctionCallingAgent({ llm, tools: [lookup, add] }).run({ input: "Look up 7 and add 1 + 2" });
+    expect(sources.map((s) => [s.toolName, s.isError, s.content])).toEqual([
+      ["lookup", true, "Encountered error in tool call: HR service unavailable (503)"],
+      ["add", false, "3"],
+    ]);
+    expect(toolResults(llm.requests[1]?.messages ?? [])).toEqual([
+      ["c1", "Encountered error in tool call: HR service unavailable (503)"],
+      ["c2", "3"],
+    ]);
   });
 
   it("does not run a tool whose arguments fail its zod schema, and tells the model which fields", async () => {
@@ -276,6 +302,34 @@ describe("FunctionCallingAgent: the history it sends", () => {
       const first = request.messages[0];
       expect((first?.options as { toolResult?: unknown } | undefined)?.toolResult).toBeUndefined();
     }
+  });
+
+  it("sends on every call the newest messages of all of memory that fit the window, across runs", async () => {
+    const replies = [
+      { toolCalls: [{ id: "call_add", name: "add", input: { x: 2123, y: 2321 } }] },
+      { toolCalls: [{ id: "call_mul", name: "multiply", input: { x: 4444, y: 312 } }] },
+      { text: "The result is 1386528, which I computed with add and then multiply." },
+    ];
+    const llm = new ScriptedLLM((_request, index) => replies[index % 3] as (typeof replies)[number]);
+    const contextWindow = 160;
+    Object.defineProperty(llm, "metadata", { value: { ...llm.metadata, contextWindow } });
+    const agent = new FunctionCallingAgent({ llm, tools: [add, multiply] });
+    const ctx = new Context(agent);
+    for (const input of ["What is (2123 + 2321) * 312?", "And again, please: (2123 + 2321) * 312?", "Once more, with every step shown."]) {
+      await agent.run({ input }, { ctx });
+    }
+    // What Memory.getLLM-style trimming of the whole memory gives before each LLM call: the
+    // memory up to that call's reply, trimmed to the window, without orphan tool results.
+    const memory = await ctx.store.get<Memory>("memory");
+    const all = await memory.get();
+    const limit = Math.ceil(Math.ceil(contextWindow * 0.75) * 0.7);
+    const replyAt = all.flatMap((message, index) => (message.role === "assistant" ? [index] : []));
+    expect(replyAt).toHaveLength(9);
+    expect(llm.requests).toHaveLength(9);
+    replyAt.forEach((end, call) => {
+      expect(llm.requests[call]?.messages).toEqual(wellFormedHistory(recentHistory(all.slice(0, end), limit)));
+    });
+    expect(llm.requests[8]?.messages.length).toBeLessThan(all.length - 1); // the window did trim
   });
 
   it("does not send a tool call without its results after a run failed mid-turn", async () => {

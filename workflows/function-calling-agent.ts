@@ -66,9 +66,28 @@ registerCodec<Memory>("llamaindex.Memory", {
 const MEMORY = "memory";
 const SOURCES = "sources";
 
-// LLM calls per run, for maxIterations. Kept beside the run rather than in ctx.store: it means
-// nothing once the run is over, and two store round trips per LLM call were measurable in a turn.
-const llmCalls = new WeakMap<object, number>();
+/**
+ * What the agent's steps share within one run, kept beside the run rather than in ctx.store:
+ * the LLM call count means nothing once the run is over, and the rest are the store's own
+ * objects, looked up once instead of by every step (each lookup is an await).
+ */
+interface AgentRunState {
+  /** LLM calls so far, for maxIterations. */
+  llmCalls: number;
+  readonly memory: Memory;
+  /** The array at ctx.store "sources". */
+  readonly sources: ToolSource[];
+  /** Tokens of history sent to the LLM. */
+  readonly tokenLimit: number;
+  /**
+   * The newest messages of memory that fit `tokenLimit`, as last sent. The run's messages are
+   * added both to memory and here, so the next history is trimmed from this list instead of
+   * from all of memory: the same messages, since trimming keeps the newest that fit.
+   */
+  history: ChatMessage[];
+}
+
+const runStates = new WeakMap<object, AgentRunState>();
 
 /**
  * @example
@@ -114,18 +133,20 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     if (typeof ev.input !== "string" && (typeof ev.input !== "object" || ev.input === null)) {
       throw new StepflowError(`FunctionCallingAgent.run takes { input: "your message" }; got input ${JSON.stringify(ev.input)}.`);
     }
-    await ctx.store.set(SOURCES, []);
+    const sources: ToolSource[] = [];
+    await ctx.store.set(SOURCES, sources);
     const memory = await agentMemory(ctx, this.llm);
     await memory.add(typeof ev.input === "string" ? { role: "user", content: ev.input } : ev.input);
-    return new InputEvent({ input: await historyFor(memory, this.llm) });
+    const tokenLimit = historyTokenLimit(this.llm);
+    const history = recentHistory(await memory.get(), tokenLimit);
+    runStates.set(ctx.currentRun as object, { llmCalls: 0, memory, sources, tokenLimit, history });
+    return new InputEvent({ input: wellFormedHistory(history) });
   }
 
   @step({ accepts: [InputEvent], emits: [ToolCallEvent, StopEvent] })
   async handleLlmInput(ctx: Context, ev: InputEvent): Promise<ToolCallEvent | StopEvent<AgentResult> | undefined> {
-    const run = ctx.currentRun as object;
-    const iterations = (llmCalls.get(run) ?? 0) + 1;
-    if (iterations > this.maxIterations) throw new AgentMaxIterationsError(this.maxIterations);
-    llmCalls.set(run, iterations);
+    const state = runStates.get(ctx.currentRun as object) ?? (await this.restoreRunState(ctx));
+    if (++state.llmCalls > this.maxIterations) throw new AgentMaxIterationsError(this.maxIterations);
 
     const messages: ChatMessage[] = this.systemPrompt ? [{ role: "system", content: this.systemPrompt }, ...ev.input] : ev.input;
     const signal = ctx.signal;
@@ -147,10 +168,9 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     }
     const toolCalls = [...calls.values()];
     const response: ChatMessage = toolCalls.length > 0 ? { role: "assistant", content, options: { toolCall: toolCalls } } : { role: "assistant", content };
-    await (await agentMemory(ctx, this.llm)).add(response);
-    if (toolCalls.length === 0) {
-      return new StopEvent({ result: { response, sources: await ctx.store.get<ToolSource[]>(SOURCES, []) } });
-    }
+    await state.memory.add(response);
+    state.history.push(response);
+    if (toolCalls.length === 0) return new StopEvent({ result: { response, sources: state.sources } });
     const event = new ToolCallEvent({ toolCalls });
     ctx.writeEventToStream(event);
     return event;
@@ -170,14 +190,26 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     });
     // A run that timed out or was cancelled mid-call must not write late results into memory.
     if (ctx.signal.aborted) return undefined;
-    const memory = await agentMemory(ctx, this.llm);
+    const state = runStates.get(ctx.currentRun as object) ?? (await this.restoreRunState(ctx));
     for (const source of results) {
-      await memory.add({ role: "user", content: source.content, options: { toolResult: { id: source.toolCallId, result: source.content, isError: source.isError } } });
+      const message: ChatMessage = { role: "user", content: source.content, options: { toolResult: { id: source.toolCallId, result: source.content, isError: source.isError } } };
+      await state.memory.add(message);
+      state.history.push(message);
     }
-    const sources = await ctx.store.get<ToolSource[] | undefined>(SOURCES, undefined);
-    if (sources) sources.push(...results);
-    else await ctx.store.set(SOURCES, results);
-    return new InputEvent({ input: await historyFor(memory, this.llm) });
+    state.sources.push(...results);
+    state.history = recentHistory(state.history, state.tokenLimit);
+    return new InputEvent({ input: wellFormedHistory(state.history) });
+  }
+
+  /** The state of a run restored from a saved context mid-run, rebuilt from ctx.store. */
+  private async restoreRunState(ctx: Context): Promise<AgentRunState> {
+    const memory = await agentMemory(ctx, this.llm);
+    let sources = await ctx.store.get<ToolSource[] | undefined>(SOURCES, undefined);
+    if (!Array.isArray(sources)) await ctx.store.set(SOURCES, (sources = []));
+    const tokenLimit = historyTokenLimit(this.llm);
+    const state: AgentRunState = { llmCalls: 0, memory, sources, tokenLimit, history: recentHistory(await memory.get(), tokenLimit) };
+    runStates.set(ctx.currentRun as object, state);
+    return state;
   }
 }
 
@@ -194,8 +226,7 @@ async function agentMemory(ctx: Context, llm: ToolCallLLM): Promise<Memory> {
   return memory;
 }
 
-/** What Memory.getLLM would send (¾ of the context window, 70% of it for chat history), trimmed linearly. */
-async function historyFor(memory: Memory, llm: ToolCallLLM): Promise<ChatMessage[]> {
-  const tokenLimit = Math.ceil(Math.ceil(llm.metadata.contextWindow * 0.75) * 0.7);
-  return wellFormedHistory(recentHistory(await memory.get(), tokenLimit));
+/** What Memory.getLLM keeps of the history: 70% of ¾ of the context window. */
+function historyTokenLimit(llm: ToolCallLLM): number {
+  return Math.ceil(Math.ceil(llm.metadata.contextWindow * 0.75) * 0.7);
 }

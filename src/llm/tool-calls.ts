@@ -62,16 +62,25 @@ function argumentSchema(tool: BaseTool): z.ZodType | null {
  * sources[0].content; // "4444"
  */
 export function runToolCalls(calls: readonly ToolCall[], tools: readonly BaseTool[], options: RunToolCallsOptions = {}): Promise<ToolSource[]> {
-  if (calls.length === 0) return Promise.resolve([]);
-  const byName = new Map(tools.map((tool) => [tool.metadata.name, tool]));
   const deadline = new Deadline(options.timeout ?? 60, options.signal);
   const { onStart, onResult } = options;
-  const running = calls.map((call) => {
+  const results: (ToolSource | Promise<ToolSource>)[] = [];
+  let pending = false;
+  for (const call of calls) {
     onStart?.(call);
-    const result = runOne(call, byName, deadline);
-    return onResult ? result.then((source) => (onResult(source), source)) : result;
-  });
-  return Promise.all(running).finally(() => deadline.clear());
+    const result = runOne(call, tools, deadline);
+    if (result instanceof Promise) {
+      pending = true;
+      results.push(onResult ? result.then((source) => (onResult(source), source)) : result);
+    } else {
+      onResult?.(result);
+      results.push(result);
+    }
+  }
+  // Tools that answer at once (most local ones) cost no promise per call: a turn's results are
+  // then ready together, and only the whole batch is awaited.
+  if (!pending) return Promise.resolve(results as ToolSource[]);
+  return Promise.all(results).finally(() => deadline.clear());
 }
 
 const TIMED_OUT: unique symbol = Symbol("timed out");
@@ -125,10 +134,16 @@ function failure(call: ToolCall, message: string): ToolSource {
   return { toolCallId: call.id, toolName: call.name, input: call.input, output: message, content: message, isError: true };
 }
 
-async function runOne(call: ToolCall, tools: Map<string, BaseTool>, deadline: Deadline): Promise<ToolSource> {
-  const tool = tools.get(call.name);
+function findTool(tools: readonly BaseTool[], name: string): BaseTool | undefined {
+  for (const tool of tools) if (tool.metadata.name === name) return tool;
+  return undefined;
+}
+
+/** One call's result: at once when the tool answers synchronously, else a promise. */
+function runOne(call: ToolCall, tools: readonly BaseTool[], deadline: Deadline): ToolSource | Promise<ToolSource> {
+  const tool = findTool(tools, call.name);
   if (!tool?.call) {
-    const names = [...tools.keys()].join(", ") || "none";
+    const names = tools.map((t) => t.metadata.name).join(", ") || "none";
     return failure(call, `Tool ${call.name} does not exist. Available tools: ${names}.`);
   }
   const input: unknown = call.input;
@@ -145,16 +160,29 @@ async function runOne(call: ToolCall, tools: Map<string, BaseTool>, deadline: De
     }
     args = parsed.data;
   }
-  let output: JSONValue | DeadlineReached;
+  let result: JSONValue | PromiseLike<JSONValue>;
   try {
-    const result: JSONValue | PromiseLike<JSONValue> = tool.call(args);
-    output = isPromiseLike(result) ? await Promise.race([result, deadline.reached()]) : result;
+    result = tool.call(args);
   } catch (error) {
-    return failure(call, `Encountered error in tool call: ${error instanceof Error ? error.message : String(error)}`);
+    return thrown(call, error);
   }
-  if (output === TIMED_OUT) return failure(call, `Encountered error in tool call: ${call.name} did not finish within ${deadline.seconds} seconds.`);
-  if (output === STOPPED) return failure(call, `Encountered error in tool call: ${call.name} was stopped: the run ended.`);
+  if (!isPromiseLike(result)) return success(call, input, result);
+  return Promise.race([result, deadline.reached()]).then(
+    (output) => {
+      if (output === TIMED_OUT) return failure(call, `Encountered error in tool call: ${call.name} did not finish within ${deadline.seconds} seconds.`);
+      if (output === STOPPED) return failure(call, `Encountered error in tool call: ${call.name} was stopped: the run ended.`);
+      return success(call, input, output);
+    },
+    (error: unknown) => thrown(call, error),
+  );
+}
+
+function success(call: ToolCall, input: unknown, output: JSONValue): ToolSource {
   return { toolCallId: call.id, toolName: call.name, input, output, content: typeof output === "string" ? output : JSON.stringify(output), isError: false };
+}
+
+function thrown(call: ToolCall, error: unknown): ToolSource {
+  return failure(call, `Encountered error in tool call: ${error instanceof Error ? error.message : String(error)}`);
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
