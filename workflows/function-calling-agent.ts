@@ -137,9 +137,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     await ctx.store.set(SOURCES, sources);
     const memory = await agentMemory(ctx, this.llm);
     await memory.add(typeof ev.input === "string" ? { role: "user", content: ev.input } : ev.input);
-    const tokenLimit = historyTokenLimit(this.llm);
-    const history = recentHistory(await memory.get(), tokenLimit);
-    runStates.set(ctx.currentRun as object, { llmCalls: 0, memory, sources, tokenLimit, history });
+    const { history } = await this.startRunState(ctx, memory, sources);
     return new InputEvent({ input: wellFormedHistory(history) });
   }
 
@@ -206,6 +204,10 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const memory = await agentMemory(ctx, this.llm);
     let sources = await ctx.store.get<ToolSource[] | undefined>(SOURCES, undefined);
     if (!Array.isArray(sources)) await ctx.store.set(SOURCES, (sources = []));
+    return this.startRunState(ctx, memory, sources);
+  }
+
+  private async startRunState(ctx: Context, memory: Memory, sources: ToolSource[]): Promise<AgentRunState> {
     const tokenLimit = historyTokenLimit(this.llm);
     const state: AgentRunState = { llmCalls: 0, memory, sources, tokenLimit, history: recentHistory(await memory.get(), tokenLimit) };
     runStates.set(ctx.currentRun as object, state);
