@@ -143,7 +143,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
 
   @step({ accepts: [InputEvent], emits: [ToolCallEvent, StopEvent] })
   async handleLlmInput(ctx: Context, ev: InputEvent): Promise<ToolCallEvent | StopEvent<AgentResult> | undefined> {
-    const state = runStates.get(ctx.currentRun as object) ?? (await this.restoreRunState(ctx));
+    const state = await this.runState(ctx);
     if (++state.llmCalls > this.maxIterations) throw new AgentMaxIterationsError(this.maxIterations);
 
     const messages: ChatMessage[] = this.systemPrompt ? [{ role: "system", content: this.systemPrompt }, ...ev.input] : ev.input;
@@ -188,7 +188,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     });
     // A run that timed out or was cancelled mid-call must not write late results into memory.
     if (ctx.signal.aborted) return undefined;
-    const state = runStates.get(ctx.currentRun as object) ?? (await this.restoreRunState(ctx));
+    const state = await this.runState(ctx);
     for (const source of results) {
       const message: ChatMessage = { role: "user", content: source.content, options: { toolResult: { id: source.toolCallId, result: source.content, isError: source.isError } } };
       await state.memory.add(message);
@@ -197,6 +197,11 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     state.sources.push(...results);
     state.history = recentHistory(state.history, state.tokenLimit);
     return new InputEvent({ input: wellFormedHistory(state.history) });
+  }
+
+  /** This run's state: set by prepareChatHistory, or rebuilt for a run restored mid-way. */
+  private runState(ctx: Context): AgentRunState | Promise<AgentRunState> {
+    return runStates.get(ctx.currentRun as object) ?? this.restoreRunState(ctx);
   }
 
   /** The state of a run restored from a saved context mid-run, rebuilt from ctx.store. */
