@@ -129,6 +129,13 @@ export async function benchAgent(pairs = 2000): Promise<void> {
       ],
     );
 
+    // The same ratio per quarter of the pairs: how far it moves within one run on one build.
+    const quarter = Math.floor(pairs / 4);
+    if (quarter >= 100) {
+      const ratio = (q: number) => median(stepflowMs.slice(q * quarter, (q + 1) * quarter)) / median(handMs.slice(q * quarter, (q + 1) * quarter));
+      console.log(`\nThe medians' ratio by quarter of those pairs (${quarter.toLocaleString("en")} pairs each): ${[0, 1, 2, 3].map((q) => ratio(q).toFixed(2)).join(", ")}.`);
+    }
+
     // Then more pairs with undici's diagnostics channels on (they cost a little on both sides,
     // so the table above is measured without them).
     for (const name of HTTP_EVENTS) diagnostics.subscribe(name, mark);
