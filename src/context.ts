@@ -9,6 +9,7 @@ import type { RestoredRun, Run, SavedRun } from "./run.ts";
 import { ContextSerdeError, decodeEvent, decodeValue, encodeValue } from "./serialize.ts";
 import type { Json, SavedEvent } from "./serialize.ts";
 import { ContextStore } from "./store.ts";
+import { badTimeout } from "./timers.ts";
 import type { AnyWorkflow } from "./workflow.ts";
 
 /** Options of {@link Context.waitForEvent}. */
@@ -46,8 +47,15 @@ export interface ContextJSON {
  */
 export class Context {
   readonly store: ContextStore;
+  /**
+   * The context the user made. Each run's steps get a view of it bound to that run (same
+   * store), so a step left running by a cancelled run still sees its own run's aborted signal
+   * and cannot write into the next run on the same context.
+   */
+  #root: Context = this;
+  /** The current or last run; for a run's view, that run. */
   #run: Run | undefined;
-  /** A run saved in progress, waiting for `run()` to continue it. */
+  /** A run saved in progress, waiting for `run()` to continue it (kept on the root). */
   #saved: { json: SavedRun; events: RestoredRun } | undefined;
 
   constructor(
@@ -121,6 +129,8 @@ export class Context {
    */
   waitForEvent<C extends EventClass>(type: C, options: WaitForEventOptions<EventOf<C>> = {}): Promise<EventOf<C>> {
     const run = this.#activeRun("waitForEvent");
+    const problem = options.timeout === undefined ? undefined : badTimeout(`waitForEvent(${eventTypeName(type)}): timeout`, options.timeout, "or leave it out to wait forever");
+    if (problem) throw new WorkflowRuntimeError(problem);
     const waiting = run.waitFor(type, options.requirements, options.timeout) as Promise<EventOf<C>>;
     if (options.waiterEvent) run.writeToStream(options.waiterEvent);
     return waiting;
@@ -139,7 +149,8 @@ export class Context {
     for (const [key, value] of Object.entries(this.store.entries())) {
       if (value !== undefined) store[key] = encodeValue(value, `store key "${key}"`);
     }
-    const run = this.running ? (this.#run as Run).save() : (this.#saved?.json ?? null);
+    const root = this.#root;
+    const run = root.running ? (root.#run as Run).save() : (root.#saved?.json ?? null);
     return { version: CONTEXT_FORMAT_VERSION, workflow: this.workflow.constructor.name, store, running: run !== null, run };
   }
 
@@ -189,25 +200,34 @@ export class Context {
 
   /** @internal The run saved in progress, taken once by the run that continues it. */
   takeSavedRun(): RestoredRun | undefined {
-    const saved = this.#saved;
-    this.#saved = undefined;
+    const root = this.#root;
+    const saved = root.#saved;
+    root.#saved = undefined;
     return saved?.events;
   }
 
   /** Whether this context holds a run saved in progress that `run()` will continue. */
   get hasSavedRun(): boolean {
-    return this.#saved !== undefined;
+    return this.#root.#saved !== undefined;
   }
 
-  /** @internal Binds a new run to this context; one run at a time. */
-  attach(run: Run): void {
-    if (this.running) {
+  /**
+   * @internal Makes `run` this context's run (one at a time) and returns the view of the
+   * context that its steps and its handler get.
+   */
+  attach(run: Run): Context {
+    const root = this.#root;
+    if (root.running) {
       throw new ContextStateError("This context is already running a workflow. Await the current run (or cancel it) before starting another on the same context.");
     }
-    this.#run = run;
+    root.#run = run;
+    const view = new Context(root.workflow, root.store);
+    view.#root = root;
+    view.#run = run;
+    return view;
   }
 
-  /** @internal The current or last run. */
+  /** @internal The current or last run; in a step, the step's own run. */
   get currentRun(): Run | undefined {
     return this.#run;
   }

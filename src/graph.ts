@@ -86,10 +86,15 @@ export function toMermaid(graph: WorkflowGraph): string {
     }
     return id;
   };
+  const stepIds = new Set<string>();
   for (const s of graph.steps.values()) {
-    lines.push(`  step_${s.name}["${s.name}"]`);
-    for (const t of s.accepts) lines.push(`  ${node(t)} --> step_${s.name}`);
-    for (const t of s.emits) lines.push(`  step_${s.name} --> ${node(t)}`);
+    // Mermaid ids are word characters; labels are quoted, so quotes in a name are escaped.
+    let id = `step_${s.name.replace(/\W/g, "_")}`;
+    while (stepIds.has(id)) id += "_";
+    stepIds.add(id);
+    lines.push(`  ${id}["${s.name.replaceAll('"', "#quot;")}"]`);
+    for (const t of s.accepts) lines.push(`  ${node(t)} --> ${id}`);
+    for (const t of s.emits) lines.push(`  ${id} --> ${node(t)}`);
   }
   return lines.join("\n");
 }

@@ -8,7 +8,7 @@
  * loop a turn every few milliseconds, so timers (the run's timeout among them) fire even
  * when every step resolves at once.
  */
-import { eventTypeName, isEvent, StopEvent } from "./event.ts";
+import { eventTypeName, InputRequiredEvent, isEvent, StopEvent } from "./event.ts";
 import type { Event, EventClass } from "./event.ts";
 import { WorkflowCancelledByUser, WorkflowRuntimeError, WorkflowTimeoutError } from "./errors.ts";
 import { EventStream } from "./event-stream.ts";
@@ -18,6 +18,7 @@ import type { StepDefinition } from "./step.ts";
 import type { Context } from "./context.ts";
 import { encodeEvent, encodeValue } from "./serialize.ts";
 import type { Json, SavedEvent } from "./serialize.ts";
+import { startTimer } from "./timers.ts";
 
 /** The part of a saved context that describes a run in progress (plain JSON). */
 export interface SavedRun {
@@ -49,7 +50,7 @@ interface Waiter {
   readonly requirements: Readonly<Record<string, unknown>> | undefined;
   readonly resolve: (event: Event) => void;
   readonly reject: (error: unknown) => void;
-  timer?: ReturnType<typeof setTimeout>;
+  cancelTimer?: () => void;
 }
 
 /** A FIFO with O(1) shift: an array and a head index, compacted when half is spent. */
@@ -79,8 +80,8 @@ class EventQueue {
 interface StepSlot {
   readonly step: StepDefinition;
   readonly queue: EventQueue;
-  /** Events whose execution has started and not finished. */
-  readonly inFlight: Set<Event>;
+  /** Events whose execution has started and not finished (one entry per execution: the same event may be sent twice). */
+  readonly inFlight: Event[];
 }
 
 /** Options of one run. */
@@ -97,6 +98,8 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
 export class Run {
   readonly stream = new EventStream();
   readonly result: Promise<RunOutcome>;
+  /** The context's view for this run: what its steps and its handler get. */
+  readonly ctx: Context;
   readonly #controller = new AbortController();
   readonly #slots = new Map<string, StepSlot>();
   readonly #collected = new Map<string, Event[]>();
@@ -105,7 +108,9 @@ export class Run {
   readonly #unclaimed: Event[] = [];
   #settle!: (outcome: RunOutcome) => void;
   #done = false;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  #cancelTimeout: (() => void) | undefined;
+  /** Step timeouts and retry delays under way: cleared when the run ends, so they do not keep the process alive. */
+  readonly #timers = new Set<() => void>();
   #ticks = 0;
   #nextYieldAt = 0;
   // Node creates an AbortSignal on first use, and creating and aborting one costs ~10 µs: a run
@@ -114,13 +119,15 @@ export class Run {
   #signalGiven = false;
   #abortReason: { readonly reason: unknown } | undefined;
 
+  /** Makes this the run of `ctx` (which throws if the context is running another). */
   constructor(
-    readonly ctx: Context,
+    ctx: Context,
     readonly graph: WorkflowGraph,
     readonly settings: RunSettings,
   ) {
+    this.ctx = ctx.attach(this);
     this.result = new Promise((resolve) => (this.#settle = resolve));
-    for (const step of graph.steps.values()) this.#slots.set(step.name, { step, queue: new EventQueue(), inFlight: new Set() });
+    for (const step of graph.steps.values()) this.#slots.set(step.name, { step, queue: new EventQueue(), inFlight: [] });
   }
 
   /**
@@ -144,17 +151,18 @@ export class Run {
 
   /** Names of the steps executing right now. */
   activeSteps(): string[] {
-    return [...this.#slots.values()].filter((s) => s.inFlight.size > 0).map((s) => s.step.name);
+    return [...this.#slots.values()].filter((s) => s.inFlight.length > 0).map((s) => s.step.name);
   }
 
-  /** Starts the run with its first event, or continues a restored run. */
+  /** Starts the run with its first event, or continues a restored run; nothing if it was already cancelled. */
   start(first: { readonly event: Event } | { readonly restored: RestoredRun }): void {
+    if (this.#done) return;
     const timeout = this.settings.timeout;
     if (timeout !== null) {
-      this.#timer = setTimeout(() => {
+      this.#cancelTimeout = startTimer(timeout, () => {
         const active = this.activeSteps();
         this.fail(new WorkflowTimeoutError(`Workflow "${this.settings.workflowName}" timed out after ${timeout} seconds. Active steps: ${active.join(", ") || "none"}.`, active));
-      }, timeout * 1000);
+      });
     }
     this.#nextYieldAt = performance.now() + YIELD_EVERY_MS;
     if ("event" in first) return this.send(first.event);
@@ -165,7 +173,7 @@ export class Run {
     for (const source of [restored.inFlight, restored.queued]) {
       for (const [name, events] of Object.entries(source)) {
         const slot = this.#slots.get(name);
-        if (!slot) throw new WorkflowRuntimeError(`The saved run has events for a step "${name}" that this workflow does not have.`);
+        if (!slot) return this.fail(new WorkflowRuntimeError(`The saved run has events for a step "${name}" that this workflow does not have.`));
         for (const event of events) this.#enqueue(slot, event);
       }
     }
@@ -212,10 +220,10 @@ export class Run {
     return new Promise((resolve, reject) => {
       const waiter: Waiter = { type, requirements, resolve, reject };
       if (timeout !== undefined) {
-        waiter.timer = setTimeout(() => {
+        waiter.cancelTimer = startTimer(timeout, () => {
           this.#waiters = this.#waiters.filter((w) => w !== waiter);
           reject(new WorkflowTimeoutError(`waitForEvent(${eventTypeName(type)}) timed out after ${timeout} seconds.`));
-        }, timeout * 1000);
+        });
       }
       this.#waiters.push(waiter);
     });
@@ -237,7 +245,7 @@ export class Run {
     const inFlight: Record<string, SavedEvent[]> = {};
     for (const [name, slot] of this.#slots) {
       if (slot.queue.size) queued[name] = events(slot.queue.toArray(), `queued event of step "${name}"`);
-      if (slot.inFlight.size) inFlight[name] = events(slot.inFlight, `in-flight event of step "${name}"`);
+      if (slot.inFlight.length) inFlight[name] = events(slot.inFlight, `in-flight event of step "${name}"`);
     }
     const collected = Object.fromEntries([...this.#collected].filter(([, list]) => list.length > 0).map(([key, list]) => [key, events(list, `collected event "${key}"`)]));
     const waiters = this.#waiters.map((w) => ({ type: eventTypeName(w.type), requirements: encodeValue(w.requirements ?? null, `requirements of waitForEvent(${eventTypeName(w.type)})`) }));
@@ -245,7 +253,7 @@ export class Run {
   }
 
   #anyStepExecuting(): boolean {
-    for (const slot of this.#slots.values()) if (slot.inFlight.size > 0) return true;
+    for (const slot of this.#slots.values()) if (slot.inFlight.length > 0) return true;
     return false;
   }
 
@@ -253,19 +261,19 @@ export class Run {
     const index = this.#waiters.findIndex((w) => event instanceof w.type && (!w.requirements || Object.entries(w.requirements).every(([k, v]) => (event as Record<string, unknown>)[k] === v)));
     if (index < 0) return false;
     const [waiter] = this.#waiters.splice(index, 1) as [Waiter];
-    clearTimeout(waiter.timer);
+    waiter.cancelTimer?.();
     waiter.resolve(event);
     return true;
   }
 
   #enqueue(slot: StepSlot, event: Event): void {
-    if (slot.inFlight.size < slot.step.numWorkers) void this.#execute(slot, event);
+    if (slot.inFlight.length < slot.step.numWorkers) void this.#execute(slot, event);
     else slot.queue.push(event);
   }
 
   async #execute(slot: StepSlot, event: Event): Promise<void> {
     const { step } = slot;
-    slot.inFlight.add(event);
+    slot.inFlight.push(event);
     if ((++this.#ticks & 255) === 0 && performance.now() >= this.#nextYieldAt) {
       await yieldToEventLoop();
       this.#nextYieldAt = performance.now() + YIELD_EVERY_MS;
@@ -279,21 +287,28 @@ export class Run {
         break;
       } catch (error) {
         if (this.#done) return;
-        const delay = retryDelay(step.retry, attempts, error);
+        let delay: number | null;
+        try {
+          delay = retryDelay(step, attempts, error);
+        } catch (policyError) {
+          return this.fail(policyError); // a retry function that throws or returns nonsense
+        }
         if (delay === null) return this.fail(error);
         this.settings.log?.(`Step ${step.name} failed (attempt ${attempts}); retrying in ${delay} seconds`);
-        if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay * 1000));
+        if (delay > 0) await this.#sleep(delay);
         if (this.#done) return;
       }
     }
-    slot.inFlight.delete(event);
+    slot.inFlight.splice(slot.inFlight.indexOf(event), 1);
     if (this.#done) return;
     if (output !== undefined) {
       if (!isEvent(output)) {
         return this.fail(new WorkflowRuntimeError(`Step "${step.name}" returned ${describe(output)}, not an event. Return an Event instance, or nothing to send nothing.`));
       }
       this.settings.log?.(`Step ${step.name} produced event ${eventTypeName(output.constructor as EventClass)}`);
-      this.send(output);
+      // A returned InputRequiredEvent is for the app, as in Python's workflows: it goes to the stream.
+      if (output instanceof InputRequiredEvent) this.writeToStream(output);
+      else this.send(output);
     } else {
       this.settings.log?.(`Step ${step.name} produced no event`);
     }
@@ -303,11 +318,33 @@ export class Run {
 
   #withStepTimeout(step: StepDefinition, event: Event): Promise<unknown> {
     const seconds = step.timeout as number;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new WorkflowTimeoutError(`Step "${step.name}" timed out after ${seconds} seconds.`, [step.name])), seconds * 1000);
+    return new Promise((resolve, reject) => {
+      const cancel = startTimer(seconds, () => {
+        this.#timers.delete(cancel);
+        reject(new WorkflowTimeoutError(`Step "${step.name}" timed out after ${seconds} seconds.`, [step.name]));
+      });
+      this.#timers.add(cancel);
+      const settle = () => {
+        cancel();
+        this.#timers.delete(cancel);
+      };
+      // new Promise(...) turns a handler that throws synchronously into a rejection.
+      new Promise((run) => run(step.handler(this.ctx, event))).then(
+        (output) => (settle(), resolve(output)),
+        (error: unknown) => (settle(), reject(error)),
+      );
     });
-    return Promise.race([Promise.resolve(step.handler(this.ctx, event)), expired]).finally(() => clearTimeout(timer));
+  }
+
+  /** Waits `seconds`; never resolves if the run ends first (its timer is cleared then). */
+  #sleep(seconds: number): Promise<void> {
+    return new Promise((resolve) => {
+      const cancel = startTimer(seconds, () => {
+        this.#timers.delete(cancel);
+        resolve();
+      });
+      this.#timers.add(cancel);
+    });
   }
 
   #finish(stop: StopEvent): void {
@@ -317,13 +354,15 @@ export class Run {
 
   #end(outcome: RunOutcome, reason: unknown): void {
     this.#done = true;
-    clearTimeout(this.#timer);
+    this.#cancelTimeout?.();
+    for (const cancel of this.#timers) cancel();
+    this.#timers.clear();
     if (!outcome.ok || this.#anyStepExecuting()) {
       this.#abortReason = { reason };
       if (this.#signalGiven) this.#controller.abort(reason);
     }
     for (const waiter of this.#waiters) {
-      clearTimeout(waiter.timer);
+      waiter.cancelTimer?.();
       waiter.reject(reason);
     }
     this.#waiters = [];

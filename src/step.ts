@@ -5,8 +5,10 @@
  * same thing without decorators for plain JavaScript.
  */
 import type { Context } from "./context.ts";
-import type { Event, EventClass, EventOf } from "./event.ts";
-import { WorkflowValidationError } from "./errors.ts";
+import { Event, isSubclassOf } from "./event.ts";
+import type { EventClass, EventOf } from "./event.ts";
+import { WorkflowRuntimeError, WorkflowValidationError } from "./errors.ts";
+import { badTimeout } from "./timers.ts";
 
 /**
  * How a failed step is tried again: `{ maxAttempts, delay }` (delay in seconds), or a
@@ -80,6 +82,10 @@ export function step<const A extends readonly EventClass[], const E extends read
     if (typeof method !== "function") {
       throw new WorkflowValidationError("@step can only decorate a method.");
     }
+    // The workflow finds its steps by name on its prototype chain, where these are not.
+    const where = isStandard ? (contextOrKey as ClassMethodDecoratorContext) : { name: contextOrKey as string | symbol, static: typeof methodOrTarget === "function", private: false };
+    const what = where.private ? "a #private method" : where.static ? "a static method" : typeof where.name === "symbol" ? "a method named by a symbol" : undefined;
+    if (what) throw new WorkflowValidationError(`@step cannot mark ${what} (${String(where.name)}): make it an ordinary instance method with a string name.`);
     // The config rides on the function itself, so both conventions leave the same mark and
     // the workflow finds its steps by walking its prototype chain.
     Object.defineProperty(method, STEP_CONFIG, { value: config });
@@ -87,27 +93,41 @@ export function step<const A extends readonly EventClass[], const E extends read
   return decorate as StepDecorator<A, E>;
 }
 
-/** The steps declared with `@step` on an instance's class and its ancestors. */
+/**
+ * The steps declared with `@step` on an instance's class and its ancestors. A subclass that
+ * overrides a step's method without repeating `@step` keeps the step (its accepts and emits)
+ * and runs the override, as overriding any method would.
+ */
 export function decoratedSteps(instance: object): StepDefinition[] {
-  const found = new Map<string, StepDefinition>();
+  const methods = new Map<string, unknown>(); // each name's most derived definition
+  const configs = new Map<string, StepConfig>(); // each name's most derived @step config
   for (let proto = Object.getPrototypeOf(instance); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
     for (const key of Object.getOwnPropertyNames(proto)) {
-      if (key === "constructor" || found.has(key)) continue; // a subclass's override wins
+      if (key === "constructor") continue;
       const value = Object.getOwnPropertyDescriptor(proto, key)?.value as MarkedMethod | undefined;
+      if (!methods.has(key)) methods.set(key, value);
       const config = typeof value === "function" ? value[STEP_CONFIG] : undefined;
-      if (config) found.set(key, defineStep(key, config, value as unknown as StepHandler, instance));
+      if (config && !configs.has(key)) configs.set(key, config);
     }
   }
-  return [...found.values()];
+  return [...configs].map(([name, config]) => {
+    const method = methods.get(name);
+    if (typeof method !== "function") {
+      throw new WorkflowValidationError(`Step "${name}" of ${instance.constructor.name} is overridden by something that is not a method; a step must stay a method.`);
+    }
+    return defineStep(name, config, method as StepHandler, instance);
+  });
 }
 
 /** Builds a step from a name, its config and a handler (bound to `thisArg`). */
 export function defineStep(name: string, config: StepConfig, handler: StepHandler, thisArg?: object): StepDefinition {
   checkConfig(`Step "${name}"`, config);
+  if (typeof handler !== "function") throw new WorkflowValidationError(`Step "${name}" needs a function to run, got ${describeValue(handler)}.`);
   return {
     name,
-    accepts: config.accepts,
-    emits: config.emits,
+    // Listing a class twice would run the step twice per event.
+    accepts: [...new Set(config.accepts)],
+    emits: [...new Set(config.emits)],
     numWorkers: config.numWorkers ?? 1,
     retry: config.retry,
     timeout: config.timeout ?? null,
@@ -119,21 +139,50 @@ function checkConfig(where: string, config: StepConfig): void {
   if (!config || !Array.isArray(config.accepts) || !Array.isArray(config.emits)) {
     throw new WorkflowValidationError(`${where} needs { accepts: [EventClass, …], emits: [EventClass, …] }.`);
   }
+  for (const list of ["accepts", "emits"] as const) {
+    config[list].forEach((type: unknown, i) => {
+      if (typeof type !== "function" || !isSubclassOf(type as EventClass, Event)) {
+        const hint = type === undefined ? " (an import cycle can leave a class undefined where the step is declared)" : "";
+        throw new WorkflowValidationError(`${where}: ${list}[${i}] is ${describeValue(type)}, not an Event class${hint}.`);
+      }
+    });
+  }
   if (config.numWorkers !== undefined && !(Number.isInteger(config.numWorkers) && config.numWorkers >= 1)) {
     throw new WorkflowValidationError(`${where}: numWorkers must be a whole number ≥ 1, got ${String(config.numWorkers)}.`);
   }
-  if (config.timeout != null && !(config.timeout > 0)) {
-    throw new WorkflowValidationError(`${where}: timeout is in seconds and must be > 0, got ${String(config.timeout)}.`);
-  }
+  const timeoutProblem = config.timeout == null ? undefined : badTimeout("timeout", config.timeout, "or null for none");
+  if (timeoutProblem) throw new WorkflowValidationError(`${where}: ${timeoutProblem}`);
   const retry = config.retry;
-  if (retry && typeof retry !== "function" && !(Number.isInteger(retry.maxAttempts) && retry.maxAttempts >= 1)) {
-    throw new WorkflowValidationError(`${where}: retry.maxAttempts must be a whole number ≥ 1, got ${String(retry.maxAttempts)}.`);
+  if (retry && typeof retry !== "function") {
+    if (!(Number.isInteger(retry.maxAttempts) && retry.maxAttempts >= 1)) {
+      throw new WorkflowValidationError(`${where}: retry.maxAttempts must be a whole number ≥ 1, got ${String(retry.maxAttempts)}.`);
+    }
+    if (retry.delay !== undefined && !isDelay(retry.delay)) {
+      throw new WorkflowValidationError(`${where}: retry.delay is in seconds and must be a finite number ≥ 0, got ${String(retry.delay)}.`);
+    }
   }
 }
 
-/** The delay in seconds before attempt `attempts + 1`, or `null` when the policy gives up. */
-export function retryDelay(policy: RetryPolicy | undefined, attempts: number, error: unknown): number | null {
-  if (!policy) return null;
-  if (typeof policy === "function") return policy(attempts, error) ?? null;
-  return attempts < policy.maxAttempts ? (policy.delay ?? 0) : null;
+function describeValue(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (typeof value === "function") return `the function ${value.name || "(anonymous)"}`;
+  if (typeof value === "object") return `an object (${value.constructor?.name ?? "Object"})`;
+  return `the ${typeof value} ${JSON.stringify(value)}`;
 }
+
+/**
+ * The delay in seconds before attempt `attempts + 1` of `step`, or `null` when its retry
+ * policy gives up. Throws `WorkflowRuntimeError` when a retry function returns something else.
+ */
+export function retryDelay(step: StepDefinition, attempts: number, error: unknown): number | null {
+  const policy = step.retry;
+  if (!policy) return null;
+  if (typeof policy !== "function") return attempts < policy.maxAttempts ? (policy.delay ?? 0) : null;
+  const delay = policy(attempts, error) ?? null;
+  if (delay !== null && !isDelay(delay)) {
+    throw new WorkflowRuntimeError(`The retry function of step "${step.name}" returned ${String(delay)}. Return the seconds to wait before the next attempt (a finite number ≥ 0), or null to give up.`);
+  }
+  return delay;
+}
+
+const isDelay = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value) && value >= 0;

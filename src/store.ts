@@ -35,7 +35,7 @@ export class ContextStore {
     const last = parts.pop() as string;
     let node = this.#data;
     for (const part of parts) {
-      const next = node[part];
+      const next = Object.hasOwn(node, part) ? node[part] : undefined; // not Object.prototype's "constructor"
       if (next === undefined) node = node[part] = {};
       else if (isPlain(next)) node = next;
       else throw new StoreKeyError(`Cannot set "${key}": "${part}" holds a ${typeof next}, not an object.`);
@@ -74,9 +74,12 @@ export class ContextStore {
 }
 
 function splitKey(key: string): string[] {
-  if (typeof key === "string" && key.length > 0 && !key.includes(".")) return [key]; // the common case, checked cheaply
+  if (typeof key === "string" && key.length > 0 && !key.includes(".") && key !== "__proto__") return [key]; // the common case, checked cheaply
   if (typeof key !== "string" || key.length === 0 || key.split(".").some((p) => p.length === 0)) {
     throw new StoreKeyError(`Invalid store key ${JSON.stringify(key)}: use a non-empty name or dot path like "user.name".`);
   }
-  return key.split(".");
+  const parts = key.split(".");
+  // Setting "__proto__" replaces an object's prototype: a key built from user input could change every object's.
+  if (parts.includes("__proto__")) throw new StoreKeyError(`Invalid store key ${JSON.stringify(key)}: "__proto__" cannot be part of a key.`);
+  return parts;
 }

@@ -11,6 +11,7 @@ import type { WorkflowGraph } from "./graph.ts";
 import { WorkflowHandler } from "./handler.ts";
 import { Run } from "./run.ts";
 import { decoratedSteps, defineStep } from "./step.ts";
+import { badTimeout } from "./timers.ts";
 import type { StepConfig, StepDefinition, StepFunction, StepHandler } from "./step.ts";
 
 /** Options of a workflow. */
@@ -56,9 +57,8 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
 
   constructor(options: WorkflowOptions = {}) {
     const timeout = options.timeout === undefined ? 45 : options.timeout;
-    if (timeout !== null && !(typeof timeout === "number" && timeout > 0)) {
-      throw new WorkflowRuntimeError(`timeout is in seconds and must be a number > 0 (or null for none), got ${String(timeout)}.`);
-    }
+    const problem = timeout === null ? undefined : badTimeout("timeout", timeout, "or null for none");
+    if (problem) throw new WorkflowRuntimeError(problem);
     this.timeout = timeout;
     this.verbose = options.verbose ?? false;
     this.#log = options.log ?? ((line) => console.log(line));
@@ -76,8 +76,10 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
     config: StepConfig<A, E>,
     handler: StepFunction<A, E>,
   ): this {
-    if (this.#graph) throw new WorkflowRuntimeError(`addStep("${name}"): steps must be added before the first run.`);
-    if (this.#addedSteps.some((s) => s.name === name)) throw new WorkflowRuntimeError(`addStep: a step named "${name}" already exists.`);
+    if (this.#graph) throw new WorkflowRuntimeError(`addStep("${name}"): steps must be added before the workflow's graph is built (by the first run(), toMermaid() or graph).`);
+    if (this.#addedSteps.some((s) => s.name === name) || decoratedSteps(this).some((s) => s.name === name)) {
+      throw new WorkflowRuntimeError(`addStep: a step named "${name}" already exists. Give the new step another name.`);
+    }
     this.#addedSteps.push(defineStep(name, config, handler as StepHandler));
     return this;
   }
@@ -120,12 +122,11 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
       throw new ContextStateError(`This context belongs to a ${ctx.workflow.constructor.name}, not a ${this.constructor.name}. Create it with new Context(workflow).`);
     }
     const timeout = options.timeout === undefined ? this.timeout : options.timeout;
+    const problem = options.timeout == null ? undefined : badTimeout("run({ timeout })", options.timeout, "or null for none");
+    if (problem) throw new WorkflowRuntimeError(problem);
     const first = ctx.hasSavedRun ? undefined : toStartEvent(graph.startEvent, input as TInput | StartEvent<TInput>);
     const run = new Run(ctx, graph, { workflowName: this.constructor.name, timeout, log: this.verbose ? this.#log : undefined });
-    ctx.attach(run);
     const handler = new WorkflowHandler<TResult>(run);
-    const restored = ctx.takeSavedRun();
-    run.start(restored ? { restored } : { event: first as Event });
     const signal = options.signal;
     if (signal) {
       if (signal.aborted) run.cancel();
@@ -135,6 +136,13 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
         void run.result.then(() => signal.removeEventListener("abort", onAbort));
       }
     }
+    // The first step starts in a microtask, as Python's run() schedules it: a run cancelled
+    // right away runs no step, and a saved run stays saved.
+    queueMicrotask(() => {
+      if (run.done) return;
+      const restored = ctx.takeSavedRun();
+      run.start(restored ? { restored } : { event: first as Event });
+    });
     return handler;
   }
 }

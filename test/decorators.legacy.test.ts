@@ -31,3 +31,26 @@ it("@step works under experimentalDecorators", async () => {
   expect(await flow.run({ n: 20 })).toBe(41);
   expect([...flow.graph.steps.values()].map((s) => [s.name, s.numWorkers])).toEqual([["double", 1], ["finish", 2]]);
 });
+
+it("@step refuses static and symbol-named methods under experimentalDecorators", () => {
+  const mark = step({ accepts: [StartEvent], emits: [StopEvent] });
+  expect(() => {
+    class Static extends Workflow {
+      @mark
+      static async start() {
+        return new StopEvent();
+      }
+    }
+    return Static;
+  }).toThrow("@step cannot mark a static method (start): make it an ordinary instance method with a string name.");
+  const key = Symbol("start");
+  expect(() => {
+    class Symbolic extends Workflow {
+      @mark
+      async [key]() {
+        return new StopEvent();
+      }
+    }
+    return Symbolic;
+  }).toThrow("@step cannot mark a method named by a symbol (Symbol(start)): make it an ordinary instance method with a string name.");
+});

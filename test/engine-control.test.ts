@@ -80,7 +80,7 @@ describe("timeouts", () => {
   });
 
   it("rejects a bad timeout with a clear message", () => {
-    expect(() => new Workflow({ timeout: -1 })).toThrow("timeout is in seconds and must be a number > 0 (or null for none), got -1.");
+    expect(() => new Workflow({ timeout: -1 })).toThrow("timeout is in seconds and must be a finite number > 0 (or null for none), got -1.");
   });
 });
 
@@ -408,5 +408,233 @@ describe("context operations", () => {
     expect(await ctx.store.get("user.name")).toBe("Logan");
     expect(await ctx.store.get("user.age", 30)).toBe(30);
     await expect(ctx.store.get("user.age")).rejects.toThrow('The context store has no key "user.age". Set it first, or pass a default: ctx.store.get("user.age", defaultValue).');
+  });
+
+  it("store: keys from user input cannot reach Object.prototype", async () => {
+    const ctx = new Context(new Workflow());
+    for (const key of ["__proto__", "__proto__.polluted", "prefs.__proto__.isAdmin"]) {
+      await expect(ctx.store.set(key, true)).rejects.toThrow(`Invalid store key ${JSON.stringify(key)}: "__proto__" cannot be part of a key.`);
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    await ctx.store.set("constructor.name", "Ada"); // a name Object.prototype also has
+    expect(await ctx.store.get("constructor.name")).toBe("Ada");
+  });
+});
+
+describe("human in the loop", () => {
+  it("an InputRequiredEvent a step returns goes to the stream, and the answer continues the run", async () => {
+    class Ask extends Workflow<{}, string> {
+      @step({ accepts: [StartEvent], emits: [InputRequiredEvent] })
+      async ask() {
+        return new InputRequiredEvent({ prefix: "Fire Lawson? (yes/no)" });
+      }
+      @step({ accepts: [HumanResponseEvent], emits: [StopEvent] })
+      async decide(_ctx: Context, ev: HumanResponseEvent<{ response: string }>) {
+        return new StopEvent({ result: ev.response === "yes" ? "fired" : "kept" });
+      }
+    }
+    const handler = new Ask({ timeout: 10 }).run({});
+    const prompts: string[] = [];
+    for await (const ev of handler.streamEvents()) {
+      if (ev instanceof InputRequiredEvent) {
+        prompts.push((ev as InputRequiredEvent<{ prefix: string }>).prefix);
+        handler.ctx.sendEvent(new HumanResponseEvent({ response: "yes" }));
+      }
+    }
+    expect(prompts).toEqual(["Fire Lawson? (yes/no)"]);
+    expect(await handler).toBe("fired");
+  });
+
+  it("waits longer than setTimeout's 24.8-day limit for an answer", async () => {
+    const month = 30 * 24 * 3600;
+    class Slow extends Workflow<{}, string> {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async ask(ctx: Context) {
+        const answer = await ctx.waitForEvent(HumanResponseEvent<{ response: string }>, {
+          waiterEvent: new InputRequiredEvent({ prefix: "Approve?" }),
+          timeout: month,
+        });
+        return new StopEvent({ result: answer.response });
+      }
+    }
+    const handler = new Slow({ timeout: 2 * month }).run({});
+    let settled = false;
+    void handler.then(() => (settled = true), () => (settled = true));
+    const events = handler.streamEvents()[Symbol.asyncIterator]();
+    expect((await events.next()).value).toBeInstanceOf(InputRequiredEvent);
+    // Node fires a timer of more than 2³¹−1 ms after 1 ms; a later 5 ms timer fires after it would have.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(settled).toBe(false);
+    handler.ctx.sendEvent(new HumanResponseEvent({ response: "yes" }));
+    expect(await handler).toBe("yes");
+  });
+});
+
+describe("runs that end early", () => {
+  const timersNow = () => process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;
+
+  it("a step left running by a cancelled run sees its own run's signal and cannot write into the next run on the context", async () => {
+    class Delta extends Event<{ text: string }> {}
+    const proceed = { first: gate(), second: gate() };
+    const leftover: string[] = [];
+    class Chat extends Workflow<{ q: "first" | "second" }, string> {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async answer(ctx: Context, ev: StartEvent<{ q: "first" | "second" }>) {
+        await proceed[ev.q].promise;
+        try {
+          if (ev.q === "first") leftover.push(`aborted: ${ctx.signal.aborted}`);
+          ctx.writeEventToStream(new Delta({ text: ev.q }));
+        } catch (error) {
+          leftover.push((error as Error).name);
+          throw error;
+        }
+        return new StopEvent({ result: `answer to ${ev.q}` });
+      }
+    }
+    const flow = new Chat({ timeout: 10 });
+    const ctx = new Context(flow);
+    const first = flow.run({ q: "first" }, { ctx });
+    await Promise.resolve(); // the first step starts
+    first.cancel();
+    await expect(first).rejects.toBeInstanceOf(WorkflowCancelledByUser);
+    const second = flow.run({ q: "second" }, { ctx });
+    proceed.first.open(); // run 1's step wakes up while run 2 is going
+    await new Promise((resolve) => setImmediate(resolve));
+    proceed.second.open();
+    const seen: string[] = [];
+    for await (const ev of second.streamEvents()) if (ev instanceof Delta) seen.push(ev.text);
+    expect(await second).toBe("answer to second");
+    expect(seen).toEqual(["second"]);
+    expect(leftover).toEqual(["aborted: true", "ContextStateError"]);
+    expect(first.ctx.signal.aborted).toBe(true);
+    expect(second.ctx.signal.aborted).toBe(false);
+  });
+
+  it("a run cancelled right after run(), or given an aborted signal, runs no step, and a saved run stays saved", async () => {
+    const ran: string[] = [];
+    class Charge extends Workflow<{ who: string }, string> {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async charge(_ctx: Context, ev: StartEvent<{ who: string }>) {
+        ran.push(ev.who);
+        return new StopEvent({ result: "charged" });
+      }
+    }
+    const flow = new Charge();
+    const handler = flow.run({ who: "cancelled" });
+    handler.cancel();
+    await expect(handler).rejects.toBeInstanceOf(WorkflowCancelledByUser);
+    await expect(flow.run({ who: "aborted" }, { signal: AbortSignal.abort() })).rejects.toBeInstanceOf(WorkflowCancelledByUser);
+    expect(ran).toEqual([]);
+
+    const gateway = gate();
+    class Waits extends Workflow<{}, string> {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async wait(ctx: Context) {
+        const answer = await ctx.waitForEvent(HumanResponseEvent<{ response: string }>, { waiterEvent: new InputRequiredEvent({}) });
+        return new StopEvent({ result: answer.response });
+      }
+    }
+    const waits = new Waits();
+    const running = waits.run({});
+    for await (const ev of running.streamEvents()) if (ev instanceof InputRequiredEvent) break;
+    const saved = Context.fromJSON(waits, JSON.stringify(running.ctx.toJSON()));
+    running.cancel();
+    gateway.open();
+    await expect(waits.run(undefined, { ctx: saved, signal: AbortSignal.abort() })).rejects.toBeInstanceOf(WorkflowCancelledByUser);
+    expect(saved.hasSavedRun).toBe(true);
+    const resumed = waits.run(undefined, { ctx: saved });
+    for await (const ev of resumed.streamEvents()) if (ev instanceof InputRequiredEvent) resumed.ctx.sendEvent(new HumanResponseEvent({ response: "ok" }));
+    expect(await resumed).toBe("ok");
+  });
+
+  it("a step with a timeout that throws at once fails the run with its error, and no timer is left", async () => {
+    const before = timersNow();
+    const flow = new Workflow({ timeout: null }).addStep("check", { accepts: [StartEvent], emits: [StopEvent], timeout: 3600 }, ((): never => {
+      throw new Error("bad input");
+    }) as never);
+    await expect(flow.run({})).rejects.toThrow("bad input");
+    expect(timersNow()).toBe(before);
+  });
+
+  it("after a cancel or a failure, no retry delay or step timeout keeps the process alive", async () => {
+    const before = timersNow();
+    const started = gate();
+    class Stuck extends Workflow {
+      @step({ accepts: [StartEvent], emits: [StopEvent], timeout: 3600 })
+      async hang(): Promise<StopEvent> {
+        started.open();
+        return new Promise(() => {});
+      }
+    }
+    const stuck = new Stuck({ timeout: null }).run({});
+    await started.promise;
+    stuck.cancel();
+    await expect(stuck).rejects.toBeInstanceOf(WorkflowCancelledByUser);
+    expect(timersNow()).toBe(before);
+
+    const failed = gate();
+    class Flaky extends Workflow {
+      @step({ accepts: [StartEvent], emits: [StopEvent], retry: { maxAttempts: 3, delay: 3600 } })
+      async flaky(): Promise<StopEvent> {
+        failed.open();
+        throw new Error("try later");
+      }
+    }
+    const flaky = new Flaky({ timeout: null }).run({});
+    await failed.promise;
+    await Promise.resolve();
+    flaky.cancel();
+    await expect(flaky).rejects.toBeInstanceOf(WorkflowCancelledByUser);
+    expect(timersNow()).toBe(before);
+  });
+
+  it("a retry function that throws or returns nonsense fails the run with a clear error", async () => {
+    const flow = (retry: (attempts: number) => number | null) =>
+      new Workflow({ timeout: null }).addStep("work", { accepts: [StartEvent], emits: [StopEvent], retry }, async (): Promise<StopEvent> => {
+        throw new Error("flaky");
+      });
+    await expect(flow(() => Infinity).run({})).rejects.toThrow('The retry function of step "work" returned Infinity. Return the seconds to wait before the next attempt (a finite number ≥ 0), or null to give up.');
+    await expect(
+      flow(() => {
+        throw new Error("policy bug");
+      }).run({}),
+    ).rejects.toThrow("policy bug");
+  });
+
+  it("numWorkers holds when the same event instance is sent many times", async () => {
+    const release = gate();
+    let running = 0;
+    let peak = 0;
+    class Fan extends Workflow<{}, number> {
+      @step({ accepts: [StartEvent], emits: [Tick] })
+      async start(ctx: Context) {
+        const same = new Tick({ n: 1 });
+        for (let i = 0; i < 6; i++) ctx.sendEvent(same);
+      }
+      @step({ accepts: [Tick], emits: [StopEvent], numWorkers: 2 })
+      async work(ctx: Context, ev: Tick) {
+        peak = Math.max(peak, ++running);
+        if (running === 2) release.open();
+        await release.promise;
+        running--;
+        return ctx.collectEvents(ev, [Tick, Tick, Tick, Tick, Tick, Tick]) ? new StopEvent({ result: peak }) : undefined;
+      }
+    }
+    expect(await new Fan().run({})).toBe(2);
+  });
+
+  it("rejects timeouts that are not a finite number of seconds > 0", async () => {
+    const flow = new Workflow().addStep("only", { accepts: [StartEvent], emits: [StopEvent] }, async () => new StopEvent());
+    expect(() => new Workflow({ timeout: Infinity })).toThrow("timeout is in seconds and must be a finite number > 0 (or null for none), got Infinity.");
+    expect(() => flow.run({}, { timeout: 0 })).toThrow("run({ timeout }) is in seconds and must be a finite number > 0 (or null for none), got 0.");
+    expect(() => step({ accepts: [StartEvent], emits: [StopEvent], timeout: Number.NaN })).toThrow("@step: timeout is in seconds and must be a finite number > 0 (or null for none), got NaN.");
+    class Waits extends Workflow {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async wait(ctx: Context) {
+        await ctx.waitForEvent(HumanResponseEvent, { timeout: -1 });
+        return new StopEvent();
+      }
+    }
+    await expect(new Waits().run({})).rejects.toThrow("waitForEvent(HumanResponseEvent): timeout is in seconds and must be a finite number > 0 (or leave it out to wait forever), got -1.");
   });
 });

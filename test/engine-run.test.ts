@@ -120,6 +120,23 @@ describe("runs", () => {
     expect(chart).toContain("step_end --> event_StopEvent");
   });
 
+  it("draws steps whose names Mermaid could not read as they are", () => {
+    const flow = new Workflow()
+      .addStep("write draft", { accepts: [StartEvent], emits: [First] }, async () => new First({ n: 1 }))
+      .addStep('say "hi"', { accepts: [First], emits: [StopEvent] }, async () => new StopEvent());
+    expect(flow.toMermaid().split("\n").slice(1)).toEqual([
+      '  step_write_draft["write draft"]',
+      "  event_StartEvent([StartEvent])",
+      "  event_StartEvent --> step_write_draft",
+      "  event_First[/First/]",
+      "  step_write_draft --> event_First",
+      '  step_say__hi_["say #quot;hi#quot;"]',
+      "  event_First --> step_say__hi_",
+      "  event_StopEvent([StopEvent])",
+      "  step_say__hi_ --> event_StopEvent",
+    ]);
+  });
+
   it("event fields are read directly and type names are stable", async () => {
     class Renamed extends Event<{ a: number }> {
       static readonly typeName = "demo.Renamed";

@@ -93,5 +93,67 @@ describe("validation at the first run", () => {
   it("bad step options are refused where they are written", () => {
     expect(() => step({ accepts: [StartEvent], emits: [StopEvent], numWorkers: 0 })).toThrow("@step: numWorkers must be a whole number ≥ 1, got 0.");
     expect(() => step({ accepts: [StartEvent], emits: [StopEvent], retry: { maxAttempts: 0 } })).toThrow("@step: retry.maxAttempts must be a whole number ≥ 1, got 0.");
+    expect(() => step({ accepts: [StartEvent], emits: [StopEvent], retry: { maxAttempts: 2, delay: -1 } })).toThrow("@step: retry.delay is in seconds and must be a finite number ≥ 0, got -1.");
+    // What an import cycle gives: the class is still undefined where the step is declared.
+    expect(() => step({ accepts: [StartEvent, undefined as unknown as typeof Orphan], emits: [StopEvent] })).toThrow(
+      "@step: accepts[1] is undefined, not an Event class (an import cycle can leave a class undefined where the step is declared).",
+    );
+    expect(() => step({ accepts: [StartEvent], emits: [String as unknown as typeof StopEvent] })).toThrow("@step: emits[0] is the function String, not an Event class.");
+    expect(() => new Workflow().addStep("run", { accepts: [StartEvent], emits: [StopEvent] }, "not a function" as never)).toThrow('Step "run" needs a function to run, got the string "not a function".');
+  });
+
+  it("a class listed twice in accepts is one route: one execution per event, one arrow in the drawing", async () => {
+    const flow = new Workflow().addStep("once", { accepts: [StartEvent, StartEvent], emits: [StopEvent, StopEvent] }, async () => new StopEvent({ result: "ok" }));
+    expect(await flow.run({})).toBe("ok");
+    expect(flow.graph.routes.get(StartEvent)?.length).toBe(1);
+    expect(flow.toMermaid().split("\n").filter((line) => line.includes("-->"))).toEqual(["  event_StartEvent --> step_once", "  step_once --> event_StopEvent"]);
+  });
+
+  it("addStep refuses the name of a @step method, and steps added once the graph is built", () => {
+    class Decorated extends Workflow {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async start() {
+        return new StopEvent();
+      }
+    }
+    const flow = new Decorated();
+    expect(() => flow.addStep("start", { accepts: [StartEvent], emits: [StopEvent] }, async () => new StopEvent())).toThrow('addStep: a step named "start" already exists. Give the new step another name.');
+    flow.toMermaid();
+    expect(() => flow.addStep("later", { accepts: [StartEvent], emits: [StopEvent] }, async () => new StopEvent())).toThrow(
+      'addStep("later"): steps must be added before the workflow\'s graph is built (by the first run(), toMermaid() or graph).',
+    );
+  });
+});
+
+describe("steps and subclasses", () => {
+  class Greeter extends Workflow<{ name: string }, string> {
+    @step({ accepts: [StartEvent], emits: [StopEvent] })
+    async greet(_ctx: Context, ev: StartEvent<{ name: string }>) {
+      return new StopEvent({ result: `Hello ${ev.name}` });
+    }
+  }
+
+  it("an override without @step keeps the step and runs the override, which may call super", async () => {
+    class Loud extends Greeter {
+      override async greet(ctx: Context, ev: StartEvent<{ name: string }>) {
+        const quiet = (await super.greet(ctx, ev)) as StopEvent<string>;
+        return new StopEvent({ result: `${quiet.result.toUpperCase()}!` });
+      }
+    }
+    expect(await new Loud().run({ name: "Ada" })).toBe("HELLO ADA!");
+    expect(await new Greeter().run({ name: "Ada" })).toBe("Hello Ada");
+  });
+
+  it("an override with its own @step replaces the step's declaration", async () => {
+    let attempts = 0;
+    class Patient extends Greeter {
+      @step({ accepts: [StartEvent], emits: [StopEvent], retry: { maxAttempts: 2 } })
+      override async greet(_ctx: Context, ev: StartEvent<{ name: string }>) {
+        if (++attempts === 1) throw new Error("not yet");
+        return new StopEvent({ result: `Hello again ${ev.name}` });
+      }
+    }
+    expect(await new Patient().run({ name: "Ada" })).toBe("Hello again Ada");
+    expect(attempts).toBe(2);
   });
 });
