@@ -48,7 +48,30 @@ describe("recentHistory", () => {
   });
 
   it("counts bytes, not characters, before skipping the tokenizer (emoji are several tokens)", () => {
-    const emoji = user("🦙".repeat(40)); // 40 characters (80 UTF-16 units), 160 bytes, over 40 tokens
-    expect(recentHistory([emoji], 100)).toEqual([]); // 80 UTF-16 units would have passed a length check
+    const emoji = { role: "assistant", content: "🦙".repeat(40) } as ChatMessage; // 40 characters (80 UTF-16 units), 160 bytes, over 40 tokens
+    const question = user("Show me llamas.");
+    expect(recentHistory([emoji, question], 100)).toEqual([question]); // 80 UTF-16 units would have passed a length check
+  });
+
+  it("always keeps the question being answered and the newest tool call with its results, even past the limit", () => {
+    const question = words(300);
+    expect(recentHistory([user("earlier"), question], 100)).toEqual([question]);
+    // The question, then the newest call and results that fit: older tool turns of this question go first.
+    const history = [user("earlier"), question, call("a"), result("a"), call("b"), result("b")];
+    expect(recentHistory(history, 100)).toEqual([question, call("b"), result("b")]);
+    const hugeResult: ChatMessage = { role: "user", content: words(500).content, options: { toolResult: { id: "c", result: "…", isError: false } } };
+    expect(wellFormedHistory(recentHistory([user("earlier"), user("q"), call("c"), hugeResult], 100))).toEqual([user("q"), call("c"), hugeResult]);
+  });
+
+  it("counts the arguments of tool calls", () => {
+    const bigCall: ChatMessage = { role: "assistant", content: "", options: { toolCall: [{ id: "w", name: "write_file", input: { text: words(400).content } }] } };
+    const history = [user("write it"), bigCall, result("w"), { role: "assistant", content: "Written." } as ChatMessage, user("thanks")];
+    expect(wellFormedHistory(recentHistory(history, 100))).toEqual([{ role: "assistant", content: "Written." }, user("thanks")]);
+  });
+
+  it("tokenizes a long unbroken word in linear time", () => {
+    const dna = user("ACGT".repeat(250_000)); // one million letters, no spaces: BPE alone is quadratic in a word's length
+    const kept = recentHistory([user("earlier"), dna, user("What is this?")], 1000);
+    expect(kept).toEqual([user("What is this?")]);
   });
 });

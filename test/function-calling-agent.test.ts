@@ -7,6 +7,8 @@ import { FunctionOutputEvent, StreamEvent, ToolCallEvent } from "../events/index
 import { Context, StopEvent, WorkflowTimeoutError } from "../src/index.ts";
 import { recentHistory, wellFormedHistory } from "../src/llm/chat-history.ts";
 import { ScriptedLLM } from "../src/llm/scripted-llm.ts";
+import type { ScriptedReply } from "../src/llm/scripted-llm.ts";
+import { tool as stepflowTool } from "../src/llm/tool.ts";
 import { AgentMaxIterationsError, FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
 import { add, divide, multiply } from "../workflows/tools/calculator.ts";
 import { gate } from "./support/gate.ts";
@@ -344,6 +346,117 @@ describe("FunctionCallingAgent: the history it sends", () => {
     expect(llm.requests[1]?.messages).toEqual([
       { role: "user", content: "first" },
       { role: "user", content: "second" },
+    ]);
+  });
+});
+
+describe("FunctionCallingAgent: what reaches the model and memory", () => {
+  it("enforces a stepflow tool()'s zod refinements: the model reads why, and the tool does not run", async () => {
+    const sent: number[] = [];
+    const transfer = stepflowTool({
+      name: "transfer",
+      description: "Send money.",
+      parameters: z.object({ to: z.string(), amount: z.number().refine((n) => n > 0, "must be positive") }),
+      execute: ({ amount }) => (sent.push(amount), `sent ${amount}`),
+    });
+    const llm = new ScriptedLLM([{ toolCalls: [{ id: "t1", name: "transfer", input: { to: "bob", amount: -500 } }] }, { text: "I cannot send a negative amount." }]);
+    const { sources } = await new FunctionCallingAgent({ llm, tools: [transfer] }).run({ input: "Send bob -500" });
+    expect(sent).toEqual([]);
+    expect(sources[0]).toMatchObject({ isError: true, content: "Invalid arguments for tool transfer: amount: must be positive. The tool was not run; call it again with arguments that match its schema." });
+  });
+
+  it("gives the model readable text for any result, and keeps sources saveable", async () => {
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    const results: Record<string, unknown> = { nothing: undefined, infinite: 1e200 * 1e200, big: 2n ** 70n, cycle, date: { at: new Date(0) } };
+    const tools = Object.keys(results).map((name) =>
+      stepflowTool({ name, description: name, parameters: z.object({}), execute: () => results[name] as never }),
+    );
+    const thrower = stepflowTool({ name: "thrower", description: "throws", parameters: z.object({}), execute: () => {
+      throw { code: 42 };
+    } });
+    const llm = new ScriptedLLM([{ toolCalls: [...Object.keys(results), "thrower"].map((name) => ({ id: name, name, input: {} })) }, { text: "done" }]);
+    const agent = new FunctionCallingAgent({ llm, tools: [...tools, thrower] });
+    const ctx = new Context(agent);
+    await agent.run({ input: "go" }, { ctx });
+    expect(toolResults(llm.requests[1]?.messages ?? [])).toEqual([
+      ["nothing", "null"],
+      ["infinite", "Infinity"],
+      ["big", "1180591620717411303424"],
+      ["cycle", "Encountered error in tool call: cycle returned a value that cannot be sent to the model as JSON (Converting circular structure to JSON\n    --> starting at object with constructor 'Object'\n    --- property 'self' closes the circle)."],
+      ["date", '{"at":"1970-01-01T00:00:00.000Z"}'],
+      ["thrower", 'Encountered error in tool call: {"code":42}'],
+    ]);
+    const saved = JSON.parse(JSON.stringify(ctx.toJSON()));
+    expect(saved.store.sources.map((s: { output: unknown }) => s.output).slice(0, 3)).toEqual([null, "Infinity", "1180591620717411303424"]);
+  });
+
+  it("leaves no cut-off reply in memory when the run is cancelled mid-stream", async () => {
+    const more = gate();
+    const llm = new ScriptedLLM([{ text: "unused" }]);
+    // A stream that, like the OpenAI SDK's on abort, simply ends after the cancel.
+    llm.chat = (async () =>
+      (async function* () {
+        yield { delta: "Once upon ", raw: null };
+        await more.promise;
+      })()) as unknown as typeof llm.chat;
+    const agent = new FunctionCallingAgent({ llm, tools: [] });
+    const ctx = new Context(agent);
+    const handler = agent.run({ input: "tell me a story" }, { ctx });
+    for await (const ev of handler.streamEvents()) if (ev instanceof StreamEvent) break;
+    handler.cancel();
+    more.open();
+    await expect(handler).rejects.toThrow("The run was cancelled.");
+    const memory = await ctx.store.get<Memory>("memory");
+    expect((await memory.get()).map((m) => [m.role, m.content])).toEqual([["user", "tell me a story"]]);
+  });
+
+  it("sends the question even when it alone is over the history budget", async () => {
+    const llm = new ScriptedLLM([{ text: "That is long." }], { contextWindow: 200 });
+    const agent = new FunctionCallingAgent({ llm, tools: [], systemPrompt: "Be brief." });
+    const question = `Summarise: ${"lorem ipsum ".repeat(100)}`;
+    const ctx = new Context(agent);
+    await agent.run({ input: "Hi" }, { ctx });
+    await expect(agent.run({ input: question }, { ctx })).rejects.toThrow(); // the script has one reply: the request is what matters
+    expect(llm.requests[1]?.messages).toEqual([{ role: "system", content: "Be brief." }, { role: "user", content: question }]);
+  });
+
+  it("refuses a toolTimeout that is not a finite number of seconds > 0, and input that is not a message", async () => {
+    const llm = new ScriptedLLM([]);
+    expect(() => new FunctionCallingAgent({ llm, toolTimeout: Infinity })).toThrow("toolTimeout is in seconds and must be a finite number > 0 (the default is 60), got Infinity.");
+    await expect(new FunctionCallingAgent({ llm }).run({ input: { content: "hi" } as never })).rejects.toThrow(
+      'FunctionCallingAgent.run takes { input: "your message" } or { input: { role: "user", content } } (a LlamaIndex ChatMessage); got input {"content":"hi"}.',
+    );
+  });
+});
+
+describe("FunctionCallingAgent: resuming a turn saved mid-way", () => {
+  it("does not run again the tool calls that had finished, and records each result once", async () => {
+    const emails: string[] = [];
+    const lookupStarted = gate();
+    const sendEmail = stepflowTool({ name: "send_email", description: "Send an email.", parameters: z.object({ to: z.string() }), execute: ({ to }) => (emails.push(to), "sent") });
+    const blockedLookup = stepflowTool({ name: "lookup", description: "Look up (blocks).", parameters: z.object({ q: z.string() }), execute: async () => (lookupStarted.open(), new Promise<string>(() => {})) });
+    const calls: ScriptedReply = { toolCalls: [{ id: "e1", name: "send_email", input: { to: "bob" } }, { id: "l1", name: "lookup", input: { q: "bob" } }] };
+    const first = new FunctionCallingAgent({ llm: new ScriptedLLM([calls]), tools: [sendEmail, blockedLookup] });
+    const handler = first.run({ input: "Email bob and look him up" });
+    await lookupStarted.promise;
+    const saved = JSON.stringify(handler.ctx.toJSON());
+    handler.cancel();
+    await handler.catch(() => undefined);
+    expect(emails).toEqual(["bob"]);
+
+    const lookup = stepflowTool({ name: "lookup", description: "Look up.", parameters: z.object({ q: z.string() }), execute: ({ q }) => `${q} is in HR` });
+    const llm = new ScriptedLLM([{ text: "Emailed bob; he is in HR." }]);
+    const second = new FunctionCallingAgent({ llm, tools: [sendEmail, lookup] });
+    const { sources } = await second.run(undefined, { ctx: Context.fromJSON(second, saved) });
+    expect(emails).toEqual(["bob"]); // not sent twice
+    expect(sources.map((s) => [s.toolName, s.content])).toEqual([
+      ["send_email", "sent"],
+      ["lookup", "bob is in HR"],
+    ]);
+    expect(toolResults(llm.requests[0]?.messages ?? [])).toEqual([
+      ["e1", "sent"],
+      ["l1", "bob is in HR"],
     ]);
   });
 });

@@ -249,6 +249,30 @@ describe("OpenAI metadata and errors", () => {
     expect(describeOpenAIError(error, { baseURL, model: "gpt-4o-mini" })).toBe(`Cannot reach the OpenAI-compatible server at ${baseURL}: ECONNREFUSED. Is it running? Check OPENAI_BASE_URL.`);
   });
 
+  it("describes a 429 with the server's message, punctuated once", async () => {
+    server = await startOpenAIServer({ turns: [], status: 429 });
+    const error = await streamedCalls(openai(server.baseURL), []).catch((e: unknown) => e);
+    expect(describeOpenAIError(error, { baseURL: server.baseURL, model: "gpt-4o-mini" })).toBe(
+      `The server at ${server.baseURL} refused the request (429 rate limit or quota): Scripted status 429. Wait and retry, or check your plan.`,
+    );
+  });
+
+  it("fails clearly when a server answers 200 without streaming (a JSON completion, a web page)", async () => {
+    const notStreaming = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ id: "x", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "4" }, finish_reason: "stop" }] }));
+    });
+    await new Promise<void>((resolve) => notStreaming.listen(0, "127.0.0.1", resolve));
+    const baseURL = `http://127.0.0.1:${(notStreaming.address() as AddressInfo).port}/v1`;
+    try {
+      await expect(streamedCalls(openai(baseURL), [])).rejects.toThrow(
+        `The server at ${baseURL} answered without streaming: it is not an OpenAI-compatible chat completions API, or it ignores "stream": true. Check the base URL (OPENAI_BASE_URL).`,
+      );
+    } finally {
+      await new Promise((resolve) => notStreaming.close(resolve));
+    }
+  });
+
   it("leaves errors that are not about the server alone", () => {
     expect(describeOpenAIError(new TypeError("x is undefined"), { baseURL: "u", model: "m" })).toBeUndefined();
   });

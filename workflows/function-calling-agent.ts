@@ -11,7 +11,8 @@ import { FunctionOutputEvent, InputEvent, StreamEvent, ToolCallEvent } from "../
 import type { Context } from "../src/context.ts";
 import { StepflowError } from "../src/errors.ts";
 import { StartEvent, StopEvent } from "../src/event.ts";
-import { recentHistory, wellFormedHistory } from "../src/llm/chat-history.ts";
+import { recentHistory, toolCallsOf, toolResultIdOf, wellFormedHistory } from "../src/llm/chat-history.ts";
+import { badTimeout } from "../src/timers.ts";
 import { runToolCalls } from "../src/llm/tool-calls.ts";
 import { registerCodec } from "../src/serialize.ts";
 import type { ToolSource } from "../src/llm/tool-calls.ts";
@@ -65,6 +66,7 @@ registerCodec<Memory>("llamaindex.Memory", {
 
 const MEMORY = "memory";
 const SOURCES = "sources";
+const TOOL_RESULTS = "toolResults";
 
 /**
  * What the agent's steps share within one run, kept beside the run rather than in ctx.store:
@@ -77,6 +79,14 @@ interface AgentRunState {
   readonly memory: Memory;
   /** The array at ctx.store "sources". */
   readonly sources: ToolSource[];
+  /**
+   * The object at ctx.store "toolResults": the results of the current tool turn's finished
+   * calls, by call id, until they are in memory and sources. A context saved mid-turn (say,
+   * while one call waits for a human) resumes without running the finished calls again.
+   */
+  readonly toolResults: Record<string, ToolSource>;
+  /** The run was restored from a context saved mid-run: memory may already hold some of a turn's results. */
+  readonly restored: boolean;
   /** Tokens of history sent to the LLM. */
   readonly tokenLimit: number;
   /**
@@ -125,19 +135,23 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     this.systemPrompt = options.systemPrompt;
     this.maxIterations = maxIterations;
     this.toolTimeout = options.toolTimeout ?? 60;
+    const problem = badTimeout("toolTimeout", this.toolTimeout, "the default is 60");
+    if (problem) throw new StepflowError(problem);
     this.abortable = (options.llm as { supportsAbortSignal?: boolean }).supportsAbortSignal === true;
   }
 
   @step({ accepts: [StartEvent], emits: [InputEvent] })
   async prepareChatHistory(ctx: Context, ev: StartEvent<AgentInput>): Promise<InputEvent> {
-    if (typeof ev.input !== "string" && (typeof ev.input !== "object" || ev.input === null)) {
-      throw new StepflowError(`FunctionCallingAgent.run takes { input: "your message" }; got input ${JSON.stringify(ev.input)}.`);
+    if (typeof ev.input !== "string" && !isChatMessage(ev.input)) {
+      throw new StepflowError(`FunctionCallingAgent.run takes { input: "your message" } or { input: { role: "user", content } } (a LlamaIndex ChatMessage); got input ${describeInput(ev.input)}.`);
     }
     const sources: ToolSource[] = [];
+    const toolResults: Record<string, ToolSource> = {};
     await ctx.store.set(SOURCES, sources);
+    await ctx.store.set(TOOL_RESULTS, toolResults);
     const memory = await agentMemory(ctx, this.llm);
     await memory.add(typeof ev.input === "string" ? { role: "user", content: ev.input } : ev.input);
-    const { history } = await this.startRunState(ctx, memory, sources);
+    const { history } = await this.startRunState(ctx, { memory, sources, toolResults, restored: false });
     return new InputEvent({ input: wellFormedHistory(history) });
   }
 
@@ -164,6 +178,8 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
       const toolCalls = (chunk.options as { toolCall?: ToolCall[] } | undefined)?.toolCall;
       for (const call of toolCalls ?? []) calls.set(call.id, call);
     }
+    // The SDK ends an aborted stream quietly: a cut-off reply must not reach memory.
+    if (signal.aborted) return undefined;
     const toolCalls = [...calls.values()];
     const response: ChatMessage = toolCalls.length > 0 ? { role: "assistant", content, options: { toolCall: toolCalls } } : { role: "assistant", content };
     await state.memory.add(response);
@@ -176,25 +192,36 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
 
   @step({ accepts: [ToolCallEvent], emits: [InputEvent] })
   async handleToolCalls(ctx: Context, ev: ToolCallEvent): Promise<InputEvent | undefined> {
-    const results = await runToolCalls(ev.toolCalls, this.tools, {
-      timeout: this.toolTimeout,
-      signal: ctx.signal,
-      onStart: this.verbose ? (call) => this.trace(`Invoking: \`${call.name}\` with \`${typeof call.input === "string" ? call.input : JSON.stringify(call.input)}\``) : undefined,
-      onResult: (source) => {
-        if (ctx.signal.aborted) return;
-        this.trace(`Got output: ${source.content}`);
-        ctx.writeEventToStream(new FunctionOutputEvent({ output: source }));
+    const state = await this.runState(ctx);
+    const finished = state.toolResults;
+    await runToolCalls(
+      ev.toolCalls.filter((call) => finished[call.id] === undefined),
+      this.tools,
+      {
+        timeout: this.toolTimeout,
+        signal: ctx.signal,
+        onStart: this.verbose ? (call) => this.trace(`Invoking: \`${call.name}\` with \`${typeof call.input === "string" ? call.input : JSON.stringify(call.input)}\``) : undefined,
+        onResult: (source) => {
+          finished[source.toolCallId] = source;
+          if (ctx.signal.aborted) return;
+          this.trace(`Got output: ${source.content}`);
+          ctx.writeEventToStream(new FunctionOutputEvent({ output: source }));
+        },
       },
-    });
+    );
     // A run that timed out or was cancelled mid-call must not write late results into memory.
     if (ctx.signal.aborted) return undefined;
-    const state = await this.runState(ctx);
+    const results = ev.toolCalls.map((call) => finished[call.id] as ToolSource);
+    const inMemory = state.restored ? resultsInMemory(await state.memory.get(), ev.toolCalls) : undefined;
     for (const source of results) {
+      if (inMemory?.has(source.toolCallId)) continue; // added before the context was saved
       const message: ChatMessage = { role: "user", content: source.content, options: { toolResult: { id: source.toolCallId, result: source.content, isError: source.isError } } };
       await state.memory.add(message);
       state.history.push(message);
     }
+    // No await from here on: a context saved now sees the results in sources or in toolResults, never in both.
     state.sources.push(...results);
+    for (const call of ev.toolCalls) delete finished[call.id];
     state.history = recentHistory(state.history, state.tokenLimit);
     return new InputEvent({ input: wellFormedHistory(state.history) });
   }
@@ -209,12 +236,14 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const memory = await agentMemory(ctx, this.llm);
     let sources = await ctx.store.get<ToolSource[] | undefined>(SOURCES, undefined);
     if (!Array.isArray(sources)) await ctx.store.set(SOURCES, (sources = []));
-    return this.startRunState(ctx, memory, sources);
+    let toolResults = await ctx.store.get<Record<string, ToolSource> | undefined>(TOOL_RESULTS, undefined);
+    if (typeof toolResults !== "object" || toolResults === null || Array.isArray(toolResults)) await ctx.store.set(TOOL_RESULTS, (toolResults = {}));
+    return this.startRunState(ctx, { memory, sources, toolResults, restored: true });
   }
 
-  private async startRunState(ctx: Context, memory: Memory, sources: ToolSource[]): Promise<AgentRunState> {
+  private async startRunState(ctx: Context, shared: Pick<AgentRunState, "memory" | "sources" | "toolResults" | "restored">): Promise<AgentRunState> {
     const tokenLimit = historyTokenLimit(this.llm);
-    const state: AgentRunState = { llmCalls: 0, memory, sources, tokenLimit, history: recentHistory(await memory.get(), tokenLimit) };
+    const state: AgentRunState = { ...shared, llmCalls: 0, tokenLimit, history: recentHistory(await shared.memory.get(), tokenLimit) };
     runStates.set(ctx.currentRun as object, state);
     return state;
   }
@@ -231,6 +260,34 @@ async function agentMemory(ctx: Context, llm: ToolCallLLM): Promise<Memory> {
   const memory = createMemory([], { llm });
   await ctx.store.set(MEMORY, memory);
   return memory;
+}
+
+/** Ids of `calls` whose results memory already holds: those after the turn's assistant message, the last with tool calls. */
+function resultsInMemory(messages: readonly ChatMessage[], calls: readonly ToolCall[]): Set<string> {
+  const ids = new Set(calls.map((call) => call.id));
+  let turn = messages.length - 1;
+  while (turn >= 0 && toolCallsOf(messages[turn] as ChatMessage).length === 0) turn--;
+  const found = new Set<string>();
+  for (const message of messages.slice(turn + 1)) {
+    const id = toolResultIdOf(message);
+    if (id !== undefined && ids.has(id)) found.add(id);
+  }
+  return found;
+}
+
+function isChatMessage(value: unknown): value is ChatMessage {
+  if (typeof value !== "object" || value === null) return false;
+  const { role, content } = value as { role?: unknown; content?: unknown };
+  return typeof role === "string" && (typeof content === "string" || Array.isArray(content));
+}
+
+function describeInput(value: unknown): string {
+  if (Array.isArray(value)) return "an array";
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
 }
 
 /** What Memory.getLLM keeps of the history: 70% of ¾ of the context window. */

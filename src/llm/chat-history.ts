@@ -5,6 +5,7 @@
  * leaves a call without results. This pure function removes both, so every tool call is
  * immediately followed by all of its results and every result follows its call.
  */
+import { createHash } from "node:crypto";
 import { Settings } from "@llamaindex/core/global";
 import type { ChatMessage, ToolCall } from "@llamaindex/core/llms";
 import { extractText } from "@llamaindex/core/utils";
@@ -59,41 +60,80 @@ export function wellFormedHistory(messages: readonly ChatMessage[]): ChatMessage
 
 // Token counts by text: a long conversation re-sends the same messages on every LLM call, and
 // tokenizing them again was most of a turn's cost at 1,000 messages. Bounded; cleared when full.
+// Long texts are keyed by a digest, so the cache keeps neither megabytes of old tool output
+// alive nor its content.
 const tokenCounts = new Map<string, number>();
 const TOKEN_CACHE_SIZE = 50_000;
+const DIGEST_ABOVE = 256; // characters
+// BPE takes time quadratic in the length of one unbroken word (a DNA sequence, base64), which
+// would block the process: text is tokenized in pieces of at most this many characters, which
+// may count a few more tokens than there are at each cut.
+const PIECE = 2_000;
 
-/** Tokens in a message's text, with the tokenizer LlamaIndex memory uses (cl100k). */
-function countTokens(message: ChatMessage): number {
+/** What the model reads of a message: its text, and for an assistant's tool calls their names and arguments. */
+function messageText(message: ChatMessage): string {
   const text = extractText(message.content);
-  let count = tokenCounts.get(text);
+  const calls = toolCallsOf(message);
+  return calls.length === 0 ? text : `${text}${JSON.stringify(calls.map((call) => [call.name, call.input]))}`;
+}
+
+/** Tokens in a text, with the tokenizer LlamaIndex memory uses (cl100k). */
+function countTokens(text: string): number {
+  const key = text.length > DIGEST_ABOVE ? `#${createHash("sha256").update(text).digest("base64")}` : text;
+  let count = tokenCounts.get(key);
   if (count === undefined) {
-    count = Settings.tokenizer.encode(text).length;
+    const { tokenizer } = Settings;
+    count = 0;
+    for (let at = 0; at < text.length; at += PIECE) count += tokenizer.encode(text.slice(at, at + PIECE)).length;
     if (tokenCounts.size >= TOKEN_CACHE_SIZE) tokenCounts.clear();
-    tokenCounts.set(text, count);
+    tokenCounts.set(key, count);
   }
   return count;
 }
 
+/** Tokens of a message as {@link recentHistory} counts them. */
+const messageTokens = (message: ChatMessage): number => countTokens(messageText(message));
+
 /**
- * The newest messages whose text fits in `tokenLimit` tokens, oldest first: the trimming of
- * LlamaIndex `Memory.getLLM`, which we replace because it re-tokenizes every kept message for
- * each message it adds (quadratic in the history) and does so on every LLM call. Here each
- * message is tokenized once, and not at all when the whole text has fewer UTF-8 bytes than
- * the limit (no token is shorter than a byte), which is every short conversation.
+ * The newest messages whose text (tool calls' arguments included) fits in `tokenLimit` tokens,
+ * oldest first: the trimming of LlamaIndex `Memory.getLLM`, which we replace because it
+ * re-tokenizes every kept message for each message it adds (quadratic in the history), on
+ * every LLM call, and can return nothing at all. Here each message is tokenized once, and not
+ * at all when the whole text has fewer UTF-8 bytes than the limit (no token is shorter than a
+ * byte), which is every short conversation.
+ *
+ * Two things are always kept, even past the limit: the newest user message (the question
+ * being answered) and the newest message with everything after it (the newest tool call and
+ * its results). A request without them is worse than one the server refuses as too long: the
+ * model would answer nothing, or something nobody asked.
  * @example
  * const history = wellFormedHistory(recentHistory(await memory.get(), 0.525 * llm.metadata.contextWindow));
  */
-export function recentHistory(messages: readonly ChatMessage[], tokenLimit: number, tokens: (message: ChatMessage) => number = countTokens): ChatMessage[] {
+export function recentHistory(messages: readonly ChatMessage[], tokenLimit: number, tokens: (message: ChatMessage) => number = messageTokens): ChatMessage[] {
   let bytes = 0;
-  for (const message of messages) bytes += Buffer.byteLength(extractText(message.content)) + 1;
+  for (const message of messages) bytes += Buffer.byteLength(messageText(message)) + 1;
   if (bytes <= tokenLimit) return [...messages];
-  let budget = tokenLimit;
+  let question = messages.length - 1;
+  while (question >= 0 && !isQuestion(messages[question] as ChatMessage)) question--;
+  let newest = messages.length - 1;
+  while (newest > 0 && toolResultIdOf(messages[newest] as ChatMessage) !== undefined) newest--;
+  // + 1 per message: the separator LlamaIndex counts between messages.
+  let budget = tokenLimit - (question >= 0 ? tokens(messages[question] as ChatMessage) + 1 : 0);
   let start = messages.length;
   while (start > 0) {
-    const cost = tokens(messages[start - 1] as ChatMessage) + 1; // + the separator LlamaIndex counts between messages
-    if (cost > budget) break;
-    budget -= cost;
+    const index = start - 1;
+    if (index !== question) {
+      const cost = tokens(messages[index] as ChatMessage) + 1;
+      if (cost > budget && index < newest) break;
+      budget -= cost;
+    }
     start--;
   }
-  return messages.slice(start);
+  const kept = messages.slice(start);
+  return question >= 0 && question < start ? [messages[question] as ChatMessage, ...kept] : kept;
+}
+
+/** A message from the user, not a tool result. */
+function isQuestion(message: ChatMessage): boolean {
+  return message.role === "user" && toolResultIdOf(message) === undefined;
 }

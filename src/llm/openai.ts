@@ -36,6 +36,7 @@ import type {
   ToolCallLLMMessageOptions,
 } from "@llamaindex/core/llms";
 import { OpenAI as LlamaIndexOpenAI } from "@llamaindex/openai";
+import { StepflowError } from "../errors.ts";
 
 type OpenAIClient = Awaited<LlamaIndexOpenAI["session"]>;
 type CreateParams = Parameters<OpenAIClient["chat"]["completions"]["create"]>[0];
@@ -187,7 +188,9 @@ export class OpenAI extends LlamaIndexOpenAI {
     const calls = new ToolCallAccumulator();
     const raw: ChatResponseChunk<ToolCallLLMMessageOptions>[] = [];
     let content = "";
+    let parts = 0;
     for await (const part of stream) {
+      parts++;
       const delta = part.choices?.[0]?.delta;
       if (delta?.tool_calls) calls.add(delta.tool_calls);
       const chunk = delta?.content ? { raw: part, delta: delta.content } : part.usage ? { raw: part, delta: "" } : undefined;
@@ -196,6 +199,11 @@ export class OpenAI extends LlamaIndexOpenAI {
       callbacks?.dispatchEvent("llm-stream", { id, chunk });
       raw.push(chunk);
       yield chunk;
+    }
+    // The SDK reads a 200 answer that is not server-sent events (a JSON completion from a server
+    // that ignores "stream", a web page at a wrong base URL) as an empty stream: an empty reply.
+    if (parts === 0 && !signal?.aborted) {
+      throw new StepflowError(`The server at ${this.baseURL ?? "api.openai.com"} answered without streaming: it is not an OpenAI-compatible chat completions API, or it ignores "stream": true. Check the base URL (OPENAI_BASE_URL).`);
     }
     const toolCall = calls.finish();
     const options: ToolCallLLMMessageOptions = toolCall.length > 0 ? { toolCall } : {};
@@ -266,5 +274,5 @@ function connectionErrorCode(error: Error): string | undefined {
 function serverMessage(error: Error): string {
   const inner = (error as { error?: { message?: unknown } }).error?.message;
   const text = typeof inner === "string" ? inner : error.message;
-  return text ? `: ${text.replace(/\s+/g, " ").slice(0, 300)}` : "";
+  return text ? `: ${text.replace(/\s+/g, " ").slice(0, 300).replace(/\.$/, "")}` : "";
 }

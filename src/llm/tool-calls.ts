@@ -7,6 +7,10 @@
 import type { JSONValue } from "@llamaindex/core/global";
 import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
 import { z } from "zod";
+import { StepflowError } from "../errors.ts";
+import { badTimeout, startTimer } from "../timers.ts";
+import { zodSchemaOf } from "./tool.ts";
+import type { ArgumentSchema } from "./tool.ts";
 
 /** What one tool call produced: kept in `sources` and sent back to the model as `content`. */
 export interface ToolSource {
@@ -15,8 +19,8 @@ export interface ToolSource {
   readonly toolName: string;
   /** The arguments the model sent (a raw string when they were not valid JSON). */
   readonly input: unknown;
-  /** The tool's return value, or the error text when `isError`. */
-  readonly output: JSONValue;
+  /** The tool's return value as plain JSON (`null` for nothing), or the error text when `isError`. */
+  readonly output: JSONValue | null;
   /** The text the model reads. */
   readonly content: string;
   readonly isError: boolean;
@@ -34,18 +38,19 @@ export interface RunToolCallsOptions {
   readonly onResult?: (source: ToolSource) => void;
 }
 
-const schemas = new WeakMap<BaseTool, z.ZodType | null>();
+const schemas = new WeakMap<BaseTool, ArgumentSchema | null>();
 
 /**
- * The argument schema of a tool, from its JSON schema (so it works for `tool()` with zod,
- * OpenAPI-derived and hand-written tools alike); `null` when the tool has no usable schema.
+ * The argument schema of a tool: its zod schema when it was made with stepflow's `tool()`
+ * (refinements included), else one built from its JSON schema (so LlamaIndex `tool()`s,
+ * OpenAPI-derived and hand-written tools are checked too); `null` when it has no usable schema.
  */
-function argumentSchema(tool: BaseTool): z.ZodType | null {
+function argumentSchema(tool: BaseTool): ArgumentSchema | null {
   let schema = schemas.get(tool);
   if (schema === undefined) {
     const parameters = tool.metadata.parameters;
     try {
-      schema = parameters ? z.fromJSONSchema(parameters as Parameters<typeof z.fromJSONSchema>[0]) : null;
+      schema = zodSchemaOf(tool) ?? (parameters ? (z.fromJSONSchema(parameters as Parameters<typeof z.fromJSONSchema>[0]) as ArgumentSchema) : null);
     } catch {
       schema = null; // a schema zod cannot read: let the tool check its own input
     }
@@ -62,7 +67,10 @@ function argumentSchema(tool: BaseTool): z.ZodType | null {
  * sources[0].content; // "4444"
  */
 export function runToolCalls(calls: readonly ToolCall[], tools: readonly BaseTool[], options: RunToolCallsOptions = {}): Promise<ToolSource[]> {
-  const deadline = new Deadline(options.timeout ?? 60, options.signal);
+  const timeout = options.timeout ?? 60;
+  const problem = badTimeout("runToolCalls: timeout", timeout, "the default is 60");
+  if (problem) throw new StepflowError(problem);
+  const deadline = new Deadline(timeout, options.signal);
   const { onStart, onResult } = options;
   const results: (ToolSource | Promise<ToolSource>)[] = [];
   let pending = false;
@@ -96,7 +104,7 @@ type DeadlineReached = typeof TIMED_OUT | typeof STOPPED;
 class Deadline {
   #reached: Promise<DeadlineReached> | undefined;
   #resolve: ((reason: DeadlineReached) => void) | undefined;
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  #cancelTimer: (() => void) | undefined;
 
   constructor(
     readonly seconds: number,
@@ -108,7 +116,7 @@ class Deadline {
     this.#reached = new Promise((resolve) => (this.#resolve = resolve));
     if (this.signal?.aborted) this.handleEvent();
     else {
-      this.#timer = setTimeout(Deadline.#timeOut, this.seconds * 1000, this);
+      this.#cancelTimer = startTimer(this.seconds, () => this.#resolve?.(TIMED_OUT));
       this.signal?.addEventListener("abort", this, { once: true });
     }
     return this.#reached;
@@ -119,13 +127,9 @@ class Deadline {
     this.#resolve?.(STOPPED);
   }
 
-  static #timeOut(deadline: Deadline): void {
-    deadline.#resolve?.(TIMED_OUT);
-  }
-
   clear(): void {
     if (!this.#reached) return;
-    clearTimeout(this.#timer);
+    this.#cancelTimer?.();
     this.signal?.removeEventListener("abort", this);
   }
 }
@@ -155,12 +159,13 @@ function runOne(call: ToolCall, tools: readonly BaseTool[], deadline: Deadline):
   if (schema) {
     const parsed = schema.safeParse(input);
     if (!parsed.success) {
-      const problems = parsed.error.issues.map((issue) => (issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message)).join("; ");
+      const problems = parsed.error.issues.map((issue) => (issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message)).join("; ");
       return failure(call, `Invalid arguments for tool ${call.name}: ${problems}. The tool was not run; call it again with arguments that match its schema.`);
     }
-    args = parsed.data;
+    // A tool from stepflow's tool() parses its input with the same schema in FunctionTool.call.
+    args = zodSchemaOf(tool) ? input : parsed.data;
   }
-  let result: JSONValue | PromiseLike<JSONValue>;
+  let result: unknown;
   try {
     result = tool.call(args);
   } catch (error) {
@@ -177,12 +182,41 @@ function runOne(call: ToolCall, tools: readonly BaseTool[], deadline: Deadline):
   );
 }
 
-function success(call: ToolCall, input: unknown, output: JSONValue): ToolSource {
-  return { toolCallId: call.id, toolName: call.name, input, output, content: typeof output === "string" ? output : JSON.stringify(output), isError: false };
+/**
+ * A tool's result as the model reads it (`content`) and as `sources` keep it (`output`, plain
+ * JSON, so the context can be saved): strings as they are; numbers as written, `Infinity`
+ * included (JSON would say `null`); nothing as `null`; anything else as its JSON. A result
+ * JSON cannot write (a cycle, a BigInt inside an object) is reported to the model as an error.
+ */
+function success(call: ToolCall, input: unknown, output: unknown): ToolSource {
+  const result = (output: JSONValue | null, content: string): ToolSource => ({ toolCallId: call.id, toolName: call.name, input, output, content, isError: false });
+  if (typeof output === "string") return result(output, output);
+  if (typeof output === "number") return result(Number.isFinite(output) ? output : String(output), String(output));
+  if (typeof output === "bigint") return result(String(output), String(output));
+  let content: string | undefined;
+  try {
+    content = JSON.stringify(output);
+  } catch (error) {
+    return failure(call, `Encountered error in tool call: ${call.name} returned a value that cannot be sent to the model as JSON (${(error as Error).message}).`);
+  }
+  if (content === undefined) return result(null, "null"); // undefined, a function or a symbol
+  return result(typeof output === "object" && output !== null ? (JSON.parse(content) as JSONValue) : (output as JSONValue), content);
 }
 
 function thrown(call: ToolCall, error: unknown): ToolSource {
-  return failure(call, `Encountered error in tool call: ${error instanceof Error ? error.message : String(error)}`);
+  return failure(call, `Encountered error in tool call: ${describeError(error)}`);
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === "object" && error !== null) {
+    try {
+      return JSON.stringify(error);
+    } catch {
+      // a cycle: fall through
+    }
+  }
+  return String(error);
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {

@@ -1,9 +1,9 @@
 /**
  * The notebook's calculator tools (`add`, `multiply`) plus `subtract` and `divide`, as
- * LlamaIndex `tool()`s: zod checks the arguments, and the JSON schema the LLM sees is
- * generated from the same zod schema.
+ * LlamaIndex `FunctionTool`s made with stepflow's `tool()`: zod checks the arguments, and the
+ * JSON schema the LLM sees is generated from the same zod schema.
  */
-import { tool } from "@llamaindex/core/tools";
+import { tool } from "../../src/llm/tool.ts";
 import { z } from "zod";
 
 const operands = z.object({
