@@ -16,8 +16,11 @@ interface CliResult {
   readonly stderr: string;
 }
 
-/** Runs the CLI in a child process with a clean environment (no OpenAI settings unless given). */
-function cli(args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<CliResult> {
+/**
+ * Runs the CLI in a child process with a clean environment (no OpenAI settings unless given).
+ * `closeStdout`: the reading end of its stdout is closed at once, as `| true` does.
+ */
+function cli(args: string[], options: { env?: Record<string, string>; stdin?: string; closeStdout?: boolean } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NO_COLOR: "1", ...options.env },
@@ -25,7 +28,8 @@ function cli(args: string[], options: { env?: Record<string, string>; stdin?: st
     });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d));
+    if (options.closeStdout) child.stdout.destroy();
+    else child.stdout.on("data", (d: Buffer) => (stdout += d));
     child.stderr.on("data", (d: Buffer) => (stderr += d));
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr }));
@@ -48,6 +52,21 @@ describe("stepflow CLI (offline demo model)", { timeout: 60_000 }, () => {
     expect(code).toBe(0);
     expect(stdout).toContain("Nice to meet you, Logan!");
     expect(stdout.trim().split("\n").at(-1)).toBe("Your name is Logan.");
+  });
+
+  it("reports a failed turn of a piped chat in one line and goes on; the chat then exits 1", async () => {
+    const tooLong = Array.from({ length: 30 }, (_, i) => i + 1).join(" + "); // 29 dependent adds: more than maxIterations (20) LLM calls
+    const { code, stdout, stderr } = await cli([], { stdin: `${tooLong}\nWhat is 2 + 2?\n` });
+    expect(stderr).toContain("stepflow: FunctionCallingAgent stopped after 20 LLM calls");
+    expect(stdout.trim().split("\n").at(-1)).toBe("2 + 2 = 4");
+    expect(code).toBe(1);
+  });
+
+  it("ends quietly with exit 0 when the reader of stdout has gone", async () => {
+    const { code, stderr } = await cli(["--json", "What is 2 + 2?"], { closeStdout: true });
+    expect(stderr).not.toContain("EPIPE");
+    expect(stderr).not.toMatch(/\n\s+at /);
+    expect(code).toBe(0);
   });
 
   it("prints { response, sources } with --json", async () => {
@@ -80,6 +99,41 @@ describe("stepflow CLI (offline demo model)", { timeout: 60_000 }, () => {
     expect(stdout).toBe("");
     expect(stderr.trim().split("\n").at(-1)).toContain(message);
     expect(stderr).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  // Ten processes at once: on a two-core machine as slow as ten in a row, hence the longer timeout.
+  it("exits 2 with exactly one line for each usage mistake, echoing at most 40 characters of a value", { timeout: 120_000 }, async () => {
+    const store = "Use sqlite:PATH (default sqlite:.stepflow/sessions.db), postgres://USER:PASSWORD@HOST:PORT/DB, or memory:.";
+    const cases: [string[], Record<string, string>, string][] = [
+      [["--llm", "foo", "hi"], {}, "stepflow: option '--llm <kind>' argument 'foo' is invalid. Allowed choices are offline, openai. Run npm start -- --help for the options."],
+      [["draw", "extra"], {}, "stepflow: too many arguments for 'draw'. Expected 0 arguments but got 1. Run npm start -- --help for the options."],
+      [["sessions", "lst"], {}, "stepflow: unknown command 'lst'. Did you mean list? Run npm start -- --help for the options."],
+      [["--session", "", "hi"], {}, 'stepflow: A session id must be 1 to 200 characters without control characters; got "".'],
+      [["--session", "a".repeat(5000), "hi"], {}, `stepflow: A session id must be 1 to 200 characters without control characters; got "${"a".repeat(40)}…" (5000 characters).`],
+      [["sessions", "show", "a\tb"], {}, 'stepflow: A session id must be 1 to 200 characters without control characters; got "a\\tb".'],
+      [["--store", "bogus:x", "--session", "a", "hi"], {}, `stepflow: --store "bogus:x" is not a session store. ${store}`],
+      [["--store", "sqlite:", "--session", "a", "hi"], {}, `stepflow: --store "sqlite:" is not a session store. ${store}`],
+      [["sessions", "--store", "mysql://bob:pw-SECRET456@db/app", "list"], {}, `stepflow: --store "mysql://bob:***@db/app" is not a session store. ${store}`],
+      [["hi"], { OPENAI_BASE_URL: "127.0.0.1:11434/v1" }, 'stepflow: OPENAI_BASE_URL must be an http:// or https:// URL such as http://localhost:11434/v1; got "127.0.0.1:11434/v1".'],
+    ];
+    // In parallel: each is a process start.
+    const results = await Promise.all(cases.map(([args, env]) => cli(args, { env })));
+    results.forEach(({ code, stdout, stderr }, i) => {
+      const [args, , line] = cases[i] as (typeof cases)[number];
+      expect({ args, code, stdout, stderr }).toEqual({ args, code: 2, stdout: "", stderr: `${line}\n` });
+    });
+  });
+
+  it("shows the sessions subcommands when none is given (exit 2), and prints --version", async () => {
+    const [missing, unknown, version] = await Promise.all([cli(["sessions"]), cli(["sessions", "help", "bogus"]), cli(["--version"])]);
+    for (const { code, stdout, stderr } of [missing, unknown]) {
+      expect(code).toBe(2);
+      expect(stdout).toBe("");
+      expect(stderr).toMatch(/^Usage: stepflow sessions \[options\] \[command\]\n/);
+      expect(stderr).toContain("show <id>       the messages of a session");
+      expect(stderr).not.toContain("outputHelp");
+    }
+    expect(version).toEqual({ code: 0, stdout: `${JSON.parse(readFileSync(join(import.meta.dirname, "..", "package.json"), "utf8")).version}\n`, stderr: "" });
   });
 
   it("draws the agent as Mermaid, and as an HTML page", async () => {
@@ -122,15 +176,18 @@ describe("stepflow CLI with an OpenAI-compatible server", { timeout: 60_000 }, (
     }
   });
 
-  it("reports an unreachable server in one line", async () => {
+  it("reports an unreachable server in one line, with the password in OPENAI_BASE_URL masked", async () => {
     const server = await startOpenAIServer({ turns: [] });
     const baseURL = server.baseURL;
     await server.close(); // nothing listens there any more
-    const { code, stderr } = await cli(["Hello!"], { env: { OPENAI_BASE_URL: baseURL, OPENAI_API_KEY: SECRET } });
+    const withPassword = baseURL.replace("http://", "http://bob:pw-SECRET456@");
+    const masked = baseURL.replace("http://", "http://bob:***@");
+    const { code, stderr } = await cli(["--verbose", "Hello!"], { env: { OPENAI_BASE_URL: withPassword, OPENAI_API_KEY: SECRET } });
     expect(code).toBe(1);
-    expect(stderr).toContain(`stepflow: Cannot reach the OpenAI-compatible server at ${baseURL}`);
+    expect(stderr).toContain(`Using gpt-4o-mini at ${masked}.\n`);
+    expect(stderr).toContain(`stepflow: Cannot reach the OpenAI-compatible server at ${masked}`);
     expect(stderr).not.toContain(SECRET);
-    expect(stderr).not.toMatch(/\n\s+at /);
+    expect(stderr).not.toContain("pw-SECRET456");
   });
 });
 
@@ -169,6 +226,24 @@ describe("stepflow CLI on a terminal", { timeout: 60_000 }, () => {
       silent.closeAllConnections();
       await new Promise((resolve) => silent.close(resolve));
     }
+  });
+
+  it.skipIf(process.platform !== "linux")("colours stderr only when stderr is a terminal, whatever stdout is", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "stepflow-colour-"));
+    const run = `${process.execPath} --import tsx ${CLI} 'What is 2 * 3?'`;
+    // One pseudo-terminal, two runs: stderr to a file (stdout on the terminal), then stdout to a file (stderr on the terminal).
+    const child = spawn("script", ["-qfec", `${run} 2>${dir}/err.txt; ${run} >${dir}/out.txt`, "/dev/null"], {
+      cwd: join(import.meta.dirname, ".."),
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", TERM: "xterm" }, // no NO_COLOR
+    });
+    let screen = "";
+    child.stdout.on("data", (d: Buffer) => (screen += String(d)));
+    expect(await new Promise((resolve) => child.on("close", resolve))).toBe(0);
+    const err = readFileSync(join(dir, "err.txt"), "utf8");
+    expect(err).toContain("multiply");
+    expect(err).not.toContain("\x1b["); // a log file gets no escape codes
+    expect(screen).toContain("\x1b[1mmultiply\x1b[22m"); // the terminal gets colours
+    expect(readFileSync(join(dir, "out.txt"), "utf8")).toBe("2 * 3 = 6\n");
   });
 });
 

@@ -49,6 +49,50 @@ describe("OfflineDemoLLM: arithmetic through the tools", () => {
     expect(await ask("12 divided by 4 plus 1 minus 2")).toBe("12 / 4 + 1 - 2 = 2");
   });
 
+  it("prints whole numbers exactly past 12 significant digits, and the operands as they were written", async () => {
+    expect(await ask("What is 1234567 * 7654321?")).toBe("1234567 * 7654321 = 9449772114007");
+    expect(await ask("What is 1000000000000 + 1?")).toBe("1000000000000 + 1 = 1000000000001");
+    expect(await ask("What is 9999999999999 + 0?")).toBe("9999999999999 + 0 = 9999999999999");
+    expect(await ask("What is 1e5 + 1?")).toBe("1e5 + 1 = 100001");
+    expect(await ask("What is 0.50 + .25?")).toBe("0.50 + .25 = 0.75");
+    // Past 2^53 JavaScript's numbers skip whole numbers: the answer says "≈".
+    expect(await ask("What is 12345678901234567890 + 1?")).toBe("12345678901234567890 + 1 ≈ 12345678901234567000");
+  });
+
+  it("drops floating-point noise from a fraction but keeps every digit its inputs determine", async () => {
+    expect(await ask("What is 0.1 + 0.2?")).toBe("0.1 + 0.2 = 0.3");
+    expect(await ask("What is 3 - 2.9?")).toBe("3 - 2.9 = 0.1");
+    expect(await ask("What is 1.15 * 100?")).toBe("1.15 * 100 = 115");
+    expect(await ask("What is 1 / 3?")).toBe("1 / 3 = 0.3333333333333333");
+    expect(await ask("What is 1234567.123456789 * 1?")).toBe("1234567.123456789 * 1 = 1234567.123456789");
+  });
+
+  it("says a result overflowed to Infinity, or is NaN, instead of reporting a failure", () => {
+    const answer = (question: string, name: string, input: { x: number; y: number }, result: string) =>
+      offlineReply(
+        [
+          { role: "user", content: question },
+          { role: "assistant", content: "", options: { toolCall: [{ id: "c1", name, input }] } },
+          { role: "user", content: result, options: { toolResult: { id: "c1", result, isError: false } } },
+        ],
+        ALL,
+      );
+    expect(answer("What is 1e200 * 1e200?", "multiply", { x: 1e200, y: 1e200 }, "Infinity")).toEqual({ text: "1e200 * 1e200 is too large for the calculator: the result overflows to Infinity." });
+    expect(answer("What is -1e200 * 1e200 + 1?", "multiply", { x: -1e200, y: 1e200 }, "-Infinity")).toEqual({ text: "-1e200 * 1e200 is too large for the calculator: the result overflows to -Infinity." });
+    expect(answer("What is 5 - 3?", "subtract", { x: 5, y: 3 }, "NaN")).toEqual({ text: "5 - 3 has no numeric result (the calculator returned NaN)." });
+  });
+
+  it("answers notation it cannot read with what it can do, instead of reading around it", () => {
+    const help = offlineReply([{ role: "user", content: "Write me a poem about llamas" }], ALL);
+    for (const question of ["What is 1,000 + 2,000?", "1,000 + 2,000", "What is 2^3 + 1?", "What is 10 % 3 + 1?", "What is 2 ** 3 + 1?", "What is 10 mod 3 + 1?", "What is 5x + 1?", "What is $5 + 1?", "10:30 + 5"]) {
+      expect(offlineReply([{ role: "user", content: question }], ALL), question).toEqual(help);
+    }
+    // Sentence punctuation around the arithmetic is not notation.
+    for (const question of ["What is 2 + 2.", "What is 2 + 2, please?", "2+2=?", 'Compute "2 + 2"']) {
+      expect(offlineReply([{ role: "user", content: question }], ALL).toolCalls?.map((c) => [c.name, c.input]), question).toEqual([["add", { x: 2, y: 2 }]]);
+    }
+  });
+
   it("reports division by zero from the divide tool's error", async () => {
     expect(await ask("What is 1 / 0?")).toBe("1 / 0 failed: Cannot divide by zero: y must not be 0.");
   });

@@ -19,6 +19,11 @@ export interface ChatOptions {
   /** With `sessionId`: every turn is loaded from and saved to this store. */
   readonly sessions?: Sessions<AgentInput, AgentResult> | undefined;
   readonly sessionId?: string | undefined;
+  /**
+   * Shows a turn that failed (one line on stderr) in a chat, which then goes on to the next
+   * prompt. Without it, a failed turn ends the chat by rejecting.
+   */
+  readonly report?: ((error: unknown) => unknown) | undefined;
 }
 
 interface Turn extends PromiseLike<AgentResult> {
@@ -65,36 +70,48 @@ export async function ask(question: string, options: ChatOptions & { readonly js
 }
 
 /**
- * Chats line by line on `input` until it ends, `/exit`, or Ctrl-C at the prompt.
- * @example await chat({ agent, term }, process.stdin);
+ * Chats line by line on `input` until it ends, `/exit`, or Ctrl-C at the prompt; resolves with
+ * how many turns failed (each shown by `options.report`; a cancelled turn is not a failure).
+ * @example const failed = await chat({ agent, term, report: (e) => console.error(String(e)) }, process.stdin);
  */
-export async function chat(options: ChatOptions, input: Readable): Promise<void> {
+export async function chat(options: ChatOptions, input: Readable): Promise<number> {
   const { term } = options;
   const interactive = Boolean((input as { isTTY?: boolean }).isTTY);
   const rl = createInterface({ input, output: interactive ? (term.out as NodeJS.WritableStream) : undefined, terminal: interactive });
   const conversation = new Conversation(options);
   let current: Turn | undefined;
+  let failed = 0;
+  const failedTurn = (error: unknown) => {
+    if (!options.report) throw error;
+    options.report(error);
+    failed++;
+  };
   rl.on("SIGINT", () => {
     if (current) current.cancel();
     else rl.close();
   });
   if (interactive) {
     term.err.write(term.colors.dim("Type a message; /reset starts over, /exit (or Ctrl-C) quits.\n"));
-    rl.setPrompt(term.colors.bold("you › "));
+    rl.setPrompt((term.outColors ?? term.colors).bold("you › ")); // the prompt is written to `out`
     rl.prompt();
   }
   for await (const raw of rl) {
     const line = raw.trim();
     if (line === "/exit" || line === "/quit") break;
-    if (line === "/reset") term.err.write(`${await conversation.reset()}\n`);
-    else if (line !== "") {
+    if (line === "/reset") {
+      try {
+        term.err.write(`${await conversation.reset()}\n`);
+      } catch (error) {
+        failedTurn(error); // e.g. the session store is unreachable
+      }
+    } else if (line !== "") {
       current = conversation.turn(line);
       try {
         await renderTurn(current.streamEvents(), term);
         await current;
       } catch (error) {
-        if (!(error instanceof WorkflowCancelledByUser)) throw error;
-        term.err.write(term.colors.yellow("(cancelled)\n"));
+        if (error instanceof WorkflowCancelledByUser) term.err.write(term.colors.yellow("(cancelled)\n"));
+        else failedTurn(error);
       } finally {
         current = undefined;
       }
@@ -102,4 +119,5 @@ export async function chat(options: ChatOptions, input: Readable): Promise<void>
     if (interactive) rl.prompt();
   }
   rl.close();
+  return failed;
 }

@@ -3,6 +3,7 @@
  * it, or manage stored sessions. Argument parsing is commander's; this file maps commands to
  * the library and every failure to one clear line on stderr.
  */
+import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
 import { Command, CommanderError, Option } from "commander";
@@ -12,15 +13,16 @@ import { describeOpenAIError } from "../llm/openai.ts";
 import { calculatorTools } from "../../workflows/tools/calculator.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import type { AgentInput, AgentResult } from "../../workflows/function-calling-agent.ts";
-import { openSessionStore } from "../sessions/open-store.ts";
+import { DEFAULT_SESSION_STORE, openSessionStore } from "../sessions/open-store.ts";
 import { Sessions } from "../sessions/sessions.ts";
 import { chat, ask } from "./chat.ts";
 import type { ChatOptions } from "./chat.ts";
-import { UsageError, redact } from "./errors.ts";
+import { UsageError, maskCredentials, quoteInput, redact } from "./errors.ts";
 import { chooseProvider } from "./provider.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
 
+const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 const SYSTEM_PROMPT = "You are a helpful assistant. Use the calculator tools for arithmetic instead of computing in your head.";
 
 interface MainOptions {
@@ -37,15 +39,29 @@ interface MainOptions {
  * @example process.exitCode = await main(process.argv.slice(2));
  */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  // Colour is decided per stream: `npm start 2>log` keeps escape codes out of the log, `| less` out of the pipe.
   const term: Terminal = {
     out: process.stdout,
     err: process.stderr,
     tty: Boolean(process.stderr.isTTY),
-    colors: pc.createColors(Boolean(process.stdout.isTTY) && !env.NO_COLOR),
+    colors: pc.createColors(Boolean(process.stderr.isTTY) && !env.NO_COLOR),
+    outColors: pc.createColors(Boolean(process.stdout.isTTY) && !env.NO_COLOR),
   };
   let verbose = argv.includes("--verbose") || argv.includes("-v");
   let provider: Provider | undefined;
+  let code = 0;
   const fail = (message: string) => term.err.write(`${term.colors.red("stepflow:")} ${redact(message, env)}\n`);
+  /** One line for any failure (and its stack trace with --verbose); the exit code it means. */
+  const report = (error: unknown): number => {
+    if (error instanceof UsageError) {
+      fail(error.message);
+      return 2;
+    }
+    const described = provider?.kind === "openai" ? describeOpenAIError(error, { baseURL: provider.baseURL, model: provider.model }) : undefined;
+    fail(described ?? (error instanceof Error ? error.message : String(error)));
+    if (verbose && error instanceof Error && error.stack) term.err.write(`${redact(error.stack, env)}\n`);
+    return 1;
+  };
 
   const program = new Command("stepflow")
     .description("Chat with a function-calling agent built on stepflow workflows.")
@@ -56,11 +72,16 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .option("-v, --verbose", "print the workflow's step trace, and stack traces on errors")
     .option("-s, --session <id>", "keep the conversation in a stored session (continues it if it exists)")
     .option("--store <url>", "session store: sqlite:PATH (default .stepflow/sessions.db), postgres://…, memory:")
+    .version(VERSION, "-V, --version", "print the version")
     .showSuggestionAfterError(true)
     .exitOverride()
-    .configureOutput({ writeOut: (s) => term.out.write(s), writeErr: () => {} })
+    // Help goes where commander sends it (stdout, or stderr after a mistake); its error
+    // messages do not: the catch below prints them as one line.
+    .configureOutput({ writeOut: (s) => term.out.write(s), writeErr: (s) => term.err.write(s), outputError: () => {} })
     .action(async (words: string[], options: MainOptions) => {
       verbose = options.verbose ?? false;
+      if (options.session !== undefined) checkSessionId(options.session);
+      if (options.store !== undefined) checkStoreURL(options.store);
       provider = chooseProvider({ llm: options.llm, model: options.model, env });
       const agent = new FunctionCallingAgent({
         llm: provider.llm,
@@ -80,7 +101,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       try {
         if (words.length > 0) await ask(words.join(" "), { ...chatOptions, json: options.json ?? false });
         else if (options.json) throw new UsageError("--json needs a question: npm start -- --json \"What is 2 + 2?\"");
-        else await chat(chatOptions, process.stdin);
+        // A failed turn is reported and the chat goes on; the exit code says whether any failed.
+        else if ((await chat({ ...chatOptions, report }, process.stdin)) > 0) code = 1;
       } finally {
         await store?.close();
       }
@@ -100,7 +122,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const sessions = program.command("sessions").description("list, show or delete stored sessions").option("--store <url>", "session store (default .stepflow/sessions.db)");
   const withSessions = async (run: (sessions: Sessions<AgentInput, AgentResult>) => Promise<void>) => {
     // `--store` may come before or after `sessions`: the top-level command has it too.
-    const store = await openSessionStore(sessions.optsWithGlobals<{ store?: string }>().store);
+    const url = sessions.optsWithGlobals<{ store?: string }>().store;
+    if (url !== undefined) checkStoreURL(url);
+    const store = await openSessionStore(url);
     try {
       await run(new Sessions(new FunctionCallingAgent({ llm: chooseProvider({ llm: "offline", env: {} }).llm }), store));
     } finally {
@@ -114,8 +138,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       for (const item of list) term.out.write(`${item.id}\t${item.messageCount} messages\tupdated ${item.updatedAt.toISOString()}\n`);
     }),
   );
-  sessions.command("show").argument("<id>").description("the messages of a session").action((id: string) =>
-    withSessions(async (s) => {
+  sessions.command("show").argument("<id>").description("the messages of a session").action((id: string) => {
+    checkSessionId(id);
+    return withSessions(async (s) => {
       const messages = await s.messages(id);
       if (messages.length === 0) throw new StepflowError(`There is no session "${id}". List them with: npm start -- sessions list`);
       for (const { message, createdAt } of messages) {
@@ -124,33 +149,48 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         const role = (message.options as { toolResult?: unknown } | undefined)?.toolResult ? "tool" : message.role;
         term.out.write(`${createdAt.toISOString()}  ${role}: ${text}\n`);
       }
-    }),
-  );
-  sessions.command("delete").argument("<id>").description("delete a session").action((id: string) =>
-    withSessions(async (s) => {
+    });
+  });
+  sessions.command("delete").argument("<id>").description("delete a session").action((id: string) => {
+    checkSessionId(id);
+    return withSessions(async (s) => {
       if (!(await s.delete(id))) throw new StepflowError(`There is no session "${id}". List them with: npm start -- sessions list`);
       term.out.write(`Deleted session "${id}".\n`);
-    }),
-  );
+    });
+  });
 
   try {
     await program.parseAsync([...argv], { from: "user" });
-    return 0;
+    return code;
   } catch (error) {
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return 0; // --help, --version
-      fail(`${error.message.replace(/^error: /, "")}. Run npm start -- --help for the options.`);
+      if (error.code === "commander.help") return 2; // `sessions` without a subcommand: its help is on stderr
+      fail(`${oneSentence(error.message)} Run npm start -- --help for the options.`);
       return 2;
     }
-    if (error instanceof UsageError) {
-      fail(error.message);
-      return 2;
-    }
-    const described = provider?.kind === "openai" ? describeOpenAIError(error, { baseURL: provider.baseURL, model: provider.model }) : undefined;
-    fail(described ?? (error instanceof Error ? error.message : String(error)));
-    if (verbose && error instanceof Error && error.stack) term.err.write(`${redact(error.stack, env)}\n`);
-    return 1;
+    return report(error);
   }
+}
+
+/** Commander's message as one sentence: "…openai." not "…openai..", and its "(Did you mean …?)" on the same line. */
+function oneSentence(message: string): string {
+  const text = message.replace(/^error: /, "").replace(/\s*\n\((Did you mean .*\?)\)\s*$/, ". $1").trim();
+  return /[.?!]$/.test(text) ? text : `${text}.`;
+}
+
+/** A session id the stores accept (1–200 characters, no control characters), or a usage error that does not echo all of it. */
+function checkSessionId(id: string): void {
+  // eslint-disable-next-line no-control-regex
+  if (id.length === 0 || id.length > 200 || /[\u0000-\u001f\u007f]/.test(id)) {
+    throw new UsageError(`A session id must be 1 to 200 characters without control characters; got ${quoteInput(id)}.`);
+  }
+}
+
+/** The store URLs `openSessionStore` opens; anything else is a usage error rather than a failure to open (exit 2, not 1). */
+function checkStoreURL(url: string): void {
+  if (url === "memory:" || /^postgres(ql)?:\/\//.test(url) || /^(?:sqlite|file):./.test(url)) return;
+  throw new UsageError(`--store ${maskCredentials(quoteInput(url, 80))} is not a session store. Use sqlite:PATH (default ${DEFAULT_SESSION_STORE}), postgres://USER:PASSWORD@HOST:PORT/DB, or memory:.`);
 }
 
 function htmlPage(mermaid: string): string {
@@ -175,6 +215,10 @@ ${escaped}
  * work the CLI has given up on (a cancelled turn's request to a server that never answers).
  */
 export async function runAndExit(argv: readonly string[]): Promise<never> {
+  // A reader that went away (`npm start -- "…" | head -0`) is not an error worth a crash dump:
+  // end quietly, with 0, as `head`-style pipelines expect.
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => process.exit(error.code === "EPIPE" ? 0 : 1));
+  process.stderr.on("error", () => {}); // nowhere left to report it
   const code = await main(argv);
   await Promise.all([process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write("", resolve))));
   process.exit(code);

@@ -5,14 +5,15 @@
 import type { ToolCallLLM } from "@llamaindex/core/llms";
 import { OfflineDemoLLM } from "../llm/offline-model.ts";
 import { OpenAI } from "../llm/openai.ts";
-import { UsageError } from "./errors.ts";
+import { UsageError, maskCredentials, quoteInput } from "./errors.ts";
 
 /** The chosen model and how to describe it to the user (never with the key). */
 export interface Provider {
   readonly llm: ToolCallLLM;
   readonly kind: "offline" | "openai";
-  /** e.g. `gpt-4o-mini at https://api.openai.com/v1` */
+  /** e.g. `gpt-4o-mini at https://api.openai.com/v1`, with a password in the URL masked */
   readonly label: string;
+  /** As configured: it may hold credentials, so mask it (`redact`) before printing it. */
   readonly baseURL: string;
   readonly model: string;
 }
@@ -56,7 +57,20 @@ export function chooseProvider(request: ProviderRequest): Provider {
   }
   const model = request.model ?? DEFAULT_MODEL;
   const url = (baseURL ?? OPENAI_URL).replace(/\/+$/, "");
+  if (baseURL !== undefined && !isHttpURL(url)) {
+    // Without a scheme the SDK fails later with a bare "Invalid URL"; "localhost:11434" would even parse, as scheme "localhost:".
+    throw new UsageError(`OPENAI_BASE_URL must be an http:// or https:// URL such as http://localhost:11434/v1; got ${maskCredentials(quoteInput(baseURL, 80))}.`);
+  }
   // Local servers ignore the key, but the OpenAI SDK insists on one.
   const llm = new OpenAI({ model, apiKey: key ?? "no-key", baseURL: url, maxRetries: 1 });
-  return { llm, kind: "openai", label: `${model} at ${url}`, baseURL: url, model };
+  return { llm, kind: "openai", label: `${model} at ${maskCredentials(url)}`, baseURL: url, model };
+}
+
+function isHttpURL(text: string): boolean {
+  try {
+    const { protocol } = new URL(text);
+    return protocol === "http:" || protocol === "https:";
+  } catch {
+    return false;
+  }
 }

@@ -12,9 +12,12 @@ import type { Event } from "../event.ts";
 export interface Terminal {
   readonly out: { write(text: string): unknown };
   readonly err: { write(text: string): unknown };
-  /** stderr is a TTY: draw the status line and colours. */
+  /** stderr is a TTY: draw the status line. */
   readonly tty: boolean;
+  /** Colours for what goes to `err` (on only when stderr is a terminal). */
   readonly colors: Colors;
+  /** Colours for what goes to `out` (the chat prompt); decided for stdout on its own. */
+  readonly outColors?: Colors;
 }
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];

@@ -13,7 +13,8 @@ import { LocalLLM } from "./local-llm.ts";
 import type { LocalReply } from "./local-llm.ts";
 
 type Op = "+" | "-" | "*" | "/";
-type Expr = { kind: "num"; value: number } | { kind: "op"; op: Op; left: Expr; right: Expr };
+/** `text` is the number as the user wrote it ("1e5", "0.50"), which is how it is shown back. */
+type Expr = { kind: "num"; value: number; text: string } | { kind: "op"; op: Op; left: Expr; right: Expr };
 
 /** What the model decided for one request. */
 export type OfflineReply = { readonly text: string; readonly toolCalls?: undefined } | { readonly text?: undefined; readonly toolCalls: ToolCall[] };
@@ -47,6 +48,7 @@ export function offlineReply(messages: readonly ChatMessage[], tools: readonly s
   const questionIndex = messages.findLastIndex((m) => m.role === "user" && toolResultIdOf(m) === undefined);
   const question = questionIndex >= 0 ? extractText((messages[questionIndex] as ChatMessage).content) : "";
   const expr = findExpression(question);
+  if (expr === "unreadable") return { text: HELP };
   if (expr) return arithmetic(expr, messages.slice(questionIndex + 1), tools, messages.length);
   const name = statedName(question);
   if (name) return { text: `Nice to meet you, ${name}!` };
@@ -73,11 +75,22 @@ function arithmetic(expr: Expr, turn: readonly ChatMessage[], tools: readonly st
     const input = call.input as { x?: unknown; y?: unknown };
     const text = extractText(message.content);
     const error = (message.options as { toolResult?: { isError?: boolean } }).toolResult?.isError;
-    results.set(key(call.name, Number(input.x), Number(input.y)), error || Number.isNaN(Number(text)) ? { error: text.replace(/^Encountered error in tool call: /, "") } : { value: Number(text) });
+    const value = parseResult(text);
+    results.set(key(call.name, Number(input.x), Number(input.y)), error || value === undefined ? { error: text.replace(/^Encountered error in tool call: /, "") } : { value });
   }
+  // Past 2^53 not every whole number exists as a JavaScript number: say "≈", not "=".
+  let approximate = false;
+  const note = (value: number) => (approximate ||= Number.isInteger(value) && !Number.isSafeInteger(value));
+  // How far each value may be from the exact decimal answer (first-order error propagation
+  // through the operations), so that formatNumber can tell noise from digits.
+  const errorOf = new Map<Expr, number>();
   const ready: ToolCall[] = [];
   const evaluate = (node: Expr): number | { error: string } | undefined => {
-    if (node.kind === "num") return node.value;
+    if (node.kind === "num") {
+      note(node.value);
+      errorOf.set(node, Number.isSafeInteger(node.value) ? 0 : ulp(node.value) / 2);
+      return node.value;
+    }
     const left = evaluate(node.left);
     const right = evaluate(node.right);
     if (typeof left === "object") return left;
@@ -85,7 +98,15 @@ function arithmetic(expr: Expr, turn: readonly ChatMessage[], tools: readonly st
     if (left === undefined || right === undefined) return undefined;
     const name = TOOL_OF[node.op];
     const known = results.get(key(name, left, right));
-    if (known) return "value" in known ? known.value : { error: `${format(node)} failed: ${known.error}` };
+    if (known && "error" in known) return { error: `${format(node)} failed: ${known.error}` };
+    if (known) {
+      // The calculator's numbers overflow to ±Infinity (and Infinity - Infinity is NaN): no tool can go on from there.
+      if (Number.isNaN(known.value)) return { error: `${format(node)} has no numeric result (the calculator returned NaN).` };
+      if (!Number.isFinite(known.value)) return { error: `${format(node)} is too large for the calculator: the result overflows to ${known.value}.` };
+      note(known.value);
+      errorOf.set(node, propagatedError(node.op, left, right, errorOf.get(node.left) ?? 0, errorOf.get(node.right) ?? 0, known.value));
+      return known.value;
+    }
     if (!tools.includes(name)) return { error: `I need the ${name} tool for ${format(node)}, and it is not available.` };
     if (!ready.some((c) => c.name === name && key(c.name, (c.input as { x: number }).x, (c.input as { y: number }).y) === key(name, left, right))) {
       ready.push({ id: `call_${historyLength}_${ready.length}`, name, input: { x: left, y: right } });
@@ -93,45 +114,114 @@ function arithmetic(expr: Expr, turn: readonly ChatMessage[], tools: readonly st
     return undefined;
   };
   const value = evaluate(expr);
-  if (typeof value === "number") return { text: `${format(expr)} = ${formatNumber(value)}` };
+  if (typeof value === "number") return { text: `${format(expr)} ${approximate ? "≈" : "="} ${formatNumber(value, errorOf.get(expr) ?? 0)}` };
   if (typeof value === "object") return { text: value.error };
   return { toolCalls: ready };
 }
 
 const key = (name: string, x: number, y: number) => `${name}(${x},${y})`;
 
-function formatNumber(value: number): string {
-  return String(Number(value.toPrecision(12)));
+/** A tool result's text as a number ("Infinity" and "NaN" included); undefined if it is not one. */
+function parseResult(text: string): number | undefined {
+  const trimmed = text.trim();
+  if (trimmed === "NaN") return Number.NaN;
+  const value = Number(trimmed);
+  return trimmed === "" || Number.isNaN(value) ? undefined : value;
+}
+
+/** The gap between `value` and the next double: the unit of floating-point rounding there. */
+function ulp(value: number): number {
+  return value === 0 ? Number.MIN_VALUE : Number.EPSILON * 2 ** Math.floor(Math.log2(Math.abs(value)));
+}
+
+/** The error bound of `result` = left op right, from its operands' bounds plus its own rounding. */
+function propagatedError(op: Op, left: number, right: number, leftError: number, rightError: number, result: number): number {
+  const own = ulp(result) / 2;
+  if (op === "+" || op === "-") return leftError + rightError + own;
+  if (op === "*") return Math.abs(left) * rightError + Math.abs(right) * leftError + own;
+  return (leftError + Math.abs(result) * rightError) / Math.abs(right) + own;
+}
+
+/**
+ * A result as JavaScript has it, without floating-point noise: 0.1 + 0.2 reads 0.3, not
+ * 0.30000000000000004, and 3 - 2.9 reads 0.1. A fraction is shown as the shortest decimal
+ * within twice its error bound (`error`), so digits that the inputs determine are all shown
+ * (1 / 3 = 0.3333333333333333); a whole number is never changed.
+ */
+function formatNumber(value: number, error: number): string {
+  if (Number.isInteger(value) || !Number.isFinite(value)) return String(value);
+  for (let digits = 1; digits < 17; digits++) {
+    const shorter = Number(value.toPrecision(digits));
+    if (Math.abs(shorter - value) <= 2 * error) return String(shorter);
+  }
+  return String(value);
 }
 
 /** The expression as text, with parentheses only where precedence needs them. */
 function format(node: Expr, parent?: Op, right = false): string {
-  if (node.kind === "num") return formatNumber(node.value);
+  if (node.kind === "num") return node.text;
   const text = `${format(node.left, node.op)} ${node.op} ${format(node.right, node.op, true)}`;
   if (!parent) return text;
   const needs = PRECEDENCE[node.op] < PRECEDENCE[parent] || (right && PRECEDENCE[node.op] === PRECEDENCE[parent] && (parent === "-" || parent === "/"));
   return needs ? `(${text})` : text;
 }
 
-/** The arithmetic in a message ("plus", "times", "divided by" … included), if there is any. */
-function findExpression(text: string): Expr | undefined {
+// A number as the model reads it: 12, 1.5, .5, 1e5, 2.5E-3.
+const NUMBER = String.raw`(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?`;
+// Notation it cannot read: powers, percent/modulo, roots, and words for them. Met anywhere in a
+// message with arithmetic, the answer is the help text: a refusal costs one reply, while reading
+// around the notation ("2^3 + 1" as "3 + 1") gives a confident wrong answer.
+const UNSUPPORTED = /[\^%√²³]|\*\*|\b(?:mod|modulo|power|squared|cubed|sqrt|square root|percent|factorial|log|ln|sin|cos|tan|exp)\b/i;
+
+/**
+ * The arithmetic in a message ("plus", "times", "divided by" … included), if there is any;
+ * "unreadable" if the arithmetic holds notation the model cannot read.
+ */
+function findExpression(text: string): Expr | "unreadable" | undefined {
   const normalized = text
     .replace(/\bmultiplied by\b|\btimes\b|×/gi, " * ")
     .replace(/\bdivided by\b|÷/gi, " / ")
     .replace(/\bplus\b/gi, " + ")
     .replace(/\bminus\b/gi, " - ");
-  const candidates = normalized.match(/[-+*/().\d\s]+/g) ?? [];
-  for (const candidate of candidates.map((c) => c.trim()).sort((a, b) => b.length - a.length)) {
-    if (!/\d\s*\)?\s*[-+*/]\s*\(?\s*-?\d/.test(candidate)) continue;
-    const parsed = parse(candidate);
+  const candidates = [...normalized.matchAll(new RegExp(String.raw`(?:${NUMBER}|[-+*/().\s])+`, "g"))]
+    .map((m) => trimCandidate(m[0], m.index))
+    .filter((c) => /\d\s*\)?\s*[-+*/]\s*\(?\s*-?\.?\d/.test(c.text));
+  if (candidates.length > 0 && (UNSUPPORTED.test(normalized) || candidates.some((c) => glued(normalized, c.start, c.end)))) return "unreadable";
+  for (const candidate of candidates.sort((a, b) => b.text.length - a.text.length)) {
+    const parsed = parse(candidate.text);
     if (parsed) return parsed;
   }
   return undefined;
 }
 
+/** A candidate without its surrounding spaces and a sentence's final "." ("What is 2 + 2."). */
+function trimCandidate(text: string, index: number): { text: string; start: number; end: number } {
+  const trimmed = text.trimStart();
+  const start = index + text.length - trimmed.length;
+  const core = trimmed.replace(/[\s.]+$/, "");
+  return { text: core, start, end: start + core.length };
+}
+
+/**
+ * Whether the arithmetic at `start`–`end` touches characters it cannot be read without: a
+ * letter, digit or symbol right against it ("1,000 + 2,000", "5x + 1", "$5 + 1").
+ * Sentence punctuation after it is fine ("2 + 2?", "2 + 2, please", "2+2=?"), a quote or space around it too.
+ */
+function glued(text: string, start: number, end: number): boolean {
+  const before = text[start - 1];
+  const after = text[end];
+  const next = text[end + 1];
+  if (before !== undefined && !/[\s"'“‘]/.test(before)) return true;
+  if (after === undefined || /[\s?!;"'”’]/.test(after) || /^=\s*\??\s*$/.test(text.slice(end))) return false;
+  // "2 + 2, please" and "2 + 2. Thanks" end a phrase; "1,000" and "2.5.1" do not.
+  return !(/[.,:]/.test(after) && (next === undefined || /\s/.test(next)));
+}
+
 /** A recursive-descent parser for + - * / and parentheses; undefined if `text` is not exactly one expression. */
 function parse(text: string): Expr | undefined {
-  const tokens = text.match(/\d+(?:\.\d+)?|\.\d+|[-+*/()]/g) ?? [];
+  // Every character must be a token or a space: nothing is skipped silently.
+  if (!new RegExp(String.raw`^(?:\s|${NUMBER}|[-+*/()])*$`).test(text)) return undefined;
+  const tokens = text.match(new RegExp(String.raw`${NUMBER}|[-+*/()]`, "g")) ?? [];
   let at = 0;
   const peek = () => tokens[at];
   const binary = (next: () => Expr | undefined, ops: string[]) => (): Expr | undefined => {
@@ -152,9 +242,9 @@ function parse(text: string): Expr | undefined {
     }
     if (token === "-") {
       const inner = atom();
-      return inner?.kind === "num" ? { kind: "num", value: -inner.value } : undefined;
+      return inner?.kind === "num" ? { kind: "num", value: -inner.value, text: inner.text.startsWith("-") ? inner.text.slice(1) : `-${inner.text}` } : undefined;
     }
-    return token !== undefined && /^[\d.]/.test(token) ? { kind: "num", value: Number(token) } : undefined;
+    return token !== undefined && /^[\d.]/.test(token) ? { kind: "num", value: Number(token), text: token } : undefined;
   };
   const product = binary(atom, ["*", "/"]);
   const sum = binary(product, ["+", "-"]);
