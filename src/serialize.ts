@@ -39,31 +39,54 @@ registerCodec<Date>("Date", { test: (v) => v instanceof Date, encode: (d) => d.t
 const typeOf = (value: unknown): string =>
   value === null ? "null" : typeof value === "object" ? `${(value as object).constructor?.name ?? "Object"} object` : typeof value;
 
-/** Encodes a value found at `where` (a path for error messages). */
-export function encodeValue(value: unknown, where: string): Json {
+/**
+ * Encodes a value found at `where` (a path for error messages). `ancestors`: the arrays and
+ * objects being encoded around it, with their paths, so that a cycle is reported, not a stack overflow.
+ */
+export function encodeValue(value: unknown, where: string, ancestors: Map<object, string> = new Map()): Json {
   if (value === null || typeof value === "string" || typeof value === "boolean") return value;
   if (typeof value === "number") {
     if (Number.isFinite(value)) return value;
     throw new ContextSerdeError(`Cannot save the context: ${where} is ${value}, which JSON cannot hold. Store a finite number or null.`);
   }
-  if (Array.isArray(value)) return value.map((item, i) => encodeValue(item, `${where}[${i}]`));
+  if (typeof value === "object" && ancestors.has(value)) {
+    throw new ContextSerdeError(`Cannot save the context: ${where} refers back to ${ancestors.get(value)} (a cycle), which JSON cannot hold. Store plain data without cycles.`);
+  }
+  if (Array.isArray(value)) return within(value, where, ancestors, () => value.map((item, i) => encodeValue(item, `${where}[${i}]`, ancestors)));
   if (typeof value === "object") {
     for (const [name, codec] of codecs) {
-      if (codec.test(value)) return { [CODEC_KEY]: name, value: codec.encode(value) };
+      if (!codec.test(value)) continue;
+      try {
+        return { [CODEC_KEY]: name, value: codec.encode(value) };
+      } catch (error) {
+        throw new ContextSerdeError(`Cannot save the context: codec "${name}" failed on ${where}: ${(error as Error).message}`);
+      }
     }
     const proto = Object.getPrototypeOf(value);
     if (proto === Object.prototype || proto === null) {
-      const out: Record<string, Json> = {};
-      for (const [key, item] of Object.entries(value)) {
-        if (item !== undefined) out[key] = encodeValue(item, `${where}.${key}`);
-      }
-      // A user's own "$codec" key must not be mistaken for a codec on the way back.
-      return CODEC_KEY in out ? { [CODEC_KEY]: "object", value: out } : out;
+      return within(value, where, ancestors, () => {
+        const out: Record<string, Json> = {};
+        for (const [key, item] of Object.entries(value)) {
+          if (item !== undefined) out[key] = encodeValue(item, `${where}.${key}`, ancestors);
+        }
+        // A user's own "$codec" key must not be mistaken for a codec on the way back.
+        return CODEC_KEY in out ? { [CODEC_KEY]: "object", value: out } : out;
+      });
     }
   }
   throw new ContextSerdeError(
     `Cannot save the context: ${where} holds a ${typeOf(value)}, which is not JSON. Store plain data there, or register a codec: registerCodec("${typeOf(value).replace(/ object$/, "")}", { test, encode, decode }).`,
   );
+}
+
+/** Encodes `value`'s contents with `value` among the ancestors; the same object may appear twice side by side, just not inside itself. */
+function within(value: object, where: string, ancestors: Map<object, string>, encode: () => Json): Json {
+  ancestors.set(value, where);
+  try {
+    return encode();
+  } finally {
+    ancestors.delete(value);
+  }
 }
 
 /** Decodes what {@link encodeValue} produced. */

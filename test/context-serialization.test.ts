@@ -113,6 +113,28 @@ describe("ctx.toJSON / Context.fromJSON", () => {
     expect(await back.store.get("wallet.balance")).toEqual(new Money(5));
   });
 
+  it("names the store key of a value a codec fails on, or that contains itself", async () => {
+    const { TwoStep } = makeFlow(Promise.resolve());
+    const ctx = new Context(new TwoStep());
+    await ctx.store.set("seenAt", { at: new Date("garbage") });
+    expect(() => ctx.toJSON()).toThrow(ContextSerdeError);
+    expect(() => ctx.toJSON()).toThrow('Cannot save the context: codec "Date" failed on store key "seenAt".at: Invalid time value');
+
+    const loop: Record<string, unknown> = { name: "a", children: [] };
+    (loop.children as unknown[]).push({ parent: loop });
+    await ctx.store.set("seenAt", { tree: loop });
+    expect(() => ctx.toJSON()).toThrow(ContextSerdeError);
+    expect(() => ctx.toJSON()).toThrow('Cannot save the context: store key "seenAt".tree.children[0].parent refers back to store key "seenAt".tree (a cycle), which JSON cannot hold. Store plain data without cycles.');
+    const self: unknown[] = [];
+    self.push(self);
+    await ctx.store.set("seenAt", self);
+    expect(() => ctx.toJSON()).toThrow('Cannot save the context: store key "seenAt"[0] refers back to store key "seenAt" (a cycle), which JSON cannot hold. Store plain data without cycles.');
+
+    const shared = { n: 1 }; // the same object twice, not inside itself: saved twice
+    await ctx.store.set("seenAt", { a: shared, b: [shared, shared] });
+    expect(ctx.toJSON().store.seenAt).toEqual({ a: { n: 1 }, b: [{ n: 1 }, { n: 1 }] });
+  });
+
   it("rejects malformed JSON, a newer version, unknown event types and unknown codecs with ContextSerdeError", () => {
     const { TwoStep } = makeFlow(Promise.resolve());
     const flow = new TwoStep();

@@ -97,9 +97,39 @@ describe.each(stores)("SessionStore contract: %s", (_name, url) => {
     expect(record?.snapshot).toBe('{"a":"ü"}');
   });
 
+  it("returns each message exactly, whatever separators, commas or newlines it holds", async () => {
+    const id = unique("separators");
+    const messages = ["a\u001eb", "c\u001fd,e", "f\ng\r\nh", "", '["i","j"]', JSON.stringify({ role: "user", content: "k\u001el,\u001fm\nn" })];
+    await store.save(id, { expectedVersion: 0, snapshot: "s\u001e1", append: messages.slice(0, 3) });
+    await store.save(id, { expectedVersion: 1, snapshot: "s\u001e2", append: messages.slice(3) });
+    const record = await store.load(id);
+    expect(record?.messages.map((m) => [m.seq, m.json])).toEqual(messages.map((m, i) => [i + 1, m]));
+    expect(record?.messages.every((m) => m.createdAt instanceof Date && !Number.isNaN(m.createdAt.getTime()))).toBe(true);
+    expect(record?.snapshot).toBe("s\u001e2");
+  });
+
   it("rejects an unusable session id with a clear error", async () => {
     await expect(store.load("")).rejects.toThrow(SessionStoreError);
     await expect(store.save("a\nb", { expectedVersion: 0, snapshot: "", append: [] })).rejects.toThrow('A session id must be 1 to 200 characters without control characters; got "a\\nb".');
+  });
+
+  it("rejects a session id with a lone surrogate, which the database would store as U+FFFD", async () => {
+    const id = unique("lone");
+    await expect(store.save(`${id}\ud800`, { expectedVersion: 0, snapshot: "", append: [] })).rejects.toThrow(`A session id must be well-formed Unicode (no lone surrogates); got "${id}\\ud800".`);
+    await expect(store.load(`${id}\udc01`)).rejects.toThrow(`A session id must be well-formed Unicode (no lone surrogates); got "${id}\\udc01".`);
+    await expect(store.delete(`${id}\ud801`)).rejects.toThrow(SessionStoreError);
+    expect(await store.load(`${id}\ufffd`)).toBeUndefined();
+    expect(await store.save(`${id} 🦙`, { expectedVersion: 0, snapshot: "", append: [] })).toBe(1); // a pair is fine
+    expect((await store.load(`${id} 🦙`))?.version).toBe(1);
+  });
+
+  it("rejects a list limit that is not a whole number ≥ 1 with a clear error", async () => {
+    for (const limit of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      await expect(store.list({ limit })).rejects.toThrow(SessionStoreError);
+      await expect(store.list({ limit })).rejects.toThrow(`limit must be a whole number ≥ 1 (default 100); got ${String(limit)}.`);
+    }
+    await store.save(unique("limit"), { expectedVersion: 0, snapshot: "", append: [] });
+    expect(await store.list({ limit: 1 })).toHaveLength(1);
   });
 });
 

@@ -98,6 +98,83 @@ describe("Sessions", () => {
     await store.save("erin", { expectedVersion: 0, snapshot: good?.snapshot ?? "", append: ["not json"] });
     await expect(sessions.run("erin", { input: "Hi" })).rejects.toThrow('Session "erin" has a corrupt message #1: it is not a saved chat message. The stored session was not changed.');
   });
+
+  it("names the session and version of a snapshot that parses but does not restore", async () => {
+    const store = await open("memory:");
+    const sessions = new Sessions(offlineAgent(), store);
+    await sessions.run("gina", { input: "Hello!" });
+    const good = await store.load("gina");
+    const snapshot = JSON.parse(good?.snapshot ?? "");
+    const messages = good?.messages.map((m) => m.json) ?? [];
+    const cases: [object, string][] = [
+      [{ ...snapshot, version: undefined }, 'Cannot restore the context: "version" is missing; this is not a saved stepflow context.'],
+      [{ ...snapshot, version: 99 }, "Cannot restore the context: it was saved in format version 99 by a newer stepflow; this one reads up to version 1. Upgrade stepflow."],
+      [{ ...snapshot, workflow: "Other" }, "Cannot restore the context: it was saved from a Other, not a FunctionCallingAgent."],
+      [{ ...snapshot, store: { ...snapshot.store, x: { $codec: "Nope", value: 1 } } }, 'Cannot restore the context: store.x was saved with codec "Nope", which is not registered here. Call registerCodec("Nope", …) before Context.fromJSON.'],
+      [{ ...snapshot, store: { ...snapshot.store, memory: { $codec: "llamaindex.Memory", value: 5 } } }, "Cannot restore the context: its memory is not a saved LlamaIndex Memory."],
+      [{ ...snapshot, store: {} }, "Cannot restore the context: the session has messages but its context snapshot has no memory to put them in."],
+    ];
+    for (const [i, [corrupt, problem]] of cases.entries()) {
+      const id = `gina-${i}`;
+      await store.save(id, { expectedVersion: 0, snapshot: JSON.stringify(corrupt), append: messages });
+      const before = await store.load(id);
+      const turn = sessions.run(id, { input: "Hi again" });
+      await expect(turn).rejects.toThrow(ContextSerdeError);
+      await expect(turn).rejects.toThrow(`Session "${id}" (version 1): ${problem} The stored session was not changed.`);
+      expect(await store.load(id)).toEqual(before);
+    }
+  });
+});
+
+/**
+ * A process that, once a line arrives on its stdin, runs ROUNDS rounds of turns on four sessions
+ * of its own at once (so its store uses the database concurrently), then prints the errors as JSON.
+ * `node --import tsx --input-type=module -e turnsChild ROOT STORE_URL NAME ROUNDS`.
+ */
+const turnsChild = `
+const [root, url, name, rounds] = process.argv.slice(1);
+const { openSessionStore } = await import(root + "/src/sessions/open-store.ts");
+const { Sessions } = await import(root + "/src/sessions/sessions.ts");
+const { OfflineDemoLLM } = await import(root + "/src/llm/offline-model.ts");
+const { FunctionCallingAgent } = await import(root + "/workflows/function-calling-agent.ts");
+const { calculatorTools } = await import(root + "/workflows/tools/calculator.ts");
+const store = await openSessionStore(url);
+const sessions = new Sessions(new FunctionCallingAgent({ llm: new OfflineDemoLLM(), tools: calculatorTools, timeout: null }), store);
+process.stdout.write("READY\\n");
+await new Promise((resolve) => process.stdin.once("data", resolve));
+const errors = [];
+for (let round = 0; round < Number(rounds); round++) {
+  await Promise.all([0, 1, 2, 3].map((i) => sessions.run(name + "-" + i, { input: "What is " + round + " + " + i + "?" }).then(undefined, (e) => errors.push(e.name + ": " + e.message))));
+}
+await store.close();
+process.stdout.write(JSON.stringify(errors) + "\\n");
+`;
+
+describe("two processes running turns at once on one SQLite file", () => {
+  it("saves every turn: a store waits for the other process's write on each of its connections", { timeout: 60_000 }, async () => {
+    const url = sqliteUrl();
+    const store = await open(url); // creates the tables before the children race
+    const rounds = 10;
+    const children = ["p", "q"].map((name) => {
+      const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", turnsChild, join(import.meta.dirname, ".."), url, name, String(rounds)], { stdio: ["pipe", "pipe", "inherit"] });
+      let out = "";
+      const ready = new Promise<void>((resolve, reject) => {
+        child.stdout.on("data", (d: Buffer) => (out += String(d)).includes("READY\n") && resolve());
+        child.on("exit", (code) => reject(new Error(`child exited early with ${code}`)));
+      });
+      const exited = new Promise<string>((resolve) => child.on("close", () => resolve(out))); // "close": after its stdout ended
+      return { name, child, ready, exited };
+    });
+    await Promise.all(children.map((c) => c.ready));
+    for (const { child } of children) child.stdin.end("go\n"); // both start at once
+    for (const { name, exited } of children) {
+      expect(JSON.parse((await exited).split("\n")[1] ?? "")).toEqual([]);
+      for (const i of [0, 1, 2, 3]) {
+        const record = await store.load(`${name}-${i}`);
+        expect([record?.version, record?.messages.length]).toEqual([rounds, rounds * 4]);
+      }
+    }
+  });
 });
 
 /** Two turns on one session, both loaded before either saves. */

@@ -1,5 +1,5 @@
 /** Sessions in this process's memory: for tests, notebooks and `--store memory:`. */
-import { SessionConflictError, checkSave, checkSessionId } from "./types.ts";
+import { SessionConflictError, checkSave, checkSessionId, listLimit } from "./types.ts";
 import type { SessionRecord, SessionSave, SessionStore, SessionSummary } from "./types.ts";
 
 /**
@@ -29,9 +29,10 @@ export class MemorySessionStore implements SessionStore {
   }
 
   async list(options: { limit?: number } = {}): Promise<SessionSummary[]> {
+    const limit = listLimit(options);
     return [...this.#sessions.values()]
       .sort((a, b) => b.updatedAt.getTime() - a.updatedAt.getTime())
-      .slice(0, options.limit ?? 100)
+      .slice(0, limit)
       .map(({ id, version, messages, createdAt, updatedAt }) => ({ id, version, messageCount: messages.length, createdAt, updatedAt }));
   }
 

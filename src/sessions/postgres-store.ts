@@ -5,7 +5,7 @@
  * `SessionConflictError`.
  */
 import pg from "pg";
-import { SessionConflictError, SessionStoreError, checkSave, checkSessionId } from "./types.ts";
+import { SessionConflictError, SessionStoreError, checkSave, checkSessionId, listLimit } from "./types.ts";
 import type { SessionRecord, SessionSave, SessionStore, SessionSummary } from "./types.ts";
 
 const SCHEMA = `
@@ -105,7 +105,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async list(options: { limit?: number } = {}): Promise<SessionSummary[]> {
-    const result = await this.#pool.query("SELECT id, version, message_count, created_at, updated_at FROM stepflow_sessions ORDER BY updated_at DESC, id LIMIT $1", [options.limit ?? 100]);
+    const result = await this.#pool.query("SELECT id, version, message_count, created_at, updated_at FROM stepflow_sessions ORDER BY updated_at DESC, id LIMIT $1", [listLimit(options)]);
     return result.rows.map((row) => ({ id: String(row.id), version: Number(row.version), messageCount: Number(row.message_count), createdAt: new Date(row.created_at), updatedAt: new Date(row.updated_at) }));
   }
 

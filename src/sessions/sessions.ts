@@ -131,7 +131,14 @@ export class Sessions<TInput extends object, TResult> {
       throw new ContextSerdeError(`Session "${id}" (version ${record.version}) has a corrupt context snapshot: ${(error as Error).message}. The stored session was not changed.`);
     }
     const messages = record.messages.map((stored) => parseMessage(id, stored.seq, stored.json));
-    const ctx = Context.fromJSON(this.workflow, joinMessages(snapshot as ContextJSON, messages));
+    let ctx: Context;
+    try {
+      ctx = Context.fromJSON(this.workflow, joinMessages(snapshot as ContextJSON, messages));
+    } catch (error) {
+      // The snapshot parses but does not restore (another version, workflow or codec): say which session.
+      if (!(error instanceof ContextSerdeError)) throw error;
+      throw new ContextSerdeError(`Session "${id}" (version ${record.version}): ${error.message} The stored session was not changed.`);
+    }
     return { ctx, version: record.version, messageCount: messages.length };
   }
 }
@@ -156,8 +163,11 @@ function joinMessages(snapshot: ContextJSON, messages: Json[]): ContextJSON {
     return snapshot; // Context.fromJSON explains what is wrong with it
   }
   const slot = memorySlots(snapshot)[0];
+  if (slot && (typeof slot.value !== "object" || slot.value === null || Array.isArray(slot.value))) {
+    throw new ContextSerdeError("Cannot restore the context: its memory is not a saved LlamaIndex Memory.");
+  }
   if (slot) slot.value.messages = messages;
-  else if (messages.length > 0) throw new ContextSerdeError("The session has messages but its context snapshot has no memory to put them in.");
+  else if (messages.length > 0) throw new ContextSerdeError("Cannot restore the context: the session has messages but its context snapshot has no memory to put them in.");
   return snapshot;
 }
 

@@ -6,8 +6,11 @@
 import { randomUUID } from "node:crypto";
 import { createClient } from "@libsql/client";
 import type { Client, InStatement, Row } from "@libsql/client";
-import { SessionConflictError, SessionStoreError, checkSave, checkSessionId } from "./types.ts";
+import { SessionConflictError, SessionStoreError, checkSave, checkSessionId, listLimit } from "./types.ts";
 import type { SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
+
+/** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 5000;
 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS stepflow_sessions (
@@ -42,9 +45,13 @@ export class SqliteSessionStore implements SessionStore {
 
   /** Opens (and creates, if needed) the database file at `path`. */
   static async open(path: string): Promise<SqliteSessionStore> {
-    const db = createClient({ url: `file:${path}` });
+    // The client pools connections, and a PRAGMA holds only on the connection it ran on. So the busy
+    // timeout is the client's option, which it gives every connection it opens (a PRAGMA left the
+    // others failing at once with SQLITE_BUSY while another process wrote), and the pool has one
+    // connection, so that synchronous=NORMAL holds for every write: libsql runs each call
+    // synchronously, so more connections would run nothing in parallel anyway.
+    const db = createClient({ url: `file:${path}`, timeout: BUSY_TIMEOUT_MS, concurrency: 1 });
     try {
-      await db.execute("PRAGMA busy_timeout = 5000");
       await db.execute("PRAGMA journal_mode = WAL");
       // WAL with synchronous=NORMAL: no fsync per commit; a crash of the process loses nothing, a power cut at most the last turns.
       await db.execute("PRAGMA synchronous = NORMAL");
@@ -61,9 +68,10 @@ export class SqliteSessionStore implements SessionStore {
     const [sessions, messages] = await this.#db.batch(
       [
         { sql: "SELECT version, snapshot, message_count, created_at, updated_at FROM stepflow_sessions WHERE id = ?", args: [id] },
-        // One row holding every message, joined by U+001E (JSON text never contains it raw): reading
-        // 1,000 rows one by one cost more than the rest of a turn. Seqs are 1..n: sessions only append.
-        { sql: "SELECT group_concat(message, char(30) ORDER BY seq) AS messages, group_concat(created_at ORDER BY seq) AS times FROM stepflow_session_messages WHERE session_id = ?", args: [id] },
+        // One row holding every message as a JSON array (any text, separators included, comes back
+        // exactly): reading 1,000 rows one by one cost more than the rest of a turn. Seqs are 1..n:
+        // sessions only append.
+        { sql: "SELECT json_group_array(message ORDER BY seq) AS messages, json_group_array(created_at ORDER BY seq) AS times FROM stepflow_session_messages WHERE session_id = ?", args: [id] },
       ],
       "read",
     );
@@ -114,7 +122,7 @@ export class SqliteSessionStore implements SessionStore {
   async list(options: { limit?: number } = {}): Promise<SessionSummary[]> {
     const result = await this.#db.execute({
       sql: "SELECT id, version, message_count, created_at, updated_at FROM stepflow_sessions ORDER BY updated_at DESC, id LIMIT ?",
-      args: [options.limit ?? 100],
+      args: [listLimit(options)],
     });
     return result.rows.map((row) => ({
       id: String(row.id),
@@ -143,9 +151,8 @@ export class SqliteSessionStore implements SessionStore {
 }
 
 function joinedMessages(row: Row | undefined): StoredMessage[] {
-  if (!row || row.messages === null) return [];
-  const times = String(row.times).split(",");
-  return String(row.messages)
-    .split("\u001e")
-    .map((json, i) => ({ seq: i + 1, json, createdAt: new Date(Number(times[i])) }));
+  if (!row) return [];
+  const messages = JSON.parse(String(row.messages)) as string[];
+  const times = JSON.parse(String(row.times)) as number[];
+  return messages.map((json, i) => ({ seq: i + 1, json, createdAt: new Date(Number(times[i])) }));
 }

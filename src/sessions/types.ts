@@ -52,7 +52,7 @@ export interface SessionStore {
   load(id: string): Promise<SessionRecord | undefined>;
   /** Saves atomically and returns the new version; `SessionConflictError` if another save came first. */
   save(id: string, save: SessionSave): Promise<number>;
-  /** Most recently updated first. Default limit 100. */
+  /** Most recently updated first. `limit`: a whole number ≥ 1, default 100. */
   list(options?: { limit?: number }): Promise<SessionSummary[]>;
   /** Removes the session and its messages; false if there was none. */
   delete(id: string): Promise<boolean>;
@@ -82,7 +82,8 @@ export class SessionStoreError extends StepflowError {
 }
 
 /**
- * Throws `SessionStoreError` unless `id` is a usable session id (1–200 characters, no control characters).
+ * Throws `SessionStoreError` unless `id` is a usable session id (1–200 characters, no control
+ * characters, well-formed Unicode).
  * @example checkSessionId("alice"); // ok
  */
 export function checkSessionId(id: string): void {
@@ -90,6 +91,22 @@ export function checkSessionId(id: string): void {
   if (typeof id !== "string" || id.length === 0 || id.length > 200 || /[\u0000-\u001f\u007f]/.test(id)) {
     throw new SessionStoreError(`A session id must be 1 to 200 characters without control characters; got ${JSON.stringify(id)}.`);
   }
+  // A lone surrogate becomes U+FFFD in the database's UTF-8, so "a\ud800" and "a\ud801" would be one session.
+  if (/\p{Surrogate}/u.test(id)) {
+    throw new SessionStoreError(`A session id must be well-formed Unicode (no lone surrogates); got ${JSON.stringify(id)}.`);
+  }
+}
+
+/**
+ * The `limit` of `SessionStore.list()`: 100 if not given; `SessionStoreError` unless it is a whole number ≥ 1 (shared by every store).
+ * @example listLimit({ limit: 10 }); // 10
+ */
+export function listLimit(options: { limit?: number }): number {
+  const limit = options.limit ?? 100;
+  if (!Number.isSafeInteger(limit) || limit < 1) {
+    throw new SessionStoreError(`limit must be a whole number ≥ 1 (default 100); got ${String(limit)}.`);
+  }
+  return limit;
 }
 
 /** Throws `SessionStoreError` unless a save is well formed (shared by every store). */
