@@ -251,7 +251,7 @@ function parseContextJSON(json: ContextJSON | string): ContextJSON {
     }
   }
   if (typeof data !== "object" || data === null || Array.isArray(data)) {
-    throw new ContextSerdeError(`Cannot restore the context: expected the object ctx.toJSON() returns, got ${Array.isArray(data) ? "an array" : typeof data}.`);
+    throw new ContextSerdeError(`Cannot restore the context: expected the object ctx.toJSON() returns, got ${Array.isArray(data) ? "an array" : data === null ? "null" : typeof data}.`);
   }
   const record = data as Record<string, unknown>;
   if (typeof record.version !== "number") throw new ContextSerdeError(`Cannot restore the context: "version" is missing; this is not a saved stepflow context.`);

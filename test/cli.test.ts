@@ -111,9 +111,9 @@ describe("stepflow CLI (offline demo model)", { timeout: 60_000 }, () => {
       [["--session", "", "hi"], {}, 'stepflow: A session id must be 1 to 200 characters without control characters; got "".'],
       [["--session", "a".repeat(5000), "hi"], {}, `stepflow: A session id must be 1 to 200 characters without control characters; got "${"a".repeat(40)}…" (5000 characters).`],
       [["sessions", "show", "a\tb"], {}, 'stepflow: A session id must be 1 to 200 characters without control characters; got "a\\tb".'],
-      [["--store", "bogus:x", "--session", "a", "hi"], {}, `stepflow: --store "bogus:x" is not a session store. ${store}`],
-      [["--store", "sqlite:", "--session", "a", "hi"], {}, `stepflow: --store "sqlite:" is not a session store. ${store}`],
-      [["sessions", "--store", "mysql://bob:pw-SECRET456@db/app", "list"], {}, `stepflow: --store "mysql://bob:***@db/app" is not a session store. ${store}`],
+      [["--store", "bogus:x", "--session", "a", "hi"], {}, `stepflow: Unknown session store "bogus:x". ${store}`],
+      [["--store", "sqlite:", "--session", "a", "hi"], {}, `stepflow: Unknown session store "sqlite:". ${store}`],
+      [["sessions", "--store", "mysql://bob:pw-SECRET456@db/app", "list"], {}, `stepflow: Unknown session store "mysql://bob:***@db/app". ${store}`],
       [["hi"], { OPENAI_BASE_URL: "127.0.0.1:11434/v1" }, 'stepflow: OPENAI_BASE_URL must be an http:// or https:// URL such as http://localhost:11434/v1; got "127.0.0.1:11434/v1".'],
     ];
     // In parallel: each is a process start.

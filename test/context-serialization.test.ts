@@ -148,5 +148,6 @@ describe("ctx.toJSON / Context.fromJSON", () => {
     expect(attempt({ ...ok, running: true, run })).toThrow('Cannot restore the context: run.queued["slow"][0] is an event of type "Mystery", which this workflow does not know. Known types: StartEvent, Prepared, StopEvent');
     expect(attempt({ ...ok, running: true, run: { ...run, queued: { gone: [] } } })).toThrow('the saved run has events for a step "gone" that TwoStep does not have.');
     expect(attempt([1])).toThrow("expected the object ctx.toJSON() returns, got an array.");
+    expect(attempt(null)).toThrow("expected the object ctx.toJSON() returns, got null.");
   });
 });

@@ -1,19 +1,10 @@
 /** The CLI's errors and how they reach the user: one line, no stack trace, no secret. */
 import { StepflowError } from "../errors.ts";
 
+export { maskCredentials, quoteInput } from "../user-text.ts";
+
 /** A mistake in the command line: exit code 2. @example throw new UsageError("--llm must be offline or openai.") */
 export class UsageError extends StepflowError { override name = "UsageError"; }
-
-// `scheme://user:password@`: the password part, wherever a URL appears in a message.
-const URL_CREDENTIALS = /\b([a-z][a-z\d+.-]*:\/\/[^\s:/?#@]*):[^\s/?#@]*@/gi;
-
-/**
- * Masks the password of every URL in `text`, as PostgreSQL store URLs are masked.
- * @example maskCredentials("http://bob:pw@host/v1") // "http://bob:***@host/v1"
- */
-export function maskCredentials(text: string): string {
-  return text.replace(URL_CREDENTIALS, "$1:***@");
-}
 
 /**
  * Replaces every secret found in `env` in `text`: the OpenAI key, and the password of
@@ -43,15 +34,4 @@ function urlPasswords(url: string | undefined): string[] {
     // not percent-encoded: the raw form is all there is
   }
   return [...new Set([raw, decoded])];
-}
-
-/**
- * A value the user gave, quoted for an error message and cut to `max` characters, so a
- * mistaken 5,000-character argument does not fill the screen.
- * @example quoteInput("a".repeat(5000), 3) // '"aaa…" (5000 characters)'
- */
-export function quoteInput(value: string, max = 40): string {
-  const chars = Array.from(value); // by code point: a cut never splits a surrogate pair
-  if (chars.length <= max) return JSON.stringify(value);
-  return `${JSON.stringify(`${chars.slice(0, max).join("")}…`)} (${chars.length} characters)`;
 }

@@ -13,11 +13,12 @@ import { describeOpenAIError } from "../llm/openai.ts";
 import { calculatorTools } from "../../workflows/tools/calculator.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import type { AgentInput, AgentResult } from "../../workflows/function-calling-agent.ts";
-import { DEFAULT_SESSION_STORE, openSessionStore } from "../sessions/open-store.ts";
+import { openSessionStore, sessionStoreKind } from "../sessions/open-store.ts";
 import { Sessions } from "../sessions/sessions.ts";
+import { SessionStoreError, checkSessionId as checkStoredSessionId } from "../sessions/types.ts";
 import { chat, ask } from "./chat.ts";
 import type { ChatOptions } from "./chat.ts";
-import { UsageError, maskCredentials, quoteInput, redact } from "./errors.ts";
+import { UsageError, redact } from "./errors.ts";
 import { chooseProvider } from "./provider.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
@@ -179,18 +180,21 @@ function oneSentence(message: string): string {
   return /[.?!]$/.test(text) ? text : `${text}.`;
 }
 
-/** A session id the stores accept (1–200 characters, no control characters), or a usage error that does not echo all of it. */
+/** The session stores' own checks of an id and a store URL, as usage mistakes (exit 2) rather than failures. */
 function checkSessionId(id: string): void {
-  // eslint-disable-next-line no-control-regex
-  if (id.length === 0 || id.length > 200 || /[\u0000-\u001f\u007f]/.test(id)) {
-    throw new UsageError(`A session id must be 1 to 200 characters without control characters; got ${quoteInput(id)}.`);
-  }
+  asUsage(() => checkStoredSessionId(id));
 }
 
-/** The store URLs `openSessionStore` opens; anything else is a usage error rather than a failure to open (exit 2, not 1). */
 function checkStoreURL(url: string): void {
-  if (url === "memory:" || /^postgres(ql)?:\/\//.test(url) || /^(?:sqlite|file):./.test(url)) return;
-  throw new UsageError(`--store ${maskCredentials(quoteInput(url, 80))} is not a session store. Use sqlite:PATH (default ${DEFAULT_SESSION_STORE}), postgres://USER:PASSWORD@HOST:PORT/DB, or memory:.`);
+  asUsage(() => sessionStoreKind(url));
+}
+
+function asUsage(check: () => unknown): void {
+  try {
+    check();
+  } catch (error) {
+    throw error instanceof SessionStoreError ? new UsageError(error.message) : error;
+  }
 }
 
 function htmlPage(mermaid: string): string {

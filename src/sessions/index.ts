@@ -1,7 +1,7 @@
 /** Persisted sessions: `Sessions` runs turns on stored conversations; the stores keep them. */
 export { Sessions, SessionTurn } from "./sessions.ts";
 export type { SessionMessage } from "./sessions.ts";
-export { DEFAULT_SESSION_STORE, openSessionStore } from "./open-store.ts";
+export { DEFAULT_SESSION_STORE, openSessionStore, sessionStoreKind } from "./open-store.ts";
 export { MemorySessionStore } from "./memory-store.ts";
 export { SqliteSessionStore } from "./sqlite-store.ts";
 export { PostgresSessionStore } from "./postgres-store.ts";

@@ -4,6 +4,7 @@ import { dirname } from "node:path";
 import { MemorySessionStore } from "./memory-store.ts";
 import { PostgresSessionStore } from "./postgres-store.ts";
 import { SqliteSessionStore } from "./sqlite-store.ts";
+import { maskCredentials, quoteInput } from "../user-text.ts";
 import { SessionStoreError } from "./types.ts";
 import type { SessionStore } from "./types.ts";
 
@@ -18,13 +19,22 @@ export const DEFAULT_SESSION_STORE = "sqlite:.stepflow/sessions.db";
  * await openSessionStore("memory:");
  */
 export async function openSessionStore(url: string = DEFAULT_SESSION_STORE): Promise<SessionStore> {
-  if (url === "memory:") return new MemorySessionStore();
-  if (/^postgres(ql)?:\/\//.test(url)) return PostgresSessionStore.open(url);
+  const kind = sessionStoreKind(url);
+  if (kind === "memory") return new MemorySessionStore();
+  if (kind === "postgres") return PostgresSessionStore.open(url);
+  await mkdir(dirname(kind.sqlite), { recursive: true });
+  return SqliteSessionStore.open(kind.sqlite);
+}
+
+/**
+ * Which store a URL names, without opening it; `SessionStoreError` for a URL no store takes
+ * (so a command line can report it as a usage mistake before doing anything).
+ * @example sessionStoreKind("sqlite:///var/chat.db") // { sqlite: "/var/chat.db" }
+ */
+export function sessionStoreKind(url: string): "memory" | "postgres" | { readonly sqlite: string } {
+  if (url === "memory:") return "memory";
+  if (/^postgres(ql)?:\/\//.test(url)) return "postgres";
   const sqlite = /^(?:sqlite|file):(.+)$/.exec(url);
-  if (sqlite?.[1]) {
-    const path = sqlite[1].replace(/^\/\/(?=\/)/, ""); // sqlite:///abs/path as well as sqlite:/abs/path
-    await mkdir(dirname(path), { recursive: true });
-    return SqliteSessionStore.open(path);
-  }
-  throw new SessionStoreError(`Unknown session store ${JSON.stringify(url)}. Use sqlite:PATH (default ${DEFAULT_SESSION_STORE}), postgres://USER:PASSWORD@HOST:PORT/DB, or memory:.`);
+  if (sqlite?.[1]) return { sqlite: sqlite[1].replace(/^\/\/(?=\/)/, "") }; // sqlite:///abs/path as well as sqlite:/abs/path
+  throw new SessionStoreError(`Unknown session store ${maskCredentials(quoteInput(url, 80))}. Use sqlite:PATH (default ${DEFAULT_SESSION_STORE}), postgres://USER:PASSWORD@HOST:PORT/DB, or memory:.`);
 }

@@ -4,6 +4,7 @@
  * it read, so two processes continuing one session cannot both win.
  */
 import { StepflowError } from "../errors.ts";
+import { quoteInput } from "../user-text.ts";
 
 /** One stored chat message (its JSON), numbered from 1 in the order it was appended. */
 export interface StoredMessage {
@@ -89,11 +90,11 @@ export class SessionStoreError extends StepflowError {
 export function checkSessionId(id: string): void {
   // eslint-disable-next-line no-control-regex
   if (typeof id !== "string" || id.length === 0 || id.length > 200 || /[\u0000-\u001f\u007f]/.test(id)) {
-    throw new SessionStoreError(`A session id must be 1 to 200 characters without control characters; got ${JSON.stringify(id)}.`);
+    throw new SessionStoreError(`A session id must be 1 to 200 characters without control characters; got ${quoteInput(id)}.`);
   }
   // A lone surrogate becomes U+FFFD in the database's UTF-8, so "a\ud800" and "a\ud801" would be one session.
   if (/\p{Surrogate}/u.test(id)) {
-    throw new SessionStoreError(`A session id must be well-formed Unicode (no lone surrogates); got ${JSON.stringify(id)}.`);
+    throw new SessionStoreError(`A session id must be well-formed Unicode (no lone surrogates); got ${quoteInput(id)}.`);
   }
 }
 

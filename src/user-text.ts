@@ -1,0 +1,26 @@
+/**
+ * How text a user gave appears in error messages: quoted, cut to a readable length, and
+ * without the password of any URL in it. Shared by the CLI and the session stores.
+ */
+
+// `scheme://user:password@`: the password part, wherever a URL appears in a message.
+const URL_CREDENTIALS = /\b([a-z][a-z\d+.-]*:\/\/[^\s:/?#@]*):[^\s/?#@]*@/gi;
+
+/**
+ * Masks the password of every URL in `text`, as PostgreSQL store URLs are masked.
+ * @example maskCredentials("http://bob:pw@host/v1") // "http://bob:***@host/v1"
+ */
+export function maskCredentials(text: string): string {
+  return text.replace(URL_CREDENTIALS, "$1:***@");
+}
+
+/**
+ * A value the user gave, quoted for an error message and cut to `max` characters, so a
+ * mistaken 5,000-character argument does not fill the screen.
+ * @example quoteInput("a".repeat(5000), 3) // '"aaa…" (5000 characters)'
+ */
+export function quoteInput(value: string, max = 40): string {
+  const chars = Array.from(value); // by code point: a cut never splits a surrogate pair
+  if (chars.length <= max) return JSON.stringify(value);
+  return `${JSON.stringify(`${chars.slice(0, max).join("")}…`)} (${chars.length} characters)`;
+}
