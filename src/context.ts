@@ -188,7 +188,8 @@ export class Context {
         queued: decodeAll(run.queued, "queued"),
         inFlight: decodeAll(run.inFlight, "inFlight"),
         collected: decodeAll(run.collected, "collected"),
-        unclaimed: run.unclaimed.map((ev, i) => decodeEvent(ev, types, `run.unclaimed[${i}]`)),
+        // An event sent for a waitForEvent of a class no step names stays encoded until the wait asks for it.
+        unclaimed: run.unclaimed.map((ev, i) => (isSavedEvent(ev) && !types.has(ev.type) ? ev : decodeEvent(ev, types, `run.unclaimed[${i}]`))),
       };
       for (const name of [...Object.keys(events.queued), ...Object.keys(events.inFlight)]) {
         if (!workflow.graph.steps.has(name)) throw new ContextSerdeError(where(`the saved run has events for a step "${name}" that ${workflow.constructor.name} does not have.`));
@@ -239,6 +240,10 @@ export class Context {
     }
     return run;
   }
+}
+
+function isSavedEvent(value: unknown): value is SavedEvent {
+  return typeof value === "object" && value !== null && typeof (value as SavedEvent).type === "string" && "data" in value;
 }
 
 function parseContextJSON(json: ContextJSON | string): ContextJSON {

@@ -16,7 +16,7 @@ import type { WorkflowGraph } from "./graph.ts";
 import { retryDelay } from "./step.ts";
 import type { StepDefinition } from "./step.ts";
 import type { Context } from "./context.ts";
-import { encodeEvent, encodeValue } from "./serialize.ts";
+import { decodeEvent, encodeEvent, encodeValue } from "./serialize.ts";
 import type { Json, SavedEvent } from "./serialize.ts";
 import { startTimer } from "./timers.ts";
 
@@ -39,7 +39,8 @@ export interface RestoredRun {
   readonly queued: Record<string, Event[]>;
   readonly inFlight: Record<string, Event[]>;
   readonly collected: Record<string, Event[]>;
-  readonly unclaimed: Event[];
+  /** Still encoded when their class is not one the workflow's steps name: a `waitForEvent` for it decodes them. */
+  readonly unclaimed: (Event | SavedEvent)[];
 }
 
 /** How a run ended. */
@@ -105,7 +106,7 @@ export class Run {
   readonly #collected = new Map<string, Event[]>();
   #waiters: Waiter[] = [];
   /** Events that reached no step and no waiter yet: a later `waitForEvent` may claim them. */
-  readonly #unclaimed: Event[] = [];
+  readonly #unclaimed: (Event | SavedEvent)[] = [];
   #settle!: (outcome: RunOutcome) => void;
   #done = false;
   #cancelTimeout: (() => void) | undefined;
@@ -214,8 +215,16 @@ export class Run {
 
   waitFor(type: EventClass, requirements: Readonly<Record<string, unknown>> | undefined, timeout: number | undefined): Promise<Event> {
     const matches = (ev: Event) => ev instanceof type && (!requirements || Object.entries(requirements).every(([k, v]) => (ev as Record<string, unknown>)[k] === v));
-    const early = this.#unclaimed.findIndex(matches);
-    if (early >= 0) return Promise.resolve(this.#unclaimed.splice(early, 1)[0] as Event);
+    for (let i = 0; i < this.#unclaimed.length; i++) {
+      let event = this.#unclaimed[i] as Event | SavedEvent;
+      if (!isEvent(event)) {
+        // Restored before anything knew its class (only the waiting step names it): decoded now.
+        const saved = event as unknown as SavedEvent;
+        if (saved.type !== eventTypeName(type)) continue;
+        event = this.#unclaimed[i] = decodeEvent(saved, new Map([[saved.type, type]]), `unclaimed event[${i}]`);
+      }
+      if (matches(event as Event)) return Promise.resolve(this.#unclaimed.splice(i, 1)[0] as Event);
+    }
     if (this.#done) return Promise.reject(new WorkflowRuntimeError(`waitForEvent(${eventTypeName(type)}) was called after the run ended.`));
     return new Promise((resolve, reject) => {
       const waiter: Waiter = { type, requirements, resolve, reject };
@@ -249,7 +258,8 @@ export class Run {
     }
     const collected = Object.fromEntries([...this.#collected].filter(([, list]) => list.length > 0).map(([key, list]) => [key, events(list, `collected event "${key}"`)]));
     const waiters = this.#waiters.map((w) => ({ type: eventTypeName(w.type), requirements: encodeValue(w.requirements ?? null, `requirements of waitForEvent(${eventTypeName(w.type)})`) }));
-    return { queued, inFlight, collected, unclaimed: events(this.#unclaimed, "unclaimed event"), waiters };
+    const unclaimed = this.#unclaimed.map((ev, i) => (isEvent(ev) ? encodeEvent(ev, `unclaimed event[${i}]`) : (ev as SavedEvent)));
+    return { queued, inFlight, collected, unclaimed, waiters };
   }
 
   #anyStepExecuting(): boolean {

@@ -151,3 +151,32 @@ describe("ctx.toJSON / Context.fromJSON", () => {
     expect(attempt(null)).toThrow("expected the object ctx.toJSON() returns, got null.");
   });
 });
+
+describe("an answer that arrived before the wait, saved and restored", () => {
+  it("keeps an event of a class no step names until the resumed step waits for it", async () => {
+    class Answer extends Event<{ ok: boolean }> {}
+    const lookedUp = gate();
+    class Approval extends Workflow<{ name: string }, string> {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async fire(ctx: Context, ev: StartEvent<{ name: string }>) {
+        await lookedUp.promise; // a slow lookup before asking
+        const answer = await ctx.waitForEvent(Answer);
+        return new StopEvent({ result: answer.ok ? `${ev.name} fired` : "kept" });
+      }
+    }
+    const handler = new Approval().run({ name: "Lawson" });
+    await Promise.resolve(); // the step has started
+    handler.ctx.sendEvent(new Answer({ ok: true })); // the app already had the answer
+    const saved = JSON.stringify(handler.ctx.toJSON());
+    handler.cancel();
+    await handler.catch(() => undefined);
+    expect(JSON.parse(saved).run.unclaimed).toEqual([{ type: "Answer", data: { ok: true } }]);
+
+    const flow = new Approval();
+    const ctx = Context.fromJSON(flow, saved);
+    expect(JSON.parse(JSON.stringify(ctx.toJSON())).run.unclaimed).toEqual([{ type: "Answer", data: { ok: true } }]); // saved again as it was
+    lookedUp.open();
+    expect(await flow.run(undefined, { ctx })).toBe("Lawson fired");
+  });
+});
+

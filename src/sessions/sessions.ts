@@ -171,10 +171,14 @@ function joinMessages(snapshot: ContextJSON, messages: Json[]): ContextJSON {
   return snapshot;
 }
 
+// LlamaIndex's MessageType.
+const MESSAGE_ROLES = new Set<unknown>(["user", "assistant", "system", "memory", "developer"]);
+
 function parseMessage(id: string, seq: number, json: string): ChatMessage & Json {
   try {
     const message = JSON.parse(json) as ChatMessage & Json;
-    if (typeof message === "object" && message !== null && typeof message.role === "string") return message;
+    const content: unknown = typeof message === "object" && message !== null ? message.content : undefined;
+    if (MESSAGE_ROLES.has(message?.role) && (typeof content === "string" || Array.isArray(content))) return message;
   } catch {
     // reported below
   }
