@@ -150,7 +150,8 @@ export class Context {
       if (value !== undefined) store[key] = encodeValue(value, `store key "${key}"`);
     }
     const root = this.#root;
-    const run = root.running ? (root.#run as Run).save() : (root.#saved?.json ?? null);
+    // A saved run not yet taken (its continuation has not started) is still the pending one.
+    const run = root.#saved?.json ?? (root.running ? (root.#run as Run).save() : null);
     return { version: CONTEXT_FORMAT_VERSION, workflow: this.workflow.constructor.name, store, running: run !== null, run };
   }
 
@@ -168,6 +169,7 @@ export class Context {
     if (data.workflow !== workflow.constructor.name) {
       throw new ContextSerdeError(where(`it was saved from a ${String(data.workflow)}, not a ${workflow.constructor.name}.`));
     }
+    if (Object.hasOwn(data.store, "__proto__")) throw new ContextSerdeError(where('store key "__proto__" cannot be restored (it would replace the store\'s prototype).'));
     const store = decodeValue(data.store, "store") as Record<string, unknown>;
     const ctx = new Context(workflow, new ContextStore(store));
     if (data.running && data.run) {

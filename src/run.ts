@@ -109,6 +109,9 @@ export class Run {
   readonly #unclaimed: (Event | SavedEvent)[] = [];
   #settle!: (outcome: RunOutcome) => void;
   #done = false;
+  #succeeded = false;
+  /** The first event while the run waits for its microtask to start: saved as queued. */
+  #startEvent: Event | undefined;
   #cancelTimeout: (() => void) | undefined;
   /** Step timeouts and retry delays under way: cleared when the run ends, so they do not keep the process alive. */
   readonly #timers = new Set<() => void>();
@@ -155,9 +158,26 @@ export class Run {
     return [...this.#slots.values()].filter((s) => s.inFlight.length > 0).map((s) => s.step.name);
   }
 
-  /** Starts the run with its first event, or continues a restored run; nothing if it was already cancelled. */
-  start(first: { readonly event: Event } | { readonly restored: RestoredRun }): void {
-    if (this.#done) return;
+  /**
+   * Starts the run in a microtask, as Python's `run()` schedules it, so a run cancelled right
+   * away runs no step. `startEvent`: the first event, or none to continue the run saved in the
+   * context, which is taken only then: a run cancelled before leaves it saved.
+   */
+  schedule(startEvent: Event | undefined): void {
+    this.#startEvent = startEvent;
+    queueMicrotask(() => {
+      this.#startEvent = undefined;
+      if (this.#done) {
+        if (this.#succeeded) this.ctx.takeSavedRun(); // finished (a StopEvent sent from outside): the saved run is done with
+        return;
+      }
+      const restored = startEvent ? undefined : this.ctx.takeSavedRun();
+      this.#start(restored ? { restored } : { event: startEvent as Event });
+    });
+  }
+
+  /** Starts the run with its first event, or continues a restored run. */
+  #start(first: { readonly event: Event } | { readonly restored: RestoredRun }): void {
     const timeout = this.settings.timeout;
     if (timeout !== null) {
       this.#cancelTimeout = startTimer(timeout, () => {
@@ -252,6 +272,10 @@ export class Run {
     const events = (list: Iterable<Event>, where: string) => [...list].map((ev, i) => encodeEvent(ev, `${where}[${i}]`));
     const queued: Record<string, SavedEvent[]> = {};
     const inFlight: Record<string, SavedEvent[]> = {};
+    const startEvent = this.#startEvent;
+    for (const step of startEvent ? (this.graph.routes.get(startEvent.constructor as EventClass) ?? []) : []) {
+      queued[step.name] = events([startEvent as Event], `queued event of step "${step.name}"`);
+    }
     for (const [name, slot] of this.#slots) {
       if (slot.queue.size) queued[name] = events(slot.queue.toArray(), `queued event of step "${name}"`);
       if (slot.inFlight.length) inFlight[name] = events(slot.inFlight, `in-flight event of step "${name}"`);
@@ -317,8 +341,11 @@ export class Run {
       }
       this.settings.log?.(`Step ${step.name} produced event ${eventTypeName(output.constructor as EventClass)}`);
       // A returned InputRequiredEvent is for the app, as in Python's workflows: it goes to the stream.
-      if (output instanceof InputRequiredEvent) this.writeToStream(output);
-      else this.send(output);
+      // A step may also accept it (or a subclass of it).
+      if (output instanceof InputRequiredEvent) {
+        this.writeToStream(output);
+        if (this.graph.routes.has(output.constructor as EventClass)) this.send(output);
+      } else this.send(output);
     } else {
       this.settings.log?.(`Step ${step.name} produced no event`);
     }
@@ -364,6 +391,7 @@ export class Run {
 
   #end(outcome: RunOutcome, reason: unknown): void {
     this.#done = true;
+    this.#succeeded = outcome.ok;
     this.#cancelTimeout?.();
     for (const cancel of this.#timers) cancel();
     this.#timers.clear();

@@ -84,6 +84,9 @@ export function step<const A extends readonly EventClass[], const E extends read
     }
     // The workflow finds its steps by name on its prototype chain, where these are not.
     const where = isStandard ? (contextOrKey as ClassMethodDecoratorContext) : { name: contextOrKey as string | symbol, static: typeof methodOrTarget === "function", private: false };
+    if (isStandard && (contextOrKey as ClassMemberDecoratorContext).kind !== "method") {
+      throw new WorkflowValidationError(`@step can only decorate a method, not a ${(contextOrKey as ClassMemberDecoratorContext).kind} (${String(where.name)}).`);
+    }
     const what = where.private ? "a #private method" : where.static ? "a static method" : typeof where.name === "symbol" ? "a method named by a symbol" : undefined;
     if (what) throw new WorkflowValidationError(`@step cannot mark ${what} (${String(where.name)}): make it an ordinary instance method with a string name.`);
     // The config rides on the function itself, so both conventions leave the same mark and
@@ -111,7 +114,9 @@ export function decoratedSteps(instance: object): StepDefinition[] {
     }
   }
   return [...configs].map(([name, config]) => {
-    const method = methods.get(name);
+    // A class field assigned a function (`go = async () => …`) overrides like a method does.
+    const own = Object.getOwnPropertyDescriptor(instance, name)?.value;
+    const method = typeof own === "function" ? own : methods.get(name);
     if (typeof method !== "function") {
       throw new WorkflowValidationError(`Step "${name}" of ${instance.constructor.name} is overridden by something that is not a method; a step must stay a method.`);
     }
@@ -180,7 +185,7 @@ export function retryDelay(step: StepDefinition, attempts: number, error: unknow
   if (typeof policy !== "function") return attempts < policy.maxAttempts ? (policy.delay ?? 0) : null;
   const delay = policy(attempts, error) ?? null;
   if (delay !== null && !isDelay(delay)) {
-    throw new WorkflowRuntimeError(`The retry function of step "${step.name}" returned ${String(delay)}. Return the seconds to wait before the next attempt (a finite number ≥ 0), or null to give up.`);
+    throw new WorkflowRuntimeError(`The retry function of step "${step.name}" returned ${typeof delay === "string" ? JSON.stringify(delay) : String(delay)}. Return the seconds to wait before the next attempt (a finite number ≥ 0), or null to give up.`);
   }
   return delay;
 }

@@ -53,7 +53,7 @@ export class ContextStore {
     const parts = splitKey(key);
     const last = parts.pop() as string;
     const parent = parts.length ? this.#lookup(parts.join(".")) : { exists: true, value: this.#data };
-    if (!parent.exists || !isPlain(parent.value) || !(last in parent.value)) return false;
+    if (!parent.exists || !isPlain(parent.value) || !Object.hasOwn(parent.value, last)) return false;
     delete parent.value[last];
     return true;
   }

@@ -136,13 +136,7 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
         void run.result.then(() => signal.removeEventListener("abort", onAbort));
       }
     }
-    // The first step starts in a microtask, as Python's run() schedules it: a run cancelled
-    // right away runs no step, and a saved run stays saved.
-    queueMicrotask(() => {
-      if (run.done) return;
-      const restored = ctx.takeSavedRun();
-      run.start(restored ? { restored } : { event: first as Event });
-    });
+    run.schedule(first);
     return handler;
   }
 }

@@ -180,3 +180,48 @@ describe("an answer that arrived before the wait, saved and restored", () => {
   });
 });
 
+describe("saving a run before its first step starts", () => {
+  class Ask extends Workflow<{ name: string }, string> {
+    @step({ accepts: [StartEvent], emits: [StopEvent] })
+    async fire(ctx: Context, ev: StartEvent<{ name: string }>) {
+      const answer = await ctx.waitForEvent(HumanResponseEvent<{ response: string }>, { waiterEvent: new InputRequiredEvent({}) });
+      return new StopEvent({ result: `${ev.name}: ${answer.response}` });
+    }
+  }
+  const answer = async (handler: ReturnType<Ask["run"]>) => {
+    for await (const ev of handler.streamEvents()) if (ev instanceof InputRequiredEvent) handler.ctx.sendEvent(new HumanResponseEvent({ response: "yes" }));
+    return handler;
+  };
+
+  it("keeps the StartEvent (run() starts the first step in a microtask), and a restored run not yet taken", async () => {
+    const flow = new Ask();
+    const handler = flow.run({ name: "Lawson" });
+    const saved = JSON.stringify(handler.ctx.toJSON()); // before the first step started
+    handler.cancel();
+    await handler.catch(() => undefined);
+    expect(JSON.parse(saved).run.queued.fire).toEqual([{ type: "StartEvent", data: { name: "Lawson" } }]);
+    const ctx = Context.fromJSON(flow, saved);
+    const resumed = flow.run(undefined, { ctx });
+    expect(JSON.stringify(resumed.ctx.toJSON())).toBe(saved); // still the saved run: its continuation has not started
+    expect(await answer(resumed)).toBe("Lawson: yes");
+  });
+
+  it("a restored run that a StopEvent ends before its first step is done with its saved run", async () => {
+    const flow = new Ask();
+    const handler = flow.run({ name: "Lawson" });
+    const saved = JSON.stringify(handler.ctx.toJSON());
+    handler.cancel();
+    await handler.catch(() => undefined);
+    const ctx = Context.fromJSON(flow, saved);
+    const ended = flow.run(undefined, { ctx });
+    ended.ctx.sendEvent(new StopEvent({ result: "stopped" }));
+    expect(await ended).toBe("stopped");
+    expect(ctx.hasSavedRun).toBe(false);
+    expect(await answer(flow.run({ name: "Kim" }, { ctx }))).toBe("Kim: yes");
+  });
+
+  it("refuses a store key __proto__ in a saved context", () => {
+    const json = '{"version":1,"workflow":"Ask","store":{"__proto__":{"x":1}},"running":false,"run":null}';
+    expect(() => Context.fromJSON(new Ask(), json)).toThrow('Cannot restore the context: store key "__proto__" cannot be restored (it would replace the store\'s prototype).');
+  });
+});

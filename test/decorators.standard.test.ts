@@ -55,3 +55,16 @@ it("@step refuses #private, static and symbol-named methods, which a workflow ca
   expect(define("static")).toThrow("@step cannot mark a static method (start): make it an ordinary instance method with a string name.");
   expect(define("symbol")).toThrow("@step cannot mark a method named by a symbol (Symbol(start)): make it an ordinary instance method with a string name.");
 });
+
+it("@step refuses a getter", () => {
+  const mark = step({ accepts: [StartEvent], emits: [StopEvent] }) as unknown as (value: unknown, context: ClassGetterDecoratorContext) => void;
+  expect(() => {
+    class Getter extends Workflow {
+      @mark
+      get start() {
+        return async () => new StopEvent();
+      }
+    }
+    return Getter;
+  }).toThrow("@step can only decorate a method, not a getter (start).");
+});

@@ -638,3 +638,31 @@ describe("runs that end early", () => {
     await expect(new Waits().run({})).rejects.toThrow("waitForEvent(HumanResponseEvent): timeout is in seconds and must be a finite number > 0 (or leave it out to wait forever), got -1.");
   });
 });
+
+describe("InputRequiredEvent subclasses a step accepts", () => {
+  it("goes to the stream and to the step that accepts it", async () => {
+    class Ask extends InputRequiredEvent<{ question: string }> {}
+    class Asks extends Workflow<{}, string> {
+      @step({ accepts: [StartEvent], emits: [Ask] })
+      async ask() {
+        return new Ask({ question: "?" });
+      }
+      @step({ accepts: [Ask], emits: [StopEvent] })
+      async got(_ctx: Context, ev: Ask) {
+        return new StopEvent({ result: `got ${ev.question}` });
+      }
+    }
+    const handler = new Asks({ timeout: 10 }).run({});
+    const streamed: string[] = [];
+    for await (const ev of handler.streamEvents()) streamed.push(ev.constructor.name);
+    expect(await handler).toBe("got ?");
+    expect(streamed).toEqual(["Ask", "StopEvent"]);
+  });
+
+  it("store.delete of a name Object.prototype has removes nothing", async () => {
+    const ctx = new Context(new Workflow());
+    await ctx.store.set("o", {});
+    expect(await ctx.store.delete("toString")).toBe(false);
+    expect(await ctx.store.delete("o.toString")).toBe(false);
+  });
+});

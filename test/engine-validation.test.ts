@@ -144,6 +144,13 @@ describe("steps and subclasses", () => {
     expect(await new Greeter().run({ name: "Ada" })).toBe("Hello Ada");
   });
 
+  it("a class field that overrides a step runs as the step", async () => {
+    class Field extends Greeter {
+      override greet = async (_ctx: Context, ev: StartEvent<{ name: string }>) => new StopEvent({ result: `Hey ${ev.name}` });
+    }
+    expect(await new Field().run({ name: "Ada" })).toBe("Hey Ada");
+  });
+
   it("an override with its own @step replaces the step's declaration", async () => {
     let attempts = 0;
     class Patient extends Greeter {

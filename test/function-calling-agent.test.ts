@@ -246,6 +246,30 @@ describe("FunctionCallingAgent: tool execution", () => {
 });
 
 describe("FunctionCallingAgent: saved contexts", () => {
+  it("a context saved as the tool calls stream (the reply already in memory) resumes without asking the model again", async () => {
+    const first = new FunctionCallingAgent({ llm: new ScriptedLLM([{ toolCalls: [{ id: "call_add", name: "add", input: { x: 2, y: 2 } }] }]), tools: [add] });
+    const handler = first.run({ input: "2 + 2?" });
+    let saved = "";
+    for await (const ev of handler.streamEvents()) {
+      if (ev instanceof ToolCallEvent) {
+        saved = JSON.stringify(handler.ctx.toJSON());
+        break;
+      }
+    }
+    handler.cancel();
+    await handler.catch(() => undefined);
+    expect(Object.keys(JSON.parse(saved).run.inFlight)).toEqual(["handleLlmInput"]);
+
+    const llm = new ScriptedLLM([{ text: "4" }]);
+    const second = new FunctionCallingAgent({ llm, tools: [add] });
+    const ctx = Context.fromJSON(second, saved);
+    const { response } = await second.run(undefined, { ctx });
+    expect(response.content).toBe("4");
+    expect(llm.requests).toHaveLength(1);
+    const memory = await ctx.store.get<Memory>("memory");
+    expect((await memory.get()).map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+  });
+
   it("round-trips memory, sources and an in-flight tool call; a new agent finishes the run without repeating earlier calls", async () => {
     const toolStarted = gate();
     const blockedMultiply = tool({

@@ -111,6 +111,7 @@ describe.each(stores)("SessionStore contract: %s", (_name, url) => {
   it("rejects an unusable session id with a clear error", async () => {
     await expect(store.load("")).rejects.toThrow(SessionStoreError);
     await expect(store.save("a\nb", { expectedVersion: 0, snapshot: "", append: [] })).rejects.toThrow('A session id must be 1 to 200 characters without control characters; got "a\\nb".');
+    await expect(store.load("ok\u0085")).rejects.toThrow('A session id must be 1 to 200 characters without control characters; got "ok\u0085".'); // a C1 control character
   });
 
   it("rejects a session id with a lone surrogate, which the database would store as U+FFFD", async () => {

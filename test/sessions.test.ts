@@ -97,7 +97,7 @@ describe("Sessions", () => {
 
     await store.save("erin", { expectedVersion: 0, snapshot: good?.snapshot ?? "", append: ["not json"] });
     await expect(sessions.run("erin", { input: "Hi" })).rejects.toThrow('Session "erin" has a corrupt message #1: it is not a saved chat message. The stored session was not changed.');
-    for (const [i, message] of [{ role: "wizard", content: "x" }, { role: "user" }, { role: "user", content: 5 }].entries()) {
+    for (const [i, message] of [{ role: "wizard", content: "x" }, { role: "user" }, { role: "user", content: 5 }, { role: "user", content: [1, 2] }].entries()) {
       const id = `frank${i}`;
       await store.save(id, { expectedVersion: 0, snapshot: good?.snapshot ?? "", append: [JSON.stringify({ role: "user", content: "fine" }), JSON.stringify(message)] });
       const before = await store.load(id);

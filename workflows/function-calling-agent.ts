@@ -159,6 +159,12 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   async handleLlmInput(ctx: Context, ev: InputEvent): Promise<ToolCallEvent | StopEvent<AgentResult> | undefined> {
     const state = await this.runState(ctx);
     if (++state.llmCalls > this.maxIterations) throw new AgentMaxIterationsError(this.maxIterations);
+    if (state.restored) {
+      // Saved after this step's reply reached memory (say, as its ToolCallEvent streamed): that
+      // reply stands, and the model is not asked again.
+      const last = (await state.memory.get()).at(-1);
+      if (last?.role === "assistant") return this.replied(ctx, state, last);
+    }
 
     const messages: ChatMessage[] = this.systemPrompt ? [{ role: "system", content: this.systemPrompt }, ...ev.input] : ev.input;
     const signal = ctx.signal;
@@ -184,6 +190,12 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const response: ChatMessage = toolCalls.length > 0 ? { role: "assistant", content, options: { toolCall: toolCalls } } : { role: "assistant", content };
     await state.memory.add(response);
     state.history.push(response);
+    return this.replied(ctx, state, response);
+  }
+
+  /** The event that follows the model's reply (already in memory): its tool calls, or the end of the run. */
+  private replied(ctx: Context, state: AgentRunState, response: ChatMessage): ToolCallEvent | StopEvent<AgentResult> {
+    const toolCalls = toolCallsOf(response);
     if (toolCalls.length === 0) return new StopEvent({ result: { response, sources: state.sources } });
     const event = new ToolCallEvent({ toolCalls });
     ctx.writeEventToStream(event);

@@ -178,7 +178,8 @@ function parseMessage(id: string, seq: number, json: string): ChatMessage & Json
   try {
     const message = JSON.parse(json) as ChatMessage & Json;
     const content: unknown = typeof message === "object" && message !== null ? message.content : undefined;
-    if (MESSAGE_ROLES.has(message?.role) && (typeof content === "string" || Array.isArray(content))) return message;
+    const parts = Array.isArray(content) && content.every((part) => typeof part === "object" && part !== null && typeof (part as { type?: unknown }).type === "string");
+    if (MESSAGE_ROLES.has(message?.role) && (typeof content === "string" || parts)) return message;
   } catch {
     // reported below
   }

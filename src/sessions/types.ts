@@ -89,7 +89,7 @@ export class SessionStoreError extends StepflowError {
  */
 export function checkSessionId(id: string): void {
   // eslint-disable-next-line no-control-regex
-  if (typeof id !== "string" || id.length === 0 || id.length > 200 || /[\u0000-\u001f\u007f]/.test(id)) {
+  if (typeof id !== "string" || id.length === 0 || id.length > 200 || /[\u0000-\u001f\u007f-\u009f]/.test(id)) {
     throw new SessionStoreError(`A session id must be 1 to 200 characters without control characters; got ${quoteInput(id)}.`);
   }
   // A lone surrogate becomes U+FFFD in the database's UTF-8, so "a\ud800" and "a\ud801" would be one session.
@@ -105,7 +105,7 @@ export function checkSessionId(id: string): void {
 export function listLimit(options: { limit?: number }): number {
   const limit = options.limit ?? 100;
   if (!Number.isSafeInteger(limit) || limit < 1) {
-    throw new SessionStoreError(`limit must be a whole number ≥ 1 (default 100); got ${String(limit)}.`);
+    throw new SessionStoreError(`limit must be a whole number ≥ 1 (default 100); got ${typeof limit === "string" ? JSON.stringify(limit) : String(limit)}.`);
   }
   return limit;
 }
