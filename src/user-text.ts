@@ -4,7 +4,8 @@
  */
 
 // `scheme://user:password@`: the password part, wherever a URL appears in a message.
-const URL_CREDENTIALS = /\b([a-z][a-z\d+.-]*:\/\/[^\s:/?#@]*):[^\s/?#@]*@/gi;
+// The scheme is optional: a mistyped URL ("bob:pw@localhost:11434") must not show the password either.
+const URL_CREDENTIALS = /((?:\b[a-z][a-z\d+.-]*:\/{1,2})?[^\s:/?#@"]+):[^\s/?#@"]+@/gi;
 
 /**
  * Masks the password of every URL in `text`, as PostgreSQL store URLs are masked.

@@ -69,6 +69,15 @@ describe("recentHistory", () => {
     expect(wellFormedHistory(recentHistory(history, 100))).toEqual([{ role: "assistant", content: "Written." }, user("thanks")]);
   });
 
+  it("counts a message far over the budget only until it is known not to fit", () => {
+    const blob = user("x9/+".repeat(1_000_000)); // 4 MB that the tokenizer never saw: all of it would take seconds
+    const counted: number[] = [];
+    const tokenize = (message: ChatMessage, atMost: number) => (counted.push(atMost), Math.min(Buffer.byteLength(String(message.content)), atMost + 1));
+    expect(recentHistory([blob, user("thanks")], 1000, tokenize)).toEqual([user("thanks")]);
+    expect(counted.every((atMost) => atMost <= 1000)).toBe(true);
+    expect(recentHistory([blob, user("thanks")], 1000)).toEqual([user("thanks")]); // the real tokenizer, stopped early
+  });
+
   it("tokenizes a long unbroken word in linear time", () => {
     const dna = user("ACGT".repeat(250_000)); // one million letters, no spaces: BPE alone is quadratic in a word's length
     const kept = recentHistory([user("earlier"), dna, user("What is this?")], 1000);

@@ -389,6 +389,42 @@ describe("FunctionCallingAgent: what reaches the model and memory", () => {
     expect(sources[0]).toMatchObject({ isError: true, content: "Invalid arguments for tool transfer: amount: must be positive. The tool was not run; call it again with arguments that match its schema." });
   });
 
+  it("keeps the zod check through bind(), and reports a check that throws as a tool error", async () => {
+    const sent: string[] = [];
+    const transfer = stepflowTool({
+      name: "transfer",
+      description: "Send money.",
+      parameters: z.object({ amount: z.number().refine((n) => n > 0, "must be positive") }),
+      execute: ({ amount }: { amount: number }, account?: { id: string }) => (sent.push(`${amount} from ${account?.id}`), "sent"),
+    });
+    const lookup = stepflowTool({
+      name: "lookup",
+      description: "Look up a name.",
+      parameters: z.object({
+        name: z.string().refine(() => {
+          throw new Error("lookup service down");
+        }),
+      }),
+      execute: () => "found",
+    });
+    const bound = transfer.bind({ id: "acct-1" });
+    const llm = new ScriptedLLM([
+      {
+        toolCalls: [
+          { id: "t", name: "transfer", input: { amount: -500 } },
+          { id: "l", name: "lookup", input: { name: "bob" } },
+        ],
+      },
+      { text: "done" },
+    ]);
+    await new FunctionCallingAgent({ llm, tools: [bound, lookup] }).run({ input: "go" });
+    expect(sent).toEqual([]);
+    expect(toolResults(llm.requests[1]?.messages ?? [])).toEqual([
+      ["t", "Invalid arguments for tool transfer: amount: must be positive. The tool was not run; call it again with arguments that match its schema."],
+      ["l", "Encountered error in tool call: lookup service down"],
+    ]);
+  });
+
   it("gives the model readable text for any result, and keeps sources saveable", async () => {
     const cycle: Record<string, unknown> = {};
     cycle.self = cycle;
@@ -407,7 +443,7 @@ describe("FunctionCallingAgent: what reaches the model and memory", () => {
       ["nothing", "null"],
       ["infinite", "Infinity"],
       ["big", "1180591620717411303424"],
-      ["cycle", "Encountered error in tool call: cycle returned a value that cannot be sent to the model as JSON (Converting circular structure to JSON\n    --> starting at object with constructor 'Object'\n    --- property 'self' closes the circle)."],
+      ["cycle", "Encountered error in tool call: cycle returned a value that cannot be sent to the model as JSON (Converting circular structure to JSON)."],
       ["date", '{"at":"1970-01-01T00:00:00.000Z"}'],
       ["thrower", 'Encountered error in tool call: {"code":42}'],
     ]);

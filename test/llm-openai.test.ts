@@ -268,6 +268,15 @@ describe("OpenAI metadata and errors", () => {
       await expect(streamedCalls(openai(baseURL), [])).rejects.toThrow(
         `The server at ${baseURL} answered without streaming: it is not an OpenAI-compatible chat completions API, or it ignores "stream": true. Check the base URL (OPENAI_BASE_URL).`,
       );
+      // The base URL from the environment, as the SDK takes it, is the one named.
+      const fromEnv = process.env.OPENAI_BASE_URL;
+      process.env.OPENAI_BASE_URL = baseURL;
+      try {
+        await expect(streamedCalls(new OpenAI({ model: "gpt-4o-mini", apiKey: "k", maxRetries: 0 }), [])).rejects.toThrow(`The server at ${baseURL} answered without streaming`);
+      } finally {
+        if (fromEnv === undefined) delete process.env.OPENAI_BASE_URL;
+        else process.env.OPENAI_BASE_URL = fromEnv;
+      }
     } finally {
       await new Promise((resolve) => notStreaming.close(resolve));
     }

@@ -83,6 +83,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       verbose = options.verbose ?? false;
       if (options.session !== undefined) checkSessionId(options.session);
       if (options.store !== undefined) checkStoreURL(options.store);
+      if (options.json && words.length === 0) throw new UsageError("--json needs a question: npm start -- --json \"What is 2 + 2?\"");
       provider = chooseProvider({ llm: options.llm, model: options.model, env });
       const agent = new FunctionCallingAgent({
         llm: provider.llm,
@@ -101,7 +102,6 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       }
       try {
         if (words.length > 0) await ask(words.join(" "), { ...chatOptions, json: options.json ?? false });
-        else if (options.json) throw new UsageError("--json needs a question: npm start -- --json \"What is 2 + 2?\"");
         // A failed turn is reported and the chat goes on; the exit code says whether any failed.
         else if ((await chat({ ...chatOptions, report }, process.stdin)) > 0) code = 1;
       } finally {

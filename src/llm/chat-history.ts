@@ -62,12 +62,15 @@ export function wellFormedHistory(messages: readonly ChatMessage[]): ChatMessage
 // tokenizing them again was most of a turn's cost at 1,000 messages. Bounded; cleared when full.
 // Long texts are keyed by a digest, so the cache keeps neither megabytes of old tool output
 // alive nor its content.
+// A negative count is a lower bound: a text tokenized only until it was known not to fit.
 const tokenCounts = new Map<string, number>();
 const TOKEN_CACHE_SIZE = 50_000;
 const DIGEST_ABOVE = 256; // characters
-// BPE takes time quadratic in the length of one unbroken word (a DNA sequence, base64), which
-// would block the process: text is tokenized in pieces of at most this many characters, which
-// may count a few more tokens than there are at each cut.
+// BPE takes time quadratic in the length of one unbroken word (a DNA sequence), which would
+// block the process: text is tokenized in pieces of at most this many characters, which may
+// count a few more tokens than there are at each cut. Pieces are also where counting stops once
+// a text cannot fit: all of a 2 MB base64 tool result took seconds (the tokenizer's own cache
+// thrashes on text that never repeats).
 const PIECE = 2_000;
 
 /** What the model reads of a message: its text, and for an assistant's tool calls their names and arguments. */
@@ -77,22 +80,22 @@ function messageText(message: ChatMessage): string {
   return calls.length === 0 ? text : `${text}${JSON.stringify(calls.map((call) => [call.name, call.input]))}`;
 }
 
-/** Tokens in a text, with the tokenizer LlamaIndex memory uses (cl100k). */
-function countTokens(text: string): number {
+/** Tokens in a text, with the tokenizer LlamaIndex memory uses (cl100k); past `atMost`, any count over it. */
+function countTokens(text: string, atMost: number): number {
   const key = text.length > DIGEST_ABOVE ? `#${createHash("sha256").update(text).digest("base64")}` : text;
-  let count = tokenCounts.get(key);
-  if (count === undefined) {
-    const { tokenizer } = Settings;
-    count = 0;
-    for (let at = 0; at < text.length; at += PIECE) count += tokenizer.encode(text.slice(at, at + PIECE)).length;
-    if (tokenCounts.size >= TOKEN_CACHE_SIZE) tokenCounts.clear();
-    tokenCounts.set(key, count);
-  }
+  const cached = tokenCounts.get(key);
+  if (cached !== undefined && (cached >= 0 || -cached > atMost)) return Math.abs(cached);
+  const { tokenizer } = Settings;
+  let count = 0;
+  let at = 0;
+  for (; at < text.length && count <= atMost; at += PIECE) count += tokenizer.encode(text.slice(at, at + PIECE)).length;
+  if (tokenCounts.size >= TOKEN_CACHE_SIZE) tokenCounts.clear();
+  tokenCounts.set(key, at >= text.length ? count : -count);
   return count;
 }
 
-/** Tokens of a message as {@link recentHistory} counts them. */
-const messageTokens = (message: ChatMessage): number => countTokens(messageText(message));
+/** Tokens of a message as {@link recentHistory} counts them (exactly up to `atMost`). */
+const messageTokens = (message: ChatMessage, atMost: number): number => countTokens(messageText(message), atMost);
 
 /**
  * The newest messages whose text (tool calls' arguments included) fits in `tokenLimit` tokens,
@@ -109,21 +112,21 @@ const messageTokens = (message: ChatMessage): number => countTokens(messageText(
  * @example
  * const history = wellFormedHistory(recentHistory(await memory.get(), 0.525 * llm.metadata.contextWindow));
  */
-export function recentHistory(messages: readonly ChatMessage[], tokenLimit: number, tokens: (message: ChatMessage) => number = messageTokens): ChatMessage[] {
+export function recentHistory(messages: readonly ChatMessage[], tokenLimit: number, tokens: (message: ChatMessage, atMost: number) => number = messageTokens): ChatMessage[] {
   let bytes = 0;
-  for (const message of messages) bytes += Buffer.byteLength(messageText(message)) + 1;
+  for (let i = messages.length - 1; i >= 0 && bytes <= tokenLimit; i--) bytes += Buffer.byteLength(messageText(messages[i] as ChatMessage)) + 1;
   if (bytes <= tokenLimit) return [...messages];
   let question = messages.length - 1;
   while (question >= 0 && !isQuestion(messages[question] as ChatMessage)) question--;
   let newest = messages.length - 1;
   while (newest > 0 && toolResultIdOf(messages[newest] as ChatMessage) !== undefined) newest--;
   // + 1 per message: the separator LlamaIndex counts between messages.
-  let budget = tokenLimit - (question >= 0 ? tokens(messages[question] as ChatMessage) + 1 : 0);
+  let budget = tokenLimit - (question >= 0 ? tokens(messages[question] as ChatMessage, tokenLimit) + 1 : 0);
   let start = messages.length;
   while (start > 0) {
     const index = start - 1;
     if (index !== question) {
-      const cost = tokens(messages[index] as ChatMessage) + 1;
+      const cost = tokens(messages[index] as ChatMessage, Math.max(budget, 0)) + 1;
       if (cost > budget && index < newest) break;
       budget -= cost;
     }

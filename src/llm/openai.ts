@@ -203,7 +203,7 @@ export class OpenAI extends LlamaIndexOpenAI {
     // The SDK reads a 200 answer that is not server-sent events (a JSON completion from a server
     // that ignores "stream", a web page at a wrong base URL) as an empty stream: an empty reply.
     if (parts === 0 && !signal?.aborted) {
-      throw new StepflowError(`The server at ${this.baseURL ?? "api.openai.com"} answered without streaming: it is not an OpenAI-compatible chat completions API, or it ignores "stream": true. Check the base URL (OPENAI_BASE_URL).`);
+      throw new StepflowError(`The server at ${client.baseURL} answered without streaming: it is not an OpenAI-compatible chat completions API, or it ignores "stream": true. Check the base URL (OPENAI_BASE_URL).`);
     }
     const toolCall = calls.finish();
     const options: ToolCallLLMMessageOptions = toolCall.length > 0 ? { toolCall } : {};

@@ -157,7 +157,12 @@ function runOne(call: ToolCall, tools: readonly BaseTool[], deadline: Deadline):
   const schema = argumentSchema(tool);
   let args: unknown = input;
   if (schema) {
-    const parsed = schema.safeParse(input);
+    let parsed: ReturnType<ArgumentSchema["safeParse"]>;
+    try {
+      parsed = schema.safeParse(input);
+    } catch (error) {
+      return thrown(call, error); // a refinement that throws, or one that is async (a synchronous parse cannot await it)
+    }
     if (!parsed.success) {
       const problems = parsed.error.issues.map((issue) => (issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message)).join("; ");
       return failure(call, `Invalid arguments for tool ${call.name}: ${problems}. The tool was not run; call it again with arguments that match its schema.`);
@@ -197,7 +202,7 @@ function success(call: ToolCall, input: unknown, output: unknown): ToolSource {
   try {
     content = JSON.stringify(output);
   } catch (error) {
-    return failure(call, `Encountered error in tool call: ${call.name} returned a value that cannot be sent to the model as JSON (${(error as Error).message}).`);
+    return failure(call, `Encountered error in tool call: ${call.name} returned a value that cannot be sent to the model as JSON (${(error as Error).message.split("\n")[0]}).`);
   }
   if (content === undefined) return result(null, "null"); // undefined, a function or a symbol
   return result(typeof output === "object" && output !== null ? (JSON.parse(content) as JSONValue) : (output as JSONValue), content);
@@ -208,7 +213,7 @@ function thrown(call: ToolCall, error: unknown): ToolSource {
 }
 
 function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message;
+  if (error instanceof Error) return error.message || error.name;
   if (typeof error === "object" && error !== null) {
     try {
       return JSON.stringify(error);

@@ -1,9 +1,8 @@
 /**
  * `tool()`: LlamaIndex's `tool()` (same arguments, same `FunctionTool`), which also remembers
  * the tool's zod schema. LlamaIndex keeps that schema private and only sends its JSON-schema
- * form to the model; checks JSON schema cannot express (`.refine()`, `.superRefine()`,
- * `.transform()`) are then run by `FunctionTool.call`, which logs a failure and calls the
- * tool anyway. With the schema remembered, stepflow's tool runner checks the arguments with
+ * form to the model; checks JSON schema cannot express (`.refine()`, `.superRefine()`) are
+ * then run by `FunctionTool.call`, which logs a failure and calls the tool anyway. With the schema remembered, stepflow's tool runner checks the arguments with
  * the zod schema itself and, when they fail, tells the model and does not run the tool.
  */
 import type { BaseTool } from "@llamaindex/core/llms";
@@ -34,9 +33,22 @@ const isZodSchema = (value: unknown): value is ArgumentSchema =>
 export const tool: typeof FunctionTool.from = ((fnOrConfig: unknown, schema?: unknown) => {
   const made = (FunctionTool.from as (fnOrConfig: unknown, schema?: unknown) => BaseTool)(fnOrConfig, schema);
   const parameters = ((schema ?? fnOrConfig) as { parameters?: unknown } | undefined)?.parameters;
-  if (isZodSchema(parameters)) zodSchemas.set(made, parameters);
+  if (isZodSchema(parameters)) remember(made, parameters);
   return made;
 }) as typeof FunctionTool.from;
+
+/** Records `schema` for `made` and for the tools its `bind()` makes (LlamaIndex builds a new FunctionTool there). */
+function remember(made: BaseTool, schema: ArgumentSchema): void {
+  zodSchemas.set(made, schema);
+  const withBind = made as BaseTool & { bind?: (additionalArg: object) => BaseTool };
+  const bind = withBind.bind;
+  if (typeof bind !== "function") return;
+  withBind.bind = (additionalArg: object) => {
+    const bound = bind.call(made, additionalArg);
+    remember(bound, schema);
+    return bound;
+  };
+}
 
 /** The zod schema a tool was made with by {@link tool}, if it was. */
 export function zodSchemaOf(made: BaseTool): ArgumentSchema | undefined {
