@@ -150,8 +150,7 @@ export class Context {
       if (value !== undefined) store[key] = encodeValue(value, `store key "${key}"`);
     }
     const root = this.#root;
-    // A saved run not yet taken (its continuation has not started) is still the pending one.
-    const run = root.#saved?.json ?? (root.running ? (root.#run as Run).save() : null);
+    const run = root.running ? (root.#run as Run).save() : (root.#saved?.json ?? null);
     return { version: CONTEXT_FORMAT_VERSION, workflow: this.workflow.constructor.name, store, running: run !== null, run };
   }
 
@@ -201,12 +200,15 @@ export class Context {
     return ctx;
   }
 
-  /** @internal The run saved in progress, taken once by the run that continues it. */
-  takeSavedRun(): RestoredRun | undefined {
+  /** @internal The events of the run saved in progress, for the run that continues it. */
+  get savedRun(): RestoredRun | undefined {
+    return this.#root.#saved?.events;
+  }
+
+  /** @internal Forgets the saved run once `run`, still this context's run, has continued it. */
+  settleSavedRun(run: Run): void {
     const root = this.#root;
-    const saved = root.#saved;
-    root.#saved = undefined;
-    return saved?.events;
+    if (root.#run === run) root.#saved = undefined;
   }
 
   /** Whether this context holds a run saved in progress that `run()` will continue. */

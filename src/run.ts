@@ -110,8 +110,8 @@ export class Run {
   #settle!: (outcome: RunOutcome) => void;
   #done = false;
   #succeeded = false;
-  /** The first event while the run waits for its microtask to start: saved as queued. */
-  #startEvent: Event | undefined;
+  /** Until the microtask that starts the run, events wait in their steps' queues. */
+  #started = false;
   #cancelTimeout: (() => void) | undefined;
   /** Step timeouts and retry delays under way: cleared when the run ends, so they do not keep the process alive. */
   readonly #timers = new Set<() => void>();
@@ -159,25 +159,37 @@ export class Run {
   }
 
   /**
-   * Starts the run in a microtask, as Python's `run()` schedules it, so a run cancelled right
-   * away runs no step. `startEvent`: the first event, or none to continue the run saved in the
-   * context, which is taken only then: a run cancelled before leaves it saved.
+   * Loads the run's first events now and starts executing them in a microtask, as Python's
+   * `run()` schedules its task: a run cancelled right away runs no step, and a context saved
+   * before then holds everything, events sent meanwhile included. `first`: the StartEvent, or
+   * the run saved in the context, which the context keeps until the run starts (a run
+   * cancelled before leaves it saved).
    */
-  schedule(startEvent: Event | undefined): void {
-    this.#startEvent = startEvent;
+  schedule(first: { readonly event: Event } | { readonly restored: RestoredRun }): void {
+    if ("event" in first) this.send(first.event);
+    else this.#load(first.restored);
     queueMicrotask(() => {
-      this.#startEvent = undefined;
-      if (this.#done) {
-        if (this.#succeeded) this.ctx.takeSavedRun(); // finished (a StopEvent sent from outside): the saved run is done with
-        return;
-      }
-      const restored = startEvent ? undefined : this.ctx.takeSavedRun();
-      this.#start(restored ? { restored } : { event: startEvent as Event });
+      // Started, or finished by a StopEvent sent from outside: the saved run is done with.
+      if ("restored" in first && (!this.#done || this.#succeeded)) this.ctx.settleSavedRun(this);
+      if (!this.#done) this.#start();
     });
   }
 
-  /** Starts the run with its first event, or continues a restored run. */
-  #start(first: { readonly event: Event } | { readonly restored: RestoredRun }): void {
+  #load(restored: RestoredRun): void {
+    for (const [key, events] of Object.entries(restored.collected)) this.#collected.set(key, [...events]);
+    this.#unclaimed.push(...restored.unclaimed);
+    // In-flight events first: they were taken before the queued ones.
+    for (const source of [restored.inFlight, restored.queued]) {
+      for (const [name, events] of Object.entries(source)) {
+        const slot = this.#slots.get(name);
+        if (!slot) return this.fail(new WorkflowRuntimeError(`The saved run has events for a step "${name}" that this workflow does not have.`));
+        for (const event of events) slot.queue.push(event);
+      }
+    }
+  }
+
+  #start(): void {
+    this.#started = true;
     const timeout = this.settings.timeout;
     if (timeout !== null) {
       this.#cancelTimeout = startTimer(timeout, () => {
@@ -186,17 +198,8 @@ export class Run {
       });
     }
     this.#nextYieldAt = performance.now() + YIELD_EVERY_MS;
-    if ("event" in first) return this.send(first.event);
-    const { restored } = first;
-    for (const [key, events] of Object.entries(restored.collected)) this.#collected.set(key, [...events]);
-    this.#unclaimed.push(...restored.unclaimed);
-    // In-flight events first: they were taken before the queued ones.
-    for (const source of [restored.inFlight, restored.queued]) {
-      for (const [name, events] of Object.entries(source)) {
-        const slot = this.#slots.get(name);
-        if (!slot) return this.fail(new WorkflowRuntimeError(`The saved run has events for a step "${name}" that this workflow does not have.`));
-        for (const event of events) this.#enqueue(slot, event);
-      }
+    for (const slot of this.#slots.values()) {
+      while (!this.#done && slot.inFlight.length < slot.step.numWorkers && slot.queue.size > 0) void this.#execute(slot, slot.queue.shift() as Event);
     }
   }
 
@@ -272,10 +275,6 @@ export class Run {
     const events = (list: Iterable<Event>, where: string) => [...list].map((ev, i) => encodeEvent(ev, `${where}[${i}]`));
     const queued: Record<string, SavedEvent[]> = {};
     const inFlight: Record<string, SavedEvent[]> = {};
-    const startEvent = this.#startEvent;
-    for (const step of startEvent ? (this.graph.routes.get(startEvent.constructor as EventClass) ?? []) : []) {
-      queued[step.name] = events([startEvent as Event], `queued event of step "${step.name}"`);
-    }
     for (const [name, slot] of this.#slots) {
       if (slot.queue.size) queued[name] = events(slot.queue.toArray(), `queued event of step "${name}"`);
       if (slot.inFlight.length) inFlight[name] = events(slot.inFlight, `in-flight event of step "${name}"`);
@@ -301,7 +300,7 @@ export class Run {
   }
 
   #enqueue(slot: StepSlot, event: Event): void {
-    if (slot.inFlight.length < slot.step.numWorkers) void this.#execute(slot, event);
+    if (this.#started && slot.inFlight.length < slot.step.numWorkers) void this.#execute(slot, event);
     else slot.queue.push(event);
   }
 

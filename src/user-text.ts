@@ -3,16 +3,17 @@
  * without the password of any URL in it. Shared by the CLI and the session stores.
  */
 
-// `scheme://user:password@`: the password part, wherever a URL appears in a message.
-// The scheme is optional: a mistyped URL ("bob:pw@localhost:11434") must not show the password either.
-const URL_CREDENTIALS = /((?:\b[a-z][a-z\d+.-]*:\/{1,2})?[^\s:/?#@"]+):[^\s/?#@"]+@/gi;
+// `scheme://user:password@` (also "scheme:/" and "scheme:\\", which URL parsers accept): the password part.
+const URL_CREDENTIALS = /\b([a-z][a-z\d+.-]*:[/\\]*[^\s:/\\?#@]*):[^\s/\\?#@]*@/gi;
+// `user:password@host` without a scheme (a mistyped URL: "bob:pw@localhost", "http//bob:pw@host").
+const BARE_CREDENTIALS = /(^|[\s"'/\\])([^\s:/\\?#@"']+):[^\s/\\?#@]+@/g;
 
 /**
  * Masks the password of every URL in `text`, as PostgreSQL store URLs are masked.
  * @example maskCredentials("http://bob:pw@host/v1") // "http://bob:***@host/v1"
  */
 export function maskCredentials(text: string): string {
-  return text.replace(URL_CREDENTIALS, "$1:***@");
+  return text.replace(URL_CREDENTIALS, "$1:***@").replace(BARE_CREDENTIALS, "$1$2:***@");
 }
 
 /**

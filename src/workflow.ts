@@ -136,7 +136,8 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
         void run.result.then(() => signal.removeEventListener("abort", onAbort));
       }
     }
-    run.schedule(first);
+    const saved = ctx.savedRun;
+    run.schedule(saved ? { restored: saved } : { event: first as Event });
     return handler;
   }
 }

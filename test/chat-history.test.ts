@@ -78,6 +78,13 @@ describe("recentHistory", () => {
     expect(recentHistory([blob, user("thanks")], 1000)).toEqual([user("thanks")]); // the real tokenizer, stopped early
   });
 
+  it("a count made with no budget (an LLM without a context window) does not spoil later counts", () => {
+    const history = [user("first question"), { role: "assistant", content: words(41).content } as ChatMessage, user("second question")];
+    recentHistory(history, Number.NaN);
+    recentHistory(history, -5);
+    expect(recentHistory(history, 60)).toEqual([user("second question")]);
+  });
+
   it("tokenizes a long unbroken word in linear time", () => {
     const dna = user("ACGT".repeat(250_000)); // one million letters, no spaces: BPE alone is quadratic in a word's length
     const kept = recentHistory([user("earlier"), dna, user("What is this?")], 1000);

@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { maskCredentials } from "../src/user-text.ts";
 import { startOpenAIServer } from "./support/openai-sse-server.ts";
 
 const CLI = join(import.meta.dirname, "..", "src", "cli", "main.ts");
@@ -118,6 +119,7 @@ describe("stepflow CLI (offline demo model)", { timeout: 60_000 }, () => {
       [["hi"], { OPENAI_BASE_URL: "bob:pw-SECRET456@localhost:11434/v1" }, 'stepflow: OPENAI_BASE_URL must be an http:// or https:// URL such as http://localhost:11434/v1; got "bob:***@localhost:11434/v1".'],
       [["hi"], { OPENAI_BASE_URL: "http://bob:pw-SECRET456@127.0.0.1:9/v1" }, 'stepflow: OPENAI_BASE_URL must not contain a user or password (got "http://bob:***@127.0.0.1:9/v1"): Node\'s fetch refuses such URLs. Put the key in OPENAI_API_KEY.'],
       [["--json"], {}, 'stepflow: --json needs a question: npm start -- --json "What is 2 + 2?"'],
+      [["hi"], { OPENAI_BASE_URL: "http:/bob:pw-SECRET456@127.0.0.1:9/v1" }, 'stepflow: OPENAI_BASE_URL must not contain a user or password (got "http:/bob:***@127.0.0.1:9/v1"): Node\'s fetch refuses such URLs. Put the key in OPENAI_API_KEY.'],
     ];
     // In parallel: each is a process start.
     const results = await Promise.all(cases.map(([args, env]) => cli(args, { env })));
@@ -268,3 +270,20 @@ describe("stepflow CLI sessions", { timeout: 60_000 }, () => {
     expect(gone.stderr).toContain('stepflow: There is no session "alice". List them with: npm start -- sessions list');
   });
 });
+
+describe("passwords in URLs the CLI repeats", () => {
+  it("are masked in every form a URL parser accepts, and in mistyped URLs", () => {
+    const cases: [string, string][] = [
+      ["http://bob:pw@host/v1", "http://bob:***@host/v1"],
+      ["mysql://:s3cret@h/db", "mysql://:***@h/db"],
+      ['mysql://bob:pa"ss@h/db', "mysql://bob:***@h/db"],
+      ["http:/bob:s3cret@127.0.0.1:9/v1", "http:/bob:***@127.0.0.1:9/v1"],
+      ["http:\\\\bob:s3cret@h", "http:\\\\bob:***@h"],
+      ["bob:s3cret@localhost:11434/v1", "bob:***@localhost:11434/v1"],
+      ["http//bob:s3cret@localhost/v1", "http//bob:***@localhost/v1"],
+      ["http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1"],
+    ];
+    expect(cases.map(([url]) => maskCredentials(url))).toEqual(cases.map(([, masked]) => masked));
+  });
+});
+

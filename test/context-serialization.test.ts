@@ -206,6 +206,55 @@ describe("saving a run before its first step starts", () => {
     expect(await answer(resumed)).toBe("Lawson: yes");
   });
 
+  it("keeps events sent before the first step starts, for a new run and for a restored one", async () => {
+    class Ping extends HumanResponseEvent<{ n: number }> {} // sent from outside: no step emits it
+    class Pinged extends Workflow<{}, number[]> {
+      @step({ accepts: [StartEvent, Ping], emits: [StopEvent] })
+      async count(ctx: Context, ev: StartEvent | Ping) {
+        const seen = [...(await ctx.store.get<number[]>("seen", [])), ev instanceof Ping ? ev.n : 0];
+        await ctx.store.set("seen", seen);
+        return seen.length === 3 ? new StopEvent({ result: seen }) : undefined;
+      }
+    }
+    const flow = new Pinged();
+    const handler = flow.run({});
+    handler.ctx.sendEvent(new Ping({ n: 1 }));
+    handler.ctx.sendEvent(new Ping({ n: 2 }));
+    const saved = JSON.stringify(handler.ctx.toJSON());
+    handler.cancel();
+    await handler.catch(() => undefined);
+    expect(JSON.parse(saved).run.queued.count.map((e: { type: string }) => e.type)).toEqual(["StartEvent", "Ping", "Ping"]);
+    expect(await flow.run(undefined, { ctx: Context.fromJSON(flow, saved) })).toEqual([0, 1, 2]);
+
+    const asks = new Ask();
+    const asking = asks.run({ name: "Lawson" });
+    const waiting = JSON.stringify(asking.ctx.toJSON());
+    asking.cancel();
+    await asking.catch(() => undefined);
+    const ctx = Context.fromJSON(asks, waiting);
+    const resumed = asks.run(undefined, { ctx });
+    resumed.ctx.sendEvent(new HumanResponseEvent({ response: "no" })); // the answer, before the resumed step waits
+    const again = JSON.stringify(resumed.ctx.toJSON());
+    resumed.cancel();
+    await resumed.catch(() => undefined);
+    expect(await asks.run(undefined, { ctx: Context.fromJSON(asks, again) })).toBe("Lawson: no");
+  });
+
+  it("a restored run ended before it starts, then continued by another run in the same tick", async () => {
+    const flow = new Ask();
+    const handler = flow.run({ name: "Lawson" });
+    const saved = JSON.stringify(handler.ctx.toJSON());
+    handler.cancel();
+    await handler.catch(() => undefined);
+    const ctx = Context.fromJSON(flow, saved);
+    const ended = flow.run(undefined, { ctx });
+    ended.ctx.sendEvent(new StopEvent({ result: "stopped" }));
+    const next = flow.run(undefined, { ctx }); // the saved run is still pending: this run continues it
+    expect(await ended).toBe("stopped");
+    expect(await answer(next)).toBe("Lawson: yes");
+    expect(ctx.hasSavedRun).toBe(false);
+  });
+
   it("a restored run that a StopEvent ends before its first step is done with its saved run", async () => {
     const flow = new Ask();
     const handler = flow.run({ name: "Lawson" });

@@ -246,6 +246,23 @@ describe("FunctionCallingAgent: tool execution", () => {
 });
 
 describe("FunctionCallingAgent: saved contexts", () => {
+  it("a run restored while the model thinks asks it again, even when the user's input was an assistant message", async () => {
+    const asked = gate();
+    const llm = new ScriptedLLM([]);
+    llm.chat = (async () => (asked.open(), new Promise(() => {}))) as unknown as typeof llm.chat;
+    const first = new FunctionCallingAgent({ llm, tools: [] });
+    const handler = first.run({ input: { role: "assistant", content: "OLD text given as input" } });
+    await asked.promise;
+    const saved = JSON.stringify(handler.ctx.toJSON());
+    handler.cancel();
+    await handler.catch(() => undefined);
+    const model = new ScriptedLLM([{ text: "the model's answer" }]);
+    const second = new FunctionCallingAgent({ llm: model, tools: [] });
+    const { response } = await second.run(undefined, { ctx: Context.fromJSON(second, saved) });
+    expect(response.content).toBe("the model's answer");
+    expect(model.requests).toHaveLength(1);
+  });
+
   it("a context saved as the tool calls stream (the reply already in memory) resumes without asking the model again", async () => {
     const first = new FunctionCallingAgent({ llm: new ScriptedLLM([{ toolCalls: [{ id: "call_add", name: "add", input: { x: 2, y: 2 } }] }]), tools: [add] });
     const handler = first.run({ input: "2 + 2?" });

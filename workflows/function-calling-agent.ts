@@ -163,7 +163,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
       // Saved after this step's reply reached memory (say, as its ToolCallEvent streamed): that
       // reply stands, and the model is not asked again.
       const last = (await state.memory.get()).at(-1);
-      if (last?.role === "assistant") return this.replied(ctx, state, last);
+      if (last?.role === "assistant" && !sameMessage(last, ev.input.at(-1))) return this.replied(ctx, state, last);
     }
 
     const messages: ChatMessage[] = this.systemPrompt ? [{ role: "system", content: this.systemPrompt }, ...ev.input] : ev.input;
@@ -285,6 +285,11 @@ function resultsInMemory(messages: readonly ChatMessage[], calls: readonly ToolC
     if (id !== undefined && ids.has(id)) found.add(id);
   }
   return found;
+}
+
+/** The same role, text and options: a message from memory and its copy in a saved event. */
+function sameMessage(a: ChatMessage, b: ChatMessage | undefined): boolean {
+  return b !== undefined && a.role === b.role && JSON.stringify([a.content, a.options ?? null]) === JSON.stringify([b.content, b.options ?? null]);
 }
 
 function isChatMessage(value: unknown): value is ChatMessage {

@@ -61,13 +61,22 @@ export function chooseProvider(request: ProviderRequest): Provider {
     // Without a scheme the SDK fails later with a bare "Invalid URL"; "localhost:11434" would even parse, as scheme "localhost:".
     throw new UsageError(`OPENAI_BASE_URL must be an http:// or https:// URL such as http://localhost:11434/v1; got ${quoteInput(maskCredentials(baseURL), 80)}.`);
   }
-  if (baseURL !== undefined && /^[a-z][a-z\d+.-]*:\/\/[^/?#]*@/i.test(url)) {
+  if (baseURL !== undefined && hasCredentials(url)) {
     // Node's fetch refuses every URL with credentials in it; the key goes in a header instead.
     throw new UsageError(`OPENAI_BASE_URL must not contain a user or password (got ${quoteInput(maskCredentials(url), 80)}): Node's fetch refuses such URLs. Put the key in OPENAI_API_KEY.`);
   }
   // Local servers ignore the key, but the OpenAI SDK insists on one.
   const llm = new OpenAI({ model, apiKey: key ?? "no-key", baseURL: url, maxRetries: 1 });
   return { llm, kind: "openai", label: `${model} at ${maskCredentials(url)}`, baseURL: url, model };
+}
+
+function hasCredentials(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.username !== "" || parsed.password !== "";
+  } catch {
+    return false;
+  }
 }
 
 function isHttpURL(text: string): boolean {

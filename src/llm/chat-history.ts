@@ -90,7 +90,8 @@ function countTokens(text: string, atMost: number): number {
   let at = 0;
   for (; at < text.length && count <= atMost; at += PIECE) count += tokenizer.encode(text.slice(at, at + PIECE)).length;
   if (tokenCounts.size >= TOKEN_CACHE_SIZE) tokenCounts.clear();
-  tokenCounts.set(key, at >= text.length ? count : -count);
+  if (at >= text.length) tokenCounts.set(key, count);
+  else if (count > 0) tokenCounts.set(key, -count); // a lower bound (0 would read as an exact count)
   return count;
 }
 
