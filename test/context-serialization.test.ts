@@ -192,13 +192,17 @@ describe("saving a run before its first step starts", () => {
     for await (const ev of handler.streamEvents()) if (ev instanceof InputRequiredEvent) handler.ctx.sendEvent(new HumanResponseEvent({ response: "yes" }));
     return handler;
   };
+  /** Saves the context of a run as it is now, then cancels the run. */
+  const saveAndCancel = async (handler: { readonly ctx: Context; cancel(): void; catch(f: () => void): PromiseLike<unknown> }) => {
+    const saved = JSON.stringify(handler.ctx.toJSON());
+    handler.cancel();
+    await handler.catch(() => undefined);
+    return saved;
+  };
 
   it("keeps the StartEvent (run() starts the first step in a microtask), and a restored run not yet taken", async () => {
     const flow = new Ask();
-    const handler = flow.run({ name: "Lawson" });
-    const saved = JSON.stringify(handler.ctx.toJSON()); // before the first step started
-    handler.cancel();
-    await handler.catch(() => undefined);
+    const saved = await saveAndCancel(flow.run({ name: "Lawson" })); // before the first step started
     expect(JSON.parse(saved).run.queued.fire).toEqual([{ type: "StartEvent", data: { name: "Lawson" } }]);
     const ctx = Context.fromJSON(flow, saved);
     const resumed = flow.run(undefined, { ctx });
@@ -220,33 +224,21 @@ describe("saving a run before its first step starts", () => {
     const handler = flow.run({});
     handler.ctx.sendEvent(new Ping({ n: 1 }));
     handler.ctx.sendEvent(new Ping({ n: 2 }));
-    const saved = JSON.stringify(handler.ctx.toJSON());
-    handler.cancel();
-    await handler.catch(() => undefined);
+    const saved = await saveAndCancel(handler);
     expect(JSON.parse(saved).run.queued.count.map((e: { type: string }) => e.type)).toEqual(["StartEvent", "Ping", "Ping"]);
     expect(await flow.run(undefined, { ctx: Context.fromJSON(flow, saved) })).toEqual([0, 1, 2]);
 
     const asks = new Ask();
-    const asking = asks.run({ name: "Lawson" });
-    const waiting = JSON.stringify(asking.ctx.toJSON());
-    asking.cancel();
-    await asking.catch(() => undefined);
-    const ctx = Context.fromJSON(asks, waiting);
-    const resumed = asks.run(undefined, { ctx });
+    const waiting = await saveAndCancel(asks.run({ name: "Lawson" }));
+    const resumed = asks.run(undefined, { ctx: Context.fromJSON(asks, waiting) });
     resumed.ctx.sendEvent(new HumanResponseEvent({ response: "no" })); // the answer, before the resumed step waits
-    const again = JSON.stringify(resumed.ctx.toJSON());
-    resumed.cancel();
-    await resumed.catch(() => undefined);
+    const again = await saveAndCancel(resumed);
     expect(await asks.run(undefined, { ctx: Context.fromJSON(asks, again) })).toBe("Lawson: no");
   });
 
   it("a restored run ended before it starts, then continued by another run in the same tick", async () => {
     const flow = new Ask();
-    const handler = flow.run({ name: "Lawson" });
-    const saved = JSON.stringify(handler.ctx.toJSON());
-    handler.cancel();
-    await handler.catch(() => undefined);
-    const ctx = Context.fromJSON(flow, saved);
+    const ctx = Context.fromJSON(flow, await saveAndCancel(flow.run({ name: "Lawson" })));
     const ended = flow.run(undefined, { ctx });
     ended.ctx.sendEvent(new StopEvent({ result: "stopped" }));
     const next = flow.run(undefined, { ctx }); // the saved run is still pending: this run continues it
@@ -257,11 +249,7 @@ describe("saving a run before its first step starts", () => {
 
   it("a restored run that a StopEvent ends before its first step is done with its saved run", async () => {
     const flow = new Ask();
-    const handler = flow.run({ name: "Lawson" });
-    const saved = JSON.stringify(handler.ctx.toJSON());
-    handler.cancel();
-    await handler.catch(() => undefined);
-    const ctx = Context.fromJSON(flow, saved);
+    const ctx = Context.fromJSON(flow, await saveAndCancel(flow.run({ name: "Lawson" })));
     const ended = flow.run(undefined, { ctx });
     ended.ctx.sendEvent(new StopEvent({ result: "stopped" }));
     expect(await ended).toBe("stopped");
