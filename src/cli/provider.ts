@@ -5,15 +5,16 @@
 import type { ToolCallLLM } from "@llamaindex/core/llms";
 import { OfflineDemoLLM } from "../llm/offline-model.ts";
 import { OpenAI } from "../llm/openai.ts";
-import { UsageError, maskCredentials, quoteInput } from "./errors.ts";
+import { maskCredentials, quoteInput } from "../user-text.ts";
+import { UsageError } from "./errors.ts";
 
 /** The chosen model and how to describe it to the user (never with the key). */
 export interface Provider {
   readonly llm: ToolCallLLM;
   readonly kind: "offline" | "openai";
-  /** e.g. `gpt-4o-mini at https://api.openai.com/v1`, with a password in the URL masked */
+  /** e.g. `gpt-4o-mini at https://api.openai.com/v1` */
   readonly label: string;
-  /** As configured: it may hold credentials, so mask it (`redact`) before printing it. */
+  /** As configured (never with credentials: those are refused). */
   readonly baseURL: string;
   readonly model: string;
 }
@@ -67,7 +68,7 @@ export function chooseProvider(request: ProviderRequest): Provider {
   }
   // Local servers ignore the key, but the OpenAI SDK insists on one.
   const llm = new OpenAI({ model, apiKey: key ?? "no-key", baseURL: url, maxRetries: 1 });
-  return { llm, kind: "openai", label: `${model} at ${maskCredentials(url)}`, baseURL: url, model };
+  return { llm, kind: "openai", label: `${model} at ${url}`, baseURL: url, model };
 }
 
 function hasCredentials(url: string): boolean {
