@@ -1,6 +1,6 @@
 /** The benchmarks `npm run bench` runs, in order: the title of each table and how to run it. */
 const events = Number(process.env.BENCH_EVENTS ?? 1_000_000);
-const pairs = Number(process.env.BENCH_AGENT_PAIRS ?? 2000);
+const rounds = Number(process.env.BENCH_AGENT_ROUNDS ?? 2000);
 
 export const BENCHMARKS = {
   engine: {
@@ -9,7 +9,7 @@ export const BENCHMARKS = {
   },
   agent: {
     title: `Agent: one turn of "What is (2123 + 2321) * 312?" (3 streamed LLM calls, 2 tool calls) against the local SSE server`,
-    run: async () => (await import("./agent.ts")).benchAgent(pairs),
+    run: async () => (await import("./agent.ts")).benchAgent(rounds),
   },
   sessions: {
     title: "Sessions: one turn (load, a one-line reply, save) on a stored history",

@@ -4,6 +4,7 @@ import { tool } from "@llamaindex/core/tools";
 import { OpenAI as UpstreamOpenAI } from "@llamaindex/openai";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createServer } from "node:http";
+import type { ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -201,6 +202,104 @@ describe("cancelling a run", () => {
     } finally {
       silent.closeAllConnections();
       await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+});
+
+/** A server that answers every request with `respond`, for stream shapes the scripted server does not make. */
+async function rawServer(respond: (res: ServerResponse) => void): Promise<{ baseURL: string; close: () => Promise<void> }> {
+  const http = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => respond(res));
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  return {
+    baseURL: `http://127.0.0.1:${(http.address() as AddressInfo).port}/v1`,
+    close: async () => {
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
+    },
+  };
+}
+
+const SSE_HEADERS = { "content-type": "text/event-stream" };
+const textChunk = (content: string) => JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content }, finish_reason: null }] });
+async function streamedText(llm: OpenAI | UpstreamOpenAI): Promise<string> {
+  let text = "";
+  for await (const chunk of await llm.chat({ messages: [{ role: "user", content: "go" }], stream: true })) text += chunk.delta;
+  return text;
+}
+
+describe("reading the event stream", () => {
+  it("reads CRLF line ends, keep-alive comments, multi-line data and an event split across writes", async () => {
+    const second = Buffer.from(`data: ${textChunk("lo ✓")}\r\n\r\n`);
+    const cut = second.indexOf("✓") + 1; // inside the three bytes of ✓
+    const raw = await rawServer((res) => {
+      res.writeHead(200, SSE_HEADERS);
+      res.write(": OPENROUTER PROCESSING\r\n\r\n");
+      const first = textChunk("Hel");
+      const split = first.indexOf('"choices"');
+      // Two data lines (one with no space after the colon), mixed line ends.
+      res.write(`event: message\r\ndata: ${first.slice(0, split)}\ndata:${first.slice(split)}\r\n\r\n`);
+      res.write(second.subarray(0, cut));
+      res.write(second.subarray(cut));
+      res.end("data: [DONE]\r\n\r\n");
+    });
+    try {
+      // Multi-line data is joined with "\n", which JSON reads as white space.
+      expect(await streamedText(openai(raw.baseURL))).toBe("Hello ✓");
+      expect(await streamedText(new UpstreamOpenAI({ model: "gpt-4o-mini", baseURL: raw.baseURL, apiKey: "k", maxRetries: 0 }))).toBe("Hello ✓");
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it("throws an error the server sends mid-stream as the SDK does, as its APIError", async () => {
+    const raw = await rawServer((res) => {
+      res.writeHead(200, SSE_HEADERS);
+      res.end(`data: ${textChunk("Hel")}\n\ndata: ${JSON.stringify({ error: { message: "The model is overloaded.", type: "server_error", code: "overloaded" } })}\n\n`);
+    });
+    try {
+      const ours = await streamedText(openai(raw.baseURL)).catch((e: unknown) => e);
+      const upstream = await streamedText(new UpstreamOpenAI({ model: "gpt-4o-mini", baseURL: raw.baseURL, apiKey: "k", maxRetries: 0 })).catch((e: unknown) => e);
+      expect(ours).toBeInstanceOf(Error);
+      expect((ours as Error).constructor.name).toBe("APIError");
+      expect((ours as Error).message).toBe("The model is overloaded.");
+      expect({ message: (ours as Error).message, code: (ours as { code?: unknown }).code }).toEqual({ message: (upstream as Error).message, code: (upstream as { code?: unknown }).code });
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it("names the server when a stream event is not JSON", async () => {
+    const raw = await rawServer((res) => {
+      res.writeHead(200, SSE_HEADERS);
+      res.end("data: <html>Bad gateway</html>\n\n");
+    });
+    try {
+      await expect(streamedText(openai(raw.baseURL))).rejects.toThrow(
+        `The server at ${raw.baseURL} sent a stream event that is not JSON: "<html>Bad gateway</html>". Is it an OpenAI-compatible chat completions API? Check the base URL (OPENAI_BASE_URL).`,
+      );
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it("closes the request when the caller stops reading before the stream ends", async () => {
+    const requestClosed = gate();
+    const raw = await rawServer((res) => {
+      res.writeHead(200, SSE_HEADERS);
+      res.write(`data: ${textChunk("first")}\n\n`); // and the response stays open
+      res.socket?.on("close", () => requestClosed.open());
+    });
+    try {
+      for await (const chunk of await openai(raw.baseURL).chat({ messages: [{ role: "user", content: "go" }], stream: true })) {
+        expect(chunk.delta).toBe("first");
+        break;
+      }
+      await requestClosed.promise; // hangs (test timeout) if the request stayed open
+    } finally {
+      await raw.close();
     }
   });
 });

@@ -10,12 +10,13 @@
  * - Unknown model names (every Ollama/vLLM model) get a 128k context window instead of
  *   upstream's 1,024-token fallback, which trims the agent's memory to the last message or two.
  *
- * - A streaming call costs what the OpenAI SDK costs: upstream's `chat` wraps every stream in
- *   two more async generators, takes `AsyncLocalStorage` snapshots for its callbacks (5–10%
- *   of a turn against a local server), and runs each call inside `AsyncLocalStorage.run()`,
- *   which switches on Node's promise hooks for the whole process. Here one generator
- *   dispatches the same LlamaIndex `llm-start`, `llm-stream` and `llm-end` events, with
- *   `reason: null`.
+ * - A streaming call costs less than the OpenAI SDK's own stream: upstream's `chat` wraps the
+ *   SDK's stream (itself three async generators over a web-stream iterator) in two more, takes
+ *   `AsyncLocalStorage` snapshots for its callbacks (5–10% of a turn against a local server),
+ *   and runs each call inside `AsyncLocalStorage.run()`, which switches on Node's promise hooks
+ *   for the whole process. Here the SDK sends the request and one generator reads the response
+ *   body (server-sent-events.ts) and dispatches the same LlamaIndex `llm-start`, `llm-stream`
+ *   and `llm-end` events, with `reason: null`.
  *
  * Everything else (message and tool conversion, sessions, non-streaming and structured-output
  * calls) is upstream's.
@@ -37,6 +38,8 @@ import type {
 } from "@llamaindex/core/llms";
 import { OpenAI as LlamaIndexOpenAI } from "@llamaindex/openai";
 import { StepflowError } from "../errors.ts";
+import { quoteInput } from "../user-text.ts";
+import { ServerSentEventParser } from "./server-sent-events.ts";
 
 type OpenAIClient = Awaited<LlamaIndexOpenAI["session"]>;
 type CreateParams = Parameters<OpenAIClient["chat"]["completions"]["create"]>[0];
@@ -174,9 +177,11 @@ export class OpenAI extends LlamaIndexOpenAI {
   }
 
   /**
-   * One generator between the SDK's stream and the caller: every layer of async generator adds
-   * promises to each chunk, and a turn of the agent has few chunks but many turns. With `messages`,
-   * dispatches LlamaIndex's `llm-start`, `llm-stream` and `llm-end` events as upstream's chat() does.
+   * One generator between the HTTP response and the caller: every layer of async generator adds
+   * promises to each chunk, and a turn of the agent has few chunks but many turns. The SDK sends
+   * the request (headers, retries, HTTP errors as its `APIError`s); the body is read here, not
+   * by the SDK's stream (server-sent-events.ts says why). With `messages`, dispatches
+   * LlamaIndex's `llm-start`, `llm-stream` and `llm-end` events as upstream's chat() does.
    */
   async *#stream(body: CreateParams, signal: AbortSignal | undefined, messages: ChatMessage[] | undefined): AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> {
     const callbacks = messages ? Settings.callbackManager : undefined;
@@ -184,24 +189,50 @@ export class OpenAI extends LlamaIndexOpenAI {
     if (messages) callbacks?.dispatchEvent("llm-start", { id, messages });
     const client = this.#client ?? (this.#client = await this.session);
     if (signal) countRequest(signal);
-    const stream = await client.chat.completions.create(body as CreateParams & { stream: true }, { signal });
+    const response = await client.chat.completions.create(body as CreateParams & { stream: true }, { signal }).asResponse();
+    const reader = response.body?.getReader();
+    const decoder = new TextDecoder();
+    const parser = new ServerSentEventParser();
     const calls = new ToolCallAccumulator();
     const raw: ChatResponseChunk<ToolCallLLMMessageOptions>[] = [];
     let content = "";
     let parts = 0;
-    for await (const part of stream) {
-      parts++;
-      const delta = part.choices?.[0]?.delta;
-      if (delta?.tool_calls) calls.add(delta.tool_calls);
-      const chunk = delta?.content ? { raw: part, delta: delta.content } : part.usage ? { raw: part, delta: "" } : undefined;
-      if (!chunk) continue;
-      content += chunk.delta;
-      callbacks?.dispatchEvent("llm-stream", { id, chunk });
-      raw.push(chunk);
-      yield chunk;
+    let sawDone = false;
+    let bodyEnded = false;
+    try {
+      while (reader && !bodyEnded) {
+        const { done, value } = await reader.read();
+        bodyEnded = done;
+        for (const event of parser.feed(done ? decoder.decode() : decoder.decode(value, { stream: true }))) {
+          // After [DONE] the rest of the body is read and ignored, as the SDK does, so the
+          // connection goes back to the pool instead of being closed.
+          if (sawDone) continue;
+          if (event.data.startsWith("[DONE]")) {
+            sawDone = true;
+            continue;
+          }
+          const part = parseChunk(event.data, client, response.headers);
+          parts++;
+          const delta = part.choices?.[0]?.delta;
+          if (delta?.tool_calls) calls.add(delta.tool_calls);
+          const chunk = delta?.content ? { raw: part, delta: delta.content } : part.usage ? { raw: part, delta: "" } : undefined;
+          if (!chunk) continue;
+          content += chunk.delta;
+          callbacks?.dispatchEvent("llm-stream", { id, chunk });
+          raw.push(chunk);
+          yield chunk;
+        }
+      }
+    } catch (error) {
+      // An aborted request ends the stream quietly, as the SDK's does: the caller checks its signal.
+      if (signal?.aborted) return;
+      throw error;
+    } finally {
+      // The caller stopped early, or reading failed: close the request rather than leave it open.
+      if (!bodyEnded) reader?.cancel().catch(() => undefined);
     }
-    // The SDK reads a 200 answer that is not server-sent events (a JSON completion from a server
-    // that ignores "stream", a web page at a wrong base URL) as an empty stream: an empty reply.
+    // A 200 answer that is not server-sent events (a JSON completion from a server that ignores
+    // "stream", a web page at a wrong base URL) holds no events: not an empty reply, an error.
     if (parts === 0 && !signal?.aborted) {
       throw new StepflowError(`The server at ${client.baseURL} answered without streaming: it is not an OpenAI-compatible chat completions API, or it ignores "stream": true. Check the base URL (OPENAI_BASE_URL).`);
     }
@@ -215,6 +246,31 @@ export class OpenAI extends LlamaIndexOpenAI {
     }
     callbacks?.dispatchEvent("llm-end", { id, response: { raw, message: { role: "assistant", content, options } } });
   }
+}
+
+/** What is read of a streamed chunk: the SDK's `ChatCompletionChunk`, or an `error` some servers send mid-stream. */
+interface StreamedChunk {
+  readonly choices?: readonly { readonly delta?: { readonly content?: string | null; readonly tool_calls?: readonly ToolCallDelta[] } }[];
+  readonly usage?: unknown;
+  readonly error?: unknown;
+}
+
+/** The SDK's error class, reached through its client: `openai` is @llamaindex/openai's dependency, not ours. */
+type APIErrorClass = new (status: undefined, error: object, message: undefined, headers: Headers) => Error;
+
+/** One `data:` of the stream as the SDK would give it: JSON, and an `error` in it thrown as the SDK's `APIError`. */
+function parseChunk(data: string, client: OpenAIClient, headers: Headers): StreamedChunk {
+  let part: StreamedChunk;
+  try {
+    part = JSON.parse(data) as StreamedChunk;
+  } catch {
+    throw new StepflowError(`The server at ${client.baseURL} sent a stream event that is not JSON: ${quoteInput(data, 80)}. Is it an OpenAI-compatible chat completions API? Check the base URL (OPENAI_BASE_URL).`);
+  }
+  if (typeof part !== "object" || part === null) {
+    throw new StepflowError(`The server at ${client.baseURL} sent a stream event that is not a JSON object: ${quoteInput(data, 80)}. Is it an OpenAI-compatible chat completions API? Check the base URL (OPENAI_BASE_URL).`);
+  }
+  if (part.error) throw new (client.constructor as unknown as { APIError: APIErrorClass }).APIError(undefined, part.error as object, undefined, headers);
+  return part;
 }
 
 // The OpenAI SDK adds an abort listener to the signal of every request and never removes it, so
