@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { WorkflowCancelledByUser } from "../src/index.ts";
-import { OpenAI, ToolCallAccumulator, describeOpenAIError } from "../src/llm/openai.ts";
+import { LLMReplyCutOffError, OpenAI, ToolCallAccumulator, describeOpenAIError } from "../src/llm/openai.ts";
 import { FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
 import { add, multiply } from "../workflows/tools/calculator.ts";
 import { calculatorTurns, startOpenAIServer } from "./support/openai-sse-server.ts";
@@ -279,6 +279,24 @@ describe("reading the event stream", () => {
     try {
       await expect(streamedText(openai(raw.baseURL))).rejects.toThrow(
         `The server at ${raw.baseURL} sent a stream event that is not JSON: "<html>Bad gateway</html>". Is it an OpenAI-compatible chat completions API? Check the base URL (OPENAI_BASE_URL).`,
+      );
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it("fails the run with LLMReplyCutOffError when the token limit cuts a tool call's arguments off", async () => {
+    const call = (args: string, finish: string | null) => JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "add", arguments: args } }] }, finish_reason: finish }] });
+    const raw = await rawServer((res) => {
+      res.writeHead(200, SSE_HEADERS);
+      res.end(`data: ${call('{"x": 2123, "y"', null)}\n\ndata: ${call("", "length")}\n\ndata: [DONE]\n\n`);
+    });
+    try {
+      const llm = new OpenAI({ model: "gpt-4o-mini", baseURL: raw.baseURL, apiKey: "k", maxRetries: 0, maxTokens: 12 });
+      const run = new FunctionCallingAgent({ llm, tools: [add] }).run({ input: "What is 2123 + 2321?" });
+      await expect(run).rejects.toThrow(LLMReplyCutOffError);
+      await expect(run).rejects.toThrow(
+        `The model's reply was cut off by its token limit (finish_reason "length") in the middle of a call to tool add, so its arguments are incomplete. Raise maxTokens (now 12) or ask for less.`,
       );
     } finally {
       await raw.close();

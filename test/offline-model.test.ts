@@ -47,6 +47,7 @@ describe("OfflineDemoLLM: arithmetic through the tools", () => {
   it("reads word operators", async () => {
     expect(await ask("What is 6 times 7?")).toBe("6 * 7 = 42");
     expect(await ask("12 divided by 4 plus 1 minus 2")).toBe("12 / 4 + 1 - 2 = 2");
+    expect(await ask("What is 10 \u2212 4 × 2?")).toBe("10 - 4 * 2 = 2"); // the minus sign U+2212
   });
 
   it("prints whole numbers exactly past 12 significant digits, and the operands as they were written", async () => {

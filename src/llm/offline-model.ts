@@ -182,7 +182,7 @@ function findExpression(text: string): Expr | "unreadable" | undefined {
     .replace(/\bmultiplied by\b|\btimes\b|×/gi, " * ")
     .replace(/\bdivided by\b|÷/gi, " / ")
     .replace(/\bplus\b/gi, " + ")
-    .replace(/\bminus\b/gi, " - ");
+    .replace(/\bminus\b|\u2212/gi, " - "); // U+2212 MINUS SIGN, what word processors and phones type
   const candidates = [...normalized.matchAll(new RegExp(String.raw`(?:${NUMBER}|[-+*/().\s])+`, "g"))]
     .map((m) => trimCandidate(m[0], m.index))
     .filter((c) => /\d\s*\)?\s*[-+*/]\s*\(?\s*-?\.?\d/.test(c.text));

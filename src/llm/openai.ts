@@ -112,6 +112,19 @@ export class ToolCallAccumulator {
 }
 
 /**
+ * The model's reply reached its token limit (`finish_reason: "length"`) in the middle of a
+ * tool call, so the call's arguments are incomplete.
+ * @example
+ * try { await agent.run({ input }); } catch (e) { if (e instanceof LLMReplyCutOffError) … } // raise maxTokens
+ */
+export class LLMReplyCutOffError extends StepflowError {
+  override name = "LLMReplyCutOffError";
+  constructor(tool: string, maxTokens: number | undefined) {
+    super(`The model's reply was cut off by its token limit (finish_reason "length") in the middle of a call to tool ${tool}, so its arguments are incomplete. Raise maxTokens${maxTokens === undefined ? "" : ` (now ${maxTokens})`} or ask for less.`);
+  }
+}
+
+/**
  * A drop-in replacement for `@llamaindex/openai`'s `OpenAI` (same options) for OpenAI and any
  * OpenAI-compatible server: Ollama, vLLM, llama.cpp server, LM Studio.
  * @example
@@ -197,6 +210,7 @@ export class OpenAI extends LlamaIndexOpenAI {
     const raw: ChatResponseChunk<ToolCallLLMMessageOptions>[] = [];
     let content = "";
     let parts = 0;
+    let finishReason: string | null | undefined;
     let sawDone = false;
     let bodyEnded = false;
     try {
@@ -213,7 +227,9 @@ export class OpenAI extends LlamaIndexOpenAI {
           }
           const part = parseChunk(event.data, client, response.headers);
           parts++;
-          const delta = part.choices?.[0]?.delta;
+          const choice = part.choices?.[0];
+          finishReason = choice?.finish_reason ?? finishReason;
+          const delta = choice?.delta;
           if (delta?.tool_calls) calls.add(delta.tool_calls);
           const chunk = delta?.content ? { raw: part, delta: delta.content } : part.usage ? { raw: part, delta: "" } : undefined;
           if (!chunk) continue;
@@ -237,6 +253,10 @@ export class OpenAI extends LlamaIndexOpenAI {
       throw new StepflowError(`The server at ${client.baseURL} answered without streaming: it is not an OpenAI-compatible chat completions API, or it ignores "stream": true. Check the base URL (OPENAI_BASE_URL).`);
     }
     const toolCall = calls.finish();
+    // Arguments cut off by the token limit are not the model's mistake to correct: asked again
+    // under the same limit it would be cut off again, until maxIterations.
+    const cutOff = finishReason === "length" ? toolCall.find((call) => typeof call.input === "string") : undefined;
+    if (cutOff) throw new LLMReplyCutOffError(cutOff.name, this.maxTokens);
     const options: ToolCallLLMMessageOptions = toolCall.length > 0 ? { toolCall } : {};
     if (toolCall.length > 0) {
       const chunk = { raw: null, delta: "", options };
@@ -250,7 +270,7 @@ export class OpenAI extends LlamaIndexOpenAI {
 
 /** What is read of a streamed chunk: the SDK's `ChatCompletionChunk`, or an `error` some servers send mid-stream. */
 interface StreamedChunk {
-  readonly choices?: readonly { readonly delta?: { readonly content?: string | null; readonly tool_calls?: readonly ToolCallDelta[] } }[];
+  readonly choices?: readonly { readonly delta?: { readonly content?: string | null; readonly tool_calls?: readonly ToolCallDelta[] }; readonly finish_reason?: string | null }[];
   readonly usage?: unknown;
   readonly error?: unknown;
 }
