@@ -303,6 +303,23 @@ describe("reading the event stream", () => {
     }
   });
 
+  it("says the server broke off its reply when the connection drops mid-stream, not fetch's bare \"terminated\"", async () => {
+    const raw = await rawServer((res) => {
+      res.writeHead(200, SSE_HEADERS);
+      res.write(`data: ${textChunk("Hel")}\n\n`, () => res.socket?.destroy());
+    });
+    try {
+      const deltas: string[] = [];
+      const reading = (async () => {
+        for await (const chunk of await openai(raw.baseURL).chat({ messages: [{ role: "user", content: "go" }], stream: true })) deltas.push(chunk.delta);
+      })();
+      await expect(reading).rejects.toThrow(new RegExp(`^The server at ${raw.baseURL} broke off its reply: .+\\. Try again; if it happens again, check the server and the network between\\.$`));
+      expect(deltas).toEqual(["Hel"]);
+    } finally {
+      await raw.close();
+    }
+  });
+
   it("closes the request when the caller stops reading before the stream ends", async () => {
     const requestClosed = gate();
     const raw = await rawServer((res) => {

@@ -215,7 +215,9 @@ export class OpenAI extends LlamaIndexOpenAI {
     let bodyEnded = false;
     try {
       while (reader && !bodyEnded) {
-        const { done, value } = await reader.read();
+        const { done, value } = await reader.read().catch((error: unknown) => {
+          throw signal?.aborted ? error : new StepflowError(`The server at ${client.baseURL} broke off its reply: ${networkDetail(error)}. Try again; if it happens again, check the server and the network between.`, { cause: error });
+        });
         bodyEnded = done;
         for (const event of parser.feed(done ? decoder.decode() : decoder.decode(value, { stream: true }))) {
           // After [DONE] the rest of the body is read and ignored, as the SDK does, so the
@@ -266,6 +268,14 @@ export class OpenAI extends LlamaIndexOpenAI {
     }
     callbacks?.dispatchEvent("llm-end", { id, response: { raw, message: { role: "assistant", content, options } } });
   }
+}
+
+/** What undici says went wrong ("other side closed"), rather than fetch's bare "terminated". */
+function networkDetail(error: unknown): string {
+  const cause = error instanceof Error ? error.cause : undefined;
+  const detail = cause instanceof Error ? cause.message : error instanceof Error ? error.message : String(error);
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" && code !== "" ? `${detail} (${code})` : detail;
 }
 
 /** What is read of a streamed chunk: the SDK's `ChatCompletionChunk`, or an `error` some servers send mid-stream. */
