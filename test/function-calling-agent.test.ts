@@ -445,7 +445,14 @@ describe("FunctionCallingAgent: what reaches the model and memory", () => {
   it("gives the model readable text for any result, and keeps sources saveable", async () => {
     const cycle: Record<string, unknown> = {};
     cycle.self = cycle;
-    const results: Record<string, unknown> = { nothing: undefined, infinite: 1e200 * 1e200, big: 2n ** 70n, cycle, date: { at: new Date(0) } };
+    const results: Record<string, unknown> = {
+      nothing: undefined,
+      infinite: 1e200 * 1e200,
+      big: 2n ** 70n,
+      cycle,
+      date: { at: new Date(0) },
+      collections: { byName: new Map([["ada", 1]]), byPoint: new Map([[{ x: 1 }, "a"]]), tags: new Set(["x", "y"]), problem: new RangeError("too far") },
+    };
     const tools = Object.keys(results).map((name) =>
       stepflowTool({ name, description: name, parameters: z.object({}), execute: () => results[name] as never }),
     );
@@ -462,6 +469,7 @@ describe("FunctionCallingAgent: what reaches the model and memory", () => {
       ["big", "1180591620717411303424"],
       ["cycle", "Encountered error in tool call: cycle returned a value that cannot be sent to the model as JSON (Converting circular structure to JSON)."],
       ["date", '{"at":"1970-01-01T00:00:00.000Z"}'],
+      ["collections", '{"byName":{"ada":1},"byPoint":[[{"x":1},"a"]],"tags":["x","y"],"problem":{"name":"RangeError","message":"too far"}}'],
       ["thrower", 'Encountered error in tool call: {"code":42}'],
     ]);
     const saved = JSON.parse(JSON.stringify(ctx.toJSON()));

@@ -190,8 +190,10 @@ function runOne(call: ToolCall, tools: readonly BaseTool[], deadline: Deadline):
 /**
  * A tool's result as the model reads it (`content`) and as `sources` keep it (`output`, plain
  * JSON, so the context can be saved): strings as they are; numbers as written, `Infinity`
- * included (JSON would say `null`); nothing as `null`; anything else as its JSON. A result
- * JSON cannot write (a cycle, a BigInt inside an object) is reported to the model as an error.
+ * included (JSON would say `null`); nothing as `null`; anything else as its JSON, with a Map
+ * as an object (or its entries, when a key is not a string or number), a Set as an array and
+ * an Error as its name and message, where JSON would write `{}`. A result JSON cannot write (a
+ * cycle, a BigInt inside an object) is reported to the model as an error.
  */
 function success(call: ToolCall, input: unknown, output: unknown): ToolSource {
   const result = (output: JSONValue | null, content: string): ToolSource => ({ toolCallId: call.id, toolName: call.name, input, output, content, isError: false });
@@ -200,12 +202,22 @@ function success(call: ToolCall, input: unknown, output: unknown): ToolSource {
   if (typeof output === "bigint") return result(String(output), String(output));
   let content: string | undefined;
   try {
-    content = JSON.stringify(output);
+    content = JSON.stringify(output, readableCollections);
   } catch (error) {
     return failure(call, `Encountered error in tool call: ${call.name} returned a value that cannot be sent to the model as JSON (${(error as Error).message.split("\n")[0]}).`);
   }
   if (content === undefined) return result(null, "null"); // undefined, a function or a symbol
   return result(typeof output === "object" && output !== null ? (JSON.parse(content) as JSONValue) : (output as JSONValue), content);
+}
+
+function readableCollections(_key: string, value: unknown): unknown {
+  if (value instanceof Map) {
+    const keys = [...value.keys()];
+    return keys.every((key) => typeof key === "string" || typeof key === "number") ? Object.fromEntries(value) : [...value];
+  }
+  if (value instanceof Set) return [...value];
+  if (value instanceof Error) return { name: value.name, message: value.message };
+  return value;
 }
 
 function thrown(call: ToolCall, error: unknown): ToolSource {
