@@ -6,9 +6,10 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { createServer } from "node:http";
 import type { ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { Readable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { WorkflowCancelledByUser } from "../src/index.ts";
+import { StepflowError, WorkflowCancelledByUser } from "../src/index.ts";
 import { LLMReplyCutOffError, OpenAI, ToolCallAccumulator, describeOpenAIError } from "../src/llm/openai.ts";
 import { FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
 import { add, multiply } from "../workflows/tools/calculator.ts";
@@ -291,7 +292,13 @@ describe("reading the event stream", () => {
       res.writeHead(200, SSE_HEADERS);
       res.end(`data: ${call('{"x": 2123, "y"', null)}\n\ndata: ${call("", "length")}\n\ndata: [DONE]\n\n`);
     });
+    // Cut off right after the name: no arguments at all, which would otherwise run the tool with {}.
+    const nameOnly = await rawServer((res) => {
+      res.writeHead(200, SSE_HEADERS);
+      res.end(`data: ${call("", "length")}\n\ndata: [DONE]\n\n`);
+    });
     try {
+      await expect(new FunctionCallingAgent({ llm: openai(nameOnly.baseURL), tools: [add] }).run({ input: "add" })).rejects.toThrow(LLMReplyCutOffError);
       const llm = new OpenAI({ model: "gpt-4o-mini", baseURL: raw.baseURL, apiKey: "k", maxRetries: 0, maxTokens: 12 });
       const run = new FunctionCallingAgent({ llm, tools: [add] }).run({ input: "What is 2123 + 2321?" });
       await expect(run).rejects.toThrow(LLMReplyCutOffError);
@@ -300,6 +307,7 @@ describe("reading the event stream", () => {
       );
     } finally {
       await raw.close();
+      await nameOnly.close();
     }
   });
 
@@ -316,6 +324,66 @@ describe("reading the event stream", () => {
       await expect(reading).rejects.toThrow(new RegExp(`^The server at ${raw.baseURL} broke off its reply: .+\\. Try again; if it happens again, check the server and the network between\\.$`));
       expect(deltas).toEqual(["Hel"]);
     } finally {
+      await raw.close();
+    }
+  });
+
+  it("reads a custom fetch's Node-stream body (node-fetch) and a wrapped client's plain promise of the SDK's stream", async () => {
+    const raw = await rawServer((res) => {
+      res.writeHead(200, SSE_HEADERS);
+      res.end(`data: ${textChunk("Hi")}\n\ndata: [DONE]\n\n`);
+    });
+    try {
+      // node-fetch, as people plug it in for proxies, answers with a Node Readable body.
+      const nodeFetch = async (url: string | URL | Request, init?: RequestInit) => {
+        const response = await fetch(url, init);
+        const { ok, status, statusText, headers } = response;
+        return { ok, status, statusText, headers, url: response.url, body: response.body && Readable.fromWeb(response.body as never), text: () => response.text(), json: () => response.json() } as unknown as Response;
+      };
+      expect(await streamedText(new OpenAI({ model: "m", baseURL: raw.baseURL, apiKey: "k", maxRetries: 0, additionalSessionOptions: { fetch: nodeFetch } }))).toBe("Hi");
+      // A tracing wrapper around the SDK client's create(): a plain promise, no asResponse().
+      const session = await openai(raw.baseURL).session;
+      const create = session.chat.completions.create.bind(session.chat.completions);
+      Object.assign(session.chat.completions, { create: (...args: Parameters<typeof create>) => Promise.resolve(create(...args)) });
+      expect(await streamedText(new OpenAI({ model: "m", session }))).toBe("Hi");
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it("takes a stream of only [DONE] as an empty reply, not as a server that does not stream", async () => {
+    const raw = await rawServer((res) => {
+      res.writeHead(200, SSE_HEADERS);
+      res.end("data: [DONE]\n\n");
+    });
+    try {
+      expect(await streamedText(openai(raw.baseURL))).toBe("");
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it("ends an aborted stream with llm-end, holding what came before the abort", async () => {
+    const aborted = new AbortController();
+    const raw = await rawServer((res) => {
+      res.writeHead(200, SSE_HEADERS);
+      res.write(`data: ${textChunk("Hel")}\n\n`); // and the response stays open
+    });
+    const ends: unknown[] = [];
+    const onEnd = (e: { detail: { response: { message: unknown } } }) => ends.push(e.detail.response.message);
+    Settings.callbackManager.on("llm-end", onEnd);
+    try {
+      const deltas: string[] = [];
+      const llm = openai(raw.baseURL);
+      for await (const chunk of await llm.chat({ messages: [{ role: "user", content: "go" }], stream: true, additionalChatOptions: { signal: aborted.signal } as never })) {
+        deltas.push(chunk.delta);
+        aborted.abort();
+      }
+      await Promise.resolve(); // callbacks are dispatched in microtasks
+      expect(deltas).toEqual(["Hel"]);
+      expect(ends).toEqual([{ role: "assistant", content: "Hel", options: {} }]);
+    } finally {
+      Settings.callbackManager.off("llm-end", onEnd);
       await raw.close();
     }
   });
@@ -400,7 +468,7 @@ describe("OpenAI metadata and errors", () => {
     const baseURL = `http://127.0.0.1:${(notStreaming.address() as AddressInfo).port}/v1`;
     try {
       await expect(streamedCalls(openai(baseURL), [])).rejects.toThrow(
-        `The server at ${baseURL} answered without streaming: it is not an OpenAI-compatible chat completions API, or it ignores "stream": true. Check the base URL (OPENAI_BASE_URL).`,
+        `The server at ${baseURL} answered without streaming: it is not an OpenAI-compatible chat completions API, or it ignores "stream": true. Check the base URL (OPENAI_BASE_URL). Its answer began: {"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"4"},"finish_reason":…`,
       );
       // The base URL from the environment, as the SDK takes it, is the one named.
       const fromEnv = process.env.OPENAI_BASE_URL;
@@ -418,5 +486,9 @@ describe("OpenAI metadata and errors", () => {
 
   it("leaves errors that are not about the server alone", () => {
     expect(describeOpenAIError(new TypeError("x is undefined"), { baseURL: "u", model: "m" })).toBeUndefined();
+    // A reply broken off by a reset: the ECONNRESET it wraps must not make it "Cannot reach the server".
+    const reset = new TypeError("terminated", { cause: Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }) });
+    expect(describeOpenAIError(reset, { baseURL: "u", model: "m" })).toBe("Cannot reach the OpenAI-compatible server at u: ECONNRESET. Is it running? Check OPENAI_BASE_URL.");
+    expect(describeOpenAIError(new StepflowError("The server at u broke off its reply: read ECONNRESET (ECONNRESET).", { cause: reset }), { baseURL: "u", model: "m" })).toBeUndefined();
   });
 });

@@ -38,19 +38,14 @@ import type {
 } from "@llamaindex/core/llms";
 import { OpenAI as LlamaIndexOpenAI } from "@llamaindex/openai";
 import { StepflowError } from "../errors.ts";
-import { quoteInput } from "../user-text.ts";
-import { ServerSentEventParser } from "./server-sent-events.ts";
+import { openChatStream } from "./openai-stream.ts";
+import type { ToolCallDelta } from "./openai-stream.ts";
+
+export type { ToolCallDelta } from "./openai-stream.ts";
 
 type OpenAIClient = Awaited<LlamaIndexOpenAI["session"]>;
 type CreateParams = Parameters<OpenAIClient["chat"]["completions"]["create"]>[0];
 type OpenAIAdditionalChatOptions = NonNullable<LlamaIndexOpenAI["additionalChatOptions"]>;
-/** One `choices[0].delta.tool_calls[i]` of a streamed chunk, as servers really send it. */
-export interface ToolCallDelta {
-  readonly index?: number | undefined;
-  readonly id?: string | undefined;
-  readonly function?: { readonly name?: string | undefined; readonly arguments?: string | undefined } | undefined;
-}
-
 /** The constructor options of {@link OpenAI}: upstream's, plus `contextWindow`. */
 export type OpenAIOptions = NonNullable<ConstructorParameters<typeof LlamaIndexOpenAI>[0]> & {
   /** Tokens the model accepts; default: upstream's table for OpenAI models, else 128,000. */
@@ -98,17 +93,30 @@ export class ToolCallAccumulator {
   finish(): (ToolCall | PartialToolCall)[] {
     return this.#calls.map((call, i) => {
       const id = call.id || `call_${i}`;
-      const text = call.args.trim();
-      if (text === "") return { id, name: call.name, input: {} };
-      try {
-        const parsed: unknown = JSON.parse(text);
-        if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return { id, name: call.name, input: parsed as JSONObject };
-      } catch {
-        // not JSON: handed on as text
-      }
-      return { id, name: call.name, input: call.args };
+      if (call.args.trim() === "") return { id, name: call.name, input: {} };
+      const input = jsonObject(call.args);
+      return input ? { id, name: call.name, input } : { id, name: call.name, input: call.args };
     });
   }
+
+  /**
+   * The name of the last call if its arguments are not yet a JSON object (`""` included): what
+   * a reply cut off by the token limit leaves. Earlier calls were complete when the next began.
+   */
+  unfinished(): string | undefined {
+    const last = this.#calls.at(-1);
+    return last && jsonObject(last.args) === undefined ? last.name : undefined;
+  }
+}
+
+function jsonObject(text: string): JSONObject | undefined {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return parsed as JSONObject;
+  } catch {
+    // not JSON
+  }
+  return undefined;
 }
 
 /**
@@ -191,9 +199,8 @@ export class OpenAI extends LlamaIndexOpenAI {
 
   /**
    * One generator between the HTTP response and the caller: every layer of async generator adds
-   * promises to each chunk, and a turn of the agent has few chunks but many turns. The SDK sends
-   * the request (headers, retries, HTTP errors as its `APIError`s); the body is read here, not
-   * by the SDK's stream (server-sent-events.ts says why). With `messages`, dispatches
+   * promises to each chunk, and a turn of the agent has few chunks but many turns. The body is
+   * read by openai-stream.ts, not by the SDK's stream (it says why). With `messages`, dispatches
    * LlamaIndex's `llm-start`, `llm-stream` and `llm-end` events as upstream's chat() does.
    */
   async *#stream(body: CreateParams, signal: AbortSignal | undefined, messages: ChatMessage[] | undefined): AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> {
@@ -202,33 +209,15 @@ export class OpenAI extends LlamaIndexOpenAI {
     if (messages) callbacks?.dispatchEvent("llm-start", { id, messages });
     const client = this.#client ?? (this.#client = await this.session);
     if (signal) countRequest(signal);
-    const response = await client.chat.completions.create(body as CreateParams & { stream: true }, { signal }).asResponse();
-    const reader = response.body?.getReader();
-    const decoder = new TextDecoder();
-    const parser = new ServerSentEventParser();
+    const stream = await openChatStream(client, body, signal);
     const calls = new ToolCallAccumulator();
     const raw: ChatResponseChunk<ToolCallLLMMessageOptions>[] = [];
     let content = "";
-    let parts = 0;
     let finishReason: string | null | undefined;
-    let sawDone = false;
-    let bodyEnded = false;
+    const end = (options: ToolCallLLMMessageOptions) => callbacks?.dispatchEvent("llm-end", { id, response: { raw, message: { role: "assistant", content, options } } });
     try {
-      while (reader && !bodyEnded) {
-        const { done, value } = await reader.read().catch((error: unknown) => {
-          throw signal?.aborted ? error : new StepflowError(`The server at ${client.baseURL} broke off its reply: ${networkDetail(error)}. Try again; if it happens again, check the server and the network between.`, { cause: error });
-        });
-        bodyEnded = done;
-        for (const event of parser.feed(done ? decoder.decode() : decoder.decode(value, { stream: true }))) {
-          // After [DONE] the rest of the body is read and ignored, as the SDK does, so the
-          // connection goes back to the pool instead of being closed.
-          if (sawDone) continue;
-          if (event.data.startsWith("[DONE]")) {
-            sawDone = true;
-            continue;
-          }
-          const part = parseChunk(event.data, client, response.headers);
-          parts++;
+      for (let parts = await stream.next(); parts; parts = await stream.next()) {
+        for (const part of parts) {
           const choice = part.choices?.[0];
           finishReason = choice?.finish_reason ?? finishReason;
           const delta = choice?.delta;
@@ -242,23 +231,19 @@ export class OpenAI extends LlamaIndexOpenAI {
         }
       }
     } catch (error) {
-      // An aborted request ends the stream quietly, as the SDK's does: the caller checks its signal.
-      if (signal?.aborted) return;
-      throw error;
+      // An aborted request ends the stream quietly, as the SDK's does (the caller checks its
+      // signal), with what came before the abort and without its unfinished tool calls.
+      if (!signal?.aborted) throw error;
+      end({});
+      return;
     } finally {
-      // The caller stopped early, or reading failed: close the request rather than leave it open.
-      if (!bodyEnded) reader?.cancel().catch(() => undefined);
+      stream.close();
     }
-    // A 200 answer that is not server-sent events (a JSON completion from a server that ignores
-    // "stream", a web page at a wrong base URL) holds no events: not an empty reply, an error.
-    if (parts === 0 && !signal?.aborted) {
-      throw new StepflowError(`The server at ${client.baseURL} answered without streaming: it is not an OpenAI-compatible chat completions API, or it ignores "stream": true. Check the base URL (OPENAI_BASE_URL).`);
-    }
-    const toolCall = calls.finish();
     // Arguments cut off by the token limit are not the model's mistake to correct: asked again
     // under the same limit it would be cut off again, until maxIterations.
-    const cutOff = finishReason === "length" ? toolCall.find((call) => typeof call.input === "string") : undefined;
-    if (cutOff) throw new LLMReplyCutOffError(cutOff.name, this.maxTokens);
+    const cutOff = finishReason === "length" ? calls.unfinished() : undefined;
+    if (cutOff !== undefined) throw new LLMReplyCutOffError(cutOff, this.maxTokens);
+    const toolCall = calls.finish();
     const options: ToolCallLLMMessageOptions = toolCall.length > 0 ? { toolCall } : {};
     if (toolCall.length > 0) {
       const chunk = { raw: null, delta: "", options };
@@ -266,41 +251,8 @@ export class OpenAI extends LlamaIndexOpenAI {
       raw.push(chunk);
       yield chunk;
     }
-    callbacks?.dispatchEvent("llm-end", { id, response: { raw, message: { role: "assistant", content, options } } });
+    end(options);
   }
-}
-
-/** What undici says went wrong ("other side closed"), rather than fetch's bare "terminated". */
-function networkDetail(error: unknown): string {
-  const cause = error instanceof Error ? error.cause : undefined;
-  const detail = cause instanceof Error ? cause.message : error instanceof Error ? error.message : String(error);
-  const code = (cause as { code?: unknown } | undefined)?.code;
-  return typeof code === "string" && code !== "" ? `${detail} (${code})` : detail;
-}
-
-/** What is read of a streamed chunk: the SDK's `ChatCompletionChunk`, or an `error` some servers send mid-stream. */
-interface StreamedChunk {
-  readonly choices?: readonly { readonly delta?: { readonly content?: string | null; readonly tool_calls?: readonly ToolCallDelta[] }; readonly finish_reason?: string | null }[];
-  readonly usage?: unknown;
-  readonly error?: unknown;
-}
-
-/** The SDK's error class, reached through its client: `openai` is @llamaindex/openai's dependency, not ours. */
-type APIErrorClass = new (status: undefined, error: object, message: undefined, headers: Headers) => Error;
-
-/** One `data:` of the stream as the SDK would give it: JSON, and an `error` in it thrown as the SDK's `APIError`. */
-function parseChunk(data: string, client: OpenAIClient, headers: Headers): StreamedChunk {
-  let part: StreamedChunk;
-  try {
-    part = JSON.parse(data) as StreamedChunk;
-  } catch {
-    throw new StepflowError(`The server at ${client.baseURL} sent a stream event that is not JSON: ${quoteInput(data, 80)}. Is it an OpenAI-compatible chat completions API? Check the base URL (OPENAI_BASE_URL).`);
-  }
-  if (typeof part !== "object" || part === null) {
-    throw new StepflowError(`The server at ${client.baseURL} sent a stream event that is not a JSON object: ${quoteInput(data, 80)}. Is it an OpenAI-compatible chat completions API? Check the base URL (OPENAI_BASE_URL).`);
-  }
-  if (part.error) throw new (client.constructor as unknown as { APIError: APIErrorClass }).APIError(undefined, part.error as object, undefined, headers);
-  return part;
 }
 
 // The OpenAI SDK adds an abort listener to the signal of every request and never removes it, so
@@ -323,13 +275,16 @@ export interface OpenAITarget {
 
 /**
  * One line for a user saying what went wrong talking to an OpenAI-compatible server and how
- * to fix it; `undefined` for errors that are not about the server. Never includes the API key.
+ * to fix it; `undefined` for errors that are not about the server, and for stepflow's own errors
+ * (their message already says it). Never includes the API key.
  * @example
  * describeOpenAIError(error, { baseURL: "http://127.0.0.1:11434/v1", model: "llama3.1" });
  * // "Cannot reach the OpenAI-compatible server at http://127.0.0.1:11434/v1: ECONNREFUSED. Is it running? Check OPENAI_BASE_URL."
  */
 export function describeOpenAIError(error: unknown, target: OpenAITarget): string | undefined {
-  if (!(error instanceof Error)) return undefined;
+  // stepflow's own errors already say what went wrong, and a cause they wrap (the ECONNRESET
+  // under "broke off its reply") must not turn them into "Cannot reach the server".
+  if (!(error instanceof Error) || error instanceof StepflowError) return undefined;
   const { baseURL, model } = target;
   const status = (error as { status?: unknown }).status;
   if (error.name === "APIConnectionTimeoutError" || error.constructor.name === "APIConnectionTimeoutError") {

@@ -35,9 +35,13 @@ export class ServerSentEventParser {
     let start = 0;
     if (this.#afterCR && text.startsWith("\n")) start = 1;
     this.#afterCR = false;
+    // The next "\n" and "\r" are searched for again only once passed: a piece of many "\n"
+    // lines and no "\r" would otherwise be searched to its end for each line.
+    let lf = -2;
+    let cr = -2;
     for (;;) {
-      const lf = text.indexOf("\n", start);
-      const cr = text.indexOf("\r", start);
+      if (lf !== -1 && lf < start) lf = text.indexOf("\n", start);
+      if (cr !== -1 && cr < start) cr = text.indexOf("\r", start);
       const end = cr === -1 || (lf !== -1 && lf < cr) ? lf : cr;
       if (end === -1) break;
       const line = this.#partial === "" ? text.slice(start, end) : this.#partial + text.slice(start, end);
