@@ -6,7 +6,8 @@
  */
 import diagnostics from "node:diagnostics_channel";
 import { OpenAI } from "../src/llm/openai.ts";
-import { ServerSentEventParser } from "../src/llm/server-sent-events.ts";
+import { openChatStream } from "../src/llm/openai-stream.ts";
+import type { ChatStream } from "../src/llm/openai-stream.ts";
 import { calculatorTurns, startOpenAIServer } from "../test/support/openai-sse-server.ts";
 import type { ServerTurn } from "../test/support/openai-sse-server.ts";
 import { FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
@@ -29,19 +30,10 @@ type StreamParams = CreateParams & { stream: true };
 const sdkChunks = (client: OpenAISDK, params: StreamParams): Promise<AsyncIterable<ChatCompletionChunk>> => client.chat.completions.create(params);
 
 /** The response body read as stepflow's `OpenAI` reads it, to separate that from the rest of stepflow's cost. */
-const stepflowReaderChunks = async (client: OpenAISDK, params: StreamParams): Promise<AsyncIterable<ChatCompletionChunk>> => readBody(await client.chat.completions.create(params).asResponse());
+const stepflowReaderChunks = async (client: OpenAISDK, params: StreamParams): Promise<AsyncIterable<ChatCompletionChunk>> => chunksOf(await openChatStream(client, params, undefined));
 
-async function* readBody(response: Response): AsyncIterable<ChatCompletionChunk> {
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  const decoder = new TextDecoder();
-  const parser = new ServerSentEventParser();
-  for (;;) {
-    const { done, value } = await reader.read();
-    for (const event of parser.feed(done ? decoder.decode() : decoder.decode(value, { stream: true }))) {
-      if (!event.data.startsWith("[DONE]")) yield JSON.parse(event.data) as ChatCompletionChunk;
-    }
-    if (done) return;
-  }
+async function* chunksOf(stream: ChatStream): AsyncIterable<ChatCompletionChunk> {
+  for (let chunks = await stream.next(); chunks; chunks = await stream.next()) yield* chunks as ChatCompletionChunk[];
 }
 
 /** The loop people write by hand: stream, gather tool calls by index, run them, repeat. */
