@@ -15,7 +15,7 @@
  *   `AsyncLocalStorage` snapshots for its callbacks (5–10% of a turn against a local server),
  *   and runs each call inside `AsyncLocalStorage.run()`, which switches on Node's promise hooks
  *   for the whole process. Here the SDK sends the request and one generator reads the response
- *   body (server-sent-events.ts) and dispatches the same LlamaIndex `llm-start`, `llm-stream`
+ *   body (openai-stream.ts) and dispatches the same LlamaIndex `llm-start`, `llm-stream`
  *   and `llm-end` events, with `reason: null`.
  *
  * Everything else (message and tool conversion, sessions, non-streaming and structured-output

@@ -1,9 +1,8 @@
 /**
  * Server-sent events (the `text/event-stream` format of the HTML standard), parsed from text
- * as it arrives. Hand-rolled because the OpenAI SDK's reader is internal (not exported) and
- * stacks three async generators over a web-stream iterator: it costs about 80 µs more per
- * streamed response than reading the body directly and parsing here (bench/README.md). This is
- * the same grammar the SDK accepts: `\n`, `\r\n` or `\r` line ends, `:` comments, several
+ * as it arrives. Hand-rolled because the OpenAI SDK's decoders are internal (not exported) and
+ * its stream costs more than reading the body with this (openai-stream.ts says how much). This
+ * is the same grammar the SDK accepts: `\n`, `\r\n` or `\r` line ends, `:` comments, several
  * `data:` lines joined by `\n`, one optional space after the colon; `id` and `retry` ignored.
  */
 
