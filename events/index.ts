@@ -3,7 +3,7 @@
  * context is saved), namespaced so it cannot collide with a user's own `InputEvent`.
  */
 import type { ChatMessage, ToolCall } from "@llamaindex/core/llms";
-import { Event } from "../src/event.ts";
+import { Event, HumanResponseEvent, InputRequiredEvent } from "../src/event.ts";
 import type { ToolSource } from "../src/llm/tool-calls.ts";
 
 /**
@@ -38,4 +38,25 @@ export class ToolCallEvent extends Event<{ toolCalls: ToolCall[] }> {
  */
 export class FunctionOutputEvent extends Event<{ output: ToolSource }> {
   static readonly typeName = "agent.FunctionOutputEvent";
+}
+
+/**
+ * The agent asks a human whether to run a tool call (a tool named in `needsApproval`), and
+ * waits for a {@link ToolApprovalEvent} with the same call id. It is an `InputRequiredEvent`,
+ * so an app that shows every `InputRequiredEvent`'s `prefix` shows this one too.
+ * @example
+ * if (ev instanceof ToolApprovalRequestEvent) console.log(ev.prefix); // "Run fire_employee with {"id":7}? (yes/no)"
+ */
+export class ToolApprovalRequestEvent extends InputRequiredEvent<{ prefix: string; toolCall: ToolCall }> {
+  static readonly typeName = "agent.ToolApprovalRequestEvent";
+}
+
+/**
+ * A human's answer to a {@link ToolApprovalRequestEvent}: the call runs only if `approved` is
+ * `true`; otherwise the model is told it was not approved (and `reason`, if given).
+ * @example
+ * handler.ctx.sendEvent(new ToolApprovalEvent({ toolCallId: ev.toolCall.id, approved: false, reason: "Ask HR first." }));
+ */
+export class ToolApprovalEvent extends HumanResponseEvent<{ toolCallId: string; approved: boolean; reason?: string }> {
+  static readonly typeName = "agent.ToolApprovalEvent";
 }

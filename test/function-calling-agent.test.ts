@@ -3,7 +3,7 @@ import type { Memory } from "@llamaindex/core/memory";
 import { tool } from "@llamaindex/core/tools";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { FunctionOutputEvent, StreamEvent, ToolCallEvent } from "../events/index.ts";
+import { FunctionOutputEvent, StreamEvent, ToolApprovalEvent, ToolApprovalRequestEvent, ToolCallEvent } from "../events/index.ts";
 import { Context, StopEvent, WorkflowTimeoutError } from "../src/index.ts";
 import { recentHistory, wellFormedHistory } from "../src/llm/chat-history.ts";
 import { ScriptedLLM } from "../src/llm/scripted-llm.ts";
@@ -543,5 +543,101 @@ describe("FunctionCallingAgent: resuming a turn saved mid-way", () => {
       ["e1", "sent"],
       ["l1", "bob is in HR"],
     ]);
+  });
+});
+
+describe("FunctionCallingAgent: tool calls a human must approve", () => {
+  /** An HR API's tools: looking people up is free, firing them needs a human's yes. */
+  const hr = () => {
+    const fired: number[] = [];
+    const lookups: string[] = [];
+    const findEmployee = stepflowTool({ name: "find_employee", description: "Find an employee by last name.", parameters: z.object({ lastName: z.string() }), execute: ({ lastName }) => {
+      lookups.push(lastName);
+      return { id: 7, name: `Michael ${lastName}` };
+    } });
+    const fireEmployee = stepflowTool({ name: "fire_employee", description: "Remove an employee.", parameters: z.object({ id: z.number() }), execute: ({ id }) => {
+      fired.push(id);
+      return `Employee ${id} removed.`;
+    } });
+    return { fired, lookups, tools: [findEmployee, fireEmployee] };
+  };
+  const fireLawson = () =>
+    new ScriptedLLM([
+      { toolCalls: [{ id: "call_find", name: "find_employee", input: { lastName: "Lawson" } }, { id: "call_fire", name: "fire_employee", input: { id: 7 } }] },
+      { text: "Done." },
+    ]);
+
+  it("asks before running a call that needs approval, and runs it once approved", async () => {
+    const { fired, lookups, tools } = hr();
+    const agent = new FunctionCallingAgent({ llm: fireLawson(), tools, needsApproval: ["fire_employee"] });
+    const handler = agent.run({ input: "Fire Lawson" });
+    const asked: string[] = [];
+    for await (const ev of handler.streamEvents()) {
+      if (ev instanceof ToolApprovalRequestEvent) {
+        asked.push(ev.prefix);
+        expect(fired).toEqual([]); // nothing fired before the answer
+        handler.ctx.sendEvent(new ToolApprovalEvent({ toolCallId: ev.toolCall.id, approved: true }));
+      }
+    }
+    const { sources } = await handler;
+    expect(asked).toEqual(['Run fire_employee with {"id":7}? (yes/no)']);
+    expect({ fired, lookups }).toEqual({ fired: [7], lookups: ["Lawson"] });
+    expect(sources.map((s) => s.content)).toEqual(['{"id":7,"name":"Michael Lawson"}', "Employee 7 removed."]);
+  });
+
+  it("tells the model a call was not approved, with the reason, and does not run it", async () => {
+    const { fired, tools } = hr();
+    const llm = fireLawson();
+    const agent = new FunctionCallingAgent({ llm, tools, needsApproval: (call) => call.name.startsWith("fire_") });
+    const handler = agent.run({ input: "Fire Lawson" });
+    for await (const ev of handler.streamEvents()) {
+      if (ev instanceof ToolApprovalRequestEvent) handler.ctx.sendEvent(new ToolApprovalEvent({ toolCallId: ev.toolCall.id, approved: false, reason: "Ask HR first." }));
+    }
+    const { sources } = await handler;
+    expect(fired).toEqual([]);
+    expect(toolResults(llm.requests[1]?.messages ?? [])).toEqual([
+      ["call_find", '{"id":7,"name":"Michael Lawson"}'],
+      ["call_fire", "The user did not approve this call to fire_employee, so it was not run. The reason given: Ask HR first."],
+    ]);
+    expect(sources[1]?.isError).toBe(true);
+  });
+
+  it("continues a run saved while it waited for approval, in another process, without repeating the finished call", async () => {
+    const first = hr();
+    const agent = new FunctionCallingAgent({ llm: fireLawson(), tools: first.tools, needsApproval: ["fire_employee"] });
+    const handler = agent.run({ input: "Fire Lawson" });
+    let saved = "";
+    for await (const ev of handler.streamEvents()) {
+      if (ev instanceof ToolApprovalRequestEvent) {
+        saved = JSON.stringify(handler.ctx.toJSON()); // the human answers days later
+        handler.cancel();
+      }
+    }
+    await expect(handler).rejects.toThrow();
+    expect(first).toMatchObject({ fired: [], lookups: ["Lawson"] });
+
+    // Another process: the same agent, the saved context, and the human's answer, sent before
+    // the resumed run has even asked again.
+    const later = hr();
+    const llm = new ScriptedLLM([{ text: "Lawson has been removed." }]);
+    const again = new FunctionCallingAgent({ llm, tools: later.tools, needsApproval: ["fire_employee"] });
+    const ctx = Context.fromJSON(again, saved);
+    const resumed = again.run(undefined, { ctx });
+    resumed.ctx.sendEvent(new ToolApprovalEvent({ toolCallId: "call_fire", approved: true }));
+    const { response, sources } = await resumed;
+    expect(response.content).toBe("Lawson has been removed.");
+    expect(later).toMatchObject({ fired: [7], lookups: [] }); // the lookup's saved result was reused
+    expect(sources.map((s) => s.toolName)).toEqual(["find_employee", "fire_employee"]);
+    expect(toolResults(llm.requests[0]?.messages ?? [])).toEqual([
+      ["call_find", '{"id":7,"name":"Michael Lawson"}'],
+      ["call_fire", "Employee 7 removed."],
+    ]);
+  });
+
+  it("refuses needsApproval naming a tool the agent does not have", () => {
+    const { tools } = hr();
+    expect(() => new FunctionCallingAgent({ llm: fireLawson(), tools, needsApproval: ["fire_employe"] })).toThrow(
+      'needsApproval names "fire_employe", not among the agent\'s tools (find_employee, fire_employee). Check the spelling, or add the tool.',
+    );
   });
 });

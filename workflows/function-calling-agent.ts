@@ -7,7 +7,7 @@
 import type { BaseTool, ChatMessage, ToolCall, ToolCallLLM } from "@llamaindex/core/llms";
 import { Memory, createMemory } from "@llamaindex/core/memory";
 import type { MemoryMessage } from "@llamaindex/core/memory";
-import { FunctionOutputEvent, InputEvent, StreamEvent, ToolCallEvent } from "../events/index.ts";
+import { FunctionOutputEvent, InputEvent, StreamEvent, ToolApprovalEvent, ToolApprovalRequestEvent, ToolCallEvent } from "../events/index.ts";
 import type { Context } from "../src/context.ts";
 import { StepflowError } from "../src/errors.ts";
 import { StartEvent, StopEvent } from "../src/event.ts";
@@ -43,6 +43,14 @@ export interface FunctionCallingAgentOptions extends WorkflowOptions {
   readonly maxIterations?: number;
   /** Seconds one tool call may take before the model is told it failed. Default 60. */
   readonly toolTimeout?: number;
+  /**
+   * Tool calls a human must approve before they run: tool names, or a test of each call. The
+   * agent writes a `ToolApprovalRequestEvent` to the stream and waits for a `ToolApprovalEvent`
+   * with the call's id; a call not approved is not run, and the model is told so. The run's
+   * `timeout` covers the wait: raise it (`null` for none), or save the context and continue the
+   * run when the answer comes, in this process or another.
+   */
+  readonly needsApproval?: readonly string[] | ((call: ToolCall) => boolean);
 }
 
 /** The model kept calling tools past `maxIterations`. @example `err instanceof AgentMaxIterationsError && err.iterations` */
@@ -120,6 +128,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   // Not a #private member: a class with decorators has its #private members lowered to WeakMap
   // helpers (esbuild, tsc), which cost on every access.
   private readonly abortable: boolean;
+  private readonly needsApproval: ((call: ToolCall) => boolean) | undefined;
 
   constructor(options: FunctionCallingAgentOptions) {
     super(options);
@@ -138,6 +147,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const problem = badTimeout("toolTimeout", this.toolTimeout, "the default is 60");
     if (problem) throw new StepflowError(problem);
     this.abortable = (options.llm as { supportsAbortSignal?: boolean }).supportsAbortSignal === true;
+    this.needsApproval = approvalTest(options.needsApproval, this.tools);
   }
 
   @step({ accepts: [StartEvent], emits: [InputEvent] })
@@ -206,21 +216,27 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   async handleToolCalls(ctx: Context, ev: ToolCallEvent): Promise<InputEvent | undefined> {
     const state = await this.runState(ctx);
     const finished = state.toolResults;
-    await runToolCalls(
-      ev.toolCalls.filter((call) => finished[call.id] === undefined),
-      this.tools,
-      {
+    const onResult = (source: ToolSource) => {
+      finished[source.toolCallId] = source;
+      if (ctx.signal.aborted) return;
+      this.trace(`Got output: ${source.content}`);
+      ctx.writeEventToStream(new FunctionOutputEvent({ output: source }));
+    };
+    const run = (calls: readonly ToolCall[]) =>
+      runToolCalls(calls, this.tools, {
         timeout: this.toolTimeout,
         signal: ctx.signal,
-        onStart: this.verbose ? (call) => this.trace(`Invoking: \`${call.name}\` with \`${typeof call.input === "string" ? call.input : JSON.stringify(call.input)}\``) : undefined,
-        onResult: (source) => {
-          finished[source.toolCallId] = source;
-          if (ctx.signal.aborted) return;
-          this.trace(`Got output: ${source.content}`);
-          ctx.writeEventToStream(new FunctionOutputEvent({ output: source }));
-        },
-      },
-    );
+        onStart: this.verbose ? (call) => this.trace(`Invoking: \`${call.name}\` with \`${describeArguments(call)}\``) : undefined,
+        onResult,
+      });
+    const unfinished = ev.toolCalls.filter((call) => finished[call.id] === undefined);
+    const needsApproval = this.needsApproval;
+    if (!needsApproval) await run(unfinished);
+    else {
+      // Calls that need no approval run at once, so their results are recorded before a human answers.
+      const asking = unfinished.filter((call) => needsApproval(call));
+      await Promise.all([run(unfinished.filter((call) => !asking.includes(call))), this.approvedCalls(ctx, asking, onResult).then(run)]);
+    }
     // A run that timed out or was cancelled mid-call must not write late results into memory.
     if (ctx.signal.aborted) return undefined;
     const results = ev.toolCalls.map((call) => finished[call.id] as ToolSource);
@@ -236,6 +252,30 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     for (const call of ev.toolCalls) delete finished[call.id];
     state.history = recentHistory(state.history, state.tokenLimit);
     return new InputEvent({ input: wellFormedHistory(state.history) });
+  }
+
+  /**
+   * The calls a human approved, of `calls` (all needing approval), asked together. A call not
+   * approved gets its result here, so a resumed run does not ask again.
+   */
+  private async approvedCalls(ctx: Context, calls: readonly ToolCall[], onResult: (source: ToolSource) => void): Promise<ToolCall[]> {
+    const answers = await Promise.all(
+      calls.map((call) => {
+        this.trace(`Waiting for approval: \`${call.name}\` with \`${describeArguments(call)}\``);
+        return ctx.waitForEvent(ToolApprovalEvent, {
+          requirements: { toolCallId: call.id },
+          waiterEvent: new ToolApprovalRequestEvent({ prefix: `Run ${call.name} with ${describeArguments(call)}? (yes/no)`, toolCall: call }),
+        });
+      }),
+    );
+    return calls.filter((call, i) => {
+      const answer = answers[i] as ToolApprovalEvent;
+      if (answer.approved === true) return true;
+      const reason = typeof answer.reason === "string" && answer.reason.trim() !== "" ? ` The reason given: ${answer.reason.trim()}` : "";
+      const message = `The user did not approve this call to ${call.name}, so it was not run.${reason}`;
+      onResult({ toolCallId: call.id, toolName: call.name, input: call.input, output: message, content: message, isError: true });
+      return false;
+    });
   }
 
   /** This run's state: set by prepareChatHistory, or rebuilt for a run restored mid-way. */
@@ -310,4 +350,24 @@ function describeInput(value: unknown): string {
 /** What Memory.getLLM keeps of the history: 70% of ¾ of the context window. */
 function historyTokenLimit(llm: ToolCallLLM): number {
   return Math.ceil(Math.ceil(llm.metadata.contextWindow * 0.75) * 0.7);
+}
+
+/** A call's arguments as the trace and the approval question show them. */
+function describeArguments(call: ToolCall): string {
+  return typeof call.input === "string" ? call.input : JSON.stringify(call.input);
+}
+
+/** `needsApproval` as a test of a call, checked against the agent's tools. */
+function approvalTest(option: FunctionCallingAgentOptions["needsApproval"], tools: readonly BaseTool[]): ((call: ToolCall) => boolean) | undefined {
+  if (option === undefined || typeof option === "function") return option;
+  if (!Array.isArray(option) || option.some((name) => typeof name !== "string")) {
+    throw new StepflowError(`needsApproval takes tool names, e.g. ["fire_employee"], or a function of a tool call that returns true when a human must approve it; got ${describeInput(option)}.`);
+  }
+  const known = new Set(tools.map((tool) => tool.metadata.name));
+  const unknown = option.filter((name) => !known.has(name));
+  if (unknown.length > 0) {
+    throw new StepflowError(`needsApproval names ${unknown.map((name) => JSON.stringify(name)).join(", ")}, not among the agent's tools (${[...known].join(", ") || "none"}). Check the spelling, or add the tool.`);
+  }
+  const names = new Set(option);
+  return (call) => names.has(call.name);
 }
