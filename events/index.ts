@@ -3,6 +3,7 @@
  * context is saved), namespaced so it cannot collide with a user's own `InputEvent`.
  */
 import type { ChatMessage, ToolCall } from "@llamaindex/core/llms";
+import { StepflowError } from "../src/errors.ts";
 import { Event, HumanResponseEvent, InputRequiredEvent } from "../src/event.ts";
 import type { ToolSource } from "../src/llm/tool-calls.ts";
 
@@ -41,22 +42,48 @@ export class FunctionOutputEvent extends Event<{ output: ToolSource }> {
 }
 
 /**
- * The agent asks a human whether to run a tool call (a tool named in `needsApproval`), and
- * waits for a {@link ToolApprovalEvent} with the same call id. It is an `InputRequiredEvent`,
- * so an app that shows every `InputRequiredEvent`'s `prefix` shows this one too.
+ * The agent asks a human whether to run a tool call (one `needsApproval` selects), and waits
+ * for a {@link ToolApprovalEvent} with the same `approvalId`. It is an `InputRequiredEvent`, so
+ * an app that shows every `InputRequiredEvent`'s `prefix` shows this one too; the answer,
+ * though, must be a `ToolApprovalEvent`.
  * @example
- * if (ev instanceof ToolApprovalRequestEvent) console.log(ev.prefix); // "Run fire_employee with {"id":7}? (yes/no)"
+ * if (ev instanceof ToolApprovalRequestEvent) console.log(ev.prefix); // 'Run fire_employee with {"id":7}? (yes/no)'
  */
-export class ToolApprovalRequestEvent extends InputRequiredEvent<{ prefix: string; toolCall: ToolCall }> {
+export class ToolApprovalRequestEvent extends InputRequiredEvent<{ prefix: string; toolCall: ToolCall; approvalId: string }> {
   static readonly typeName = "agent.ToolApprovalRequestEvent";
 }
 
+/** The fields of a {@link ToolApprovalEvent}. */
+export interface ToolApproval {
+  /** The `approvalId` of the request answered. */
+  readonly approvalId: string;
+  /** `true` runs the call; `false` does not, and the model is told so. */
+  readonly approved: boolean;
+  /** Why not, for the model to read. */
+  readonly reason?: string | undefined;
+}
+
 /**
- * A human's answer to a {@link ToolApprovalRequestEvent}: the call runs only if `approved` is
- * `true`; otherwise the model is told it was not approved (and `reason`, if given).
+ * A human's answer to a {@link ToolApprovalRequestEvent}. Each request has its own
+ * `approvalId`, so an answer sent twice, or late, never approves another call.
  * @example
- * handler.ctx.sendEvent(new ToolApprovalEvent({ toolCallId: ev.toolCall.id, approved: false, reason: "Ask HR first." }));
+ * handler.ctx.sendEvent(new ToolApprovalEvent({ approvalId: ev.approvalId, approved: false, reason: "Ask HR first." }));
  */
-export class ToolApprovalEvent extends HumanResponseEvent<{ toolCallId: string; approved: boolean; reason?: string }> {
+export class ToolApprovalEvent extends HumanResponseEvent<ToolApproval> {
   static readonly typeName = "agent.ToolApprovalEvent";
+  constructor(fields: ToolApproval) {
+    const { approvalId, approved, reason } = (fields ?? {}) as Partial<Record<keyof ToolApproval, unknown>>;
+    if (typeof approvalId !== "string" || typeof approved !== "boolean" || (reason !== undefined && typeof reason !== "string")) {
+      throw new StepflowError(`ToolApprovalEvent takes { approvalId, approved, reason? }: the approvalId of the ToolApprovalRequestEvent answered, approved true or false, and an optional reason text; got ${describe(fields)}.`);
+    }
+    super(fields);
+  }
+}
+
+function describe(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
 }

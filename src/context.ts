@@ -18,7 +18,10 @@ export interface WaitForEventOptions<E extends Event> {
   readonly requirements?: Partial<Record<keyof E & string, unknown>>;
   /** Seconds to wait before failing with `WorkflowTimeoutError`. */
   readonly timeout?: number;
-  /** An event written to the stream once the wait begins, typically an `InputRequiredEvent`. */
+  /**
+   * An event written to the stream when the wait begins, typically an `InputRequiredEvent`; not
+   * written when a matching event was sent before (the question has its answer already).
+   */
   readonly waiterEvent?: Event;
 }
 
@@ -131,9 +134,7 @@ export class Context {
     const run = this.#activeRun("waitForEvent");
     const problem = options.timeout === undefined ? undefined : badTimeout(`waitForEvent(${eventTypeName(type)}): timeout`, options.timeout, "or leave it out to wait forever");
     if (problem) throw new WorkflowRuntimeError(problem);
-    const waiting = run.waitFor(type, options.requirements, options.timeout) as Promise<EventOf<C>>;
-    if (options.waiterEvent) run.writeToStream(options.waiterEvent);
-    return waiting;
+    return run.waitFor(type, options.requirements, options.timeout, options.waiterEvent) as Promise<EventOf<C>>;
   }
 
   /**

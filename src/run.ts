@@ -194,7 +194,10 @@ export class Run {
     if (timeout !== null) {
       this.#cancelTimeout = startTimer(timeout, () => {
         const active = this.activeSteps();
-        this.fail(new WorkflowTimeoutError(`Workflow "${this.settings.workflowName}" timed out after ${timeout} seconds. Active steps: ${active.join(", ") || "none"}.`, active));
+        // A run that times out waiting for a human should say for what: the answer it never got.
+        const waiting = this.#waiters.map((w) => `${eventTypeName(w.type)}${w.requirements ? ` with ${JSON.stringify(w.requirements)}` : ""}`);
+        const waitingFor = waiting.length > 0 ? ` Waiting for: ${waiting.join(", ")} (send it with handler.ctx.sendEvent).` : "";
+        this.fail(new WorkflowTimeoutError(`Workflow "${this.settings.workflowName}" timed out after ${timeout} seconds. Active steps: ${active.join(", ") || "none"}.${waitingFor}`, active));
       });
     }
     this.#nextYieldAt = performance.now() + YIELD_EVERY_MS;
@@ -236,7 +239,8 @@ export class Run {
     return events;
   }
 
-  waitFor(type: EventClass, requirements: Readonly<Record<string, unknown>> | undefined, timeout: number | undefined): Promise<Event> {
+  /** The first unclaimed event that matches, else a wait for one; `waiterEvent` goes to the stream only when the run must wait. */
+  waitFor(type: EventClass, requirements: Readonly<Record<string, unknown>> | undefined, timeout: number | undefined, waiterEvent: Event | undefined): Promise<Event> {
     const matches = (ev: Event) => ev instanceof type && (!requirements || Object.entries(requirements).every(([k, v]) => (ev as Record<string, unknown>)[k] === v));
     for (let i = 0; i < this.#unclaimed.length; i++) {
       let event = this.#unclaimed[i] as Event | SavedEvent;
@@ -249,7 +253,7 @@ export class Run {
       if (matches(event as Event)) return Promise.resolve(this.#unclaimed.splice(i, 1)[0] as Event);
     }
     if (this.#done) return Promise.reject(new WorkflowRuntimeError(`waitForEvent(${eventTypeName(type)}) was called after the run ended.`));
-    return new Promise((resolve, reject) => {
+    const waiting = new Promise<Event>((resolve, reject) => {
       const waiter: Waiter = { type, requirements, resolve, reject };
       if (timeout !== undefined) {
         waiter.cancelTimer = startTimer(timeout, () => {
@@ -259,6 +263,8 @@ export class Run {
       }
       this.#waiters.push(waiter);
     });
+    if (waiterEvent) this.writeToStream(waiterEvent);
+    return waiting;
   }
 
   cancel(): void {

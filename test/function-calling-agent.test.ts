@@ -566,19 +566,39 @@ describe("FunctionCallingAgent: tool calls a human must approve", () => {
       { toolCalls: [{ id: "call_find", name: "find_employee", input: { lastName: "Lawson" } }, { id: "call_fire", name: "fire_employee", input: { id: 7 } }] },
       { text: "Done." },
     ]);
-
-  it("asks before running a call that needs approval, and runs it once approved", async () => {
-    const { fired, lookups, tools } = hr();
-    const agent = new FunctionCallingAgent({ llm: fireLawson(), tools, needsApproval: ["fire_employee"] });
-    const handler = agent.run({ input: "Fire Lawson" });
+  type Answer = Omit<ConstructorParameters<typeof ToolApprovalEvent>[0], "approvalId">;
+  /** Runs to the end, answering each request with `answer(request)`; returns the requests' prefixes. */
+  async function answering(handler: ReturnType<FunctionCallingAgent["run"]>, answer: (request: ToolApprovalRequestEvent) => Answer) {
     const asked: string[] = [];
     for await (const ev of handler.streamEvents()) {
       if (ev instanceof ToolApprovalRequestEvent) {
         asked.push(ev.prefix);
-        expect(fired).toEqual([]); // nothing fired before the answer
-        handler.ctx.sendEvent(new ToolApprovalEvent({ toolCallId: ev.toolCall.id, approved: true }));
+        handler.ctx.sendEvent(new ToolApprovalEvent({ approvalId: ev.approvalId, ...answer(ev) }));
       }
     }
+    return asked;
+  }
+  /** Runs until the first request, saves the context there and cancels the run. */
+  async function saveAtFirstRequest(handler: ReturnType<FunctionCallingAgent["run"]>): Promise<{ saved: string; request: ToolApprovalRequestEvent }> {
+    for await (const ev of handler.streamEvents()) {
+      if (ev instanceof ToolApprovalRequestEvent) {
+        const saved = JSON.stringify(handler.ctx.toJSON());
+        handler.cancel();
+        await handler.catch(() => undefined);
+        return { saved, request: ev };
+      }
+    }
+    throw new Error("the run asked for no approval");
+  }
+
+  it("asks before running a call that needs approval, runs the others meanwhile, and runs it once approved", async () => {
+    const { fired, lookups, tools } = hr();
+    const agent = new FunctionCallingAgent({ llm: fireLawson(), tools, needsApproval: ["fire_employee"] });
+    const handler = agent.run({ input: "Fire Lawson" });
+    const asked = await answering(handler, () => {
+      expect({ fired, lookups }).toEqual({ fired: [], lookups: ["Lawson"] }); // the lookup ran; nothing fired yet
+      return { approved: true };
+    });
     const { sources } = await handler;
     expect(asked).toEqual(['Run fire_employee with {"id":7}? (yes/no)']);
     expect({ fired, lookups }).toEqual({ fired: [7], lookups: ["Lawson"] });
@@ -590,9 +610,7 @@ describe("FunctionCallingAgent: tool calls a human must approve", () => {
     const llm = fireLawson();
     const agent = new FunctionCallingAgent({ llm, tools, needsApproval: (call) => call.name.startsWith("fire_") });
     const handler = agent.run({ input: "Fire Lawson" });
-    for await (const ev of handler.streamEvents()) {
-      if (ev instanceof ToolApprovalRequestEvent) handler.ctx.sendEvent(new ToolApprovalEvent({ toolCallId: ev.toolCall.id, approved: false, reason: "Ask HR first." }));
-    }
+    await answering(handler, () => ({ approved: false, reason: "Ask HR first." }));
     const { sources } = await handler;
     expect(fired).toEqual([]);
     expect(toolResults(llm.requests[1]?.messages ?? [])).toEqual([
@@ -602,42 +620,104 @@ describe("FunctionCallingAgent: tool calls a human must approve", () => {
     expect(sources[1]?.isError).toBe(true);
   });
 
-  it("continues a run saved while it waited for approval, in another process, without repeating the finished call", async () => {
+  it("continues a run saved while it waited, in another process: the finished call is not repeated, and an answer sent first is not asked again", async () => {
     const first = hr();
-    const agent = new FunctionCallingAgent({ llm: fireLawson(), tools: first.tools, needsApproval: ["fire_employee"] });
-    const handler = agent.run({ input: "Fire Lawson" });
-    let saved = "";
-    for await (const ev of handler.streamEvents()) {
-      if (ev instanceof ToolApprovalRequestEvent) {
-        saved = JSON.stringify(handler.ctx.toJSON()); // the human answers days later
-        handler.cancel();
-      }
-    }
-    await expect(handler).rejects.toThrow();
+    const { saved, request } = await saveAtFirstRequest(new FunctionCallingAgent({ llm: fireLawson(), tools: first.tools, needsApproval: ["fire_employee"] }).run({ input: "Fire Lawson" }));
     expect(first).toMatchObject({ fired: [], lookups: ["Lawson"] });
 
-    // Another process: the same agent, the saved context, and the human's answer, sent before
-    // the resumed run has even asked again.
+    // Days later, another process: the same agent, the saved context, and the answer to the saved request.
     const later = hr();
     const llm = new ScriptedLLM([{ text: "Lawson has been removed." }]);
     const again = new FunctionCallingAgent({ llm, tools: later.tools, needsApproval: ["fire_employee"] });
-    const ctx = Context.fromJSON(again, saved);
-    const resumed = again.run(undefined, { ctx });
-    resumed.ctx.sendEvent(new ToolApprovalEvent({ toolCallId: "call_fire", approved: true }));
+    const resumed = again.run(undefined, { ctx: Context.fromJSON(again, saved) });
+    resumed.ctx.sendEvent(new ToolApprovalEvent({ approvalId: request.approvalId, approved: true }));
+    const askedAgain = await answering(resumed, () => ({ approved: false }));
     const { response, sources } = await resumed;
+    expect(askedAgain).toEqual([]);
     expect(response.content).toBe("Lawson has been removed.");
     expect(later).toMatchObject({ fired: [7], lookups: [] }); // the lookup's saved result was reused
     expect(sources.map((s) => s.toolName)).toEqual(["find_employee", "fire_employee"]);
-    expect(toolResults(llm.requests[0]?.messages ?? [])).toEqual([
-      ["call_find", '{"id":7,"name":"Michael Lawson"}'],
-      ["call_fire", "Employee 7 removed."],
-    ]);
   });
 
-  it("refuses needsApproval naming a tool the agent does not have", () => {
+  it("keeps an answer given before the save, and asks again only what is unanswered, even of an agent without needsApproval", async () => {
+    const { fired, tools } = hr();
+    const twoFirings = () => new ScriptedLLM([{ toolCalls: [{ id: "a", name: "fire_employee", input: { id: 1 } }, { id: "b", name: "fire_employee", input: { id: 2 } }] }, { text: "Done." }]);
+    const handler = new FunctionCallingAgent({ llm: twoFirings(), tools, needsApproval: ["fire_employee"] }).run({ input: "Fire 1 and 2" });
+    let saved = "";
+    const requests: ToolApprovalRequestEvent[] = [];
+    for await (const ev of handler.streamEvents()) {
+      if (ev instanceof ToolApprovalRequestEvent && requests.push(ev) === 2) {
+        handler.ctx.sendEvent(new ToolApprovalEvent({ approvalId: ev.approvalId, approved: false })); // b: no
+      }
+      if (ev instanceof FunctionOutputEvent && ev.output.toolCallId === "b") {
+        saved = JSON.stringify(handler.ctx.toJSON()); // a still waits
+        handler.cancel();
+      }
+    }
+    await handler.catch(() => undefined);
+    // Restored into an agent that asks for nothing: a call already put to a human still waits for one.
+    const plain = new FunctionCallingAgent({ llm: new ScriptedLLM([{ text: "Done." }]), tools });
+    const resumed = plain.run(undefined, { ctx: Context.fromJSON(plain, saved) });
+    const asked = await answering(resumed, () => ({ approved: true }));
+    const { sources } = await resumed;
+    expect(asked).toEqual(['Run fire_employee with {"id":1}? (yes/no)']);
+    expect(fired).toEqual([1]);
+    expect(sources.map((s) => s.isError)).toEqual([false, true]);
+  });
+
+  it("never lets a second or late answer approve another call, even one the model gives the same id", async () => {
+    const { fired, tools } = hr();
+    const llm = new ScriptedLLM([
+      { toolCalls: [{ id: "call_1", name: "fire_employee", input: { id: 1 } }] },
+      { toolCalls: [{ id: "call_1", name: "fire_employee", input: { id: 99 } }] },
+      { text: "Done." },
+    ]);
+    const handler = new FunctionCallingAgent({ llm, tools, needsApproval: ["fire_employee"] }).run({ input: "Fire 1" });
+    let requests = 0;
+    const asked = await answering(handler, (request) => {
+      if (++requests === 1) handler.ctx.sendEvent(new ToolApprovalEvent({ approvalId: request.approvalId, approved: true })); // a double click
+      return { approved: requests === 1 };
+    });
+    await handler;
+    expect(asked).toEqual(['Run fire_employee with {"id":1}? (yes/no)', 'Run fire_employee with {"id":99}? (yes/no)']);
+    expect(fired).toEqual([1]);
+  });
+
+  it("does not put a call that cannot run to a human: the model is told what is wrong", async () => {
+    const { fired, tools } = hr();
+    const llm = new ScriptedLLM([{ toolCalls: [{ id: "c1", name: "fire_employee", input: { id: "seven" } }] }, { text: "Sorry." }]);
+    const handler = new FunctionCallingAgent({ llm, tools, needsApproval: ["fire_employee"] }).run({ input: "Fire 7" });
+    expect(await answering(handler, () => ({ approved: true }))).toEqual([]);
+    await handler;
+    expect(fired).toEqual([]);
+    expect(String(toolResults(llm.requests[1]?.messages ?? [])[0]?.[1])).toMatch(/^Invalid arguments for tool fire_employee: id: /);
+  });
+
+  it("says what a run that timed out was waiting for", async () => {
     const { tools } = hr();
+    const handler = new FunctionCallingAgent({ llm: fireLawson(), tools, needsApproval: ["fire_employee"], timeout: 1 }).run({ input: "Fire Lawson" });
+    let approvalId = "";
+    for await (const ev of handler.streamEvents()) if (ev instanceof ToolApprovalRequestEvent) approvalId = ev.approvalId;
+    await expect(handler).rejects.toThrow(
+      `Workflow "FunctionCallingAgent" timed out after 1 seconds. Active steps: handleToolCalls. Waiting for: agent.ToolApprovalEvent with {"approvalId":"${approvalId}"} (send it with handler.ctx.sendEvent).`,
+    );
+  });
+
+  it("refuses answers and options it cannot use, saying what it takes", async () => {
+    const { tools } = hr();
+    expect(() => new ToolApprovalEvent({ approvalId: "x", approved: "yes" as unknown as boolean })).toThrow(
+      'ToolApprovalEvent takes { approvalId, approved, reason? }: the approvalId of the ToolApprovalRequestEvent answered, approved true or false, and an optional reason text; got {"approvalId":"x","approved":"yes"}.',
+    );
     expect(() => new FunctionCallingAgent({ llm: fireLawson(), tools, needsApproval: ["fire_employe"] })).toThrow(
       'needsApproval names "fire_employe", not among the agent\'s tools (find_employee, fire_employee). Check the spelling, or add the tool.',
     );
+    const asyncTest = new FunctionCallingAgent({ llm: fireLawson(), tools, needsApproval: (async () => true) as unknown as () => boolean });
+    await expect(asyncTest.run({ input: "Fire Lawson" })).rejects.toThrow(
+      "needsApproval returned a promise for the call to find_employee; it must return true or false at once, from the call's name and arguments.",
+    );
+    const throwing = new FunctionCallingAgent({ llm: fireLawson(), tools, needsApproval: () => {
+      throw new Error("no policy for find_employee");
+    } });
+    await expect(throwing.run({ input: "Fire Lawson" })).rejects.toThrow("needsApproval threw for the call to find_employee: no policy for find_employee");
   });
 });

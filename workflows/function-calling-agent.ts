@@ -4,6 +4,7 @@
  * without tools. Memory and sources live in `ctx.store`, so passing the same context to the
  * next run continues the conversation.
  */
+import { randomUUID } from "node:crypto";
 import type { BaseTool, ChatMessage, ToolCall, ToolCallLLM } from "@llamaindex/core/llms";
 import { Memory, createMemory } from "@llamaindex/core/memory";
 import type { MemoryMessage } from "@llamaindex/core/memory";
@@ -13,7 +14,7 @@ import { StepflowError } from "../src/errors.ts";
 import { StartEvent, StopEvent } from "../src/event.ts";
 import { recentHistory, toolCallsOf, toolResultIdOf, wellFormedHistory } from "../src/llm/chat-history.ts";
 import { badTimeout } from "../src/timers.ts";
-import { runToolCalls } from "../src/llm/tool-calls.ts";
+import { runToolCalls, toolCallProblem } from "../src/llm/tool-calls.ts";
 import { registerCodec } from "../src/serialize.ts";
 import type { ToolSource } from "../src/llm/tool-calls.ts";
 import { step } from "../src/step.ts";
@@ -75,6 +76,13 @@ registerCodec<Memory>("llamaindex.Memory", {
 const MEMORY = "memory";
 const SOURCES = "sources";
 const TOOL_RESULTS = "toolResults";
+const APPROVALS = "approvals";
+
+/** A tool call put to a human: the `approvalId` of the question, and `approved` once it was. */
+interface PendingApproval {
+  readonly id: string;
+  approved?: true;
+}
 
 /**
  * What the agent's steps share within one run, kept beside the run rather than in ctx.store:
@@ -93,6 +101,12 @@ interface AgentRunState {
    * while one call waits for a human) resumes without running the finished calls again.
    */
   readonly toolResults: Record<string, ToolSource>;
+  /**
+   * The object at ctx.store "approvals", once a call needed one: for the current tool turn's
+   * calls put to a human, the id of the question and whether it was approved, so a context
+   * saved meanwhile asks again only what is unanswered. Read on first use.
+   */
+  approvals?: Record<string, PendingApproval>;
   /** The run was restored from a context saved mid-run: memory may already hold some of a turn's results. */
   readonly restored: boolean;
   /** Tokens of history sent to the LLM. */
@@ -230,12 +244,24 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
         onResult,
       });
     const unfinished = ev.toolCalls.filter((call) => finished[call.id] === undefined);
-    const needsApproval = this.needsApproval;
-    if (!needsApproval) await run(unfinished);
+    // A restored run may have asked a human already, whatever this agent's needsApproval says.
+    if (!this.needsApproval && !state.restored) await run(unfinished);
     else {
-      // Calls that need no approval run at once, so their results are recorded before a human answers.
-      const asking = unfinished.filter((call) => needsApproval(call));
-      await Promise.all([run(unfinished.filter((call) => !asking.includes(call))), this.approvedCalls(ctx, asking, onResult).then(run)]);
+      const approvals = await this.approvals(ctx, state);
+      // A call that cannot run (no such tool, bad arguments) is not put to a human: the model is told why.
+      const asking = unfinished.filter((call) => (approvals[call.id] !== undefined || this.asks(call)) && toolCallProblem(call, this.tools) === undefined);
+      // The others run at once, and each asked call as soon as its answer comes, so that what is
+      // done is recorded (toolResults, approvals) before the next answer, for a context saved meanwhile.
+      await Promise.all([
+        run(unfinished.filter((call) => !asking.includes(call))),
+        ...asking.map(async (call) => {
+          const answer = await this.approval(ctx, call, (approvals[call.id] ??= { id: randomUUID() }));
+          if (answer.approved) return run([call]);
+          const reason = answer.reason?.trim() ? ` The reason given: ${answer.reason.trim()}` : "";
+          const message = `The user did not approve this call to ${call.name}, so it was not run.${reason}`;
+          return onResult({ toolCallId: call.id, toolName: call.name, input: call.input, output: message, content: message, isError: true });
+        }),
+      ]);
     }
     // A run that timed out or was cancelled mid-call must not write late results into memory.
     if (ctx.signal.aborted) return undefined;
@@ -249,33 +275,51 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     }
     // No await from here on: a context saved now sees the results in sources or in toolResults, never in both.
     state.sources.push(...results);
-    for (const call of ev.toolCalls) delete finished[call.id];
+    for (const call of ev.toolCalls) {
+      delete finished[call.id];
+      if (state.approvals) delete state.approvals[call.id];
+    }
     state.history = recentHistory(state.history, state.tokenLimit);
     return new InputEvent({ input: wellFormedHistory(state.history) });
   }
 
   /**
-   * The calls a human approved, of `calls` (all needing approval), asked together. A call not
-   * approved gets its result here, so a resumed run does not ask again.
+   * The object at ctx.store "approvals", this run's: a fresh run's replaces any left by an
+   * earlier run on the context (a call id may come again), a restored run's is the saved one.
    */
-  private async approvedCalls(ctx: Context, calls: readonly ToolCall[], onResult: (source: ToolSource) => void): Promise<ToolCall[]> {
-    const answers = await Promise.all(
-      calls.map((call) => {
-        this.trace(`Waiting for approval: \`${call.name}\` with \`${describeArguments(call)}\``);
-        return ctx.waitForEvent(ToolApprovalEvent, {
-          requirements: { toolCallId: call.id },
-          waiterEvent: new ToolApprovalRequestEvent({ prefix: `Run ${call.name} with ${describeArguments(call)}? (yes/no)`, toolCall: call }),
-        });
-      }),
-    );
-    return calls.filter((call, i) => {
-      const answer = answers[i] as ToolApprovalEvent;
-      if (answer.approved === true) return true;
-      const reason = typeof answer.reason === "string" && answer.reason.trim() !== "" ? ` The reason given: ${answer.reason.trim()}` : "";
-      const message = `The user did not approve this call to ${call.name}, so it was not run.${reason}`;
-      onResult({ toolCallId: call.id, toolName: call.name, input: call.input, output: message, content: message, isError: true });
-      return false;
+  private async approvals(ctx: Context, state: AgentRunState): Promise<Record<string, PendingApproval>> {
+    if (state.approvals) return state.approvals;
+    const saved = state.restored ? await ctx.store.get<unknown>(APPROVALS, undefined) : undefined;
+    if (typeof saved === "object" && saved !== null && !Array.isArray(saved)) return (state.approvals = saved as Record<string, PendingApproval>);
+    await ctx.store.set(APPROVALS, (state.approvals = {}));
+    return state.approvals;
+  }
+
+  /** Whether `needsApproval` selects `call`. */
+  private asks(call: ToolCall): boolean {
+    if (!this.needsApproval) return false;
+    let answer: unknown;
+    try {
+      answer = this.needsApproval(call);
+    } catch (error) {
+      throw new StepflowError(`needsApproval threw for the call to ${call.name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+    if (typeof (answer as PromiseLike<unknown> | null)?.then === "function") {
+      throw new StepflowError(`needsApproval returned a promise for the call to ${call.name}; it must return true or false at once, from the call's name and arguments.`);
+    }
+    return Boolean(answer);
+  }
+
+  /** A human's answer for `call`: asked on the stream, unless it was approved before a save. */
+  private async approval(ctx: Context, call: ToolCall, pending: PendingApproval): Promise<{ approved: boolean; reason?: string | undefined }> {
+    if (pending.approved) return { approved: true };
+    this.trace(`Waiting for approval: \`${call.name}\` with \`${describeArguments(call)}\``);
+    const answer = await ctx.waitForEvent(ToolApprovalEvent, {
+      requirements: { approvalId: pending.id },
+      waiterEvent: new ToolApprovalRequestEvent({ prefix: `Run ${call.name} with ${describeArguments(call)}? (yes/no)`, toolCall: call, approvalId: pending.id }),
     });
+    if (answer.approved) pending.approved = true;
+    return answer;
   }
 
   /** This run's state: set by prepareChatHistory, or rebuilt for a run restored mid-way. */

@@ -143,8 +143,20 @@ function findTool(tools: readonly BaseTool[], name: string): BaseTool | undefine
   return undefined;
 }
 
-/** One call's result: at once when the tool answers synchronously, else a promise. */
-function runOne(call: ToolCall, tools: readonly BaseTool[], deadline: Deadline): ToolSource | Promise<ToolSource> {
+/**
+ * Why `call` cannot run, as the result the model would get (an unknown tool, arguments that
+ * are not an object or fail the tool's schema); `undefined` when it can run.
+ * @example toolCallProblem({ id: "c1", name: "launch", input: {} }, [add])?.content; // "Tool launch does not exist. …"
+ */
+export function toolCallProblem(call: ToolCall, tools: readonly BaseTool[]): ToolSource | undefined {
+  const checked = checkCall(call, tools);
+  return "tool" in checked ? undefined : checked;
+}
+
+type CallableTool = BaseTool & { call: NonNullable<BaseTool["call"]> };
+
+/** The tool and the arguments to call it with, or the result that says why the call cannot run. */
+function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: CallableTool; args: unknown } | ToolSource {
   const tool = findTool(tools, call.name);
   if (!tool?.call) {
     const names = tools.map((t) => t.metadata.name).join(", ") || "none";
@@ -155,21 +167,27 @@ function runOne(call: ToolCall, tools: readonly BaseTool[], deadline: Deadline):
     return failure(call, `Invalid arguments for tool ${call.name}: expected a JSON object, got ${JSON.stringify(input)}. The tool was not run; call it again with arguments that match its schema.`);
   }
   const schema = argumentSchema(tool);
-  let args: unknown = input;
-  if (schema) {
-    let parsed: ReturnType<ArgumentSchema["safeParse"]>;
-    try {
-      parsed = schema.safeParse(input);
-    } catch (error) {
-      return thrown(call, error); // a refinement that throws, or one that is async (a synchronous parse cannot await it)
-    }
-    if (!parsed.success) {
-      const problems = parsed.error.issues.map((issue) => (issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message)).join("; ");
-      return failure(call, `Invalid arguments for tool ${call.name}: ${problems}. The tool was not run; call it again with arguments that match its schema.`);
-    }
-    // A tool from stepflow's tool() parses its input with the same schema in FunctionTool.call.
-    args = zodSchemaOf(tool) ? input : parsed.data;
+  if (!schema) return { tool: tool as CallableTool, args: input };
+  let parsed: ReturnType<ArgumentSchema["safeParse"]>;
+  try {
+    parsed = schema.safeParse(input);
+  } catch (error) {
+    return thrown(call, error); // a refinement that throws, or one that is async (a synchronous parse cannot await it)
   }
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => (issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message)).join("; ");
+    return failure(call, `Invalid arguments for tool ${call.name}: ${problems}. The tool was not run; call it again with arguments that match its schema.`);
+  }
+  // A tool from stepflow's tool() parses its input with the same schema in FunctionTool.call.
+  return { tool: tool as CallableTool, args: zodSchemaOf(tool) ? input : parsed.data };
+}
+
+/** One call's result: at once when the tool answers synchronously, else a promise. */
+function runOne(call: ToolCall, tools: readonly BaseTool[], deadline: Deadline): ToolSource | Promise<ToolSource> {
+  const checked = checkCall(call, tools);
+  if (!("tool" in checked)) return checked;
+  const { tool, args } = checked;
+  const input: unknown = call.input;
   let result: unknown;
   try {
     result = tool.call(args);
