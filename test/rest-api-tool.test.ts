@@ -54,10 +54,11 @@ describe("restApiTool: seed 000's HR assistant", () => {
     expect(JSON.stringify(ctx.toJSON())).not.toContain("hr-secret");
   });
 
-  it("keeps requests on the API: a URL, a // path or a .. out of the API root is refused and not sent", async () => {
+  it("keeps requests on the API: URLs, // paths, .. and encoded escapes out of the API root are refused and not sent", async () => {
     hr = await startHrApiServer();
+    const escapes = ["/api/../../admin", "/users/..%2f..%2fadmin", "/users/%2e%2e/admin", "/users/..;/admin", "/users%5c..%5cadmin"];
     const llm = new ScriptedLLM([
-      { toolCalls: [call("u", "GET", "http://example.com/steal"), call("s", "GET", "//example.com/steal"), call("d", "GET", "/api/../../admin"), call("m", "TRACE", "/api/users")] },
+      { toolCalls: [call("u", "GET", "http://example.com/steal"), call("s", "GET", "//example.com/steal"), call("m", "TRACE", "/api/users"), ...escapes.map((path, i) => call(`e${i}`, "GET", path))] },
       { text: "I cannot do that." },
     ]);
     await new FunctionCallingAgent({ llm, tools: [rest(`${hr.baseURL}/api`)] }).run({ input: "Try everything" });
@@ -67,9 +68,73 @@ describe("restApiTool: seed 000's HR assistant", () => {
     }));
     expect(results.get("u")).toMatch(/^Invalid arguments for tool call_rest_api: path: must be a path on the API starting with one \/, e\.g\. \/api\/users\?page=2, not a URL\./);
     expect(results.get("s")).toMatch(/^Invalid arguments for tool call_rest_api: path: must be a path on the API/);
-    expect(results.get("d")).toBe(`Encountered error in tool call: The path "/api/../../admin" leads outside the API at ${hr.baseURL}/api/; give a path under it.`);
     expect(results.get("m")).toMatch(/^Invalid arguments for tool call_rest_api: method: /);
+    escapes.forEach((path, i) =>
+      expect(results.get(`e${i}`)).toBe(`Encountered error in tool call: The path ${JSON.stringify(path)} leads, or may lead, outside the API at ${hr?.baseURL}/api/; give a plain path under it, without "." or ".." segments or encoded slashes.`),
+    );
     expect(hr.requests).toEqual([]);
+  });
+
+  it("reports a redirect instead of following it, so the key never leaves the API", async () => {
+    const elsewhere: string[] = [];
+    const other = createServer((req, res) => {
+      elsewhere.push(`${req.method} ${req.url} ${req.headers.authorization ?? ""}`);
+      res.end("{}");
+    });
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+    const otherURL = `http://127.0.0.1:${(other.address() as AddressInfo).port}/collect`;
+    const api = createServer((_req, res) => res.writeHead(307, { location: otherURL }).end());
+    await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
+    try {
+      const apiURL = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+      expect(await rest(apiURL).call({ method: "DELETE", path: "/api/users/7" })).toEqual({ status: 307, body: "", location: otherURL });
+      expect(elsewhere).toEqual([]);
+    } finally {
+      await new Promise((resolve) => api.close(resolve));
+      await new Promise((resolve) => other.close(resolve));
+    }
+  });
+
+  it("sends its headers over the tool's own, checks them when made without showing their values, and adds baseURL's query to each request", async () => {
+    hr = await startHrApiServer();
+    const seen: Headers[] = [];
+    const spy = createServer((req, res) => {
+      seen.push(new Headers(req.headers as Record<string, string>));
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ url: req.url }));
+    });
+    await new Promise<void>((resolve) => spy.listen(0, "127.0.0.1", resolve));
+    try {
+      const spyURL = `http://127.0.0.1:${(spy.address() as AddressInfo).port}/v2?tenant=acme`;
+      const github = rest(spyURL, { headers: { Accept: "application/vnd.github+json", "X-Api-Key": "k-123" } });
+      expect(await github.call({ method: "GET", path: "/users?page=2" })).toEqual({ status: 200, body: { url: "/v2/users?page=2&tenant=acme" } });
+      expect([seen[0]?.get("accept"), seen[0]?.get("x-api-key")]).toEqual(["application/vnd.github+json", "k-123"]);
+    } finally {
+      await new Promise((resolve) => spy.close(resolve));
+    }
+    expect(() => rest(hr?.baseURL ?? "", { headers: { authorization: "Bearer sk-secret\nX-Evil: 1" } })).toThrow(
+      'restApiTool: header "authorization" has a name or value fetch cannot send (a line break, or a character outside Latin-1?).',
+    );
+  });
+
+  it("reads no more of a body than the model will read, and refuses a GET with a body", async () => {
+    const endless = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
+      const more = () => res.write("ab".repeat(8192), () => setImmediate(more));
+      more(); // never ends: reading it all would never return
+    });
+    await new Promise<void>((resolve) => endless.listen(0, "127.0.0.1", resolve));
+    try {
+      const result = (await rest(`http://127.0.0.1:${(endless.address() as AddressInfo).port}`, { maxBodyChars: 10 }).call({ method: "GET", path: "/logs" })) as { body: string };
+      expect(result.body).toBe("ababababab… (cut after 10 characters; ask for less, e.g. a page or one item)");
+    } finally {
+      endless.closeAllConnections();
+      await new Promise((resolve) => endless.close(resolve));
+    }
+    const llm = new ScriptedLLM([{ toolCalls: [{ id: "g", name: "call_rest_api", input: { method: "GET", path: "/api/users", body: { page: 2 } } }] }, { text: "ok" }]);
+    await new FunctionCallingAgent({ llm, tools: [rest("http://127.0.0.1:9")] }).run({ input: "list" });
+    expect(String(llm.requests[1]?.messages.at(-1)?.content)).toBe(
+      "Invalid arguments for tool call_rest_api: body: a GET request has no body; put its parameters in the path's query string. The tool was not run; call it again with arguments that match its schema.",
+    );
   });
 
   it("tells the model when the API cannot be reached or does not answer in time", async () => {

@@ -1,32 +1,31 @@
 /**
  * A whole REST API as one tool, as in seed 000's HR assistant (`call_rest_api`): the model
  * picks the method, the path (with its query) and the JSON body, and reads the status and the
- * answer. Requests stay on the API's origin: the model gives a path, never a URL.
+ * answer. Requests stay on the API: the model gives a path under `baseURL`, never a URL;
+ * redirects are reported, not followed; `headers` (keys) never reach the model.
  */
 import type { JSONValue } from "@llamaindex/core/global";
 import { z } from "zod";
 import { tool } from "../../src/llm/tool.ts";
+import { badTimeout, startTimer } from "../../src/timers.ts";
 
 /** Options of {@link restApiTool}. */
 export interface RestApiToolOptions {
-  /** The API root every path is relative to, e.g. `http://127.0.0.1:8080` or `https://hr.example.com/v2`. */
+  /** The API root every path is under, e.g. `http://127.0.0.1:8080` or `https://hr.example.com/v2`. Its query, if any, goes with every request. */
   readonly baseURL: string;
-  /**
-   * What the API offers, for the model to choose from: its endpoints and what they take. The
-   * tool's own description of its arguments is added after it.
-   */
+  /** What the API offers, for the model to choose from: its endpoints and what they take. */
   readonly description: string;
   /** The tool's name. Default `call_rest_api`. */
   readonly name?: string;
-  /** Sent with every request (say, an `authorization` header); never shown to the model. */
+  /** Sent with every request (say, an `authorization` header), over the tool's own; never shown to the model. */
   readonly headers?: Readonly<Record<string, string>>;
-  /** Seconds a request may take. Default 30. */
+  /** Seconds a request may take, its body included. Default 30. */
   readonly timeout?: number;
-  /** Characters of a response body the model reads; longer bodies are cut, saying so. Default 20,000. */
+  /** Characters of a response body the model reads; the rest is not even downloaded. Default 20,000. */
   readonly maxBodyChars?: number;
 }
 
-/** What the model reads after a request: the HTTP status and the body (JSON, or text). */
+/** What the model reads after a request: the HTTP status, the body (JSON, or text) and, for a redirect, where it points. */
 export interface RestApiResult {
   readonly [key: string]: JSONValue;
   readonly status: number;
@@ -35,14 +34,18 @@ export interface RestApiResult {
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 
-const restRequest = z.object({
-  method: z.enum(METHODS).describe("The HTTP method."),
-  path: z
-    .string()
-    .regex(/^\/(?![/\\])/, "must be a path on the API starting with one /, e.g. /api/users?page=2, not a URL")
-    .describe("The path on the API, with its query string if any, e.g. /api/users?page=2."),
-  body: z.record(z.string(), z.unknown()).optional().describe("The JSON body of a POST, PUT or PATCH."),
-});
+// A refinement, not a regex `pattern`: some local servers (llama.cpp) turn patterns into
+// grammars and refuse ones that are not anchored at both ends. The tool runner enforces it.
+const restRequest = z
+  .object({
+    method: z.enum(METHODS).describe("The HTTP method."),
+    path: z
+      .string()
+      .refine((path) => path.startsWith("/") && !/^\/[/\\]/.test(path), "must be a path on the API starting with one /, e.g. /api/users?page=2, not a URL")
+      .describe("The path on the API, with its query string if any, e.g. /api/users?page=2."),
+    body: z.record(z.string(), z.unknown()).optional().describe("The JSON body of a POST, PUT, PATCH or DELETE."),
+  })
+  .refine((request) => request.method !== "GET" || request.body === undefined, { path: ["body"], message: "a GET request has no body; put its parameters in the path's query string" });
 
 /**
  * Makes a tool that sends requests to one REST API. Pair it with the agent's `needsApproval`
@@ -55,40 +58,49 @@ const restRequest = z.object({
  * const agent = new FunctionCallingAgent({ llm, tools: [hr], needsApproval: (call) => (call.input as { method?: string }).method !== "GET" });
  */
 export function restApiTool(options: RestApiToolOptions) {
-  const base = apiRoot(options.baseURL);
+  const { root, query } = apiRoot(options.baseURL);
   const timeout = options.timeout ?? 30;
-  if (!Number.isFinite(timeout) || timeout <= 0) throw new RangeError(`restApiTool: timeout is in seconds and must be a finite number > 0, got ${String(timeout)}.`);
+  const badTime = badTimeout("restApiTool: timeout", timeout, "the default is 30");
+  if (badTime) throw new RangeError(badTime);
   const maxBodyChars = options.maxBodyChars ?? 20_000;
+  if (!Number.isInteger(maxBodyChars) || maxBodyChars < 1) throw new RangeError(`restApiTool: maxBodyChars must be a whole number ≥ 1, got ${String(maxBodyChars)}.`);
+  const extraHeaders = checkedHeaders(options.headers);
   return tool({
     name: options.name ?? "call_rest_api",
     description: `${options.description.trim()}\nSends one request to this API and returns its status and body.`,
     parameters: restRequest,
     execute: async ({ method, path, body }): Promise<RestApiResult> => {
-      const url = new URL(base.href + path.slice(1));
-      // ".." and its escapes are resolved by URL: what is left must still be under the API root.
-      if (url.origin !== base.origin || !url.pathname.startsWith(base.pathname)) {
-        throw new Error(`The path ${JSON.stringify(path)} leads outside the API at ${base.href}; give a path under it.`);
-      }
-      let response: Response;
+      const url = requestURL(root, query, path);
+      const headers = new Headers({ accept: "application/json" });
+      if (body !== undefined) headers.set("content-type", "application/json");
+      for (const [name, value] of extraHeaders) headers.set(name, value);
+      const deadline = new AbortController();
+      const cancelTimer = startTimer(timeout, () => deadline.abort());
+      const late = () => new Error(`The API at ${root.href} did not answer ${method} ${path} within ${timeout} s.`);
       try {
-        response = await fetch(url, {
-          method,
-          headers: { accept: "application/json", ...(body === undefined ? {} : { "content-type": "application/json" }), ...options.headers },
-          body: body === undefined ? undefined : JSON.stringify(body),
-          signal: AbortSignal.timeout(timeout * 1000),
+        let response: Response;
+        try {
+          response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), redirect: "manual", signal: deadline.signal });
+        } catch (error) {
+          if (deadline.signal.aborted) throw late();
+          const cause = (error as Error).cause as { code?: unknown; message?: unknown } | undefined;
+          throw new Error(`Cannot reach the API at ${root.href}: ${String(cause?.code ?? cause?.message ?? (error as Error).message)}.`);
+        }
+        const text = await readText(response, maxBodyChars).catch((error: unknown) => {
+          throw deadline.signal.aborted ? late() : new Error(`The API at ${root.href} broke off its answer to ${method} ${path}: ${(error as Error).message}.`);
         });
-      } catch (error) {
-        if ((error as Error).name === "TimeoutError") throw new Error(`The API at ${base.href} did not answer ${method} ${path} within ${timeout} s.`);
-        const cause = (error as Error).cause as { code?: unknown; message?: unknown } | undefined;
-        throw new Error(`Cannot reach the API at ${base.href}: ${String(cause?.code ?? cause?.message ?? (error as Error).message)}.`);
+        const location = response.headers.get("location");
+        // A redirect is the API's answer to report: following it could leave the API, taking the headers along.
+        return { status: response.status, body: readable(text, response.headers.get("content-type")), ...(location === null ? {} : { location }) };
+      } finally {
+        cancelTimer();
       }
-      return { status: response.status, body: readable(await response.text(), response.headers.get("content-type"), maxBodyChars) };
     },
   });
 }
 
-/** The API root as a URL ending in "/", so that a path is appended to it rather than replacing its own path. */
-function apiRoot(baseURL: string): URL {
+/** The API root as a URL ending in "/", so that a path is added under it, and its query apart. */
+function apiRoot(baseURL: string): { root: URL; query: URLSearchParams } {
   let url: URL;
   try {
     url = new URL(baseURL);
@@ -96,17 +108,78 @@ function apiRoot(baseURL: string): URL {
     throw new TypeError(`restApiTool: baseURL must be an absolute http(s) URL, e.g. http://127.0.0.1:8080; got ${JSON.stringify(baseURL)}.`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`restApiTool: baseURL must be an http(s) URL; got ${JSON.stringify(baseURL)}.`);
-  if (url.username || url.password) throw new TypeError("restApiTool: baseURL must not hold a user name or password (fetch refuses such URLs); send credentials in `headers`, e.g. { authorization: \"Bearer …\" }.");
-  url.search = "";
-  url.hash = "";
-  if (!url.pathname.endsWith("/")) url.pathname += "/";
+  if (url.username || url.password) throw new TypeError('restApiTool: baseURL must not hold a user name or password (fetch refuses such URLs); send credentials in `headers`, e.g. { authorization: "Bearer …" }.');
+  const query = url.searchParams;
+  const root = new URL(url.origin + url.pathname.replace(/\/?$/, "/"));
+  return { root, query };
+}
+
+/** Header names and values fetch accepts; a bad one fails here, naming the header but not its value (a key). */
+function checkedHeaders(headers: Readonly<Record<string, string>> | undefined): [string, string][] {
+  const checked: [string, string][] = [];
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    try {
+      new Headers().set(name, value);
+    } catch {
+      throw new TypeError(`restApiTool: header ${JSON.stringify(name)} has a name or value fetch cannot send (a line break, or a character outside Latin-1?).`);
+    }
+    checked.push([name, value]);
+  }
+  return checked;
+}
+
+/**
+ * `path` under `root`, with the base query added. Refused when it could lead elsewhere: a
+ * segment that is, or decodes to, `.` or `..` (also `..;`, which some servers read as `..`), or
+ * one holding an encoded slash, which a gateway may decode before routing.
+ */
+function requestURL(root: URL, query: URLSearchParams, path: string): URL {
+  const pathPart = path.split(/[?#]/, 1)[0] as string;
+  for (const segment of pathPart.split("/")) {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(segment);
+    } catch {
+      decoded = segment;
+    }
+    const name = decoded.split(";", 1)[0] as string;
+    if (name === "." || name === ".." || /[/\\]/.test(decoded)) throw outside(path, root);
+  }
+  const url = new URL(root.href + path.slice(1));
+  if (url.origin !== root.origin || !url.pathname.startsWith(root.pathname)) throw outside(path, root);
+  for (const [key, value] of query) url.searchParams.set(key, value);
   return url;
 }
 
-function readable(text: string, contentType: string | null, maxChars: number): JSONValue {
-  if (text.length > maxChars) return `${text.slice(0, maxChars)}… (cut: the body has ${text.length} characters; ask for less, e.g. a page or one item)`;
-  if (text === "") return "";
-  if (contentType?.includes("json")) {
+function outside(path: string, root: URL): Error {
+  return new Error(`The path ${JSON.stringify(path)} leads, or may lead, outside the API at ${root.href}; give a plain path under it, without "." or ".." segments or encoded slashes.`);
+}
+
+/** The body as text, in its charset, reading no more than `maxChars` characters' worth of it. */
+async function readText(response: Response, maxChars: number): Promise<{ text: string; cut: boolean }> {
+  const charset = /charset="?([^";\s]+)/i.exec(response.headers.get("content-type") ?? "")?.[1];
+  let decoder: InstanceType<typeof TextDecoder>;
+  try {
+    decoder = new TextDecoder(charset ?? "utf-8");
+  } catch {
+    decoder = new TextDecoder("utf-8"); // a charset TextDecoder does not know
+  }
+  const reader = response.body?.getReader();
+  let text = "";
+  for (;;) {
+    const { done, value } = reader ? await reader.read() : { done: true, value: undefined };
+    text += done ? decoder.decode() : decoder.decode(value, { stream: true });
+    if (text.length > maxChars) {
+      if (!done) void reader?.cancel().catch(() => undefined);
+      const cut = text.slice(0, /[\uD800-\uDBFF]/.test(text.charAt(maxChars - 1)) ? maxChars - 1 : maxChars); // never half a character
+      return { text: `${cut}… (cut after ${maxChars} characters; ask for less, e.g. a page or one item)`, cut: true };
+    }
+    if (done) return { text, cut: false };
+  }
+}
+
+function readable({ text, cut }: { text: string; cut: boolean }, contentType: string | null): JSONValue {
+  if (!cut && text.length > 0 && contentType?.includes("json")) {
     try {
       return JSON.parse(text) as JSONValue;
     } catch {
