@@ -195,7 +195,7 @@ export class Run {
       this.#cancelTimeout = startTimer(timeout, () => {
         const active = this.activeSteps();
         // A run that times out waiting for a human should say for what: the answer it never got.
-        const waiting = this.#waiters.map((w) => `${eventTypeName(w.type)}${w.requirements ? ` with ${JSON.stringify(w.requirements)}` : ""}`);
+        const waiting = this.#waiters.map((w) => `${eventTypeName(w.type)}${describeRequirements(w.requirements)}`);
         const waitingFor = waiting.length > 0 ? ` Waiting for: ${waiting.join(", ")} (send it with handler.ctx.sendEvent).` : "";
         this.fail(new WorkflowTimeoutError(`Workflow "${this.settings.workflowName}" timed out after ${timeout} seconds. Active steps: ${active.join(", ") || "none"}.${waitingFor}`, active));
       });
@@ -248,7 +248,11 @@ export class Run {
         // Restored before anything knew its class (only the waiting step names it): decoded now.
         const saved = event as unknown as SavedEvent;
         if (saved.type !== eventTypeName(type)) continue;
-        event = this.#unclaimed[i] = decodeEvent(saved, new Map([[saved.type, type]]), `unclaimed event[${i}]`);
+        try {
+          event = this.#unclaimed[i] = decodeEvent(saved, new Map([[saved.type, type]]), `unclaimed event[${i}]`);
+        } catch {
+          continue; // saved in a shape the class no longer takes (an older version): it answers nothing, and the question is asked again
+        }
       }
       if (matches(event as Event)) return Promise.resolve(this.#unclaimed.splice(i, 1)[0] as Event);
     }
@@ -423,4 +427,14 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return "an array";
   if (typeof value === "object") return `an object (${value.constructor?.name ?? "Object"})`;
   return `a ${typeof value}`;
+}
+
+/** " with {…}" for a timeout message; nothing when there are no requirements, or they cannot be shown. */
+function describeRequirements(requirements: Readonly<Record<string, unknown>> | undefined): string {
+  if (!requirements || Object.values(requirements).every((value) => value === undefined)) return "";
+  try {
+    return ` with ${JSON.stringify(requirements)}`;
+  } catch {
+    return ` with ${Object.keys(requirements).join(", ")} set`; // a BigInt or a cycle: JSON cannot show it
+  }
 }

@@ -445,6 +445,22 @@ describe("human in the loop", () => {
     expect(await handler).toBe("fired");
   });
 
+  it("a run that times out says what it was waiting for, also with requirements JSON cannot write", async () => {
+    class Waits extends Workflow<{}, string> {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async ask(ctx: Context) {
+        const [a, b] = await Promise.all([
+          ctx.waitForEvent(HumanResponseEvent<{ ticket: string }>, { requirements: { ticket: "T-1" } }),
+          ctx.waitForEvent(HumanResponseEvent<{ n: bigint }>, { requirements: { n: 1n } }),
+        ]);
+        return new StopEvent({ result: `${a.ticket} ${b.n}` });
+      }
+    }
+    await expect(new Waits({ timeout: 0.5 }).run({})).rejects.toThrow(
+      'Workflow "Waits" timed out after 0.5 seconds. Active steps: ask. Waiting for: HumanResponseEvent with {"ticket":"T-1"}, HumanResponseEvent with n set (send it with handler.ctx.sendEvent).',
+    );
+  });
+
   it("waits longer than setTimeout's 24.8-day limit for an answer", async () => {
     const month = 30 * 24 * 3600;
     class Slow extends Workflow<{}, string> {

@@ -546,6 +546,51 @@ describe("FunctionCallingAgent: resuming a turn saved mid-way", () => {
   });
 });
 
+describe("FunctionCallingAgent: saved at any moment", () => {
+  const microtasks = async (n: number) => {
+    for (let i = 0; i < n; i++) await Promise.resolve();
+  };
+  /** Memory's messages as short lines, to count duplicates. */
+  const lines = (messages: ChatMessage[]) =>
+    messages.map((m) => `${m.role}:${String(m.content)}:${JSON.stringify((m.options as { toolResult?: { id: string } } | undefined)?.toolResult?.id ?? "")}`);
+
+  // Each case saves a run after 0, 1, 2, … microtasks from one point, so whatever the engine's
+  // scheduling, every moment of the window is tried; restoring must neither repeat nor lose anything.
+  it("a save at any microtask of a turn resumes without a second user message, a second tool run or a lost result", async () => {
+    for (let wait = 0; wait <= 60; wait++) {
+      const emails: string[] = [];
+      const sendEmail = stepflowTool({ name: "send_email", description: "Send an email.", parameters: z.object({ to: z.string() }), execute: ({ to }) => (emails.push(to), "sent") });
+      const handler = new FunctionCallingAgent({ llm: new ScriptedLLM([{ toolCalls: [{ id: "e1", name: "send_email", input: { to: "bob" } }] }, { text: "Sent." }]), tools: [sendEmail] }).run({ input: "Email bob" });
+      await microtasks(wait);
+      const saved = handler.ctx.toJSON();
+      handler.cancel();
+      await handler.catch(() => undefined);
+      // The model as before: it calls the tool, and answers once it has the result.
+      const model = new ScriptedLLM((request) => (request.messages.at(-1)?.role === "user" && request.messages.at(-1)?.options ? { text: "Sent." } : { toolCalls: [{ id: "e1", name: "send_email", input: { to: "bob" } }] }));
+      const second = new FunctionCallingAgent({ llm: model, tools: [sendEmail] });
+      const ctx = Context.fromJSON(second, JSON.stringify(saved));
+      if (!saved.running) continue; // saved before the run began or after it ended: nothing to resume
+      await second.run(undefined, { ctx });
+      const memory = lines(await (await ctx.store.get<Memory>("memory")).get());
+      expect({ wait, emails, memory }).toEqual({ wait, emails: ["bob"], memory: ["user:Email bob:\"\"", "assistant::\"\"", 'user:sent:"e1"', 'assistant:Sent.:""'] });
+    }
+  });
+
+  it("a cancel at any microtask of a turn starts no tool afterwards", async () => {
+    for (let wait = 0; wait <= 40; wait++) {
+      const emails: string[] = [];
+      const sendEmail = stepflowTool({ name: "send_email", description: "Send an email.", parameters: z.object({ to: z.string() }), execute: ({ to }) => (emails.push(to), "sent") });
+      const handler = new FunctionCallingAgent({ llm: new ScriptedLLM([{ toolCalls: [{ id: "e1", name: "send_email", input: { to: "bob" } }] }, { text: "Sent." }]), tools: [sendEmail] }).run({ input: "Email bob" });
+      await microtasks(wait);
+      const before = emails.length;
+      handler.cancel();
+      await handler.catch(() => undefined);
+      await microtasks(20);
+      expect({ wait, emails: emails.length }).toEqual({ wait, emails: before });
+    }
+  });
+});
+
 describe("FunctionCallingAgent: tool calls a human must approve", () => {
   /** An HR API's tools: looking people up is free, firing them needs a human's yes. */
   const hr = () => {
@@ -680,6 +725,37 @@ describe("FunctionCallingAgent: tool calls a human must approve", () => {
     });
     await handler;
     expect(asked).toEqual(['Run fire_employee with {"id":1}? (yes/no)', 'Run fire_employee with {"id":99}? (yes/no)']);
+    expect(fired).toEqual([1]);
+  });
+
+  it("leaves nothing from a run cancelled mid-approval that could approve a later run's call", async () => {
+    const { fired, tools } = hr();
+    const llm = new ScriptedLLM([
+      { toolCalls: [{ id: "call_1", name: "fire_employee", input: { id: 1 } }, { id: "call_2", name: "fire_employee", input: { id: 2 } }] },
+      { toolCalls: [{ id: "call_1", name: "fire_employee", input: { id: 99 } }] },
+    ]);
+    const agent = new FunctionCallingAgent({ llm, tools, needsApproval: ["fire_employee"] });
+    const ctx = new Context(agent);
+    const first = agent.run({ input: "Fire 1 and 2" }, { ctx });
+    for await (const ev of first.streamEvents()) {
+      if (ev instanceof ToolApprovalRequestEvent && ev.toolCall.id === "call_1") first.ctx.sendEvent(new ToolApprovalEvent({ approvalId: ev.approvalId, approved: true }));
+      if (ev instanceof FunctionOutputEvent) first.cancel(); // call_1 ran; call_2 still waits
+    }
+    await first.catch(() => undefined);
+    // The next run on that context, saved as the model calls "call_1" again, and restored.
+    const second = agent.run({ input: "Now fire 99" }, { ctx });
+    let saved = "";
+    for await (const ev of second.streamEvents()) {
+      if (ev instanceof ToolCallEvent) {
+        saved = JSON.stringify(second.ctx.toJSON());
+        second.cancel();
+      }
+    }
+    await second.catch(() => undefined);
+    const again = new FunctionCallingAgent({ llm: new ScriptedLLM([{ text: "Not fired." }]), tools, needsApproval: ["fire_employee"] });
+    const resumed = again.run(undefined, { ctx: Context.fromJSON(again, saved) });
+    expect(await answering(resumed, () => ({ approved: false }))).toEqual(['Run fire_employee with {"id":99}? (yes/no)']);
+    await resumed;
     expect(fired).toEqual([1]);
   });
 

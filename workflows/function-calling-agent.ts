@@ -102,11 +102,11 @@ interface AgentRunState {
    */
   readonly toolResults: Record<string, ToolSource>;
   /**
-   * The object at ctx.store "approvals", once a call needed one: for the current tool turn's
-   * calls put to a human, the id of the question and whether it was approved, so a context
-   * saved meanwhile asks again only what is unanswered. Read on first use.
+   * The object at ctx.store "approvals": for the current tool turn's calls put to a human, the
+   * id of the question and whether it was approved, so a context saved meanwhile asks again
+   * only what is unanswered.
    */
-  approvals?: Record<string, PendingApproval>;
+  readonly approvals: Record<string, PendingApproval>;
   /** The run was restored from a context saved mid-run: memory may already hold some of a turn's results. */
   readonly restored: boolean;
   /** Tokens of history sent to the LLM. */
@@ -171,11 +171,20 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     }
     const sources: ToolSource[] = [];
     const toolResults: Record<string, ToolSource> = {};
+    const approvals: Record<string, PendingApproval> = {};
     await ctx.store.set(SOURCES, sources);
     await ctx.store.set(TOOL_RESULTS, toolResults);
+    await ctx.store.set(APPROVALS, approvals);
     const memory = await agentMemory(ctx, this.llm);
-    await memory.add(typeof ev.input === "string" ? { role: "user", content: ev.input } : ev.input);
-    const { history } = await this.startRunState(ctx, { memory, sources, toolResults, restored: false });
+    const message: ChatMessage = typeof ev.input === "string" ? { role: "user", content: ev.input } : ev.input;
+    const messages = await memory.get();
+    // Already there when this step ran before a save and is resumed, or when a run failed before
+    // the model replied and the user asks again: once is enough.
+    if (!sameMessage(message, messages.at(-1))) {
+      await memory.add(message);
+      messages.push(message);
+    }
+    const { history } = this.startRunState(ctx, { memory, sources, toolResults, approvals, restored: false }, messages);
     return new InputEvent({ input: wellFormedHistory(history) });
   }
 
@@ -230,6 +239,12 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   async handleToolCalls(ctx: Context, ev: ToolCallEvent): Promise<InputEvent | undefined> {
     const state = await this.runState(ctx);
     const finished = state.toolResults;
+    const inMemory = state.restored ? resultsInMemory(await state.memory.get(), ev.toolCalls) : undefined;
+    // Saved after this step had finished (every result in memory and sources, toolResults
+    // cleared) but before the engine took its InputEvent: the turn is done, and not run again.
+    if (inMemory?.size === ev.toolCalls.length && ev.toolCalls.every((call) => finished[call.id] === undefined)) {
+      return new InputEvent({ input: wellFormedHistory(state.history) });
+    }
     const onResult = (source: ToolSource) => {
       finished[source.toolCallId] = source;
       if (ctx.signal.aborted) return;
@@ -247,7 +262,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     // A restored run may have asked a human already, whatever this agent's needsApproval says.
     if (!this.needsApproval && !state.restored) await run(unfinished);
     else {
-      const approvals = await this.approvals(ctx, state);
+      const approvals = state.approvals;
       // A call that cannot run (no such tool, bad arguments) is not put to a human: the model is told why.
       const asking = unfinished.filter((call) => (approvals[call.id] !== undefined || this.asks(call)) && toolCallProblem(call, this.tools) === undefined);
       // The others run at once, and each asked call as soon as its answer comes, so that what is
@@ -266,7 +281,6 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     // A run that timed out or was cancelled mid-call must not write late results into memory.
     if (ctx.signal.aborted) return undefined;
     const results = ev.toolCalls.map((call) => finished[call.id] as ToolSource);
-    const inMemory = state.restored ? resultsInMemory(await state.memory.get(), ev.toolCalls) : undefined;
     for (const source of results) {
       if (inMemory?.has(source.toolCallId)) continue; // added before the context was saved
       const message: ChatMessage = { role: "user", content: source.content, options: { toolResult: { id: source.toolCallId, result: source.content, isError: source.isError } } };
@@ -277,22 +291,10 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     state.sources.push(...results);
     for (const call of ev.toolCalls) {
       delete finished[call.id];
-      if (state.approvals) delete state.approvals[call.id];
+      delete state.approvals[call.id];
     }
     state.history = recentHistory(state.history, state.tokenLimit);
     return new InputEvent({ input: wellFormedHistory(state.history) });
-  }
-
-  /**
-   * The object at ctx.store "approvals", this run's: a fresh run's replaces any left by an
-   * earlier run on the context (a call id may come again), a restored run's is the saved one.
-   */
-  private async approvals(ctx: Context, state: AgentRunState): Promise<Record<string, PendingApproval>> {
-    if (state.approvals) return state.approvals;
-    const saved = state.restored ? await ctx.store.get<unknown>(APPROVALS, undefined) : undefined;
-    if (typeof saved === "object" && saved !== null && !Array.isArray(saved)) return (state.approvals = saved as Record<string, PendingApproval>);
-    await ctx.store.set(APPROVALS, (state.approvals = {}));
-    return state.approvals;
   }
 
   /** Whether `needsApproval` selects `call`. */
@@ -333,13 +335,15 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     let sources = await ctx.store.get<ToolSource[] | undefined>(SOURCES, undefined);
     if (!Array.isArray(sources)) await ctx.store.set(SOURCES, (sources = []));
     let toolResults = await ctx.store.get<Record<string, ToolSource> | undefined>(TOOL_RESULTS, undefined);
-    if (typeof toolResults !== "object" || toolResults === null || Array.isArray(toolResults)) await ctx.store.set(TOOL_RESULTS, (toolResults = {}));
-    return this.startRunState(ctx, { memory, sources, toolResults, restored: true });
+    if (!isRecord(toolResults)) await ctx.store.set(TOOL_RESULTS, (toolResults = {}));
+    let approvals = await ctx.store.get<Record<string, PendingApproval> | undefined>(APPROVALS, undefined);
+    if (!isRecord(approvals)) await ctx.store.set(APPROVALS, (approvals = {}));
+    return this.startRunState(ctx, { memory, sources, toolResults, approvals, restored: true }, await memory.get());
   }
 
-  private async startRunState(ctx: Context, shared: Pick<AgentRunState, "memory" | "sources" | "toolResults" | "restored">): Promise<AgentRunState> {
+  private startRunState(ctx: Context, shared: Pick<AgentRunState, "memory" | "sources" | "toolResults" | "approvals" | "restored">, messages: readonly ChatMessage[]): AgentRunState {
     const tokenLimit = historyTokenLimit(this.llm);
-    const state: AgentRunState = { ...shared, llmCalls: 0, tokenLimit, history: recentHistory(await shared.memory.get(), tokenLimit) };
+    const state: AgentRunState = { ...shared, llmCalls: 0, tokenLimit, history: recentHistory(messages, tokenLimit) };
     runStates.set(ctx.currentRun as object, state);
     return state;
   }
@@ -414,4 +418,8 @@ function approvalTest(option: FunctionCallingAgentOptions["needsApproval"], tool
   }
   const names = new Set(option);
   return (call) => names.has(call.name);
+}
+
+function isRecord(value: unknown): value is Record<string, never> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -70,6 +70,12 @@ export function runToolCalls(calls: readonly ToolCall[], tools: readonly BaseToo
   const timeout = options.timeout ?? 60;
   const problem = badTimeout("runToolCalls: timeout", timeout, "the default is 60");
   if (problem) throw new StepflowError(problem);
+  if (options.signal?.aborted) {
+    // The run ended before its calls could start (cancelled, timed out): none starts now.
+    const stopped = calls.map((call) => failure(call, `Encountered error in tool call: ${call.name} was not run: the run ended.`));
+    for (const source of stopped) options.onResult?.(source);
+    return Promise.resolve(stopped);
+  }
   const deadline = new Deadline(timeout, options.signal);
   const { onStart, onResult } = options;
   const results: (ToolSource | Promise<ToolSource>)[] = [];
