@@ -260,24 +260,8 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
       });
     const unfinished = ev.toolCalls.filter((call) => finished[call.id] === undefined);
     // A restored run may have asked a human already, whatever this agent's needsApproval says.
-    if (!this.needsApproval && !state.restored) await run(unfinished);
-    else {
-      const approvals = state.approvals;
-      // A call that cannot run (no such tool, bad arguments) is not put to a human: the model is told why.
-      const asking = unfinished.filter((call) => (approvals[call.id] !== undefined || this.asks(call)) && toolCallProblem(call, this.tools) === undefined);
-      // The others run at once, and each asked call as soon as its answer comes, so that what is
-      // done is recorded (toolResults, approvals) before the next answer, for a context saved meanwhile.
-      await Promise.all([
-        run(unfinished.filter((call) => !asking.includes(call))),
-        ...asking.map(async (call) => {
-          const answer = await this.approval(ctx, call, (approvals[call.id] ??= { id: randomUUID() }));
-          if (answer.approved) return run([call]);
-          const reason = answer.reason?.trim() ? ` The reason given: ${answer.reason.trim()}` : "";
-          const message = `The user did not approve this call to ${call.name}, so it was not run.${reason}`;
-          return onResult({ toolCallId: call.id, toolName: call.name, input: call.input, output: message, content: message, isError: true });
-        }),
-      ]);
-    }
+    if (this.needsApproval || state.restored) await this.runApproved(ctx, state, unfinished, run, onResult);
+    else await run(unfinished);
     // A run that timed out or was cancelled mid-call must not write late results into memory.
     if (ctx.signal.aborted) return undefined;
     const results = ev.toolCalls.map((call) => finished[call.id] as ToolSource);
@@ -295,6 +279,27 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     }
     state.history = recentHistory(state.history, state.tokenLimit);
     return new InputEvent({ input: wellFormedHistory(state.history) });
+  }
+
+  /**
+   * Runs `calls`, those a human must approve once approved: the others at once, and each asked
+   * call as soon as its answer comes, so that what is done is recorded (toolResults, approvals)
+   * before the next answer, for a context saved meanwhile. A call that cannot run (no such tool,
+   * bad arguments) is not put to a human: the model is told why, as for any call.
+   */
+  private async runApproved(ctx: Context, state: AgentRunState, calls: readonly ToolCall[], run: (calls: readonly ToolCall[]) => Promise<unknown>, onResult: (source: ToolSource) => void): Promise<void> {
+    const approvals = state.approvals;
+    const asking = calls.filter((call) => (approvals[call.id] !== undefined || this.asks(call)) && toolCallProblem(call, this.tools) === undefined);
+    await Promise.all([
+      run(calls.filter((call) => !asking.includes(call))),
+      ...asking.map(async (call) => {
+        const answer = await this.approval(ctx, call, (approvals[call.id] ??= { id: randomUUID() }));
+        if (answer.approved) return run([call]);
+        const reason = answer.reason?.trim() ? ` The reason given: ${answer.reason.trim()}` : "";
+        const message = `The user did not approve this call to ${call.name}, so it was not run.${reason}`;
+        return onResult({ toolCallId: call.id, toolName: call.name, input: call.input, output: message, content: message, isError: true });
+      }),
+    ]);
   }
 
   /** Whether `needsApproval` selects `call`. */
