@@ -5,7 +5,9 @@ import { ToolApprovalEvent, ToolApprovalRequestEvent } from "../events/index.ts"
 import { Context } from "../src/index.ts";
 import { ScriptedLLM } from "../src/llm/scripted-llm.ts";
 import { FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
+import { OpenAI } from "../src/llm/openai.ts";
 import { restApiTool } from "../workflows/tools/rest-api.ts";
+import { startOpenAIServer } from "./support/openai-sse-server.ts";
 import { startHrApiServer } from "./support/hr-api-server.ts";
 import type { HrApiServer } from "./support/hr-api-server.ts";
 
@@ -52,6 +54,34 @@ describe("restApiTool: seed 000's HR assistant", () => {
     expect(sources[2]?.content).toBe('{"status":204,"body":""}');
     expect(JSON.stringify(llm.requests)).not.toContain("hr-secret");
     expect(JSON.stringify(ctx.toJSON())).not.toContain("hr-secret");
+  });
+
+  it('"Fire Lawson" end to end over HTTP: an OpenAI-compatible server streams the calls, the HR API serves them, a human approves the DELETE', async () => {
+    hr = await startHrApiServer({ apiKey: "hr-secret" });
+    const steps = [
+      { toolCalls: [{ id: "call_p1", name: "call_rest_api", arguments: { method: "GET", path: "/api/users?page=1" } }] },
+      { toolCalls: [{ id: "call_p2", name: "call_rest_api", arguments: { method: "GET", path: "/api/users?page=2" } }] },
+      { toolCalls: [{ id: "call_del", name: "call_rest_api", arguments: { method: "DELETE", path: "/api/users/7" } }] },
+      { text: ["User Lawson has been ", "successfully removed."] },
+    ];
+    const model = await startOpenAIServer({ turns: steps });
+    try {
+      const llm = new OpenAI({ model: "gpt-4o-mini", baseURL: model.baseURL, apiKey: "sk-test", maxRetries: 0 });
+      const handler = new FunctionCallingAgent({ llm, tools: [rest(hr.baseURL)], needsApproval: changesNeedApproval }).run({ input: "Fire Lawson" });
+      for await (const ev of handler.streamEvents()) {
+        if (ev instanceof ToolApprovalRequestEvent) handler.ctx.sendEvent(new ToolApprovalEvent({ approvalId: ev.approvalId, approved: true }));
+      }
+      expect((await handler).response.content).toBe("User Lawson has been successfully removed.");
+      expect(hr.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["GET /api/users?page=1", "GET /api/users?page=2", "DELETE /api/users/7"]);
+      // What the model server received: the tool's schema, and each result under its call id.
+      const last = model.requests.at(-1)?.body;
+      expect(last?.tools?.[0]?.function).toMatchObject({ name: "call_rest_api", parameters: { type: "object", required: ["method", "path"] } });
+      expect(last?.messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id)).toEqual(["call_p1", "call_p2", "call_del"]);
+      expect(last?.messages.at(-1)).toMatchObject({ role: "tool", tool_call_id: "call_del", content: '{"status":204,"body":""}' });
+      expect(JSON.stringify(model.requests)).not.toContain("hr-secret");
+    } finally {
+      await model.close();
+    }
   });
 
   it("keeps requests on the API: URLs, // paths, .. and encoded escapes out of the API root are refused and not sent", async () => {
