@@ -8,7 +8,7 @@ import { FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
 import { OpenAI } from "../src/llm/openai.ts";
 import { restApiTool } from "../workflows/tools/rest-api.ts";
 import { startOpenAIServer } from "./support/openai-sse-server.ts";
-import { startHrApiServer } from "./support/hr-api-server.ts";
+import { hrOpenApi, startHrApiServer } from "./support/hr-api-server.ts";
 import type { HrApiServer } from "./support/hr-api-server.ts";
 
 let hr: HrApiServer | undefined;
@@ -82,6 +82,36 @@ describe("restApiTool: seed 000's HR assistant", () => {
     } finally {
       await model.close();
     }
+  });
+
+  it("describes an API from its OpenAPI document in a line per endpoint, and answers a made-up endpoint instead of sending it", async () => {
+    hr = await startHrApiServer();
+    const fromSpec = restApiTool({ baseURL: hr.baseURL, openApi: hrOpenApi });
+    expect(fromSpec.metadata.description).toBe(
+      [
+        "HR API",
+        "Employees of the company.",
+        "Endpoints (path parameters in braces):",
+        "GET /api/users — List employees, 6 a page. Query: page? (integer).",
+        "POST /api/users — Add an employee. Body: { first_name: string, last_name: string, email?: string }.",
+        "GET /api/users/{id} — Read one employee.",
+        "PATCH /api/users/{id} — Change an employee. Body: { first_name: string, last_name: string, email?: string }.",
+        "DELETE /api/users/{id} — Remove an employee (fire them).",
+        "Sends one request to this API and returns its status and body.",
+      ].join("\n"),
+    );
+    const llm = new ScriptedLLM([
+      { toolCalls: [call("made_up", "GET", "/api/employees?name=Lawson"), call("wrong_method", "PUT", "/api/users/7"), call("real", "GET", "/api/users/7")] },
+      { text: "Michael Lawson is employee 7." },
+    ]);
+    const { sources } = await new FunctionCallingAgent({ llm, tools: [fromSpec] }).run({ input: "Who is Lawson?" });
+    expect(sources.map((source) => source.content)).toEqual([
+      "Encountered error in tool call: The API has no endpoint GET /api/employees. Use one of the endpoints in this tool's description.",
+      "Encountered error in tool call: The API has no endpoint PUT /api/users/7. /api/users/7 takes GET, PATCH, DELETE. Use one of the endpoints in this tool's description.",
+      '{"status":200,"body":{"data":{"id":7,"email":"michael.lawson@reqres.in","first_name":"Michael","last_name":"Lawson"}}}',
+    ]);
+    expect(hr.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["GET /api/users/7"]);
+    expect(() => restApiTool({ baseURL: hr?.baseURL ?? "" })).toThrow("restApiTool: give a description of the API (its endpoints and what they take), or its OpenAPI document as openApi.");
   });
 
   it("keeps requests on the API: URLs, // paths, .. and encoded escapes out of the API root are refused and not sent", async () => {

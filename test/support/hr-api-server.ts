@@ -85,3 +85,26 @@ export async function startHrApiServer(options: { apiKey?: string } = {}): Promi
     },
   };
 }
+
+/** The HR API's OpenAPI 3 document, as such an API would publish it. */
+export const hrOpenApi = {
+  openapi: "3.0.3",
+  info: { title: "HR API", description: "Employees of the company." },
+  paths: {
+    "/api/users": {
+      get: { summary: "List employees, 6 a page.", parameters: [{ name: "page", in: "query", schema: { type: "integer" } }] },
+      post: { summary: "Add an employee.", requestBody: { content: { "application/json": { schema: { $ref: "#/components/schemas/NewUser" } } } } },
+    },
+    "/api/users/{id}": {
+      parameters: [{ name: "id", in: "path", required: true, schema: { type: "integer" } }],
+      get: { summary: "Read one employee." },
+      patch: { summary: "Change an employee.", requestBody: { content: { "application/json": { schema: { $ref: "#/components/schemas/NewUser" } } } } },
+      delete: { summary: "Remove an employee (fire them)." },
+    },
+  },
+  components: {
+    schemas: {
+      NewUser: { type: "object", required: ["first_name", "last_name"], properties: { first_name: { type: "string" }, last_name: { type: "string" }, email: { type: "string" } } },
+    },
+  },
+} as const;

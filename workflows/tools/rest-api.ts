@@ -8,13 +8,20 @@ import type { JSONValue } from "@llamaindex/core/global";
 import { z } from "zod";
 import { tool } from "../../src/llm/tool.ts";
 import { badTimeout, startTimer } from "../../src/timers.ts";
+import { describeOpenApi, openApiEndpoints } from "./openapi.ts";
+import type { OpenApiDocument, OpenApiEndpoint } from "./openapi.ts";
 
 /** Options of {@link restApiTool}. */
 export interface RestApiToolOptions {
   /** The API root every path is under, e.g. `http://127.0.0.1:8080` or `https://hr.example.com/v2`. Its query, if any, goes with every request. */
   readonly baseURL: string;
-  /** What the API offers, for the model to choose from: its endpoints and what they take. */
-  readonly description: string;
+  /** What the API offers, for the model to choose from: its endpoints and what they take. Optional with `openApi`. */
+  readonly description?: string;
+  /**
+   * The API's OpenAPI 3 document (parsed): the model reads a line per endpoint, and a request
+   * for an endpoint the document does not have is answered with an error, not sent.
+   */
+  readonly openApi?: OpenApiDocument;
   /** The tool's name. Default `call_rest_api`. */
   readonly name?: string;
   /** Sent with every request (say, an `authorization` header), over the tool's own; never shown to the model. */
@@ -65,12 +72,16 @@ export function restApiTool(options: RestApiToolOptions) {
   const maxBodyChars = options.maxBodyChars ?? 20_000;
   if (!Number.isInteger(maxBodyChars) || maxBodyChars < 1) throw new RangeError(`restApiTool: maxBodyChars must be a whole number ≥ 1, got ${String(maxBodyChars)}.`);
   const extraHeaders = checkedHeaders(options.headers);
+  const endpoints = options.openApi ? openApiEndpoints(options.openApi) : undefined;
+  const about = [options.description?.trim(), options.openApi && describeOpenApi(options.openApi, endpoints)].filter(Boolean).join("\n");
+  if (!about) throw new TypeError("restApiTool: give a description of the API (its endpoints and what they take), or its OpenAPI document as openApi.");
   return tool({
     name: options.name ?? "call_rest_api",
-    description: `${options.description.trim()}\nSends one request to this API and returns its status and body.`,
+    description: `${about}\nSends one request to this API and returns its status and body.`,
     parameters: restRequest,
     execute: async ({ method, path, body }): Promise<RestApiResult> => {
       const url = requestURL(root, query, path);
+      if (endpoints) checkEndpoint(endpoints, method, `/${url.pathname.slice(root.pathname.length)}`);
       const headers = new Headers({ accept: "application/json" });
       if (body !== undefined) headers.set("content-type", "application/json");
       for (const [name, value] of extraHeaders) headers.set(name, value);
@@ -149,6 +160,14 @@ function requestURL(root: URL, query: URLSearchParams, path: string): URL {
   if (url.origin !== root.origin || !url.pathname.startsWith(root.pathname)) throw outside(path, root);
   for (const [key, value] of query) url.searchParams.set(key, value);
   return url;
+}
+
+/** A request the OpenAPI document has no endpoint for is a made-up one: say so, and what the path does take. */
+function checkEndpoint(endpoints: readonly OpenApiEndpoint[], method: string, pathname: string): void {
+  const onPath = endpoints.filter((endpoint) => endpoint.matches(pathname));
+  if (onPath.some((endpoint) => endpoint.method === method)) return;
+  const here = onPath.length > 0 ? ` ${pathname} takes ${onPath.map((endpoint) => endpoint.method).join(", ")}.` : "";
+  throw new Error(`The API has no endpoint ${method} ${pathname}.${here} Use one of the endpoints in this tool's description.`);
 }
 
 function outside(path: string, root: URL): Error {
