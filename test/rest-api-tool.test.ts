@@ -87,8 +87,11 @@ describe("restApiTool: seed 000's HR assistant", () => {
   it("describes an API from its OpenAPI document in a line per endpoint, and answers a made-up endpoint instead of sending it", async () => {
     hr = await startHrApiServer();
     const fromSpec = restApiTool({ baseURL: hr.baseURL, openApi: hrOpenApi });
-    expect(fromSpec.metadata.description).toBe(
+    // The list goes with the path argument: OpenAI refuses tool descriptions over 1,024 characters.
+    expect(fromSpec.metadata.description).toBe("The HR API.\nSends one request to this API and returns its status and body. The endpoints are listed with the path argument.");
+    expect((fromSpec.metadata.parameters as { properties: { path: { description: string } } }).properties.path.description).toBe(
       [
+        "The path on the API, with its query string if any, e.g. /api/users?page=2.",
         "HR API",
         "Employees of the company.",
         "Endpoints (path parameters in braces):",
@@ -97,7 +100,6 @@ describe("restApiTool: seed 000's HR assistant", () => {
         "GET /api/users/{id} — Read one employee.",
         "PATCH /api/users/{id} — Change an employee. Body: { first_name: string, last_name: string, email?: string }.",
         "DELETE /api/users/{id} — Remove an employee (fire them).",
-        "Sends one request to this API and returns its status and body.",
       ].join("\n"),
     );
     const llm = new ScriptedLLM([
@@ -106,12 +108,46 @@ describe("restApiTool: seed 000's HR assistant", () => {
     ]);
     const { sources } = await new FunctionCallingAgent({ llm, tools: [fromSpec] }).run({ input: "Who is Lawson?" });
     expect(sources.map((source) => source.content)).toEqual([
-      "Encountered error in tool call: The API has no endpoint GET /api/employees. Use one of the endpoints in this tool's description.",
-      "Encountered error in tool call: The API has no endpoint PUT /api/users/7. /api/users/7 takes GET, PATCH, DELETE. Use one of the endpoints in this tool's description.",
+      "Encountered error in tool call: The API has no endpoint GET /api/employees. Use one of the endpoints listed with the path argument.",
+      "Encountered error in tool call: The API has no endpoint PUT /api/users/7. /api/users/7 takes GET, PATCH, DELETE. Use one of the endpoints listed with the path argument.",
       '{"status":200,"body":{"data":{"id":7,"email":"michael.lawson@reqres.in","first_name":"Michael","last_name":"Lawson"}}}',
     ]);
     expect(hr.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["GET /api/users/7"]);
     expect(() => restApiTool({ baseURL: hr?.baseURL ?? "" })).toThrow("restApiTool: give a description of the API (its endpoints and what they take), or its OpenAPI document as openApi.");
+  });
+
+  it("reads OpenAPI documents as they are written: server paths, $refs, allOf, several and greedy path parameters; refuses Swagger 2", async () => {
+    hr = await startHrApiServer();
+    const spec = {
+      openapi: "3.1.0",
+      info: { title: "HR API v3" },
+      servers: [{ url: "/api" }], // paths below are under /api
+      paths: {
+        "/users": { parameters: [{ $ref: "#/components/parameters/Tenant" }], get: { summary: "List employees", parameters: [{ $ref: "#/components/parameters/Page" }] } },
+        "/users/{id}": { put: { requestBody: { $ref: "#/components/requestBodies/Employee" } } },
+        "/teams/{team}/members/{id}": { get: {} },
+        "/files/{path+}": { get: {} },
+      },
+      components: {
+        parameters: { Page: { name: "page", in: "query", schema: { type: "integer" } }, Tenant: { name: "tenant", in: "query", required: true, schema: { type: ["string", "null"] } } },
+        requestBodies: { Employee: { content: { "application/json; charset=utf-8": { schema: { allOf: [{ $ref: "#/components/schemas/Name" }, { properties: { tags: { type: "array", items: { enum: ["a", "b"] } } } }] } } } } },
+        schemas: { Name: { required: ["first_name"], properties: { first_name: { type: "string" } } } },
+      },
+    };
+    const fromSpec = restApiTool({ baseURL: hr.baseURL, openApi: spec });
+    expect((fromSpec.metadata.parameters as { properties: { path: { description: string } } }).properties.path.description.split("\n").slice(3)).toEqual([
+      "GET /users — List employees. Query: tenant (string | null), page? (integer).",
+      'PUT /users/{id} Body: { first_name: string, tags?: ("a" | "b")[] }.',
+      "GET /teams/{team}/members/{id}",
+      "GET /files/{path+}",
+    ]);
+    expect(await fromSpec.call({ method: "GET", path: "/users?page=2&tenant=x" })).toMatchObject({ status: 200, body: { page: 2 } });
+    expect(hr.requests.map((r) => r.path)).toEqual(["/api/users?page=2&tenant=x"]); // the server path went with it
+    await expect(Promise.resolve(fromSpec.call({ method: "GET", path: "/teams/7/members" }))).rejects.toThrow("The API has no endpoint GET /teams/7/members.");
+    expect(await fromSpec.call({ method: "GET", path: "/files/a/b.txt" })).toMatchObject({ status: 404 }); // sent: {path+} takes the rest
+    expect(() => restApiTool({ baseURL: hr?.baseURL ?? "", openApi: { swagger: "2.0", paths: {} } })).toThrow(
+      "restApiTool: openApi must be an OpenAPI 3 document; this one is Swagger 2.0. Convert it to OpenAPI 3 first (e.g. with swagger2openapi).",
+    );
   });
 
   it("keeps requests on the API: URLs, // paths, .. and encoded escapes out of the API root are refused and not sent", async () => {

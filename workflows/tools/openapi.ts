@@ -5,28 +5,15 @@
  * a made-up endpoint is answered with the real ones instead of being sent.
  */
 
-/** The parts of an OpenAPI 3 document read here (the rest is ignored). */
+/** An OpenAPI 3 document, parsed from JSON or YAML; only `openapi`, `info`, `servers`, `paths` and `components` are read. */
 export interface OpenApiDocument {
   readonly openapi?: string;
-  readonly info?: { readonly title?: string; readonly description?: string };
-  readonly paths: Readonly<Record<string, Readonly<Record<string, OpenApiOperation | unknown>>>>;
-  readonly components?: { readonly schemas?: Readonly<Record<string, OpenApiSchema>> };
-}
-
-export interface OpenApiOperation {
-  readonly summary?: string;
-  readonly description?: string;
-  readonly parameters?: readonly { readonly name: string; readonly in: string; readonly required?: boolean; readonly schema?: OpenApiSchema }[];
-  readonly requestBody?: { readonly content?: Readonly<Record<string, { readonly schema?: OpenApiSchema }>> };
-}
-
-export interface OpenApiSchema {
-  readonly $ref?: string;
-  readonly type?: string;
-  readonly properties?: Readonly<Record<string, OpenApiSchema>>;
-  readonly required?: readonly string[];
-  readonly items?: OpenApiSchema;
-  readonly enum?: readonly unknown[];
+  readonly swagger?: string;
+  readonly info?: { readonly title?: string; readonly description?: string; readonly [key: string]: unknown };
+  readonly servers?: readonly { readonly url?: string; readonly [key: string]: unknown }[];
+  readonly paths: { readonly [path: string]: unknown };
+  readonly components?: { readonly [kind: string]: unknown };
+  readonly [key: string]: unknown;
 }
 
 /** One endpoint: its method, its path template (`/api/users/{id}`) and its line for the model. */
@@ -34,72 +21,171 @@ export interface OpenApiEndpoint {
   readonly method: string;
   readonly path: string;
   readonly line: string;
+  /** Whether a request path (under the API root, percent-encoded as sent) is this endpoint's. */
   readonly matches: (pathname: string) => boolean;
 }
 
+type Json = { readonly [key: string]: unknown };
+
 const METHODS = ["get", "post", "put", "patch", "delete"];
+const MAX_SUMMARY = 120; // characters of an operation's summary (or description) on its line
+const MAX_DEPTH = 4; // $ref hops and nested types followed, so recursive schemas end
 
 /**
  * The endpoints of `document`, in its order.
  * @example
- * openApiEndpoints(spec).map((e) => e.line); // ["GET /api/users — List users. Query: page (integer)", …]
+ * openApiEndpoints(spec).map((e) => e.line); // ["GET /api/users — List users. Query: page? (integer).", …]
  */
 export function openApiEndpoints(document: OpenApiDocument): OpenApiEndpoint[] {
-  if (typeof document !== "object" || document === null || typeof document.paths !== "object" || document.paths === null) {
-    throw new TypeError("restApiTool: openApi must be an OpenAPI 3 document (a parsed JSON or YAML object with `paths`).");
+  if (!isObject(document) || !isObject(document.paths)) {
+    throw new TypeError("restApiTool: openApi must be an OpenAPI 3 document: a parsed JSON or YAML object with `paths` (parse a YAML text first, e.g. with the yaml package).");
+  }
+  if (document.swagger !== undefined || (typeof document.openapi === "string" && !document.openapi.startsWith("3."))) {
+    throw new TypeError(`restApiTool: openApi must be an OpenAPI 3 document; this one is ${document.swagger ? `Swagger ${document.swagger}` : `OpenAPI ${document.openapi}`}. Convert it to OpenAPI 3 first (e.g. with swagger2openapi).`);
   }
   const endpoints: OpenApiEndpoint[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
-    for (const [key, value] of Object.entries(item ?? {})) {
-      if (!METHODS.includes(key) || typeof value !== "object" || value === null) continue;
-      const operation = value as OpenApiOperation;
+    if (!isObject(item)) continue;
+    const shared = Array.isArray(item.parameters) ? item.parameters : [];
+    const pattern = pathPattern(path);
+    for (const [key, value] of Object.entries(item)) {
+      if (!METHODS.includes(key) || !isObject(value)) continue;
       const method = key.toUpperCase();
-      const pattern = new RegExp(`^${path.split(/\{[^}]+\}/).map(escapeRegExp).join("[^/]+")}/?$`);
-      endpoints.push({ method, path, line: describeOperation(document, method, path, operation), matches: (pathname) => pattern.test(pathname) });
+      let line: string;
+      try {
+        line = describeOperation(document, method, path, value, shared);
+      } catch (error) {
+        throw new TypeError(`restApiTool: openApi: cannot read ${method} ${path}: ${(error as Error).message}`);
+      }
+      endpoints.push({ method, path, line, matches: (pathname) => pattern.test(safeDecode(pathname)) });
     }
   }
+  if (endpoints.length === 0) throw new TypeError("restApiTool: openApi has no endpoints (no get, post, put, patch or delete under `paths`).");
   return endpoints;
 }
 
 /**
- * The description of a REST tool for `document`: its title and description, then a line per endpoint.
- * @example describeOpenApi(spec); // "The HR API.\nEndpoints:\nGET /api/users — List users. Query: page (integer)\n…"
+ * The endpoint lines of `document`, after its title and description, for the model to choose from.
+ * @example describeOpenApi(spec); // "HR API\nEndpoints (path parameters in braces):\nGET /api/users — List users. Query: page? (integer).\n…"
  */
 export function describeOpenApi(document: OpenApiDocument, endpoints = openApiEndpoints(document)): string {
-  const about = [document.info?.title, document.info?.description].filter((text) => typeof text === "string" && text.trim() !== "").map((text) => oneLine(text as string));
+  const about = [document.info?.title, document.info?.description].filter((text): text is string => typeof text === "string" && text.trim() !== "").map((text) => shorten(oneLine(text), 300));
   return [...about, "Endpoints (path parameters in braces):", ...endpoints.map((endpoint) => endpoint.line)].join("\n");
 }
 
-function describeOperation(document: OpenApiDocument, method: string, path: string, operation: OpenApiOperation): string {
+/**
+ * The path of the document's first server (`/api/v3` of `servers: [{ url: "/api/v3" }]` or of
+ * `https://x.com/api/v3`): where its paths are rooted, "" when at the root.
+ */
+export function openApiServerPath(document: OpenApiDocument): string {
+  const url = document.servers?.[0]?.url;
+  if (typeof url !== "string") return "";
+  try {
+    return new URL(url, "http://server.invalid").pathname.replace(/\/+$/, "");
+  } catch {
+    return "";
+  }
+}
+
+/** `{name}` matches one segment or part of one, `{name+}` (API Gateway) the rest of the path; a trailing slash is optional. */
+function pathPattern(path: string): RegExp {
+  const template = path.length > 1 ? path.replace(/\/+$/, "") : path;
+  const source = template
+    .split(/(\{[^}]+\})/)
+    .map((part) => (part.startsWith("{") && part.endsWith("}") ? (part.endsWith("+}") ? ".+" : "[^/]+") : escapeRegExp(part)))
+    .join("");
+  return new RegExp(`^${source}/?$`);
+}
+
+function describeOperation(document: OpenApiDocument, method: string, path: string, operation: Json, shared: readonly unknown[]): string {
   const parts = [`${method} ${path}`];
-  const summary = operation.summary ?? operation.description;
-  if (summary) parts.push(`— ${oneLine(summary)}`);
-  const query = (operation.parameters ?? []).filter((parameter) => parameter.in === "query");
-  if (query.length > 0) parts.push(`Query: ${query.map((parameter) => `${parameter.name}${parameter.required ? "" : "?"} (${typeName(document, parameter.schema)})`).join(", ")}.`);
-  const body = resolve(document, operation.requestBody?.content?.["application/json"]?.schema);
-  if (body?.properties) {
-    const required = new Set(body.required ?? []);
-    parts.push(`Body: { ${Object.entries(body.properties).map(([name, schema]) => `${name}${required.has(name) ? "" : "?"}: ${typeName(document, schema)}`).join(", ")} }.`);
+  const summary = [operation.summary, operation.description].find((text): text is string => typeof text === "string" && text.trim() !== "");
+  if (summary) parts.push(`— ${sentence(shorten(oneLine(summary), MAX_SUMMARY))}`);
+  const own = Array.isArray(operation.parameters) ? operation.parameters : [];
+  const byName = new Map<string, Json>();
+  for (const parameter of [...shared, ...own].map((p) => resolve(document, p))) {
+    if (isObject(parameter) && typeof parameter.name === "string") byName.set(`${String(parameter.in)}:${parameter.name}`, parameter);
+  }
+  const query = [...byName.values()].filter((parameter) => parameter.in === "query");
+  if (query.length > 0) parts.push(`Query: ${query.map((p) => `${String(p.name)}${p.required === true ? "" : "?"} (${typeName(document, p.schema, 0)})`).join(", ")}.`);
+  const content = resolve(document, operation.requestBody)?.content;
+  if (isObject(content)) {
+    const jsonType = Object.keys(content).find((type) => /[/+]json\b/i.test(type));
+    const schema = jsonType ? objectSchema(document, (content[jsonType] as Json | undefined)?.schema, 0) : undefined;
+    if (schema?.properties) {
+      const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+      parts.push(`Body: { ${Object.entries(schema.properties).map(([name, field]) => `${name}${required.has(name) ? "" : "?"}: ${typeName(document, field, 1)}`).join(", ")} }.`);
+    } else if (!jsonType && Object.keys(content).length > 0) {
+      parts.push(`(Takes ${Object.keys(content).join(" or ")}, which this tool cannot send.)`);
+    }
   }
   return parts.join(" ");
 }
 
-function typeName(document: OpenApiDocument, schema: OpenApiSchema | undefined): string {
+/** The properties and required names of an object schema, `allOf` parts merged. */
+function objectSchema(document: OpenApiDocument, schema: unknown, depth: number): { properties?: Json; required?: unknown[] } | undefined {
   const resolved = resolve(document, schema);
-  if (!resolved) return "any";
-  if (resolved.enum) return resolved.enum.map((value) => JSON.stringify(value)).join(" | ");
-  if (resolved.type === "array") return `${typeName(document, resolved.items)}[]`;
-  return resolved.type ?? (resolved.properties ? "object" : "any");
+  if (!resolved || depth > MAX_DEPTH) return undefined;
+  if (Array.isArray(resolved.allOf)) {
+    const parts = resolved.allOf.map((part) => objectSchema(document, part, depth + 1)).filter((part) => part !== undefined);
+    return { properties: Object.assign({}, ...parts.map((part) => part.properties)), required: parts.flatMap((part) => part.required ?? []) };
+  }
+  return isObject(resolved.properties) ? { properties: resolved.properties, required: Array.isArray(resolved.required) ? resolved.required : [] } : undefined;
 }
 
-/** A schema with a local `$ref` (`#/components/schemas/User`) followed, once. */
-function resolve(document: OpenApiDocument, schema: OpenApiSchema | undefined): OpenApiSchema | undefined {
-  const name = schema?.$ref?.match(/^#\/components\/schemas\/(.+)$/)?.[1];
-  return name === undefined ? schema : document.components?.schemas?.[name];
+function typeName(document: OpenApiDocument, schema: unknown, depth: number): string {
+  const resolved = resolve(document, schema);
+  if (!resolved || depth > MAX_DEPTH) return "any";
+  if (Array.isArray(resolved.enum)) return resolved.enum.map((value) => JSON.stringify(value)).join(" | ");
+  const variants = resolved.oneOf ?? resolved.anyOf;
+  if (Array.isArray(variants)) return variants.map((variant) => typeName(document, variant, depth + 1)).join(" | ");
+  const type = Array.isArray(resolved.type) ? resolved.type.join(" | ") : resolved.type;
+  if (type === "array") {
+    const items = typeName(document, resolved.items, depth + 1);
+    return /[ |]/.test(items) ? `(${items})[]` : `${items}[]`;
+  }
+  if (typeof type === "string") return type;
+  return isObject(resolved.properties) || Array.isArray(resolved.allOf) ? "object" : "any";
+}
+
+/** `value`, or what its local `$ref` (`#/components/schemas/User`, `#/components/parameters/Page`, …) points to, followed a few hops. */
+function resolve(document: OpenApiDocument, value: unknown): Json | undefined {
+  let current = value;
+  for (let hops = 0; hops <= MAX_DEPTH; hops++) {
+    if (!isObject(current)) return undefined;
+    const ref = current.$ref;
+    if (typeof ref !== "string") return current;
+    const match = /^#\/components\/([^/]+)\/(.+)$/.exec(ref);
+    const kind = match ? document.components?.[match[1] as string] : undefined;
+    current = isObject(kind) && match ? kind[match[2] as string] : undefined;
+  }
+  return undefined;
+}
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function oneLine(text: string): string {
   return text.replace(/\s+/g, " ").trim();
+}
+
+function shorten(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const firstSentence = /^.+?[.!?](?=\s|$)/.exec(text)?.[0];
+  return firstSentence && firstSentence.length <= max ? firstSentence : `${text.slice(0, max - 1).trimEnd()}…`;
+}
+
+function sentence(text: string): string {
+  return /[.!?…]$/.test(text) ? text : `${text}.`;
+}
+
+function safeDecode(pathname: string): string {
+  try {
+    return decodeURI(pathname);
+  } catch {
+    return pathname;
+  }
 }
 
 function escapeRegExp(text: string): string {

@@ -8,7 +8,7 @@ import type { JSONValue } from "@llamaindex/core/global";
 import { z } from "zod";
 import { tool } from "../../src/llm/tool.ts";
 import { badTimeout, startTimer } from "../../src/timers.ts";
-import { describeOpenApi, openApiEndpoints } from "./openapi.ts";
+import { describeOpenApi, openApiEndpoints, openApiServerPath } from "./openapi.ts";
 import type { OpenApiDocument, OpenApiEndpoint } from "./openapi.ts";
 
 /** Options of {@link restApiTool}. */
@@ -18,8 +18,9 @@ export interface RestApiToolOptions {
   /** What the API offers, for the model to choose from: its endpoints and what they take. Optional with `openApi`. */
   readonly description?: string;
   /**
-   * The API's OpenAPI 3 document (parsed): the model reads a line per endpoint, and a request
-   * for an endpoint the document does not have is answered with an error, not sent.
+   * The API's OpenAPI 3 document (parsed): the model reads a line per endpoint (with the `path`
+   * argument), and a request for an endpoint the document does not have is answered with an
+   * error, not sent. A `baseURL` without a path takes the document's first server path.
    */
   readonly openApi?: OpenApiDocument;
   /** The tool's name. Default `call_rest_api`. */
@@ -43,16 +44,19 @@ const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 
 // A refinement, not a regex `pattern`: some local servers (llama.cpp) turn patterns into
 // grammars and refuse ones that are not anchored at both ends. The tool runner enforces it.
-const restRequest = z
-  .object({
-    method: z.enum(METHODS).describe("The HTTP method."),
-    path: z
-      .string()
-      .refine((path) => path.startsWith("/") && !/^\/[/\\]/.test(path), "must be a path on the API starting with one /, e.g. /api/users?page=2, not a URL")
-      .describe("The path on the API, with its query string if any, e.g. /api/users?page=2."),
-    body: z.record(z.string(), z.unknown()).optional().describe("The JSON body of a POST, PUT, PATCH or DELETE."),
-  })
-  .refine((request) => request.method !== "GET" || request.body === undefined, { path: ["body"], message: "a GET request has no body; put its parameters in the path's query string" });
+const restRequest = (pathDescription: string) =>
+  z
+    .object({
+      method: z.enum(METHODS).describe("The HTTP method."),
+      path: z
+        .string()
+        .refine((path) => path.startsWith("/") && !/^\/[/\\]/.test(path), "must be a path on the API starting with one /, e.g. /api/users?page=2, not a URL")
+        .describe(pathDescription),
+      body: z.record(z.string(), z.unknown()).optional().describe("The JSON body of a POST, PUT, PATCH or DELETE."),
+    })
+    .refine((request) => request.method !== "GET" || request.body === undefined, { path: ["body"], message: "a GET request has no body; put its parameters in the path's query string" });
+
+const PATH_DESCRIPTION = "The path on the API, with its query string if any, e.g. /api/users?page=2.";
 
 /**
  * Makes a tool that sends requests to one REST API. Pair it with the agent's `needsApproval`
@@ -65,7 +69,7 @@ const restRequest = z
  * const agent = new FunctionCallingAgent({ llm, tools: [hr], needsApproval: (call) => (call.input as { method?: string }).method !== "GET" });
  */
 export function restApiTool(options: RestApiToolOptions) {
-  const { root, query } = apiRoot(options.baseURL);
+  const { root, query } = apiRoot(options.baseURL, options.openApi ? openApiServerPath(options.openApi) : "");
   const timeout = options.timeout ?? 30;
   const badTime = badTimeout("restApiTool: timeout", timeout, "the default is 30");
   if (badTime) throw new RangeError(badTime);
@@ -73,12 +77,15 @@ export function restApiTool(options: RestApiToolOptions) {
   if (!Number.isInteger(maxBodyChars) || maxBodyChars < 1) throw new RangeError(`restApiTool: maxBodyChars must be a whole number ≥ 1, got ${String(maxBodyChars)}.`);
   const extraHeaders = checkedHeaders(options.headers);
   const endpoints = options.openApi ? openApiEndpoints(options.openApi) : undefined;
-  const about = [options.description?.trim(), options.openApi && describeOpenApi(options.openApi, endpoints)].filter(Boolean).join("\n");
+  const title = options.openApi?.info?.title;
+  const about = options.description?.trim() || (typeof title === "string" && title.trim() ? `The ${title.trim()}.` : endpoints ? "A REST API." : "");
   if (!about) throw new TypeError("restApiTool: give a description of the API (its endpoints and what they take), or its OpenAPI document as openApi.");
+  // The endpoint list goes with the path argument, not in the tool's description: OpenAI
+  // refuses tool descriptions over 1,024 characters, which a dozen endpoints exceed.
   return tool({
     name: options.name ?? "call_rest_api",
-    description: `${about}\nSends one request to this API and returns its status and body.`,
-    parameters: restRequest,
+    description: `${about}\nSends one request to this API and returns its status and body.${endpoints ? " The endpoints are listed with the path argument." : ""}`,
+    parameters: restRequest(options.openApi ? `${PATH_DESCRIPTION}\n${describeOpenApi(options.openApi, endpoints)}` : PATH_DESCRIPTION),
     execute: async ({ method, path, body }): Promise<RestApiResult> => {
       const url = requestURL(root, query, path);
       if (endpoints) checkEndpoint(endpoints, method, `/${url.pathname.slice(root.pathname.length)}`);
@@ -110,8 +117,11 @@ export function restApiTool(options: RestApiToolOptions) {
   });
 }
 
-/** The API root as a URL ending in "/", so that a path is added under it, and its query apart. */
-function apiRoot(baseURL: string): { root: URL; query: URLSearchParams } {
+/**
+ * The API root as a URL ending in "/", so that a path is added under it, and its query apart.
+ * A `baseURL` without a path of its own takes the OpenAPI document's server path (`/api/v3`).
+ */
+function apiRoot(baseURL: string, serverPath: string): { root: URL; query: URLSearchParams } {
   let url: URL;
   try {
     url = new URL(baseURL);
@@ -121,7 +131,8 @@ function apiRoot(baseURL: string): { root: URL; query: URLSearchParams } {
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`restApiTool: baseURL must be an http(s) URL; got ${JSON.stringify(baseURL)}.`);
   if (url.username || url.password) throw new TypeError('restApiTool: baseURL must not hold a user name or password (fetch refuses such URLs); send credentials in `headers`, e.g. { authorization: "Bearer …" }.');
   const query = url.searchParams;
-  const root = new URL(url.origin + url.pathname.replace(/\/?$/, "/"));
+  const path = url.pathname === "/" && serverPath ? serverPath : url.pathname;
+  const root = new URL(url.origin + path.replace(/\/?$/, "/"));
   return { root, query };
 }
 
@@ -166,8 +177,8 @@ function requestURL(root: URL, query: URLSearchParams, path: string): URL {
 function checkEndpoint(endpoints: readonly OpenApiEndpoint[], method: string, pathname: string): void {
   const onPath = endpoints.filter((endpoint) => endpoint.matches(pathname));
   if (onPath.some((endpoint) => endpoint.method === method)) return;
-  const here = onPath.length > 0 ? ` ${pathname} takes ${onPath.map((endpoint) => endpoint.method).join(", ")}.` : "";
-  throw new Error(`The API has no endpoint ${method} ${pathname}.${here} Use one of the endpoints in this tool's description.`);
+  const here = onPath.length > 0 ? ` ${pathname} takes ${[...new Set(onPath.map((endpoint) => endpoint.method))].join(", ")}.` : "";
+  throw new Error(`The API has no endpoint ${method} ${pathname}.${here} Use one of the endpoints listed with the path argument.`);
 }
 
 function outside(path: string, root: URL): Error {
