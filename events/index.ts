@@ -5,6 +5,7 @@
 import type { ChatMessage, ToolCall } from "@llamaindex/core/llms";
 import { StepflowError } from "../src/errors.ts";
 import { Event, HumanResponseEvent, InputRequiredEvent } from "../src/event.ts";
+import { describeValue } from "../src/user-text.ts";
 import type { ToolSource } from "../src/llm/tool-calls.ts";
 
 /**
@@ -74,16 +75,8 @@ export class ToolApprovalEvent extends HumanResponseEvent<ToolApproval> {
   constructor(fields: ToolApproval) {
     const { approvalId, approved, reason } = (fields ?? {}) as Partial<Record<keyof ToolApproval, unknown>>;
     if (typeof approvalId !== "string" || typeof approved !== "boolean" || (reason !== undefined && typeof reason !== "string")) {
-      throw new StepflowError(`ToolApprovalEvent takes { approvalId, approved, reason? }: the approvalId of the ToolApprovalRequestEvent answered, approved true or false, and an optional reason text; got ${describe(fields)}.`);
+      throw new StepflowError(`ToolApprovalEvent takes { approvalId, approved, reason? }: the approvalId of the ToolApprovalRequestEvent answered, approved true or false, and an optional reason text; got ${describeValue(fields)}.`);
     }
     super(fields);
-  }
-}
-
-function describe(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
   }
 }

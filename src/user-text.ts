@@ -1,6 +1,6 @@
 /**
  * How text a user gave appears in error messages: quoted, cut to a readable length, and
- * without the password of any URL in it. Shared by the CLI and the session stores.
+ * without the password of any URL in it. Shared by the CLI, the session stores, the OpenAI adapter and the agent.
  */
 
 // `scheme://user:password@` (also "scheme:/" and "scheme:\\", which URL parsers accept): the password part.
@@ -25,4 +25,17 @@ export function quoteInput(value: string, max = 40): string {
   const chars = Array.from(value); // by code point: a cut never splits a surrogate pair
   if (chars.length <= max) return JSON.stringify(value);
   return `${JSON.stringify(`${chars.slice(0, max).join("")}…`)} (${chars.length} characters)`;
+}
+
+/**
+ * A value a caller gave, as an error message shows it: its JSON, or its text when JSON cannot
+ * write it (a cycle, a BigInt, a function).
+ * @example describeValue({ approved: "yes" }) // '{"approved":"yes"}'
+ */
+export function describeValue(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
 }

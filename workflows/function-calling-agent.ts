@@ -14,6 +14,7 @@ import { StepflowError } from "../src/errors.ts";
 import { StartEvent, StopEvent } from "../src/event.ts";
 import { recentHistory, toolCallsOf, toolResultIdOf, wellFormedHistory } from "../src/llm/chat-history.ts";
 import { badTimeout } from "../src/timers.ts";
+import { describeValue } from "../src/user-text.ts";
 import { runToolCalls, toolCallProblem } from "../src/llm/tool-calls.ts";
 import { registerCodec } from "../src/serialize.ts";
 import type { ToolSource } from "../src/llm/tool-calls.ts";
@@ -392,12 +393,7 @@ function isChatMessage(value: unknown): value is ChatMessage {
 }
 
 function describeInput(value: unknown): string {
-  if (Array.isArray(value)) return "an array";
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
+  return Array.isArray(value) ? "an array" : describeValue(value);
 }
 
 /** What Memory.getLLM keeps of the history: 70% of ¾ of the context window. */
@@ -414,7 +410,7 @@ function describeArguments(call: ToolCall): string {
 function approvalTest(option: FunctionCallingAgentOptions["needsApproval"], tools: readonly BaseTool[]): ((call: ToolCall) => boolean) | undefined {
   if (option === undefined || typeof option === "function") return option;
   if (!Array.isArray(option) || option.some((name) => typeof name !== "string")) {
-    throw new StepflowError(`needsApproval takes tool names, e.g. ["fire_employee"], or a function of a tool call that returns true when a human must approve it; got ${describeInput(option)}.`);
+    throw new StepflowError(`needsApproval takes tool names, e.g. ["fire_employee"], or a function of a tool call that returns true when a human must approve it; got ${describeValue(option)}.`);
   }
   const known = new Set(tools.map((tool) => tool.metadata.name));
   const unknown = option.filter((name) => !known.has(name));
