@@ -1,6 +1,7 @@
 /**
  * How text a user gave appears in error messages: quoted, cut to a readable length, and
- * without the password of any URL in it. Shared by the CLI, the session stores, the OpenAI adapter and the agent.
+ * without the password of any URL in it. Shared by the CLI, the session stores, the OpenAI
+ * adapter and the agent.
  */
 
 // `scheme://user:password@` (also "scheme:/" and "scheme:\\", which URL parsers accept): the password part.
