@@ -222,6 +222,9 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     if (signal.aborted) return undefined;
     const toolCalls = [...calls.values()];
     const response: ChatMessage = toolCalls.length > 0 ? { role: "assistant", content, options: { toolCall: toolCalls } } : { role: "assistant", content };
+    // Before the reply reaches memory: any context saved from now on holds the calls a human
+    // must approve, so restoring it into an agent with a weaker needsApproval still asks.
+    this.recordApprovals(state, toolCalls);
     await state.memory.add(response);
     state.history.push(response);
     return this.replied(ctx, state, response);
@@ -260,7 +263,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
         onResult,
       });
     const unfinished = ev.toolCalls.filter((call) => finished[call.id] === undefined);
-    // A restored run may have asked a human already, whatever this agent's needsApproval says.
+    // A restored run may hold calls put to a human, whatever this agent's needsApproval says.
     if (this.needsApproval || state.restored) await this.runApproved(ctx, state, unfinished, run, onResult);
     else await run(unfinished);
     // A run that timed out or was cancelled mid-call must not write late results into memory.
@@ -301,6 +304,13 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
         return onResult({ toolCallId: call.id, toolName: call.name, input: call.input, output: message, content: message, isError: true });
       }),
     ]);
+  }
+
+  /** Marks the calls of a new reply that a human must approve, in ctx.store "approvals" (saved with the context). */
+  private recordApprovals(state: AgentRunState, calls: readonly ToolCall[]): void {
+    for (const call of calls) {
+      if (state.approvals[call.id] === undefined && this.asks(call) && toolCallProblem(call, this.tools) === undefined) state.approvals[call.id] = { id: randomUUID() };
+    }
   }
 
   /** Whether `needsApproval` selects `call`. */
