@@ -1,7 +1,9 @@
 /**
  * The HR REST API of seed 000 (reqres.in's users) on 127.0.0.1: twelve users, six a page,
  * that can be listed, read, created, updated and deleted. Deletes really delete, so a test
- * can check what an agent did; every request is recorded.
+ * can check what an agent did; every request is recorded. Like careless real APIs, it repeats
+ * what it was sent: `/api/echo` returns the request's headers and URL, `/api/login-redirect`
+ * redirects to a URL carrying the request's query, and a 404 names the URL asked for.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -23,8 +25,8 @@ export interface HrApiServer {
   /** e.g. `http://127.0.0.1:41234`: the API's paths start with /api. */
   readonly baseURL: string;
   readonly users: HrUser[];
-  /** Every request: method, path with query, the authorization header, the JSON body if any. */
-  readonly requests: { method: string; path: string; authorization: string | undefined; body: unknown }[];
+  /** Every request: method, path with query, the authorization and idempotency-key headers, the JSON body if any. */
+  readonly requests: { method: string; path: string; authorization: string | undefined; idempotencyKey: string | undefined; body: unknown }[];
   close(): Promise<void>;
 }
 
@@ -44,11 +46,17 @@ export async function startHrApiServer(options: { apiKey?: string } = {}): Promi
     req.on("end", () => {
       const url = new URL(req.url ?? "/", "http://hr");
       const body: unknown = raw ? JSON.parse(raw) : undefined;
-      requests.push({ method: req.method ?? "", path: `${url.pathname}${url.search}`, authorization: req.headers.authorization, body });
+      const idempotencyKey = req.headers["idempotency-key"];
+      requests.push({ method: req.method ?? "", path: `${url.pathname}${url.search}`, authorization: req.headers.authorization, idempotencyKey: typeof idempotencyKey === "string" ? idempotencyKey : undefined, body });
       const send = (status: number, payload?: unknown) => {
         res.writeHead(status, payload === undefined ? {} : { "content-type": "application/json" });
         res.end(payload === undefined ? undefined : JSON.stringify(payload));
       };
+      if (url.pathname === "/api/echo") return send(200, { method: req.method, url: req.url, headers: req.headers });
+      if (url.pathname === "/api/login-redirect") {
+        res.writeHead(302, { location: `https://login.example.com/start${url.search}` });
+        return res.end();
+      }
       if (options.apiKey && req.headers.authorization !== `Bearer ${options.apiKey}`) return send(401, { error: "Missing or wrong API key" });
       const one = /^\/api\/users\/(\d+)$/.exec(url.pathname);
       const index = one ? users.findIndex((user) => user.id === Number(one[1])) : -1;
@@ -61,7 +69,7 @@ export async function startHrApiServer(options: { apiKey?: string } = {}): Promi
         users.push(created);
         return send(201, created);
       }
-      if (!one || index < 0) return send(404, {});
+      if (!one || index < 0) return send(404, { error: `Not found: ${req.url ?? ""}` });
       if (req.method === "GET") return send(200, { data: users[index] });
       if (req.method === "PUT" || req.method === "PATCH") {
         users[index] = { ...(users[index] as HrUser), ...(body as object) };

@@ -2,11 +2,14 @@
  * A whole REST API as one tool, as in seed 000's HR assistant (`call_rest_api`): the model
  * picks the method, the path (with its query) and the JSON body, and reads the status and the
  * answer. Requests stay on the API: the model gives a path under `baseURL`, never a URL;
- * redirects are reported, not followed; `headers` (keys) never reach the model.
+ * redirects are reported, not followed; `headers` (keys) never reach the model, not even when
+ * the API echoes them: every configured secret is hidden in what the tool returns.
  */
 import type { JSONValue } from "@llamaindex/core/global";
 import { z } from "zod";
 import { tool } from "../../src/llm/tool.ts";
+import { secretRedactor } from "../../src/secrets.ts";
+import type { Redactor } from "../../src/secrets.ts";
 import { badTimeout, startTimer } from "../../src/timers.ts";
 import { describeOpenApi, openApiEndpoints, openApiServerPath } from "./openapi.ts";
 import type { OpenApiDocument, OpenApiEndpoint } from "./openapi.ts";
@@ -25,8 +28,14 @@ export interface RestApiToolOptions {
   readonly openApi?: OpenApiDocument;
   /** The tool's name. Default `call_rest_api`. */
   readonly name?: string;
-  /** Sent with every request (say, an `authorization` header), over the tool's own; never shown to the model. */
+  /**
+   * Sent with every request (say, an `authorization` header), over the tool's own; never shown
+   * to the model: their values (and those of `baseURL`'s query) are replaced by `***` wherever
+   * the API's answer repeats them, as written or URL-encoded.
+   */
   readonly headers?: Readonly<Record<string, string>>;
+  /** Other values the model must never read (say, a key the API may repeat in its answers): hidden like the headers' values. */
+  readonly secrets?: readonly string[];
   /** Seconds a request may take, its body included. Default 30. */
   readonly timeout?: number;
   /** Characters of a response body the model reads; the rest is not even downloaded. Default 20,000. */
@@ -76,6 +85,10 @@ export function restApiTool(options: RestApiToolOptions) {
   const maxBodyChars = options.maxBodyChars ?? 20_000;
   if (!Number.isInteger(maxBodyChars) || maxBodyChars < 1) throw new RangeError(`restApiTool: maxBodyChars must be a whole number ≥ 1, got ${String(maxBodyChars)}.`);
   const extraHeaders = checkedHeaders(options.headers);
+  const secrets = [...extraHeaders.map(([, value]) => value), ...[...query.values()], ...(options.secrets ?? [])];
+  const redact = secretRedactor(secrets);
+  // Characters read past maxBodyChars, so that a secret cut at the limit is still recognised and hidden.
+  const slack = redact.longest;
   const endpoints = options.openApi ? openApiEndpoints(options.openApi) : undefined;
   const title = options.openApi?.info?.title;
   const about = options.description?.trim() || (typeof title === "string" && title.trim() ? `The ${title.trim()}.` : endpoints ? "A REST API." : "");
@@ -86,35 +99,53 @@ export function restApiTool(options: RestApiToolOptions) {
     name: options.name ?? "call_rest_api",
     description: `${about}\nSends one request to this API and returns its status and body.${endpoints ? " The endpoints are listed with the path argument." : ""}`,
     parameters: restRequest(options.openApi ? `${PATH_DESCRIPTION}\n${describeOpenApi(options.openApi, endpoints)}` : PATH_DESCRIPTION),
-    execute: async ({ method, path, body }): Promise<RestApiResult> => {
-      const url = requestURL(root, query, path);
-      if (endpoints) checkEndpoint(endpoints, method, `/${url.pathname.slice(root.pathname.length)}`);
-      const headers = new Headers({ accept: "application/json" });
-      if (body !== undefined) headers.set("content-type", "application/json");
-      for (const [name, value] of extraHeaders) headers.set(name, value);
-      const deadline = new AbortController();
-      const cancelTimer = startTimer(timeout, () => deadline.abort());
-      const late = () => new Error(`The API at ${root.href} did not answer ${method} ${path} within ${timeout} s.`);
-      try {
-        let response: Response;
-        try {
-          response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), redirect: "manual", signal: deadline.signal });
-        } catch (error) {
-          if (deadline.signal.aborted) throw late();
-          const cause = (error as Error).cause as { code?: unknown; message?: unknown } | undefined;
-          throw new Error(`Cannot reach the API at ${root.href}: ${String(cause?.code ?? cause?.message ?? (error as Error).message)}.`);
-        }
-        const text = await readText(response, maxBodyChars).catch((error: unknown) => {
-          throw deadline.signal.aborted ? late() : new Error(`The API at ${root.href} broke off its answer to ${method} ${path}: ${(error as Error).message}.`);
-        });
-        const location = response.headers.get("location");
-        // A redirect is the API's answer to report: following it could leave the API, taking the headers along.
-        return { status: response.status, body: readable(text, response.headers.get("content-type")), ...(location === null ? {} : { location }) };
-      } finally {
-        cancelTimer();
-      }
-    },
+    execute: ({ method, path, body }): Promise<RestApiResult> =>
+      send(method, path, body).catch((error: unknown) => {
+        // Error texts reach the model too (a URL in a fetch failure may carry the query's key).
+        throw error instanceof Error ? new Error(redact(error.message)) : error;
+      }),
   });
+
+  async function send(method: (typeof METHODS)[number], path: string, body: Record<string, unknown> | undefined): Promise<RestApiResult> {
+    const url = requestURL(root, query, path);
+    if (endpoints) checkEndpoint(endpoints, method, `/${url.pathname.slice(root.pathname.length)}`);
+    const headers = new Headers({ accept: "application/json" });
+    if (body !== undefined) headers.set("content-type", "application/json");
+    for (const [name, value] of extraHeaders) headers.set(name, value);
+    const deadline = new AbortController();
+    const cancelTimer = startTimer(timeout, () => deadline.abort());
+    const late = () => new Error(`The API at ${root.href} did not answer ${method} ${path} within ${timeout} s.`);
+    try {
+      let response: Response;
+      try {
+        response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), redirect: "manual", signal: deadline.signal });
+      } catch (error) {
+        if (deadline.signal.aborted) throw late();
+        const cause = (error as Error).cause as { code?: unknown; message?: unknown } | undefined;
+        throw new Error(`Cannot reach the API at ${root.href}: ${String(cause?.code ?? cause?.message ?? (error as Error).message)}.`);
+      }
+      const raw = await readText(response, maxBodyChars + slack).catch((error: unknown) => {
+        throw deadline.signal.aborted ? late() : new Error(`The API at ${root.href} broke off its answer to ${method} ${path}: ${(error as Error).message}.`);
+      });
+      const text = redactedBody(raw, redact, maxBodyChars, slack);
+      const location = response.headers.get("location");
+      // A redirect is the API's answer to report: following it could leave the API, taking the headers along.
+      return { status: response.status, body: readable(text, response.headers.get("content-type")), ...(location === null ? {} : { location: redact(location) }) };
+    } finally {
+      cancelTimer();
+    }
+  }
+}
+
+/**
+ * The body the model reads: secrets hidden, then cut to `maxChars`. Of a body read only in part,
+ * the last `slack` characters are dropped first: they may hold the start of a secret.
+ */
+function redactedBody(raw: { text: string; done: boolean }, redact: Redactor, maxChars: number, slack: number): { text: string; cut: boolean } {
+  const text = redact(raw.done ? raw.text : raw.text.slice(0, raw.text.length - slack));
+  if (raw.done && text.length <= maxChars) return { text, cut: false };
+  const cut = text.slice(0, /[\uD800-\uDBFF]/.test(text.charAt(maxChars - 1)) ? maxChars - 1 : maxChars); // never half a character
+  return { text: `${cut}… (cut after ${maxChars} characters; ask for less, e.g. a page or one item)`, cut: true };
 }
 
 /**
@@ -185,8 +216,8 @@ function outside(path: string, root: URL): Error {
   return new Error(`The path ${JSON.stringify(path)} leads, or may lead, outside the API at ${root.href}; give a plain path under it, without "." or ".." segments or encoded slashes.`);
 }
 
-/** The body as text, in its charset, reading no more than `maxChars` characters' worth of it. */
-async function readText(response: Response, maxChars: number): Promise<{ text: string; cut: boolean }> {
+/** The body as text, in its charset, reading little more than `maxChars` characters' worth of it; `done` if it was read whole. */
+async function readText(response: Response, maxChars: number): Promise<{ text: string; done: boolean }> {
   const charset = /charset="?([^";\s]+)/i.exec(response.headers.get("content-type") ?? "")?.[1];
   let decoder: InstanceType<typeof TextDecoder>;
   try {
@@ -199,12 +230,11 @@ async function readText(response: Response, maxChars: number): Promise<{ text: s
   for (;;) {
     const { done, value } = reader ? await reader.read() : { done: true, value: undefined };
     text += done ? decoder.decode() : decoder.decode(value, { stream: true });
+    if (done) return { text, done: true };
     if (text.length > maxChars) {
-      if (!done) void reader?.cancel().catch(() => undefined);
-      const cut = text.slice(0, /[\uD800-\uDBFF]/.test(text.charAt(maxChars - 1)) ? maxChars - 1 : maxChars); // never half a character
-      return { text: `${cut}… (cut after ${maxChars} characters; ask for less, e.g. a page or one item)`, cut: true };
+      void reader?.cancel().catch(() => undefined);
+      return { text, done: false };
     }
-    if (done) return { text, cut: false };
   }
 }
 
