@@ -71,3 +71,32 @@ function encodings(value: string): string[] {
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+/**
+ * Hides secrets in an error a user may print, in place (its class stays): `message`, `stack`,
+ * its other own properties (an SDK error's parsed `error` body, `headers`) and its `cause`s.
+ * @example
+ * try { await llm.chat(params); } catch (error) { throw redactError(error, secretRedactor([apiKey])); }
+ */
+export function redactError<T>(error: T, redact: Redactor): T {
+  if (redact.longest === 0) return error;
+  const seen = new Set<unknown>();
+  const visit = (value: unknown, depth: number): unknown => {
+    if (typeof value === "string") return redact(value);
+    if (typeof value !== "object" || value === null || seen.has(value) || depth > 8) return value;
+    seen.add(value);
+    if (value instanceof Headers) return new Headers([...value].map(([name, text]) => [name, redact(text)]));
+    if (Array.isArray(value)) return value.map((item: unknown) => visit(item, depth + 1));
+    for (const key of Object.getOwnPropertyNames(value)) {
+      const descriptor = Object.getOwnPropertyDescriptor(value, key);
+      if (!descriptor || !("value" in descriptor) || !descriptor.writable) continue;
+      const redacted = visit(descriptor.value, depth + 1);
+      if (redacted !== descriptor.value) (value as Record<string, unknown>)[key] = redacted;
+    }
+    // `cause` may be inherited or not enumerable: walked explicitly.
+    if (value instanceof Error && value.cause !== undefined && !Object.hasOwn(value, "cause")) visit(value.cause, depth + 1);
+    return value;
+  };
+  visit(error, 0);
+  return error;
+}

@@ -38,6 +38,7 @@ import type {
 } from "@llamaindex/core/llms";
 import { OpenAI as LlamaIndexOpenAI } from "@llamaindex/openai";
 import { StepflowError } from "../errors.ts";
+import { redactError, secretRedactor } from "../secrets.ts";
 import { openChatStream } from "./openai-stream.ts";
 import type { ToolCallDelta } from "./openai-stream.ts";
 
@@ -163,6 +164,14 @@ export class OpenAI extends LlamaIndexOpenAI {
     for (const method of ["chat", "streamChat"]) if (Object.hasOwn(this, method)) Reflect.deleteProperty(this, method);
   }
 
+  /**
+   * A server may echo the key in its error body (a 401's "Incorrect API key provided: sk-…"),
+   * which the SDK copies into the error's message and stack: hidden before anyone can print it.
+   */
+  #withoutKey(error: unknown): unknown {
+    return redactError(error, secretRedactor([this.apiKey, this.#client?.apiKey ?? undefined]));
+  }
+
   override get metadata(): LLMMetadata {
     const metadata = super.metadata;
     const known = metadata.contextWindow !== UNKNOWN_MODEL_WINDOW;
@@ -174,7 +183,11 @@ export class OpenAI extends LlamaIndexOpenAI {
   override async chat(
     params: LLMChatParamsStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions> | LLMChatParamsNonStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions>,
   ): Promise<AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> | ChatResponse<ToolCallLLMMessageOptions>> {
-    if (!params.stream || params.responseFormat) return super.chat(params as LLMChatParamsNonStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions>);
+    if (!params.stream || params.responseFormat) {
+      return super.chat(params as LLMChatParamsNonStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions>).catch((error: unknown) => {
+        throw this.#withoutKey(error);
+      });
+    }
     // The request upstream's chat() builds for a streaming call without structured output; an
     // abort signal among the chat options goes to the SDK's request options instead.
     const { signal, ...chatOptions } = { ...this.additionalChatOptions, ...params.additionalChatOptions } as OpenAIAdditionalChatOptions & { signal?: AbortSignal };
@@ -209,7 +222,9 @@ export class OpenAI extends LlamaIndexOpenAI {
     if (messages) callbacks?.dispatchEvent("llm-start", { id, messages });
     const client = this.#client ?? (this.#client = await this.session);
     if (signal) countRequest(signal);
-    const stream = await openChatStream(client, body, signal);
+    const stream = await openChatStream(client, body, signal).catch((error: unknown) => {
+      throw this.#withoutKey(error);
+    });
     const calls = new ToolCallAccumulator();
     const raw: ChatResponseChunk<ToolCallLLMMessageOptions>[] = [];
     let content = "";
@@ -233,7 +248,7 @@ export class OpenAI extends LlamaIndexOpenAI {
     } catch (error) {
       // An aborted request ends the stream quietly, as the SDK's does (the caller checks its
       // signal), with what came before the abort and without its unfinished tool calls.
-      if (!signal?.aborted) throw error;
+      if (!signal?.aborted) throw this.#withoutKey(error);
       end({});
       return;
     } finally {

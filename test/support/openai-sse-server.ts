@@ -27,6 +27,10 @@ export interface OpenAIServerOptions {
   readonly variant?: StreamVariant;
   /** Answer every request with this HTTP status and an OpenAI-style error body. */
   readonly status?: number;
+  /** With `status`: the error repeats the request's API key, as careless servers do. */
+  readonly echoKey?: boolean;
+  /** Stream one text chunk, then an `error` event repeating the request's API key. */
+  readonly errorMidStream?: boolean;
   /** Keep every request in `requests` (default true); false for benchmarks, so memory stays flat. */
   readonly keepRequests?: boolean;
 }
@@ -75,7 +79,14 @@ export async function startOpenAIServer(options: OpenAIServerOptions): Promise<O
       const body = JSON.parse(raw) as ChatRequestBody;
       const index = served++;
       if (options.keepRequests ?? true) requests.push({ body, headers: req.headers });
+      const key = String(req.headers.authorization ?? "").replace(/^Bearer /, "");
+      if (options.status && options.echoKey) return sendError(res, options.status, `Incorrect API key provided: ${key}. Headers seen: ${JSON.stringify(req.headers)}`);
       if (options.status) return sendError(res, options.status, options.status === 401 ? "Incorrect API key provided." : `Scripted status ${options.status}.`);
+      if (options.errorMidStream) {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(`data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", created: 0, model: body.model, choices: [{ index: 0, delta: { content: "Hel" }, finish_reason: null }] })}\n\n`);
+        return res.end(`data: ${JSON.stringify({ error: { message: `Key ${key} is over quota`, type: "server_error", code: key } })}\n\n`);
+      }
       const turn = typeof options.turns === "function" ? options.turns(body, index) : options.turns[index];
       // 400, not 500: the SDK retries 5xx, and a missing turn is a bug in the test to report at once.
       if (!turn) return sendError(res, 400, `The test server has no turn #${index + 1} (it was given ${(options.turns as readonly ServerTurn[]).length}).`);
