@@ -1,0 +1,38 @@
+/**
+ * Which journal a context's side effects are recorded in. `Sessions` gives each session's
+ * context its store's journal, so that every process serving the session shares one; work on
+ * a context without one is recorded in this process's memory.
+ */
+import type { Context } from "../context.ts";
+import { MemoryJournal } from "./memory-journal.ts";
+import type { Journal } from "./types.ts";
+
+// Keyed by the store, which a context shares with the views of it its steps get.
+const journals = new WeakMap<object, Journal>();
+
+/** The journal of contexts that were given none: this process's memory. */
+export const processJournal: Journal = new MemoryJournal();
+
+/**
+ * Records the side effects of runs on `ctx` in `journal` (the agent's tool calls, {@link once}).
+ * @example
+ * const ctx = Context.fromJSON(agent, saved);
+ * useJournal(ctx, SqliteJournal.open(".stepflow/journal.db"));
+ * await agent.run(undefined, { ctx });
+ */
+export function useJournal(ctx: Context, journal: Journal): void {
+  journals.set(ctx.store, journal);
+}
+
+/**
+ * The journal given to `ctx` with {@link useJournal}, else {@link processJournal}.
+ * @example const journal = journalOf(ctx);
+ */
+export function journalOf(ctx: Context): Journal {
+  return journals.get(ctx.store) ?? processJournal;
+}
+
+/** The journal given to `ctx` with {@link useJournal}, if any. */
+export function ownJournalOf(ctx: Context): Journal | undefined {
+  return journals.get(ctx.store);
+}

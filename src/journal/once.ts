@@ -1,0 +1,29 @@
+/** Doing a piece of work with a side effect at most once per key, whoever asks and however often. */
+import type { Context } from "../context.ts";
+import { journalOf } from "./context-journal.ts";
+import type { Journal } from "./types.ts";
+
+/**
+ * What {@link once} did: ran the work now, found its recorded result, or found it started
+ * without a result (it may or may not have taken effect: a process stopped mid-way, or another
+ * one is doing it right now), in which case it is not started again.
+ */
+export type OnceResult<T> = { readonly status: "ran"; readonly value: T } | { readonly status: "recorded"; readonly value: T } | { readonly status: "unknown" };
+
+/**
+ * Runs `work` unless the journal has a record under `key`; its result must be JSON. Pass a key
+ * that a resumed run computes the same way, e.g. one kept in `ctx.store` before the work starts.
+ * A `work` that throws leaves its key "started": it may have taken effect before failing.
+ * @example
+ * const key = await ctx.store.get<string>("refundKey");
+ * const refund = await once(ctx, key, () => payments.refund(order));
+ * if (refund.status === "unknown") return new StopEvent({ result: "Check the refund by hand." });
+ */
+export async function once<T>(target: Context | Journal, key: string, work: () => T | Promise<T>): Promise<OnceResult<T>> {
+  const journal = "begin" in target ? target : journalOf(target);
+  const claim = await journal.begin(key);
+  if (!claim.claimed) return claim.entry.state === "finished" ? { status: "recorded", value: JSON.parse(claim.entry.result) as T } : { status: "unknown" };
+  const value = await work();
+  await journal.finish(key, JSON.stringify(value ?? null));
+  return { status: "ran", value };
+}

@@ -1,0 +1,77 @@
+/**
+ * A journal in a SQLite file, shared by every process that opens it; `SqliteSessionStore`
+ * keeps one in its own database. A key is claimed by one INSERT, so two processes cannot both
+ * claim it.
+ */
+import { createClient } from "@libsql/client";
+import type { Client } from "@libsql/client";
+import { JournalError, checkJournalKey } from "./types.ts";
+import type { Journal, JournalClaim } from "./types.ts";
+
+const TABLE = `CREATE TABLE IF NOT EXISTS stepflow_journal (
+  key TEXT PRIMARY KEY,
+  result TEXT,
+  started_at INTEGER NOT NULL,
+  finished_at INTEGER)`;
+
+/**
+ * @example
+ * const journal = SqliteJournal.open(".stepflow/journal.db");
+ * const agent = new FunctionCallingAgent({ llm, tools, journal });
+ */
+export class SqliteJournal implements Journal {
+  readonly description: string;
+  readonly #db: Client;
+  readonly #owned: boolean;
+  #ready: Promise<unknown> | undefined;
+
+  /** A journal in the database `db` is connected to (its table is created on first use). */
+  constructor(db: Client, description: string, owned = false) {
+    this.#db = db;
+    this.description = description;
+    this.#owned = owned;
+  }
+
+  /** Opens (and creates, if needed) the SQLite file at `path`. */
+  static open(path: string): SqliteJournal {
+    return new SqliteJournal(createClient({ url: `file:${path}`, timeout: 5000, concurrency: 1 }), `SQLite ${path}`, true);
+  }
+
+  async begin(key: string): Promise<JournalClaim> {
+    checkJournalKey(key);
+    await this.#table();
+    const inserted = await this.#run(() => this.#db.execute({ sql: "INSERT INTO stepflow_journal (key, started_at) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", args: [key, Date.now()] }));
+    if (inserted.rowsAffected === 1) return { claimed: true };
+    const found = await this.#run(() => this.#db.execute({ sql: "SELECT result FROM stepflow_journal WHERE key = ?", args: [key] }));
+    const result = found.rows[0]?.result;
+    return { claimed: false, entry: typeof result === "string" ? { state: "finished", result } : { state: "started" } };
+  }
+
+  async finish(key: string, result: string): Promise<void> {
+    await this.#run(() => this.#db.execute({ sql: "UPDATE stepflow_journal SET result = ?, finished_at = ? WHERE key = ?", args: [result, Date.now(), key] }));
+  }
+
+  async release(key: string): Promise<void> {
+    await this.#run(() => this.#db.execute({ sql: "DELETE FROM stepflow_journal WHERE key = ? AND result IS NULL", args: [key] }));
+  }
+
+  /** Closes the database, if this journal opened it. */
+  close(): void {
+    if (this.#owned) this.#db.close();
+  }
+
+  #table(): Promise<unknown> {
+    return (this.#ready ??= this.#run(() => this.#db.execute(TABLE)).catch((error: unknown) => {
+      this.#ready = undefined;
+      throw error;
+    }));
+  }
+
+  async #run<T>(statement: () => Promise<T>): Promise<T> {
+    try {
+      return await statement();
+    } catch (error) {
+      throw new JournalError(`Cannot use the journal ${this.description}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+}
