@@ -17,7 +17,9 @@ import { badTimeout } from "../src/timers.ts";
 import { describeValue } from "../src/user-text.ts";
 import { runToolCalls, toolCallProblem } from "../src/llm/tool-calls.ts";
 import { registerCodec } from "../src/serialize.ts";
-import type { ToolSource } from "../src/llm/tool-calls.ts";
+import { journalOf } from "../src/journal/context-journal.ts";
+import type { Journal, JournalClaim, JournalEntry } from "../src/journal/types.ts";
+import type { RunToolCallsOptions, ToolSource } from "../src/llm/tool-calls.ts";
 import { step } from "../src/step.ts";
 import { Workflow } from "../src/workflow.ts";
 import type { WorkflowOptions } from "../src/workflow.ts";
@@ -53,6 +55,12 @@ export interface FunctionCallingAgentOptions extends WorkflowOptions {
    * run when the answer comes, in this process or another.
    */
   readonly needsApproval?: readonly string[] | ((call: ToolCall) => boolean);
+  /**
+   * Where each tool call's start and result are recorded, under a key kept in the saved run,
+   * so that resuming one saved run twice (in this process or another) never runs a call twice.
+   * Default: the context's journal (`Sessions` gives its store's), else this process's memory.
+   */
+  readonly journal?: Journal;
 }
 
 /** The model kept calling tools past `maxIterations`. @example `err instanceof AgentMaxIterationsError && err.iterations` */
@@ -78,6 +86,7 @@ const MEMORY = "memory";
 const SOURCES = "sources";
 const TOOL_RESULTS = "toolResults";
 const APPROVALS = "approvals";
+const CALL_KEYS = "toolCallKeys";
 
 /** A tool call put to a human: the `approvalId` of the question, and `approved` once it was. */
 interface PendingApproval {
@@ -108,6 +117,12 @@ interface AgentRunState {
    * only what is unanswered.
    */
   readonly approvals: Record<string, PendingApproval>;
+  /**
+   * The object at ctx.store "toolCallKeys": the idempotency key of each call of the current tool
+   * turn, made when the model's reply arrives and saved with the context, so that every resume
+   * of a saved run records and looks up the same call under the same key in the journal.
+   */
+  readonly keys: Record<string, string>;
   /** The run was restored from a context saved mid-run: memory may already hold some of a turn's results. */
   readonly restored: boolean;
   /** Tokens of history sent to the LLM. */
@@ -144,6 +159,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   // helpers (esbuild, tsc), which cost on every access.
   private readonly abortable: boolean;
   private readonly needsApproval: ((call: ToolCall) => boolean) | undefined;
+  private readonly journal: Journal | undefined;
 
   constructor(options: FunctionCallingAgentOptions) {
     super(options);
@@ -163,6 +179,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     if (problem) throw new StepflowError(problem);
     this.abortable = (options.llm as { supportsAbortSignal?: boolean }).supportsAbortSignal === true;
     this.needsApproval = approvalTest(options.needsApproval, this.tools);
+    this.journal = options.journal;
   }
 
   @step({ accepts: [StartEvent], emits: [InputEvent] })
@@ -173,9 +190,11 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const sources: ToolSource[] = [];
     const toolResults: Record<string, ToolSource> = {};
     const approvals: Record<string, PendingApproval> = {};
+    const keys: Record<string, string> = {};
     await ctx.store.set(SOURCES, sources);
     await ctx.store.set(TOOL_RESULTS, toolResults);
     await ctx.store.set(APPROVALS, approvals);
+    await ctx.store.set(CALL_KEYS, keys);
     const memory = await agentMemory(ctx, this.llm);
     const message: ChatMessage = typeof ev.input === "string" ? { role: "user", content: ev.input } : ev.input;
     const messages = await memory.get();
@@ -185,7 +204,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
       await memory.add(message);
       messages.push(message);
     }
-    const { history } = this.startRunState(ctx, { memory, sources, toolResults, approvals, restored: false }, messages);
+    const { history } = this.startRunState(ctx, { memory, sources, toolResults, approvals, keys, restored: false }, messages);
     return new InputEvent({ input: wellFormedHistory(history) });
   }
 
@@ -222,9 +241,10 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     if (signal.aborted) return undefined;
     const toolCalls = [...calls.values()];
     const response: ChatMessage = toolCalls.length > 0 ? { role: "assistant", content, options: { toolCall: toolCalls } } : { role: "assistant", content };
-    // Before the reply reaches memory: any context saved from now on holds the calls a human
-    // must approve, so restoring it into an agent with a weaker needsApproval still asks.
-    this.recordApprovals(state, toolCalls);
+    // Before the reply reaches memory: any context saved from now on holds the calls' keys and
+    // those a human must approve, so restoring it into an agent with a weaker needsApproval
+    // still asks, and every resume of it finds each call under the same key in the journal.
+    this.recordTurn(state, toolCalls);
     await state.memory.add(response);
     state.history.push(response);
     return this.replied(ctx, state, response);
@@ -255,13 +275,16 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
       this.trace(`Got output: ${source.content}`);
       ctx.writeEventToStream(new FunctionOutputEvent({ output: source }));
     };
-    const run = (calls: readonly ToolCall[]) =>
-      runToolCalls(calls, this.tools, {
-        timeout: this.toolTimeout,
-        signal: ctx.signal,
-        onStart: this.verbose ? (call) => this.trace(`Invoking: \`${call.name}\` with \`${describeArguments(call)}\``) : undefined,
-        onResult,
-      });
+    const journal = this.journal ?? journalOf(ctx);
+    const options = {
+      timeout: this.toolTimeout,
+      signal: ctx.signal,
+      onStart: this.verbose ? (call: ToolCall) => this.trace(`Invoking: \`${call.name}\` with \`${describeArguments(call)}\``) : undefined,
+      onResult,
+      idempotencyKey: (call: ToolCall) => callKey(state, call),
+    };
+    // A call put to a human is not run again once started: the human approved one execution.
+    const run = (calls: readonly ToolCall[]) => Promise.all(calls.map((call) => runJournaled(journal, call, callKey(state, call), state.approvals[call.id] === undefined, this.tools, options, ctx.signal)));
     const unfinished = ev.toolCalls.filter((call) => finished[call.id] === undefined);
     // A restored run may hold calls put to a human, whatever this agent's needsApproval says.
     if (this.needsApproval || state.restored) await this.runApproved(ctx, state, unfinished, run, onResult);
@@ -280,6 +303,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     for (const call of ev.toolCalls) {
       delete finished[call.id];
       delete state.approvals[call.id];
+      delete state.keys[call.id];
     }
     state.history = recentHistory(state.history, state.tokenLimit);
     return new InputEvent({ input: wellFormedHistory(state.history) });
@@ -306,9 +330,10 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     ]);
   }
 
-  /** Marks the calls of a new reply that a human must approve, in ctx.store "approvals" (saved with the context). */
-  private recordApprovals(state: AgentRunState, calls: readonly ToolCall[]): void {
+  /** Gives the calls of a new reply their keys, and marks those a human must approve (in ctx.store, saved with the context). */
+  private recordTurn(state: AgentRunState, calls: readonly ToolCall[]): void {
     for (const call of calls) {
+      state.keys[call.id] = randomUUID();
       if (state.approvals[call.id] === undefined && this.asks(call) && toolCallProblem(call, this.tools) === undefined) state.approvals[call.id] = { id: randomUUID() };
     }
   }
@@ -354,10 +379,12 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     if (!isRecord(toolResults)) await ctx.store.set(TOOL_RESULTS, (toolResults = {}));
     let approvals = await ctx.store.get<Record<string, PendingApproval> | undefined>(APPROVALS, undefined);
     if (!isRecord(approvals)) await ctx.store.set(APPROVALS, (approvals = {}));
-    return this.startRunState(ctx, { memory, sources, toolResults, approvals, restored: true }, await memory.get());
+    let keys = await ctx.store.get<Record<string, string> | undefined>(CALL_KEYS, undefined);
+    if (!isRecord(keys)) await ctx.store.set(CALL_KEYS, (keys = {}));
+    return this.startRunState(ctx, { memory, sources, toolResults, approvals, keys, restored: true }, await memory.get());
   }
 
-  private startRunState(ctx: Context, shared: Pick<AgentRunState, "memory" | "sources" | "toolResults" | "approvals" | "restored">, messages: readonly ChatMessage[]): AgentRunState {
+  private startRunState(ctx: Context, shared: Pick<AgentRunState, "memory" | "sources" | "toolResults" | "approvals" | "keys" | "restored">, messages: readonly ChatMessage[]): AgentRunState {
     const tokenLimit = historyTokenLimit(this.llm);
     const state: AgentRunState = { ...shared, llmCalls: 0, tokenLimit, history: recentHistory(messages, tokenLimit) };
     runStates.set(ctx.currentRun as object, state);
@@ -376,6 +403,51 @@ async function agentMemory(ctx: Context, llm: ToolCallLLM): Promise<Memory> {
   const memory = createMemory([], { llm });
   await ctx.store.set(MEMORY, memory);
   return memory;
+}
+
+/**
+ * The key of `call` in the journal. A context saved by a version without keys has none: an
+ * approved call then uses its question's id, which is in the saved run too; others get a new key.
+ */
+function callKey(state: AgentRunState, call: ToolCall): string {
+  return (state.keys[call.id] ??= state.approvals[call.id]?.id ?? randomUUID());
+}
+
+/**
+ * Runs one call unless the journal has it: a recorded result is reused. A call started before
+ * without a result (its run stopped mid-call, or another resume runs it now) is run again only
+ * if `repeatable`; otherwise it may have taken effect, and the model is told its outcome is
+ * unknown. A memory journal answers at once, so a call costs no await more than before.
+ */
+function runJournaled(journal: Journal, call: ToolCall, key: string, repeatable: boolean, tools: readonly BaseTool[], options: RunToolCallsOptions & { onResult: (source: ToolSource) => void }, signal: AbortSignal): void | Promise<void> {
+  const claimed = (claim: JournalClaim): void | Promise<void> => {
+    if (!claim.claimed && (claim.entry.state === "finished" || !repeatable)) return options.onResult(recordedResult(call, claim.entry));
+    // Cancelled while the claim was written: the call did not start, so a later resume may run it.
+    if (signal.aborted) return journal.release(key);
+    let finished: void | Promise<void>;
+    const onResult = (source: ToolSource) => {
+      options.onResult(source);
+      // A call the run stopped waiting for may still take effect: its outcome stays unknown.
+      if (!signal.aborted) finished = journal.finish(key, JSON.stringify(source));
+    };
+    return runToolCalls([call], tools, { ...options, onResult }).then(() => finished);
+  };
+  const claim = journal.begin(key);
+  return claim instanceof Promise ? claim.then(claimed) : claimed(claim);
+}
+
+/** What the model reads for a call the journal had: its result, or that its outcome is unknown. */
+function recordedResult(call: ToolCall, entry: JournalEntry): ToolSource {
+  if (entry.state === "finished") {
+    try {
+      const source = JSON.parse(entry.result) as ToolSource;
+      if (typeof source.content === "string") return { ...source, toolCallId: call.id };
+    } catch {
+      // not a result this agent wrote: unknown, as below
+    }
+  }
+  const message = `The call to ${call.name} was started before, by an earlier attempt at this run that did not record its outcome (the process may have stopped while it ran, or another process resumed the same run), so it was not run again: it may or may not have taken effect. Check before calling it again.`;
+  return { toolCallId: call.id, toolName: call.name, input: call.input, output: message, content: message, isError: true };
 }
 
 /** Ids of `calls` whose results memory already holds: those after the turn's assistant message, the last with tool calls. */

@@ -9,6 +9,7 @@ import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
 import { z } from "zod";
 import { StepflowError } from "../errors.ts";
 import { badTimeout, startTimer } from "../timers.ts";
+import { startingToolCall } from "./current-tool-call.ts";
 import { zodSchemaOf } from "./tool.ts";
 import type { ArgumentSchema } from "./tool.ts";
 
@@ -36,6 +37,8 @@ export interface RunToolCallsOptions {
   readonly onStart?: (call: ToolCall) => void;
   /** Called as each call finishes (in finishing order), for progress display. */
   readonly onResult?: (source: ToolSource) => void;
+  /** The idempotency key of a call, which its tool reads with `currentToolCall()`. */
+  readonly idempotencyKey?: (call: ToolCall) => string | undefined;
 }
 
 const schemas = new WeakMap<BaseTool, ArgumentSchema | null>();
@@ -82,7 +85,7 @@ export function runToolCalls(calls: readonly ToolCall[], tools: readonly BaseToo
   let pending = false;
   for (const call of calls) {
     onStart?.(call);
-    const result = runOne(call, tools, deadline);
+    const result = runOne(call, tools, deadline, options.idempotencyKey);
     if (result instanceof Promise) {
       pending = true;
       results.push(onResult ? result.then((source) => (onResult(source), source)) : result);
@@ -189,14 +192,14 @@ function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: Callable
 }
 
 /** One call's result: at once when the tool answers synchronously, else a promise. */
-function runOne(call: ToolCall, tools: readonly BaseTool[], deadline: Deadline): ToolSource | Promise<ToolSource> {
+function runOne(call: ToolCall, tools: readonly BaseTool[], deadline: Deadline, idempotencyKey: RunToolCallsOptions["idempotencyKey"]): ToolSource | Promise<ToolSource> {
   const checked = checkCall(call, tools);
   if (!("tool" in checked)) return checked;
   const { tool, args } = checked;
   const input: unknown = call.input;
   let result: unknown;
   try {
-    result = tool.call(args);
+    result = startingToolCall({ id: call.id, name: call.name, idempotencyKey: idempotencyKey?.(call) }, () => tool.call(args));
   } catch (error) {
     return thrown(call, error);
   }

@@ -54,3 +54,6 @@ function remember(made: BaseTool, schema: ArgumentSchema): void {
 export function zodSchemaOf(made: BaseTool): ArgumentSchema | undefined {
   return zodSchemas.get(made);
 }
+
+export { currentToolCall } from "./current-tool-call.ts";
+export type { CurrentToolCall } from "./current-tool-call.ts";

@@ -1,0 +1,39 @@
+/**
+ * Which tool call a tool's function is running for, with the call's idempotency key: the same
+ * for every attempt at that call, in any process, so a server can recognise a repeated request.
+ */
+
+/** The call a tool's function was started for. */
+export interface CurrentToolCall {
+  /** The model's id of the call. */
+  readonly id: string;
+  readonly name: string;
+  /** Unique to this call of this run, kept in the saved run: send it as an `Idempotency-Key`. */
+  readonly idempotencyKey: string | undefined;
+}
+
+let current: CurrentToolCall | undefined;
+
+/**
+ * The call your tool's function is running for. Read it when the function starts, before its
+ * first `await`: it is set only while the agent calls the function.
+ * @example
+ * const charge = tool({ name: "charge", description: "Charge a card.", parameters: z.object({ cents: z.number() }), execute: ({ cents }) => {
+ *   const key = currentToolCall()?.idempotencyKey;
+ *   return payments.charge(cents, { idempotencyKey: key });
+ * } });
+ */
+export function currentToolCall(): CurrentToolCall | undefined {
+  return current;
+}
+
+/** Runs `start` (a tool's call, which starts its function synchronously) with `call` as the current call. */
+export function startingToolCall<T>(call: CurrentToolCall, start: () => T): T {
+  const previous = current;
+  current = call;
+  try {
+    return start();
+  } finally {
+    current = previous;
+  }
+}
