@@ -5,6 +5,7 @@
  * `SessionConflictError`.
  */
 import pg from "pg";
+import { PostgresJournal } from "../journal/postgres-journal.ts";
 import { SessionConflictError, SessionStoreError, checkSave, checkSessionId, listLimit } from "./types.ts";
 import type { SessionRecord, SessionSave, SessionStore, SessionSummary } from "./types.ts";
 
@@ -32,9 +33,12 @@ const SCHEMA_LOCK = 748_213_901; // serialises CREATE … IF NOT EXISTS of proce
 export class PostgresSessionStore implements SessionStore {
   readonly description: string;
   readonly #pool: pg.Pool;
+  /** Tool calls of this store's sessions, in the same database. */
+  readonly journal: PostgresJournal;
 
   private constructor(pool: pg.Pool, description: string) {
     this.#pool = pool;
+    this.journal = new PostgresJournal(pool, description);
     this.description = description;
   }
 

@@ -15,6 +15,7 @@ import { ContextSerdeError } from "../serialize.ts";
 import type { Json } from "../serialize.ts";
 import type { RunOptions, Workflow } from "../workflow.ts";
 import type { SessionStore, SessionSummary } from "./types.ts";
+import { useJournal } from "../journal/context-journal.ts";
 
 const MEMORY_CODEC = "llamaindex.Memory";
 
@@ -123,7 +124,11 @@ export class Sessions<TInput extends object, TResult> {
 
   async #load(id: string): Promise<{ ctx: Context; version: number; messageCount: number }> {
     const record = await this.store.load(id);
-    if (!record) return { ctx: new Context(this.workflow), version: 0, messageCount: 0 };
+    if (!record) {
+      const ctx = new Context(this.workflow);
+      if (this.store.journal) useJournal(ctx, this.store.journal);
+      return { ctx, version: 0, messageCount: 0 };
+    }
     let snapshot: unknown;
     try {
       snapshot = JSON.parse(record.snapshot);
@@ -139,6 +144,9 @@ export class Sessions<TInput extends object, TResult> {
       if (!(error instanceof ContextSerdeError)) throw error;
       throw new ContextSerdeError(`Session "${id}" (version ${record.version}): ${error.message} The stored session was not changed.`);
     }
+    // The store's journal, shared by every process serving the session: a tool call started by
+    // one is not started again by another.
+    if (this.store.journal) useJournal(ctx, this.store.journal);
     return { ctx, version: record.version, messageCount: messages.length };
   }
 }

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { createClient } from "@libsql/client";
 import type { Client, InStatement, Row } from "@libsql/client";
+import { SqliteJournal } from "../journal/sqlite-journal.ts";
 import { SessionConflictError, SessionStoreError, checkSave, checkSessionId, listLimit } from "./types.ts";
 import type { SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
 
@@ -37,10 +38,13 @@ const SCHEMA = [
 export class SqliteSessionStore implements SessionStore {
   readonly description: string;
   readonly #db: Client;
+  /** Tool calls of this store's sessions, in the same file. */
+  readonly journal: SqliteJournal;
 
   private constructor(db: Client, path: string) {
     this.#db = db;
     this.description = `SQLite ${path}`;
+    this.journal = new SqliteJournal(db, this.description);
   }
 
   /** Opens (and creates, if needed) the database file at `path`. */

@@ -5,6 +5,7 @@
  */
 import { StepflowError } from "../errors.ts";
 import { quoteInput } from "../user-text.ts";
+import type { Journal } from "../journal/types.ts";
 
 /** One stored chat message (its JSON), numbered from 1 in the order it was appended. */
 export interface StoredMessage {
@@ -58,6 +59,8 @@ export interface SessionStore {
   /** Removes the session and its messages; false if there was none. */
   delete(id: string): Promise<boolean>;
   close(): Promise<void>;
+  /** Where the tool calls of this store's sessions are recorded, shared by every process using the store (see `Sessions`). */
+  readonly journal?: Journal;
 }
 
 /** A save lost the race to another process's save of the same session. @example `err instanceof SessionConflictError && err.found` */

@@ -7,6 +7,7 @@
  */
 import type { JSONValue } from "@llamaindex/core/global";
 import { z } from "zod";
+import { currentToolCall } from "../../src/llm/current-tool-call.ts";
 import { tool } from "../../src/llm/tool.ts";
 import { secretRedactor } from "../../src/secrets.ts";
 import type { Redactor } from "../../src/secrets.ts";
@@ -34,6 +35,12 @@ export interface RestApiToolOptions {
    * the API's answer repeats them, as written or URL-encoded.
    */
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * The header that carries the call's idempotency key on every request but a GET, so that the
+   * API can recognise a request repeated by a resumed run; `false` sends none. Default
+   * `Idempotency-Key`. The key is the same for every attempt at one call of one run.
+   */
+  readonly idempotencyKeyHeader?: string | false;
   /** Other values the model must never read (say, a key the API may repeat in its answers): hidden like the headers' values. */
   readonly secrets?: readonly string[];
   /** Seconds a request may take, its body included. Default 30. */
@@ -85,6 +92,8 @@ export function restApiTool(options: RestApiToolOptions) {
   const maxBodyChars = options.maxBodyChars ?? 20_000;
   if (!Number.isInteger(maxBodyChars) || maxBodyChars < 1) throw new RangeError(`restApiTool: maxBodyChars must be a whole number ≥ 1, got ${String(maxBodyChars)}.`);
   const extraHeaders = checkedHeaders(options.headers);
+  const keyHeader = options.idempotencyKeyHeader === undefined ? "Idempotency-Key" : options.idempotencyKeyHeader;
+  if (keyHeader !== false) checkedHeaders({ [keyHeader]: "key" });
   const secrets = [...extraHeaders.map(([, value]) => value), ...[...query.values()], ...(options.secrets ?? [])];
   const redact = secretRedactor(secrets);
   // Characters read past maxBodyChars, so that a secret cut at the limit is still recognised and hidden.
@@ -100,17 +109,19 @@ export function restApiTool(options: RestApiToolOptions) {
     description: `${about}\nSends one request to this API and returns its status and body.${endpoints ? " The endpoints are listed with the path argument." : ""}`,
     parameters: restRequest(options.openApi ? `${PATH_DESCRIPTION}\n${describeOpenApi(options.openApi, endpoints)}` : PATH_DESCRIPTION),
     execute: ({ method, path, body }): Promise<RestApiResult> =>
-      send(method, path, body).catch((error: unknown) => {
+      // Read as the call starts: the agent sets it only while starting the tool.
+      send(method, path, body, method === "GET" || keyHeader === false ? undefined : currentToolCall()?.idempotencyKey).catch((error: unknown) => {
         // Error texts reach the model too (a URL in a fetch failure may carry the query's key).
         throw error instanceof Error ? new Error(redact(error.message)) : error;
       }),
   });
 
-  async function send(method: (typeof METHODS)[number], path: string, body: Record<string, unknown> | undefined): Promise<RestApiResult> {
+  async function send(method: (typeof METHODS)[number], path: string, body: Record<string, unknown> | undefined, idempotencyKey: string | undefined): Promise<RestApiResult> {
     const url = requestURL(root, query, path);
     if (endpoints) checkEndpoint(endpoints, method, `/${url.pathname.slice(root.pathname.length)}`);
     const headers = new Headers({ accept: "application/json" });
     if (body !== undefined) headers.set("content-type", "application/json");
+    if (idempotencyKey !== undefined && keyHeader !== false) headers.set(keyHeader, idempotencyKey);
     for (const [name, value] of extraHeaders) headers.set(name, value);
     const deadline = new AbortController();
     const cancelTimer = startTimer(timeout, () => deadline.abort());
