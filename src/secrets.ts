@@ -5,16 +5,17 @@
  * URL), in the form it was sent: as written, percent-encoded, or form-encoded.
  */
 
-/** What replaces a secret in text. */
+/** What replaces a secret in text. @example `secretRedactor(["sk-123456"])("key sk-123456") === \`key ${REDACTED}\`` */
 export const REDACTED = "***";
 
 /**
  * Shorter values are not credentials (`en`, `2`, `json`), and hiding each of their occurrences
  * would garble the text instead of protecting anything.
+ * @example `secretRedactor(["en-US"])("en-US") // "en-US": too short to hide`
  */
 export const MIN_SECRET_LENGTH = 6;
 
-/** Replaces every secret in a text by {@link REDACTED}; `longest` is the length of the longest form it hides (0: none). */
+/** Replaces every secret in a text by {@link REDACTED}; `longest` is the length of the longest form it hides (0: none). @example `const redact: Redactor = secretRedactor([apiKey]);` */
 export interface Redactor {
   (text: string): string;
   readonly longest: number;

@@ -10,7 +10,7 @@ import type { Journal } from "./types.ts";
 // Keyed by the store, which a context shares with the views of it its steps get.
 const journals = new WeakMap<object, Journal>();
 
-/** The journal of contexts that were given none: this process's memory. */
+/** The journal of contexts that were given none: this process's memory. @example `await processJournal.begin(key)` */
 export const processJournal: Journal = new MemoryJournal();
 
 /**
@@ -30,9 +30,4 @@ export function useJournal(ctx: Context, journal: Journal): void {
  */
 export function journalOf(ctx: Context): Journal {
   return journals.get(ctx.store) ?? processJournal;
-}
-
-/** The journal given to `ctx` with {@link useJournal}, if any. */
-export function ownJournalOf(ctx: Context): Journal | undefined {
-  return journals.get(ctx.store);
 }

@@ -7,6 +7,9 @@ import type { Journal } from "./types.ts";
  * What {@link once} did: ran the work now, found its recorded result, or found it started
  * without a result (it may or may not have taken effect: a process stopped mid-way, or another
  * one is doing it right now), in which case it is not started again.
+ * @example
+ * const done = await once(ctx, key, () => refund(order));
+ * if (done.status !== "unknown") console.log(done.value);
  */
 export type OnceResult<T> = { readonly status: "ran"; readonly value: T } | { readonly status: "recorded"; readonly value: T } | { readonly status: "unknown" };
 

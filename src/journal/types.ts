@@ -7,10 +7,10 @@
  */
 import { StepflowError } from "../errors.ts";
 
-/** What a journal holds for a key: the work started (and perhaps never ended), or its result. */
+/** What a journal holds for a key: the work started (and perhaps never ended), or its result. @example `{ state: "finished", result: '{"ok":true}' }` */
 export type JournalEntry = { readonly state: "started" } | { readonly state: "finished"; readonly result: string };
 
-/** The answer to {@link Journal.begin}: the caller may do the work, or someone began it before. */
+/** The answer to {@link Journal.begin}: the caller may do the work, or someone began it before. @example `{ claimed: false, entry: { state: "started" } }` */
 export type JournalClaim = { readonly claimed: true } | { readonly claimed: false; readonly entry: JournalEntry };
 
 /**

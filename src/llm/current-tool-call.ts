@@ -3,7 +3,7 @@
  * for every attempt at that call, in any process, so a server can recognise a repeated request.
  */
 
-/** The call a tool's function was started for. */
+/** The call a tool's function was started for. @example `{ id: "call_1", name: "fire_employee", idempotencyKey: "5f0c…" }` */
 export interface CurrentToolCall {
   /** The model's id of the call. */
   readonly id: string;
@@ -27,7 +27,10 @@ export function currentToolCall(): CurrentToolCall | undefined {
   return current;
 }
 
-/** Runs `start` (a tool's call, which starts its function synchronously) with `call` as the current call. */
+/**
+ * Runs `start` (a tool's call, which starts its function synchronously) with `call` as the current call.
+ * @example startingToolCall({ id: call.id, name: call.name, idempotencyKey }, () => tool.call(args));
+ */
 export function startingToolCall<T>(call: CurrentToolCall, start: () => T): T {
   const previous = current;
   current = call;
