@@ -144,3 +144,25 @@ describe("a saved run resumed twice runs its approved DELETE once", () => {
     }
   }, 60_000);
 });
+
+describe("a run saved at any moment and resumed twice", () => {
+  it("sends its email once in all, whenever the save happened after the model's call", async () => {
+    for (let wait = 0; wait <= 60; wait++) {
+      const emails: string[] = [];
+      const sendEmail = tool({ name: "send_email", description: "Send an email.", parameters: z.object({ to: z.string() }), execute: ({ to }) => (emails.push(to), "sent") });
+      const handler = new FunctionCallingAgent({ llm: new ScriptedLLM([{ toolCalls: [{ id: "e1", name: "send_email", input: { to: "bob" } }] }, { text: "Sent." }]), tools: [sendEmail] }).run({ input: "Email bob" });
+      for (let i = 0; i < wait; i++) await Promise.resolve();
+      const saved = handler.ctx.toJSON();
+      handler.cancel();
+      await handler.catch(() => undefined);
+      // Saved before the model called the tool: each resume asks the model anew, and those are new calls.
+      const callKnown = JSON.stringify(saved).includes('"send_email"');
+      if (!saved.running || !callKnown) continue;
+      for (let resume = 0; resume < 2; resume++) {
+        const agent = new FunctionCallingAgent({ llm: new ScriptedLLM(() => ({ text: "Sent." })), tools: [sendEmail] });
+        await agent.run(undefined, { ctx: Context.fromJSON(agent, JSON.stringify(saved)) });
+      }
+      expect({ wait, emails }).toEqual({ wait, emails: ["bob"] });
+    }
+  });
+});
