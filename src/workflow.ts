@@ -132,6 +132,8 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
   run(input: TInput | StartEvent<TInput> | undefined, options: RunOptions = {}): WorkflowHandler<TResult> {
     const graph = this.graph;
     const ctx = options.ctx ?? new Context(this);
+    // A run kept by cancel() is continued by run(undefined, { ctx }); a new question starts over, as before the cancel.
+    if (input !== undefined) ctx.dropCancelledRun();
     if (ctx.hasSavedRun && input !== undefined) {
       throw new ContextStateError("This context was saved in the middle of a run. Continue it with workflow.run(undefined, { ctx }), or start over with a new Context.");
     }
