@@ -72,6 +72,8 @@ export interface StepExecution {
   readonly slot: StepSlot;
   /** `waitForEvent` calls of this execution still pending; while any is, it holds no worker. */
   waits: number;
+  /** Finished (a wait it left pending, say by throwing, answers nothing then). */
+  ended: boolean;
 }
 
 /** A `collectEvents` buffer: events by exact class, each list in arrival order. */
@@ -410,7 +412,7 @@ export class Run {
   /** Continues a waiter: at once, or, for the last pending wait of a step execution, once it has a worker again. */
   #wake(waiter: Waiter, proceed: () => void): void {
     const execution = waiter.execution;
-    if (!execution || --execution.waits > 0) return proceed();
+    if (!execution || --execution.waits > 0 || execution.ended) return proceed();
     const slot = execution.slot;
     if (slot.busy < slot.step.numWorkers && slot.resumes.length === 0) {
       slot.busy++;
@@ -442,7 +444,8 @@ export class Run {
     const { step } = slot;
     slot.inFlight.push(event);
     slot.busy++;
-    const ctx = this.ctx.forExecution({ slot, waits: 0 });
+    const execution: StepExecution = { slot, waits: 0, ended: false };
+    const ctx = this.ctx.forExecution(execution);
     if ((++this.#ticks & 255) === 0 && performance.now() >= this.#nextYieldAt) {
       await yieldToEventLoop();
       this.#nextYieldAt = performance.now() + YIELD_EVERY_MS;
@@ -469,7 +472,9 @@ export class Run {
       }
     }
     slot.inFlight.splice(slot.inFlight.indexOf(event), 1);
-    slot.busy--;
+    execution.ended = true;
+    // An execution that ends with a wait still pending (not awaited) gave its worker back already.
+    if (execution.waits === 0) slot.busy--;
     if (this.#done) return;
     if (output !== undefined) {
       if (!isEvent(output)) {
