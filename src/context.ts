@@ -5,7 +5,8 @@
 import type { Event, EventClass, EventOf } from "./event.ts";
 import { eventTypeName, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent } from "./event.ts";
 import { ContextStateError, WorkflowRuntimeError } from "./errors.ts";
-import type { RestoredRun, Run, SavedRun } from "./run.ts";
+import type { RestoredRun, Run, SavedRun, StepExecution } from "./run.ts";
+import { encodeRun } from "./run.ts";
 import { ContextSerdeError, decodeEvent, decodeValue, encodeValue } from "./serialize.ts";
 import type { Json, SavedEvent } from "./serialize.ts";
 import { ContextStore } from "./store.ts";
@@ -27,8 +28,11 @@ export interface WaitForEventOptions<E extends Event> {
 
 const NEVER_ABORTED = new AbortController().signal;
 
-/** The format version `toJSON` writes; `fromJSON` reads this and older. */
-export const CONTEXT_FORMAT_VERSION = 1;
+/**
+ * The format version `toJSON` writes; `fromJSON` reads this and older. Version 2 keeps
+ * `collectEvents` buffers per step (`run.collected[step][bufferId]`).
+ */
+export const CONTEXT_FORMAT_VERSION = 2;
 
 /** A saved context: plain JSON, safe to store anywhere. */
 export interface ContextJSON {
@@ -58,8 +62,13 @@ export class Context {
   #root: Context = this;
   /** The current or last run; for a run's view, that run. */
   #run: Run | undefined;
-  /** A run saved in progress, waiting for `run()` to continue it (kept on the root). */
-  #saved: { json: SavedRun; events: RestoredRun } | undefined;
+  /**
+   * A run saved in progress, waiting for `run()` to continue it (kept on the root): restored
+   * from JSON, or kept by `cancel()` (`json` then made when `toJSON` asks).
+   */
+  #saved: { json: SavedRun | undefined; events: RestoredRun; cancelled: boolean } | undefined;
+  /** In a step's view: the execution it was given to (which step, which waits). */
+  #execution: StepExecution | undefined;
 
   constructor(
     readonly workflow: AnyWorkflow,
@@ -112,14 +121,18 @@ export class Context {
 
   /**
    * Buffers `event` and returns the events of `types`, in that order, once one of each has
-   * arrived; until then `null`. Buffers are keyed by the list of types.
+   * arrived; until then `null`. Call it from a step: each step has its own buffers, one per
+   * list of types, or per `bufferId` when given. When collecting many events, pass the same
+   * array each time (a constant): it is read once, not at every call.
    * @example
    * const ready = ctx.collectEvents(ev, [ResultA, ResultB]);
    * if (!ready) return;
    * const [a, b] = ready;
    */
-  collectEvents<const T extends readonly EventClass[]>(event: Event, types: T): { -readonly [K in keyof T]: EventOf<T[K]> } | null {
-    return this.#activeRun("collectEvents").collect(event, types) as { -readonly [K in keyof T]: EventOf<T[K]> } | null;
+  collectEvents<const T extends readonly EventClass[]>(event: Event, types: T, options: { readonly bufferId?: string } = {}): { -readonly [K in keyof T]: EventOf<T[K]> } | null {
+    const run = this.#activeRun("collectEvents");
+    if (!this.#execution) throw new ContextStateError("collectEvents: call it from a step (with the ctx the step was given); it buffers events per step.");
+    return run.collect(event, types, this.#execution.slot.step.name, options.bufferId) as { -readonly [K in keyof T]: EventOf<T[K]> } | null;
   }
 
   /**
@@ -134,7 +147,7 @@ export class Context {
     const run = this.#activeRun("waitForEvent");
     const problem = options.timeout === undefined ? undefined : badTimeout(`waitForEvent(${eventTypeName(type)}): timeout`, options.timeout, "or leave it out to wait forever");
     if (problem) throw new WorkflowRuntimeError(problem);
-    return run.waitFor(type, options.requirements, options.timeout, options.waiterEvent) as Promise<EventOf<C>>;
+    return run.waitFor(type, options.requirements, options.timeout, options.waiterEvent, this.#execution) as Promise<EventOf<C>>;
   }
 
   /**
@@ -151,7 +164,9 @@ export class Context {
       if (value !== undefined) store[key] = encodeValue(value, `store key "${key}"`);
     }
     const root = this.#root;
-    const run = root.running ? (root.#run as Run).save() : (root.#saved?.json ?? null);
+    const saved = root.#saved;
+    if (saved && !saved.json) saved.json = encodeRun(saved.events);
+    const run = root.running ? (root.#run as Run).save() : (saved?.json ?? null);
     return { version: CONTEXT_FORMAT_VERSION, workflow: this.workflow.constructor.name, store, running: run !== null, run };
   }
 
@@ -189,14 +204,14 @@ export class Context {
       const events: RestoredRun = {
         queued: decodeAll(run.queued, "queued"),
         inFlight: decodeAll(run.inFlight, "inFlight"),
-        collected: decodeAll(run.collected, "collected"),
+        collected: decodeCollected(run.collected, (group, step) => decodeAll(group, `collected["${step}"]`), where),
         // An event sent for a waitForEvent of a class no step names stays encoded until the wait asks for it.
         unclaimed: run.unclaimed.map((ev, i) => (isSavedEvent(ev) && !types.has(ev.type) ? ev : decodeEvent(ev, types, `run.unclaimed[${i}]`))),
       };
-      for (const name of [...Object.keys(events.queued), ...Object.keys(events.inFlight)]) {
+      for (const name of [...Object.keys(events.queued), ...Object.keys(events.inFlight), ...Object.keys(events.collected)]) {
         if (!workflow.graph.steps.has(name)) throw new ContextSerdeError(where(`the saved run has events for a step "${name}" that ${workflow.constructor.name} does not have.`));
       }
-      ctx.#saved = { json: run, events };
+      ctx.#saved = { json: run, events, cancelled: false };
     }
     return ctx;
   }
@@ -215,6 +230,31 @@ export class Context {
   /** Whether this context holds a run saved in progress that `run()` will continue. */
   get hasSavedRun(): boolean {
     return this.#root.#saved !== undefined;
+  }
+
+  /** @internal Whether the saved run is one `cancel()` kept (a new run with input replaces it) rather than one restored from JSON. */
+  get savedRunWasCancelled(): boolean {
+    return this.#root.#saved?.cancelled === true;
+  }
+
+  /** @internal Keeps what `run` (cancelled) had pending, so `toJSON()` saves it and `run(undefined, { ctx })` continues it. */
+  keepCancelledRun(run: Run, events: RestoredRun): void {
+    const root = this.#root;
+    if (root.#run === run) root.#saved = { json: undefined, events, cancelled: true };
+  }
+
+  /** @internal Drops a run kept by `cancel()`, for a new run started with input. */
+  dropCancelledRun(): void {
+    if (this.#root.#saved?.cancelled) this.#root.#saved = undefined;
+  }
+
+  /** @internal The view a step execution gets: bound to its run, and to the execution for `collectEvents` and `waitForEvent`. */
+  forExecution(execution: StepExecution): Context {
+    const view = new Context(this.#root.workflow, this.store);
+    view.#root = this.#root;
+    view.#run = this.#run;
+    view.#execution = execution;
+    return view;
   }
 
   /**
@@ -245,6 +285,22 @@ export class Context {
     }
     return run;
   }
+}
+
+/**
+ * `run.collected`: `{ [step]: { [bufferId]: events } }`. Format 1 kept one buffer per list of
+ * types for the whole run, `{ [types]: events }`, which cannot say which step's they were.
+ */
+function decodeCollected(group: unknown, decodeStep: (buffers: unknown, step: string) => Record<string, Event[]>, where: (what: string) => string): Record<string, Record<string, Event[]>> {
+  if (typeof group !== "object" || group === null) throw new ContextSerdeError(where("run.collected should be an object."));
+  const entries = Object.entries(group);
+  if (entries.some(([, value]) => Array.isArray(value))) {
+    if (entries.every(([, value]) => Array.isArray(value) && value.length === 0)) return {};
+    throw new ContextSerdeError(
+      where("it holds events collected by collectEvents in the format of an older stepflow, which kept one buffer for all steps, so they cannot be given back to the step that collected them. Finish that run with the version that saved it, or start the run again with a new Context."),
+    );
+  }
+  return Object.fromEntries(entries.map(([step, buffers]) => [step, decodeStep(buffers, step)]));
 }
 
 function isSavedEvent(value: unknown): value is SavedEvent {

@@ -20,6 +20,18 @@ export class WorkflowTimeoutError extends StepflowError {
 /** A step broke the engine's rules at run time (returned a non-event, bad `sendEvent` target, …). @example `new WorkflowRuntimeError('Step "a" returned a string, not an event.')` */
 export class WorkflowRuntimeError extends StepflowError { override name = "WorkflowRuntimeError"; }
 
+/** A step returned an event that no step accepts and no `waitForEvent` awaits. @example `err instanceof UnhandledEventError && err.eventType` */
+export class UnhandledEventError extends WorkflowRuntimeError {
+  override name = "UnhandledEventError";
+  constructor(message: string, readonly step: string, readonly eventType: string) { super(message); }
+}
+
+/** A step threw something that is not an `Error` (`throw undefined`, a string); the value is the `cause`. @example `err instanceof NonErrorThrownError && err.cause` */
+export class NonErrorThrownError extends WorkflowRuntimeError {
+  override name = "NonErrorThrownError";
+  constructor(message: string, readonly step: string, cause: unknown) { super(message, { cause }); }
+}
+
 /** The run was cancelled through `handler.cancel()` or the run's `signal`. @example `await handler.catch((e) => e instanceof WorkflowCancelledByUser)` */
 export class WorkflowCancelledByUser extends StepflowError { override name = "WorkflowCancelledByUser"; }
 

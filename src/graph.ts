@@ -25,8 +25,11 @@ const names = (types: Iterable<EventClass>) => [...new Set([...types].map(eventT
  * @example
  * const graph = buildGraph("Echo", steps); graph.routes.get(StartEvent);
  */
-export function buildGraph(workflowName: string, steps: readonly StepDefinition[]): WorkflowGraph {
+export function buildGraph(workflowName: string, steps: readonly StepDefinition[], options: { readonly validate?: boolean } = {}): WorkflowGraph {
+  const validate = options.validate ?? true;
+  // What the engine needs to run at all; the rest (`checks`) can be turned off.
   const problems: string[] = [];
+  const checks: string[] = [];
   const routes = new Map<EventClass, StepDefinition[]>();
   const producers = new Map<EventClass, string[]>();
   const eventTypes = new Map<string, EventClass>();
@@ -40,7 +43,7 @@ export function buildGraph(workflowName: string, steps: readonly StepDefinition[
     for (const type of s.accepts) {
       remember(type);
       routes.set(type, [...(routes.get(type) ?? []), s]);
-      if (isSubclassOf(type, StopEvent)) problems.push(`Step "${s.name}" accepts ${eventTypeName(type)}; a StopEvent ends the run and cannot be accepted by a step.`);
+      if (isSubclassOf(type, StopEvent)) checks.push(`Step "${s.name}" accepts ${eventTypeName(type)}; a StopEvent ends the run and cannot be accepted by a step.`);
     }
     for (const type of s.emits) {
       remember(type);
@@ -50,13 +53,19 @@ export function buildGraph(workflowName: string, steps: readonly StepDefinition[
   const starts = [...routes.keys()].filter((t) => isSubclassOf(t, StartEvent));
   if (starts.length === 0) problems.push(`No step accepts a StartEvent. Add a step with accepts: [StartEvent].`);
   if (starts.length > 1) problems.push(`More than one StartEvent type is accepted: ${names(starts)}. A workflow has one StartEvent type.`);
-  if (![...producers.keys()].some((t) => isSubclassOf(t, StopEvent))) problems.push(`No step emits a StopEvent, so no run could finish. Add StopEvent to the emits of the final step.`);
+  const stops = [...producers.keys()].filter((t) => isSubclassOf(t, StopEvent));
+  if (stops.length === 0) checks.push(`No step emits a StopEvent, so no run could finish. Add StopEvent to the emits of the final step.`);
+  // Awaiting a run gives one result type, so the steps must agree on which StopEvent ends it.
+  if (stops.length > 1) checks.push(`Only one type of StopEvent is allowed per workflow, found ${stops.length}: ${names(stops)}.`);
 
   const unconsumed = [...producers].filter(([t]) => !routes.has(t) && !isSubclassOf(t, StopEvent) && !isSubclassOf(t, InputRequiredEvent));
-  for (const [type, by] of unconsumed) problems.push(`${eventTypeName(type)} is emitted by ${by.map((n) => `"${n}"`).join(", ")} but no step accepts it.`);
+  for (const [type, by] of unconsumed) checks.push(`${eventTypeName(type)} is emitted by ${by.map((n) => `"${n}"`).join(", ")} but no step accepts it.`);
   const unproduced = [...routes].filter(([t]) => !producers.has(t) && !isSubclassOf(t, StartEvent) && !isSubclassOf(t, HumanResponseEvent));
-  for (const [type, by] of unproduced) problems.push(`${eventTypeName(type)} is accepted by ${by.map((s) => `"${s.name}"`).join(", ")} but no step emits it.`);
+  for (const [type, by] of unproduced) checks.push(`${eventTypeName(type)} is accepted by ${by.map((s) => `"${s.name}"`).join(", ")} but no step emits it.`);
+  // Without a start or an end, every step would be listed again as unreachable or a dead end.
+  if (starts.length > 0 && stops.length > 0) checks.push(...reachabilityProblems(steps, routes));
 
+  if (validate) problems.push(...checks);
   if (problems.length > 0) {
     throw new WorkflowValidationError(`Workflow "${workflowName}" is invalid:\n- ${problems.join("\n- ")}`);
   }
@@ -66,6 +75,40 @@ export function buildGraph(workflowName: string, steps: readonly StepDefinition[
     startEvent: starts[0] as EventClass,
     eventTypes,
   };
+}
+
+/**
+ * Steps no event can reach (from the StartEvent, or a HumanResponseEvent sent from outside),
+ * and steps that emit events but have no path to an end (a StopEvent, or an
+ * InputRequiredEvent for a human): a run entering them could only time out.
+ */
+function reachabilityProblems(steps: readonly StepDefinition[], routes: ReadonlyMap<EventClass, readonly StepDefinition[]>): string[] {
+  const seeds = [...routes.keys()].filter((t) => isSubclassOf(t, StartEvent) || isSubclassOf(t, HumanResponseEvent));
+  const reached = new Set<StepDefinition>();
+  const seen = new Set<EventClass>(seeds);
+  for (const pending = [...seeds]; pending.length > 0; ) {
+    for (const s of routes.get(pending.pop() as EventClass) ?? []) {
+      if (reached.has(s)) continue;
+      reached.add(s);
+      for (const t of s.emits) if (!seen.has(t)) (seen.add(t), pending.push(t));
+    }
+  }
+  // Backwards from the ends: a step reaches an end if one of its emits is an end or is accepted by a step that does.
+  const ending = new Set<StepDefinition>();
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const s of steps) {
+      if (ending.has(s)) continue;
+      const ends = s.emits.some((t) => isSubclassOf(t, StopEvent) || isSubclassOf(t, InputRequiredEvent) || (routes.get(t) ?? []).some((next) => ending.has(next)));
+      if (ends) (ending.add(s), (changed = true));
+    }
+  }
+  const problems: string[] = [];
+  const unreachable = steps.filter((s) => !reached.has(s)).map((s) => s.name).sort();
+  if (unreachable.length > 0) problems.push(`Unreachable steps: ${unreachable.join(", ")}. Steps must be reachable from the StartEvent or a HumanResponseEvent.`);
+  const deadEnds = steps.filter((s) => s.emits.length > 0 && !ending.has(s)).map((s) => s.name).sort();
+  if (deadEnds.length > 0) problems.push(`Dead-end steps: ${deadEnds.join(", ")}. Steps must have a path to a StopEvent or an InputRequiredEvent.`);
+  return problems;
 }
 
 /**

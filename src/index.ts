@@ -21,6 +21,8 @@ export {
   WorkflowTimeoutError,
   WorkflowRuntimeError,
   WorkflowCancelledByUser,
+  UnhandledEventError,
+  NonErrorThrownError,
   ContextStateError,
   StoreKeyError,
 } from "./errors.ts";

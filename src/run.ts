@@ -8,9 +8,9 @@
  * loop a turn every few milliseconds, so timers (the run's timeout among them) fire even
  * when every step resolves at once.
  */
-import { eventTypeName, InputRequiredEvent, isEvent, StopEvent } from "./event.ts";
+import { eventTypeName, HumanResponseEvent, InputRequiredEvent, isEvent, StopEvent } from "./event.ts";
 import type { Event, EventClass } from "./event.ts";
-import { WorkflowCancelledByUser, WorkflowRuntimeError, WorkflowTimeoutError } from "./errors.ts";
+import { NonErrorThrownError, UnhandledEventError, WorkflowCancelledByUser, WorkflowRuntimeError, WorkflowTimeoutError } from "./errors.ts";
 import { EventStream } from "./event-stream.ts";
 import type { WorkflowGraph } from "./graph.ts";
 import { retryDelay } from "./step.ts";
@@ -19,6 +19,7 @@ import type { Context } from "./context.ts";
 import { decodeEvent, encodeEvent, encodeValue } from "./serialize.ts";
 import type { Json, SavedEvent } from "./serialize.ts";
 import { startTimer } from "./timers.ts";
+import { describeValue, quoteInput } from "./user-text.ts";
 
 /** The part of a saved context that describes a run in progress (plain JSON). */
 export interface SavedRun {
@@ -26,8 +27,8 @@ export interface SavedRun {
   readonly queued: Record<string, SavedEvent[]>;
   /** Events whose step was executing; on resume the step runs again from this event. */
   readonly inFlight: Record<string, SavedEvent[]>;
-  /** `collectEvents` buffers, keyed by the list of type names. */
-  readonly collected: Record<string, SavedEvent[]>;
+  /** `collectEvents` buffers: per step, per buffer id (by default the list of type names). */
+  readonly collected: Record<string, Record<string, SavedEvent[]>>;
   /** Events sent that no step or waiter has taken yet. */
   readonly unclaimed: SavedEvent[];
   /** What `waitForEvent` calls were waiting for (informational: re-run steps wait again). */
@@ -38,9 +39,19 @@ export interface SavedRun {
 export interface RestoredRun {
   readonly queued: Record<string, Event[]>;
   readonly inFlight: Record<string, Event[]>;
-  readonly collected: Record<string, Event[]>;
+  readonly collected: Record<string, Record<string, Event[]>>;
   /** Still encoded when their class is not one the workflow's steps name: a `waitForEvent` for it decodes them. */
   readonly unclaimed: (Event | SavedEvent)[];
+  readonly waiters?: SavedRun["waiters"];
+}
+
+/** Encodes a run's pending events (live, or kept by a cancel) as plain JSON. */
+export function encodeRun(run: RestoredRun): SavedRun {
+  const events = (list: Iterable<Event>, where: string) => [...list].map((ev, i) => encodeEvent(ev, `${where}[${i}]`));
+  const group = (record: Record<string, Event[]>, what: string) => Object.fromEntries(Object.entries(record).map(([name, list]) => [name, events(list, `${what} "${name}"`)]));
+  const collected = Object.fromEntries(Object.entries(run.collected).map(([name, buffers]) => [name, group(buffers, `collected event of step "${name}", buffer`)]));
+  const unclaimed = run.unclaimed.map((ev, i) => (isEvent(ev) ? encodeEvent(ev, `unclaimed event[${i}]`) : (ev as SavedEvent)));
+  return { queued: group(run.queued, "queued event of step"), inFlight: group(run.inFlight, "in-flight event of step"), collected, unclaimed, waiters: run.waiters ?? [] };
 }
 
 /** How a run ended. */
@@ -51,7 +62,42 @@ interface Waiter {
   readonly requirements: Readonly<Record<string, unknown>> | undefined;
   readonly resolve: (event: Event) => void;
   readonly reject: (error: unknown) => void;
+  /** The step execution waiting, when a step called it: it gets its worker back before it continues. */
+  readonly execution: StepExecution | undefined;
   cancelTimer?: () => void;
+}
+
+/** One execution of a step, as its context view knows it. */
+export interface StepExecution {
+  readonly slot: StepSlot;
+  /** `waitForEvent` calls of this execution still pending; while any is, it holds no worker. */
+  waits: number;
+  /** Finished (a wait it left pending, say by throwing, answers nothing then). */
+  ended: boolean;
+}
+
+/** A `collectEvents` buffer: events by exact class, each list in arrival order. */
+interface CollectBuffer {
+  readonly byType: Map<EventClass, Event[]>;
+  size: number;
+}
+
+/** What a list of types given to `collectEvents` asks for; worked out once per array. */
+interface CollectPlan {
+  readonly key: string;
+  readonly members: ReadonlySet<EventClass>;
+  readonly counts: ReadonlyMap<EventClass, number>;
+}
+const collectPlans = new WeakMap<readonly EventClass[], CollectPlan>();
+function collectPlan(types: readonly EventClass[]): CollectPlan {
+  let plan = collectPlans.get(types);
+  if (!plan) {
+    const counts = new Map<EventClass, number>();
+    for (const type of types) counts.set(type, (counts.get(type) ?? 0) + 1);
+    plan = { key: types.map(eventTypeName).join("|"), members: new Set(types), counts };
+    collectPlans.set(types, plan);
+  }
+  return plan;
 }
 
 /** A FIFO with O(1) shift: an array and a head index, compacted when half is spent. */
@@ -83,6 +129,10 @@ interface StepSlot {
   readonly queue: EventQueue;
   /** Events whose execution has started and not finished (one entry per execution: the same event may be sent twice). */
   readonly inFlight: Event[];
+  /** Executions holding a worker: started and not finished, less those waiting in `waitForEvent`. */
+  busy: number;
+  /** Waiting executions whose answer came while every worker was busy: they continue first when one frees. */
+  readonly resumes: (() => void)[];
 }
 
 /** Options of one run. */
@@ -103,13 +153,16 @@ export class Run {
   readonly ctx: Context;
   readonly #controller = new AbortController();
   readonly #slots = new Map<string, StepSlot>();
-  readonly #collected = new Map<string, Event[]>();
+  /** `collectEvents` buffers: step name → buffer id → buffer. */
+  readonly #collected = new Map<string, Map<string, CollectBuffer>>();
   #waiters: Waiter[] = [];
   /** Events that reached no step and no waiter yet: a later `waitForEvent` may claim them. */
   readonly #unclaimed: (Event | SavedEvent)[] = [];
   #settle!: (outcome: RunOutcome) => void;
   #done = false;
   #succeeded = false;
+  /** Whether the first events were loaded: a run cancelled before has nothing of its own to keep. */
+  #scheduled = false;
   /** Until the microtask that starts the run, events wait in their steps' queues. */
   #started = false;
   #cancelTimeout: (() => void) | undefined;
@@ -131,7 +184,7 @@ export class Run {
   ) {
     this.ctx = ctx.attach(this);
     this.result = new Promise((resolve) => (this.#settle = resolve));
-    for (const step of graph.steps.values()) this.#slots.set(step.name, { step, queue: new EventQueue(), inFlight: [] });
+    for (const step of graph.steps.values()) this.#slots.set(step.name, { step, queue: new EventQueue(), inFlight: [], busy: 0, resumes: [] });
   }
 
   /**
@@ -166,6 +219,7 @@ export class Run {
    * cancelled before leaves it saved).
    */
   schedule(first: { readonly event: Event } | { readonly restored: RestoredRun }): void {
+    this.#scheduled = true;
     if ("event" in first) this.send(first.event);
     else this.#load(first.restored);
     queueMicrotask(() => {
@@ -176,7 +230,12 @@ export class Run {
   }
 
   #load(restored: RestoredRun): void {
-    for (const [key, events] of Object.entries(restored.collected)) this.#collected.set(key, [...events]);
+    for (const [name, buffers] of Object.entries(restored.collected)) {
+      for (const [id, events] of Object.entries(buffers)) {
+        const buffer = this.#buffer(name, id);
+        for (const event of events) this.#addToBuffer(buffer, event);
+      }
+    }
     this.#unclaimed.push(...restored.unclaimed);
     // In-flight events first: they were taken before the queued ones.
     for (const source of [restored.inFlight, restored.queued]) {
@@ -202,45 +261,68 @@ export class Run {
     }
     this.#nextYieldAt = performance.now() + YIELD_EVERY_MS;
     for (const slot of this.#slots.values()) {
-      while (!this.#done && slot.inFlight.length < slot.step.numWorkers && slot.queue.size > 0) void this.#execute(slot, slot.queue.shift() as Event);
+      this.#pump(slot);
     }
   }
 
-  /** Routes an event: to `target` only, or to every step accepting its exact class and to matching waiters. */
+  /** Routes an event: to the first matching waiter, which consumes it; else to `target` only, or to every step accepting its exact class. */
   send(event: Event, target?: StepDefinition): void {
-    if (this.#done) return;
-    if (event instanceof StopEvent) return this.#finish(event);
-    let delivered = this.#waiters.length > 0 && this.#deliverToWaiter(event);
+    if (!this.#route(event, target)) this.#unclaimed.push(event);
+  }
+
+  /** Delivers an event; false when nothing took it. */
+  #route(event: Event, target?: StepDefinition): boolean {
+    if (this.#done) return true;
+    if (event instanceof StopEvent) return this.#finish(event), true;
+    // As in Python, the answer to a waitForEvent is the waiter's: it does not also start steps.
+    if (this.#waiters.length > 0 && this.#deliverToWaiter(event)) return true;
     const steps = target ? [target] : this.graph.routes.get(event.constructor as EventClass);
-    if (steps) {
-      for (const step of steps) this.#enqueue(this.#slots.get(step.name) as StepSlot, event);
-      delivered = true;
-    }
-    if (!delivered) this.#unclaimed.push(event);
+    if (!steps) return false;
+    for (const step of steps) this.#enqueue(this.#slots.get(step.name) as StepSlot, event);
+    return true;
   }
 
   writeToStream(event: Event): void {
     if (!this.#done) this.stream.push(event);
   }
 
-  collect<T extends readonly EventClass[]>(event: Event, types: T): Event[] | null {
-    const key = types.map(eventTypeName).join("|");
-    const buffer = this.#collected.get(key) ?? [];
-    if (types.includes(event.constructor as EventClass)) buffer.push(event);
-    this.#collected.set(key, buffer);
-    const picked: number[] = [];
-    for (const type of types) {
-      const index = buffer.findIndex((ev, i) => ev.constructor === type && !picked.includes(i));
-      if (index < 0) return null;
-      picked.push(index);
-    }
-    const events = picked.map((i) => buffer[i] as Event);
-    this.#collected.set(key, buffer.filter((_, i) => !picked.includes(i)));
+  /** `collectEvents` for step `stepName`: O(1) per event until the last one, O(types) then. */
+  collect(event: Event, types: readonly EventClass[], stepName: string, bufferId: string | undefined): Event[] | null {
+    if (types.length === 0) return [];
+    const plan = collectPlan(types);
+    const buffer = this.#buffer(stepName, bufferId ?? plan.key);
+    if (plan.members.has(event.constructor as EventClass)) this.#addToBuffer(buffer, event);
+    if (buffer.size < types.length) return null;
+    for (const [type, count] of plan.counts) if ((buffer.byType.get(type)?.length ?? 0) < count) return null;
+    const taken = new Map<EventClass, number>();
+    const events = types.map((type) => {
+      const i = taken.get(type) ?? 0;
+      taken.set(type, i + 1);
+      return (buffer.byType.get(type) as Event[])[i] as Event;
+    });
+    for (const [type, count] of taken) (buffer.byType.get(type) as Event[]).splice(0, count);
+    buffer.size -= types.length;
     return events;
   }
 
+  #buffer(stepName: string, id: string): CollectBuffer {
+    let buffers = this.#collected.get(stepName);
+    if (!buffers) this.#collected.set(stepName, (buffers = new Map()));
+    let buffer = buffers.get(id);
+    if (!buffer) buffers.set(id, (buffer = { byType: new Map(), size: 0 }));
+    return buffer;
+  }
+
+  #addToBuffer(buffer: CollectBuffer, event: Event): void {
+    const type = event.constructor as EventClass;
+    const list = buffer.byType.get(type);
+    if (list) list.push(event);
+    else buffer.byType.set(type, [event]);
+    buffer.size++;
+  }
+
   /** The first unclaimed event that matches, else a wait for one; `waiterEvent` goes to the stream only when the run must wait. */
-  waitFor(type: EventClass, requirements: Readonly<Record<string, unknown>> | undefined, timeout: number | undefined, waiterEvent: Event | undefined): Promise<Event> {
+  waitFor(type: EventClass, requirements: Readonly<Record<string, unknown>> | undefined, timeout: number | undefined, waiterEvent: Event | undefined, execution?: StepExecution): Promise<Event> {
     const matches = (ev: Event) => ev instanceof type && (!requirements || Object.entries(requirements).every(([k, v]) => (ev as Record<string, unknown>)[k] === v));
     for (let i = 0; i < this.#unclaimed.length; i++) {
       let event = this.#unclaimed[i] as Event | SavedEvent;
@@ -258,21 +340,31 @@ export class Run {
     }
     if (this.#done) return Promise.reject(new WorkflowRuntimeError(`waitForEvent(${eventTypeName(type)}) was called after the run ended.`));
     const waiting = new Promise<Event>((resolve, reject) => {
-      const waiter: Waiter = { type, requirements, resolve, reject };
+      const waiter: Waiter = { type, requirements, resolve, reject, execution };
       if (timeout !== undefined) {
         waiter.cancelTimer = startTimer(timeout, () => {
           this.#waiters = this.#waiters.filter((w) => w !== waiter);
-          reject(new WorkflowTimeoutError(`waitForEvent(${eventTypeName(type)}) timed out after ${timeout} seconds.`));
+          this.#wake(waiter, () => reject(new WorkflowTimeoutError(`waitForEvent(${eventTypeName(type)}) timed out after ${timeout} seconds.`)));
         });
       }
       this.#waiters.push(waiter);
     });
+    // A waiting step gives its worker back (Python re-runs the step when the answer comes), so
+    // the events it waits on can reach it even with numWorkers: 1.
+    if (execution && execution.waits++ === 0) {
+      execution.slot.busy--;
+      this.#pump(execution.slot);
+    }
     if (waiterEvent) this.writeToStream(waiterEvent);
     return waiting;
   }
 
+  /** Ends the run; what it had pending stays in the context, for `toJSON()` and for a later run to continue. */
   cancel(): void {
+    if (this.#done) return;
+    const pending = this.#scheduled ? this.#pending() : undefined;
     this.fail(new WorkflowCancelledByUser("The run was cancelled."));
+    if (pending) this.ctx.keepCancelledRun(this, pending);
   }
 
   fail(error: unknown): void {
@@ -282,17 +374,25 @@ export class Run {
 
   /** What is pending, as plain JSON, for `ctx.toJSON()`. */
   save(): SavedRun {
-    const events = (list: Iterable<Event>, where: string) => [...list].map((ev, i) => encodeEvent(ev, `${where}[${i}]`));
-    const queued: Record<string, SavedEvent[]> = {};
-    const inFlight: Record<string, SavedEvent[]> = {};
+    return encodeRun(this.#pending());
+  }
+
+  /** What is pending, as live events (copies of the lists: the run goes on changing its own). */
+  #pending(): RestoredRun {
+    const queued: Record<string, Event[]> = {};
+    const inFlight: Record<string, Event[]> = {};
     for (const [name, slot] of this.#slots) {
-      if (slot.queue.size) queued[name] = events(slot.queue.toArray(), `queued event of step "${name}"`);
-      if (slot.inFlight.length) inFlight[name] = events(slot.inFlight, `in-flight event of step "${name}"`);
+      if (slot.queue.size) queued[name] = slot.queue.toArray();
+      if (slot.inFlight.length) inFlight[name] = [...slot.inFlight];
     }
-    const collected = Object.fromEntries([...this.#collected].filter(([, list]) => list.length > 0).map(([key, list]) => [key, events(list, `collected event "${key}"`)]));
+    const collected: Record<string, Record<string, Event[]>> = {};
+    for (const [name, buffers] of this.#collected) {
+      for (const [id, buffer] of buffers) {
+        if (buffer.size > 0) (collected[name] ??= {})[id] = [...buffer.byType.values()].flat();
+      }
+    }
     const waiters = this.#waiters.map((w) => ({ type: eventTypeName(w.type), requirements: encodeValue(w.requirements ?? null, `requirements of waitForEvent(${eventTypeName(w.type)})`) }));
-    const unclaimed = this.#unclaimed.map((ev, i) => (isEvent(ev) ? encodeEvent(ev, `unclaimed event[${i}]`) : (ev as SavedEvent)));
-    return { queued, inFlight, collected, unclaimed, waiters };
+    return { queued, inFlight, collected, unclaimed: [...this.#unclaimed], waiters };
   }
 
   #anyStepExecuting(): boolean {
@@ -305,18 +405,47 @@ export class Run {
     if (index < 0) return false;
     const [waiter] = this.#waiters.splice(index, 1) as [Waiter];
     waiter.cancelTimer?.();
-    waiter.resolve(event);
+    this.#wake(waiter, () => waiter.resolve(event));
     return true;
   }
 
+  /** Continues a waiter: at once, or, for the last pending wait of a step execution, once it has a worker again. */
+  #wake(waiter: Waiter, proceed: () => void): void {
+    const execution = waiter.execution;
+    if (!execution || --execution.waits > 0 || execution.ended) return proceed();
+    const slot = execution.slot;
+    if (slot.busy < slot.step.numWorkers && slot.resumes.length === 0) {
+      slot.busy++;
+      proceed();
+    } else slot.resumes.push(proceed);
+  }
+
+  /** Gives free workers to waiting executions whose answer came, then to queued events. */
+  #pump(slot: StepSlot): void {
+    while (!this.#done && slot.busy < slot.step.numWorkers) {
+      const resume = slot.resumes.shift();
+      if (resume) {
+        slot.busy++;
+        resume();
+        continue;
+      }
+      const next = slot.queue.shift();
+      if (next === undefined) return;
+      void this.#execute(slot, next);
+    }
+  }
+
   #enqueue(slot: StepSlot, event: Event): void {
-    if (this.#started && slot.inFlight.length < slot.step.numWorkers) void this.#execute(slot, event);
+    if (this.#started && slot.busy < slot.step.numWorkers) void this.#execute(slot, event);
     else slot.queue.push(event);
   }
 
   async #execute(slot: StepSlot, event: Event): Promise<void> {
     const { step } = slot;
     slot.inFlight.push(event);
+    slot.busy++;
+    const execution: StepExecution = { slot, waits: 0, ended: false };
+    const ctx = this.ctx.forExecution(execution);
     if ((++this.#ticks & 255) === 0 && performance.now() >= this.#nextYieldAt) {
       await yieldToEventLoop();
       this.#nextYieldAt = performance.now() + YIELD_EVERY_MS;
@@ -326,7 +455,7 @@ export class Run {
     for (let attempts = 1; ; attempts++) {
       this.settings.log?.(`Running step ${step.name}`);
       try {
-        output = step.timeout === null ? await step.handler(this.ctx, event) : await this.#withStepTimeout(step, event);
+        output = step.timeout === null ? await step.handler(ctx, event) : await this.#withStepTimeout(step, ctx, event);
         break;
       } catch (error) {
         if (this.#done) return;
@@ -336,13 +465,16 @@ export class Run {
         } catch (policyError) {
           return this.fail(policyError); // a retry function that throws or returns nonsense
         }
-        if (delay === null) return this.fail(error);
+        if (delay === null) return this.fail(error instanceof Error ? error : new NonErrorThrownError(`Step "${step.name}" threw ${typeof error === "string" ? `the string ${quoteInput(error, 200)}` : describeValue(error)}, not an Error. Throw an Error (throw new Error("what went wrong")) so the failure says what happened; the thrown value is this error's cause.`, step.name, error));
         this.settings.log?.(`Step ${step.name} failed (attempt ${attempts}); retrying in ${delay} seconds`);
         if (delay > 0) await this.#sleep(delay);
         if (this.#done) return;
       }
     }
     slot.inFlight.splice(slot.inFlight.indexOf(event), 1);
+    execution.ended = true;
+    // An execution that ends with a wait still pending (not awaited) gave its worker back already.
+    if (execution.waits === 0) slot.busy--;
     if (this.#done) return;
     if (output !== undefined) {
       if (!isEvent(output)) {
@@ -354,15 +486,18 @@ export class Run {
       if (output instanceof InputRequiredEvent) {
         this.writeToStream(output);
         if (this.graph.routes.has(output.constructor as EventClass)) this.send(output);
-      } else this.send(output);
+      } else if (!this.#route(output)) {
+        // A HumanResponseEvent may answer a waitForEvent not asked yet; anything else would wait for the timeout.
+        if (!(output instanceof HumanResponseEvent)) return this.fail(unhandled(step.name, output));
+        this.#unclaimed.push(output);
+      }
     } else {
       this.settings.log?.(`Step ${step.name} produced no event`);
     }
-    const next = slot.queue.shift();
-    if (next !== undefined && !this.#done) void this.#execute(slot, next);
+    if (slot.queue.size > 0 || slot.resumes.length > 0) this.#pump(slot);
   }
 
-  #withStepTimeout(step: StepDefinition, event: Event): Promise<unknown> {
+  #withStepTimeout(step: StepDefinition, ctx: Context, event: Event): Promise<unknown> {
     const seconds = step.timeout as number;
     return new Promise((resolve, reject) => {
       const cancel = startTimer(seconds, () => {
@@ -375,7 +510,7 @@ export class Run {
         this.#timers.delete(cancel);
       };
       // new Promise(...) turns a handler that throws synchronously into a rejection.
-      new Promise((run) => run(step.handler(this.ctx, event))).then(
+      new Promise((run) => run(step.handler(ctx, event))).then(
         (output) => (settle(), resolve(output)),
         (error: unknown) => (settle(), reject(error)),
       );
@@ -421,6 +556,15 @@ export class Run {
 // The abort reason of runs that finished while steps were still executing: one shared error,
 // because capturing a stack trace per run was the largest cost of a short run.
 const RUN_FINISHED = new WorkflowRuntimeError("The run has finished.");
+
+function unhandled(stepName: string, event: Event): UnhandledEventError {
+  const type = eventTypeName(event.constructor as EventClass);
+  return new UnhandledEventError(
+    `Step "${stepName}" returned ${type}, but no step accepts ${type} and no waitForEvent is waiting for it, so the run could not go on. Add ${type} to the accepts of the step that should handle it (or send it with ctx.sendEvent, which keeps it for a later waitForEvent).`,
+    stepName,
+    type,
+  );
+}
 
 function describe(value: unknown): string {
   if (value === null) return "null";

@@ -22,6 +22,13 @@ export interface WorkflowOptions {
   readonly verbose?: boolean;
   /** Where verbose lines go. Default `console.log`. */
   readonly log?: (line: string) => void;
+  /**
+   * Check the graph before the first run (default `true`). `false` skips the checks a run can
+   * do without (events nobody accepts or emits, unreachable and dead-end steps, StopEvent
+   * types), for workflows whose steps send events the declarations do not show; one
+   * StartEvent type and distinct event type names are still required. `validate()` runs every check.
+   */
+  readonly validate?: boolean;
 }
 
 /** Options of one run. */
@@ -53,6 +60,7 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
   readonly verbose: boolean;
   readonly #log: (line: string) => void;
   readonly #addedSteps: StepDefinition[] = [];
+  readonly #validate: boolean;
   #graph: WorkflowGraph | undefined;
 
   constructor(options: WorkflowOptions = {}) {
@@ -62,6 +70,7 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
     this.timeout = timeout;
     this.verbose = options.verbose ?? false;
     this.#log = options.log ?? ((line) => console.log(line));
+    this.#validate = options.validate ?? true;
   }
 
   /**
@@ -94,8 +103,19 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
 
   /** The validated graph (built at the first run). Throws `WorkflowValidationError`. */
   get graph(): WorkflowGraph {
-    this.#graph ??= buildGraph(this.constructor.name, [...decoratedSteps(this), ...this.#addedSteps]);
+    this.#graph ??= buildGraph(this.constructor.name, [...decoratedSteps(this), ...this.#addedSteps], { validate: this.#validate });
     return this.#graph;
+  }
+
+  /**
+   * Runs every graph check, even on a workflow created with `{ validate: false }`: returns
+   * normally, or throws the `WorkflowValidationError` listing each problem.
+   * @example
+   * const flow = new DynamicFlow({ validate: false });
+   * try { flow.validate(); } catch (e) { console.log((e as Error).message); } // what the checks would say
+   */
+  validate(): void {
+    buildGraph(this.constructor.name, [...decoratedSteps(this), ...this.#addedSteps]);
   }
 
   /** The workflow as a Mermaid flowchart. @example console.log(agent.toMermaid()) */
@@ -112,6 +132,8 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
   run(input: TInput | StartEvent<TInput> | undefined, options: RunOptions = {}): WorkflowHandler<TResult> {
     const graph = this.graph;
     const ctx = options.ctx ?? new Context(this);
+    // A run kept by cancel() is continued by run(undefined, { ctx }); a new question starts over, as before the cancel.
+    if (input !== undefined) ctx.dropCancelledRun();
     if (ctx.hasSavedRun && input !== undefined) {
       throw new ContextStateError("This context was saved in the middle of a run. Continue it with workflow.run(undefined, { ctx }), or start over with a new Context.");
     }

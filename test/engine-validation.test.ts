@@ -26,7 +26,9 @@ describe("validation at the first run", () => {
         return new StopEvent();
       }
     }
-    expect(validationMessage(new Unproduced())).toBe('Workflow "Unproduced" is invalid:\n- Orphan is accepted by "never" but no step emits it.');
+    expect(validationMessage(new Unproduced())).toBe(
+      'Workflow "Unproduced" is invalid:\n- Orphan is accepted by "never" but no step emits it.\n- Unreachable steps: never. Steps must be reachable from the StartEvent or a HumanResponseEvent.',
+    );
   });
 
   it("an event emitted but never accepted", () => {
