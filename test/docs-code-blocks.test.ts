@@ -15,8 +15,8 @@
  * - Blocks of other languages (sh, text, json…) are not run; keep them true by hand.
  */
 import { execFile } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { REPO, runTypeScript } from "./support/run-typescript.ts";
 
@@ -83,6 +83,30 @@ describe("code blocks in README.md and docs/", () => {
       if (block.prints.length > 0) expect(run.stdout.trimEnd().split("\n").map((line) => line.trimEnd())).toEqual(block.prints);
     });
   }
+
+  it("links between the docs reach a file and, with #, a heading in it", () => {
+    const slug = (heading: string) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-");
+    const headingsOf = (file: string) => readFileSync(file, "utf8").split("\n").filter((line) => /^#{1,6} /.test(line)).map((line) => slug(line.replace(/^#+ /, "")));
+    const broken: string[] = [];
+    for (const doc of docs) {
+      const text = readFileSync(join(REPO, doc), "utf8").replace(/```[\s\S]*?```/g, "");
+      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target as string)) continue;
+        const [path, anchor] = (target as string).split("#");
+        const file = path ? join(REPO, dirname(doc), path) : join(REPO, doc);
+        if (!existsSync(file)) broken.push(`${doc}: ${target} (no such file)`);
+        else if (anchor && !headingsOf(file).includes(anchor)) broken.push(`${doc}: ${target} (no such heading)`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it("the docs speak to users, without the project's internal words", () => {
+    for (const doc of docs) {
+      const text = readFileSync(join(REPO, doc), "utf8");
+      expect(text.match(/seed \d+|\bQA\b|the issue|\bstop \d+/gi), doc).toBeNull();
+    }
+  });
 
   it("the TypeScript blocks type-check under the repository's strict settings", async () => {
     const tsc = join(REPO, "node_modules", "typescript", "bin", "tsc");
