@@ -81,7 +81,7 @@ describe("code blocks in README.md and docs/", () => {
       expect(run.code, `${block.where} exit code`).toBe(0);
       expect(run.stdout.trim(), `${block.where} printed nothing`).not.toBe("");
       if (block.prints.length > 0) expect(run.stdout.trimEnd().split("\n").map((line) => line.trimEnd())).toEqual(block.prints);
-    });
+    }, 120_000);
   }
 
   it("links between the docs reach a file and, with #, a heading in it", () => {
@@ -116,5 +116,5 @@ describe("code blocks in README.md and docs/", () => {
     // Name the doc and line rather than the generated file.
     const located = output.replace(/[^\s(]*?([\w]+)_md_(\d+)\.ts\((\d+),\d+\)/g, (_m, doc: string, line: string, offset: string) => `${doc}.md, block at line ${line}, its line ${offset}`);
     expect(located).toBe("");
-  });
+  }, 120_000);
 });

@@ -27,6 +27,13 @@ const EXPECTED: Record<string, string[]> = {
     "final answer: (2123 + 2321) * 312 = 1386528 (2 tool calls)",
     "Your name is Logan.",
   ],
+  "openai-compatible-server.ts": [
+    'model calls add({"x":2123,"y":2321})',
+    "  → 4444",
+    'model calls multiply({"x":4444,"y":312})',
+    "  → 1386528",
+    "(2123 + 2321) * 312 = 1386528.",
+  ],
   "sessions.ts": [
     "Nice to meet you, Alice!",
     "Your name is Alice.",
@@ -58,7 +65,7 @@ describe("examples", () => {
       expect(run.stderr).toBe("");
       expect(run.code).toBe(0);
       expect(run.stdout.trimEnd().split("\n")).toEqual(EXPECTED[name]);
-    });
+    }, 120_000);
   }
 
   it("every example has its expected output here", () => {
@@ -72,7 +79,7 @@ describe("examples", () => {
       execFile(process.execPath, [tsc, "-p", "examples/tsconfig.json"], { cwd: REPO }, (_error, stdout, stderr) => resolve(stdout + stderr));
     });
     expect(output).toBe("");
-  });
+  }, 120_000);
 
   it("examples import stepflow by its package name only", async () => {
     const { readFile } = await import("node:fs/promises");
