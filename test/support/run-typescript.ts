@@ -20,7 +20,7 @@ export interface ProgramRun {
  */
 export function runTypeScript(file: string, timeoutMs = 60_000): Promise<ProgramRun> {
   // No model keys or server URLs from the developer's shell: every program must run offline.
-  const env = { ...process.env, NO_COLOR: "1" };
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
   for (const name of ["OPENAI_API_KEY", "OPENAI_BASE_URL", "DATABASE_URL"]) delete env[name];
   return new Promise((resolve) => {
     execFile(process.execPath, ["--import", "tsx", file], { cwd: REPO, env, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
