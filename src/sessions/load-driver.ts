@@ -5,15 +5,22 @@
  */
 import { SessionDriverMissingError } from "./types.ts";
 
+/** The drivers, by package name. */
+interface Drivers {
+  "@libsql/client": typeof import("@libsql/client");
+  pg: typeof import("pg");
+}
+
 /**
- * Imports `packageName` through `load` (a literal `import("…")`, which bundlers can follow); if
- * the package is not installed, a `SessionDriverMissingError` says which one to install.
+ * Imports the driver `packageName`; if it is not installed, a `SessionDriverMissingError` says
+ * which package to install. The name is a variable on purpose: a bundler then leaves the import
+ * to run time instead of failing the build of an application that did not install it.
  * @example
- * const { createClient } = await loadDriver("@libsql/client", "SQLite", () => import("@libsql/client"));
+ * const { createClient } = await loadDriver("@libsql/client", "SQLite");
  */
-export async function loadDriver<T>(packageName: "@libsql/client" | "pg", database: string, load: () => Promise<T>): Promise<T> {
+export async function loadDriver<K extends keyof Drivers>(packageName: K, database: string): Promise<Drivers[K]> {
   try {
-    return await load();
+    return (await import(/* @vite-ignore */ packageName)) as Drivers[K];
   } catch (error) {
     const { code, message } = error as NodeJS.ErrnoException;
     // Only the package itself missing: a driver that is installed but fails to load (a missing

@@ -42,7 +42,7 @@ export class PostgresSessionStore implements SessionStore {
   /** Connects to `url` (postgres://user:password@host:port/db) and creates the tables if needed. */
   static async open(url: string): Promise<PostgresSessionStore> {
     const description = `PostgreSQL ${redactPassword(url)}`;
-    const { default: pg } = await loadDriver("pg", "PostgreSQL", () => import("pg"));
+    const { default: pg } = await loadDriver("pg", "PostgreSQL");
     const pool = new pg.Pool({ connectionString: url, max: 4 });
     pool.on("error", () => {}); // an idle client's lost connection: the next query reports it
     try {

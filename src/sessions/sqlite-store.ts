@@ -50,7 +50,7 @@ export class SqliteSessionStore implements SessionStore {
     // others failing at once with SQLITE_BUSY while another process wrote), and the pool has one
     // connection, so that synchronous=NORMAL holds for every write: libsql runs each call
     // synchronously, so more connections would run nothing in parallel anyway.
-    const { createClient } = await loadDriver("@libsql/client", "SQLite", () => import("@libsql/client"));
+    const { createClient } = await loadDriver("@libsql/client", "SQLite");
     const db = createClient({ url: `file:${path}`, timeout: BUSY_TIMEOUT_MS, concurrency: 1 });
     try {
       await db.execute("PRAGMA journal_mode = WAL");
