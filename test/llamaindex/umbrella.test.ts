@@ -5,8 +5,8 @@
 import { FunctionTool, tool } from "llamaindex";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ScriptedLLM } from "../src/llm/scripted-llm.ts";
-import { FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
+import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
+import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 
 describe("tools from the llamaindex package", () => {
   it("the agent calls a tool() and a FunctionTool.from, and answers with their results", async () => {
