@@ -26,7 +26,7 @@ failed=0
 fail() { echo "FAILED  $*" >&2; failed=1; }
 ok() { echo "ok      $*"; }
 # npm's own line about this machine's npm configuration is not a warning about the package.
-warnings_in() { grep -iE "warn|deprecated" "$1" | grep -v 'Unknown user config' || true; }
+warnings_in() { grep -iE "warn|deprecated" "$1" | grep -vE 'Unknown (user|env) config' || true; }
 npm_install() { npm install --no-audit --no-fund "$@"; }
 # expect NAME EXPECTED_FILE COMMAND…: the command's stdout must be the file's lines, stderr empty.
 expect() {
