@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Executes every notebooks/*.ipynb on the tslab TypeScript kernel; exits non-zero, naming the
-# notebook and the cell, if a cell fails or writes to stderr. Run after `npm ci` (tslab is a
-# devDependency).
+# notebook and the cell, if a cell fails or writes to stderr. Run after `npm ci`: it builds
+# dist/ (the notebooks import "stepflow") and installs tslab into notebooks/kernel/ if missing.
 #
 #   bash .ci/notebooks.sh                    # execute; the notebooks are left as they are
 #   bash .ci/notebooks.sh --inplace          # execute and save the outputs into the notebooks
@@ -10,14 +10,13 @@
 #
 # Runs Debian's Jupyter (/usr/bin/python3 with nbclient), installing it with apt-get when
 # missing (as root). The kernel is tslab started through notebooks/tslab-kernel.cjs, so that
-# cells can import the repository's .ts modules; for a run it is registered in a temporary
+# cells can import "stepflow" and declare `@step` classes; for a run it is registered in a temporary
 # JUPYTER_PATH (never the user's kernels, which another checkout may be using), and
 # --install-kernel registers it for the current user as "tslab-stepflow".
 # The notebooks run on the offline demo model: OPENAI_API_KEY and OPENAI_BASE_URL are unset.
 # A cell may take NOTEBOOK_CELL_TIMEOUT seconds (default 120).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-repo=$PWD
 
 inplace=false
 install_kernel=false
@@ -32,17 +31,22 @@ for arg in "$@"; do
   esac
 done
 
-if [ ! -f node_modules/tslab/package.json ]; then
-  echo "notebooks.sh: node_modules/tslab is missing: run npm ci first (tslab is a devDependency)" >&2
+if [ ! -f node_modules/typescript/package.json ]; then
+  echo "notebooks.sh: node_modules is missing: run npm ci first" >&2
   exit 1
 fi
+if [ ! -f notebooks/kernel/node_modules/tslab/package.json ]; then
+  echo "== notebooks: installing tslab into notebooks/kernel"
+  npm ci --prefix notebooks/kernel --no-audit --no-fund --loglevel=error
+fi
 
-# kernel_spec DIR: writes DIR/tslab-stepflow/kernel.json, the kernel of this checkout.
+# kernel_spec DIR: writes DIR/tslab-stepflow/kernel.json. Jupyter starts a kernel in the
+# notebook's folder, so the path is relative to notebooks/: the spec fits any checkout.
 kernel_spec() {
   mkdir -p "$1/tslab-stepflow"
   cat >"$1/tslab-stepflow/kernel.json" <<EOF
 {
-  "argv": ["$(command -v node)", "$repo/notebooks/tslab-kernel.cjs", "kernel", "--config-path", "{connection_file}"],
+  "argv": ["node", "tslab-kernel.cjs", "kernel", "--config-path", "{connection_file}"],
   "display_name": "TypeScript (tslab, stepflow)",
   "language": "typescript"
 }
@@ -79,6 +83,9 @@ fi
 
 # -- Jupyter, from Debian's packages (no PyPI): nbclient is what `jupyter nbconvert --execute`
 # runs; calling it directly lets this script name the failing cell.
+echo "== notebooks: npm run build (the notebooks import the built package)"
+npm run build --silent
+
 source .ci/apt.sh
 apt_install jupyter-nbconvert python3-nbclient python3-ipykernel jupyter-client
 # Debian's python3, not one that a pyenv or venv earlier on PATH may shadow.
@@ -88,7 +95,7 @@ jupyter_path=$(mktemp -d)
 trap 'rm -rf "$jupyter_path"' EXIT
 kernel_spec "$jupyter_path/kernels"
 
-echo "== notebooks: node $(node --version), tslab $(node -p 'require("tslab/package.json").version'), nbclient $($python -c 'import nbclient; print(nbclient.__version__)')"
+echo "== notebooks: node $(node --version), tslab $(node -p 'require("./notebooks/kernel/node_modules/tslab/package.json").version'), nbclient $($python -c 'import nbclient; print(nbclient.__version__)')"
 env -u OPENAI_API_KEY -u OPENAI_BASE_URL JUPYTER_PATH="$jupyter_path" "$python" -u - "$inplace" "${notebooks[@]}" <<'PY'
 import os, sys, time
 import nbformat

@@ -1,24 +1,24 @@
 #!/usr/bin/env node
 /**
- * The tslab kernel, started so that notebook cells can use this repository's TypeScript the
- * way the rest of it does. `.ci/notebooks.sh` registers it as the Jupyter kernel
- * "tslab-stepflow" (`--install-kernel` for your Jupyter); it takes tslab's own arguments
- * (`kernel --config-path FILE`).
+ * The tslab kernel, started so that notebook cells can use stepflow as its users do: imports
+ * from "stepflow" and its subpaths, `@step` classes in cells. `.ci/notebooks.sh` registers it as
+ * the Jupyter kernel "tslab-stepflow" (`--install-kernel` for your Jupyter); Jupyter starts it in
+ * the notebook's folder, and it takes tslab's own arguments (`kernel --config-path FILE`).
+ * tslab itself is installed in notebooks/kernel/ (`npm ci --prefix notebooks/kernel`), apart
+ * from the project, whose TypeScript its bundled one would otherwise shadow.
  *
  * tslab (1.0.22, the last release) compiles each cell with its own TypeScript 5.0 and fixed
- * compiler options: legacy `experimentalDecorators`, Node10 module resolution, `rootDir` = the
- * notebook's folder, and it compiles every `.ts` file a cell imports itself, with errors for
- * `.ts` extensions in import paths and for files outside the notebook's folder. So
- * `import { Workflow } from "../src/index.ts"` fails in a stock tslab cell. Four changes:
+ * compiler options: legacy `experimentalDecorators`, Node10 module resolution (which ignores a
+ * package's `exports`, so `stepflow/sessions` has no types), ES2022 libraries, `rootDir` = the
+ * notebook's folder. Four changes:
  *
  * 1. Files on disk that a cell imports are type-checked for the cell (full types in cells)
- *    but not compiled or diagnosed by tslab: Node loads them through tsx's require hook, with
- *    standard decorators, `.ts` imports and ESM syntax handled as `node --import tsx` does.
- *    (`npm run typecheck` checks them.)
- * 2. Cells accept `.ts` extensions in import paths and resolve packages by their `exports`
- *    (`moduleResolution: "bundler"`).
- * 3. Decorators in cells are standard (TC39) decorators, as in the rest of the repository, and
- *    cells get the ES2023 library (`findLast`, …) like tsconfig.json, not tslab's ES2022.
+ *    but not compiled or diagnosed by tslab: Node loads them, through tsx's require hook for
+ *    ES modules and TypeScript.
+ * 2. Cells resolve packages by their `exports` (`moduleResolution: "bundler"`), and accept
+ *    `.ts` extensions in import paths.
+ * 3. Decorators in cells are standard (TC39) decorators, as stepflow's `@step` expects, and
+ *    cells get the ES2023 library (`findLast`, …), not tslab's ES2022.
  * 4. A variable of an earlier cell can be used as a shorthand property (`{ ctx }`): tslab
  *    rewrites references to earlier cells' variables but misses that form (a ReferenceError).
  */
@@ -26,7 +26,7 @@
 const fs = require("node:fs");
 const path = require("node:path");
 
-const tslabDir = path.dirname(require.resolve("tslab/package.json"));
+const tslabDir = path.dirname(require.resolve("tslab/package.json", { paths: [path.join(__dirname, "kernel")] }));
 const tsPath = require.resolve("@tslab/typescript-for-tslab", { paths: [tslabDir] });
 const realTs = require(tsPath);
 // The TypeScript bundle's exports are read-only getters: tslab gets a copy with two replaced.

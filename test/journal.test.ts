@@ -19,7 +19,7 @@ import { FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
 const journals: [string, () => Promise<{ journal: Journal; close: () => Promise<void> }>][] = [
   ["memory", async () => ({ journal: new MemoryJournal(), close: async () => {} })],
   ["SQLite", async () => {
-    const journal = SqliteJournal.open(join(mkdtempSync(join(tmpdir(), "stepflow-journal-")), "journal.db"));
+    const journal = await SqliteJournal.open(join(mkdtempSync(join(tmpdir(), "stepflow-journal-")), "journal.db"));
     return { journal, close: async () => journal.close() };
   }],
 ];

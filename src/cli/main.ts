@@ -3,7 +3,6 @@
  * it, or manage stored sessions. Argument parsing is commander's; this file maps commands to
  * the library and every failure to one clear line on stderr.
  */
-import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
 import { Command, CommanderError, Option } from "commander";
@@ -19,11 +18,12 @@ import { SessionStoreError, checkSessionId as checkStoredSessionId } from "../se
 import { chat, ask } from "./chat.ts";
 import type { ChatOptions } from "./chat.ts";
 import { UsageError, redact } from "./errors.ts";
+import { packageVersion } from "./version.ts";
 import { chooseProvider } from "./provider.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
 
-const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+const VERSION = packageVersion();
 const SYSTEM_PROMPT = "You are a helpful assistant. Use the calculator tools for arithmetic instead of computing in your head.";
 
 interface MainOptions {

@@ -17,7 +17,7 @@ export const processJournal: Journal = new MemoryJournal();
  * Records the side effects of runs on `ctx` in `journal` (the agent's tool calls, {@link once}).
  * @example
  * const ctx = Context.fromJSON(agent, saved);
- * useJournal(ctx, SqliteJournal.open(".stepflow/journal.db"));
+ * useJournal(ctx, await SqliteJournal.open(".stepflow/journal.db"));
  * await agent.run(undefined, { ctx });
  */
 export function useJournal(ctx: Context, journal: Journal): void {

@@ -3,8 +3,8 @@
  * keeps one in its own database. A key is claimed by one INSERT, so two processes cannot both
  * claim it.
  */
-import { createClient } from "@libsql/client";
 import type { Client } from "@libsql/client";
+import { loadDriver } from "../sessions/load-driver.ts";
 import { JournalError, checkJournalKey } from "./types.ts";
 import type { Journal, JournalClaim } from "./types.ts";
 
@@ -16,7 +16,7 @@ const TABLE = `CREATE TABLE IF NOT EXISTS stepflow_journal (
 
 /**
  * @example
- * const journal = SqliteJournal.open(".stepflow/journal.db");
+ * const journal = await SqliteJournal.open(".stepflow/journal.db");
  * const agent = new FunctionCallingAgent({ llm, tools, journal });
  */
 export class SqliteJournal implements Journal {
@@ -32,8 +32,9 @@ export class SqliteJournal implements Journal {
     this.#owned = owned;
   }
 
-  /** Opens (and creates, if needed) the SQLite file at `path`. */
-  static open(path: string): SqliteJournal {
+  /** Opens (and creates, if needed) the SQLite file at `path`; `@libsql/client` must be installed. */
+  static async open(path: string): Promise<SqliteJournal> {
+    const { createClient } = await loadDriver("@libsql/client", "SQLite");
     return new SqliteJournal(createClient({ url: `file:${path}`, timeout: 5000, concurrency: 1 }), `SQLite ${path}`, true);
   }
 

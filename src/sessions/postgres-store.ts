@@ -4,8 +4,9 @@
  * save of the same session waits, then finds the version changed and fails with
  * `SessionConflictError`.
  */
-import pg from "pg";
+import type { Pool, PoolClient } from "pg";
 import { PostgresJournal } from "../journal/postgres-journal.ts";
+import { loadDriver } from "./load-driver.ts";
 import { SessionConflictError, SessionStoreError, checkSave, checkSessionId, listLimit } from "./types.ts";
 import type { SessionRecord, SessionSave, SessionStore, SessionSummary } from "./types.ts";
 
@@ -32,11 +33,11 @@ const SCHEMA_LOCK = 748_213_901; // serialises CREATE … IF NOT EXISTS of proce
  */
 export class PostgresSessionStore implements SessionStore {
   readonly description: string;
-  readonly #pool: pg.Pool;
+  readonly #pool: Pool;
   /** Tool calls of this store's sessions, in the same database. */
   readonly journal: PostgresJournal;
 
-  private constructor(pool: pg.Pool, description: string) {
+  private constructor(pool: Pool, description: string) {
     this.#pool = pool;
     this.journal = new PostgresJournal(pool, description);
     this.description = description;
@@ -45,6 +46,7 @@ export class PostgresSessionStore implements SessionStore {
   /** Connects to `url` (postgres://user:password@host:port/db) and creates the tables if needed. */
   static async open(url: string): Promise<PostgresSessionStore> {
     const description = `PostgreSQL ${redactPassword(url)}`;
+    const { default: pg } = await loadDriver("pg", "PostgreSQL");
     const pool = new pg.Pool({ connectionString: url, max: 4 });
     pool.on("error", () => {}); // an idle client's lost connection: the next query reports it
     try {
@@ -126,7 +128,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 }
 
-async function transaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+async function transaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN");

@@ -4,9 +4,9 @@
  * busy timeout, and every save is one atomic batch whose UPDATE checks the version.
  */
 import { randomUUID } from "node:crypto";
-import { createClient } from "@libsql/client";
 import type { Client, InStatement, Row } from "@libsql/client";
 import { SqliteJournal } from "../journal/sqlite-journal.ts";
+import { loadDriver } from "./load-driver.ts";
 import { SessionConflictError, SessionStoreError, checkSave, checkSessionId, listLimit } from "./types.ts";
 import type { SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
 
@@ -54,6 +54,7 @@ export class SqliteSessionStore implements SessionStore {
     // others failing at once with SQLITE_BUSY while another process wrote), and the pool has one
     // connection, so that synchronous=NORMAL holds for every write: libsql runs each call
     // synchronously, so more connections would run nothing in parallel anyway.
+    const { createClient } = await loadDriver("@libsql/client", "SQLite");
     const db = createClient({ url: `file:${path}`, timeout: BUSY_TIMEOUT_MS, concurrency: 1 });
     try {
       await db.execute("PRAGMA journal_mode = WAL");

@@ -85,6 +85,9 @@ export class SessionStoreError extends StepflowError {
   override name = "SessionStoreError";
 }
 
+/** The store's database driver (`@libsql/client`, `pg`) is not installed. @example `err instanceof SessionDriverMissingError && err.packageName // "pg"` */
+export class SessionDriverMissingError extends SessionStoreError { override name = "SessionDriverMissingError"; constructor(message: string, readonly packageName: string) { super(message); } }
+
 /**
  * Throws `SessionStoreError` unless `id` is a usable session id (1–200 characters, no control
  * characters, well-formed Unicode).

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# The package as its users get it: `npm pack`, then the tarball installed into fresh projects
+# under /tmp. Fails (naming the check) unless
+#   - the tarball holds only the build, the command, the license and the docs it needs;
+#   - installing it prints no warning, and its footprint is printed (packages, MB);
+#   - plain `node` runs an ES-module app (a workflow, the agent, a session store whose driver
+#     is not installed) and a require() one, and the installed `stepflow` command answers;
+#   - strict `tsc --noEmit` (exactOptionalPropertyTypes) passes with moduleResolution nodenext
+#     and bundler, and with skipLibCheck off finds nothing in stepflow's own declarations;
+#   - esbuild bundles run: with its default target, an app using the package's `@step` classes
+#     (the agent); with target node20, an app declaring its own `@step` workflow (esbuild keeps
+#     decorators as written for its default target, esnext, which Node does not run yet);
+#   - publint and @arethetypeswrong/cli find no error.
+# Uses the npm registry for the package's dependencies and the checking tools (pinned below).
+#
+#   bash .ci/consumer-check.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+fixtures=$repo/.ci/consumer
+TYPESCRIPT=5.9.3 TYPES_NODE=20.19.25 ESBUILD=0.28.2 PUBLINT=0.3.25 ATTW=0.18.5
+
+work=$(mktemp -d /tmp/stepflow-consumer.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+failed=0
+fail() { echo "FAILED  $*" >&2; failed=1; }
+ok() { echo "ok      $*"; }
+# npm's own line about this machine's npm configuration is not a warning about the package.
+warnings_in() { grep -iE "warn|deprecated" "$1" | grep -vE 'Unknown (user|env) config' || true; }
+npm_install() { npm install --no-audit --no-fund "$@"; }
+# expect NAME EXPECTED_FILE COMMAND…: the command's stdout must be the file's lines, stderr empty.
+expect() {
+  local name=$1 expected=$2
+  shift 2
+  if "$@" >"$work/out" 2>"$work/err" && [ ! -s "$work/err" ] && diff -u "$expected" "$work/out" >"$work/diff"; then
+    ok "$name"
+  else
+    fail "$name"; cat "$work/diff" "$work/err" >&2 2>/dev/null || true; cat "$work/out" >&2
+  fi
+}
+
+echo "== npm pack (prepack builds dist/)"
+npm pack --pack-destination "$work" --silent >"$work/pack.txt" 2>"$work/pack.err" || { cat "$work/pack.err" >&2; exit 1; }
+tarball=$work/$(tail -n 1 "$work/pack.txt")
+tar -tzf "$tarball" | sed 's|^package/||' | sort >"$work/files"
+unexpected=$(grep -vE '^(dist/.*\.(js|d\.ts)|bin/stepflow\.js|package\.json|README\.md|LICENSE|CHANGELOG\.md)$' "$work/files" || true)
+if [ -z "$unexpected" ] && grep -qx LICENSE "$work/files" && grep -qx dist/src/index.js "$work/files"; then
+  ok "tarball: $(wc -l <"$work/files") files, $(du -k "$tarball" | cut -f1) kB packed"
+else
+  fail "tarball: unexpected or missing files"; echo "${unexpected:-(LICENSE or dist/src/index.js missing)}" >&2
+fi
+
+echo "== install the tarball into a fresh project"
+app=$work/app
+mkdir -p "$app" && cd "$app"
+echo '{ "name": "consumer", "private": true, "type": "module" }' >package.json
+npm_install "$tarball" >"$work/install.log" 2>&1 || { cat "$work/install.log" >&2; exit 1; }
+warnings=$(warnings_in "$work/install.log")
+if [ -z "$warnings" ]; then ok "install printed no warning"; else fail "install printed warnings:"; echo "$warnings" >&2; fi
+packages=$(npm ls --all --parseable 2>/dev/null | tail -n +2 | sort -u | wc -l)
+echo "footprint: $packages packages, $(du -sm node_modules | cut -f1) MB (node_modules of a project with only stepflow)"
+node -e 'import("stepflow").then((m) => console.log(typeof m.Workflow))' >"$work/out" 2>&1
+[ "$(cat "$work/out")" = function ] && ok 'node -e import("stepflow")' || { fail 'node -e import("stepflow")'; cat "$work/out" >&2; }
+
+cp "$fixtures/app.mjs" "$fixtures/app.cjs" "$fixtures/app.ts" "$fixtures"/tsconfig.*.json .
+cat >"$work/mjs.expected" <<'OUT'
+double: 42
+agent: (2123 + 2321) * 312 = 1386528
+SessionDriverMissingError: The SQLite session store needs the package @libsql/client, which is not installed. Install it next to stepflow: npm install @libsql/client
+SessionDriverMissingError: The PostgreSQL session store needs the package pg, which is not installed. Install it next to stepflow: npm install pg
+OUT
+expect "node app.mjs (ES module, no build step)" "$work/mjs.expected" node app.mjs
+echo "require: function, 4 tools" >"$work/cjs.expected"
+expect "node app.cjs (require)" "$work/cjs.expected" node app.cjs
+echo "(2123 + 2321) * 312 = 1386528" >"$work/bin.expected"
+if env -u OPENAI_API_KEY -u OPENAI_BASE_URL ./node_modules/.bin/stepflow "What is (2123 + 2321) * 312?" >"$work/out" 2>"$work/err" && diff -u "$work/bin.expected" "$work/out" >"$work/diff"; then
+  ok "the stepflow command answers offline"
+else
+  fail "the stepflow command"; cat "$work/diff" "$work/err" "$work/out" >&2
+fi
+
+echo "== TypeScript $TYPESCRIPT and esbuild $ESBUILD in the project"
+npm_install -D "typescript@$TYPESCRIPT" "@types/node@$TYPES_NODE" "esbuild@$ESBUILD" >"$work/tools.log" 2>&1 || { cat "$work/tools.log" >&2; exit 1; }
+for resolution in nodenext bundler; do
+  if ./node_modules/.bin/tsc -p "tsconfig.$resolution.json" >"$work/out" 2>&1; then ok "tsc --noEmit, moduleResolution $resolution, strict + exactOptionalPropertyTypes"; else fail "tsc ($resolution)"; cat "$work/out" >&2; fi
+  # With skipLibCheck off, tsc also checks every declaration file the app reaches: ours must be
+  # clean. (@llamaindex/core's own declarations have errors of their own: they name ajv, which it
+  # does not install, and zod 3 types.)
+  ./node_modules/.bin/tsc -p "tsconfig.$resolution.json" --skipLibCheck false >"$work/out" 2>&1 || true
+  ours=$(grep -E "^(app\.ts|node_modules/stepflow/)" "$work/out" || true)
+  if [ -z "$ours" ]; then ok "tsc --skipLibCheck false ($resolution): no error in stepflow's declarations ($(grep -c "error TS" "$work/out" || true) in other packages)"; else fail "tsc --skipLibCheck false ($resolution)"; echo "$ours" >&2; fi
+done
+if ./node_modules/.bin/esbuild app.mjs --bundle --platform=node --format=esm --outfile=bundle-default.mjs --log-level=warning >"$work/out" 2>&1; then
+  expect "esbuild bundle, default target, of an app running the agent's @step workflow" "$work/mjs.expected" node bundle-default.mjs
+else
+  fail "esbuild bundle (default target)"; cat "$work/out" >&2
+fi
+cat >"$work/ts.expected" <<'OUT'
+Why did the chicken cross the road? (joke #1)
+Why did the duck cross the road? (joke #2)
+(2123 + 2321) * 312 = 1386528 (streamed: true)
+function function function function
+OUT
+if ./node_modules/.bin/esbuild app.ts --bundle --platform=node --format=esm --target=node20 --outfile=bundle.mjs --log-level=warning >"$work/out" 2>&1; then
+  expect "esbuild bundle, target node20, of an app with its own @step workflow" "$work/ts.expected" node bundle.mjs
+else
+  fail "esbuild bundle (target node20)"; cat "$work/out" >&2
+fi
+
+echo "== publint $PUBLINT and @arethetypeswrong/cli $ATTW"
+mkdir -p "$work/tools" "$work/extracted" && cd "$work/tools"
+echo '{ "private": true }' >package.json
+npm_install "publint@$PUBLINT" "@arethetypeswrong/cli@$ATTW" >"$work/lint-tools.log" 2>&1 || { cat "$work/lint-tools.log" >&2; exit 1; }
+tar -xzf "$tarball" -C "$work/extracted"
+if ./node_modules/.bin/publint --strict "$work/extracted/package" >"$work/out" 2>&1; then ok "publint"; else fail "publint"; fi
+cat "$work/out"
+# node16 (Node's resolution for import and require) and bundler; not node10, which predates
+# "exports". require() reaches the ES modules on purpose: Node 20.19+ loads them (app.cjs above).
+if ./node_modules/.bin/attw "$tarball" --profile node16 --ignore-rules cjs-resolves-to-esm --format table-flipped >"$work/out" 2>&1; then ok "arethetypeswrong"; else fail "arethetypeswrong"; fi
+cat "$work/out"
+
+if [ "$failed" -ne 0 ]; then echo "consumer-check: FAILED" >&2; exit 1; fi
+echo "consumer-check: passed"

@@ -1,0 +1,22 @@
+// A consumer's plain JavaScript (no build step): a workflow with addStep, the agent with the
+// offline model, and a session store whose driver this project did not install.
+import { Context, StartEvent, StopEvent, Workflow } from "stepflow";
+import { FunctionCallingAgent } from "stepflow/workflows/function-calling-agent";
+import { calculatorTools } from "stepflow/tools/calculator";
+import { OfflineDemoLLM } from "stepflow/llm/offline";
+import { openSessionStore } from "stepflow/sessions";
+
+const flow = new Workflow({ timeout: 10 });
+flow.addStep("double", { accepts: [StartEvent], emits: [StopEvent] }, async (_ctx, ev) => new StopEvent({ result: ev.n * 2 }));
+console.log(`double: ${await flow.run({ n: 21 }, { ctx: new Context(flow) })}`);
+
+const agent = new FunctionCallingAgent({ llm: new OfflineDemoLLM(), tools: calculatorTools, timeout: 30 });
+const result = await agent.run({ input: "What is (2123 + 2321) * 312?" });
+console.log(`agent: ${result.response.content}`);
+
+for (const url of ["sqlite:.stepflow/sessions.db", "postgres://app@127.0.0.1:9/app"]) {
+  await openSessionStore(url).then(
+    () => console.log("opened?"),
+    (error) => console.log(`${error.name}: ${error.message}`),
+  );
+}

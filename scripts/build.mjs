@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+/**
+ * `npm run build`: compiles src/, events/ and workflows/ into dist/ (ESM JavaScript with the
+ * `@step` decorators lowered for ES2022, plus .d.ts) with the repository's own TypeScript.
+ *
+ * tsc rewrites the sources' `./x.ts` import paths to `./x.js` in the JavaScript but keeps them
+ * in the declarations; TypeScript before 5.0, and resolvers that do not map `.ts` to `.d.ts`,
+ * then cannot follow them. So the declarations get `.js` paths too.
+ */
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const dist = join(root, "dist");
+rmSync(dist, { recursive: true, force: true });
+execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", join(root, "tsconfig.build.json")], { stdio: "inherit" });
+
+// Relative specifiers only (`"./a.ts"`, `'../b/c.ts'`), in imports, exports and import() types.
+const relativeTs = /((?:from|import)\s*\(?\s*["'])(\.{1,2}\/[^"']*?)\.ts(["'])/g;
+let files = 0;
+for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true })) {
+  if (!entry.isFile() || !entry.name.endsWith(".d.ts")) continue;
+  const file = join(entry.parentPath, entry.name);
+  const text = readFileSync(file, "utf8");
+  const fixed = text.replace(relativeTs, "$1$2.js$3");
+  if (fixed !== text) writeFileSync(file, fixed);
+  files++;
+}
+console.log(`build: dist/ written (${files} declaration files)`);

@@ -1,0 +1,31 @@
+/**
+ * Runs a TypeScript file as a user of the package would (`node --import tsx file.ts`) from the
+ * repository root, so `import … from "stepflow"` resolves through the package's own exports.
+ */
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+
+export const REPO = join(import.meta.dirname, "..", "..");
+
+/** What a run printed and how it ended. */
+export interface ProgramRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * @example
+ * const { code, stdout } = await runTypeScript("examples/minimal-workflow.ts");
+ */
+export function runTypeScript(file: string, timeoutMs = 60_000): Promise<ProgramRun> {
+  // No model keys or server URLs from the developer's shell: every program must run offline.
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
+  for (const name of ["OPENAI_API_KEY", "OPENAI_BASE_URL", "DATABASE_URL"]) delete env[name];
+  return new Promise((resolve) => {
+    execFile(process.execPath, ["--import", "tsx", file], { cwd: REPO, env, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
