@@ -167,6 +167,19 @@ describe("stepflow CLI with an OpenAI-compatible server", { timeout: 60_000 }, (
     }
   });
 
+  it("prints a reply without the terminal control sequences in it, even split across chunks", async () => {
+    const reply = ["Done", "\x1b]0;ow", "ned\x07. \x1b[", "2J\x1b[1;1HAll", " \x1b]52;c;cm0=\x1b", "\\good\r\x07."];
+    const server = await startOpenAIServer({ turns: [{ text: reply }] });
+    try {
+      const { code, stdout, stderr } = await cli(["Hello!"], { env: { OPENAI_BASE_URL: server.baseURL } });
+      expect(code).toBe(0);
+      expect(stdout).toBe("Done. All good.\n");
+      expect(stderr).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("reports a 401 in one line without the key, also with --verbose", async () => {
     const server = await startOpenAIServer({ turns: [], status: 401 });
     try {

@@ -22,6 +22,7 @@ import { UsageError, redact } from "./errors.ts";
 import { chooseProvider } from "./provider.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
+import { terminalSafe } from "./terminal-text.ts";
 
 const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 const SYSTEM_PROMPT = "You are a helpful assistant. Use the calculator tools for arithmetic instead of computing in your head.";
@@ -51,7 +52,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   let verbose = argv.includes("--verbose") || argv.includes("-v");
   let provider: Provider | undefined;
   let code = 0;
-  const fail = (message: string) => term.err.write(`${term.colors.red("stepflow:")} ${redact(message, env)}\n`);
+  // An error may quote a server or a model: its text is made as safe to print as their replies.
+  const fail = (message: string) => term.err.write(`${term.colors.red("stepflow:")} ${terminalSafe(redact(message, env))}\n`);
   /** One line for any failure (and its stack trace with --verbose); the exit code it means. */
   const report = (error: unknown): number => {
     if (error instanceof UsageError) {
@@ -136,7 +138,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     withSessions(async (s) => {
       const list = await s.list();
       if (list.length === 0) return void term.out.write("No sessions yet. Start one with: npm start -- --session NAME\n");
-      for (const item of list) term.out.write(`${item.id}\t${item.messageCount} messages\tupdated ${item.updatedAt.toISOString()}\n`);
+      for (const item of list) term.out.write(`${terminalSafe(item.id)}\t${item.messageCount} messages\tupdated ${item.updatedAt.toISOString()}\n`);
     }),
   );
   sessions.command("show").argument("<id>").description("the messages of a session").action((id: string) => {
@@ -148,7 +150,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         const calls = (message.options as { toolCall?: { name: string; input: unknown }[] } | undefined)?.toolCall;
         const text = calls?.length ? `${message.content ? `${message.content} ` : ""}[calls ${calls.map((c) => `${c.name}(${JSON.stringify(c.input)})`).join(", ")}]` : String(message.content);
         const role = (message.options as { toolResult?: unknown } | undefined)?.toolResult ? "tool" : message.role;
-        term.out.write(`${createdAt.toISOString()}  ${role}: ${text}\n`);
+        term.out.write(`${createdAt.toISOString()}  ${role}: ${terminalSafe(text)}\n`);
       }
     });
   });
