@@ -4,7 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSessionStore } from "../src/sessions/open-store.ts";
-import { SessionConflictError, SessionStoreError } from "../src/sessions/types.ts";
+import { createClient } from "@libsql/client";
+import pg from "pg";
+import { ContextSerdeError } from "../src/serialize.ts";
+import { CorruptSessionError, SessionConflictError, SessionStoreError } from "../src/sessions/types.ts";
 import type { SessionStore } from "../src/sessions/types.ts";
 
 const stores: [string, () => string][] = [
@@ -146,5 +149,42 @@ describe("openSessionStore", () => {
     expect(error).toBeInstanceOf(SessionStoreError);
     expect(String((error as Error).message)).toMatch(/^Cannot open the session store PostgreSQL postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/app: .*Is PostgreSQL running, and is DATABASE_URL right\?$/);
     expect(String((error as Error).message)).not.toContain("s3cret");
+  });
+});
+
+/** Deletes one message row behind the store's back, as a careless hand-edit or a partial restore would. */
+async function deleteMessageRow(url: string, id: string, seq: number): Promise<void> {
+  if (url.startsWith("sqlite:")) {
+    const db = createClient({ url: `file:${url.slice("sqlite:".length)}` });
+    await db.execute({ sql: "DELETE FROM stepflow_session_messages WHERE session_id = ? AND seq = ?", args: [id, seq] });
+    db.close();
+  } else {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query("DELETE FROM stepflow_session_messages WHERE session_id = $1 AND seq = $2", [id, seq]);
+    await client.end();
+  }
+}
+
+describe.each(stores.filter(([name]) => name !== "memory"))("a session with a missing message row: %s", (_name, makeURL) => {
+  it.each([
+    ["in the middle (a gap in seq)", 2],
+    ["at the end (fewer rows than recorded)", 3],
+  ])("is refused on load when the row is missing %s, naming the session, and nothing is written", async (_, seq) => {
+    const url = makeURL();
+    const store = await openSessionStore(url);
+    try {
+      const id = unique("holes");
+      await store.save(id, { expectedVersion: 0, snapshot: "s1", append: ["m1", "m2", "m3"] });
+      await deleteMessageRow(url, id, seq);
+      const loaded = store.load(id);
+      await expect(loaded).rejects.toThrow(CorruptSessionError);
+      await expect(loaded).rejects.toThrow(ContextSerdeError);
+      await expect(loaded).rejects.toThrow(`Session "${id}" is corrupt: message #${seq} is missing (2 of 3 messages are stored). The stored session was not changed; restore it from a backup, or delete it.`);
+      expect((await store.list({ limit: 1000 })).find((s) => s.id === id)).toMatchObject({ version: 1, messageCount: 3 });
+      expect(await store.delete(id)).toBe(true); // a corrupt session can still be deleted
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -5,7 +5,7 @@
  * `SessionConflictError`.
  */
 import pg from "pg";
-import { SessionConflictError, SessionStoreError, checkSave, checkSessionId, listLimit } from "./types.ts";
+import { SessionConflictError, SessionStoreError, checkSave, checkSessionId, checkStoredMessages, listLimit } from "./types.ts";
 import type { SessionRecord, SessionSave, SessionStore, SessionSummary } from "./types.ts";
 
 const SCHEMA = `
@@ -62,6 +62,7 @@ export class PostgresSessionStore implements SessionStore {
     if (!row) return undefined;
     // Messages are only ever appended: those up to message_count belong to the version read above.
     const messages = await this.#pool.query("SELECT seq, message, created_at FROM stepflow_session_messages WHERE session_id = $1 AND seq <= $2 ORDER BY seq", [id, row.message_count]);
+    checkStoredMessages(id, Number(row.message_count), messages.rows.map((m) => Number(m.seq)));
     return {
       id,
       version: Number(row.version),

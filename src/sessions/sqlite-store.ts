@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { createClient } from "@libsql/client";
 import type { Client, InStatement, Row } from "@libsql/client";
-import { SessionConflictError, SessionStoreError, checkSave, checkSessionId, listLimit } from "./types.ts";
+import { SessionConflictError, SessionStoreError, checkSave, checkSessionId, checkStoredMessages, listLimit } from "./types.ts";
 import type { SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
 
 /** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
@@ -69,19 +69,21 @@ export class SqliteSessionStore implements SessionStore {
       [
         { sql: "SELECT version, snapshot, message_count, created_at, updated_at FROM stepflow_sessions WHERE id = ?", args: [id] },
         // One row holding every message as a JSON array (any text, separators included, comes back
-        // exactly): reading 1,000 rows one by one cost more than the rest of a turn. Seqs are 1..n:
-        // sessions only append.
-        { sql: "SELECT json_group_array(message ORDER BY seq) AS messages, json_group_array(created_at ORDER BY seq) AS times FROM stepflow_session_messages WHERE session_id = ?", args: [id] },
+        // exactly): reading 1,000 rows one by one cost more than the rest of a turn. The seqs come
+        // too, to catch a row that went missing.
+        { sql: "SELECT json_group_array(message ORDER BY seq) AS messages, json_group_array(created_at ORDER BY seq) AS times, json_group_array(seq ORDER BY seq) AS seqs FROM stepflow_session_messages WHERE session_id = ?", args: [id] },
       ],
       "read",
     );
     const row = sessions?.rows[0];
     if (!row) return undefined;
+    const stored = joinedMessages(messages?.rows[0]);
+    checkStoredMessages(id, Number(row.message_count), stored.map((m) => m.seq));
     return {
       id,
       version: Number(row.version),
       snapshot: String(row.snapshot),
-      messages: joinedMessages(messages?.rows[0]),
+      messages: stored,
       createdAt: new Date(Number(row.created_at)),
       updatedAt: new Date(Number(row.updated_at)),
     };
@@ -154,5 +156,6 @@ function joinedMessages(row: Row | undefined): StoredMessage[] {
   if (!row) return [];
   const messages = JSON.parse(String(row.messages)) as string[];
   const times = JSON.parse(String(row.times)) as number[];
-  return messages.map((json, i) => ({ seq: i + 1, json, createdAt: new Date(Number(times[i])) }));
+  const seqs = JSON.parse(String(row.seqs)) as number[];
+  return messages.map((json, i) => ({ seq: Number(seqs[i]), json, createdAt: new Date(Number(times[i])) }));
 }
