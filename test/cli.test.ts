@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -281,6 +281,44 @@ describe("stepflow CLI sessions", { timeout: 60_000 }, () => {
     const gone = await cli(["sessions", "--store", store, "show", "alice"]);
     expect(gone.code).toBe(1);
     expect(gone.stderr).toContain('stepflow: There is no session "alice". List them with: npm start -- sessions list');
+  });
+});
+
+/** Makes `path` unwritable even for root (CI runs as root, where chmod does not stop writes); false where chattr cannot. */
+function makeImmutable(path: string): boolean {
+  return spawnSync("chattr", ["+i", path]).status === 0;
+}
+
+describe("stepflow CLI session store errors name the store, not the model server", { timeout: 60_000 }, () => {
+  const modelServer = { OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }; // set, as in the report; never reached
+
+  it("explains a store path whose folder is a file", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "stepflow-cli-")), "notes.txt");
+    writeFileSync(file, "");
+    const { code, stderr } = await cli(["--session", "a", "--store", `sqlite:${file}/x.db`, "Hi"], { env: modelServer });
+    expect(code).toBe(1);
+    expect(stderr).toContain(`stepflow: Cannot open the session store SQLite ${file}/x.db: ${file} is a file, not a folder. Choose another path.\n`);
+    expect(stderr).not.toContain("OPENAI_BASE_URL");
+  });
+
+  it("explains a store path that is a folder", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "stepflow-cli-"));
+    const { code, stderr } = await cli(["sessions", "--store", `sqlite:${dir}`, "list"], { env: modelServer });
+    expect(code).toBe(1);
+    expect(stderr).toBe(`stepflow: Cannot open the session store SQLite ${dir}: it is a folder. Name a file in it, such as ${join(dir, "sessions.db")}.\n`);
+  });
+
+  it("explains a new store in a folder it may not write to", async (context) => {
+    const dir = mkdtempSync(join(tmpdir(), "stepflow-cli-"));
+    if (!makeImmutable(dir)) return context.skip("chattr +i is not available here (it needs ext4-like file attributes and CAP_LINUX_IMMUTABLE)");
+    try {
+      const { code, stderr } = await cli(["--session", "a", "--store", `sqlite:${dir}/s.db`, "Hi"], { env: modelServer });
+      expect(code).toBe(1);
+      expect(stderr).toMatch(new RegExp(`stepflow: Cannot open the session store SQLite ${dir}/s\\.db: SQLite cannot create or write the file \\(.*\\)\\. Check that you may write to ${dir} \\(SQLite also creates s\\.db-wal and s\\.db-shm there\\), or choose another path\\.\n`));
+      expect(stderr).not.toContain("OPENAI_BASE_URL");
+    } finally {
+      spawnSync("chattr", ["-i", dir]);
+    }
   });
 });
 

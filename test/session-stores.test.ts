@@ -1,11 +1,14 @@
 /** One contract, every store: in-memory, SQLite, and PostgreSQL when DATABASE_URL is set (CI sets it). */
 import { mkdtempSync } from "node:fs";
+import { createServer, connect } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSessionStore } from "../src/sessions/open-store.ts";
 import { createClient } from "@libsql/client";
 import pg from "pg";
+import { describeOpenAIError } from "../src/llm/openai.ts";
 import { ContextSerdeError } from "../src/serialize.ts";
 import { CorruptSessionError, SessionConflictError, SessionStoreError } from "../src/sessions/types.ts";
 import type { SessionStore } from "../src/sessions/types.ts";
@@ -185,6 +188,39 @@ describe.each(stores.filter(([name]) => name !== "memory"))("a session with a mi
       expect(await store.delete(id)).toBe(true); // a corrupt session can still be deleted
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe.skipIf(!process.env.DATABASE_URL)("PostgreSQL going away after the store opened", () => {
+  it("fails a save with a SessionStoreError naming the store, which no model-server message claims", async () => {
+    // A TCP relay to the real server, closed mid-session: PostgreSQL "goes down" without touching the shared server.
+    const target = new URL(process.env.DATABASE_URL as string);
+    const sockets = new Set<Socket>();
+    const relay = createServer((client) => {
+      const upstream = connect(Number(target.port || 5432), target.hostname);
+      sockets.add(client).add(upstream);
+      client.pipe(upstream).pipe(client);
+      client.on("error", () => upstream.destroy());
+      upstream.on("error", () => client.destroy());
+    });
+    await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
+    const url = new URL(target);
+    url.port = String((relay.address() as AddressInfo).port);
+    const store = await openSessionStore(url.toString());
+    try {
+      const id = unique("down");
+      await store.save(id, { expectedVersion: 0, snapshot: "s1", append: ["m1"] });
+      await new Promise<void>((resolve) => {
+        relay.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      });
+      const error = await store.save(id, { expectedVersion: 1, snapshot: "s2", append: ["m2"] }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SessionStoreError);
+      expect((error as Error).message).toMatch(new RegExp(`^The session store PostgreSQL postgres://.*:${url.port}/.* failed: .*\\. Is PostgreSQL running, and is DATABASE_URL right\\?$`));
+      expect(describeOpenAIError(error, { baseURL: "http://127.0.0.1:11434/v1", model: "m" })).toBeUndefined();
+    } finally {
+      await store.close().catch(() => {});
     }
   });
 });
