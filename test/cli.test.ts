@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -263,6 +263,15 @@ describe("stepflow CLI on a terminal", { timeout: 60_000 }, () => {
 });
 
 describe("stepflow CLI sessions", { timeout: 60_000 }, () => {
+  it("leaves everything in sessions.db when it exits, so a copy of that one file is a full backup", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "stepflow-cli-"));
+    expect((await cli(["--session", "alice", "--store", `sqlite:${join(dir, "sessions.db")}`, "My name is Logan."])).code).toBe(0);
+    const backup = mkdtempSync(join(tmpdir(), "stepflow-backup-"));
+    copyFileSync(join(dir, "sessions.db"), join(backup, "sessions.db")); // the file alone, without -wal and -shm
+    const list = await cli(["sessions", "--store", `sqlite:${join(backup, "sessions.db")}`, "list"]);
+    expect(list.stdout).toMatch(/^alice\t2 messages\tupdated /);
+  });
+
   it("continues a session in a second process, then lists, shows and deletes it", async () => {
     const store = `sqlite:${join(mkdtempSync(join(tmpdir(), "stepflow-cli-")), "sessions.db")}`;
     expect((await cli(["--session", "alice", "--store", store, "My name is Logan."])).stdout.trim()).toBe("Nice to meet you, Logan!");

@@ -167,8 +167,20 @@ export class SqliteSessionStore implements SessionStore {
     }
   }
 
+  /**
+   * Copies the write-ahead log into the database file, then closes. libsql's close leaves the
+   * checkpoint to a later finalizer that a process exiting right away never runs: every turn
+   * stayed in sessions.db-wal, and a backup of sessions.db alone was empty.
+   */
   async close(): Promise<void> {
-    this.#db.close();
+    try {
+      // TRUNCATE also empties the log; with another process reading, SQLite does what it can and says "busy", which is fine.
+      await this.#db.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+    } catch {
+      // A read-only or vanished file: nothing this process wrote is lost, it stays in the log.
+    } finally {
+      this.#db.close();
+    }
   }
 
   /** A failure of the database itself, named as the store's (not, say, the model server's). */
