@@ -129,6 +129,32 @@ describe("stepflow CLI (offline demo model)", { timeout: 60_000 }, () => {
     });
   });
 
+  it.each([
+      [["hi"], { OPENAI_BASE_URL: "http://127.0.0.1:9/v1", OPENAI_API_KEY: "sk-SECRET\u2026456" }, "stepflow: OPENAI_API_KEY has a character that cannot be sent in an HTTP header (character 10 of 13 is U+2026). Copy the value again; an editor may have put in a curly quote, a dash or a line break."],
+      [["hi"], { OPENAI_BASE_URL: "http://127.0.0.1:9/v1", OPENAI_ORG_ID: "org-\u201cx\u201d" }, "stepflow: OPENAI_ORG_ID has a character that cannot be sent in an HTTP header (character 5 of 7 is U+201C). Copy the value again; an editor may have put in a curly quote, a dash or a line break."],
+      [["hi"], { OPENAI_BASE_URL: "  \t" }, 'stepflow: OPENAI_BASE_URL is set but blank ("  \\t"). Set it to the server\'s URL, such as http://localhost:11434/v1, or unset it.'],
+  ] as [string[], Record<string, string>, string][])("exits 2 naming the setting that cannot work, never its value (case %#)", async (args, env, line) => {
+    expect(await cli(args, { env })).toEqual({ code: 2, stdout: "", stderr: `${line}\n` });
+  });
+
+  it("refuses a session id that is not valid UTF-8 rather than storing it as U+FFFD", async () => {
+    // Through a shell: spawn() can only pass valid UTF-8, and the bad byte must reach the CLI's argv as is.
+    const { code, stdout, stderr } = await new Promise<CliResult>((resolve, reject) => {
+      const child = spawn("/bin/sh", ["-c", `exec "$0" --import tsx "$1" --store memory: --session "$(printf 'al\\377ice')" hi`, process.execPath, CLI], {
+        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NO_COLOR: "1" },
+        cwd: join(import.meta.dirname, ".."),
+      });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (d: Buffer) => (out += d));
+      child.stderr.on("data", (d: Buffer) => (err += d));
+      child.on("error", reject);
+      child.on("close", (exit) => resolve({ code: exit, stdout: out, stderr: err }));
+      child.stdin.end();
+    });
+    expect({ code, stdout, stderr }).toEqual({ code: 2, stdout: "", stderr: 'stepflow: A session id must be valid UTF-8; got "al\ufffdice", where U+FFFD (\ufffd) stands for bytes that are not. Use a UTF-8 terminal, or another id.\n' });
+  });
+
   it("shows the sessions subcommands when none is given (exit 2), and prints --version", async () => {
     const [missing, unknown, version] = await Promise.all([cli(["sessions"]), cli(["sessions", "help", "bogus"]), cli(["--version"])]);
     for (const { code, stdout, stderr } of [missing, unknown]) {

@@ -23,6 +23,7 @@ import { chooseProvider } from "./provider.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
 import { terminalSafe } from "./terminal-text.ts";
+import { quoteInput } from "../user-text.ts";
 
 const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 const SYSTEM_PROMPT = "You are a helpful assistant. Use the calculator tools for arithmetic instead of computing in your head.";
@@ -185,6 +186,10 @@ function oneSentence(message: string): string {
 /** The session stores' own checks of an id and a store URL, as usage mistakes (exit 2) rather than failures. */
 function checkSessionId(id: string): void {
   asUsage(() => checkStoredSessionId(id));
+  // Node decodes argv as UTF-8 and turns every invalid byte into U+FFFD: two different ids would become one session.
+  if (id.includes("\ufffd")) {
+    throw new UsageError(`A session id must be valid UTF-8; got ${quoteInput(id)}, where U+FFFD (�) stands for bytes that are not. Use a UTF-8 terminal, or another id.`);
+  }
 }
 
 function checkStoreURL(url: string): void {
