@@ -1,4 +1,5 @@
 /** One contract, every store: in-memory, SQLite, and PostgreSQL when DATABASE_URL is set (CI sets it). */
+import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { createServer, connect } from "node:net";
 import type { AddressInfo, Socket } from "node:net";
@@ -221,6 +222,31 @@ describe.skipIf(!process.env.DATABASE_URL)("PostgreSQL going away after the stor
       expect(describeOpenAIError(error, { baseURL: "http://127.0.0.1:11434/v1", model: "m" })).toBeUndefined();
     } finally {
       await store.close().catch(() => {});
+    }
+  });
+});
+
+describe("a SQLite database file that cannot be written", () => {
+  it("can still be listed and loaded; a save fails with a SessionStoreError naming the file", async (context) => {
+    const path = join(mkdtempSync(join(tmpdir(), "stepflow-store-")), "sessions.db");
+    const writer = await openSessionStore(`sqlite:${path}`);
+    await writer.save("alice", { expectedVersion: 0, snapshot: "s1", append: ["m1"] });
+    await writer.close();
+    // chattr +i: read-only even for root (CI runs as root, where chmod does not stop writes).
+    if (spawnSync("chattr", ["+i", path]).status !== 0) return context.skip("chattr +i is not available here (it needs ext4-like file attributes and CAP_LINUX_IMMUTABLE)");
+    try {
+      const store = await openSessionStore(`sqlite:${path}`);
+      try {
+        expect((await store.list()).map((s) => [s.id, s.messageCount])).toEqual([["alice", 1]]);
+        expect((await store.load("alice"))?.messages.map((m) => m.json)).toEqual(["m1"]);
+        const error = await store.save("alice", { expectedVersion: 1, snapshot: "s2", append: ["m2"] }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(SessionStoreError);
+        expect((error as Error).message).toMatch(new RegExp(`^The session store SQLite ${path} failed: .*readonly.*\\. Check that the file and its folder are writable and the disk is not full\\.$`));
+      } finally {
+        await store.close();
+      }
+    } finally {
+      spawnSync("chattr", ["-i", path]);
     }
   });
 });
