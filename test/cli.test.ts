@@ -206,6 +206,23 @@ describe("stepflow CLI with an OpenAI-compatible server", { timeout: 60_000 }, (
     }
   });
 
+  it("prints a server's error message without its control sequences, also in the --verbose stack trace", async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "boom\x1b]0;owned\x07 \x1b[2Jhere" } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+      const { code, stderr } = await cli(["--verbose", "Hello!"], { env: { OPENAI_BASE_URL: baseURL } });
+      expect(code).toBe(1);
+      expect(stderr).toContain(`stepflow: The server at ${baseURL} answered 500: boom here.\n`);
+      expect(stderr).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it("reports a 401 in one line without the key, also with --verbose", async () => {
     const server = await startOpenAIServer({ turns: [], status: 401 });
     try {

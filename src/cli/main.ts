@@ -63,7 +63,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     }
     const described = provider?.kind === "openai" ? describeOpenAIError(error, { baseURL: provider.baseURL, model: provider.model }) : undefined;
     fail(described ?? (error instanceof Error ? error.message : String(error)));
-    if (verbose && error instanceof Error && error.stack) term.err.write(`${redact(error.stack, env)}\n`);
+    if (verbose && error instanceof Error && error.stack) term.err.write(`${terminalSafe(redact(error.stack, env))}\n`);
     return 1;
   };
 
