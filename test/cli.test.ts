@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -129,6 +129,32 @@ describe("stepflow CLI (offline demo model)", { timeout: 60_000 }, () => {
     });
   });
 
+  it.each([
+      [["hi"], { OPENAI_BASE_URL: "http://127.0.0.1:9/v1", OPENAI_API_KEY: "sk-SECRET\u2026456" }, "stepflow: OPENAI_API_KEY has a character that cannot be sent in an HTTP header (character 10 of 13 is U+2026). Copy the value again; an editor may have put in a curly quote, a dash or a line break."],
+      [["hi"], { OPENAI_BASE_URL: "http://127.0.0.1:9/v1", OPENAI_ORG_ID: "org-\u201cx\u201d" }, "stepflow: OPENAI_ORG_ID has a character that cannot be sent in an HTTP header (character 5 of 7 is U+201C). Copy the value again; an editor may have put in a curly quote, a dash or a line break."],
+      [["hi"], { OPENAI_BASE_URL: "  \t" }, 'stepflow: OPENAI_BASE_URL is set but blank ("  \\t"). Set it to the server\'s URL, such as http://localhost:11434/v1, or unset it.'],
+  ] as [string[], Record<string, string>, string][])("exits 2 naming the setting that cannot work, never its value (case %#)", async (args, env, line) => {
+    expect(await cli(args, { env })).toEqual({ code: 2, stdout: "", stderr: `${line}\n` });
+  });
+
+  it("refuses a session id that is not valid UTF-8 rather than storing it as U+FFFD", async () => {
+    // Through a shell: spawn() can only pass valid UTF-8, and the bad byte must reach the CLI's argv as is.
+    const { code, stdout, stderr } = await new Promise<CliResult>((resolve, reject) => {
+      const child = spawn("/bin/sh", ["-c", `exec "$0" --import tsx "$1" --store memory: --session "$(printf 'al\\377ice')" hi`, process.execPath, CLI], {
+        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NO_COLOR: "1" },
+        cwd: join(import.meta.dirname, ".."),
+      });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (d: Buffer) => (out += d));
+      child.stderr.on("data", (d: Buffer) => (err += d));
+      child.on("error", reject);
+      child.on("close", (exit) => resolve({ code: exit, stdout: out, stderr: err }));
+      child.stdin.end();
+    });
+    expect({ code, stdout, stderr }).toEqual({ code: 2, stdout: "", stderr: 'stepflow: A session id must be valid UTF-8; got "al\ufffdice", where U+FFFD (\ufffd) stands for bytes that are not. Use a UTF-8 terminal, or another id.\n' });
+  });
+
   it("shows the sessions subcommands when none is given (exit 2), and prints --version", async () => {
     const [missing, unknown, version] = await Promise.all([cli(["sessions"]), cli(["sessions", "help", "bogus"]), cli(["--version"])]);
     for (const { code, stdout, stderr } of [missing, unknown]) {
@@ -164,6 +190,36 @@ describe("stepflow CLI with an OpenAI-compatible server", { timeout: 60_000 }, (
       expect(stdout + stderr).not.toContain(SECRET);
     } finally {
       await server.close();
+    }
+  });
+
+  it("prints a reply without the terminal control sequences in it, even split across chunks", async () => {
+    const reply = ["Done", "\x1b]0;ow", "ned\x07. \x1b[", "2J\x1b[1;1HAll", " \x1b]52;c;cm0=\x1b", "\\good\r\x07."];
+    const server = await startOpenAIServer({ turns: [{ text: reply }] });
+    try {
+      const { code, stdout, stderr } = await cli(["Hello!"], { env: { OPENAI_BASE_URL: server.baseURL } });
+      expect(code).toBe(0);
+      expect(stdout).toBe("Done. All good.\n");
+      expect(stderr).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("prints a server's error message without its control sequences, also in the --verbose stack trace", async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "boom\x1b]0;owned\x07 \x1b[2Jhere" } }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+      const { code, stderr } = await cli(["--verbose", "Hello!"], { env: { OPENAI_BASE_URL: baseURL } });
+      expect(code).toBe(1);
+      expect(stderr).toContain(`stepflow: The server at ${baseURL} answered 500: boom here.\n`);
+      expect(stderr).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 
@@ -250,6 +306,15 @@ describe("stepflow CLI on a terminal", { timeout: 60_000 }, () => {
 });
 
 describe("stepflow CLI sessions", { timeout: 60_000 }, () => {
+  it("leaves everything in sessions.db when it exits, so a copy of that one file is a full backup", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "stepflow-cli-"));
+    expect((await cli(["--session", "alice", "--store", `sqlite:${join(dir, "sessions.db")}`, "My name is Logan."])).code).toBe(0);
+    const backup = mkdtempSync(join(tmpdir(), "stepflow-backup-"));
+    copyFileSync(join(dir, "sessions.db"), join(backup, "sessions.db")); // the file alone, without -wal and -shm
+    const list = await cli(["sessions", "--store", `sqlite:${join(backup, "sessions.db")}`, "list"]);
+    expect(list.stdout).toMatch(/^alice\t2 messages\tupdated /);
+  });
+
   it("continues a session in a second process, then lists, shows and deletes it", async () => {
     const store = `sqlite:${join(mkdtempSync(join(tmpdir(), "stepflow-cli-")), "sessions.db")}`;
     expect((await cli(["--session", "alice", "--store", store, "My name is Logan."])).stdout.trim()).toBe("Nice to meet you, Logan!");
@@ -268,6 +333,44 @@ describe("stepflow CLI sessions", { timeout: 60_000 }, () => {
     const gone = await cli(["sessions", "--store", store, "show", "alice"]);
     expect(gone.code).toBe(1);
     expect(gone.stderr).toContain('stepflow: There is no session "alice". List them with: npm start -- sessions list');
+  });
+});
+
+/** Makes `path` unwritable even for root (CI runs as root, where chmod does not stop writes); false where chattr cannot. */
+function makeImmutable(path: string): boolean {
+  return spawnSync("chattr", ["+i", path]).status === 0;
+}
+
+describe("stepflow CLI session store errors name the store, not the model server", { timeout: 60_000 }, () => {
+  const modelServer = { OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }; // set, as in the report; never reached
+
+  it("explains a store path whose folder is a file", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "stepflow-cli-")), "notes.txt");
+    writeFileSync(file, "");
+    const { code, stderr } = await cli(["--session", "a", "--store", `sqlite:${file}/x.db`, "Hi"], { env: modelServer });
+    expect(code).toBe(1);
+    expect(stderr).toContain(`stepflow: Cannot open the session store SQLite ${file}/x.db: ${file} is a file, not a folder. Choose another path.\n`);
+    expect(stderr).not.toContain("OPENAI_BASE_URL");
+  });
+
+  it("explains a store path that is a folder", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "stepflow-cli-"));
+    const { code, stderr } = await cli(["sessions", "--store", `sqlite:${dir}`, "list"], { env: modelServer });
+    expect(code).toBe(1);
+    expect(stderr).toBe(`stepflow: Cannot open the session store SQLite ${dir}: it is a folder. Name a file in it, such as ${join(dir, "sessions.db")}.\n`);
+  });
+
+  it("explains a new store in a folder it may not write to", async (context) => {
+    const dir = mkdtempSync(join(tmpdir(), "stepflow-cli-"));
+    if (!makeImmutable(dir)) return context.skip("chattr +i is not available here (it needs ext4-like file attributes and CAP_LINUX_IMMUTABLE)");
+    try {
+      const { code, stderr } = await cli(["--session", "a", "--store", `sqlite:${dir}/s.db`, "Hi"], { env: modelServer });
+      expect(code).toBe(1);
+      expect(stderr).toMatch(new RegExp(`stepflow: Cannot open the session store SQLite ${dir}/s\\.db: SQLite cannot create or write the file \\(.*\\)\\. Check that you may write to ${dir} \\(SQLite also creates s\\.db-wal and s\\.db-shm there\\), or choose another path\\.\n`));
+      expect(stderr).not.toContain("OPENAI_BASE_URL");
+    } finally {
+      spawnSync("chattr", ["-i", dir]);
+    }
   });
 });
 

@@ -1,10 +1,17 @@
 /** One contract, every store: in-memory, SQLite, and PostgreSQL when DATABASE_URL is set (CI sets it). */
+import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
+import { createServer, connect } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSessionStore } from "../src/sessions/open-store.ts";
-import { SessionConflictError, SessionStoreError } from "../src/sessions/types.ts";
+import { createClient } from "@libsql/client";
+import pg from "pg";
+import { describeOpenAIError } from "../src/llm/openai.ts";
+import { ContextSerdeError } from "../src/serialize.ts";
+import { CorruptSessionError, SessionConflictError, SessionStoreError } from "../src/sessions/types.ts";
 import type { SessionStore } from "../src/sessions/types.ts";
 
 const stores: [string, () => string][] = [
@@ -146,5 +153,100 @@ describe("openSessionStore", () => {
     expect(error).toBeInstanceOf(SessionStoreError);
     expect(String((error as Error).message)).toMatch(/^Cannot open the session store PostgreSQL postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/app: .*Is PostgreSQL running, and is DATABASE_URL right\?$/);
     expect(String((error as Error).message)).not.toContain("s3cret");
+  });
+});
+
+/** Deletes one message row behind the store's back, as a careless hand-edit or a partial restore would. */
+async function deleteMessageRow(url: string, id: string, seq: number): Promise<void> {
+  if (url.startsWith("sqlite:")) {
+    const db = createClient({ url: `file:${url.slice("sqlite:".length)}` });
+    await db.execute({ sql: "DELETE FROM stepflow_session_messages WHERE session_id = ? AND seq = ?", args: [id, seq] });
+    db.close();
+  } else {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query("DELETE FROM stepflow_session_messages WHERE session_id = $1 AND seq = $2", [id, seq]);
+    await client.end();
+  }
+}
+
+describe.each(stores.filter(([name]) => name !== "memory"))("a session with a missing message row: %s", (_name, makeURL) => {
+  it.each([
+    ["in the middle (a gap in seq)", 2],
+    ["at the end (fewer rows than recorded)", 3],
+  ])("is refused on load when the row is missing %s, naming the session, and nothing is written", async (_, seq) => {
+    const url = makeURL();
+    const store = await openSessionStore(url);
+    try {
+      const id = unique("holes");
+      await store.save(id, { expectedVersion: 0, snapshot: "s1", append: ["m1", "m2", "m3"] });
+      await deleteMessageRow(url, id, seq);
+      const loaded = store.load(id);
+      await expect(loaded).rejects.toThrow(CorruptSessionError);
+      await expect(loaded).rejects.toThrow(ContextSerdeError);
+      await expect(loaded).rejects.toThrow(`Session "${id}" is corrupt: message #${seq} is missing (2 of 3 messages are stored). The stored session was not changed; restore it from a backup, or delete it.`);
+      expect((await store.list({ limit: 1000 })).find((s) => s.id === id)).toMatchObject({ version: 1, messageCount: 3 });
+      expect(await store.delete(id)).toBe(true); // a corrupt session can still be deleted
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe.skipIf(!process.env.DATABASE_URL)("PostgreSQL going away after the store opened", () => {
+  it("fails a save with a SessionStoreError naming the store, which no model-server message claims", async () => {
+    // A TCP relay to the real server, closed mid-session: PostgreSQL "goes down" without touching the shared server.
+    const target = new URL(process.env.DATABASE_URL as string);
+    const sockets = new Set<Socket>();
+    const relay = createServer((client) => {
+      const upstream = connect(Number(target.port || 5432), target.hostname);
+      sockets.add(client).add(upstream);
+      client.pipe(upstream).pipe(client);
+      client.on("error", () => upstream.destroy());
+      upstream.on("error", () => client.destroy());
+    });
+    await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
+    const url = new URL(target);
+    url.port = String((relay.address() as AddressInfo).port);
+    const store = await openSessionStore(url.toString());
+    try {
+      const id = unique("down");
+      await store.save(id, { expectedVersion: 0, snapshot: "s1", append: ["m1"] });
+      await new Promise<void>((resolve) => {
+        relay.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+      });
+      const error = await store.save(id, { expectedVersion: 1, snapshot: "s2", append: ["m2"] }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SessionStoreError);
+      expect((error as Error).message).toMatch(new RegExp(`^The session store PostgreSQL postgres://.*:${url.port}/.* failed: .*\\. Is PostgreSQL running, and is DATABASE_URL right\\?$`));
+      expect(describeOpenAIError(error, { baseURL: "http://127.0.0.1:11434/v1", model: "m" })).toBeUndefined();
+    } finally {
+      await store.close().catch(() => {});
+    }
+  });
+});
+
+describe("a SQLite database file that cannot be written", () => {
+  it("can still be listed and loaded; a save fails with a SessionStoreError naming the file", async (context) => {
+    const path = join(mkdtempSync(join(tmpdir(), "stepflow-store-")), "sessions.db");
+    const writer = await openSessionStore(`sqlite:${path}`);
+    await writer.save("alice", { expectedVersion: 0, snapshot: "s1", append: ["m1"] });
+    await writer.close();
+    // chattr +i: read-only even for root (CI runs as root, where chmod does not stop writes).
+    if (spawnSync("chattr", ["+i", path]).status !== 0) return context.skip("chattr +i is not available here (it needs ext4-like file attributes and CAP_LINUX_IMMUTABLE)");
+    try {
+      const store = await openSessionStore(`sqlite:${path}`);
+      try {
+        expect((await store.list()).map((s) => [s.id, s.messageCount])).toEqual([["alice", 1]]);
+        expect((await store.load("alice"))?.messages.map((m) => m.json)).toEqual(["m1"]);
+        const error = await store.save("alice", { expectedVersion: 1, snapshot: "s2", append: ["m2"] }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(SessionStoreError);
+        expect((error as Error).message).toMatch(new RegExp(`^The session store SQLite ${path} failed: .*readonly.*\\. Check that the file and its folder are writable and the disk is not full\\.$`));
+      } finally {
+        await store.close();
+      }
+    } finally {
+      spawnSync("chattr", ["-i", path]);
+    }
   });
 });

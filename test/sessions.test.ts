@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { createClient } from "@libsql/client";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,7 +12,7 @@ import { OfflineDemoLLM } from "../src/llm/offline-model.ts";
 import { ScriptedLLM } from "../src/llm/scripted-llm.ts";
 import { openSessionStore } from "../src/sessions/open-store.ts";
 import { Sessions } from "../src/sessions/sessions.ts";
-import { SessionConflictError } from "../src/sessions/types.ts";
+import { CorruptSessionError, SessionConflictError } from "../src/sessions/types.ts";
 import type { SessionStore } from "../src/sessions/types.ts";
 import { FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
 import { calculatorTools } from "../workflows/tools/calculator.ts";
@@ -31,6 +32,20 @@ afterEach(async () => {
 const offlineAgent = () => new FunctionCallingAgent({ llm: new OfflineDemoLLM(), tools: calculatorTools });
 
 describe("Sessions", () => {
+  it("refuses a turn on a session whose tool call row was deleted, and writes nothing", async () => {
+    const url = sqliteUrl();
+    const sessions = new Sessions(offlineAgent(), await open(url));
+    await sessions.run("alice", { input: "What is 2 + 3?" }); // user, assistant call, tool result, assistant: 4 rows
+    const db = createClient({ url: `file:${url.slice("sqlite:".length)}` });
+    await db.execute("DELETE FROM stepflow_session_messages WHERE session_id = 'alice' AND seq = 2"); // the tool call
+    db.close();
+    const before = (await sessions.list())[0];
+    const turn = sessions.run("alice", { input: "And 4 + 4?" });
+    await expect(turn).rejects.toThrow(CorruptSessionError);
+    await expect(turn).rejects.toThrow('Session "alice" is corrupt: message #2 is missing (3 of 4 messages are stored). The stored session was not changed; restore it from a backup, or delete it.');
+    expect((await sessions.list())[0]).toEqual(before);
+  });
+
   it("continues a conversation from the store with a new agent and a new store connection", async () => {
     const url = sqliteUrl();
     await new Sessions(offlineAgent(), await open(url)).run("alice", { input: "Hello! My name is Logan." });

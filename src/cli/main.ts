@@ -22,6 +22,8 @@ import { packageVersion } from "./version.ts";
 import { chooseProvider } from "./provider.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
+import { terminalSafe } from "./terminal-text.ts";
+import { quoteInput } from "../user-text.ts";
 
 const VERSION = packageVersion();
 const SYSTEM_PROMPT = "You are a helpful assistant. Use the calculator tools for arithmetic instead of computing in your head.";
@@ -51,7 +53,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   let verbose = argv.includes("--verbose") || argv.includes("-v");
   let provider: Provider | undefined;
   let code = 0;
-  const fail = (message: string) => term.err.write(`${term.colors.red("stepflow:")} ${redact(message, env)}\n`);
+  // An error may quote a server or a model: its text is made as safe to print as their replies.
+  const fail = (message: string) => term.err.write(`${term.colors.red("stepflow:")} ${terminalSafe(redact(message, env))}\n`);
   /** One line for any failure (and its stack trace with --verbose); the exit code it means. */
   const report = (error: unknown): number => {
     if (error instanceof UsageError) {
@@ -60,7 +63,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     }
     const described = provider?.kind === "openai" ? describeOpenAIError(error, { baseURL: provider.baseURL, model: provider.model }) : undefined;
     fail(described ?? (error instanceof Error ? error.message : String(error)));
-    if (verbose && error instanceof Error && error.stack) term.err.write(`${redact(error.stack, env)}\n`);
+    if (verbose && error instanceof Error && error.stack) term.err.write(`${terminalSafe(redact(error.stack, env))}\n`);
     return 1;
   };
 
@@ -136,7 +139,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     withSessions(async (s) => {
       const list = await s.list();
       if (list.length === 0) return void term.out.write("No sessions yet. Start one with: npm start -- --session NAME\n");
-      for (const item of list) term.out.write(`${item.id}\t${item.messageCount} messages\tupdated ${item.updatedAt.toISOString()}\n`);
+      for (const item of list) term.out.write(`${terminalSafe(item.id)}\t${item.messageCount} messages\tupdated ${item.updatedAt.toISOString()}\n`);
     }),
   );
   sessions.command("show").argument("<id>").description("the messages of a session").action((id: string) => {
@@ -148,7 +151,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         const calls = (message.options as { toolCall?: { name: string; input: unknown }[] } | undefined)?.toolCall;
         const text = calls?.length ? `${message.content ? `${message.content} ` : ""}[calls ${calls.map((c) => `${c.name}(${JSON.stringify(c.input)})`).join(", ")}]` : String(message.content);
         const role = (message.options as { toolResult?: unknown } | undefined)?.toolResult ? "tool" : message.role;
-        term.out.write(`${createdAt.toISOString()}  ${role}: ${text}\n`);
+        term.out.write(`${createdAt.toISOString()}  ${role}: ${terminalSafe(text)}\n`);
       }
     });
   });
@@ -183,6 +186,10 @@ function oneSentence(message: string): string {
 /** The session stores' own checks of an id and a store URL, as usage mistakes (exit 2) rather than failures. */
 function checkSessionId(id: string): void {
   asUsage(() => checkStoredSessionId(id));
+  // Node decodes argv as UTF-8 and turns every invalid byte into U+FFFD: two different ids would become one session.
+  if (id.includes("\ufffd")) {
+    throw new UsageError(`A session id must be valid UTF-8; got ${quoteInput(id)}, where U+FFFD (�) stands for bytes that are not. Use a UTF-8 terminal, or another id.`);
+  }
 }
 
 function checkStoreURL(url: string): void {

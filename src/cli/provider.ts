@@ -38,6 +38,10 @@ const MODEL_NAME = /^[\w][\w.:/@+-]{0,199}$/;
  */
 export function chooseProvider(request: ProviderRequest): Provider {
   const { env } = request;
+  if (env.OPENAI_BASE_URL !== undefined && env.OPENAI_BASE_URL !== "" && env.OPENAI_BASE_URL.trim() === "") {
+    // Set to spaces (a stray `export OPENAI_BASE_URL=" "`): the user meant a server, not the offline model.
+    throw new UsageError(`OPENAI_BASE_URL is set but blank (${quoteInput(env.OPENAI_BASE_URL)}). Set it to the server's URL, such as http://localhost:11434/v1, or unset it.`);
+  }
   const key = env.OPENAI_API_KEY?.trim() || undefined;
   const baseURL = env.OPENAI_BASE_URL?.trim() || undefined;
   const choice = request.llm ?? (key || baseURL ? "openai" : "offline");
@@ -56,6 +60,7 @@ export function chooseProvider(request: ProviderRequest): Provider {
   if (!key && !baseURL) {
     throw new UsageError("--llm openai needs OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (for an OpenAI-compatible server such as Ollama).");
   }
+  for (const name of HEADER_VARIABLES) checkHeaderValue(name, name === "OPENAI_API_KEY" ? key : env[name]?.trim());
   const model = request.model ?? DEFAULT_MODEL;
   const url = (baseURL ?? OPENAI_URL).replace(/\/+$/, "");
   if (baseURL !== undefined && !isHttpURL(url)) {
@@ -69,6 +74,26 @@ export function chooseProvider(request: ProviderRequest): Provider {
   // Local servers ignore the key, but the OpenAI SDK insists on one.
   const llm = new OpenAI({ model, apiKey: key ?? "no-key", baseURL: url, maxRetries: 1 });
   return { llm, kind: "openai", label: `${model} at ${url}`, baseURL: url, model };
+}
+
+/** Variables whose values the OpenAI client sends as HTTP headers (the SDK reads the last two itself). */
+const HEADER_VARIABLES = ["OPENAI_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"] as const;
+
+/**
+ * A header value must be Latin-1 without control characters; otherwise fetch fails with
+ * "Cannot convert argument to a ByteString" and no word of which setting is wrong. The value is
+ * a secret: the message gives the position and code point of the bad character, never the value.
+ */
+function checkHeaderValue(name: string, value: string | undefined): void {
+  if (value === undefined) return;
+  const chars = Array.from(value);
+  // eslint-disable-next-line no-control-regex
+  const bad = chars.findIndex((ch) => /[^\u0020-\u007e\u0080-\u00ff]/.test(ch));
+  if (bad < 0) return;
+  const code = (chars[bad] as string).codePointAt(0) as number;
+  throw new UsageError(
+    `${name} has a character that cannot be sent in an HTTP header (character ${bad + 1} of ${chars.length} is U+${code.toString(16).toUpperCase().padStart(4, "0")}). Copy the value again; an editor may have put in a curly quote, a dash or a line break.`,
+  );
 }
 
 function hasCredentials(url: string): boolean {

@@ -7,6 +7,7 @@ import type pc from "picocolors";
 type Colors = ReturnType<typeof pc.createColors>;
 import { FunctionOutputEvent, StreamEvent, ToolCallEvent } from "../../events/index.ts";
 import type { Event } from "../event.ts";
+import { TerminalTextFilter, terminalSafe } from "./terminal-text.ts";
 
 /** Where the CLI writes, and whether it may draw (colours, status line). */
 export interface Terminal {
@@ -56,13 +57,17 @@ export async function renderTurn(events: AsyncIterable<Event>, term: Terminal): 
   const c = term.colors;
   let atLineStart = true;
   let replied = false;
+  // One filter for the whole reply: an escape sequence may be split across deltas.
+  const reply = new TerminalTextFilter();
   status.show("thinking…");
   try {
     for await (const ev of events) {
       if (ev instanceof StreamEvent) {
         status.clear();
-        term.out.write(ev.delta);
-        atLineStart = ev.delta.endsWith("\n");
+        const text = reply.write(ev.delta);
+        if (text === "") continue;
+        term.out.write(text);
+        atLineStart = text.endsWith("\n");
         replied = true;
       } else if (ev instanceof ToolCallEvent) {
         status.clear();
@@ -72,8 +77,9 @@ export async function renderTurn(events: AsyncIterable<Event>, term: Terminal): 
       } else if (ev instanceof FunctionOutputEvent) {
         status.clear();
         const { toolName, input, content, isError } = ev.output;
-        const args = typeof input === "string" ? input : JSON.stringify(input);
-        term.err.write(`${c.dim("  ↳")} ${c.bold(toolName)}${c.dim(`(${args})`)} ${c.dim("→")} ${isError ? c.red(content) : c.green(content)}\n`);
+        const args = terminalSafe(typeof input === "string" ? input : JSON.stringify(input));
+        const result = terminalSafe(content);
+        term.err.write(`${c.dim("  ↳")} ${c.bold(terminalSafe(toolName))}${c.dim(`(${args})`)} ${c.dim("→")} ${isError ? c.red(result) : c.green(result)}\n`);
         status.show("thinking…");
       }
     }

@@ -321,6 +321,8 @@ export function describeOpenAIError(error: unknown, target: OpenAITarget): strin
 
 function connectionErrorCode(error: Error): string | undefined {
   for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
+    // A file system error (it names a path: mkdir, open) is not the server's, whatever its E-code.
+    if (typeof (cause as { path?: unknown }).path === "string") return undefined;
     const code = (cause as { code?: unknown }).code;
     if (typeof code === "string" && /^E[A-Z]+$/.test(code)) return code;
   }

@@ -5,5 +5,5 @@ export { DEFAULT_SESSION_STORE, openSessionStore, sessionStoreKind } from "./ope
 export { MemorySessionStore } from "./memory-store.ts";
 export { SqliteSessionStore } from "./sqlite-store.ts";
 export { PostgresSessionStore } from "./postgres-store.ts";
-export { SessionConflictError, SessionDriverMissingError, SessionStoreError, checkSessionId } from "./types.ts";
+export { CorruptSessionError, SessionConflictError, SessionDriverMissingError, SessionStoreError, checkSessionId } from "./types.ts";
 export type { SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";

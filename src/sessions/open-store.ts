@@ -22,7 +22,8 @@ export async function openSessionStore(url: string = DEFAULT_SESSION_STORE): Pro
   const kind = sessionStoreKind(url);
   if (kind === "memory") return new MemorySessionStore();
   if (kind === "postgres") return PostgresSessionStore.open(url);
-  await mkdir(dirname(kind.sqlite), { recursive: true });
+  // If the folder cannot be made (a file in the way, no permission), opening fails next and says why.
+  await mkdir(dirname(kind.sqlite), { recursive: true }).catch(() => {});
   return SqliteSessionStore.open(kind.sqlite);
 }
 

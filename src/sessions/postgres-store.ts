@@ -5,9 +5,10 @@
  * `SessionConflictError`.
  */
 import type { Pool, PoolClient } from "pg";
+import { StepflowError } from "../errors.ts";
 import { PostgresJournal } from "../journal/postgres-journal.ts";
 import { loadDriver } from "./load-driver.ts";
-import { SessionConflictError, SessionStoreError, checkSave, checkSessionId, listLimit } from "./types.ts";
+import { SessionConflictError, SessionStoreError, checkSave, checkSessionId, checkStoredMessages, listLimit } from "./types.ts";
 import type { SessionRecord, SessionSave, SessionStore, SessionSummary } from "./types.ts";
 
 const SCHEMA = `
@@ -63,68 +64,91 @@ export class PostgresSessionStore implements SessionStore {
 
   async load(id: string): Promise<SessionRecord | undefined> {
     checkSessionId(id);
-    const session = await this.#pool.query("SELECT version, snapshot, message_count, created_at, updated_at FROM stepflow_sessions WHERE id = $1", [id]);
-    const row = session.rows[0];
-    if (!row) return undefined;
-    // Messages are only ever appended: those up to message_count belong to the version read above.
-    const messages = await this.#pool.query("SELECT seq, message, created_at FROM stepflow_session_messages WHERE session_id = $1 AND seq <= $2 ORDER BY seq", [id, row.message_count]);
-    return {
-      id,
-      version: Number(row.version),
-      snapshot: String(row.snapshot),
-      messages: messages.rows.map((m) => ({ seq: Number(m.seq), json: String(m.message), createdAt: new Date(m.created_at) })),
-      createdAt: new Date(row.created_at),
-      updatedAt: new Date(row.updated_at),
-    };
+    try {
+      const session = await this.#pool.query("SELECT version, snapshot, message_count, created_at, updated_at FROM stepflow_sessions WHERE id = $1", [id]);
+      const row = session.rows[0];
+      if (!row) return undefined;
+      // Messages are only ever appended: those up to message_count belong to the version read above.
+      const messages = await this.#pool.query("SELECT seq, message, created_at FROM stepflow_session_messages WHERE session_id = $1 AND seq <= $2 ORDER BY seq", [id, row.message_count]);
+      checkStoredMessages(id, Number(row.message_count), messages.rows.map((m) => Number(m.seq)));
+      return {
+        id,
+        version: Number(row.version),
+        snapshot: String(row.snapshot),
+        messages: messages.rows.map((m) => ({ seq: Number(m.seq), json: String(m.message), createdAt: new Date(m.created_at) })),
+        createdAt: new Date(row.created_at),
+        updatedAt: new Date(row.updated_at),
+      };
+    } catch (error) {
+      throw this.#failed(error);
+    }
   }
 
   async save(id: string, save: SessionSave): Promise<number> {
     checkSave(id, save);
-    const count = save.append.length;
-    const saved = await transaction(this.#pool, async (client) => {
-      const changed =
-        save.expectedVersion === 0
-          ? await client.query(
-              "INSERT INTO stepflow_sessions (id, version, snapshot, message_count, created_at, updated_at) VALUES ($1, 1, $2, $3, now(), now()) ON CONFLICT (id) DO NOTHING RETURNING message_count",
-              [id, save.snapshot, count],
-            )
-          : await client.query(
-              "UPDATE stepflow_sessions SET version = version + 1, snapshot = $1, message_count = message_count + $2, updated_at = now() WHERE id = $3 AND version = $4 RETURNING message_count",
-              [save.snapshot, count, id, save.expectedVersion],
-            );
-      const total = changed.rows[0]?.message_count as number | undefined;
-      if (total === undefined) return false;
-      if (count > 0) {
-        await client.query(
-          "INSERT INTO stepflow_session_messages (session_id, seq, message, created_at) SELECT $1, $2::int + m.n, m.message, now() FROM unnest($3::text[]) WITH ORDINALITY AS m(message, n)",
-          [id, total - count, save.append],
-        );
+    try {
+      const count = save.append.length;
+      const saved = await transaction(this.#pool, async (client) => {
+        const changed =
+          save.expectedVersion === 0
+            ? await client.query(
+                "INSERT INTO stepflow_sessions (id, version, snapshot, message_count, created_at, updated_at) VALUES ($1, 1, $2, $3, now(), now()) ON CONFLICT (id) DO NOTHING RETURNING message_count",
+                [id, save.snapshot, count],
+              )
+            : await client.query(
+                "UPDATE stepflow_sessions SET version = version + 1, snapshot = $1, message_count = message_count + $2, updated_at = now() WHERE id = $3 AND version = $4 RETURNING message_count",
+                [save.snapshot, count, id, save.expectedVersion],
+              );
+        const total = changed.rows[0]?.message_count as number | undefined;
+        if (total === undefined) return false;
+        if (count > 0) {
+          await client.query(
+            "INSERT INTO stepflow_session_messages (session_id, seq, message, created_at) SELECT $1, $2::int + m.n, m.message, now() FROM unnest($3::text[]) WITH ORDINALITY AS m(message, n)",
+            [id, total - count, save.append],
+          );
+        }
+        return true;
+      });
+      if (!saved) {
+        const found = await this.#pool.query("SELECT version FROM stepflow_sessions WHERE id = $1", [id]);
+        const version = found.rows[0]?.version;
+        throw new SessionConflictError(id, save.expectedVersion, version === undefined ? undefined : Number(version));
       }
-      return true;
-    });
-    if (!saved) {
-      const found = await this.#pool.query("SELECT version FROM stepflow_sessions WHERE id = $1", [id]);
-      const version = found.rows[0]?.version;
-      throw new SessionConflictError(id, save.expectedVersion, version === undefined ? undefined : Number(version));
+      return save.expectedVersion + 1;
+    } catch (error) {
+      throw this.#failed(error);
     }
-    return save.expectedVersion + 1;
   }
 
   async list(options: { limit?: number } = {}): Promise<SessionSummary[]> {
-    const result = await this.#pool.query("SELECT id, version, message_count, created_at, updated_at FROM stepflow_sessions ORDER BY updated_at DESC, id LIMIT $1", [listLimit(options)]);
-    return result.rows.map((row) => ({ id: String(row.id), version: Number(row.version), messageCount: Number(row.message_count), createdAt: new Date(row.created_at), updatedAt: new Date(row.updated_at) }));
+    try {
+      const result = await this.#pool.query("SELECT id, version, message_count, created_at, updated_at FROM stepflow_sessions ORDER BY updated_at DESC, id LIMIT $1", [listLimit(options)]);
+      return result.rows.map((row) => ({ id: String(row.id), version: Number(row.version), messageCount: Number(row.message_count), createdAt: new Date(row.created_at), updatedAt: new Date(row.updated_at) }));
+    } catch (error) {
+      throw this.#failed(error);
+    }
   }
 
   async delete(id: string): Promise<boolean> {
     checkSessionId(id);
-    return transaction(this.#pool, async (client) => {
-      await client.query("DELETE FROM stepflow_session_messages WHERE session_id = $1", [id]);
-      return ((await client.query("DELETE FROM stepflow_sessions WHERE id = $1", [id])).rowCount ?? 0) > 0;
-    });
+    try {
+      return transaction(this.#pool, async (client) => {
+        await client.query("DELETE FROM stepflow_session_messages WHERE session_id = $1", [id]);
+        return ((await client.query("DELETE FROM stepflow_sessions WHERE id = $1", [id])).rowCount ?? 0) > 0;
+      });
+    } catch (error) {
+      throw this.#failed(error);
+    }
   }
 
   async close(): Promise<void> {
     await this.#pool.end();
+  }
+
+  /** A failure of the database itself, named as the store's (not, say, the model server's). */
+  #failed(error: unknown): unknown {
+    if (error instanceof StepflowError) return error;
+    return new SessionStoreError(`The session store ${this.description} failed: ${(error as Error).message}. Is PostgreSQL running, and is DATABASE_URL right?`, { cause: error });
   }
 }
 

@@ -4,10 +4,13 @@
  * busy timeout, and every save is one atomic batch whose UPDATE checks the version.
  */
 import { randomUUID } from "node:crypto";
+import { statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import type { Client, InStatement, Row } from "@libsql/client";
+import { StepflowError } from "../errors.ts";
 import { SqliteJournal } from "../journal/sqlite-journal.ts";
 import { loadDriver } from "./load-driver.ts";
-import { SessionConflictError, SessionStoreError, checkSave, checkSessionId, listLimit } from "./types.ts";
+import { SessionConflictError, SessionStoreError, checkSave, checkSessionId, checkStoredMessages, listLimit } from "./types.ts";
 import type { SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
 
 /** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
@@ -55,109 +58,169 @@ export class SqliteSessionStore implements SessionStore {
     // connection, so that synchronous=NORMAL holds for every write: libsql runs each call
     // synchronously, so more connections would run nothing in parallel anyway.
     const { createClient } = await loadDriver("@libsql/client", "SQLite");
-    const db = createClient({ url: `file:${path}`, timeout: BUSY_TIMEOUT_MS, concurrency: 1 });
+    let db: Client | undefined;
     try {
+      db = createClient({ url: `file:${path}`, timeout: BUSY_TIMEOUT_MS, concurrency: 1 });
       await db.execute("PRAGMA journal_mode = WAL");
       // WAL with synchronous=NORMAL: no fsync per commit; a crash of the process loses nothing, a power cut at most the last turns.
       await db.execute("PRAGMA synchronous = NORMAL");
       await db.batch(SCHEMA, "write");
     } catch (error) {
-      db.close();
-      throw new SessionStoreError(`Cannot open the session store SQLite ${path}: ${(error as Error).message}`);
+      db?.close();
+      throw new SessionStoreError(`Cannot open the session store SQLite ${path}: ${whyNotOpened(path, error)}`, { cause: error });
     }
     return new SqliteSessionStore(db, path);
   }
 
   async load(id: string): Promise<SessionRecord | undefined> {
     checkSessionId(id);
-    const [sessions, messages] = await this.#db.batch(
-      [
-        { sql: "SELECT version, snapshot, message_count, created_at, updated_at FROM stepflow_sessions WHERE id = ?", args: [id] },
-        // One row holding every message as a JSON array (any text, separators included, comes back
-        // exactly): reading 1,000 rows one by one cost more than the rest of a turn. Seqs are 1..n:
-        // sessions only append.
-        { sql: "SELECT json_group_array(message ORDER BY seq) AS messages, json_group_array(created_at ORDER BY seq) AS times FROM stepflow_session_messages WHERE session_id = ?", args: [id] },
-      ],
-      "read",
-    );
-    const row = sessions?.rows[0];
-    if (!row) return undefined;
-    return {
-      id,
-      version: Number(row.version),
-      snapshot: String(row.snapshot),
-      messages: joinedMessages(messages?.rows[0]),
-      createdAt: new Date(Number(row.created_at)),
-      updatedAt: new Date(Number(row.updated_at)),
-    };
+    try {
+      const [sessions, messages] = await this.#db.batch(
+        [
+          { sql: "SELECT version, snapshot, message_count, created_at, updated_at FROM stepflow_sessions WHERE id = ?", args: [id] },
+          // One row holding every message as a JSON array (any text, separators included, comes back
+          // exactly): reading 1,000 rows one by one cost more than the rest of a turn. The seqs come
+          // too, to catch a row that went missing.
+          { sql: "SELECT json_group_array(message ORDER BY seq) AS messages, json_group_array(created_at ORDER BY seq) AS times, json_group_array(seq ORDER BY seq) AS seqs FROM stepflow_session_messages WHERE session_id = ?", args: [id] },
+        ],
+        "read",
+      );
+      const row = sessions?.rows[0];
+      if (!row) return undefined;
+      const stored = joinedMessages(messages?.rows[0]);
+      checkStoredMessages(id, Number(row.message_count), stored.map((m) => m.seq));
+      return {
+        id,
+        version: Number(row.version),
+        snapshot: String(row.snapshot),
+        messages: stored,
+        createdAt: new Date(Number(row.created_at)),
+        updatedAt: new Date(Number(row.updated_at)),
+      };
+    } catch (error) {
+      throw this.#failed(error);
+    }
   }
 
   async save(id: string, save: SessionSave): Promise<number> {
     checkSave(id, save);
-    const now = Date.now();
-    const token = randomUUID();
-    const count = save.append.length;
-    // One batch, one transaction, no await in between, so two stores in one process cannot
-    // interleave. The messages are appended only if this save's token is the one now stored.
-    const change: InStatement =
-      save.expectedVersion === 0
-        ? {
-            sql: "INSERT INTO stepflow_sessions (id, version, snapshot, message_count, save_token, created_at, updated_at) VALUES (?, 1, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-            args: [id, save.snapshot, count, token, now, now],
-          }
-        : {
-            sql: "UPDATE stepflow_sessions SET version = version + 1, snapshot = ?, message_count = message_count + ?, save_token = ?, updated_at = ? WHERE id = ? AND version = ?",
-            args: [save.snapshot, count, token, now, id, save.expectedVersion],
-          };
-    const append: InStatement = {
-      sql: `INSERT INTO stepflow_session_messages (session_id, seq, message, created_at)
-            SELECT s.id, s.message_count - ? + m.key + 1, m.value, ? FROM stepflow_sessions s, json_each(?) m
-            WHERE s.id = ? AND s.save_token = ?`,
-      args: [count, now, JSON.stringify(save.append), id, token],
-    };
-    const [changed] = await this.#db.batch(count > 0 ? [change, append] : [change], "write");
-    if (changed?.rowsAffected !== 1) {
-      const found = await this.#db.execute({ sql: "SELECT version FROM stepflow_sessions WHERE id = ?", args: [id] });
-      const version = found.rows[0]?.version;
-      throw new SessionConflictError(id, save.expectedVersion, version === undefined ? undefined : Number(version));
+    try {
+      const now = Date.now();
+      const token = randomUUID();
+      const count = save.append.length;
+      // One batch, one transaction, no await in between, so two stores in one process cannot
+      // interleave. The messages are appended only if this save's token is the one now stored.
+      const change: InStatement =
+        save.expectedVersion === 0
+          ? {
+              sql: "INSERT INTO stepflow_sessions (id, version, snapshot, message_count, save_token, created_at, updated_at) VALUES (?, 1, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+              args: [id, save.snapshot, count, token, now, now],
+            }
+          : {
+              sql: "UPDATE stepflow_sessions SET version = version + 1, snapshot = ?, message_count = message_count + ?, save_token = ?, updated_at = ? WHERE id = ? AND version = ?",
+              args: [save.snapshot, count, token, now, id, save.expectedVersion],
+            };
+      const append: InStatement = {
+        sql: `INSERT INTO stepflow_session_messages (session_id, seq, message, created_at)
+              SELECT s.id, s.message_count - ? + m.key + 1, m.value, ? FROM stepflow_sessions s, json_each(?) m
+              WHERE s.id = ? AND s.save_token = ?`,
+        args: [count, now, JSON.stringify(save.append), id, token],
+      };
+      const [changed] = await this.#db.batch(count > 0 ? [change, append] : [change], "write");
+      if (changed?.rowsAffected !== 1) {
+        const found = await this.#db.execute({ sql: "SELECT version FROM stepflow_sessions WHERE id = ?", args: [id] });
+        const version = found.rows[0]?.version;
+        throw new SessionConflictError(id, save.expectedVersion, version === undefined ? undefined : Number(version));
+      }
+      return save.expectedVersion + 1;
+    } catch (error) {
+      throw this.#failed(error);
     }
-    return save.expectedVersion + 1;
   }
 
   async list(options: { limit?: number } = {}): Promise<SessionSummary[]> {
-    const result = await this.#db.execute({
-      sql: "SELECT id, version, message_count, created_at, updated_at FROM stepflow_sessions ORDER BY updated_at DESC, id LIMIT ?",
-      args: [listLimit(options)],
-    });
-    return result.rows.map((row) => ({
-      id: String(row.id),
-      version: Number(row.version),
-      messageCount: Number(row.message_count),
-      createdAt: new Date(Number(row.created_at)),
-      updatedAt: new Date(Number(row.updated_at)),
-    }));
+    try {
+      const result = await this.#db.execute({
+        sql: "SELECT id, version, message_count, created_at, updated_at FROM stepflow_sessions ORDER BY updated_at DESC, id LIMIT ?",
+        args: [listLimit(options)],
+      });
+      return result.rows.map((row) => ({
+        id: String(row.id),
+        version: Number(row.version),
+        messageCount: Number(row.message_count),
+        createdAt: new Date(Number(row.created_at)),
+        updatedAt: new Date(Number(row.updated_at)),
+      }));
+    } catch (error) {
+      throw this.#failed(error);
+    }
   }
 
   async delete(id: string): Promise<boolean> {
     checkSessionId(id);
-    const [, deleted] = await this.#db.batch(
-      [
-        { sql: "DELETE FROM stepflow_session_messages WHERE session_id = ?", args: [id] },
-        { sql: "DELETE FROM stepflow_sessions WHERE id = ?", args: [id] },
-      ],
-      "write",
-    );
-    return (deleted?.rowsAffected ?? 0) > 0;
+    try {
+      const [, deleted] = await this.#db.batch(
+        [
+          { sql: "DELETE FROM stepflow_session_messages WHERE session_id = ?", args: [id] },
+          { sql: "DELETE FROM stepflow_sessions WHERE id = ?", args: [id] },
+        ],
+        "write",
+      );
+      return (deleted?.rowsAffected ?? 0) > 0;
+    } catch (error) {
+      throw this.#failed(error);
+    }
   }
 
+  /**
+   * Copies the write-ahead log into the database file, then closes. libsql's close leaves the
+   * checkpoint to a later finalizer that a process exiting right away never runs: every turn
+   * stayed in sessions.db-wal, and a backup of sessions.db alone was empty.
+   */
   async close(): Promise<void> {
-    this.#db.close();
+    try {
+      // TRUNCATE also empties the log; with another process reading, SQLite does what it can and says "busy", which is fine.
+      await this.#db.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+    } catch {
+      // A read-only or vanished file: nothing this process wrote is lost, it stays in the log.
+    } finally {
+      this.#db.close();
+    }
   }
+
+  /** A failure of the database itself, named as the store's (not, say, the model server's). */
+  #failed(error: unknown): unknown {
+    if (error instanceof StepflowError) return error;
+    return new SessionStoreError(`The session store ${this.description} failed: ${(error as Error).message}. Check that the file and its folder are writable and the disk is not full.`, { cause: error });
+  }
+}
+
+/** Why SQLite could not open `path`, in words that say what to change: libsql only says "14". */
+function whyNotOpened(path: string, error: unknown): string {
+  const kind = (p: string) => {
+    try {
+      return statSync(p).isDirectory() ? "folder" : "file";
+    } catch {
+      return undefined;
+    }
+  };
+  if (kind(path) === "folder") return `it is a folder. Name a file in it, such as ${join(path, "sessions.db")}.`;
+  for (let parent = dirname(path); ; parent = dirname(parent)) {
+    const found = kind(parent);
+    if (found === "file") return `${parent} is a file, not a folder. Choose another path.`;
+    if (found === "folder" || parent === dirname(parent)) break;
+  }
+  const detail = (error as Error).message;
+  if (/\b14\b|CANTOPEN|READONLY|readonly/i.test(detail)) {
+    return `SQLite cannot create or write the file (${detail}). Check that you may write to ${dirname(path)} (SQLite also creates ${basename(path)}-wal and ${basename(path)}-shm there), or choose another path.`;
+  }
+  return detail;
 }
 
 function joinedMessages(row: Row | undefined): StoredMessage[] {
   if (!row) return [];
   const messages = JSON.parse(String(row.messages)) as string[];
   const times = JSON.parse(String(row.times)) as number[];
-  return messages.map((json, i) => ({ seq: i + 1, json, createdAt: new Date(Number(times[i])) }));
+  const seqs = JSON.parse(String(row.seqs)) as number[];
+  return messages.map((json, i) => ({ seq: Number(seqs[i]), json, createdAt: new Date(Number(times[i])) }));
 }

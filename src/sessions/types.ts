@@ -4,6 +4,7 @@
  * it read, so two processes continuing one session cannot both win.
  */
 import { StepflowError } from "../errors.ts";
+import { ContextSerdeError } from "../serialize.ts";
 import { quoteInput } from "../user-text.ts";
 import type { Journal } from "../journal/types.ts";
 
@@ -77,6 +78,22 @@ export class SessionConflictError extends StepflowError {
         ? `Session "${sessionId}" was deleted by another process (expected version ${expected}). Start it again.`
         : `Session "${sessionId}" was changed by another process (expected version ${expected}, found ${found}). Load it again and retry the turn.`,
     );
+  }
+}
+
+/** A stored session's messages do not match its record (a row deleted by hand, a partial restore). @example `err instanceof CorruptSessionError && err.sessionId` */
+export class CorruptSessionError extends ContextSerdeError { override name = "CorruptSessionError"; constructor(readonly sessionId: string, detail: string) { super(`Session "${sessionId}" is corrupt: ${detail}. The stored session was not changed; restore it from a backup, or delete it.`); } }
+
+/**
+ * Checks that the messages a store read are exactly 1..`messageCount`, as sessions only append:
+ * a missing row would otherwise leave, say, a tool result without its call, silently.
+ * @example checkStoredMessages("alice", 3, [1, 2, 3]);
+ */
+export function checkStoredMessages(id: string, messageCount: number, seqs: readonly number[]): void {
+  const gap = seqs.findIndex((seq, i) => seq !== i + 1);
+  if (gap >= 0) throw new CorruptSessionError(id, `message #${gap + 1} is missing (${seqs.length} of ${messageCount} messages are stored)`);
+  if (seqs.length !== messageCount) {
+    throw new CorruptSessionError(id, seqs.length < messageCount ? `message #${seqs.length + 1} is missing (${seqs.length} of ${messageCount} messages are stored)` : `it has ${seqs.length} messages stored but records ${messageCount}`);
   }
 }
 
