@@ -9,4 +9,4 @@ try {
   console.error("stepflow: the compiled command is missing (dist/src/cli/main.js). In a checkout of stepflow, run `npm run build` first, or `npm start -- …` to run the sources.");
   process.exit(1);
 }
-await cli.runAndExit(process.argv.slice(2));
+await cli.runAndExit(process.argv.slice(2), "stepflow");

@@ -88,6 +88,17 @@ describe("stepflow CLI (offline demo model)", { timeout: 60_000 }, () => {
     expect(stderr).toContain('Invoking: `multiply` with `{"x":2,"y":3}`');
   });
 
+  it("the installed command's hints name the command itself, not npm start", () => {
+    // bin/stepflow.js runs the build that `npm test` makes first.
+    const bin = join(import.meta.dirname, "..", "bin", "stepflow.js");
+    const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NO_COLOR: "1" };
+    const bogus = spawnSync(process.execPath, [bin, "--bogus"], { env, encoding: "utf8" });
+    expect(bogus.status).toBe(2);
+    expect(bogus.stderr).toBe("stepflow: unknown option '--bogus'. Run stepflow --help for the options.\n");
+    const empty = spawnSync(process.execPath, [bin, "--store", "memory:", "sessions", "list"], { env, encoding: "utf8" });
+    expect(empty.stdout).toBe("No sessions yet. Start one with: stepflow --session NAME\n");
+  });
+
   it.each([
     [["--bogus"], "stepflow: unknown option '--bogus'. Run npm start -- --help for the options."],
     [["--model"], "stepflow: option '-m, --model <name>' argument missing. Run npm start -- --help for the options."],

@@ -41,7 +41,7 @@ interface MainOptions {
  * Runs the CLI with `argv` (without node and the script); resolves with the exit code.
  * @example process.exitCode = await main(process.argv.slice(2));
  */
-export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, command = "npm start --"): Promise<number> {
   // Colour is decided per stream: `npm start 2>log` keeps escape codes out of the log, `| less` out of the pipe.
   const term: Terminal = {
     out: process.stdout,
@@ -86,7 +86,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       verbose = options.verbose ?? false;
       if (options.session !== undefined) checkSessionId(options.session);
       if (options.store !== undefined) checkStoreURL(options.store);
-      if (options.json && words.length === 0) throw new UsageError("--json needs a question: npm start -- --json \"What is 2 + 2?\"");
+      if (options.json && words.length === 0) throw new UsageError(`--json needs a question: ${command} --json "What is 2 + 2?"`);
       provider = chooseProvider({ llm: options.llm, model: options.model, env });
       const agent = new FunctionCallingAgent({
         llm: provider.llm,
@@ -138,7 +138,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   sessions.command("list").description("the sessions, most recent first").action(() =>
     withSessions(async (s) => {
       const list = await s.list();
-      if (list.length === 0) return void term.out.write("No sessions yet. Start one with: npm start -- --session NAME\n");
+      if (list.length === 0) return void term.out.write(`No sessions yet. Start one with: ${command} --session NAME\n`);
       for (const item of list) term.out.write(`${terminalSafe(item.id)}\t${item.messageCount} messages\tupdated ${item.updatedAt.toISOString()}\n`);
     }),
   );
@@ -146,7 +146,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     checkSessionId(id);
     return withSessions(async (s) => {
       const messages = await s.messages(id);
-      if (messages.length === 0) throw new StepflowError(`There is no session "${id}". List them with: npm start -- sessions list`);
+      if (messages.length === 0) throw new StepflowError(`There is no session "${id}". List them with: ${command} sessions list`);
       for (const { message, createdAt } of messages) {
         const calls = (message.options as { toolCall?: { name: string; input: unknown }[] } | undefined)?.toolCall;
         const text = calls?.length ? `${message.content ? `${message.content} ` : ""}[calls ${calls.map((c) => `${c.name}(${JSON.stringify(c.input)})`).join(", ")}]` : String(message.content);
@@ -158,7 +158,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   sessions.command("delete").argument("<id>").description("delete a session").action((id: string) => {
     checkSessionId(id);
     return withSessions(async (s) => {
-      if (!(await s.delete(id))) throw new StepflowError(`There is no session "${id}". List them with: npm start -- sessions list`);
+      if (!(await s.delete(id))) throw new StepflowError(`There is no session "${id}". List them with: ${command} sessions list`);
       term.out.write(`Deleted session "${id}".\n`);
     });
   });
@@ -170,7 +170,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return 0; // --help, --version
       if (error.code === "commander.help") return 2; // `sessions` without a subcommand: its help is on stderr
-      fail(`${oneSentence(error.message)} Run npm start -- --help for the options.`);
+      fail(`${oneSentence(error.message)} Run ${command} --help for the options.`);
       return 2;
     }
     return report(error);
@@ -224,13 +224,16 @@ ${escaped}
 /**
  * Runs `main` and exits with its code once stdout and stderr are flushed, without waiting for
  * work the CLI has given up on (a cancelled turn's request to a server that never answers).
+ * `command` is how the user started it, for the hints in messages: the installed bin passes
+ * "stepflow"; in a checkout it is `npm start --`.
+ * @example await runAndExit(process.argv.slice(2), "stepflow");
  */
-export async function runAndExit(argv: readonly string[]): Promise<never> {
+export async function runAndExit(argv: readonly string[], command?: string): Promise<never> {
   // A reader that went away (`npm start -- "…" | head -0`) is not an error worth a crash dump:
   // end quietly, with 0, as `head`-style pipelines expect.
   process.stdout.on("error", (error: NodeJS.ErrnoException) => process.exit(error.code === "EPIPE" ? 0 : 1));
   process.stderr.on("error", () => {}); // nowhere left to report it
-  const code = await main(argv);
+  const code = await main(argv, process.env, command);
   await Promise.all([process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write("", resolve))));
   process.exit(code);
 }
