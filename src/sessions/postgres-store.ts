@@ -154,16 +154,23 @@ export class PostgresSessionStore implements SessionStore {
 
 async function transaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // A checked-out client reports a lost connection twice: its query fails (handled below) and
+  // it emits "error", which with no listener would crash the process. The broken client is then
+  // released as broken, so the pool does not hand it out again.
+  let lost: Error | undefined;
+  const onError = (error: Error) => (lost = error);
+  client.on("error", onError);
   try {
     await client.query("BEGIN");
     const result = await work(client);
     await client.query("COMMIT");
     return result;
   } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
+    if (!lost) await client.query("ROLLBACK").catch(() => {});
     throw error;
   } finally {
-    client.release();
+    client.removeListener("error", onError);
+    client.release(lost);
   }
 }
 
