@@ -3,7 +3,6 @@
  * `PostgresSessionStore` keeps one in its own database. A key is claimed by one INSERT, so two
  * processes cannot both claim it.
  */
-import type pg from "pg";
 import { JournalError, checkJournalKey } from "./types.ts";
 import type { Journal, JournalClaim } from "./types.ts";
 
@@ -14,15 +13,23 @@ const TABLE = `CREATE TABLE IF NOT EXISTS stepflow_journal (
   finished_at TIMESTAMPTZ)`;
 
 /**
+ * What the journal needs of a connection: a `pg` `Pool` or `Client` has it. Declared here, not
+ * imported, so that stepflow's type declarations do not require `pg` where it is not installed.
+ */
+export interface PostgresQueryable {
+  query(sql: string, values: unknown[]): Promise<{ readonly rows: readonly Record<string, unknown>[]; readonly rowCount: number | null }>;
+}
+
+/**
  * @example
  * const journal = new PostgresJournal(new pg.Pool({ connectionString: process.env.DATABASE_URL }), "PostgreSQL");
  */
 export class PostgresJournal implements Journal {
-  readonly #pool: pg.Pool;
+  readonly #pool: PostgresQueryable;
   #ready: Promise<unknown> | undefined;
 
   /** A journal in the database of `pool` (its table is created on first use). `description` names it in errors, without a password. */
-  constructor(pool: pg.Pool, readonly description: string) {
+  constructor(pool: PostgresQueryable, readonly description: string) {
     this.#pool = pool;
   }
 
@@ -52,7 +59,7 @@ export class PostgresJournal implements Journal {
     }));
   }
 
-  async #query(sql: string, args: unknown[]): Promise<pg.QueryResult> {
+  async #query(sql: string, args: unknown[]): ReturnType<PostgresQueryable["query"]> {
     try {
       return await this.#pool.query(sql, args);
     } catch (error) {

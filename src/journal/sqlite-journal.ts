@@ -3,7 +3,6 @@
  * keeps one in its own database. A key is claimed by one INSERT, so two processes cannot both
  * claim it.
  */
-import type { Client } from "@libsql/client";
 import { loadDriver } from "../sessions/load-driver.ts";
 import { JournalError, checkJournalKey } from "./types.ts";
 import type { Journal, JournalClaim } from "./types.ts";
@@ -15,18 +14,28 @@ const TABLE = `CREATE TABLE IF NOT EXISTS stepflow_journal (
   finished_at INTEGER)`;
 
 /**
+ * What the journal needs of a connection: an `@libsql/client` `Client` has it. Declared here,
+ * not imported, so that stepflow's type declarations do not require `@libsql/client` where it
+ * is not installed.
+ */
+export interface SqliteConnection {
+  execute(statement: string | { sql: string; args: (string | number | null)[] }): Promise<{ readonly rows: ArrayLike<Record<string, unknown>>; readonly rowsAffected: number }>;
+  close(): void;
+}
+
+/**
  * @example
  * const journal = await SqliteJournal.open(".stepflow/journal.db");
  * const agent = new FunctionCallingAgent({ llm, tools, journal });
  */
 export class SqliteJournal implements Journal {
   readonly description: string;
-  readonly #db: Client;
+  readonly #db: SqliteConnection;
   readonly #owned: boolean;
   #ready: Promise<unknown> | undefined;
 
   /** A journal in the database `db` is connected to (its table is created on first use). */
-  constructor(db: Client, description: string, owned = false) {
+  constructor(db: SqliteConnection, description: string, owned = false) {
     this.#db = db;
     this.description = description;
     this.#owned = owned;
