@@ -14,7 +14,9 @@ export type { ContextJSON, WaitForEventOptions } from "./context.ts";
 export { ContextSerdeError, registerCodec } from "./serialize.ts";
 export type { Codec, Json } from "./serialize.ts";
 export { ContextStore } from "./store.ts";
+export type { StateEditor, StateKey, StateSchema, UntypedKey } from "./store.ts";
 export { WorkflowHandler } from "./handler.ts";
+export type { StreamOptions } from "./handler.ts";
 export {
   StepflowError,
   WorkflowValidationError,
@@ -25,4 +27,5 @@ export {
   NonErrorThrownError,
   ContextStateError,
   StoreKeyError,
+  StateValidationError,
 } from "./errors.ts";

@@ -8,6 +8,7 @@
  * loop a turn every few milliseconds, so timers (the run's timeout among them) fire even
  * when every step resolves at once.
  */
+import { randomUUID } from "node:crypto";
 import { eventTypeName, HumanResponseEvent, InputRequiredEvent, isEvent, StopEvent } from "./event.ts";
 import type { Event, EventClass } from "./event.ts";
 import { NonErrorThrownError, UnhandledEventError, WorkflowCancelledByUser, WorkflowRuntimeError, WorkflowTimeoutError } from "./errors.ts";
@@ -23,6 +24,8 @@ import { describeValue, quoteInput } from "./user-text.ts";
 
 /** The part of a saved context that describes a run in progress (plain JSON). */
 export interface SavedRun {
+  /** The run's id (`handler.runId`): a resumed run keeps it. Absent in contexts saved before it existed. */
+  readonly runId?: string;
   /** Events waiting for a worker, per step. */
   readonly queued: Record<string, SavedEvent[]>;
   /** Events whose step was executing; on resume the step runs again from this event. */
@@ -37,6 +40,7 @@ export interface SavedRun {
 
 /** A saved run with its events decoded, ready to resume. */
 export interface RestoredRun {
+  readonly runId?: string;
   readonly queued: Record<string, Event[]>;
   readonly inFlight: Record<string, Event[]>;
   readonly collected: Record<string, Record<string, Event[]>>;
@@ -51,7 +55,7 @@ export function encodeRun(run: RestoredRun): SavedRun {
   const group = (record: Record<string, Event[]>, what: string) => Object.fromEntries(Object.entries(record).map(([name, list]) => [name, events(list, `${what} "${name}"`)]));
   const collected = Object.fromEntries(Object.entries(run.collected).map(([name, buffers]) => [name, group(buffers, `collected event of step "${name}", buffer`)]));
   const unclaimed = run.unclaimed.map((ev, i) => (isEvent(ev) ? encodeEvent(ev, `unclaimed event[${i}]`) : (ev as SavedEvent)));
-  return { queued: group(run.queued, "queued event of step"), inFlight: group(run.inFlight, "in-flight event of step"), collected, unclaimed, waiters: run.waiters ?? [] };
+  return { ...(run.runId ? { runId: run.runId } : {}), queued: group(run.queued, "queued event of step"), inFlight: group(run.inFlight, "in-flight event of step"), collected, unclaimed, waiters: run.waiters ?? [] };
 }
 
 /** How a run ended. */
@@ -175,6 +179,8 @@ export class Run {
   // comes already aborted, with the recorded reason.
   #signalGiven = false;
   #abortReason: { readonly reason: unknown } | undefined;
+  /** Made on first use (most runs never ask), or the id of the saved run this one continues. */
+  #id: string | undefined;
 
   /** Makes this the run of `ctx` (which throws if the context is running another). */
   constructor(
@@ -183,6 +189,7 @@ export class Run {
     readonly settings: RunSettings,
   ) {
     this.ctx = ctx.attach(this);
+    this.#id = ctx.savedRun?.runId;
     this.result = new Promise((resolve) => (this.#settle = resolve));
     for (const step of graph.steps.values()) this.#slots.set(step.name, { step, queue: new EventQueue(), inFlight: [], busy: 0, resumes: [] });
   }
@@ -200,6 +207,11 @@ export class Run {
       if (this.#abortReason) this.#controller.abort(this.#abortReason.reason);
     }
     return signal;
+  }
+
+  /** The run's id: stable for the run, kept when a saved run is resumed. */
+  get id(): string {
+    return (this.#id ??= randomUUID());
   }
 
   get done(): boolean {
@@ -392,7 +404,7 @@ export class Run {
       }
     }
     const waiters = this.#waiters.map((w) => ({ type: eventTypeName(w.type), requirements: encodeValue(w.requirements ?? null, `requirements of waitForEvent(${eventTypeName(w.type)})`) }));
-    return { queued, inFlight, collected, unclaimed: [...this.#unclaimed], waiters };
+    return { runId: this.id, queued, inFlight, collected, unclaimed: [...this.#unclaimed], waiters };
   }
 
   #anyStepExecuting(): boolean {

@@ -13,6 +13,7 @@ import { Run } from "./run.ts";
 import { decoratedSteps, defineStep } from "./step.ts";
 import { badTimeout } from "./timers.ts";
 import type { StepConfig, StepDefinition, StepFunction, StepHandler } from "./step.ts";
+import type { StateSchema } from "./store.ts";
 
 /** Options of a workflow. */
 export interface WorkflowOptions {
@@ -29,6 +30,17 @@ export interface WorkflowOptions {
    * StartEvent type and distinct event type names are still required. `validate()` runs every check.
    */
   readonly validate?: boolean;
+  /**
+   * A schema for the context's state (a zod object): every new context of this workflow starts
+   * with its defaults, and `ctx.store.set`/`edit` are checked against it. Annotate steps'
+   * contexts as `Context<z.infer<typeof Schema>>` for typed `get`, `set` and `edit`.
+   */
+  readonly state?: StateSchema<object>;
+  /**
+   * How many runs of this workflow instance may be in progress at once; runs started over
+   * the limit wait their turn, in order (their timeout starts when they start). Default: no limit.
+   */
+  readonly numConcurrentRuns?: number;
 }
 
 /** Options of one run. */
@@ -62,6 +74,12 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
   readonly #addedSteps: StepDefinition[] = [];
   readonly #validate: boolean;
   #graph: WorkflowGraph | undefined;
+  /** The schema of the state of this workflow's contexts, from `options.state`. */
+  readonly stateSchema: StateSchema<object> | undefined;
+  readonly #maxRuns: number;
+  #activeRuns = 0;
+  /** Starts of runs waiting for a free place (FIFO), when `numConcurrentRuns` is set. */
+  readonly #waitingRuns: (() => void)[] = [];
 
   constructor(options: WorkflowOptions = {}) {
     const timeout = options.timeout === undefined ? 45 : options.timeout;
@@ -71,6 +89,12 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
     this.verbose = options.verbose ?? false;
     this.#log = options.log ?? ((line) => console.log(line));
     this.#validate = options.validate ?? true;
+    this.stateSchema = options.state;
+    const limit = options.numConcurrentRuns;
+    if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1)) {
+      throw new WorkflowRuntimeError(`numConcurrentRuns must be a whole number ≥ 1 (or left out for no limit), got ${String(limit)}.`);
+    }
+    this.#maxRuns = limit ?? Infinity;
   }
 
   /**
@@ -158,9 +182,32 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
         void run.result.then(() => signal.removeEventListener("abort", onAbort));
       }
     }
-    const saved = ctx.savedRun;
-    run.schedule(saved ? { restored: saved } : { event: first as Event });
+    const start = () => {
+      const saved = ctx.savedRun;
+      run.schedule(saved ? { restored: saved } : { event: first as Event });
+    };
+    if (this.#maxRuns === Infinity) start();
+    else this.#admit(run, start);
     return handler;
+  }
+
+  /** Starts `run` now if fewer than `numConcurrentRuns` are in progress, else when one ends. */
+  #admit(run: Run, start: () => void): void {
+    let admitted = false;
+    const enter = () => {
+      admitted = true;
+      this.#activeRuns++;
+      start();
+    };
+    void run.result.then(() => {
+      if (!admitted) return; // cancelled while waiting: it held no place
+      this.#activeRuns--;
+      const next = this.#waitingRuns.shift();
+      next?.();
+    });
+    if (this.#activeRuns < this.#maxRuns) return enter();
+    // A run cancelled while waiting has ended already: it is skipped when its turn comes.
+    this.#waitingRuns.push(() => (run.done ? this.#waitingRuns.shift()?.() : enter()));
   }
 }
 
