@@ -7,6 +7,8 @@ export { Event, StartEvent, StopEvent, InputRequiredEvent, HumanResponseEvent, e
 export type { EventArgs, EventClass, EventOf, FieldEventClass } from "./event.ts";
 export { step } from "./step.ts";
 export type { RetryPolicy, StepConfig, StepDecorator, StepFunction } from "./step.ts";
+export { exponentialBackoff } from "./retry.ts";
+export type { BackoffOptions, ErrorClass } from "./retry.ts";
 export { Workflow } from "./workflow.ts";
 export type { AnyWorkflow, RunOptions, WorkflowOptions } from "./workflow.ts";
 export { Context } from "./context.ts";

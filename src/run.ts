@@ -464,6 +464,8 @@ export class Run {
       if (this.#done) return;
     }
     let output: unknown;
+    // Read only for steps that retry: a clock read per execution would cost the hot path.
+    const startedAt = step.retry ? performance.now() : 0;
     for (let attempts = 1; ; attempts++) {
       this.settings.log?.(`Running step ${step.name}`);
       try {
@@ -473,7 +475,7 @@ export class Run {
         if (this.#done) return;
         let delay: number | null;
         try {
-          delay = retryDelay(step, attempts, error);
+          delay = retryDelay(step, attempts, error, (performance.now() - startedAt) / 1000);
         } catch (policyError) {
           return this.fail(policyError); // a retry function that throws or returns nonsense
         }

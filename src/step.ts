@@ -12,15 +12,17 @@ import { badTimeout } from "./timers.ts";
 
 /**
  * How a failed step is tried again: `{ maxAttempts, delay }` (delay in seconds), or a
- * function of the attempts made so far and the last error that returns the delay in
- * seconds before the next attempt, or `null` to give up.
+ * function of the attempts made so far, the last error and the seconds elapsed since the
+ * first attempt began, that returns the delay in seconds before the next attempt, or `null`
+ * to give up. `exponentialBackoff()` makes one with growing waits, jitter, error classes and
+ * a time limit.
  * @example
  * { maxAttempts: 3, delay: 0.5 }
- * (attempts, error) => (attempts < 5 && isTransient(error) ? 2 ** attempts : null)
+ * (attempts, error, elapsed) => (attempts < 5 && elapsed < 60 && isTransient(error) ? 2 ** attempts : null)
  */
 export type RetryPolicy =
   | { readonly maxAttempts: number; readonly delay?: number }
-  | ((attempts: number, error: unknown) => number | null | undefined);
+  | ((attempts: number, error: unknown, elapsed: number) => number | null | undefined);
 
 /** What a step declares. `timeout` is in seconds. */
 export interface StepConfig<A extends readonly EventClass[] = readonly EventClass[], E extends readonly EventClass[] = readonly EventClass[]> {
@@ -176,14 +178,14 @@ function describeValue(value: unknown): string {
 }
 
 /**
- * The delay in seconds before attempt `attempts + 1` of `step`, or `null` when its retry
+ * The delay in seconds before attempt `attempts + 1` of `step` (`elapsed`: seconds since the first attempt began), or `null` when its retry
  * policy gives up. Throws `WorkflowRuntimeError` when a retry function returns something else.
  */
-export function retryDelay(step: StepDefinition, attempts: number, error: unknown): number | null {
+export function retryDelay(step: StepDefinition, attempts: number, error: unknown, elapsed: number): number | null {
   const policy = step.retry;
   if (!policy) return null;
   if (typeof policy !== "function") return attempts < policy.maxAttempts ? (policy.delay ?? 0) : null;
-  const delay = policy(attempts, error) ?? null;
+  const delay = policy(attempts, error, elapsed) ?? null;
   if (delay !== null && !isDelay(delay)) {
     throw new WorkflowRuntimeError(`The retry function of step "${step.name}" returned ${typeof delay === "string" ? JSON.stringify(delay) : String(delay)}. Return the seconds to wait before the next attempt (a finite number ≥ 0), or null to give up.`);
   }
