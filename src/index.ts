@@ -9,6 +9,8 @@ export { step } from "./step.ts";
 export type { RetryPolicy, StepConfig, StepDecorator, StepFunction } from "./step.ts";
 export { exponentialBackoff } from "./retry.ts";
 export type { BackoffOptions, ErrorClass } from "./retry.ts";
+export { RunStartedEvent, StepStateChangedEvent, RunEndedEvent } from "./lifecycle.ts";
+export type { RunStatus, StepState } from "./lifecycle.ts";
 export { Workflow } from "./workflow.ts";
 export type { AnyWorkflow, RunOptions, WorkflowOptions } from "./workflow.ts";
 export { Context } from "./context.ts";

@@ -13,6 +13,8 @@ import { eventTypeName, HumanResponseEvent, InputRequiredEvent, isEvent, StopEve
 import type { Event, EventClass } from "./event.ts";
 import { NonErrorThrownError, UnhandledEventError, WorkflowCancelledByUser, WorkflowRuntimeError, WorkflowTimeoutError } from "./errors.ts";
 import { EventStream } from "./event-stream.ts";
+import { RunEndedEvent, RunStartedEvent, StepStateChangedEvent } from "./lifecycle.ts";
+import type { RunStatus, StepState } from "./lifecycle.ts";
 import type { WorkflowGraph } from "./graph.ts";
 import { retryDelay } from "./step.ts";
 import type { StepDefinition } from "./step.ts";
@@ -142,6 +144,8 @@ interface StepSlot {
 /** Options of one run. */
 export interface RunSettings {
   readonly workflowName: string;
+  /** Write RunStartedEvent, StepStateChangedEvent and RunEndedEvent to the stream. */
+  readonly lifecycleEvents?: boolean;
   readonly timeout: number | null;
   readonly log: ((line: string) => void) | undefined;
 }
@@ -237,7 +241,7 @@ export class Run {
     queueMicrotask(() => {
       // Started, or finished by a StopEvent sent from outside: the saved run is done with.
       if ("restored" in first && (!this.#done || this.#succeeded)) this.ctx.settleSavedRun(this);
-      if (!this.#done) this.#start();
+      if (!this.#done) this.#start("restored" in first);
     });
   }
 
@@ -259,8 +263,9 @@ export class Run {
     }
   }
 
-  #start(): void {
+  #start(restored: boolean): void {
     this.#started = true;
+    if (this.settings.lifecycleEvents) this.stream.push(new RunStartedEvent({ runId: this.id, workflow: this.settings.workflowName, resumed: restored }));
     const timeout = this.settings.timeout;
     if (timeout !== null) {
       this.#cancelTimeout = startTimer(timeout, () => {
@@ -466,8 +471,11 @@ export class Run {
     let output: unknown;
     // Read only for steps that retry: a clock read per execution would cost the hot path.
     const startedAt = step.retry ? performance.now() : 0;
-    for (let attempts = 1; ; attempts++) {
+    const lifecycle = this.settings.lifecycleEvents === true;
+    let attempts = 1;
+    for (; ; attempts++) {
       this.settings.log?.(`Running step ${step.name}`);
+      if (lifecycle) this.#stepState(step, event, "started", attempts);
       try {
         output = step.timeout === null ? await step.handler(ctx, event) : await this.#withStepTimeout(step, ctx, event);
         break;
@@ -479,6 +487,7 @@ export class Run {
         } catch (policyError) {
           return this.fail(policyError); // a retry function that throws or returns nonsense
         }
+        if (lifecycle) this.#stepState(step, event, "failed", attempts, { error: errorMessage(error), willRetry: delay !== null });
         if (delay === null) return this.fail(error instanceof Error ? error : new NonErrorThrownError(`Step "${step.name}" threw ${typeof error === "string" ? `the string ${quoteInput(error, 200)}` : describeValue(error)}, not an Error. Throw an Error (throw new Error("what went wrong")) so the failure says what happened; the thrown value is this error's cause.`, step.name, error));
         this.settings.log?.(`Step ${step.name} failed (attempt ${attempts}); retrying in ${delay} seconds`);
         if (delay > 0) await this.#sleep(delay);
@@ -490,6 +499,7 @@ export class Run {
     // An execution that ends with a wait still pending (not awaited) gave its worker back already.
     if (execution.waits === 0) slot.busy--;
     if (this.#done) return;
+    if (lifecycle) this.#stepState(step, event, "finished", attempts, isEvent(output) ? { outputEvent: eventTypeName(output.constructor as EventClass) } : {});
     if (output !== undefined) {
       if (!isEvent(output)) {
         return this.fail(new WorkflowRuntimeError(`Step "${step.name}" returned ${describe(output)}, not an event. Return an Event instance, or nothing to send nothing.`));
@@ -509,6 +519,10 @@ export class Run {
       this.settings.log?.(`Step ${step.name} produced no event`);
     }
     if (slot.queue.size > 0 || slot.resumes.length > 0) this.#pump(slot);
+  }
+
+  #stepState(step: StepDefinition, event: Event, state: StepState, attempt: number, more: { outputEvent?: string; error?: string; willRetry?: boolean } = {}): void {
+    this.stream.push(new StepStateChangedEvent({ runId: this.id, step: step.name, state, attempt, inputEvent: eventTypeName(event.constructor as EventClass), ...more }));
   }
 
   #withStepTimeout(step: StepDefinition, ctx: Context, event: Event): Promise<unknown> {
@@ -562,6 +576,7 @@ export class Run {
       waiter.reject(reason);
     }
     this.#waiters = [];
+    if (this.settings.lifecycleEvents) this.stream.push(runEnded(this.id, outcome));
     this.stream.close();
     this.#settle(outcome);
   }
@@ -570,6 +585,17 @@ export class Run {
 // The abort reason of runs that finished while steps were still executing: one shared error,
 // because capturing a stack trace per run was the largest cost of a short run.
 const RUN_FINISHED = new WorkflowRuntimeError("The run has finished.");
+
+function runEnded(runId: string, outcome: RunOutcome): RunEndedEvent {
+  if (outcome.ok) return new RunEndedEvent({ runId, status: "succeeded" });
+  const error = outcome.error;
+  const status: RunStatus = error instanceof WorkflowCancelledByUser ? "cancelled" : error instanceof WorkflowTimeoutError ? "timedOut" : "failed";
+  return new RunEndedEvent({ runId, status, error: { name: error instanceof Error ? error.name : typeof error, message: errorMessage(error) } });
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : describeValue(error);
+}
 
 function unhandled(stepName: string, event: Event): UnhandledEventError {
   const type = eventTypeName(event.constructor as EventClass);

@@ -51,6 +51,12 @@ export interface RunOptions {
   readonly timeout?: number | null;
   /** Cancels the run when aborted (e.g. the HTTP request went away). */
   readonly signal?: AbortSignal;
+  /**
+   * Write lifecycle events to the stream: `RunStartedEvent` first, a `StepStateChangedEvent`
+   * as each step execution starts, finishes or fails, and `RunEndedEvent` last, saying whether
+   * the run succeeded, failed, timed out or was cancelled. Default `false`.
+   */
+  readonly lifecycleEvents?: boolean;
 }
 
 /** Any workflow, whatever its input and result types. */
@@ -171,7 +177,7 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
     const problem = options.timeout == null ? undefined : badTimeout("run({ timeout })", options.timeout, "or null for none");
     if (problem) throw new WorkflowRuntimeError(problem);
     const first = ctx.hasSavedRun ? undefined : toStartEvent(graph.startEvent, input as TInput | StartEvent<TInput>);
-    const run = new Run(ctx, graph, { workflowName: this.constructor.name, timeout, log: this.verbose ? this.#log : undefined });
+    const run = new Run(ctx, graph, { workflowName: this.constructor.name, timeout, log: this.verbose ? this.#log : undefined, lifecycleEvents: options.lifecycleEvents === true });
     const handler = new WorkflowHandler<TResult>(run);
     const signal = options.signal;
     if (signal) {
