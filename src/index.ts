@@ -9,6 +9,7 @@ export { step } from "./step.ts";
 export type { RetryPolicy, StepConfig, StepDecorator, StepFunction } from "./step.ts";
 export { exponentialBackoff } from "./retry.ts";
 export type { BackoffOptions, ErrorClass } from "./retry.ts";
+export { StepFailedEvent } from "./step-failed.ts";
 export { RunStartedEvent, StepStateChangedEvent, RunEndedEvent } from "./lifecycle.ts";
 export type { RunStatus, StepState } from "./lifecycle.ts";
 export { Workflow } from "./workflow.ts";

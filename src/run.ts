@@ -13,6 +13,7 @@ import { eventTypeName, HumanResponseEvent, InputRequiredEvent, isEvent, StopEve
 import type { Event, EventClass } from "./event.ts";
 import { NonErrorThrownError, UnhandledEventError, WorkflowCancelledByUser, WorkflowRuntimeError, WorkflowTimeoutError } from "./errors.ts";
 import { EventStream } from "./event-stream.ts";
+import { StepFailedEvent } from "./step-failed.ts";
 import { RunEndedEvent, RunStartedEvent, StepStateChangedEvent } from "./lifecycle.ts";
 import type { RunStatus, StepState } from "./lifecycle.ts";
 import type { WorkflowGraph } from "./graph.ts";
@@ -183,6 +184,8 @@ export class Run {
   // comes already aborted, with the recorded reason.
   #signalGiven = false;
   #abortReason: { readonly reason: unknown } | undefined;
+  /** Recoveries made, per recovery step (counted per run: a resumed run starts again from 0). */
+  readonly #recoveries = new Map<string, number>();
   /** Made on first use (most runs never ask), or the id of the saved run this one continues. */
   #id: string | undefined;
 
@@ -488,6 +491,7 @@ export class Run {
           return this.fail(policyError); // a retry function that throws or returns nonsense
         }
         if (lifecycle) this.#stepState(step, event, "failed", attempts, { error: errorMessage(error), willRetry: delay !== null });
+        if (delay === null && this.#recover(slot, event, execution, attempts, error)) return;
         if (delay === null) return this.fail(error instanceof Error ? error : new NonErrorThrownError(`Step "${step.name}" threw ${typeof error === "string" ? `the string ${quoteInput(error, 200)}` : describeValue(error)}, not an Error. Throw an Error (throw new Error("what went wrong")) so the failure says what happened; the thrown value is this error's cause.`, step.name, error));
         this.settings.log?.(`Step ${step.name} failed (attempt ${attempts}); retrying in ${delay} seconds`);
         if (delay > 0) await this.#sleep(delay);
@@ -519,6 +523,27 @@ export class Run {
       this.settings.log?.(`Step ${step.name} produced no event`);
     }
     if (slot.queue.size > 0 || slot.resumes.length > 0) this.#pump(slot);
+  }
+
+  /**
+   * Hands a step that failed for good to a recovery step, if one covers it and has recoveries
+   * left: the failed execution ends as if it had returned nothing. False when none takes it.
+   */
+  #recover(slot: StepSlot, event: Event, execution: StepExecution, attempts: number, error: unknown): boolean {
+    const step = slot.step;
+    const recoverer = this.graph.recoverers.find((r) => r !== step && (r.catchErrors?.forSteps ?? [step.name]).includes(step.name));
+    if (!recoverer) return false;
+    const used = this.#recoveries.get(recoverer.name) ?? 0;
+    if (used >= (recoverer.catchErrors?.maxRecoveries ?? 1)) return false;
+    this.#recoveries.set(recoverer.name, used + 1);
+    slot.inFlight.splice(slot.inFlight.indexOf(event), 1);
+    execution.ended = true;
+    if (execution.waits === 0) slot.busy--;
+    this.settings.log?.(`Step ${step.name} failed; recovering with step ${recoverer.name}`);
+    const failure = error instanceof Error ? { name: error.name, message: error.message } : { name: typeof error, message: describeValue(error) };
+    this.send(new StepFailedEvent({ step: step.name, attempts, error: failure, inputEvent: eventTypeName(event.constructor as EventClass), input: { ...event } }), recoverer);
+    this.#pump(slot);
+    return true;
   }
 
   #stepState(step: StepDefinition, event: Event, state: StepState, attempt: number, more: { outputEvent?: string; error?: string; willRetry?: boolean } = {}): void {

@@ -32,6 +32,13 @@ export interface StepConfig<A extends readonly EventClass[] = readonly EventClas
   readonly numWorkers?: number;
   readonly retry?: RetryPolicy;
   readonly timeout?: number | null;
+  /**
+   * Makes this a recovery step (it must accept `StepFailedEvent`): when one of `forSteps`
+   * (default: every other step) fails after its last attempt, this step receives a
+   * `StepFailedEvent` instead of the run failing, at most `maxRecoveries` times per run
+   * (default 1); after that the run fails as it would without it.
+   */
+  readonly catchErrors?: { readonly forSteps?: readonly string[]; readonly maxRecoveries?: number };
 }
 
 // A method-shaped type: methods are checked bivariantly, so a step may narrow the StartEvent
@@ -54,6 +61,7 @@ export interface StepDefinition {
   readonly numWorkers: number;
   readonly retry: RetryPolicy | undefined;
   readonly timeout: number | null;
+  readonly catchErrors: { readonly forSteps: readonly string[] | undefined; readonly maxRecoveries: number } | undefined;
   readonly handler: StepHandler;
 }
 
@@ -138,6 +146,7 @@ export function defineStep(name: string, config: StepConfig, handler: StepHandle
     numWorkers: config.numWorkers ?? 1,
     retry: config.retry,
     timeout: config.timeout ?? null,
+    catchErrors: config.catchErrors ? { forSteps: config.catchErrors.forSteps, maxRecoveries: config.catchErrors.maxRecoveries ?? 1 } : undefined,
     handler: thisArg ? handler.bind(thisArg) : handler,
   };
 }
@@ -159,6 +168,15 @@ function checkConfig(where: string, config: StepConfig): void {
   }
   const timeoutProblem = config.timeout == null ? undefined : badTimeout("timeout", config.timeout, "or null for none");
   if (timeoutProblem) throw new WorkflowValidationError(`${where}: ${timeoutProblem}`);
+  const catchErrors = config.catchErrors;
+  if (catchErrors !== undefined) {
+    const max = catchErrors?.maxRecoveries;
+    if (max !== undefined && !(Number.isInteger(max) && max >= 1)) throw new WorkflowValidationError(`${where}: catchErrors.maxRecoveries must be a whole number ≥ 1, got ${String(max)}.`);
+    const steps = catchErrors?.forSteps;
+    if (steps !== undefined && !(Array.isArray(steps) && steps.every((s) => typeof s === "string"))) {
+      throw new WorkflowValidationError(`${where}: catchErrors.forSteps must be a list of step names, like ["fetch"].`);
+    }
+  }
   const retry = config.retry;
   if (retry && typeof retry !== "function") {
     if (!(Number.isInteger(retry.maxAttempts) && retry.maxAttempts >= 1)) {
