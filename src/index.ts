@@ -4,7 +4,7 @@
  * import { Workflow, step, StartEvent, StopEvent, type Context } from "stepflow";
  */
 export { Event, StartEvent, StopEvent, InputRequiredEvent, HumanResponseEvent, eventTypeName, isEvent } from "./event.ts";
-export type { EventArgs, EventClass, EventOf, FieldEventClass } from "./event.ts";
+export type { EventArgs, EventClass, EventOf, FieldEventClass, StopEventWithFields } from "./event.ts";
 export { step } from "./step.ts";
 export type { RetryPolicy, StepConfig, StepDecorator, StepFunction } from "./step.ts";
 export { exponentialBackoff } from "./retry.ts";

@@ -280,3 +280,32 @@ describe("streamEvents({ cancelOnBreak })", () => {
   });
 });
 
+
+describe("typed results: StopEvent.withFields", () => {
+  class Answer extends StopEvent.withFields<{ text: string; score: number }>() {}
+
+  class Asker extends Workflow<{ q: string }, Answer> {
+    @step({ accepts: [StartEvent], emits: [Answer] })
+    async answer(_ctx: Context, ev: StartEvent<{ q: string }>) {
+      return new Answer({ text: `echo ${ev.q}`, score: 0.5 });
+    }
+  }
+
+  it("run() resolves to the event itself, with its fields", async () => {
+    const answer = await new Asker().run({ q: "hi" });
+    expect(answer).toBeInstanceOf(Answer);
+    expect(answer).toBeInstanceOf(StopEvent);
+    const fields: { text: string; score: number } = answer;
+    expect(fields).toEqual({ result: undefined, text: "echo hi", score: 0.5 });
+  });
+
+  it("its constructor takes exactly its fields", () => {
+    // @ts-expect-error score is missing
+    const partial = new Answer({ text: "x" });
+    expect(partial.text).toBe("x");
+  });
+
+  it("the graph knows it by its class name, for saved contexts", () => {
+    expect(new Asker().graph.eventTypes.get("Answer")).toBe(Answer);
+  });
+});
