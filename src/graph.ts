@@ -7,6 +7,8 @@ import type { EventClass } from "./event.ts";
 import { WorkflowValidationError } from "./errors.ts";
 import type { StepDefinition } from "./step.ts";
 import { StepFailedEvent } from "./step-failed.ts";
+import { resourceProblems } from "./resource.ts";
+import type { Resource } from "./resource.ts";
 
 /** A validated workflow graph, built once per workflow instance. */
 export interface WorkflowGraph {
@@ -16,6 +18,8 @@ export interface WorkflowGraph {
   readonly startEvent: EventClass;
   /** Every event class the steps name, by type name (for serialization). */
   readonly eventTypes: ReadonlyMap<string, EventClass>;
+  /** Values of resources cached for the workflow instance (`cache: "workflow"`): the graph is built once per instance. */
+  readonly resourceCache: Map<Resource<unknown>, Promise<unknown>>;
   /** Recovery steps (`catchErrors`), in declaration order. */
   readonly recoverers: readonly StepDefinition[];
 }
@@ -63,6 +67,7 @@ export function buildGraph(workflowName: string, steps: readonly StepDefinition[
 
   const unconsumed = [...producers].filter(([t]) => !routes.has(t) && !isSubclassOf(t, StopEvent) && !isSubclassOf(t, InputRequiredEvent));
   for (const [type, by] of unconsumed) checks.push(`${eventTypeName(type)} is emitted by ${by.map((n) => `"${n}"`).join(", ")} but no step accepts it.`);
+  for (const s of steps) if (s.resources) problems.push(...resourceProblems(s.name, s.resources));
   for (const s of steps) {
     if (!s.catchErrors) continue;
     if (!s.accepts.includes(StepFailedEvent)) problems.push(`Step "${s.name}" has catchErrors but does not accept StepFailedEvent; add it to its accepts.`);
@@ -84,6 +89,7 @@ export function buildGraph(workflowName: string, steps: readonly StepDefinition[
     routes,
     startEvent: starts[0] as EventClass,
     eventTypes,
+    resourceCache: new Map(),
     recoverers: steps.filter((s) => s.catchErrors !== undefined),
   };
 }

@@ -12,6 +12,8 @@ export type { BackoffOptions, ErrorClass } from "./retry.ts";
 export { StepFailedEvent } from "./step-failed.ts";
 export { RunStartedEvent, StepStateChangedEvent, RunEndedEvent } from "./lifecycle.ts";
 export type { RunStatus, StepState } from "./lifecycle.ts";
+export { resource, isResource } from "./resource.ts";
+export type { Resource, ResourceCache, ResourceMap, ResourceValues } from "./resource.ts";
 export { Workflow } from "./workflow.ts";
 export type { AnyWorkflow, RunOptions, WorkflowOptions } from "./workflow.ts";
 export { Context } from "./context.ts";

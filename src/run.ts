@@ -14,6 +14,8 @@ import type { Event, EventClass } from "./event.ts";
 import { NonErrorThrownError, UnhandledEventError, WorkflowCancelledByUser, WorkflowRuntimeError, WorkflowTimeoutError } from "./errors.ts";
 import { EventStream } from "./event-stream.ts";
 import { StepFailedEvent } from "./step-failed.ts";
+import { resolveResources } from "./resource.ts";
+import type { Resource } from "./resource.ts";
 import { RunEndedEvent, RunStartedEvent, StepStateChangedEvent } from "./lifecycle.ts";
 import type { RunStatus, StepState } from "./lifecycle.ts";
 import type { WorkflowGraph } from "./graph.ts";
@@ -152,6 +154,7 @@ export interface RunSettings {
 }
 
 const YIELD_EVERY_MS = 8;
+const NO_RESOURCES: Record<string, unknown> = Object.freeze({});
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The engine of one run. Created by `workflow.run()`; users meet it through the handler and the context. */
@@ -184,6 +187,8 @@ export class Run {
   // comes already aborted, with the recorded reason.
   #signalGiven = false;
   #abortReason: { readonly reason: unknown } | undefined;
+  /** Values of resources cached for this run. */
+  readonly #resources = new Map<Resource<unknown>, Promise<unknown>>();
   /** Recoveries made, per recovery step (counted per run: a resumed run starts again from 0). */
   readonly #recoveries = new Map<string, number>();
   /** Made on first use (most runs never ask), or the id of the saved run this one continues. */
@@ -480,7 +485,8 @@ export class Run {
       this.settings.log?.(`Running step ${step.name}`);
       if (lifecycle) this.#stepState(step, event, "started", attempts);
       try {
-        output = step.timeout === null ? await step.handler(ctx, event) : await this.#withStepTimeout(step, ctx, event);
+        const resources = step.resources ? await resolveResources(step.resources, this.#resources, this.graph.resourceCache) : NO_RESOURCES;
+        output = step.timeout === null ? await step.handler(ctx, event, resources) : await this.#withStepTimeout(step, ctx, event, resources);
         break;
       } catch (error) {
         if (this.#done) return;
@@ -550,7 +556,7 @@ export class Run {
     this.stream.push(new StepStateChangedEvent({ runId: this.id, step: step.name, state, attempt, inputEvent: eventTypeName(event.constructor as EventClass), ...more }));
   }
 
-  #withStepTimeout(step: StepDefinition, ctx: Context, event: Event): Promise<unknown> {
+  #withStepTimeout(step: StepDefinition, ctx: Context, event: Event, resources: Record<string, unknown>): Promise<unknown> {
     const seconds = step.timeout as number;
     return new Promise((resolve, reject) => {
       const cancel = startTimer(seconds, () => {
@@ -563,7 +569,7 @@ export class Run {
         this.#timers.delete(cancel);
       };
       // new Promise(...) turns a handler that throws synchronously into a rejection.
-      new Promise((run) => run(step.handler(ctx, event))).then(
+      new Promise((run) => run(step.handler(ctx, event, resources))).then(
         (output) => (settle(), resolve(output)),
         (error: unknown) => (settle(), reject(error)),
       );

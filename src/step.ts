@@ -9,6 +9,7 @@ import { Event, isSubclassOf } from "./event.ts";
 import type { EventClass, EventOf } from "./event.ts";
 import { WorkflowRuntimeError, WorkflowValidationError } from "./errors.ts";
 import { badTimeout } from "./timers.ts";
+import type { ResourceMap, ResourceValues } from "./resource.ts";
 
 /**
  * How a failed step is tried again: `{ maxAttempts, delay }` (delay in seconds), or a
@@ -25,9 +26,11 @@ export type RetryPolicy =
   | ((attempts: number, error: unknown, elapsed: number) => number | null | undefined);
 
 /** What a step declares. `timeout` is in seconds. */
-export interface StepConfig<A extends readonly EventClass[] = readonly EventClass[], E extends readonly EventClass[] = readonly EventClass[]> {
+export interface StepConfig<A extends readonly EventClass[] = readonly EventClass[], E extends readonly EventClass[] = readonly EventClass[], R extends ResourceMap = ResourceMap> {
   readonly accepts: A;
   readonly emits: E;
+  /** Resources (`resource(factory)`) the step receives, made before it runs, as its third argument `{ name: value }`. */
+  readonly resources?: R;
   /** How many executions of this step may run at once. Default 1. */
   readonly numWorkers?: number;
   readonly retry?: RetryPolicy;
@@ -43,15 +46,15 @@ export interface StepConfig<A extends readonly EventClass[] = readonly EventClas
 
 // A method-shaped type: methods are checked bivariantly, so a step may narrow the StartEvent
 // it accepts to `StartEvent<{ input: string }>`.
-type StepMethod<This, A extends readonly EventClass[], E extends readonly EventClass[]> = {
-  bivarianceHack(this: This, ctx: Context, ev: EventOf<A[number]>): Promise<EventOf<E[number]> | void>;
+type StepMethod<This, A extends readonly EventClass[], E extends readonly EventClass[], R extends ResourceMap = {}> = {
+  bivarianceHack(this: This, ctx: Context, ev: EventOf<A[number]>, resources: ResourceValues<R>): Promise<EventOf<E[number]> | void>;
 }["bivarianceHack"];
 
-/** A step function for `workflow.addStep`, checked against `accepts`/`emits` like `@step` methods. */
-export type StepFunction<A extends readonly EventClass[], E extends readonly EventClass[]> = StepMethod<unknown, A, E>;
+/** A step function for `workflow.addStep`, checked against `accepts`/`emits` (and given its `resources`) like `@step` methods. */
+export type StepFunction<A extends readonly EventClass[], E extends readonly EventClass[], R extends ResourceMap = {}> = StepMethod<unknown, A, E, R>;
 
 /** The function a step runs. */
-export type StepHandler = (ctx: Context, ev: Event) => Promise<Event | void> | Event | void;
+export type StepHandler = (ctx: Context, ev: Event, resources: Record<string, unknown>) => Promise<Event | void> | Event | void;
 
 /** A step as the engine sees it. */
 export interface StepDefinition {
@@ -62,13 +65,15 @@ export interface StepDefinition {
   readonly retry: RetryPolicy | undefined;
   readonly timeout: number | null;
   readonly catchErrors: { readonly forSteps: readonly string[] | undefined; readonly maxRecoveries: number } | undefined;
+  /** Undefined when the step has none, so that running it costs nothing more. */
+  readonly resources: ResourceMap | undefined;
   readonly handler: StepHandler;
 }
 
 /** The decorator returned by {@link step}; it type-checks the method under both conventions. */
-export interface StepDecorator<A extends readonly EventClass[], E extends readonly EventClass[]> {
-  <This, M extends StepMethod<This, A, E>>(method: M, context: ClassMethodDecoratorContext<This, M>): void;
-  <M extends StepMethod<unknown, A, E>>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<M>): void;
+export interface StepDecorator<A extends readonly EventClass[], E extends readonly EventClass[], R extends ResourceMap = {}> {
+  <This, M extends StepMethod<This, A, E, R>>(method: M, context: ClassMethodDecoratorContext<This, M>): void;
+  <M extends StepMethod<unknown, A, E, R>>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<M>): void;
 }
 
 const STEP_CONFIG = Symbol.for("stepflow.step");
@@ -84,7 +89,7 @@ type MarkedMethod = ((...args: never[]) => unknown) & { [STEP_CONFIG]?: StepConf
  *   }
  * }
  */
-export function step<const A extends readonly EventClass[], const E extends readonly EventClass[]>(config: StepConfig<A, E>): StepDecorator<A, E> {
+export function step<const A extends readonly EventClass[], const E extends readonly EventClass[], const R extends ResourceMap = {}>(config: StepConfig<A, E, R>): StepDecorator<A, E, R> {
   checkConfig("@step", config);
   function decorate(methodOrTarget: unknown, contextOrKey: unknown, descriptor?: PropertyDescriptor): void {
     const isStandard = typeof contextOrKey === "object" && contextOrKey !== null && "kind" in contextOrKey;
@@ -103,7 +108,7 @@ export function step<const A extends readonly EventClass[], const E extends read
     // the workflow finds its steps by walking its prototype chain.
     Object.defineProperty(method, STEP_CONFIG, { value: config });
   }
-  return decorate as StepDecorator<A, E>;
+  return decorate as StepDecorator<A, E, R>;
 }
 
 /**
@@ -146,6 +151,7 @@ export function defineStep(name: string, config: StepConfig, handler: StepHandle
     numWorkers: config.numWorkers ?? 1,
     retry: config.retry,
     timeout: config.timeout ?? null,
+    resources: config.resources && Object.keys(config.resources).length > 0 ? config.resources : undefined,
     catchErrors: config.catchErrors ? { forSteps: config.catchErrors.forSteps, maxRecoveries: config.catchErrors.maxRecoveries ?? 1 } : undefined,
     handler: thisArg ? handler.bind(thisArg) : handler,
   };

@@ -14,6 +14,7 @@ import { decoratedSteps, defineStep } from "./step.ts";
 import { badTimeout } from "./timers.ts";
 import type { StepConfig, StepDefinition, StepFunction, StepHandler } from "./step.ts";
 import type { StateSchema } from "./store.ts";
+import type { ResourceMap } from "./resource.ts";
 
 /** Options of a workflow. */
 export interface WorkflowOptions {
@@ -110,10 +111,10 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
    * flow.addStep("double", { accepts: [StartEvent], emits: [StopEvent] },
    *   async (_ctx, ev: StartEvent<{ n: number }>) => new StopEvent({ result: ev.n * 2 }));
    */
-  addStep<const A extends readonly EventClass[], const E extends readonly EventClass[]>(
+  addStep<const A extends readonly EventClass[], const E extends readonly EventClass[], const R extends ResourceMap = {}>(
     name: string,
-    config: StepConfig<A, E>,
-    handler: StepFunction<A, E>,
+    config: StepConfig<A, E, R>,
+    handler: StepFunction<A, E, R>,
   ): this {
     if (this.#graph) throw new WorkflowRuntimeError(`addStep("${name}"): steps must be added before the workflow's graph is built (by the first run(), toMermaid() or graph).`);
     if (this.#addedSteps.some((s) => s.name === name) || decoratedSteps(this).some((s) => s.name === name)) {
