@@ -77,7 +77,7 @@ export class StopEvent<R = unknown> extends BaseEvent {
   }
 }
 
-/** The class `StopEvent.withFields<F>()` returns: constructed from fields `F`. */
+/** The class `StopEvent.withFields<F>()` returns: constructed from fields `F`. @example `const Base: StopEventWithFields<{ text: string }> = StopEvent.withFields<{ text: string }>();` */
 export interface StopEventWithFields<F extends object> {
   new (...args: EventArgs<F>): StopEvent<undefined> & F;
   readonly prototype: StopEvent<undefined>;

@@ -7,7 +7,7 @@ import type { Event } from "./event.ts";
 import { StopEvent } from "./event.ts";
 import type { Run } from "./run.ts";
 
-/** Options of {@link WorkflowHandler.streamEvents}. */
+/** Options of {@link WorkflowHandler.streamEvents}. @example `handler.streamEvents({ cancelOnBreak: true })` */
 export interface StreamOptions {
   /** Cancel the run when the consumer leaves the loop before the stream ends. Default `false`. */
   readonly cancelOnBreak?: boolean;

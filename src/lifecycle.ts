@@ -12,7 +12,7 @@ import { Event } from "./event.ts";
  */
 export class RunStartedEvent extends Event<{ readonly runId: string; readonly workflow: string; readonly resumed: boolean }> {}
 
-/** What a step execution is doing: `started` an attempt, `finished` it, or `failed` it (`willRetry` says whether another attempt follows). */
+/** What a step execution is doing: `started` an attempt, `finished` it, or `failed` it (`willRetry` says whether another attempt follows). @example `if (ev.state === "failed" && !ev.willRetry) alert(ev.step)` */
 export type StepState = "started" | "finished" | "failed";
 
 /**
@@ -33,7 +33,7 @@ export class StepStateChangedEvent extends Event<{
   readonly willRetry?: boolean;
 }> {}
 
-/** How a run ended. */
+/** How a run ended. @example `const ok = (status: RunStatus) => status === "succeeded";` */
 export type RunStatus = "succeeded" | "failed" | "timedOut" | "cancelled";
 
 /**

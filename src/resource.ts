@@ -5,18 +5,18 @@
  */
 import { WorkflowValidationError } from "./errors.ts";
 
-/** How long a resource's value is kept: made once per run, or once per workflow instance for all its runs. */
+/** How long a resource's value is kept: made once per run, or once per workflow instance for all its runs. @example `resource(openDb, { cache: "workflow" })` */
 export type ResourceCache = "run" | "workflow";
 
-/** Resources by the names a step receives them under. */
+/** Resources by the names a step receives them under. @example `const resources: ResourceMap = { db: resource(openDb) };` */
 export type ResourceMap = { readonly [name: string]: Resource<unknown> };
 
-/** The values of a map of resources, as a step receives them. */
+/** The values of a map of resources, as a step receives them. @example `type Values = ResourceValues<{ db: Resource<Db> }>; // { db: Db }` */
 export type ResourceValues<R extends ResourceMap> = { -readonly [K in keyof R]: R[K] extends Resource<infer T> ? T : never };
 
 const RESOURCE = Symbol.for("stepflow.resource");
 
-/** A resource made by {@link resource}. */
+/** A resource made by {@link resource}. @example `const db: Resource<Db> = resource(() => new Db());` */
 export interface Resource<T> {
   readonly [RESOURCE]: true;
   /** For error messages: the option `name`, else the factory's name. */

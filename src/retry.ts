@@ -7,10 +7,10 @@
 import { WorkflowValidationError } from "./errors.ts";
 import type { RetryPolicy } from "./step.ts";
 
-/** An error class, for `retryOn`. */
+/** An error class, for `retryOn`. @example `const retryOn: ErrorClass[] = [TypeError];` */
 export type ErrorClass = abstract new (...args: never[]) => Error;
 
-/** Options of {@link exponentialBackoff}. Times are in seconds. */
+/** Options of {@link exponentialBackoff}. Times are in seconds. @example `exponentialBackoff({ initialDelay: 0.5, maxAttempts: 4 })` */
 export interface BackoffOptions {
   /** Attempts in all, the first one included. Default 5. */
   readonly maxAttempts?: number;

@@ -187,6 +187,8 @@ export class Run {
   // comes already aborted, with the recorded reason.
   #signalGiven = false;
   #abortReason: { readonly reason: unknown } | undefined;
+  /** `settings.lifecycleEvents`, read once: it is checked at every step execution. */
+  readonly #lifecycle: boolean;
   /** Values of resources cached for this run. */
   readonly #resources = new Map<Resource<unknown>, Promise<unknown>>();
   /** Recoveries made, per recovery step (counted per run: a resumed run starts again from 0). */
@@ -202,6 +204,7 @@ export class Run {
   ) {
     this.ctx = ctx.attach(this);
     this.#id = ctx.savedRun?.runId;
+    this.#lifecycle = settings.lifecycleEvents === true;
     this.result = new Promise((resolve) => (this.#settle = resolve));
     for (const step of graph.steps.values()) this.#slots.set(step.name, { step, queue: new EventQueue(), inFlight: [], busy: 0, resumes: [] });
   }
@@ -479,14 +482,17 @@ export class Run {
     let output: unknown;
     // Read only for steps that retry: a clock read per execution would cost the hot path.
     const startedAt = step.retry ? performance.now() : 0;
-    const lifecycle = this.settings.lifecycleEvents === true;
+    const lifecycle = this.#lifecycle;
     let attempts = 1;
     for (; ; attempts++) {
       this.settings.log?.(`Running step ${step.name}`);
       if (lifecycle) this.#stepState(step, event, "started", attempts);
       try {
-        const resources = step.resources ? await resolveResources(step.resources, this.#resources, this.graph.resourceCache) : NO_RESOURCES;
-        output = step.timeout === null ? await step.handler(ctx, event, resources) : await this.#withStepTimeout(step, ctx, event, resources);
+        if (step.resources === undefined && step.timeout === null) output = await step.handler(ctx, event, NO_RESOURCES);
+        else {
+          const resources = step.resources ? await resolveResources(step.resources, this.#resources, this.graph.resourceCache) : NO_RESOURCES;
+          output = step.timeout === null ? await step.handler(ctx, event, resources) : await this.#withStepTimeout(step, ctx, event, resources);
+        }
         break;
       } catch (error) {
         if (this.#done) return;

@@ -24,9 +24,9 @@ export interface StateSchema<S extends object> {
  */
 export type StateEditor<S> = { bivarianceHack(state: S): S | void | Promise<S | void> }["bivarianceHack"];
 
-/** The keys `get`/`set` check against a typed state; none for the untyped default (any string goes). */
+/** The keys `get`/`set` check against a typed state; none for the untyped default (any string goes). @example `const key: StateKey<{ count: number }> = "count";` */
 export type StateKey<S> = string extends keyof S ? never : keyof S & string;
-/** The key type of the untyped `get`/`set`: any string on an untyped store, nothing on a typed one. */
+/** The key type of the untyped `get`/`set`: any string on an untyped store, nothing on a typed one. @example `const key: UntypedKey<Record<string, unknown>> = "user.name";` */
 export type UntypedKey<S> = string extends keyof S ? string : never;
 
 type Plain = Record<string, unknown>;
