@@ -10,6 +10,7 @@ import { encodeRun } from "./run.ts";
 import { ContextSerdeError, decodeEvent, decodeValue, encodeValue } from "./serialize.ts";
 import type { Json, SavedEvent } from "./serialize.ts";
 import { ContextStore } from "./store.ts";
+import type { StateSchema } from "./store.ts";
 import { badTimeout } from "./timers.ts";
 import type { AnyWorkflow } from "./workflow.ts";
 
@@ -52,14 +53,15 @@ export interface ContextJSON {
  * await agent.run({ input: "Hello! My name is Logan." }, { ctx });
  * await agent.run({ input: "What is my name?" }, { ctx }); // remembers
  */
-export class Context {
-  readonly store: ContextStore;
+export class Context<S extends object = Record<string, unknown>> {
+  /** The key–value store; typed by `S` when the workflow has a `state` schema (see `Context<S>`). */
+  readonly store: ContextStore<S>;
   /**
    * The context the user made. Each run's steps get a view of it bound to that run (same
    * store), so a step left running by a cancelled run still sees its own run's aborted signal
    * and cannot write into the next run on the same context.
    */
-  #root: Context = this;
+  #root: Context<S> = this;
   /** The current or last run; for a run's view, that run. */
   #run: Run | undefined;
   /**
@@ -72,9 +74,10 @@ export class Context {
 
   constructor(
     readonly workflow: AnyWorkflow,
-    store: ContextStore = new ContextStore(),
+    store?: ContextStore<S>,
   ) {
-    this.store = store;
+    // The workflow's state schema, when it has one, checks the state and gives its defaults.
+    this.store = store ?? new ContextStore<S>({}, workflow.stateSchema as StateSchema<S> | undefined);
   }
 
   /** Whether a run is in progress on this context. */
@@ -186,7 +189,7 @@ export class Context {
     }
     if (Object.hasOwn(data.store, "__proto__")) throw new ContextSerdeError(where('store key "__proto__" cannot be restored (it would replace the store\'s prototype).'));
     const store = decodeValue(data.store, "store") as Record<string, unknown>;
-    const ctx = new Context(workflow, new ContextStore(store));
+    const ctx = new Context(workflow, new ContextStore(store, workflow.stateSchema as StateSchema<Record<string, unknown>> | undefined));
     if (data.running && data.run) {
       const types = new Map(workflow.graph.eventTypes);
       for (const type of [StartEvent, StopEvent, InputRequiredEvent, HumanResponseEvent] as EventClass[]) if (!types.has(eventTypeName(type))) types.set(eventTypeName(type), type);
@@ -202,6 +205,7 @@ export class Context {
       };
       if (!Array.isArray(run.unclaimed)) throw new ContextSerdeError(where("run.unclaimed should be a list of events."));
       const events: RestoredRun = {
+        ...(typeof run.runId === "string" && run.runId.length > 0 ? { runId: run.runId } : {}),
         queued: decodeAll(run.queued, "queued"),
         inFlight: decodeAll(run.inFlight, "inFlight"),
         collected: decodeCollected(run.collected, (group, step) => decodeAll(group, `collected["${step}"]`), where),
@@ -249,7 +253,7 @@ export class Context {
   }
 
   /** @internal The view a step execution gets: bound to its run, and to the execution for `collectEvents` and `waitForEvent`. */
-  forExecution(execution: StepExecution): Context {
+  forExecution(execution: StepExecution): Context<S> {
     const view = new Context(this.#root.workflow, this.store);
     view.#root = this.#root;
     view.#run = this.#run;
@@ -261,7 +265,7 @@ export class Context {
    * @internal Makes `run` this context's run (one at a time) and returns the view of the
    * context that its steps and its handler get.
    */
-  attach(run: Run): Context {
+  attach(run: Run): Context<S> {
     const root = this.#root;
     if (root.running) {
       throw new ContextStateError("This context is already running a workflow. Await the current run (or cancel it) before starting another on the same context.");

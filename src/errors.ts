@@ -40,3 +40,6 @@ export class ContextStateError extends StepflowError { override name = "ContextS
 
 /** `ctx.store.get(key)` found nothing at `key` and no default was given. @example `await ctx.store.get("memory", null)` avoids it */
 export class StoreKeyError extends StepflowError { override name = "StoreKeyError"; }
+
+/** A typed state was given a value its schema refuses; the store keeps what it had. @example `err instanceof StateValidationError && err.message` */
+export class StateValidationError extends StepflowError { override name = "StateValidationError"; }

@@ -58,6 +58,29 @@ export class StopEvent<R = unknown> extends BaseEvent {
   constructor(...args: undefined extends R ? [fields?: { result?: R }] : [fields: { result: R }]) {
     super(args[0] ?? { result: undefined });
   }
+
+  /**
+   * A base for a StopEvent subclass with fields of its own, typed like an `Event`'s: its
+   * constructor takes exactly those fields, and a workflow declared `Workflow<In, MyStop>`
+   * returns the event itself from `await run()`, fields typed.
+   * @example
+   * class Answer extends StopEvent.withFields<{ text: string; score: number }>() {}
+   * return new Answer({ text: "42", score: 0.9 });
+   */
+  static withFields<F extends object>(): StopEventWithFields<F> {
+    return class extends StopEvent {
+      constructor(fields?: F) {
+        super();
+        if (fields !== undefined) Object.assign(this, fields);
+      }
+    } as unknown as StopEventWithFields<F>;
+  }
+}
+
+/** The class `StopEvent.withFields<F>()` returns: constructed from fields `F`. @example `const Base: StopEventWithFields<{ text: string }> = StopEvent.withFields<{ text: string }>();` */
+export interface StopEventWithFields<F extends object> {
+  new (...args: EventArgs<F>): StopEvent<undefined> & F;
+  readonly prototype: StopEvent<undefined>;
 }
 
 const InputRequiredEventClass = class InputRequiredEvent extends BaseEvent {};

@@ -6,6 +6,9 @@ import { eventTypeName, HumanResponseEvent, InputRequiredEvent, isSubclassOf, St
 import type { EventClass } from "./event.ts";
 import { WorkflowValidationError } from "./errors.ts";
 import type { StepDefinition } from "./step.ts";
+import { StepFailedEvent } from "./step-failed.ts";
+import { resourceProblems } from "./resource.ts";
+import type { Resource } from "./resource.ts";
 
 /** A validated workflow graph, built once per workflow instance. */
 export interface WorkflowGraph {
@@ -15,6 +18,10 @@ export interface WorkflowGraph {
   readonly startEvent: EventClass;
   /** Every event class the steps name, by type name (for serialization). */
   readonly eventTypes: ReadonlyMap<string, EventClass>;
+  /** Values of resources cached for the workflow instance (`cache: "workflow"`): the graph is built once per instance. */
+  readonly resourceCache: Map<Resource<unknown>, Promise<unknown>>;
+  /** Recovery steps (`catchErrors`), in declaration order. */
+  readonly recoverers: readonly StepDefinition[];
 }
 
 const names = (types: Iterable<EventClass>) => [...new Set([...types].map(eventTypeName))].join(", ");
@@ -60,7 +67,15 @@ export function buildGraph(workflowName: string, steps: readonly StepDefinition[
 
   const unconsumed = [...producers].filter(([t]) => !routes.has(t) && !isSubclassOf(t, StopEvent) && !isSubclassOf(t, InputRequiredEvent));
   for (const [type, by] of unconsumed) checks.push(`${eventTypeName(type)} is emitted by ${by.map((n) => `"${n}"`).join(", ")} but no step accepts it.`);
-  const unproduced = [...routes].filter(([t]) => !producers.has(t) && !isSubclassOf(t, StartEvent) && !isSubclassOf(t, HumanResponseEvent));
+  for (const s of steps) if (s.resources) problems.push(...resourceProblems(s.name, s.resources));
+  for (const s of steps) {
+    if (!s.catchErrors) continue;
+    if (!s.accepts.includes(StepFailedEvent)) problems.push(`Step "${s.name}" has catchErrors but does not accept StepFailedEvent; add it to its accepts.`);
+    const unknown = (s.catchErrors.forSteps ?? []).filter((name) => !steps.some((other) => other.name === name));
+    if (unknown.length > 0) problems.push(`Step "${s.name}" catches errors of ${unknown.map((n) => `"${n}"`).join(", ")}, which ${unknown.length === 1 ? "is not a step" : "are not steps"} of this workflow.`);
+  }
+  // The engine sends StepFailedEvent itself, to recovery steps.
+  const unproduced = [...routes].filter(([t]) => !producers.has(t) && !isSubclassOf(t, StartEvent) && !isSubclassOf(t, HumanResponseEvent) && t !== StepFailedEvent);
   for (const [type, by] of unproduced) checks.push(`${eventTypeName(type)} is accepted by ${by.map((s) => `"${s.name}"`).join(", ")} but no step emits it.`);
   // Without a start or an end, every step would be listed again as unreachable or a dead end.
   if (starts.length > 0 && stops.length > 0) checks.push(...reachabilityProblems(steps, routes));
@@ -74,6 +89,8 @@ export function buildGraph(workflowName: string, steps: readonly StepDefinition[
     routes,
     startEvent: starts[0] as EventClass,
     eventTypes,
+    resourceCache: new Map(),
+    recoverers: steps.filter((s) => s.catchErrors !== undefined),
   };
 }
 
@@ -83,7 +100,7 @@ export function buildGraph(workflowName: string, steps: readonly StepDefinition[
  * InputRequiredEvent for a human): a run entering them could only time out.
  */
 function reachabilityProblems(steps: readonly StepDefinition[], routes: ReadonlyMap<EventClass, readonly StepDefinition[]>): string[] {
-  const seeds = [...routes.keys()].filter((t) => isSubclassOf(t, StartEvent) || isSubclassOf(t, HumanResponseEvent));
+  const seeds = [...routes.keys()].filter((t) => isSubclassOf(t, StartEvent) || isSubclassOf(t, HumanResponseEvent) || t === StepFailedEvent);
   const reached = new Set<StepDefinition>();
   const seen = new Set<EventClass>(seeds);
   for (const pending = [...seeds]; pending.length > 0; ) {

@@ -4,9 +4,16 @@
  * import { Workflow, step, StartEvent, StopEvent, type Context } from "stepflow";
  */
 export { Event, StartEvent, StopEvent, InputRequiredEvent, HumanResponseEvent, eventTypeName, isEvent } from "./event.ts";
-export type { EventArgs, EventClass, EventOf, FieldEventClass } from "./event.ts";
+export type { EventArgs, EventClass, EventOf, FieldEventClass, StopEventWithFields } from "./event.ts";
 export { step } from "./step.ts";
 export type { RetryPolicy, StepConfig, StepDecorator, StepFunction } from "./step.ts";
+export { exponentialBackoff } from "./retry.ts";
+export type { BackoffOptions, ErrorClass } from "./retry.ts";
+export { StepFailedEvent } from "./step-failed.ts";
+export { RunStartedEvent, StepStateChangedEvent, RunEndedEvent } from "./lifecycle.ts";
+export type { RunStatus, StepState } from "./lifecycle.ts";
+export { resource, isResource } from "./resource.ts";
+export type { Resource, ResourceCache, ResourceMap, ResourceValues } from "./resource.ts";
 export { Workflow } from "./workflow.ts";
 export type { AnyWorkflow, RunOptions, WorkflowOptions } from "./workflow.ts";
 export { Context } from "./context.ts";
@@ -14,7 +21,9 @@ export type { ContextJSON, WaitForEventOptions } from "./context.ts";
 export { ContextSerdeError, registerCodec } from "./serialize.ts";
 export type { Codec, Json } from "./serialize.ts";
 export { ContextStore } from "./store.ts";
+export type { StateEditor, StateKey, StateSchema, UntypedKey } from "./store.ts";
 export { WorkflowHandler } from "./handler.ts";
+export type { StreamOptions } from "./handler.ts";
 export {
   StepflowError,
   WorkflowValidationError,
@@ -25,4 +34,5 @@ export {
   NonErrorThrownError,
   ContextStateError,
   StoreKeyError,
+  StateValidationError,
 } from "./errors.ts";

@@ -8,10 +8,16 @@
  * loop a turn every few milliseconds, so timers (the run's timeout among them) fire even
  * when every step resolves at once.
  */
+import { randomUUID } from "node:crypto";
 import { eventTypeName, HumanResponseEvent, InputRequiredEvent, isEvent, StopEvent } from "./event.ts";
 import type { Event, EventClass } from "./event.ts";
 import { NonErrorThrownError, UnhandledEventError, WorkflowCancelledByUser, WorkflowRuntimeError, WorkflowTimeoutError } from "./errors.ts";
 import { EventStream } from "./event-stream.ts";
+import { StepFailedEvent } from "./step-failed.ts";
+import { resolveResources } from "./resource.ts";
+import type { Resource } from "./resource.ts";
+import { RunEndedEvent, RunStartedEvent, StepStateChangedEvent } from "./lifecycle.ts";
+import type { RunStatus, StepState } from "./lifecycle.ts";
 import type { WorkflowGraph } from "./graph.ts";
 import { retryDelay } from "./step.ts";
 import type { StepDefinition } from "./step.ts";
@@ -23,6 +29,8 @@ import { describeValue, quoteInput } from "./user-text.ts";
 
 /** The part of a saved context that describes a run in progress (plain JSON). */
 export interface SavedRun {
+  /** The run's id (`handler.runId`): a resumed run keeps it. Absent in contexts saved before it existed. */
+  readonly runId?: string;
   /** Events waiting for a worker, per step. */
   readonly queued: Record<string, SavedEvent[]>;
   /** Events whose step was executing; on resume the step runs again from this event. */
@@ -37,6 +45,7 @@ export interface SavedRun {
 
 /** A saved run with its events decoded, ready to resume. */
 export interface RestoredRun {
+  readonly runId?: string;
   readonly queued: Record<string, Event[]>;
   readonly inFlight: Record<string, Event[]>;
   readonly collected: Record<string, Record<string, Event[]>>;
@@ -51,7 +60,7 @@ export function encodeRun(run: RestoredRun): SavedRun {
   const group = (record: Record<string, Event[]>, what: string) => Object.fromEntries(Object.entries(record).map(([name, list]) => [name, events(list, `${what} "${name}"`)]));
   const collected = Object.fromEntries(Object.entries(run.collected).map(([name, buffers]) => [name, group(buffers, `collected event of step "${name}", buffer`)]));
   const unclaimed = run.unclaimed.map((ev, i) => (isEvent(ev) ? encodeEvent(ev, `unclaimed event[${i}]`) : (ev as SavedEvent)));
-  return { queued: group(run.queued, "queued event of step"), inFlight: group(run.inFlight, "in-flight event of step"), collected, unclaimed, waiters: run.waiters ?? [] };
+  return { ...(run.runId ? { runId: run.runId } : {}), queued: group(run.queued, "queued event of step"), inFlight: group(run.inFlight, "in-flight event of step"), collected, unclaimed, waiters: run.waiters ?? [] };
 }
 
 /** How a run ended. */
@@ -138,11 +147,14 @@ interface StepSlot {
 /** Options of one run. */
 export interface RunSettings {
   readonly workflowName: string;
+  /** Write RunStartedEvent, StepStateChangedEvent and RunEndedEvent to the stream. */
+  readonly lifecycleEvents?: boolean;
   readonly timeout: number | null;
   readonly log: ((line: string) => void) | undefined;
 }
 
 const YIELD_EVERY_MS = 8;
+const NO_RESOURCES: Record<string, unknown> = Object.freeze({});
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The engine of one run. Created by `workflow.run()`; users meet it through the handler and the context. */
@@ -175,6 +187,14 @@ export class Run {
   // comes already aborted, with the recorded reason.
   #signalGiven = false;
   #abortReason: { readonly reason: unknown } | undefined;
+  /** `settings.lifecycleEvents`, read once: it is checked at every step execution. */
+  readonly #lifecycle: boolean;
+  /** Values of resources cached for this run. */
+  readonly #resources = new Map<Resource<unknown>, Promise<unknown>>();
+  /** Recoveries made, per recovery step (counted per run: a resumed run starts again from 0). */
+  readonly #recoveries = new Map<string, number>();
+  /** Made on first use (most runs never ask), or the id of the saved run this one continues. */
+  #id: string | undefined;
 
   /** Makes this the run of `ctx` (which throws if the context is running another). */
   constructor(
@@ -183,6 +203,8 @@ export class Run {
     readonly settings: RunSettings,
   ) {
     this.ctx = ctx.attach(this);
+    this.#id = ctx.savedRun?.runId;
+    this.#lifecycle = settings.lifecycleEvents === true;
     this.result = new Promise((resolve) => (this.#settle = resolve));
     for (const step of graph.steps.values()) this.#slots.set(step.name, { step, queue: new EventQueue(), inFlight: [], busy: 0, resumes: [] });
   }
@@ -200,6 +222,11 @@ export class Run {
       if (this.#abortReason) this.#controller.abort(this.#abortReason.reason);
     }
     return signal;
+  }
+
+  /** The run's id: stable for the run, kept when a saved run is resumed. */
+  get id(): string {
+    return (this.#id ??= randomUUID());
   }
 
   get done(): boolean {
@@ -225,7 +252,7 @@ export class Run {
     queueMicrotask(() => {
       // Started, or finished by a StopEvent sent from outside: the saved run is done with.
       if ("restored" in first && (!this.#done || this.#succeeded)) this.ctx.settleSavedRun(this);
-      if (!this.#done) this.#start();
+      if (!this.#done) this.#start("restored" in first);
     });
   }
 
@@ -247,8 +274,9 @@ export class Run {
     }
   }
 
-  #start(): void {
+  #start(restored: boolean): void {
     this.#started = true;
+    if (this.settings.lifecycleEvents) this.stream.push(new RunStartedEvent({ runId: this.id, workflow: this.settings.workflowName, resumed: restored }));
     const timeout = this.settings.timeout;
     if (timeout !== null) {
       this.#cancelTimeout = startTimer(timeout, () => {
@@ -392,7 +420,7 @@ export class Run {
       }
     }
     const waiters = this.#waiters.map((w) => ({ type: eventTypeName(w.type), requirements: encodeValue(w.requirements ?? null, `requirements of waitForEvent(${eventTypeName(w.type)})`) }));
-    return { queued, inFlight, collected, unclaimed: [...this.#unclaimed], waiters };
+    return { runId: this.id, queued, inFlight, collected, unclaimed: [...this.#unclaimed], waiters };
   }
 
   #anyStepExecuting(): boolean {
@@ -452,19 +480,30 @@ export class Run {
       if (this.#done) return;
     }
     let output: unknown;
-    for (let attempts = 1; ; attempts++) {
+    // Read only for steps that retry: a clock read per execution would cost the hot path.
+    const startedAt = step.retry ? performance.now() : 0;
+    const lifecycle = this.#lifecycle;
+    let attempts = 1;
+    for (; ; attempts++) {
       this.settings.log?.(`Running step ${step.name}`);
+      if (lifecycle) this.#stepState(step, event, "started", attempts);
       try {
-        output = step.timeout === null ? await step.handler(ctx, event) : await this.#withStepTimeout(step, ctx, event);
+        if (step.resources === undefined && step.timeout === null) output = await step.handler(ctx, event, NO_RESOURCES);
+        else {
+          const resources = step.resources ? await resolveResources(step.resources, this.#resources, this.graph.resourceCache) : NO_RESOURCES;
+          output = step.timeout === null ? await step.handler(ctx, event, resources) : await this.#withStepTimeout(step, ctx, event, resources);
+        }
         break;
       } catch (error) {
         if (this.#done) return;
         let delay: number | null;
         try {
-          delay = retryDelay(step, attempts, error);
+          delay = retryDelay(step, attempts, error, (performance.now() - startedAt) / 1000);
         } catch (policyError) {
           return this.fail(policyError); // a retry function that throws or returns nonsense
         }
+        if (lifecycle) this.#stepState(step, event, "failed", attempts, { error: errorMessage(error), willRetry: delay !== null });
+        if (delay === null && this.#recover(slot, event, execution, attempts, error)) return;
         if (delay === null) return this.fail(error instanceof Error ? error : new NonErrorThrownError(`Step "${step.name}" threw ${typeof error === "string" ? `the string ${quoteInput(error, 200)}` : describeValue(error)}, not an Error. Throw an Error (throw new Error("what went wrong")) so the failure says what happened; the thrown value is this error's cause.`, step.name, error));
         this.settings.log?.(`Step ${step.name} failed (attempt ${attempts}); retrying in ${delay} seconds`);
         if (delay > 0) await this.#sleep(delay);
@@ -476,6 +515,7 @@ export class Run {
     // An execution that ends with a wait still pending (not awaited) gave its worker back already.
     if (execution.waits === 0) slot.busy--;
     if (this.#done) return;
+    if (lifecycle) this.#stepState(step, event, "finished", attempts, isEvent(output) ? { outputEvent: eventTypeName(output.constructor as EventClass) } : {});
     if (output !== undefined) {
       if (!isEvent(output)) {
         return this.fail(new WorkflowRuntimeError(`Step "${step.name}" returned ${describe(output)}, not an event. Return an Event instance, or nothing to send nothing.`));
@@ -497,7 +537,32 @@ export class Run {
     if (slot.queue.size > 0 || slot.resumes.length > 0) this.#pump(slot);
   }
 
-  #withStepTimeout(step: StepDefinition, ctx: Context, event: Event): Promise<unknown> {
+  /**
+   * Hands a step that failed for good to a recovery step, if one covers it and has recoveries
+   * left: the failed execution ends as if it had returned nothing. False when none takes it.
+   */
+  #recover(slot: StepSlot, event: Event, execution: StepExecution, attempts: number, error: unknown): boolean {
+    const step = slot.step;
+    const recoverer = this.graph.recoverers.find((r) => r !== step && (r.catchErrors?.forSteps ?? [step.name]).includes(step.name));
+    if (!recoverer) return false;
+    const used = this.#recoveries.get(recoverer.name) ?? 0;
+    if (used >= (recoverer.catchErrors?.maxRecoveries ?? 1)) return false;
+    this.#recoveries.set(recoverer.name, used + 1);
+    slot.inFlight.splice(slot.inFlight.indexOf(event), 1);
+    execution.ended = true;
+    if (execution.waits === 0) slot.busy--;
+    this.settings.log?.(`Step ${step.name} failed; recovering with step ${recoverer.name}`);
+    const failure = error instanceof Error ? { name: error.name, message: error.message } : { name: typeof error, message: describeValue(error) };
+    this.send(new StepFailedEvent({ step: step.name, attempts, error: failure, inputEvent: eventTypeName(event.constructor as EventClass), input: { ...event } }), recoverer);
+    this.#pump(slot);
+    return true;
+  }
+
+  #stepState(step: StepDefinition, event: Event, state: StepState, attempt: number, more: { outputEvent?: string; error?: string; willRetry?: boolean } = {}): void {
+    this.stream.push(new StepStateChangedEvent({ runId: this.id, step: step.name, state, attempt, inputEvent: eventTypeName(event.constructor as EventClass), ...more }));
+  }
+
+  #withStepTimeout(step: StepDefinition, ctx: Context, event: Event, resources: Record<string, unknown>): Promise<unknown> {
     const seconds = step.timeout as number;
     return new Promise((resolve, reject) => {
       const cancel = startTimer(seconds, () => {
@@ -510,7 +575,7 @@ export class Run {
         this.#timers.delete(cancel);
       };
       // new Promise(...) turns a handler that throws synchronously into a rejection.
-      new Promise((run) => run(step.handler(ctx, event))).then(
+      new Promise((run) => run(step.handler(ctx, event, resources))).then(
         (output) => (settle(), resolve(output)),
         (error: unknown) => (settle(), reject(error)),
       );
@@ -548,6 +613,7 @@ export class Run {
       waiter.reject(reason);
     }
     this.#waiters = [];
+    if (this.settings.lifecycleEvents) this.stream.push(runEnded(this.id, outcome));
     this.stream.close();
     this.#settle(outcome);
   }
@@ -556,6 +622,17 @@ export class Run {
 // The abort reason of runs that finished while steps were still executing: one shared error,
 // because capturing a stack trace per run was the largest cost of a short run.
 const RUN_FINISHED = new WorkflowRuntimeError("The run has finished.");
+
+function runEnded(runId: string, outcome: RunOutcome): RunEndedEvent {
+  if (outcome.ok) return new RunEndedEvent({ runId, status: "succeeded" });
+  const error = outcome.error;
+  const status: RunStatus = error instanceof WorkflowCancelledByUser ? "cancelled" : error instanceof WorkflowTimeoutError ? "timedOut" : "failed";
+  return new RunEndedEvent({ runId, status, error: { name: error instanceof Error ? error.name : typeof error, message: errorMessage(error) } });
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : describeValue(error);
+}
 
 function unhandled(stepName: string, event: Event): UnhandledEventError {
   const type = eventTypeName(event.constructor as EventClass);

@@ -9,40 +9,52 @@ import { Event, isSubclassOf } from "./event.ts";
 import type { EventClass, EventOf } from "./event.ts";
 import { WorkflowRuntimeError, WorkflowValidationError } from "./errors.ts";
 import { badTimeout } from "./timers.ts";
+import type { ResourceMap, ResourceValues } from "./resource.ts";
 
 /**
  * How a failed step is tried again: `{ maxAttempts, delay }` (delay in seconds), or a
- * function of the attempts made so far and the last error that returns the delay in
- * seconds before the next attempt, or `null` to give up.
+ * function of the attempts made so far, the last error and the seconds elapsed since the
+ * first attempt began, that returns the delay in seconds before the next attempt, or `null`
+ * to give up. `exponentialBackoff()` makes one with growing waits, jitter, error classes and
+ * a time limit.
  * @example
  * { maxAttempts: 3, delay: 0.5 }
- * (attempts, error) => (attempts < 5 && isTransient(error) ? 2 ** attempts : null)
+ * (attempts, error, elapsed) => (attempts < 5 && elapsed < 60 && isTransient(error) ? 2 ** attempts : null)
  */
 export type RetryPolicy =
   | { readonly maxAttempts: number; readonly delay?: number }
-  | ((attempts: number, error: unknown) => number | null | undefined);
+  | ((attempts: number, error: unknown, elapsed: number) => number | null | undefined);
 
 /** What a step declares. `timeout` is in seconds. */
-export interface StepConfig<A extends readonly EventClass[] = readonly EventClass[], E extends readonly EventClass[] = readonly EventClass[]> {
+export interface StepConfig<A extends readonly EventClass[] = readonly EventClass[], E extends readonly EventClass[] = readonly EventClass[], R extends ResourceMap = ResourceMap> {
   readonly accepts: A;
   readonly emits: E;
+  /** Resources (`resource(factory)`) the step receives, made before it runs, as its third argument `{ name: value }`. */
+  readonly resources?: R;
   /** How many executions of this step may run at once. Default 1. */
   readonly numWorkers?: number;
   readonly retry?: RetryPolicy;
   readonly timeout?: number | null;
+  /**
+   * Makes this a recovery step (it must accept `StepFailedEvent`): when one of `forSteps`
+   * (default: every other step) fails after its last attempt, this step receives a
+   * `StepFailedEvent` instead of the run failing, at most `maxRecoveries` times per run
+   * (default 1); after that the run fails as it would without it.
+   */
+  readonly catchErrors?: { readonly forSteps?: readonly string[]; readonly maxRecoveries?: number };
 }
 
 // A method-shaped type: methods are checked bivariantly, so a step may narrow the StartEvent
 // it accepts to `StartEvent<{ input: string }>`.
-type StepMethod<This, A extends readonly EventClass[], E extends readonly EventClass[]> = {
-  bivarianceHack(this: This, ctx: Context, ev: EventOf<A[number]>): Promise<EventOf<E[number]> | void>;
+type StepMethod<This, A extends readonly EventClass[], E extends readonly EventClass[], R extends ResourceMap = {}> = {
+  bivarianceHack(this: This, ctx: Context, ev: EventOf<A[number]>, resources: ResourceValues<R>): Promise<EventOf<E[number]> | void>;
 }["bivarianceHack"];
 
-/** A step function for `workflow.addStep`, checked against `accepts`/`emits` like `@step` methods. */
-export type StepFunction<A extends readonly EventClass[], E extends readonly EventClass[]> = StepMethod<unknown, A, E>;
+/** A step function for `workflow.addStep`, checked against `accepts`/`emits` (and given its `resources`) like `@step` methods. */
+export type StepFunction<A extends readonly EventClass[], E extends readonly EventClass[], R extends ResourceMap = {}> = StepMethod<unknown, A, E, R>;
 
 /** The function a step runs. */
-export type StepHandler = (ctx: Context, ev: Event) => Promise<Event | void> | Event | void;
+export type StepHandler = (ctx: Context, ev: Event, resources: Record<string, unknown>) => Promise<Event | void> | Event | void;
 
 /** A step as the engine sees it. */
 export interface StepDefinition {
@@ -52,13 +64,16 @@ export interface StepDefinition {
   readonly numWorkers: number;
   readonly retry: RetryPolicy | undefined;
   readonly timeout: number | null;
+  readonly catchErrors: { readonly forSteps: readonly string[] | undefined; readonly maxRecoveries: number } | undefined;
+  /** Undefined when the step has none, so that running it costs nothing more. */
+  readonly resources: ResourceMap | undefined;
   readonly handler: StepHandler;
 }
 
 /** The decorator returned by {@link step}; it type-checks the method under both conventions. */
-export interface StepDecorator<A extends readonly EventClass[], E extends readonly EventClass[]> {
-  <This, M extends StepMethod<This, A, E>>(method: M, context: ClassMethodDecoratorContext<This, M>): void;
-  <M extends StepMethod<unknown, A, E>>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<M>): void;
+export interface StepDecorator<A extends readonly EventClass[], E extends readonly EventClass[], R extends ResourceMap = {}> {
+  <This, M extends StepMethod<This, A, E, R>>(method: M, context: ClassMethodDecoratorContext<This, M>): void;
+  <M extends StepMethod<unknown, A, E, R>>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<M>): void;
 }
 
 const STEP_CONFIG = Symbol.for("stepflow.step");
@@ -74,7 +89,7 @@ type MarkedMethod = ((...args: never[]) => unknown) & { [STEP_CONFIG]?: StepConf
  *   }
  * }
  */
-export function step<const A extends readonly EventClass[], const E extends readonly EventClass[]>(config: StepConfig<A, E>): StepDecorator<A, E> {
+export function step<const A extends readonly EventClass[], const E extends readonly EventClass[], const R extends ResourceMap = {}>(config: StepConfig<A, E, R>): StepDecorator<A, E, R> {
   checkConfig("@step", config);
   function decorate(methodOrTarget: unknown, contextOrKey: unknown, descriptor?: PropertyDescriptor): void {
     const isStandard = typeof contextOrKey === "object" && contextOrKey !== null && "kind" in contextOrKey;
@@ -93,7 +108,7 @@ export function step<const A extends readonly EventClass[], const E extends read
     // the workflow finds its steps by walking its prototype chain.
     Object.defineProperty(method, STEP_CONFIG, { value: config });
   }
-  return decorate as StepDecorator<A, E>;
+  return decorate as StepDecorator<A, E, R>;
 }
 
 /**
@@ -136,6 +151,8 @@ export function defineStep(name: string, config: StepConfig, handler: StepHandle
     numWorkers: config.numWorkers ?? 1,
     retry: config.retry,
     timeout: config.timeout ?? null,
+    resources: config.resources && Object.keys(config.resources).length > 0 ? config.resources : undefined,
+    catchErrors: config.catchErrors ? { forSteps: config.catchErrors.forSteps, maxRecoveries: config.catchErrors.maxRecoveries ?? 1 } : undefined,
     handler: thisArg ? handler.bind(thisArg) : handler,
   };
 }
@@ -157,6 +174,15 @@ function checkConfig(where: string, config: StepConfig): void {
   }
   const timeoutProblem = config.timeout == null ? undefined : badTimeout("timeout", config.timeout, "or null for none");
   if (timeoutProblem) throw new WorkflowValidationError(`${where}: ${timeoutProblem}`);
+  const catchErrors = config.catchErrors;
+  if (catchErrors !== undefined) {
+    const max = catchErrors?.maxRecoveries;
+    if (max !== undefined && !(Number.isInteger(max) && max >= 1)) throw new WorkflowValidationError(`${where}: catchErrors.maxRecoveries must be a whole number ≥ 1, got ${String(max)}.`);
+    const steps = catchErrors?.forSteps;
+    if (steps !== undefined && !(Array.isArray(steps) && steps.every((s) => typeof s === "string"))) {
+      throw new WorkflowValidationError(`${where}: catchErrors.forSteps must be a list of step names, like ["fetch"].`);
+    }
+  }
   const retry = config.retry;
   if (retry && typeof retry !== "function") {
     if (!(Number.isInteger(retry.maxAttempts) && retry.maxAttempts >= 1)) {
@@ -176,14 +202,14 @@ function describeValue(value: unknown): string {
 }
 
 /**
- * The delay in seconds before attempt `attempts + 1` of `step`, or `null` when its retry
+ * The delay in seconds before attempt `attempts + 1` of `step` (`elapsed`: seconds since the first attempt began), or `null` when its retry
  * policy gives up. Throws `WorkflowRuntimeError` when a retry function returns something else.
  */
-export function retryDelay(step: StepDefinition, attempts: number, error: unknown): number | null {
+export function retryDelay(step: StepDefinition, attempts: number, error: unknown, elapsed: number): number | null {
   const policy = step.retry;
   if (!policy) return null;
   if (typeof policy !== "function") return attempts < policy.maxAttempts ? (policy.delay ?? 0) : null;
-  const delay = policy(attempts, error) ?? null;
+  const delay = policy(attempts, error, elapsed) ?? null;
   if (delay !== null && !isDelay(delay)) {
     throw new WorkflowRuntimeError(`The retry function of step "${step.name}" returned ${typeof delay === "string" ? JSON.stringify(delay) : String(delay)}. Return the seconds to wait before the next attempt (a finite number ≥ 0), or null to give up.`);
   }

@@ -13,6 +13,8 @@ import { Run } from "./run.ts";
 import { decoratedSteps, defineStep } from "./step.ts";
 import { badTimeout } from "./timers.ts";
 import type { StepConfig, StepDefinition, StepFunction, StepHandler } from "./step.ts";
+import type { StateSchema } from "./store.ts";
+import type { ResourceMap } from "./resource.ts";
 
 /** Options of a workflow. */
 export interface WorkflowOptions {
@@ -29,6 +31,17 @@ export interface WorkflowOptions {
    * StartEvent type and distinct event type names are still required. `validate()` runs every check.
    */
   readonly validate?: boolean;
+  /**
+   * A schema for the context's state (a zod object): every new context of this workflow starts
+   * with its defaults, and `ctx.store.set`/`edit` are checked against it. Annotate steps'
+   * contexts as `Context<z.infer<typeof Schema>>` for typed `get`, `set` and `edit`.
+   */
+  readonly state?: StateSchema<object>;
+  /**
+   * How many runs of this workflow instance may be in progress at once; runs started over
+   * the limit wait their turn, in order (their timeout starts when they start). Default: no limit.
+   */
+  readonly numConcurrentRuns?: number;
 }
 
 /** Options of one run. */
@@ -39,6 +52,12 @@ export interface RunOptions {
   readonly timeout?: number | null;
   /** Cancels the run when aborted (e.g. the HTTP request went away). */
   readonly signal?: AbortSignal;
+  /**
+   * Write lifecycle events to the stream: `RunStartedEvent` first, a `StepStateChangedEvent`
+   * as each step execution starts, finishes or fails, and `RunEndedEvent` last, saying whether
+   * the run succeeded, failed, timed out or was cancelled. Default `false`.
+   */
+  readonly lifecycleEvents?: boolean;
 }
 
 /** Any workflow, whatever its input and result types. */
@@ -62,6 +81,12 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
   readonly #addedSteps: StepDefinition[] = [];
   readonly #validate: boolean;
   #graph: WorkflowGraph | undefined;
+  /** The schema of the state of this workflow's contexts, from `options.state`. */
+  readonly stateSchema: StateSchema<object> | undefined;
+  readonly #maxRuns: number;
+  #activeRuns = 0;
+  /** Starts of runs waiting for a free place (FIFO), when `numConcurrentRuns` is set. */
+  readonly #waitingRuns: (() => void)[] = [];
 
   constructor(options: WorkflowOptions = {}) {
     const timeout = options.timeout === undefined ? 45 : options.timeout;
@@ -71,6 +96,12 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
     this.verbose = options.verbose ?? false;
     this.#log = options.log ?? ((line) => console.log(line));
     this.#validate = options.validate ?? true;
+    this.stateSchema = options.state;
+    const limit = options.numConcurrentRuns;
+    if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1)) {
+      throw new WorkflowRuntimeError(`numConcurrentRuns must be a whole number ≥ 1 (or left out for no limit), got ${String(limit)}.`);
+    }
+    this.#maxRuns = limit ?? Infinity;
   }
 
   /**
@@ -80,10 +111,10 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
    * flow.addStep("double", { accepts: [StartEvent], emits: [StopEvent] },
    *   async (_ctx, ev: StartEvent<{ n: number }>) => new StopEvent({ result: ev.n * 2 }));
    */
-  addStep<const A extends readonly EventClass[], const E extends readonly EventClass[]>(
+  addStep<const A extends readonly EventClass[], const E extends readonly EventClass[], const R extends ResourceMap = {}>(
     name: string,
-    config: StepConfig<A, E>,
-    handler: StepFunction<A, E>,
+    config: StepConfig<A, E, R>,
+    handler: StepFunction<A, E, R>,
   ): this {
     if (this.#graph) throw new WorkflowRuntimeError(`addStep("${name}"): steps must be added before the workflow's graph is built (by the first run(), toMermaid() or graph).`);
     if (this.#addedSteps.some((s) => s.name === name) || decoratedSteps(this).some((s) => s.name === name)) {
@@ -147,7 +178,7 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
     const problem = options.timeout == null ? undefined : badTimeout("run({ timeout })", options.timeout, "or null for none");
     if (problem) throw new WorkflowRuntimeError(problem);
     const first = ctx.hasSavedRun ? undefined : toStartEvent(graph.startEvent, input as TInput | StartEvent<TInput>);
-    const run = new Run(ctx, graph, { workflowName: this.constructor.name, timeout, log: this.verbose ? this.#log : undefined });
+    const run = new Run(ctx, graph, { workflowName: this.constructor.name, timeout, log: this.verbose ? this.#log : undefined, lifecycleEvents: options.lifecycleEvents === true });
     const handler = new WorkflowHandler<TResult>(run);
     const signal = options.signal;
     if (signal) {
@@ -158,9 +189,32 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
         void run.result.then(() => signal.removeEventListener("abort", onAbort));
       }
     }
-    const saved = ctx.savedRun;
-    run.schedule(saved ? { restored: saved } : { event: first as Event });
+    const start = () => {
+      const saved = ctx.savedRun;
+      run.schedule(saved ? { restored: saved } : { event: first as Event });
+    };
+    if (this.#maxRuns === Infinity) start();
+    else this.#admit(run, start);
     return handler;
+  }
+
+  /** Starts `run` now if fewer than `numConcurrentRuns` are in progress, else when one ends. */
+  #admit(run: Run, start: () => void): void {
+    let admitted = false;
+    const enter = () => {
+      admitted = true;
+      this.#activeRuns++;
+      start();
+    };
+    void run.result.then(() => {
+      if (!admitted) return; // cancelled while waiting: it held no place
+      this.#activeRuns--;
+      const next = this.#waitingRuns.shift();
+      next?.();
+    });
+    if (this.#activeRuns < this.#maxRuns) return enter();
+    // A run cancelled while waiting has ended already: it is skipped when its turn comes.
+    this.#waitingRuns.push(() => (run.done ? this.#waitingRuns.shift()?.() : enter()));
   }
 }
 

@@ -1,0 +1,45 @@
+/**
+ * Run lifecycle events: what a stream consumer (a UI, a server) needs to follow a run and
+ * learn how it ended without awaiting the handler. Written to the stream only when the run
+ * is started with `{ lifecycleEvents: true }`, so runs that do not ask pay nothing.
+ */
+import { Event } from "./event.ts";
+
+/**
+ * The run has started (or a saved run has resumed): the first event on the stream.
+ * @example
+ * if (ev instanceof RunStartedEvent) console.log(`run ${ev.runId} of ${ev.workflow}`);
+ */
+export class RunStartedEvent extends Event<{ readonly runId: string; readonly workflow: string; readonly resumed: boolean }> {}
+
+/** What a step execution is doing: `started` an attempt, `finished` it, or `failed` it (`willRetry` says whether another attempt follows). @example `if (ev.state === "failed" && !ev.willRetry) alert(ev.step)` */
+export type StepState = "started" | "finished" | "failed";
+
+/**
+ * A step execution changed state. `attempt` counts from 1; `inputEvent` is the type name of
+ * the event it runs on, `outputEvent` that of the event it returned (finished), `error` the
+ * message of what it threw (failed).
+ * @example
+ * if (ev instanceof StepStateChangedEvent && ev.state === "failed") console.log(`${ev.step} attempt ${ev.attempt}: ${ev.error}`);
+ */
+export class StepStateChangedEvent extends Event<{
+  readonly runId: string;
+  readonly step: string;
+  readonly state: StepState;
+  readonly attempt: number;
+  readonly inputEvent: string;
+  readonly outputEvent?: string;
+  readonly error?: string;
+  readonly willRetry?: boolean;
+}> {}
+
+/** How a run ended. @example `const ok = (status: RunStatus) => status === "succeeded";` */
+export type RunStatus = "succeeded" | "failed" | "timedOut" | "cancelled";
+
+/**
+ * The last event on the stream: how the run ended, and for a run that did not succeed the
+ * error's class name and message (the handler rejects with the error itself).
+ * @example
+ * if (ev instanceof RunEndedEvent && ev.status !== "succeeded") console.log(`${ev.status}: ${ev.error?.message}`);
+ */
+export class RunEndedEvent extends Event<{ readonly runId: string; readonly status: RunStatus; readonly error?: { readonly name: string; readonly message: string } }> {}
