@@ -284,7 +284,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
       idempotencyKey: (call: ToolCall) => callKey(state, call),
     };
     // A call put to a human is not run again once started: the human approved one execution.
-    const run = (calls: readonly ToolCall[]) => Promise.all(calls.map((call) => runJournaled(journal, call, callKey(state, call), state.approvals[call.id] === undefined, this.tools, options, ctx.signal)));
+    const run = (calls: readonly ToolCall[]) => runJournaled(journal, calls, state, this.tools, options, ctx.signal);
     const unfinished = ev.toolCalls.filter((call) => finished[call.id] === undefined);
     // A restored run may hold calls put to a human, whatever this agent's needsApproval says.
     if (this.needsApproval || state.restored) await this.runApproved(ctx, state, unfinished, run, onResult);
@@ -414,26 +414,36 @@ function callKey(state: AgentRunState, call: ToolCall): string {
 }
 
 /**
- * Runs one call unless the journal has it: a recorded result is reused. A call started before
+ * Runs `calls` but those the journal has: a recorded result is reused. A call started before
  * without a result (its run stopped mid-call, or another resume runs it now) is run again only
- * if `repeatable`; otherwise it may have taken effect, and the model is told its outcome is
- * unknown. A memory journal answers at once, so a call costs no await more than before.
+ * if no human was asked about it; otherwise it may have taken effect, and the model is told its
+ * outcome is unknown. The calls are claimed first and the rest run as one batch, so a memory
+ * journal (which answers at once) adds no promise to a turn whose tools answer at once.
  */
-function runJournaled(journal: Journal, call: ToolCall, key: string, repeatable: boolean, tools: readonly BaseTool[], options: RunToolCallsOptions & { onResult: (source: ToolSource) => void }, signal: AbortSignal): void | Promise<void> {
-  const claimed = (claim: JournalClaim): void | Promise<void> => {
-    if (!claim.claimed && (claim.entry.state === "finished" || !repeatable)) return options.onResult(recordedResult(call, claim.entry));
-    // Cancelled while the claim was written: the call did not start, so a later resume may run it.
-    if (signal.aborted) return journal.release(key);
-    let finished: void | Promise<void>;
+function runJournaled(journal: Journal, calls: readonly ToolCall[], state: AgentRunState, tools: readonly BaseTool[], options: RunToolCallsOptions & { onResult: (source: ToolSource) => void }, signal: AbortSignal): Promise<unknown> {
+  const keys = new Map(calls.map((call) => [call.id, callKey(state, call)]));
+  const claims = calls.map((call) => journal.begin(keys.get(call.id) as string));
+  const claimed = (settled: readonly JournalClaim[]): Promise<unknown> => {
+    const toRun: ToolCall[] = [];
+    calls.forEach((call, i) => {
+      const claim = settled[i] as JournalClaim;
+      // A call put to a human is not run again once started: the human approved one execution.
+      if (!claim.claimed && (claim.entry.state === "finished" || state.approvals[call.id] !== undefined)) options.onResult(recordedResult(call, claim.entry));
+      else toRun.push(call);
+    });
+    // Cancelled while the claims were written: the calls did not start, so a later resume may run them.
+    if (signal.aborted) return Promise.all(toRun.map((call) => journal.release(keys.get(call.id) as string)));
+    const finishing: Promise<void>[] = [];
     const onResult = (source: ToolSource) => {
       options.onResult(source);
       // A call the run stopped waiting for may still take effect: its outcome stays unknown.
-      if (!signal.aborted) finished = journal.finish(key, JSON.stringify(source));
+      if (signal.aborted) return;
+      const finished = journal.finish(keys.get(source.toolCallId) as string, JSON.stringify(source));
+      if (finished) finishing.push(finished);
     };
-    return runToolCalls([call], tools, { ...options, onResult }).then(() => finished);
+    return runToolCalls(toRun, tools, { ...options, onResult }).then(() => (finishing.length > 0 ? Promise.all(finishing) : undefined));
   };
-  const claim = journal.begin(key);
-  return claim instanceof Promise ? claim.then(claimed) : claimed(claim);
+  return claims.some((claim) => claim instanceof Promise) ? Promise.all(claims).then(claimed) : claimed(claims as JournalClaim[]);
 }
 
 /** What the model reads for a call the journal had: its result, or that its outcome is unknown. */
