@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Context, Event, StartEvent, StopEvent, Workflow, WorkflowValidationError, step } from "../src/index.ts";
+import { type Context, Event, StartEvent, StopEvent, Workflow, WorkflowValidationError, step } from "../src/index.ts";
 
 class Orphan extends Event<{}> {}
 class Unheard extends Event<{}> {}
