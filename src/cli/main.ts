@@ -7,7 +7,6 @@ import { writeFile } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
 import { Command, CommanderError, Option } from "commander";
 import pc from "picocolors";
-import { StepflowError } from "../errors.ts";
 import { describeOpenAIError } from "../llm/openai.ts";
 import { calculatorTools } from "../../workflows/tools/calculator.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
@@ -17,7 +16,7 @@ import { Sessions } from "../sessions/sessions.ts";
 import { SessionStoreError, checkSessionId as checkStoredSessionId } from "../sessions/types.ts";
 import { chat, ask } from "./chat.ts";
 import type { ChatOptions } from "./chat.ts";
-import { UsageError, redact } from "./errors.ts";
+import { NoSuchSessionError, UsageError, redact } from "./errors.ts";
 import { packageVersion } from "./version.ts";
 import { chooseProvider } from "./provider.ts";
 import type { Provider } from "./provider.ts";
@@ -146,7 +145,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     checkSessionId(id);
     return withSessions(async (s) => {
       const messages = await s.messages(id);
-      if (messages.length === 0) throw new StepflowError(`There is no session "${id}". List them with: ${command} sessions list`);
+      if (messages.length === 0) throw new NoSuchSessionError(`There is no session "${id}". List them with: ${command} sessions list`, id);
       for (const { message, createdAt } of messages) {
         const calls = (message.options as { toolCall?: { name: string; input: unknown }[] } | undefined)?.toolCall;
         const text = calls?.length ? `${message.content ? `${message.content} ` : ""}[calls ${calls.map((c) => `${c.name}(${JSON.stringify(c.input)})`).join(", ")}]` : String(message.content);
@@ -158,7 +157,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   sessions.command("delete").argument("<id>").description("delete a session").action((id: string) => {
     checkSessionId(id);
     return withSessions(async (s) => {
-      if (!(await s.delete(id))) throw new StepflowError(`There is no session "${id}". List them with: ${command} sessions list`);
+      if (!(await s.delete(id))) throw new NoSuchSessionError(`There is no session "${id}". List them with: ${command} sessions list`, id);
       term.out.write(`Deleted session "${id}".\n`);
     });
   });

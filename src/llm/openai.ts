@@ -40,6 +40,7 @@ import { OpenAI as LlamaIndexOpenAI } from "@llamaindex/openai";
 import { StepflowError } from "../errors.ts";
 import { redactError, secretRedactor } from "../secrets.ts";
 import { openChatStream } from "./openai-stream.ts";
+export { LLMStreamError } from "./openai-stream.ts";
 import type { ToolCallDelta } from "./openai-stream.ts";
 
 export type { ToolCallDelta } from "./openai-stream.ts";
@@ -124,11 +125,15 @@ function jsonObject(text: string): JSONObject | undefined {
  * The model's reply reached its token limit (`finish_reason: "length"`) in the middle of a
  * tool call, so the call's arguments are incomplete.
  * @example
- * try { await agent.run({ input }); } catch (e) { if (e instanceof LLMReplyCutOffError) … } // raise maxTokens
+ * try { await agent.run({ input }); } catch (e) { if (e instanceof LLMReplyCutOffError) console.log(e.tool, e.maxTokens); } // then raise maxTokens
  */
 export class LLMReplyCutOffError extends StepflowError {
   override name = "LLMReplyCutOffError";
-  constructor(tool: string, maxTokens: number | undefined) {
+  /** `tool`: the tool whose call was cut off; `maxTokens`: the limit that cut it (undefined: the server's own). */
+  constructor(
+    readonly tool: string,
+    readonly maxTokens: number | undefined,
+  ) {
     super(`The model's reply was cut off by its token limit (finish_reason "length") in the middle of a call to tool ${tool}, so its arguments are incomplete. Raise maxTokens${maxTokens === undefined ? "" : ` (now ${maxTokens})`} or ask for less.`);
   }
 }

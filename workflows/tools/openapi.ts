@@ -4,6 +4,7 @@
  * than a tool spec per endpoint, and a check that a request names one of those endpoints, so
  * a made-up endpoint is answered with the real ones instead of being sent.
  */
+import { ConfigurationError } from "../../src/errors.ts";
 
 /** An OpenAPI 3 document, parsed from JSON or YAML; only `openapi`, `info`, `servers`, `paths` and `components` are read. */
 export interface OpenApiDocument {
@@ -38,10 +39,10 @@ const MAX_DEPTH = 4; // $ref hops and nested types followed, so recursive schema
  */
 export function openApiEndpoints(document: OpenApiDocument): OpenApiEndpoint[] {
   if (!isObject(document) || !isObject(document.paths)) {
-    throw new TypeError("restApiTool: openApi must be an OpenAPI 3 document: a parsed JSON or YAML object with `paths` (parse a YAML text first, e.g. with the yaml package).");
+    throw new ConfigurationError("restApiTool: openApi must be an OpenAPI 3 document: a parsed JSON or YAML object with `paths` (parse a YAML text first, e.g. with the yaml package).", "openApi", document);
   }
   if (document.swagger !== undefined || (typeof document.openapi === "string" && !document.openapi.startsWith("3."))) {
-    throw new TypeError(`restApiTool: openApi must be an OpenAPI 3 document; this one is ${document.swagger ? `Swagger ${document.swagger}` : `OpenAPI ${document.openapi}`}. Convert it to OpenAPI 3 first (e.g. with swagger2openapi).`);
+    throw new ConfigurationError(`restApiTool: openApi must be an OpenAPI 3 document; this one is ${document.swagger ? `Swagger ${document.swagger}` : `OpenAPI ${document.openapi}`}. Convert it to OpenAPI 3 first (e.g. with swagger2openapi).`, "openApi", document);
   }
   const endpoints: OpenApiEndpoint[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
@@ -55,12 +56,12 @@ export function openApiEndpoints(document: OpenApiDocument): OpenApiEndpoint[] {
       try {
         line = describeOperation(document, method, path, value, shared);
       } catch (error) {
-        throw new TypeError(`restApiTool: openApi: cannot read ${method} ${path}: ${(error as Error).message}`);
+        throw new ConfigurationError(`restApiTool: openApi: cannot read ${method} ${path} (the cause says why).`, "openApi", document, { cause: error });
       }
       endpoints.push({ method, path, line, matches: (pathname) => pattern.test(safeDecode(pathname)) });
     }
   }
-  if (endpoints.length === 0) throw new TypeError("restApiTool: openApi has no endpoints (no get, post, put, patch or delete under `paths`).");
+  if (endpoints.length === 0) throw new ConfigurationError("restApiTool: openApi has no endpoints (no get, post, put, patch or delete under `paths`).", "openApi", document);
   return endpoints;
 }
 
