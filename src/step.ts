@@ -9,6 +9,7 @@ import { Event, isSubclassOf } from "./event.ts";
 import type { EventClass, EventOf } from "./event.ts";
 import { ConfigurationError, WorkflowRuntimeError, WorkflowValidationError } from "./errors.ts";
 import { checkTimeout } from "./timers.ts";
+import { describeValue } from "./user-text.ts";
 import type { ResourceMap, ResourceValues } from "./resource.ts";
 
 /**
@@ -191,13 +192,6 @@ function checkConfig(where: string, config: StepConfig): void {
       throw new ConfigurationError(`${where}: retry.delay is in seconds and must be a finite number ≥ 0, got ${String(retry.delay)}.`, "retry.delay", retry.delay);
     }
   }
-}
-
-function describeValue(value: unknown): string {
-  if (value === null || value === undefined) return String(value);
-  if (typeof value === "function") return `the function ${value.name || "(anonymous)"}`;
-  if (typeof value === "object") return `an object (${value.constructor?.name ?? "Object"})`;
-  return `the ${typeof value} ${JSON.stringify(value)}`;
 }
 
 /**

@@ -29,14 +29,27 @@ export function quoteInput(value: string, max = 40): string {
 }
 
 /**
- * A value a caller gave, as an error message shows it: its JSON, or its text when JSON cannot
- * write it (a cycle, a BigInt, a function).
- * @example describeValue({ approved: "yes" }) // '{"approved":"yes"}'
+ * A value a caller gave, as an error message shows it: a plain object or array as its JSON
+ * (cut to 200 characters), a string quoted, a function or class by its name, an instance of a
+ * class by the class (its fields may be large or private), anything else as its text.
+ * @example
+ * describeValue({ approved: "yes" }); // '{"approved":"yes"}'
+ * describeValue("x"); // 'the string "x"'
+ * describeValue(String); // "the function String"
+ * describeValue(new Map()); // "an object (Map)"
  */
 export function describeValue(value: unknown): string {
+  if (typeof value === "string") return `the string ${quoteInput(value, 200)}`;
+  if (typeof value === "function") return `the function ${value.name || "(anonymous)"}`;
+  if (typeof value !== "object" || value === null) return String(value);
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null && !Array.isArray(value)) return `an object (${value.constructor?.name ?? "Object"})`;
+  let json: string;
   try {
-    return JSON.stringify(value) ?? String(value);
+    json = JSON.stringify(value);
   } catch {
-    return String(value);
+    return `an object (${Array.isArray(value) ? "Array" : "Object"}) that JSON cannot write`;
   }
+  const chars = Array.from(json);
+  return chars.length <= 200 ? json : `${chars.slice(0, 200).join("")}… (${chars.length} characters)`;
 }
