@@ -38,6 +38,7 @@ import type {
 } from "@llamaindex/core/llms";
 import { OpenAI as LlamaIndexOpenAI } from "@llamaindex/openai";
 import { StepflowError } from "../errors.ts";
+import { isRecord } from "../is-record.ts";
 import { redactError, secretRedactor } from "../secrets.ts";
 import { openChatStream } from "./openai-stream.ts";
 export { LLMStreamError } from "./openai-stream.ts";
@@ -114,7 +115,7 @@ export class ToolCallAccumulator {
 function jsonObject(text: string): JSONObject | undefined {
   try {
     const parsed: unknown = JSON.parse(text);
-    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return parsed as JSONObject;
+    if (isRecord(parsed)) return parsed as JSONObject;
   } catch {
     // not JSON
   }
