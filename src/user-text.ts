@@ -8,13 +8,17 @@
 const URL_CREDENTIALS = /\b([a-z][a-z\d+.-]*:[/\\]*[^\s:/\\?#@]*):[^\s/\\?#@]*@/gi;
 // `user:password@host` without a scheme (a mistyped URL: "bob:pw@localhost", "http//bob:pw@host").
 const BARE_CREDENTIALS = /(^|[\s"'/\\])([^\s:/\\?#@"']+):[^\s/\\?#@]+@/g;
+// `password=…` of a PostgreSQL keyword connection string ("host=db password=pw"), quoted or not.
+const KEYWORD_PASSWORD = /\b(password\s*=\s*)(?:'(?:[^'\\]|\\.)*'|[^\s'][^\s]*)/gi;
 
 /**
- * Masks the password of every URL in `text`, as PostgreSQL store URLs are masked.
+ * Masks every password in `text`: of each URL (`scheme://user:password@`, also mistyped
+ * without the scheme) and of each `password=` of a PostgreSQL connection string. The one
+ * way stepflow hides a password in what it prints.
  * @example maskCredentials("http://bob:pw@host/v1") // "http://bob:***@host/v1"
  */
 export function maskCredentials(text: string): string {
-  return text.replace(URL_CREDENTIALS, "$1:***@").replace(BARE_CREDENTIALS, "$1$2:***@");
+  return text.replace(URL_CREDENTIALS, "$1:***@").replace(BARE_CREDENTIALS, "$1$2:***@").replace(KEYWORD_PASSWORD, "$1***");
 }
 
 /**

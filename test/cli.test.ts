@@ -398,6 +398,9 @@ describe("passwords in URLs the CLI repeats", () => {
       ["bob:s3cret@localhost:11434/v1", "bob:***@localhost:11434/v1"],
       ["http//bob:s3cret@localhost/v1", "http//bob:***@localhost/v1"],
       ["http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1"],
+      ["host=db password=s3cret user=bob", "host=db password=*** user=bob"],
+      ["host=db password = 'a b\\'c' user=bob", "host=db password = *** user=bob"],
+      ["postgres://h/db?password=s3cret", "postgres://h/db?password=***"],
     ];
     expect(cases.map(([url]) => maskCredentials(url))).toEqual(cases.map(([, masked]) => masked));
   });
