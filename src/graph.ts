@@ -1,6 +1,7 @@
 /**
  * The workflow graph: its steps, which step receives which event class, and the checks that
- * make a set of steps a runnable workflow (DESIGN.md, "Steps and validation").
+ * make a set of steps a runnable workflow; every problem is reported in one error, so a user
+ * fixes them all in one pass (docs/engine-advanced.md, "What is checked before the first run").
  */
 import { eventTypeName, HumanResponseEvent, InputRequiredEvent, isSubclassOf, StartEvent, StopEvent } from "./event.ts";
 import type { EventClass } from "./event.ts";

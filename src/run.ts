@@ -182,7 +182,7 @@ export class Run {
   readonly #timers = new Set<() => void>();
   #ticks = 0;
   #nextYieldAt = 0;
-  // Node creates an AbortSignal on first use, and creating and aborting one costs ~10 µs: a run
+  // The AbortSignal is created on first use, as creating and aborting one is not free: a run
   // whose steps never read ctx.signal creates none. One first read after the run was aborted
   // comes already aborted, with the recorded reason.
   #signalGiven = false;

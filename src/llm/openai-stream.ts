@@ -1,7 +1,8 @@
 /**
  * The chunks of one streamed chat completion, read from the HTTP response rather than through
  * the OpenAI SDK's `Stream`: the SDK's stacks three async generators over a web-stream
- * iterator, and reading the body here costs about 110 µs less per response (bench/README.md).
+ * iterator, and reading the body here with one generator costs less per response
+ * (docs/benchmarks.md).
  * The SDK still sends the request, retries, and throws its `APIError`s for HTTP errors.
  */
 import type { OpenAI as LlamaIndexOpenAI } from "@llamaindex/openai";

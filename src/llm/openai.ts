@@ -2,8 +2,8 @@
  * `@llamaindex/openai`'s `OpenAI`, with the two things stepflow's agent needs fixed:
  *
  * - Tool calls stream correctly from every OpenAI-compatible server. Upstream tracks one
- *   "current" call and `JSON.parse`s its arguments when the id changes; measured against the
- *   servers people use it throws a SyntaxError when the id is repeated on every chunk (vLLM),
+ *   "current" call and `JSON.parse`s its arguments when the id changes; with the servers
+ *   people use it throws a SyntaxError when the id is repeated on every chunk (vLLM),
  *   throws on `""` arguments (tools without parameters), and drops the second of two calls
  *   sent in one delta (Ollama). `ToolCallAccumulator` gathers calls by `index` and id as the
  *   OpenAI SDK's own docs do, and the complete calls are emitted once, on the last chunk.
@@ -12,7 +12,7 @@
  *
  * - A streaming call costs less than the OpenAI SDK's own stream: upstream's `chat` wraps the
  *   SDK's stream (itself three async generators over a web-stream iterator) in two more, takes
- *   `AsyncLocalStorage` snapshots for its callbacks (5–10% of a turn against a local server),
+ *   `AsyncLocalStorage` snapshots for its callbacks,
  *   and runs each call inside `AsyncLocalStorage.run()`, which switches on Node's promise hooks
  *   for the whole process. Here the SDK sends the request and one generator reads the response
  *   body (openai-stream.ts) and dispatches the same LlamaIndex `llm-start`, `llm-stream`
@@ -165,7 +165,7 @@ export class OpenAI extends LlamaIndexOpenAI {
     this.#contextWindow = contextWindow;
     // Upstream's @wrapEventCaller gives each instance its own chat/streamChat that runs every call
     // inside AsyncLocalStorage.run(). The first such run switches on Node's promise hooks for the
-    // whole process, and from then on every await anywhere costs more (README, Benchmarks). Calls
+    // whole process, which slows every await anywhere from then on (docs/benchmarks.md). Calls
     // go to the prototype methods instead; the cost is `reason: null` on the llm-* events.
     for (const method of ["chat", "streamChat"]) if (Object.hasOwn(this, method)) Reflect.deleteProperty(this, method);
   }
