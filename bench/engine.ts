@@ -3,7 +3,7 @@
  * stepflow vs @llamaindex/workflow-core (deprecated upstream) vs a bare `await` loop (the floor).
  */
 import { createWorkflow, workflowEvent } from "@llamaindex/workflow-core";
-import { Context, Event, StartEvent, StopEvent, Workflow, step } from "../src/index.ts";
+import { type Context, Event, StartEvent, StopEvent, Workflow, step } from "../src/index.ts";
 import { measure, perEventMicros, printTable } from "./measure.ts";
 import type { Measurement } from "./measure.ts";
 

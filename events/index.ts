@@ -3,7 +3,7 @@
  * context is saved), namespaced so it cannot collide with a user's own `InputEvent`.
  */
 import type { ChatMessage, ToolCall } from "@llamaindex/core/llms";
-import { StepflowError } from "../src/errors.ts";
+import { ConfigurationError } from "../src/errors.ts";
 import { Event, HumanResponseEvent, InputRequiredEvent } from "../src/event.ts";
 import { describeValue } from "../src/user-text.ts";
 import type { ToolSource } from "../src/llm/tool-calls.ts";
@@ -74,8 +74,10 @@ export class ToolApprovalEvent extends HumanResponseEvent<ToolApproval> {
   static readonly typeName = "agent.ToolApprovalEvent";
   constructor(fields: ToolApproval) {
     const { approvalId, approved, reason } = (fields ?? {}) as Partial<Record<keyof ToolApproval, unknown>>;
-    if (typeof approvalId !== "string" || typeof approved !== "boolean" || (reason !== undefined && typeof reason !== "string")) {
-      throw new StepflowError(`ToolApprovalEvent takes { approvalId, approved, reason? }: the approvalId of the ToolApprovalRequestEvent answered, approved true or false, and an optional reason text; got ${describeValue(fields)}.`);
+    const wrong = typeof approvalId !== "string" ? "approvalId" : typeof approved !== "boolean" ? "approved" : reason !== undefined && typeof reason !== "string" ? "reason" : undefined;
+    if (wrong) {
+      const message = `ToolApprovalEvent takes { approvalId, approved, reason? }: the approvalId of the ToolApprovalRequestEvent answered, approved true or false, and an optional reason text; got ${describeValue(fields)}.`;
+      throw new ConfigurationError(message, wrong, { approvalId, approved, reason }[wrong]);
     }
     super(fields);
   }

@@ -11,7 +11,7 @@ import { ContextSerdeError, decodeEvent, decodeValue, encodeValue } from "./seri
 import type { Json, SavedEvent } from "./serialize.ts";
 import { ContextStore } from "./store.ts";
 import type { StateSchema } from "./store.ts";
-import { badTimeout } from "./timers.ts";
+import { checkTimeout } from "./timers.ts";
 import type { AnyWorkflow } from "./workflow.ts";
 
 /** Options of {@link Context.waitForEvent}. */
@@ -148,8 +148,7 @@ export class Context<S extends object = Record<string, unknown>> {
    */
   waitForEvent<C extends EventClass>(type: C, options: WaitForEventOptions<EventOf<C>> = {}): Promise<EventOf<C>> {
     const run = this.#activeRun("waitForEvent");
-    const problem = options.timeout === undefined ? undefined : badTimeout(`waitForEvent(${eventTypeName(type)}): timeout`, options.timeout, "or leave it out to wait forever");
-    if (problem) throw new WorkflowRuntimeError(problem);
+    if (options.timeout !== undefined) checkTimeout(options.timeout, "timeout", "or leave it out to wait forever", `waitForEvent(${eventTypeName(type)}): timeout`);
     return run.waitFor(type, options.requirements, options.timeout, options.waiterEvent, this.#execution) as Promise<EventOf<C>>;
   }
 

@@ -8,6 +8,19 @@ export class StepflowError extends Error {
   override name = "StepflowError";
 }
 
+/**
+ * An option was given a value it cannot take (a negative timeout, a tool list that is not a list, …).
+ * `option` names the option as the user wrote it, `received` is the value that was refused.
+ * @example
+ * import { ConfigurationError } from "stepflow";
+ * try { await workflow.run({}, { timeout: -1 }); }
+ * catch (err) { if (err instanceof ConfigurationError) console.log(err.option, err.received); }
+ */
+export class ConfigurationError extends StepflowError {
+  override name = "ConfigurationError";
+  constructor(message: string, readonly option: string, readonly received: unknown, options?: { cause?: unknown }) { super(message, options); }
+}
+
 /** The workflow's steps do not form a runnable graph. @example `new WorkflowValidationError("No step accepts a StartEvent.")` */
 export class WorkflowValidationError extends StepflowError { override name = "WorkflowValidationError"; }
 

@@ -1,6 +1,7 @@
 /**
  * The workflow graph: its steps, which step receives which event class, and the checks that
- * make a set of steps a runnable workflow (DESIGN.md, "Steps and validation").
+ * make a set of steps a runnable workflow; every problem is reported in one error, so a user
+ * fixes them all in one pass (docs/engine-advanced.md, "What is checked before the first run").
  */
 import { eventTypeName, HumanResponseEvent, InputRequiredEvent, isSubclassOf, StartEvent, StopEvent } from "./event.ts";
 import type { EventClass } from "./event.ts";
@@ -107,7 +108,12 @@ function reachabilityProblems(steps: readonly StepDefinition[], routes: Readonly
     for (const s of routes.get(pending.pop() as EventClass) ?? []) {
       if (reached.has(s)) continue;
       reached.add(s);
-      for (const t of s.emits) if (!seen.has(t)) (seen.add(t), pending.push(t));
+      for (const t of s.emits) {
+        if (!seen.has(t)) {
+          seen.add(t);
+          pending.push(t);
+        }
+      }
     }
   }
   // Backwards from the ends: a step reaches an end if one of its emits is an end or is accepted by a step that does.
@@ -117,7 +123,10 @@ function reachabilityProblems(steps: readonly StepDefinition[], routes: Readonly
     for (const s of steps) {
       if (ending.has(s)) continue;
       const ends = s.emits.some((t) => isSubclassOf(t, StopEvent) || isSubclassOf(t, InputRequiredEvent) || (routes.get(t) ?? []).some((next) => ending.has(next)));
-      if (ends) (ending.add(s), (changed = true));
+      if (ends) {
+        ending.add(s);
+        changed = true;
+      }
     }
   }
   const problems: string[] = [];

@@ -26,6 +26,7 @@ export { WorkflowHandler } from "./handler.ts";
 export type { StreamOptions } from "./handler.ts";
 export {
   StepflowError,
+  ConfigurationError,
   WorkflowValidationError,
   WorkflowTimeoutError,
   WorkflowRuntimeError,

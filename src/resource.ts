@@ -3,7 +3,7 @@
  * handed to the step as its third argument, typed by the factory. Cached once per run (the
  * default) or once per workflow instance; a factory may use other resources.
  */
-import { WorkflowValidationError } from "./errors.ts";
+import { ConfigurationError } from "./errors.ts";
 
 /** How long a resource's value is kept: made once per run, or once per workflow instance for all its runs. @example `resource(openDb, { cache: "workflow" })` */
 export type ResourceCache = "run" | "workflow";
@@ -41,9 +41,9 @@ export function resource<T, const R extends ResourceMap = {}>(
   factory: (resources: ResourceValues<R>) => T | Promise<T>,
   options: { readonly cache?: ResourceCache; readonly resources?: R; readonly name?: string } = {},
 ): Resource<T> {
-  if (typeof factory !== "function") throw new WorkflowValidationError(`resource() needs a factory function, got ${factory === null ? "null" : typeof factory}.`);
+  if (typeof factory !== "function") throw new ConfigurationError(`resource() needs a factory function, got ${factory === null ? "null" : typeof factory}.`, "factory", factory);
   const cache = options.cache ?? "run";
-  if (cache !== "run" && cache !== "workflow") throw new WorkflowValidationError(`resource(${factory.name || "factory"}): cache must be "run" or "workflow", got ${JSON.stringify(cache)}.`);
+  if (cache !== "run" && cache !== "workflow") throw new ConfigurationError(`resource(${factory.name || "factory"}): cache must be "run" or "workflow", got ${JSON.stringify(cache)}.`, "cache", cache);
   return { [RESOURCE]: true, name: options.name ?? (factory.name || "(anonymous resource)"), cache, resources: options.resources ?? {}, factory: factory as (resources: never) => T | Promise<T> };
 }
 

@@ -4,7 +4,7 @@
  * made, the last error and the seconds elapsed since the first attempt, so one can be tested
  * by calling it.
  */
-import { WorkflowValidationError } from "./errors.ts";
+import { ConfigurationError } from "./errors.ts";
 import type { RetryPolicy } from "./step.ts";
 
 /** An error class, for `retryOn`. @example `const retryOn: ErrorClass[] = [TypeError];` */
@@ -48,16 +48,16 @@ export interface BackoffOptions {
  */
 export function exponentialBackoff(options: BackoffOptions = {}): RetryPolicy {
   const { maxAttempts = 5, initialDelay = 1, factor = 2, maxDelay = 60, jitter = 0, retryOn, maxElapsed, random = Math.random } = options;
-  const check = (ok: boolean, what: string, value: unknown) => {
-    if (!ok) throw new WorkflowValidationError(`exponentialBackoff: ${what}, got ${String(value)}.`);
+  const check = (ok: boolean, option: string, rule: string, value: unknown) => {
+    if (!ok) throw new ConfigurationError(`exponentialBackoff: ${option} ${rule}, got ${String(value)}.`, option, value);
   };
-  check(Number.isInteger(maxAttempts) && maxAttempts >= 1, "maxAttempts must be a whole number ≥ 1", maxAttempts);
-  check(isSeconds(initialDelay), "initialDelay is in seconds and must be a finite number ≥ 0", initialDelay);
-  check(Number.isFinite(factor) && factor >= 1, "factor must be a finite number ≥ 1", factor);
-  check(isSeconds(maxDelay), "maxDelay is in seconds and must be a finite number ≥ 0", maxDelay);
-  check(Number.isFinite(jitter) && jitter >= 0 && jitter <= 1, "jitter must be a number from 0 (no randomness) to 1", jitter);
-  check(maxElapsed === undefined || isSeconds(maxElapsed), "maxElapsed is in seconds and must be a finite number ≥ 0 (or left out for no limit)", maxElapsed);
-  check(retryOn === undefined || (Array.isArray(retryOn) && retryOn.every((c) => typeof c === "function")), "retryOn must be a list of error classes, like [RateLimitError]", retryOn);
+  check(Number.isInteger(maxAttempts) && maxAttempts >= 1, "maxAttempts", "must be a whole number ≥ 1", maxAttempts);
+  check(isSeconds(initialDelay), "initialDelay", "is in seconds and must be a finite number ≥ 0", initialDelay);
+  check(Number.isFinite(factor) && factor >= 1, "factor", "must be a finite number ≥ 1", factor);
+  check(isSeconds(maxDelay), "maxDelay", "is in seconds and must be a finite number ≥ 0", maxDelay);
+  check(Number.isFinite(jitter) && jitter >= 0 && jitter <= 1, "jitter", "must be a number from 0 (no randomness) to 1", jitter);
+  check(maxElapsed === undefined || isSeconds(maxElapsed), "maxElapsed", "is in seconds and must be a finite number ≥ 0 (or left out for no limit)", maxElapsed);
+  check(retryOn === undefined || (Array.isArray(retryOn) && retryOn.every((c) => typeof c === "function")), "retryOn", "must be a list of error classes, like [RateLimitError]", retryOn);
   return (attempts, error, elapsed = 0) => {
     if (attempts >= maxAttempts) return null;
     if (retryOn && !retryOn.some((type) => error instanceof type)) return null;

@@ -25,7 +25,7 @@ import type { Context } from "./context.ts";
 import { decodeEvent, encodeEvent, encodeValue } from "./serialize.ts";
 import type { Json, SavedEvent } from "./serialize.ts";
 import { startTimer } from "./timers.ts";
-import { describeValue, quoteInput } from "./user-text.ts";
+import { describeValue } from "./user-text.ts";
 
 /** The part of a saved context that describes a run in progress (plain JSON). */
 export interface SavedRun {
@@ -193,7 +193,7 @@ export class Run {
   readonly #timers = new Set<() => void>();
   #ticks = 0;
   #nextYieldAt = 0;
-  // Node creates an AbortSignal on first use, and creating and aborting one costs ~10 µs: a run
+  // The AbortSignal is created on first use, as creating and aborting one is not free: a run
   // whose steps never read ctx.signal creates none. One first read after the run was aborted
   // comes already aborted, with the recorded reason.
   #signalGiven = false;
@@ -539,7 +539,7 @@ export class Run {
         }
         if (lifecycle) this.#stepState(step, event, "failed", attempts, { error: errorMessage(error), willRetry: delay !== null });
         if (delay === null && this.#recover(slot, event, execution, attempts, error)) return;
-        if (delay === null) return this.fail(error instanceof Error ? error : new NonErrorThrownError(`Step "${step.name}" threw ${typeof error === "string" ? `the string ${quoteInput(error, 200)}` : describeValue(error)}, not an Error. Throw an Error (throw new Error("what went wrong")) so the failure says what happened; the thrown value is this error's cause.`, step.name, error));
+        if (delay === null) return this.fail(error instanceof Error ? error : new NonErrorThrownError(`Step "${step.name}" threw ${describeValue(error)}, not an Error. Throw an Error (throw new Error("what went wrong")) so the failure says what happened; the thrown value is this error's cause.`, step.name, error));
         this.settings.log?.(`Step ${step.name} failed (attempt ${attempts}); retrying in ${delay} seconds`);
         if (delay > 0) await this.#sleep(delay);
         if (this.#done) return;

@@ -7,8 +7,9 @@
 import type { Context } from "./context.ts";
 import { Event, isSubclassOf } from "./event.ts";
 import type { EventClass, EventOf } from "./event.ts";
-import { WorkflowRuntimeError, WorkflowValidationError } from "./errors.ts";
-import { badTimeout } from "./timers.ts";
+import { ConfigurationError, WorkflowRuntimeError, WorkflowValidationError } from "./errors.ts";
+import { checkTimeout } from "./timers.ts";
+import { describeValue } from "./user-text.ts";
 import type { ResourceMap, ResourceValues } from "./resource.ts";
 
 /**
@@ -170,35 +171,27 @@ function checkConfig(where: string, config: StepConfig): void {
     });
   }
   if (config.numWorkers !== undefined && !(Number.isInteger(config.numWorkers) && config.numWorkers >= 1)) {
-    throw new WorkflowValidationError(`${where}: numWorkers must be a whole number ≥ 1, got ${String(config.numWorkers)}.`);
+    throw new ConfigurationError(`${where}: numWorkers must be a whole number ≥ 1, got ${String(config.numWorkers)}.`, "numWorkers", config.numWorkers);
   }
-  const timeoutProblem = config.timeout == null ? undefined : badTimeout("timeout", config.timeout, "or null for none");
-  if (timeoutProblem) throw new WorkflowValidationError(`${where}: ${timeoutProblem}`);
+  if (config.timeout != null) checkTimeout(config.timeout, "timeout", "or null for none", `${where}: timeout`);
   const catchErrors = config.catchErrors;
   if (catchErrors !== undefined) {
     const max = catchErrors?.maxRecoveries;
-    if (max !== undefined && !(Number.isInteger(max) && max >= 1)) throw new WorkflowValidationError(`${where}: catchErrors.maxRecoveries must be a whole number ≥ 1, got ${String(max)}.`);
+    if (max !== undefined && !(Number.isInteger(max) && max >= 1)) throw new ConfigurationError(`${where}: catchErrors.maxRecoveries must be a whole number ≥ 1, got ${String(max)}.`, "catchErrors.maxRecoveries", max);
     const steps = catchErrors?.forSteps;
     if (steps !== undefined && !(Array.isArray(steps) && steps.every((s) => typeof s === "string"))) {
-      throw new WorkflowValidationError(`${where}: catchErrors.forSteps must be a list of step names, like ["fetch"].`);
+      throw new ConfigurationError(`${where}: catchErrors.forSteps must be a list of step names, like ["fetch"].`, "catchErrors.forSteps", steps);
     }
   }
   const retry = config.retry;
   if (retry && typeof retry !== "function") {
     if (!(Number.isInteger(retry.maxAttempts) && retry.maxAttempts >= 1)) {
-      throw new WorkflowValidationError(`${where}: retry.maxAttempts must be a whole number ≥ 1, got ${String(retry.maxAttempts)}.`);
+      throw new ConfigurationError(`${where}: retry.maxAttempts must be a whole number ≥ 1, got ${String(retry.maxAttempts)}.`, "retry.maxAttempts", retry.maxAttempts);
     }
     if (retry.delay !== undefined && !isDelay(retry.delay)) {
-      throw new WorkflowValidationError(`${where}: retry.delay is in seconds and must be a finite number ≥ 0, got ${String(retry.delay)}.`);
+      throw new ConfigurationError(`${where}: retry.delay is in seconds and must be a finite number ≥ 0, got ${String(retry.delay)}.`, "retry.delay", retry.delay);
     }
   }
-}
-
-function describeValue(value: unknown): string {
-  if (value === null || value === undefined) return String(value);
-  if (typeof value === "function") return `the function ${value.name || "(anonymous)"}`;
-  if (typeof value === "object") return `an object (${value.constructor?.name ?? "Object"})`;
-  return `the ${typeof value} ${JSON.stringify(value)}`;
 }
 
 /**

@@ -4,6 +4,7 @@
  * elsewhere (a database) can stand behind the same interface.
  */
 import { StateValidationError, StoreKeyError } from "./errors.ts";
+import { isRecord } from "./is-record.ts";
 
 /**
  * A schema that checks and completes a typed state: any object with zod's `safeParse`
@@ -30,7 +31,6 @@ export type StateKey<S> = string extends keyof S ? never : keyof S & string;
 export type UntypedKey<S> = string extends keyof S ? string : never;
 
 type Plain = Record<string, unknown>;
-const isPlain = (v: unknown): v is Plain => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * @example
@@ -83,7 +83,7 @@ export class ContextStore<out S extends object = Record<string, unknown>> {
     for (const part of parts) {
       const next = Object.hasOwn(node, part) ? node[part] : undefined; // not Object.prototype's "constructor"
       if (next === undefined) node = node[part] = {};
-      else if (isPlain(next)) node = next;
+      else if (isRecord(next)) node = next;
       else throw new StoreKeyError(`Cannot set "${key}": "${part}" holds a ${typeof next}, not an object.`);
     }
     node[last] = value;
@@ -99,7 +99,7 @@ export class ContextStore<out S extends object = Record<string, unknown>> {
     const parts = splitKey(key);
     const last = parts.pop() as string;
     const parent = parts.length ? this.#lookup(parts.join(".")) : { exists: true, value: this.#data };
-    if (!parent.exists || !isPlain(parent.value) || !Object.hasOwn(parent.value, last)) return false;
+    if (!parent.exists || !isRecord(parent.value) || !Object.hasOwn(parent.value, last)) return false;
     delete parent.value[last];
     return true;
   }
@@ -148,7 +148,7 @@ export class ContextStore<out S extends object = Record<string, unknown>> {
   #lookup(key: string): { exists: boolean; value?: unknown } {
     let node: unknown = this.#data;
     for (const part of splitKey(key)) {
-      if (!isPlain(node) || !Object.hasOwn(node, part)) return { exists: false };
+      if (!isRecord(node) || !Object.hasOwn(node, part)) return { exists: false };
       node = node[part];
     }
     return { exists: true, value: node };

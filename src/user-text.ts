@@ -8,13 +8,17 @@
 const URL_CREDENTIALS = /\b([a-z][a-z\d+.-]*:[/\\]*[^\s:/\\?#@]*):[^\s/\\?#@]*@/gi;
 // `user:password@host` without a scheme (a mistyped URL: "bob:pw@localhost", "http//bob:pw@host").
 const BARE_CREDENTIALS = /(^|[\s"'/\\])([^\s:/\\?#@"']+):[^\s/\\?#@]+@/g;
+// `password=…` of a PostgreSQL keyword connection string ("host=db password=pw"), quoted or not.
+const KEYWORD_PASSWORD = /\b(password\s*=\s*)(?:'(?:[^'\\]|\\.)*'|[^\s'][^\s]*)/gi;
 
 /**
- * Masks the password of every URL in `text`, as PostgreSQL store URLs are masked.
+ * Masks every password in `text`: of each URL (`scheme://user:password@`, also mistyped
+ * without the scheme) and of each `password=` of a PostgreSQL connection string. The one
+ * way stepflow hides a password in what it prints.
  * @example maskCredentials("http://bob:pw@host/v1") // "http://bob:***@host/v1"
  */
 export function maskCredentials(text: string): string {
-  return text.replace(URL_CREDENTIALS, "$1:***@").replace(BARE_CREDENTIALS, "$1$2:***@");
+  return text.replace(URL_CREDENTIALS, "$1:***@").replace(BARE_CREDENTIALS, "$1$2:***@").replace(KEYWORD_PASSWORD, "$1***");
 }
 
 /**
@@ -29,14 +33,27 @@ export function quoteInput(value: string, max = 40): string {
 }
 
 /**
- * A value a caller gave, as an error message shows it: its JSON, or its text when JSON cannot
- * write it (a cycle, a BigInt, a function).
- * @example describeValue({ approved: "yes" }) // '{"approved":"yes"}'
+ * A value a caller gave, as an error message shows it: a plain object or array as its JSON
+ * (cut to 200 characters), a string quoted, a function or class by its name, an instance of a
+ * class by the class (its fields may be large or private), anything else as its text.
+ * @example
+ * describeValue({ approved: "yes" }); // '{"approved":"yes"}'
+ * describeValue("x"); // 'the string "x"'
+ * describeValue(String); // "the function String"
+ * describeValue(new Map()); // "an object (Map)"
  */
 export function describeValue(value: unknown): string {
+  if (typeof value === "string") return `the string ${quoteInput(value, 200)}`;
+  if (typeof value === "function") return `the function ${value.name || "(anonymous)"}`;
+  if (typeof value !== "object" || value === null) return String(value);
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null && !Array.isArray(value)) return `an object (${value.constructor?.name ?? "Object"})`;
+  let json: string;
   try {
-    return JSON.stringify(value) ?? String(value);
+    json = JSON.stringify(value);
   } catch {
-    return String(value);
+    return `an object (${Array.isArray(value) ? "Array" : "Object"}) that JSON cannot write`;
   }
+  const chars = Array.from(json);
+  return chars.length <= 200 ? json : `${chars.slice(0, 200).join("")}… (${chars.length} characters)`;
 }

@@ -5,13 +5,13 @@
 import { Context } from "./context.ts";
 import { isEvent } from "./event.ts";
 import type { Event, EventClass, StartEvent } from "./event.ts";
-import { ContextStateError, WorkflowRuntimeError } from "./errors.ts";
+import { ConfigurationError, ContextStateError, WorkflowRuntimeError } from "./errors.ts";
 import { buildGraph, toMermaid } from "./graph.ts";
 import type { WorkflowGraph } from "./graph.ts";
 import { WorkflowHandler } from "./handler.ts";
 import { Run } from "./run.ts";
 import { decoratedSteps, defineStep } from "./step.ts";
-import { badTimeout } from "./timers.ts";
+import { checkTimeout } from "./timers.ts";
 import type { StepConfig, StepDefinition, StepFunction, StepHandler } from "./step.ts";
 import type { StateSchema } from "./store.ts";
 import type { ResourceMap } from "./resource.ts";
@@ -90,8 +90,7 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
 
   constructor(options: WorkflowOptions = {}) {
     const timeout = options.timeout === undefined ? 45 : options.timeout;
-    const problem = timeout === null ? undefined : badTimeout("timeout", timeout, "or null for none");
-    if (problem) throw new WorkflowRuntimeError(problem);
+    if (timeout !== null) checkTimeout(timeout, "timeout", "or null for none");
     this.timeout = timeout;
     this.verbose = options.verbose ?? false;
     this.#log = options.log ?? ((line) => console.log(line));
@@ -99,7 +98,7 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
     this.stateSchema = options.state;
     const limit = options.numConcurrentRuns;
     if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1)) {
-      throw new WorkflowRuntimeError(`numConcurrentRuns must be a whole number ≥ 1 (or left out for no limit), got ${String(limit)}.`);
+      throw new ConfigurationError(`numConcurrentRuns must be a whole number ≥ 1 (or left out for no limit), got ${String(limit)}.`, "numConcurrentRuns", limit);
     }
     this.#maxRuns = limit ?? Infinity;
   }
@@ -175,8 +174,7 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
       throw new ContextStateError(`This context belongs to a ${ctx.workflow.constructor.name}, not a ${this.constructor.name}. Create it with new Context(workflow).`);
     }
     const timeout = options.timeout === undefined ? this.timeout : options.timeout;
-    const problem = options.timeout == null ? undefined : badTimeout("run({ timeout })", options.timeout, "or null for none");
-    if (problem) throw new WorkflowRuntimeError(problem);
+    if (options.timeout != null) checkTimeout(options.timeout, "timeout", "or null for none", "run({ timeout })");
     const first = ctx.hasSavedRun ? undefined : toStartEvent(graph.startEvent, input as TInput | StartEvent<TInput>);
     const run = new Run(ctx, graph, { workflowName: this.constructor.name, timeout, log: this.verbose ? this.#log : undefined, lifecycleEvents: options.lifecycleEvents === true });
     const handler = new WorkflowHandler<TResult>(run);

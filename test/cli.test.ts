@@ -211,6 +211,7 @@ describe("stepflow CLI with an OpenAI-compatible server", { timeout: 60_000 }, (
       const { code, stdout, stderr } = await cli(["Hello!"], { env: { OPENAI_BASE_URL: server.baseURL } });
       expect(code).toBe(0);
       expect(stdout).toBe("Done. All good.\n");
+      // eslint-disable-next-line no-control-regex -- the test is that no control character reaches the terminal
       expect(stderr).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
     } finally {
       await server.close();
@@ -228,6 +229,7 @@ describe("stepflow CLI with an OpenAI-compatible server", { timeout: 60_000 }, (
       const { code, stderr } = await cli(["--verbose", "Hello!"], { env: { OPENAI_BASE_URL: baseURL } });
       expect(code).toBe(1);
       expect(stderr).toContain(`stepflow: The server at ${baseURL} answered 500: boom here.\n`);
+      // eslint-disable-next-line no-control-regex -- the test is that no control character reaches the terminal
       expect(stderr).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
     } finally {
       await new Promise((resolve) => server.close(resolve));
@@ -396,6 +398,9 @@ describe("passwords in URLs the CLI repeats", () => {
       ["bob:s3cret@localhost:11434/v1", "bob:***@localhost:11434/v1"],
       ["http//bob:s3cret@localhost/v1", "http//bob:***@localhost/v1"],
       ["http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1"],
+      ["host=db password=s3cret user=bob", "host=db password=*** user=bob"],
+      ["host=db password = 'a b\\'c' user=bob", "host=db password = *** user=bob"],
+      ["postgres://h/db?password=s3cret", "postgres://h/db?password=***"],
     ];
     expect(cases.map(([url]) => maskCredentials(url))).toEqual(cases.map(([, masked]) => masked));
   });

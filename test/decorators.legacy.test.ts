@@ -1,7 +1,7 @@
 // Compiled with `experimentalDecorators: true` (see vitest.config.ts and tsconfig.legacy-decorators.json):
 // the same `@step` must work under TypeScript's legacy decorator convention.
 import { expect, it } from "vitest";
-import { Context, Event, StartEvent, StopEvent, Workflow, step } from "../src/index.ts";
+import { type Context, Event, StartEvent, StopEvent, Workflow, step } from "../src/index.ts";
 
 class Doubled extends Event<{ n: number }> {}
 

@@ -1,7 +1,7 @@
 // This file is compiled with standard (TC39) decorators; the check below proves that the
 // esbuild pre-transform did not fall back to the legacy convention.
 import { expect, it } from "vitest";
-import { Context, StartEvent, StopEvent, Workflow, WorkflowValidationError, step } from "../src/index.ts";
+import { type Context, StartEvent, StopEvent, Workflow, WorkflowValidationError, step } from "../src/index.ts";
 
 it("@step works under standard decorators and receives a decorator context", async () => {
   const kinds: string[] = [];
@@ -26,6 +26,7 @@ it("@step refuses #private, static and symbol-named methods, which a workflow ca
     if (kind === "private") {
       class Hidden extends Workflow {
         @mark
+        // eslint-disable-next-line no-unused-private-class-members -- the test is that @step refuses a private method
         async #start() {
           return new StopEvent();
         }

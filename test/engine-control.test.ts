@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  ConfigurationError,
   Context,
   Event,
   HumanResponseEvent,
@@ -12,6 +13,8 @@ import {
   WorkflowTimeoutError,
   step,
 } from "../src/index.ts";
+import { runToolCalls } from "../src/llm/tool-calls.ts";
+import { restApiTool } from "../workflows/tools/rest-api.ts";
 import { gate } from "./support/gate.ts";
 
 class Tick extends Event<{ n: number }> {}
@@ -639,8 +642,27 @@ describe("runs that end early", () => {
     expect(await new Fan().run({})).toBe(2);
   });
 
-  it("rejects timeouts that are not a finite number of seconds > 0", async () => {
+  it("rejects timeouts that are not a finite number of seconds > 0 with ConfigurationError, wherever they are given", async () => {
     const flow = new Workflow().addStep("only", { accepts: [StartEvent], emits: [StopEvent] }, async () => new StopEvent());
+    const thrown = (make: () => unknown) => {
+      try {
+        make();
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    };
+    for (const [make, received] of [
+      [() => new Workflow({ timeout: Infinity }), Infinity],
+      [() => flow.run({}, { timeout: 0 }), 0],
+      [() => step({ accepts: [StartEvent], emits: [StopEvent], timeout: -5 }), -5],
+      [() => runToolCalls([], [], { timeout: -1 }), -1],
+      [() => restApiTool({ baseURL: "http://127.0.0.1:1", description: "x", timeout: "30" as unknown as number }), "30"],
+    ] as const) {
+      const error = thrown(make);
+      expect(error).toBeInstanceOf(ConfigurationError);
+      expect(error).toMatchObject({ name: "ConfigurationError", option: "timeout", received });
+    }
     expect(() => new Workflow({ timeout: Infinity })).toThrow("timeout is in seconds and must be a finite number > 0 (or null for none), got Infinity.");
     expect(() => flow.run({}, { timeout: 0 })).toThrow("run({ timeout }) is in seconds and must be a finite number > 0 (or null for none), got 0.");
     expect(() => step({ accepts: [StartEvent], emits: [StopEvent], timeout: Number.NaN })).toThrow("@step: timeout is in seconds and must be a finite number > 0 (or null for none), got NaN.");
@@ -651,6 +673,7 @@ describe("runs that end early", () => {
         return new StopEvent();
       }
     }
+    await expect(new Waits().run({})).rejects.toMatchObject({ name: "ConfigurationError", option: "timeout", received: -1 });
     await expect(new Waits().run({})).rejects.toThrow("waitForEvent(HumanResponseEvent): timeout is in seconds and must be a finite number > 0 (or leave it out to wait forever), got -1.");
   });
 });

@@ -252,7 +252,7 @@ describe("streamEvents({ cancelOnBreak })", () => {
       return new Tick({ n: 1 });
     }
     @step({ accepts: [Tick], emits: [StopEvent] })
-    async finish(ctx: Context) {
+    async finish(_ctx: Context) {
       await new Promise((resolve) => setImmediate(resolve));
       return new StopEvent({ result: "finished" });
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Context, Event, StartEvent, StopEvent, Workflow, WorkflowValidationError, step } from "../src/index.ts";
+import { type Context, Event, StartEvent, StopEvent, Workflow, WorkflowValidationError, step } from "../src/index.ts";
 
 class Orphan extends Event<{}> {}
 class Unheard extends Event<{}> {}
@@ -92,7 +92,15 @@ describe("validation at the first run", () => {
     expect(validationMessage(new TwoStarts())).toBe('Workflow "TwoStarts" is invalid:\n- More than one StartEvent type is accepted: StartEvent, Other. A workflow has one StartEvent type.');
   });
 
-  it("bad step options are refused where they are written", () => {
+  it("bad step options are refused where they are written, with ConfigurationError naming the option", () => {
+    for (const [config, option, received] of [
+      [{ numWorkers: 0 }, "numWorkers", 0],
+      [{ retry: { maxAttempts: 0 } }, "retry.maxAttempts", 0],
+      [{ retry: { maxAttempts: 2, delay: -1 } }, "retry.delay", -1],
+      [{ catchErrors: { maxRecoveries: 1.5 } }, "catchErrors.maxRecoveries", 1.5],
+    ] as const) {
+      expect(() => step({ accepts: [StartEvent], emits: [StopEvent], ...config })).toThrow(expect.objectContaining({ name: "ConfigurationError", option, received }));
+    }
     expect(() => step({ accepts: [StartEvent], emits: [StopEvent], numWorkers: 0 })).toThrow("@step: numWorkers must be a whole number ≥ 1, got 0.");
     expect(() => step({ accepts: [StartEvent], emits: [StopEvent], retry: { maxAttempts: 0 } })).toThrow("@step: retry.maxAttempts must be a whole number ≥ 1, got 0.");
     expect(() => step({ accepts: [StartEvent], emits: [StopEvent], retry: { maxAttempts: 2, delay: -1 } })).toThrow("@step: retry.delay is in seconds and must be a finite number ≥ 0, got -1.");

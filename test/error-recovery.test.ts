@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Context, Event, StartEvent, StepFailedEvent, StopEvent, Workflow, WorkflowValidationError, step } from "../src/index.ts";
+import { type Context, Event, StartEvent, StepFailedEvent, StopEvent, Workflow, WorkflowValidationError, step } from "../src/index.ts";
 
 class Query extends Event<{ q: string }> {}
 

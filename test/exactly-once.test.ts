@@ -120,11 +120,11 @@ describe("a saved run resumed twice runs its approved DELETE once", () => {
   });
 
   it("in two processes sharing a SQLite journal, started one after the other and both at once", async () => {
-    hr = await startHrApiServer({ apiKey: "hr-secret" });
+    const server = (hr = await startHrApiServer({ apiKey: "hr-secret" }));
     const dir = mkdtempSync(join(tmpdir(), "stepflow-once-"));
     const child = (snapshot: string, approvalId: string, db: string) =>
       new Promise<string>((resolve, reject) => {
-        const proc = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "support", "resume-child.ts"), snapshot, db, hr!.baseURL, approvalId], { stdio: ["ignore", "pipe", "inherit"] });
+        const proc = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "support", "resume-child.ts"), snapshot, db, server.baseURL, approvalId], { stdio: ["ignore", "pipe", "inherit"] });
         let out = "";
         proc.stdout.on("data", (d: Buffer) => (out += String(d)));
         proc.on("exit", (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`child exited with ${code}`))));

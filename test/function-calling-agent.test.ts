@@ -782,6 +782,9 @@ describe("FunctionCallingAgent: tool calls a human must approve", () => {
   it("refuses answers and options it cannot use, saying what it takes", async () => {
     const { tools } = hr();
     expect(() => new ToolApprovalEvent({ approvalId: "x", approved: "yes" as unknown as boolean })).toThrow(
+      expect.objectContaining({ name: "ConfigurationError", option: "approved", received: "yes" }),
+    );
+    expect(() => new ToolApprovalEvent({ approvalId: "x", approved: "yes" as unknown as boolean })).toThrow(
       'ToolApprovalEvent takes { approvalId, approved, reason? }: the approvalId of the ToolApprovalRequestEvent answered, approved true or false, and an optional reason text; got {"approvalId":"x","approved":"yes"}.',
     );
     expect(() => new FunctionCallingAgent({ llm: fireLawson(), tools, needsApproval: ["fire_employe"] })).toThrow(

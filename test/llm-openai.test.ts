@@ -10,7 +10,7 @@ import { Readable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { StepflowError, WorkflowCancelledByUser } from "../src/index.ts";
-import { LLMReplyCutOffError, OpenAI, ToolCallAccumulator, describeOpenAIError } from "../src/llm/openai.ts";
+import { LLMReplyCutOffError, LLMStreamError, OpenAI, ToolCallAccumulator, describeOpenAIError } from "../src/llm/openai.ts";
 import { FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
 import { add, multiply } from "../workflows/tools/calculator.ts";
 import { calculatorTurns, startOpenAIServer } from "./support/openai-sse-server.ts";
@@ -278,7 +278,10 @@ describe("reading the event stream", () => {
       res.end("data: <html>Bad gateway</html>\n\n");
     });
     try {
-      await expect(streamedText(openai(raw.baseURL))).rejects.toThrow(
+      const failed = streamedText(openai(raw.baseURL));
+      await expect(failed).rejects.toBeInstanceOf(LLMStreamError);
+      await expect(failed).rejects.toMatchObject({ baseURL: raw.baseURL, problem: "not-json", cause: expect.any(SyntaxError) });
+      await expect(failed).rejects.toThrow(
         `The server at ${raw.baseURL} sent a stream event that is not JSON: "<html>Bad gateway</html>". Is it an OpenAI-compatible chat completions API? Check the base URL (OPENAI_BASE_URL).`,
       );
     } finally {
@@ -302,6 +305,7 @@ describe("reading the event stream", () => {
       const llm = new OpenAI({ model: "gpt-4o-mini", baseURL: raw.baseURL, apiKey: "k", maxRetries: 0, maxTokens: 12 });
       const run = new FunctionCallingAgent({ llm, tools: [add] }).run({ input: "What is 2123 + 2321?" });
       await expect(run).rejects.toThrow(LLMReplyCutOffError);
+      await expect(run).rejects.toMatchObject({ tool: "add", maxTokens: 12 });
       await expect(run).rejects.toThrow(
         `The model's reply was cut off by its token limit (finish_reason "length") in the middle of a call to tool add, so its arguments are incomplete. Raise maxTokens (now 12) or ask for less.`,
       );

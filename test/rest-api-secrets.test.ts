@@ -61,8 +61,8 @@ describe("restApiTool: configured secrets never reach the model", () => {
   });
 
   it("hides a secret cut at maxBodyChars, and one in an error text", async () => {
-    hr = await startHrApiServer();
-    const echoOnly = (maxBodyChars: number) => restApiTool({ baseURL: hr!.baseURL, description: "The HR API.", headers: { "x-api-key": KEY }, maxBodyChars });
+    const server = (hr = await startHrApiServer());
+    const echoOnly = (maxBodyChars: number) => restApiTool({ baseURL: server.baseURL, description: "The HR API.", headers: { "x-api-key": KEY }, maxBodyChars });
     // The echo body holds the key near its end; a limit ending inside the key must not leave its first characters.
     const full = JSON.stringify(await echoOnly(100_000).call({ method: "GET", path: "/api/echo" }));
     for (let limit = 20; limit < 120; limit++) {
@@ -71,7 +71,7 @@ describe("restApiTool: configured secrets never reach the model", () => {
     }
     expect(full).not.toContain(KEY);
     // A value named in `secrets` (here one the API repeats from the query) is hidden too.
-    const withSecrets = restApiTool({ baseURL: hr!.baseURL, description: "The HR API.", secrets: ["session-0xBEEF"] });
+    const withSecrets = restApiTool({ baseURL: server.baseURL, description: "The HR API.", secrets: ["session-0xBEEF"] });
     expect(JSON.stringify(await withSecrets.call({ method: "GET", path: "/api/echo?s=session-0xBEEF" }))).toContain('"url":"/api/echo?s=***"');
     const unreachable = restApiTool({ baseURL: `http://127.0.0.1:1/?token=${KEY}`, description: "Nothing.", timeout: 5 });
     await expect(unreachable.call({ method: "GET", path: "/x" })).rejects.toThrow(/^Cannot reach the API at http:\/\/127\.0\.0\.1:1\//);

@@ -254,5 +254,13 @@ describe("restApiTool: seed 000's HR assistant", () => {
     expect(() => rest("127.0.0.1:8080")).toThrow('restApiTool: baseURL must be an absolute http(s) URL, e.g. http://127.0.0.1:8080; got "127.0.0.1:8080".');
     expect(() => rest("ftp://hr.example.com")).toThrow('restApiTool: baseURL must be an http(s) URL; got "ftp://hr.example.com".');
     expect(() => rest("http://bob:pw@hr.example.com")).toThrow("restApiTool: baseURL must not hold a user name or password");
+    // The error keeps the URL it refused, but never its password.
+    expect(() => rest("http://bob:pw@hr.example.com")).toThrow(expect.objectContaining({ name: "ConfigurationError", option: "baseURL", received: "http://bob:***@hr.example.com" }));
+    expect(() => rest("127.0.0.1:8080")).toThrow(expect.objectContaining({ name: "ConfigurationError", option: "baseURL", received: "127.0.0.1:8080" }));
+    expect(() => restApiTool({ baseURL: "http://127.0.0.1:1", description: "x", maxBodyChars: 0 })).toThrow(expect.objectContaining({ option: "maxBodyChars", received: 0 }));
+    expect(() => restApiTool({ baseURL: "http://127.0.0.1:1", description: "x", headers: { "x-api-key": "sk-secret\nmore" } })).toThrow(
+      expect.objectContaining({ name: "ConfigurationError", option: "headers", received: "x-api-key" }),
+    );
+    expect(() => restApiTool({ baseURL: "http://127.0.0.1:1", openApi: { openapi: "3.0.0", paths: {} } })).toThrow(expect.objectContaining({ name: "ConfigurationError", option: "openApi" }));
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StartEvent, StopEvent, Workflow, WorkflowValidationError, exponentialBackoff, step } from "../src/index.ts";
+import { ConfigurationError, StartEvent, StopEvent, Workflow, exponentialBackoff, step } from "../src/index.ts";
 
 class RateLimited extends Error {}
 class Fatal extends Error {}
@@ -38,8 +38,9 @@ describe("exponentialBackoff", () => {
   });
 
   it("refuses bad options with a message naming them", () => {
-    expect(() => exponentialBackoff({ jitter: 2 })).toThrow(new WorkflowValidationError("exponentialBackoff: jitter must be a number from 0 (no randomness) to 1, got 2."));
-    expect(() => exponentialBackoff({ factor: 0.5 })).toThrow(new WorkflowValidationError("exponentialBackoff: factor must be a finite number ≥ 1, got 0.5."));
+    expect(() => exponentialBackoff({ jitter: 2 })).toThrow(expect.objectContaining({ name: "ConfigurationError", option: "jitter", received: 2 }));
+    expect(() => exponentialBackoff({ factor: 0.5 })).toThrow(ConfigurationError);
+    expect(() => exponentialBackoff({ factor: 0.5 })).toThrow(new ConfigurationError("exponentialBackoff: factor must be a finite number ≥ 1, got 0.5.", "factor", 0.5));
   });
 });
 

@@ -1,6 +1,6 @@
 import type { ChatResponseChunk, ToolCall } from "@llamaindex/core/llms";
 import { describe, expect, it } from "vitest";
-import { ScriptedLLM } from "../src/llm/scripted-llm.ts";
+import { ScriptExhaustedError, ScriptedLLM } from "../src/llm/scripted-llm.ts";
 import { add } from "../workflows/tools/calculator.ts";
 
 async function collect(stream: AsyncIterable<ChatResponseChunk<object>>) {
@@ -37,6 +37,9 @@ describe("ScriptedLLM", () => {
   it("says which request ran out of script", async () => {
     const llm = new ScriptedLLM([{ text: "only one" }]);
     await llm.chat({ messages: [] });
-    await expect(llm.chat({ messages: [] })).rejects.toThrow("ScriptedLLM has no reply left for request #2 (it was given 1 replies). Add a reply to the script.");
+    const ran = llm.chat({ messages: [] });
+    await expect(ran).rejects.toBeInstanceOf(ScriptExhaustedError);
+    await expect(ran).rejects.toMatchObject({ request: 2, replies: 1 });
+    await expect(ran).rejects.toThrow("ScriptedLLM has no reply left for request #2 (it was given 1 replies). Add a reply to the script.");
   });
 });

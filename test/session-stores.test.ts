@@ -51,7 +51,7 @@ describe.each(stores)("SessionStore contract: %s", (_name, url) => {
       [3, "m3"],
     ]);
     expect(record?.createdAt).toBeInstanceOf(Date);
-    expect(record!.updatedAt.getTime()).toBeGreaterThanOrEqual(record!.createdAt.getTime());
+    expect(record?.updatedAt.getTime()).toBeGreaterThanOrEqual(record?.createdAt.getTime() ?? Number.NaN);
   });
 
   it("rejects a save from a stale version and keeps the stored session unchanged", async () => {

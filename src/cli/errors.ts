@@ -4,12 +4,8 @@ import { StepflowError } from "../errors.ts";
 /** A mistake in the command line: exit code 2. @example throw new UsageError("--llm must be offline or openai.") */
 export class UsageError extends StepflowError { override name = "UsageError"; }
 
-/**
- * Replaces the OpenAI key in `text` wherever it appears. (A password in `OPENAI_BASE_URL`
- * never gets this far: such a URL is refused as a usage error, masked.)
- * @example redact("key sk-abc", { OPENAI_API_KEY: "sk-abc" }) // "key [redacted]"
- */
-export function redact(text: string, env: NodeJS.ProcessEnv): string {
-  const key = env.OPENAI_API_KEY?.trim();
-  return key && key.length >= 4 ? text.split(key).join("[redacted]") : text;
+/** `sessions show` or `sessions delete` named a session the store does not have: exit code 1. @example `err instanceof NoSuchSessionError && err.sessionId` */
+export class NoSuchSessionError extends StepflowError {
+  override name = "NoSuchSessionError";
+  constructor(message: string, readonly sessionId: string) { super(message); }
 }

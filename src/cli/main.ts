@@ -7,7 +7,6 @@ import { writeFile } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
 import { Command, CommanderError, Option } from "commander";
 import pc from "picocolors";
-import { StepflowError } from "../errors.ts";
 import { describeOpenAIError } from "../llm/openai.ts";
 import { calculatorTools } from "../../workflows/tools/calculator.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
@@ -17,12 +16,13 @@ import { Sessions } from "../sessions/sessions.ts";
 import { SessionStoreError, checkSessionId as checkStoredSessionId } from "../sessions/types.ts";
 import { chat, ask } from "./chat.ts";
 import type { ChatOptions } from "./chat.ts";
-import { UsageError, redact } from "./errors.ts";
+import { NoSuchSessionError, UsageError } from "./errors.ts";
 import { packageVersion } from "./version.ts";
 import { chooseProvider } from "./provider.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
 import { terminalSafe } from "./terminal-text.ts";
+import { secretRedactor } from "../secrets.ts";
 import { quoteInput } from "../user-text.ts";
 
 const VERSION = packageVersion();
@@ -53,8 +53,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   let verbose = argv.includes("--verbose") || argv.includes("-v");
   let provider: Provider | undefined;
   let code = 0;
+  // Nothing printed may hold the key: a server may echo it in an error, a stack may carry it.
+  const redact = secretRedactor([env.OPENAI_API_KEY?.trim()]);
   // An error may quote a server or a model: its text is made as safe to print as their replies.
-  const fail = (message: string) => term.err.write(`${term.colors.red("stepflow:")} ${terminalSafe(redact(message, env))}\n`);
+  const fail = (message: string) => term.err.write(`${term.colors.red("stepflow:")} ${terminalSafe(redact(message))}\n`);
   /** One line for any failure (and its stack trace with --verbose); the exit code it means. */
   const report = (error: unknown): number => {
     if (error instanceof UsageError) {
@@ -63,7 +65,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     }
     const described = provider?.kind === "openai" ? describeOpenAIError(error, { baseURL: provider.baseURL, model: provider.model }) : undefined;
     fail(described ?? (error instanceof Error ? error.message : String(error)));
-    if (verbose && error instanceof Error && error.stack) term.err.write(`${terminalSafe(redact(error.stack, env))}\n`);
+    if (verbose && error instanceof Error && error.stack) term.err.write(`${terminalSafe(redact(error.stack))}\n`);
     return 1;
   };
 
@@ -94,7 +96,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         systemPrompt: SYSTEM_PROMPT,
         timeout: 300,
         verbose,
-        log: (line) => term.err.write(`${term.colors.dim(redact(line, env))}\n`),
+        log: (line) => term.err.write(`${term.colors.dim(redact(line))}\n`),
       });
       const store = options.session !== undefined ? await openSessionStore(options.store) : undefined;
       const chatOptions: ChatOptions = { agent, term, sessions: store ? new Sessions(agent, store) : undefined, sessionId: options.session };
@@ -146,7 +148,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     checkSessionId(id);
     return withSessions(async (s) => {
       const messages = await s.messages(id);
-      if (messages.length === 0) throw new StepflowError(`There is no session "${id}". List them with: ${command} sessions list`);
+      if (messages.length === 0) throw new NoSuchSessionError(`There is no session "${id}". List them with: ${command} sessions list`, id);
       for (const { message, createdAt } of messages) {
         const calls = (message.options as { toolCall?: { name: string; input: unknown }[] } | undefined)?.toolCall;
         const text = calls?.length ? `${message.content ? `${message.content} ` : ""}[calls ${calls.map((c) => `${c.name}(${JSON.stringify(c.input)})`).join(", ")}]` : String(message.content);
@@ -158,7 +160,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   sessions.command("delete").argument("<id>").description("delete a session").action((id: string) => {
     checkSessionId(id);
     return withSessions(async (s) => {
-      if (!(await s.delete(id))) throw new StepflowError(`There is no session "${id}". List them with: ${command} sessions list`);
+      if (!(await s.delete(id))) throw new NoSuchSessionError(`There is no session "${id}". List them with: ${command} sessions list`, id);
       term.out.write(`Deleted session "${id}".\n`);
     });
   });

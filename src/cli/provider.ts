@@ -87,7 +87,6 @@ const HEADER_VARIABLES = ["OPENAI_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"
 function checkHeaderValue(name: string, value: string | undefined): void {
   if (value === undefined) return;
   const chars = Array.from(value);
-  // eslint-disable-next-line no-control-regex
   const bad = chars.findIndex((ch) => /[^\u0020-\u007e\u0080-\u00ff]/.test(ch));
   if (bad < 0) return;
   const code = (chars[bad] as string).codePointAt(0) as number;

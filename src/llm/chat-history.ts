@@ -58,8 +58,9 @@ export function wellFormedHistory(messages: readonly ChatMessage[]): ChatMessage
   return kept;
 }
 
-// Token counts by text: a long conversation re-sends the same messages on every LLM call, and
-// tokenizing them again was most of a turn's cost at 1,000 messages. Bounded; cleared when full.
+// Token counts by text: a long conversation re-sends the same messages on every LLM call, so
+// each text is counted once (docs/benchmarks.md, "Why the code is shaped as it is"). Bounded;
+// cleared when full.
 // Long texts are keyed by a digest, so the cache keeps neither megabytes of old tool output
 // alive nor its content.
 // A negative count is a lower bound: a text tokenized only until it was known not to fit.
@@ -69,7 +70,7 @@ const DIGEST_ABOVE = 256; // characters
 // BPE takes time quadratic in the length of one unbroken word (a DNA sequence), which would
 // block the process: text is tokenized in pieces of at most this many characters, which may
 // count a few more tokens than there are at each cut. Pieces are also where counting stops once
-// a text cannot fit: all of a 2 MB base64 tool result took seconds (the tokenizer's own cache
+// a text cannot fit, so a huge tool result is never tokenized whole (the tokenizer's own cache
 // thrashes on text that never repeats).
 const PIECE = 2_000;
 

@@ -1,7 +1,8 @@
 /**
  * The chunks of one streamed chat completion, read from the HTTP response rather than through
  * the OpenAI SDK's `Stream`: the SDK's stacks three async generators over a web-stream
- * iterator, and reading the body here costs about 110 µs less per response (bench/README.md).
+ * iterator, and reading the body here with one generator costs less per response
+ * (docs/benchmarks.md).
  * The SDK still sends the request, retries, and throws its `APIError`s for HTTP errors.
  */
 import type { OpenAI as LlamaIndexOpenAI } from "@llamaindex/openai";
@@ -105,7 +106,7 @@ class ResponseStream implements ChatStream {
     if (this.#ended) return undefined;
     const { done, value } = await this.#bytes.read().catch((error: unknown) => {
       if (this.#signal?.aborted) throw error;
-      throw new StepflowError(`The server at ${this.#baseURL} broke off its reply: ${networkDetail(error)}. Try again; if it happens again, check the server and the network between.`, { cause: error });
+      throw new LLMStreamError(`The server at ${this.#baseURL} broke off its reply: ${networkDetail(error)}. Try again; if it happens again, check the server and the network between.`, this.#baseURL, "broken-off", { cause: error });
     });
     const text = done ? this.#decoder.decode() : this.#decoder.decode(value as Uint8Array, { stream: true });
     if (!this.#sawEvent && this.#head.length < BODY_HEAD) this.#head += text.slice(0, BODY_HEAD - this.#head.length);
@@ -136,11 +137,11 @@ class ResponseStream implements ChatStream {
     let chunk: unknown;
     try {
       chunk = JSON.parse(data);
-    } catch {
-      throw new StepflowError(`The server at ${this.#baseURL} sent a stream event that is not JSON: ${quoteInput(data, 80)}. Is it an OpenAI-compatible chat completions API? Check the base URL (OPENAI_BASE_URL).`);
+    } catch (error) {
+      throw new LLMStreamError(`The server at ${this.#baseURL} sent a stream event that is not JSON: ${quoteInput(data, 80)}. Is it an OpenAI-compatible chat completions API? Check the base URL (OPENAI_BASE_URL).`, this.#baseURL, "not-json", { cause: error });
     }
     if (typeof chunk !== "object" || chunk === null) {
-      throw new StepflowError(`The server at ${this.#baseURL} sent a stream event that is not a JSON object: ${quoteInput(data, 80)}. Is it an OpenAI-compatible chat completions API? Check the base URL (OPENAI_BASE_URL).`);
+      throw new LLMStreamError(`The server at ${this.#baseURL} sent a stream event that is not a JSON object: ${quoteInput(data, 80)}. Is it an OpenAI-compatible chat completions API? Check the base URL (OPENAI_BASE_URL).`, this.#baseURL, "not-object");
     }
     const { error } = chunk as StreamedChunk;
     if (error) throw new this.#APIError(undefined, error as object, undefined, this.#response.headers);
@@ -172,13 +173,33 @@ function sdkStream(stream: AsyncIterable<StreamedChunk>, baseURL: string): ChatS
   };
 }
 
+/**
+ * An OpenAI-compatible server's streamed reply could not be read: it broke off, an event was
+ * not a JSON object, or the server did not stream at all. `baseURL` is the server, `problem`
+ * which of these happened.
+ * @example
+ * try { await agent.run({ input }); }
+ * catch (e) { if (e instanceof LLMStreamError && e.problem === "not-streaming") console.log(`check ${e.baseURL}`); }
+ */
+export class LLMStreamError extends StepflowError {
+  override name = "LLMStreamError";
+  constructor(
+    message: string,
+    readonly baseURL: string,
+    readonly problem: "broken-off" | "not-json" | "not-object" | "not-streaming",
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 /** The SDK's `APIError`, reached through its client: `openai` is @llamaindex/openai's dependency, not ours. */
 type APIErrorClass = new (status: undefined, error: object, message: undefined, headers: Headers) => Error;
 
-function notStreaming(baseURL: string, head: string | undefined): StepflowError {
+function notStreaming(baseURL: string, head: string | undefined): LLMStreamError {
   const shown = Array.from(head?.replace(/\s+/g, " ").trim() ?? "");
   const began = shown.length === 0 ? "" : ` Its answer began: ${shown.slice(0, 120).join("")}${shown.length > 120 ? "…" : ""}`;
-  return new StepflowError(`The server at ${baseURL} answered without streaming: it is not an OpenAI-compatible chat completions API, or it ignores "stream": true. Check the base URL (OPENAI_BASE_URL).${began}`);
+  return new LLMStreamError(`The server at ${baseURL} answered without streaming: it is not an OpenAI-compatible chat completions API, or it ignores "stream": true. Check the base URL (OPENAI_BASE_URL).${began}`, baseURL, "not-streaming");
 }
 
 /** What undici says went wrong ("other side closed"), rather than fetch's bare "terminated". */

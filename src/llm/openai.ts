@@ -2,8 +2,8 @@
  * `@llamaindex/openai`'s `OpenAI`, with the two things stepflow's agent needs fixed:
  *
  * - Tool calls stream correctly from every OpenAI-compatible server. Upstream tracks one
- *   "current" call and `JSON.parse`s its arguments when the id changes; measured against the
- *   servers people use it throws a SyntaxError when the id is repeated on every chunk (vLLM),
+ *   "current" call and `JSON.parse`s its arguments when the id changes; with the servers
+ *   people use it throws a SyntaxError when the id is repeated on every chunk (vLLM),
  *   throws on `""` arguments (tools without parameters), and drops the second of two calls
  *   sent in one delta (Ollama). `ToolCallAccumulator` gathers calls by `index` and id as the
  *   OpenAI SDK's own docs do, and the complete calls are emitted once, on the last chunk.
@@ -12,7 +12,7 @@
  *
  * - A streaming call costs less than the OpenAI SDK's own stream: upstream's `chat` wraps the
  *   SDK's stream (itself three async generators over a web-stream iterator) in two more, takes
- *   `AsyncLocalStorage` snapshots for its callbacks (5–10% of a turn against a local server),
+ *   `AsyncLocalStorage` snapshots for its callbacks,
  *   and runs each call inside `AsyncLocalStorage.run()`, which switches on Node's promise hooks
  *   for the whole process. Here the SDK sends the request and one generator reads the response
  *   body (openai-stream.ts) and dispatches the same LlamaIndex `llm-start`, `llm-stream`
@@ -38,8 +38,10 @@ import type {
 } from "@llamaindex/core/llms";
 import { OpenAI as LlamaIndexOpenAI } from "@llamaindex/openai";
 import { StepflowError } from "../errors.ts";
+import { isRecord } from "../is-record.ts";
 import { redactError, secretRedactor } from "../secrets.ts";
 import { openChatStream } from "./openai-stream.ts";
+export { LLMStreamError } from "./openai-stream.ts";
 import type { ToolCallDelta } from "./openai-stream.ts";
 
 export type { ToolCallDelta } from "./openai-stream.ts";
@@ -113,7 +115,7 @@ export class ToolCallAccumulator {
 function jsonObject(text: string): JSONObject | undefined {
   try {
     const parsed: unknown = JSON.parse(text);
-    if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return parsed as JSONObject;
+    if (isRecord(parsed)) return parsed as JSONObject;
   } catch {
     // not JSON
   }
@@ -124,11 +126,15 @@ function jsonObject(text: string): JSONObject | undefined {
  * The model's reply reached its token limit (`finish_reason: "length"`) in the middle of a
  * tool call, so the call's arguments are incomplete.
  * @example
- * try { await agent.run({ input }); } catch (e) { if (e instanceof LLMReplyCutOffError) … } // raise maxTokens
+ * try { await agent.run({ input }); } catch (e) { if (e instanceof LLMReplyCutOffError) console.log(e.tool, e.maxTokens); } // then raise maxTokens
  */
 export class LLMReplyCutOffError extends StepflowError {
   override name = "LLMReplyCutOffError";
-  constructor(tool: string, maxTokens: number | undefined) {
+  /** `tool`: the tool whose call was cut off; `maxTokens`: the limit that cut it (undefined: the server's own). */
+  constructor(
+    readonly tool: string,
+    readonly maxTokens: number | undefined,
+  ) {
     super(`The model's reply was cut off by its token limit (finish_reason "length") in the middle of a call to tool ${tool}, so its arguments are incomplete. Raise maxTokens${maxTokens === undefined ? "" : ` (now ${maxTokens})`} or ask for less.`);
   }
 }
@@ -159,7 +165,7 @@ export class OpenAI extends LlamaIndexOpenAI {
     this.#contextWindow = contextWindow;
     // Upstream's @wrapEventCaller gives each instance its own chat/streamChat that runs every call
     // inside AsyncLocalStorage.run(). The first such run switches on Node's promise hooks for the
-    // whole process, and from then on every await anywhere costs more (README, Benchmarks). Calls
+    // whole process, which slows every await anywhere from then on (docs/benchmarks.md). Calls
     // go to the prototype methods instead; the cost is `reason: null` on the llm-* events.
     for (const method of ["chat", "streamChat"]) if (Object.hasOwn(this, method)) Reflect.deleteProperty(this, method);
   }

@@ -9,6 +9,23 @@ import { StepflowError } from "../errors.ts";
 import { LocalLLM } from "./local-llm.ts";
 import type { LocalReply } from "./local-llm.ts";
 
+/**
+ * A {@link ScriptedLLM} was asked more often than its script has replies: the workflow called
+ * the model more times than the test expected. `request` counts from 1.
+ * @example
+ * await expect(run).rejects.toMatchObject({ name: "ScriptExhaustedError", request: 3, replies: 2 });
+ */
+export class ScriptExhaustedError extends StepflowError {
+  override name = "ScriptExhaustedError";
+  constructor(
+    message: string,
+    readonly request: number,
+    readonly replies: number,
+  ) {
+    super(message);
+  }
+}
+
 /** One scripted reply: text (one delta per array item), tool calls, or both. */
 export interface ScriptedReply {
   readonly text?: string | readonly string[];
@@ -76,7 +93,7 @@ export class ScriptedLLM extends LocalLLM {
     if (typeof this.#script === "function") return this.#script(request, index);
     const reply = this.#script[index];
     if (!reply) {
-      throw new StepflowError(`ScriptedLLM has no reply left for request #${index + 1} (it was given ${this.#script.length} replies). Add a reply to the script.`);
+      throw new ScriptExhaustedError(`ScriptedLLM has no reply left for request #${index + 1} (it was given ${this.#script.length} replies). Add a reply to the script.`, index + 1, this.#script.length);
     }
     return reply;
   }

@@ -7,8 +7,7 @@
 import type { JSONValue } from "@llamaindex/core/global";
 import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
 import { z } from "zod";
-import { StepflowError } from "../errors.ts";
-import { badTimeout, startTimer } from "../timers.ts";
+import { checkTimeout, startTimer } from "../timers.ts";
 import { startingToolCall } from "./current-tool-call.ts";
 import { zodSchemaOf } from "./tool.ts";
 import type { ArgumentSchema } from "./tool.ts";
@@ -71,8 +70,7 @@ function argumentSchema(tool: BaseTool): ArgumentSchema | null {
  */
 export function runToolCalls(calls: readonly ToolCall[], tools: readonly BaseTool[], options: RunToolCallsOptions = {}): Promise<ToolSource[]> {
   const timeout = options.timeout ?? 60;
-  const problem = badTimeout("runToolCalls: timeout", timeout, "the default is 60");
-  if (problem) throw new StepflowError(problem);
+  checkTimeout(timeout, "timeout", "the default is 60", "runToolCalls: timeout");
   if (options.signal?.aborted) {
     // The run ended before its calls could start (cancelled, timed out): none starts now.
     const stopped = calls.map((call) => failure(call, `Encountered error in tool call: ${call.name} was not run: the run ended.`));

@@ -7,6 +7,7 @@
 import type { Pool, PoolClient } from "pg";
 import { StepflowError } from "../errors.ts";
 import { PostgresJournal } from "../journal/postgres-journal.ts";
+import { maskCredentials } from "../user-text.ts";
 import { loadDriver } from "./load-driver.ts";
 import { SessionConflictError, SessionStoreError, checkSave, checkSessionId, checkStoredMessages, listLimit } from "./types.ts";
 import type { SessionRecord, SessionSave, SessionStore, SessionSummary } from "./types.ts";
@@ -46,7 +47,7 @@ export class PostgresSessionStore implements SessionStore {
 
   /** Connects to `url` (postgres://user:password@host:port/db) and creates the tables if needed. */
   static async open(url: string): Promise<PostgresSessionStore> {
-    const description = `PostgreSQL ${redactPassword(url)}`;
+    const description = `PostgreSQL ${maskCredentials(url)}`;
     const { default: pg } = await loadDriver("pg", "PostgreSQL");
     const pool = new pg.Pool({ connectionString: url, max: 4 });
     pool.on("error", () => {}); // an idle client's lost connection: the next query reports it
@@ -171,16 +172,5 @@ async function transaction<T>(pool: Pool, work: (client: PoolClient) => Promise<
   } finally {
     client.removeListener("error", onError);
     client.release(lost);
-  }
-}
-
-/** The URL without its password, for messages. */
-function redactPassword(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "(a connection string that is not a URL)";
   }
 }

@@ -111,7 +111,7 @@ export class SessionDriverMissingError extends SessionStoreError { override name
  * @example checkSessionId("alice"); // ok
  */
 export function checkSessionId(id: string): void {
-  // eslint-disable-next-line no-control-regex
+  // eslint-disable-next-line no-control-regex -- control characters are what a session id must not contain
   if (typeof id !== "string" || id.length === 0 || id.length > 200 || /[\u0000-\u001f\u007f-\u009f]/.test(id)) {
     throw new SessionStoreError(`A session id must be 1 to 200 characters without control characters; got ${quoteInput(id)}.`);
   }

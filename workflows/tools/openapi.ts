@@ -4,6 +4,8 @@
  * than a tool spec per endpoint, and a check that a request names one of those endpoints, so
  * a made-up endpoint is answered with the real ones instead of being sent.
  */
+import { ConfigurationError } from "../../src/errors.ts";
+import { isRecord } from "../../src/is-record.ts";
 
 /** An OpenAPI 3 document, parsed from JSON or YAML; only `openapi`, `info`, `servers`, `paths` and `components` are read. */
 export interface OpenApiDocument {
@@ -37,30 +39,30 @@ const MAX_DEPTH = 4; // $ref hops and nested types followed, so recursive schema
  * openApiEndpoints(spec).map((e) => e.line); // ["GET /api/users — List users. Query: page? (integer).", …]
  */
 export function openApiEndpoints(document: OpenApiDocument): OpenApiEndpoint[] {
-  if (!isObject(document) || !isObject(document.paths)) {
-    throw new TypeError("restApiTool: openApi must be an OpenAPI 3 document: a parsed JSON or YAML object with `paths` (parse a YAML text first, e.g. with the yaml package).");
+  if (!isRecord(document) || !isRecord(document.paths)) {
+    throw new ConfigurationError("restApiTool: openApi must be an OpenAPI 3 document: a parsed JSON or YAML object with `paths` (parse a YAML text first, e.g. with the yaml package).", "openApi", document);
   }
   if (document.swagger !== undefined || (typeof document.openapi === "string" && !document.openapi.startsWith("3."))) {
-    throw new TypeError(`restApiTool: openApi must be an OpenAPI 3 document; this one is ${document.swagger ? `Swagger ${document.swagger}` : `OpenAPI ${document.openapi}`}. Convert it to OpenAPI 3 first (e.g. with swagger2openapi).`);
+    throw new ConfigurationError(`restApiTool: openApi must be an OpenAPI 3 document; this one is ${document.swagger ? `Swagger ${document.swagger}` : `OpenAPI ${document.openapi}`}. Convert it to OpenAPI 3 first (e.g. with swagger2openapi).`, "openApi", document);
   }
   const endpoints: OpenApiEndpoint[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
-    if (!isObject(item)) continue;
+    if (!isRecord(item)) continue;
     const shared = Array.isArray(item.parameters) ? item.parameters : [];
     const pattern = pathPattern(path);
     for (const [key, value] of Object.entries(item)) {
-      if (!METHODS.includes(key) || !isObject(value)) continue;
+      if (!METHODS.includes(key) || !isRecord(value)) continue;
       const method = key.toUpperCase();
       let line: string;
       try {
         line = describeOperation(document, method, path, value, shared);
       } catch (error) {
-        throw new TypeError(`restApiTool: openApi: cannot read ${method} ${path}: ${(error as Error).message}`);
+        throw new ConfigurationError(`restApiTool: openApi: cannot read ${method} ${path} (the cause says why).`, "openApi", document, { cause: error });
       }
       endpoints.push({ method, path, line, matches: (pathname) => pattern.test(safeDecode(pathname)) });
     }
   }
-  if (endpoints.length === 0) throw new TypeError("restApiTool: openApi has no endpoints (no get, post, put, patch or delete under `paths`).");
+  if (endpoints.length === 0) throw new ConfigurationError("restApiTool: openApi has no endpoints (no get, post, put, patch or delete under `paths`).", "openApi", document);
   return endpoints;
 }
 
@@ -104,12 +106,12 @@ function describeOperation(document: OpenApiDocument, method: string, path: stri
   const own = Array.isArray(operation.parameters) ? operation.parameters : [];
   const byName = new Map<string, Json>();
   for (const parameter of [...shared, ...own].map((p) => resolve(document, p))) {
-    if (isObject(parameter) && typeof parameter.name === "string") byName.set(`${String(parameter.in)}:${parameter.name}`, parameter);
+    if (isRecord(parameter) && typeof parameter.name === "string") byName.set(`${String(parameter.in)}:${parameter.name}`, parameter);
   }
   const query = [...byName.values()].filter((parameter) => parameter.in === "query");
   if (query.length > 0) parts.push(`Query: ${query.map((p) => `${String(p.name)}${p.required === true ? "" : "?"} (${typeName(document, p.schema, 0)})`).join(", ")}.`);
   const content = resolve(document, operation.requestBody)?.content;
-  if (isObject(content)) {
+  if (isRecord(content)) {
     const jsonType = Object.keys(content).find((type) => /[/+]json\b/i.test(type));
     const schema = jsonType ? objectSchema(document, (content[jsonType] as Json | undefined)?.schema, 0) : undefined;
     if (schema?.properties) {
@@ -130,7 +132,7 @@ function objectSchema(document: OpenApiDocument, schema: unknown, depth: number)
     const parts = resolved.allOf.map((part) => objectSchema(document, part, depth + 1)).filter((part) => part !== undefined);
     return { properties: Object.assign({}, ...parts.map((part) => part.properties)), required: parts.flatMap((part) => part.required ?? []) };
   }
-  return isObject(resolved.properties) ? { properties: resolved.properties, required: Array.isArray(resolved.required) ? resolved.required : [] } : undefined;
+  return isRecord(resolved.properties) ? { properties: resolved.properties, required: Array.isArray(resolved.required) ? resolved.required : [] } : undefined;
 }
 
 function typeName(document: OpenApiDocument, schema: unknown, depth: number): string {
@@ -145,25 +147,21 @@ function typeName(document: OpenApiDocument, schema: unknown, depth: number): st
     return /[ |]/.test(items) ? `(${items})[]` : `${items}[]`;
   }
   if (typeof type === "string") return type;
-  return isObject(resolved.properties) || Array.isArray(resolved.allOf) ? "object" : "any";
+  return isRecord(resolved.properties) || Array.isArray(resolved.allOf) ? "object" : "any";
 }
 
 /** `value`, or what its local `$ref` (`#/components/schemas/User`, `#/components/parameters/Page`, …) points to, followed a few hops. */
 function resolve(document: OpenApiDocument, value: unknown): Json | undefined {
   let current = value;
   for (let hops = 0; hops <= MAX_DEPTH; hops++) {
-    if (!isObject(current)) return undefined;
+    if (!isRecord(current)) return undefined;
     const ref = current.$ref;
     if (typeof ref !== "string") return current;
     const match = /^#\/components\/([^/]+)\/(.+)$/.exec(ref);
     const kind = match ? document.components?.[match[1] as string] : undefined;
-    current = isObject(kind) && match ? kind[match[2] as string] : undefined;
+    current = isRecord(kind) && match ? kind[match[2] as string] : undefined;
   }
   return undefined;
-}
-
-function isObject(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function oneLine(text: string): string {

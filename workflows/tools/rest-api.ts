@@ -11,7 +11,9 @@ import { currentToolCall } from "../../src/llm/current-tool-call.ts";
 import { tool } from "../../src/llm/tool.ts";
 import { secretRedactor } from "../../src/secrets.ts";
 import type { Redactor } from "../../src/secrets.ts";
-import { badTimeout, startTimer } from "../../src/timers.ts";
+import { ConfigurationError } from "../../src/errors.ts";
+import { checkTimeout, startTimer } from "../../src/timers.ts";
+import { maskCredentials } from "../../src/user-text.ts";
 import { describeOpenApi, openApiEndpoints, openApiServerPath } from "./openapi.ts";
 import type { OpenApiDocument, OpenApiEndpoint } from "./openapi.ts";
 
@@ -87,10 +89,9 @@ const PATH_DESCRIPTION = "The path on the API, with its query string if any, e.g
 export function restApiTool(options: RestApiToolOptions) {
   const { root, query } = apiRoot(options.baseURL, options.openApi ? openApiServerPath(options.openApi) : "");
   const timeout = options.timeout ?? 30;
-  const badTime = badTimeout("restApiTool: timeout", timeout, "the default is 30");
-  if (badTime) throw new RangeError(badTime);
+  checkTimeout(timeout, "timeout", "the default is 30", "restApiTool: timeout");
   const maxBodyChars = options.maxBodyChars ?? 20_000;
-  if (!Number.isInteger(maxBodyChars) || maxBodyChars < 1) throw new RangeError(`restApiTool: maxBodyChars must be a whole number ≥ 1, got ${String(maxBodyChars)}.`);
+  if (!Number.isInteger(maxBodyChars) || maxBodyChars < 1) throw new ConfigurationError(`restApiTool: maxBodyChars must be a whole number ≥ 1, got ${String(maxBodyChars)}.`, "maxBodyChars", maxBodyChars);
   const extraHeaders = checkedHeaders(options.headers);
   const keyHeader = options.idempotencyKeyHeader === undefined ? "Idempotency-Key" : options.idempotencyKeyHeader;
   if (keyHeader !== false) checkedHeaders({ [keyHeader]: "key" });
@@ -101,7 +102,7 @@ export function restApiTool(options: RestApiToolOptions) {
   const endpoints = options.openApi ? openApiEndpoints(options.openApi) : undefined;
   const title = options.openApi?.info?.title;
   const about = options.description?.trim() || (typeof title === "string" && title.trim() ? `The ${title.trim()}.` : endpoints ? "A REST API." : "");
-  if (!about) throw new TypeError("restApiTool: give a description of the API (its endpoints and what they take), or its OpenAPI document as openApi.");
+  if (!about) throw new ConfigurationError("restApiTool: give a description of the API (its endpoints and what they take), or its OpenAPI document as openApi.", "description", options.description);
   // The endpoint list goes with the path argument, not in the tool's description: OpenAI
   // refuses tool descriptions over 1,024 characters, which a dozen endpoints exceed.
   return tool({
@@ -167,11 +168,12 @@ function apiRoot(baseURL: string, serverPath: string): { root: URL; query: URLSe
   let url: URL;
   try {
     url = new URL(baseURL);
-  } catch {
-    throw new TypeError(`restApiTool: baseURL must be an absolute http(s) URL, e.g. http://127.0.0.1:8080; got ${JSON.stringify(baseURL)}.`);
+  } catch (error) {
+    const shown = maskCredentials(baseURL);
+    throw new ConfigurationError(`restApiTool: baseURL must be an absolute http(s) URL, e.g. http://127.0.0.1:8080; got ${JSON.stringify(shown)}.`, "baseURL", shown, { cause: error });
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`restApiTool: baseURL must be an http(s) URL; got ${JSON.stringify(baseURL)}.`);
-  if (url.username || url.password) throw new TypeError('restApiTool: baseURL must not hold a user name or password (fetch refuses such URLs); send credentials in `headers`, e.g. { authorization: "Bearer …" }.');
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ConfigurationError(`restApiTool: baseURL must be an http(s) URL; got ${JSON.stringify(maskCredentials(baseURL))}.`, "baseURL", maskCredentials(baseURL));
+  if (url.username || url.password) throw new ConfigurationError('restApiTool: baseURL must not hold a user name or password (fetch refuses such URLs); send credentials in `headers`, e.g. { authorization: "Bearer …" }.', "baseURL", maskCredentials(baseURL));
   const query = url.searchParams;
   const path = url.pathname === "/" && serverPath ? serverPath : url.pathname;
   const root = new URL(url.origin + path.replace(/\/?$/, "/"));
@@ -184,8 +186,9 @@ function checkedHeaders(headers: Readonly<Record<string, string>> | undefined): 
   for (const [name, value] of Object.entries(headers ?? {})) {
     try {
       new Headers().set(name, value);
-    } catch {
-      throw new TypeError(`restApiTool: header ${JSON.stringify(name)} has a name or value fetch cannot send (a line break, or a character outside Latin-1?).`);
+    } catch (error) {
+      // `received` is the header's name only: its value may be a key.
+      throw new ConfigurationError(`restApiTool: header ${JSON.stringify(name)} has a name or value fetch cannot send (a line break, or a character outside Latin-1?).`, "headers", name, { cause: error });
     }
     checked.push([name, value]);
   }

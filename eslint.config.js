@@ -1,0 +1,32 @@
+// Lint rules for `npm run lint` (docs/architecture.md). The recommended sets of ESLint and
+// typescript-eslint, plus the rules below; a rule turned off says why. To silence one finding,
+// put `// eslint-disable-next-line RULE -- why` on the line before it.
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  // Generated or installed, not written here: the build, notebooks, saved fixtures, bench's and the LlamaIndex test's own packages.
+  { ignores: ["dist/", "notebooks/", "test/fixtures/", "**/node_modules/", ".stepflow/"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: {
+      globals: { console: "readonly", process: "readonly", setTimeout: "readonly", clearTimeout: "readonly", setImmediate: "readonly", URL: "readonly" },
+    },
+    rules: {
+      "@typescript-eslint/no-explicit-any": "error",
+      "@typescript-eslint/no-non-null-assertion": "error",
+      // `typeof import("pg")` names an optional driver's types without importing it.
+      "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports", disallowTypeAnnotations: false }],
+      // A parameter a step or callback must take but does not use is named with a leading _.
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      // `{}` is how TypeScript spells "an event with no fields" (`Event<{}>`, `{} extends T`).
+      "@typescript-eslint/no-empty-object-type": ["error", { allowObjectTypes: "always" }],
+    },
+  },
+  {
+    files: ["**/*.cjs"],
+    languageOptions: { sourceType: "commonjs", globals: { require: "readonly", module: "writable" } },
+    rules: { "@typescript-eslint/no-require-imports": "off" },
+  },
+);
