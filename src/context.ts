@@ -31,6 +31,16 @@ export interface WaitForEventOptions<E extends Event> {
 
 const NEVER_ABORTED = new AbortController().signal;
 
+let runOfContext: (ctx: Context<object>) => Run | undefined;
+
+/**
+ * The run `ctx` belongs to (its current or last run; in a step, the step's run). For the
+ * engine's own modules: the package does not export it.
+ * @example const run = runOf(ctx);
+ */
+export function runOf(ctx: Context<object>): Run | undefined {
+  return runOfContext(ctx);
+}
 
 /**
  * The format version `toJSON` writes; `fromJSON` reads this and older. Version 2 keeps
@@ -338,6 +348,10 @@ export class Context<S extends object = Record<string, unknown>> {
   /** @internal The current or last run; in a step, the step's own run. */
   get currentRun(): Run | undefined {
     return this.#run;
+  }
+
+  static {
+    runOfContext = (ctx) => ctx.#run;
   }
 
   #activeRun(operation: string): Run {
