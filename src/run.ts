@@ -28,30 +28,8 @@ import { startTimer } from "./timers.ts";
 import { restoreOnceRecords, runOnce, saveOnceRecords } from "./step-once.ts";
 import type { OnceOptions, OnceRecord, OnceResult, SavedOnceRecord } from "./step-once.ts";
 import type { Journal } from "./journal/types.ts";
+import type { SavedDelivery, SavedRun } from "./context-format.ts";
 import { describeValue, quoteInput } from "./user-text.ts";
-
-/** An event given to a step, with the id of that step execution (absent in formats 1 and 2). */
-export interface SavedDelivery extends SavedEvent {
-  readonly execution?: string;
-}
-
-/** The part of a saved context that describes a run in progress (plain JSON). */
-export interface SavedRun {
-  /** The run's id (`handler.runId`): a resumed run keeps it. Absent in contexts saved before it existed. */
-  readonly runId?: string;
-  /** Events waiting for a worker, per step. */
-  readonly queued: Record<string, SavedDelivery[]>;
-  /** Events whose step was executing; on resume the step runs again from this event, as the same execution. */
-  readonly inFlight: Record<string, SavedDelivery[]>;
-  /** `ctx.once` records of the executions in `queued` and `inFlight`: execution id → name → record. */
-  readonly once?: Record<string, Record<string, SavedOnceRecord>>;
-  /** `collectEvents` buffers: per step, per buffer id (by default the list of type names). */
-  readonly collected: Record<string, Record<string, SavedEvent[]>>;
-  /** Events sent that no step or waiter has taken yet. */
-  readonly unclaimed: SavedEvent[];
-  /** What `waitForEvent` calls were waiting for (informational: re-run steps wait again). */
-  readonly waiters: { readonly type: string; readonly requirements: Json }[];
-}
 
 /** An event given to a step, decoded, with its execution id when it was saved with one. */
 export interface Delivery {

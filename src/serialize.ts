@@ -8,7 +8,15 @@ import type { Event, EventClass } from "./event.ts";
 import { StepflowError } from "./errors.ts";
 
 /** A context could not be saved or restored; the message says what and where. @example `err instanceof ContextSerdeError` */
-export class ContextSerdeError extends StepflowError { override name = "ContextSerdeError"; }
+export class ContextSerdeError extends StepflowError {
+  override name = "ContextSerdeError";
+  /** Where in the saved context the problem is (`run.queued.slow[0].type`), when it is one field. */
+  readonly path: string | undefined;
+  constructor(message: string, options: { readonly path?: string; readonly cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.path = options.path;
+  }
+}
 
 /** Any JSON value. */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
