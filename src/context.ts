@@ -207,11 +207,11 @@ export class Context<S extends object = Record<string, unknown>> {
   toJSON(): ContextJSON {
     const store: { [key: string]: Json } = {};
     for (const [key, value] of Object.entries(this.store.entries())) {
-      if (value !== undefined) store[key] = encodeValue(value, `store key "${key}"`);
+      if (value !== undefined) store[key] = encodeValue(value, `store key "${key}"`, this.workflow.codecs);
     }
     const root = this.#root;
     const saved = root.#saved;
-    if (saved && !saved.json) saved.json = encodeRun(saved.events);
+    if (saved && !saved.json) saved.json = encodeRun(saved.events, this.workflow.codecs);
     const run = root.running ? (root.#run as Run).save() : (saved?.json ?? null);
     return { version: CONTEXT_FORMAT_VERSION, workflow: this.workflow.constructor.name, store, running: run !== null, run };
   }
@@ -230,7 +230,8 @@ export class Context<S extends object = Record<string, unknown>> {
     const data = readContextJSON(json, { name, steps: [...graph.steps.values()].map((s) => ({ name: s.name, accepts: s.accepts.map(eventTypeName) })) });
     const where = (what: string) => `Cannot restore the context: ${what}`;
     if (data.workflow !== name) throw new ContextSerdeError(where(`it was saved from a ${data.workflow}, not a ${name}.`), { path: "workflow" });
-    const store = decodeValue(data.store, "store") as Record<string, unknown>;
+    const codecs = workflow.codecs;
+    const store = decodeValue(data.store, "store", codecs) as Record<string, unknown>;
     const ctx = new Context(workflow, new ContextStore(store, workflow.stateSchema as StateSchema<Record<string, unknown>> | undefined));
     const run = data.run;
     if (run) {
@@ -242,17 +243,17 @@ export class Context<S extends object = Record<string, unknown>> {
         }
       }
       const deliveries = (group: Record<string, SavedDelivery[]>, what: string): Record<string, Delivery[]> =>
-        Object.fromEntries(Object.entries(group).map(([step, list]) => [step, list.map((ev, i) => ({ event: decodeEvent(ev, types, `run.${what}["${step}"][${i}]`), execution: ev.execution }))]));
+        Object.fromEntries(Object.entries(group).map(([step, list]) => [step, list.map((ev, i) => ({ event: decodeEvent(ev, types, `run.${what}["${step}"][${i}]`, codecs), execution: ev.execution }))]));
       const events: RestoredRun = {
         ...(run.runId ? { runId: run.runId } : {}),
         queued: deliveries(run.queued, "queued"),
         inFlight: deliveries(run.inFlight, "inFlight"),
         ...(run.once ? { once: run.once } : {}),
         collected: Object.fromEntries(
-          Object.entries(run.collected).map(([step, buffers]) => [step, Object.fromEntries(Object.entries(buffers).map(([id, list]) => [id, list.map((ev, i) => decodeEvent(ev, types, `run.collected["${step}"]["${id}"][${i}]`))]))]),
+          Object.entries(run.collected).map(([step, buffers]) => [step, Object.fromEntries(Object.entries(buffers).map(([id, list]) => [id, list.map((ev, i) => decodeEvent(ev, types, `run.collected["${step}"]["${id}"][${i}]`, codecs))]))]),
         ),
         // An event sent for a waitForEvent of a class no step names stays encoded until the wait asks for it.
-        unclaimed: run.unclaimed.map((ev, i) => (types.has(ev.type) ? decodeEvent(ev, types, `run.unclaimed[${i}]`) : ev)),
+        unclaimed: run.unclaimed.map((ev, i) => (types.has(ev.type) ? decodeEvent(ev, types, `run.unclaimed[${i}]`, codecs) : ev)),
       };
       ctx.#saved = { json: run, events, cancelled: false };
     }

@@ -20,7 +20,7 @@ export { Context } from "./context.ts";
 export type { ContextJSON, WaitForEventOptions } from "./context.ts";
 export type { OnceOptions, OnceResult } from "./step-once.ts";
 export { RunLocal } from "./run-local.ts";
-export { ContextSerdeError, registerCodec } from "./serialize.ts";
+export { Codecs, ContextSerdeError, registerCodec } from "./serialize.ts";
 export type { Codec, Json } from "./serialize.ts";
 export { ContextStore } from "./store.ts";
 export type { StateEditor, StateKey, StateSchema, UntypedKey } from "./store.ts";

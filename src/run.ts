@@ -23,6 +23,7 @@ import { retryDelay } from "./step.ts";
 import type { StepDefinition } from "./step.ts";
 import type { Context } from "./context.ts";
 import { decodeEvent, encodeEvent, encodeValue } from "./serialize.ts";
+import type { Codecs } from "./serialize.ts";
 import type { Json, SavedEvent } from "./serialize.ts";
 import { startTimer } from "./timers.ts";
 import { restoreOnceRecords, runOnce, saveOnceRecords } from "./step-once.ts";
@@ -51,18 +52,18 @@ export interface RestoredRun {
 }
 
 /** Encodes a run's pending events (live, or kept by a cancel) as plain JSON. */
-export function encodeRun(run: RestoredRun): SavedRun {
-  const events = (list: Iterable<Event>, where: string) => [...list].map((ev, i) => encodeEvent(ev, `${where}[${i}]`));
+export function encodeRun(run: RestoredRun, codecs: Codecs): SavedRun {
+  const events = (list: Iterable<Event>, where: string) => [...list].map((ev, i) => encodeEvent(ev, `${where}[${i}]`, codecs));
   const group = (record: Record<string, Event[]>, what: string) => Object.fromEntries(Object.entries(record).map(([name, list]) => [name, events(list, `${what} "${name}"`)]));
   const deliveries = (record: Record<string, Delivery[]>, what: string) =>
     Object.fromEntries(
       Object.entries(record).map(([name, list]) => [
         name,
-        list.map((d, i): SavedDelivery => ({ ...encodeEvent(d.event, `${what} "${name}"[${i}]`), ...(d.execution === undefined ? {} : { execution: d.execution }) })),
+        list.map((d, i): SavedDelivery => ({ ...encodeEvent(d.event, `${what} "${name}"[${i}]`, codecs), ...(d.execution === undefined ? {} : { execution: d.execution }) })),
       ]),
     );
   const collected = Object.fromEntries(Object.entries(run.collected).map(([name, buffers]) => [name, group(buffers, `collected event of step "${name}", buffer`)]));
-  const unclaimed = run.unclaimed.map((ev, i) => (isEvent(ev) ? encodeEvent(ev, `unclaimed event[${i}]`) : (ev as SavedEvent)));
+  const unclaimed = run.unclaimed.map((ev, i) => (isEvent(ev) ? encodeEvent(ev, `unclaimed event[${i}]`, codecs) : (ev as SavedEvent)));
   const once: Record<string, Record<string, SavedOnceRecord>> = {};
   for (const [id, records] of Object.entries(run.once ?? {})) {
     const saved = records instanceof Map ? saveOnceRecords(records) : (records as Record<string, SavedOnceRecord>);
@@ -412,7 +413,7 @@ export class Run {
         const saved = event as unknown as SavedEvent;
         if (saved.type !== eventTypeName(type)) continue;
         try {
-          event = this.#unclaimed[i] = decodeEvent(saved, new Map([[saved.type, type]]), `unclaimed event[${i}]`);
+          event = this.#unclaimed[i] = decodeEvent(saved, new Map([[saved.type, type]]), `unclaimed event[${i}]`, this.ctx.workflow.codecs);
         } catch {
           continue; // saved in a shape the class no longer takes (an older version): it answers nothing, and the question is asked again
         }
@@ -455,7 +456,7 @@ export class Run {
 
   /** What is pending, as plain JSON, for `ctx.toJSON()`. */
   save(): SavedRun {
-    return encodeRun(this.#pending());
+    return encodeRun(this.#pending(), this.ctx.workflow.codecs);
   }
 
   /** What is pending, as live events (copies of the lists: the run goes on changing its own). */
@@ -508,6 +509,7 @@ export class Run {
       {
         records: (execution.once ??= new Map()),
         journal,
+        codecs: this.ctx.workflow.codecs,
         key: (n) => `once:${this.id}:${this.#executionId(execution)}:${n}`,
         ended: () => (this.#done ? { reason: this.#abortReason?.reason ?? RUN_FINISHED } : undefined),
       },
