@@ -16,7 +16,7 @@ import { recentHistory, toolCallsOf, toolResultIdOf, wellFormedHistory } from ".
 import { badTimeout } from "../src/timers.ts";
 import { describeValue } from "../src/user-text.ts";
 import { runToolCalls, toolCallProblem } from "../src/llm/tool-calls.ts";
-import { registerCodec } from "../src/serialize.ts";
+import type { Codec } from "../src/serialize.ts";
 import { journalOf } from "../src/journal/context-journal.ts";
 import type { Journal, JournalClaim, JournalEntry } from "../src/journal/types.ts";
 import type { RunToolCallsOptions, ToolSource } from "../src/llm/tool-calls.ts";
@@ -72,7 +72,7 @@ export class AgentMaxIterationsError extends StepflowError {
 }
 
 // LlamaIndex Memory saves itself as a snapshot; this lets ctx.toJSON() save the agent's memory.
-registerCodec<Memory>("llamaindex.Memory", {
+const memoryCodec: Codec<Memory> = {
   test: (value) => value instanceof Memory,
   encode: (memory) => JSON.parse(memory.snapshot()),
   // What loadMemory does, without its JSON.stringify-then-parse round trip of every message.
@@ -80,7 +80,7 @@ registerCodec<Memory>("llamaindex.Memory", {
     const { messages = [], memoryCursor = 0 } = json as { messages?: MemoryMessage[]; memoryCursor?: number };
     return new Memory(messages, { memoryCursor });
   },
-});
+};
 
 const MEMORY = "memory";
 const SOURCES = "sources";
@@ -162,7 +162,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   private readonly journal: Journal | undefined;
 
   constructor(options: FunctionCallingAgentOptions) {
-    super(options);
+    super({ ...options, codecs: { "llamaindex.Memory": memoryCodec as Codec, ...options.codecs } });
     if (!options.llm?.supportToolCall) {
       throw new StepflowError("FunctionCallingAgent needs an LLM that supports tool calls (a LlamaIndex ToolCallLLM with supportToolCall: true).");
     }
