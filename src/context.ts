@@ -5,11 +5,12 @@
 import type { Event, EventClass, EventOf } from "./event.ts";
 import { eventTypeName, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent } from "./event.ts";
 import { ContextStateError, WorkflowRuntimeError } from "./errors.ts";
-import type { Delivery, RestoredRun, Run, StepExecution } from "./run.ts";
+import type { Run, StepExecution } from "./run.ts";
+import { encodeRun, restoreRun } from "./saved-run.ts";
+import type { RestoredRun } from "./saved-run.ts";
 import { readContextJSON, CONTEXT_FORMAT_VERSION } from "./context-format.ts";
-import type { ContextJSON, SavedDelivery, SavedRun } from "./context-format.ts";
-import { encodeRun } from "./run.ts";
-import { ContextSerdeError, decodeEvent, decodeValue, encodeValue } from "./serialize.ts";
+import type { ContextJSON, SavedRun } from "./context-format.ts";
+import { ContextSerdeError, decodeValue, encodeValue } from "./serialize.ts";
 import type { Json } from "./serialize.ts";
 import { ContextStore } from "./store.ts";
 import type { StateSchema } from "./store.ts";
@@ -37,6 +38,21 @@ export type { ContextJSON } from "./context-format.ts";
 const NEVER_ABORTED = new AbortController().signal;
 
 let runOfContext: (ctx: Context<object>) => Run | undefined;
+
+/**
+ * What the engine (run.ts, workflow.ts) does to a context: hand a saved run to the run that
+ * continues it, keep a cancelled run, give steps their views. Module-private in effect: the
+ * package exports neither this nor the members it reaches.
+ */
+export interface ContextEngine {
+  savedRun(ctx: Context<object>): RestoredRun | undefined;
+  settleSavedRun(ctx: Context<object>, run: Run): void;
+  keepCancelledRun(ctx: Context<object>, run: Run, events: RestoredRun): void;
+  dropCancelledRun(ctx: Context<object>): void;
+  forExecution(ctx: Context, execution: StepExecution): Context;
+  attach(ctx: Context, run: Run): Context;
+}
+export let contextEngine: ContextEngine;
 
 /**
  * The run `ctx` belongs to (its current or last run; in a step, the step's run). For the
@@ -226,47 +242,23 @@ export class Context<S extends object = Record<string, unknown>> {
    */
   static fromJSON(workflow: AnyWorkflow, json: ContextJSON | string): Context {
     const graph = workflow.graph;
-    const name = workflow.constructor.name;
-    const data = readContextJSON(json, { name, steps: [...graph.steps.values()].map((s) => ({ name: s.name, accepts: s.accepts.map(eventTypeName) })) });
-    const where = (what: string) => `Cannot restore the context: ${what}`;
-    if (data.workflow !== name) throw new ContextSerdeError(where(`it was saved from a ${data.workflow}, not a ${name}.`), { path: "workflow" });
-    const codecs = workflow.codecs;
-    const store = decodeValue(data.store, "store", codecs) as Record<string, unknown>;
-    const ctx = new Context(workflow, new ContextStore(store, workflow.stateSchema as StateSchema<Record<string, unknown>> | undefined));
-    const run = data.run;
-    if (run) {
-      const types = new Map(graph.eventTypes);
-      for (const type of [StartEvent, StopEvent, InputRequiredEvent, HumanResponseEvent] as EventClass[]) if (!types.has(eventTypeName(type))) types.set(eventTypeName(type), type);
-      for (const group of ["queued", "inFlight", "collected"] as const) {
-        for (const step of Object.keys(run[group])) {
-          if (!graph.steps.has(step)) throw new ContextSerdeError(where(`the saved run has events for a step "${step}" that ${name} does not have.`), { path: `run.${group}.${step}` });
-        }
-      }
-      const deliveries = (group: Record<string, SavedDelivery[]>, what: string): Record<string, Delivery[]> =>
-        Object.fromEntries(Object.entries(group).map(([step, list]) => [step, list.map((ev, i) => ({ event: decodeEvent(ev, types, `run.${what}["${step}"][${i}]`, codecs), execution: ev.execution }))]));
-      const events: RestoredRun = {
-        ...(run.runId ? { runId: run.runId } : {}),
-        queued: deliveries(run.queued, "queued"),
-        inFlight: deliveries(run.inFlight, "inFlight"),
-        ...(run.once ? { once: run.once } : {}),
-        collected: Object.fromEntries(
-          Object.entries(run.collected).map(([step, buffers]) => [step, Object.fromEntries(Object.entries(buffers).map(([id, list]) => [id, list.map((ev, i) => decodeEvent(ev, types, `run.collected["${step}"]["${id}"][${i}]`, codecs))]))]),
-        ),
-        // An event sent for a waitForEvent of a class no step names stays encoded until the wait asks for it.
-        unclaimed: run.unclaimed.map((ev, i) => (types.has(ev.type) ? decodeEvent(ev, types, `run.unclaimed[${i}]`, codecs) : ev)),
-      };
-      ctx.#saved = { json: run, events, cancelled: false };
+    const data = readContextJSON(json, { name: workflow.constructor.name, steps: [...graph.steps.values()].map((s) => ({ name: s.name, accepts: s.accepts.map(eventTypeName) })) });
+    if (data.workflow !== workflow.constructor.name) {
+      throw new ContextSerdeError(`Cannot restore the context: it was saved from a ${data.workflow}, not a ${workflow.constructor.name}.`, { path: "workflow" });
     }
+    const store = decodeValue(data.store, "store", workflow.codecs) as Record<string, unknown>;
+    const ctx = new Context(workflow, new ContextStore(store, workflow.stateSchema as StateSchema<Record<string, unknown>> | undefined));
+    if (data.run) ctx.#saved = { json: data.run, events: restoreRun(data.run, workflow), cancelled: false };
     return ctx;
   }
 
-  /** @internal The events of the run saved in progress, for the run that continues it. */
-  get savedRun(): RestoredRun | undefined {
+  /** The events of the run saved in progress, for the run that continues it. */
+  get #savedRun(): RestoredRun | undefined {
     return this.#root.#saved?.events;
   }
 
-  /** @internal Forgets the saved run once `run`, still this context's run, has continued it. */
-  settleSavedRun(run: Run): void {
+  /** Forgets the saved run once `run`, still this context's run, has continued it. */
+  #settleSavedRun(run: Run): void {
     const root = this.#root;
     if (root.#run === run) root.#saved = undefined;
   }
@@ -276,24 +268,19 @@ export class Context<S extends object = Record<string, unknown>> {
     return this.#root.#saved !== undefined;
   }
 
-  /** @internal Whether the saved run is one `cancel()` kept (a new run with input replaces it) rather than one restored from JSON. */
-  get savedRunWasCancelled(): boolean {
-    return this.#root.#saved?.cancelled === true;
-  }
-
-  /** @internal Keeps what `run` (cancelled) had pending, so `toJSON()` saves it and `run(undefined, { ctx })` continues it. */
-  keepCancelledRun(run: Run, events: RestoredRun): void {
+  /** Keeps what `run` (cancelled) had pending, so `toJSON()` saves it and `run(undefined, { ctx })` continues it. */
+  #keepCancelledRun(run: Run, events: RestoredRun): void {
     const root = this.#root;
     if (root.#run === run) root.#saved = { json: undefined, events, cancelled: true };
   }
 
-  /** @internal Drops a run kept by `cancel()`, for a new run started with input. */
-  dropCancelledRun(): void {
+  /** Drops a run kept by `cancel()`, for a new run started with input. */
+  #dropCancelledRun(): void {
     if (this.#root.#saved?.cancelled) this.#root.#saved = undefined;
   }
 
-  /** @internal The view a step execution gets: bound to its run, and to the execution for `collectEvents` and `waitForEvent`. */
-  forExecution(execution: StepExecution): Context<S> {
+  /** The view a step execution gets: bound to its run, and to the execution for `collectEvents` and `waitForEvent`. */
+  #forExecution(execution: StepExecution): Context<S> {
     const view = new Context(this.#root.workflow, this.store);
     view.#root = this.#root;
     view.#run = this.#run;
@@ -302,10 +289,10 @@ export class Context<S extends object = Record<string, unknown>> {
   }
 
   /**
-   * @internal Makes `run` this context's run (one at a time) and returns the view of the
-   * context that its steps and its handler get.
+   * Makes `run` this context's run (one at a time) and returns the view of the context that
+   * its steps and its handler get.
    */
-  attach(run: Run): Context<S> {
+  #attach(run: Run): Context<S> {
     const root = this.#root;
     if (root.running) {
       throw new ContextStateError("This context is already running a workflow. Await the current run (or cancel it) before starting another on the same context.");
@@ -317,13 +304,16 @@ export class Context<S extends object = Record<string, unknown>> {
     return view;
   }
 
-  /** @internal The current or last run; in a step, the step's own run. */
-  get currentRun(): Run | undefined {
-    return this.#run;
-  }
-
   static {
     runOfContext = (ctx) => ctx.#run;
+    contextEngine = {
+      savedRun: (ctx) => ctx.#savedRun,
+      settleSavedRun: (ctx, run) => ctx.#settleSavedRun(run),
+      keepCancelledRun: (ctx, run, events) => ctx.#keepCancelledRun(run, events),
+      dropCancelledRun: (ctx) => ctx.#dropCancelledRun(),
+      forExecution: (ctx, execution) => ctx.#forExecution(execution),
+      attach: (ctx, run) => ctx.#attach(run),
+    };
   }
 
   #activeRun(operation: string): Run {

@@ -2,7 +2,7 @@
  * `Workflow`: a class whose `@step` methods (or `addStep` handlers) form an event graph, and
  * `run()` that starts one run of it.
  */
-import { Context } from "./context.ts";
+import { Context, contextEngine } from "./context.ts";
 import { isEvent } from "./event.ts";
 import type { Event, EventClass, StartEvent } from "./event.ts";
 import { ContextStateError, WorkflowRuntimeError } from "./errors.ts";
@@ -177,7 +177,7 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
     const graph = this.graph;
     const ctx = options.ctx ?? new Context(this);
     // A run kept by cancel() is continued by run(undefined, { ctx }); a new question starts over, as before the cancel.
-    if (input !== undefined) ctx.dropCancelledRun();
+    if (input !== undefined) contextEngine.dropCancelledRun(ctx);
     if (ctx.hasSavedRun && input !== undefined) {
       throw new ContextStateError("This context was saved in the middle of a run. Continue it with workflow.run(undefined, { ctx }), or start over with a new Context.");
     }
@@ -203,7 +203,7 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
       }
     }
     const start = () => {
-      const saved = ctx.savedRun;
+      const saved = contextEngine.savedRun(ctx);
       run.schedule(saved ? { restored: saved } : { event: first as Event });
     };
     if (this.#maxRuns === Infinity) start();
