@@ -22,6 +22,7 @@ import type { Journal, JournalClaim, JournalEntry } from "../src/journal/types.t
 import type { RunToolCallsOptions, ToolSource } from "../src/llm/tool-calls.ts";
 import { step } from "../src/step.ts";
 import { Workflow } from "../src/workflow.ts";
+import { RunLocal } from "../src/run-local.ts";
 import type { WorkflowOptions } from "../src/workflow.ts";
 
 /** The agent's run input: `agent.run({ input: "Hello!" })`. */
@@ -135,7 +136,7 @@ interface AgentRunState {
   history: ChatMessage[];
 }
 
-const runStates = new WeakMap<object, AgentRunState>();
+const runStates = new RunLocal<AgentRunState>();
 
 /**
  * @example
@@ -367,7 +368,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
 
   /** This run's state: set by prepareChatHistory, or rebuilt for a run restored mid-way. */
   private runState(ctx: Context): AgentRunState | Promise<AgentRunState> {
-    return runStates.get(ctx.currentRun as object) ?? this.restoreRunState(ctx);
+    return runStates.get(ctx) ?? this.restoreRunState(ctx);
   }
 
   /** The state of a run restored from a saved context mid-run, rebuilt from ctx.store. */
@@ -387,7 +388,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   private startRunState(ctx: Context, shared: Pick<AgentRunState, "memory" | "sources" | "toolResults" | "approvals" | "keys" | "restored">, messages: readonly ChatMessage[]): AgentRunState {
     const tokenLimit = historyTokenLimit(this.llm);
     const state: AgentRunState = { ...shared, llmCalls: 0, tokenLimit, history: recentHistory(messages, tokenLimit) };
-    runStates.set(ctx.currentRun as object, state);
+    runStates.set(ctx, state);
     return state;
   }
 }
