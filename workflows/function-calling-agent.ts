@@ -16,12 +16,13 @@ import { recentHistory, toolCallsOf, toolResultIdOf, wellFormedHistory } from ".
 import { badTimeout } from "../src/timers.ts";
 import { describeValue } from "../src/user-text.ts";
 import { runToolCalls, toolCallProblem } from "../src/llm/tool-calls.ts";
-import { registerCodec } from "../src/serialize.ts";
+import type { Codec } from "../src/serialize.ts";
 import { journalOf } from "../src/journal/context-journal.ts";
 import type { Journal, JournalClaim, JournalEntry } from "../src/journal/types.ts";
 import type { RunToolCallsOptions, ToolSource } from "../src/llm/tool-calls.ts";
 import { step } from "../src/step.ts";
 import { Workflow } from "../src/workflow.ts";
+import { RunLocal } from "../src/run-local.ts";
 import type { WorkflowOptions } from "../src/workflow.ts";
 
 /** The agent's run input: `agent.run({ input: "Hello!" })`. */
@@ -72,7 +73,7 @@ export class AgentMaxIterationsError extends StepflowError {
 }
 
 // LlamaIndex Memory saves itself as a snapshot; this lets ctx.toJSON() save the agent's memory.
-registerCodec<Memory>("llamaindex.Memory", {
+const memoryCodec: Codec<Memory> = {
   test: (value) => value instanceof Memory,
   encode: (memory) => JSON.parse(memory.snapshot()),
   // What loadMemory does, without its JSON.stringify-then-parse round trip of every message.
@@ -80,7 +81,7 @@ registerCodec<Memory>("llamaindex.Memory", {
     const { messages = [], memoryCursor = 0 } = json as { messages?: MemoryMessage[]; memoryCursor?: number };
     return new Memory(messages, { memoryCursor });
   },
-});
+};
 
 const MEMORY = "memory";
 const SOURCES = "sources";
@@ -135,7 +136,7 @@ interface AgentRunState {
   history: ChatMessage[];
 }
 
-const runStates = new WeakMap<object, AgentRunState>();
+const runStates = new RunLocal<AgentRunState>();
 
 /**
  * @example
@@ -162,7 +163,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   private readonly journal: Journal | undefined;
 
   constructor(options: FunctionCallingAgentOptions) {
-    super(options);
+    super({ ...options, codecs: { "llamaindex.Memory": memoryCodec as Codec, ...options.codecs } });
     if (!options.llm?.supportToolCall) {
       throw new StepflowError("FunctionCallingAgent needs an LLM that supports tool calls (a LlamaIndex ToolCallLLM with supportToolCall: true).");
     }
@@ -367,7 +368,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
 
   /** This run's state: set by prepareChatHistory, or rebuilt for a run restored mid-way. */
   private runState(ctx: Context): AgentRunState | Promise<AgentRunState> {
-    return runStates.get(ctx.currentRun as object) ?? this.restoreRunState(ctx);
+    return runStates.get(ctx) ?? this.restoreRunState(ctx);
   }
 
   /** The state of a run restored from a saved context mid-run, rebuilt from ctx.store. */
@@ -387,7 +388,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   private startRunState(ctx: Context, shared: Pick<AgentRunState, "memory" | "sources" | "toolResults" | "approvals" | "keys" | "restored">, messages: readonly ChatMessage[]): AgentRunState {
     const tokenLimit = historyTokenLimit(this.llm);
     const state: AgentRunState = { ...shared, llmCalls: 0, tokenLimit, history: recentHistory(messages, tokenLimit) };
-    runStates.set(ctx.currentRun as object, state);
+    runStates.set(ctx, state);
     return state;
   }
 }
