@@ -5,13 +5,15 @@
 import type { Event, EventClass, EventOf } from "./event.ts";
 import { eventTypeName, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent } from "./event.ts";
 import { ContextStateError, WorkflowRuntimeError } from "./errors.ts";
-import type { RestoredRun, Run, SavedRun, StepExecution } from "./run.ts";
+import type { Delivery, RestoredRun, Run, SavedRun, StepExecution } from "./run.ts";
 import { encodeRun } from "./run.ts";
 import { ContextSerdeError, decodeEvent, decodeValue, encodeValue } from "./serialize.ts";
 import type { Json, SavedEvent } from "./serialize.ts";
 import { ContextStore } from "./store.ts";
 import type { StateSchema } from "./store.ts";
 import { badTimeout } from "./timers.ts";
+import { journalOf } from "./journal/context-journal.ts";
+import type { OnceOptions, OnceResult } from "./step-once.ts";
 import type { AnyWorkflow } from "./workflow.ts";
 
 /** Options of {@link Context.waitForEvent}. */
@@ -29,11 +31,14 @@ export interface WaitForEventOptions<E extends Event> {
 
 const NEVER_ABORTED = new AbortController().signal;
 
+
 /**
  * The format version `toJSON` writes; `fromJSON` reads this and older. Version 2 keeps
- * `collectEvents` buffers per step (`run.collected[step][bufferId]`).
+ * `collectEvents` buffers per step (`run.collected[step][bufferId]`); version 3 gives each
+ * queued and in-flight event its step execution's id (`execution`) and keeps the `ctx.once`
+ * records of those executions (`run.once`).
  */
-export const CONTEXT_FORMAT_VERSION = 2;
+export const CONTEXT_FORMAT_VERSION = 3;
 
 /** A saved context: plain JSON, safe to store anywhere. */
 export interface ContextJSON {
@@ -154,6 +159,49 @@ export class Context<S extends object = Record<string, unknown>> {
   }
 
   /**
+   * Does `work` (a side effect: a payment, an e-mail, a tool call) at most once for this step
+   * execution, however often the run is saved, restored and resumed, and returns what happened:
+   * - `{ status: "ran", value }`: it ran now;
+   * - `{ status: "recorded", value }`: it ran before (an earlier attempt at this execution, or
+   *   an earlier call with this name in it), and this is its result;
+   * - `{ status: "unknown" }`: an earlier attempt started it and recorded no result (the process
+   *   stopped, or the context was saved while it ran), so it may or may not have taken effect;
+   *   it is not run again unless `options.rerunUnfinished` says it is safe to.
+   *
+   * `name` only has to be unique within the step: the engine scopes it to the run and to this
+   * execution of the step, which a restored run continues under the same id. The result must
+   * be JSON (or a value with a codec): it is saved with the context by `ctx.toJSON()`, so a
+   * restored context finds it without any database. When the context has a journal
+   * (`useJournal(ctx, journal)`; `Sessions` gives its store's), the work is claimed there first,
+   * so two resumes of the same saved run, in two processes, never both do it. A `work` that
+   * throws stays started (it may have taken effect), and the error is thrown on; a retry of the
+   * step then gets `unknown`.
+   * @example
+   * @step({ accepts: [OrderEvent], emits: [StopEvent] })
+   * async charge(ctx: Context, ev: OrderEvent) {
+   *   const charge = await ctx.once("charge", () => payments.charge(ev.order));
+   *   if (charge.status === "unknown") return new StopEvent({ result: "Check the charge by hand." });
+   *   return new StopEvent({ result: charge.value.id });
+   * }
+   */
+  once<T>(name: string, work: () => T | Promise<T>, options?: OnceOptions): Promise<OnceResult<T>> {
+    const run = this.#activeRun("once");
+    const execution = this.#execution;
+    if (!execution) return Promise.reject(new ContextStateError(`ctx.once("${String(name)}"): call it from a step, with the ctx the step was given; it records work per step execution.`));
+    return run.once(execution, name, work, options, journalOf(this));
+  }
+
+  /**
+   * The id of the current (or last) run on this context: stable for the run, and kept by a run
+   * restored from a context saved during it. `undefined` before the first run.
+   * @example
+   * log.info("charging", { runId: ctx.runId });
+   */
+  get runId(): string | undefined {
+    return this.#run?.id;
+  }
+
+  /**
    * Saves the context as plain JSON: the store and, if a run is in progress, its pending
    * events. Throws `ContextSerdeError` naming the store key of a value that cannot be saved.
    * @example
@@ -196,6 +244,15 @@ export class Context<S extends object = Record<string, unknown>> {
       let run = data.run;
       if (data.version <= 1) run = { ...run, collected: collectedByStep(run.collected, workflow, where) };
       if (data.version <= 2) run = withoutRecollected(run);
+      const decodeDeliveries = (group: unknown, what: string): Record<string, Delivery[]> => {
+        if (typeof group !== "object" || group === null) throw new ContextSerdeError(where(`run.${what} should be an object.`));
+        return Object.fromEntries(
+          Object.entries(group).map(([key, list]) => {
+            if (!Array.isArray(list)) throw new ContextSerdeError(where(`run.${what}["${key}"] should be a list of events.`));
+            return [key, list.map((ev: SavedEvent & { execution?: unknown }, i) => ({ event: decodeEvent(ev, types, `run.${what}["${key}"][${i}]`), execution: typeof ev.execution === "string" ? ev.execution : undefined }))];
+          }),
+        );
+      };
       const decodeAll = (group: unknown, what: string): Record<string, Event[]> => {
         if (typeof group !== "object" || group === null) throw new ContextSerdeError(where(`run.${what} should be an object.`));
         return Object.fromEntries(
@@ -208,8 +265,9 @@ export class Context<S extends object = Record<string, unknown>> {
       if (!Array.isArray(run.unclaimed)) throw new ContextSerdeError(where("run.unclaimed should be a list of events."));
       const events: RestoredRun = {
         ...(typeof run.runId === "string" && run.runId.length > 0 ? { runId: run.runId } : {}),
-        queued: decodeAll(run.queued, "queued"),
-        inFlight: decodeAll(run.inFlight, "inFlight"),
+        queued: decodeDeliveries(run.queued, "queued"),
+        inFlight: decodeDeliveries(run.inFlight, "inFlight"),
+        ...(run.once ? { once: run.once } : {}),
         collected: decodeCollected(run.collected, (group, step) => decodeAll(group, `collected["${step}"]`), where),
         // An event sent for a waitForEvent of a class no step names stays encoded until the wait asks for it.
         unclaimed: run.unclaimed.map((ev, i) => (isSavedEvent(ev) && !types.has(ev.type) ? ev : decodeEvent(ev, types, `run.unclaimed[${i}]`))),

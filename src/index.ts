@@ -18,6 +18,7 @@ export { Workflow } from "./workflow.ts";
 export type { AnyWorkflow, RunOptions, WorkflowOptions } from "./workflow.ts";
 export { Context } from "./context.ts";
 export type { ContextJSON, WaitForEventOptions } from "./context.ts";
+export type { OnceOptions, OnceResult } from "./step-once.ts";
 export { ContextSerdeError, registerCodec } from "./serialize.ts";
 export type { Codec, Json } from "./serialize.ts";
 export { ContextStore } from "./store.ts";

@@ -25,16 +25,26 @@ import type { Context } from "./context.ts";
 import { decodeEvent, encodeEvent, encodeValue } from "./serialize.ts";
 import type { Json, SavedEvent } from "./serialize.ts";
 import { startTimer } from "./timers.ts";
+import { restoreOnceRecords, runOnce, saveOnceRecords } from "./step-once.ts";
+import type { OnceOptions, OnceRecord, OnceResult, SavedOnceRecord } from "./step-once.ts";
+import type { Journal } from "./journal/types.ts";
 import { describeValue, quoteInput } from "./user-text.ts";
+
+/** An event given to a step, with the id of that step execution (absent in formats 1 and 2). */
+export interface SavedDelivery extends SavedEvent {
+  readonly execution?: string;
+}
 
 /** The part of a saved context that describes a run in progress (plain JSON). */
 export interface SavedRun {
   /** The run's id (`handler.runId`): a resumed run keeps it. Absent in contexts saved before it existed. */
   readonly runId?: string;
   /** Events waiting for a worker, per step. */
-  readonly queued: Record<string, SavedEvent[]>;
-  /** Events whose step was executing; on resume the step runs again from this event. */
-  readonly inFlight: Record<string, SavedEvent[]>;
+  readonly queued: Record<string, SavedDelivery[]>;
+  /** Events whose step was executing; on resume the step runs again from this event, as the same execution. */
+  readonly inFlight: Record<string, SavedDelivery[]>;
+  /** `ctx.once` records of the executions in `queued` and `inFlight`: execution id → name → record. */
+  readonly once?: Record<string, Record<string, SavedOnceRecord>>;
   /** `collectEvents` buffers: per step, per buffer id (by default the list of type names). */
   readonly collected: Record<string, Record<string, SavedEvent[]>>;
   /** Events sent that no step or waiter has taken yet. */
@@ -43,11 +53,19 @@ export interface SavedRun {
   readonly waiters: { readonly type: string; readonly requirements: Json }[];
 }
 
+/** An event given to a step, decoded, with its execution id when it was saved with one. */
+export interface Delivery {
+  readonly event: Event;
+  readonly execution: string | undefined;
+}
+
 /** A saved run with its events decoded, ready to resume. */
 export interface RestoredRun {
   readonly runId?: string;
-  readonly queued: Record<string, Event[]>;
-  readonly inFlight: Record<string, Event[]>;
+  readonly queued: Record<string, Delivery[]>;
+  readonly inFlight: Record<string, Delivery[]>;
+  /** `ctx.once` records per execution id (live maps for a run kept by `cancel()`: work that ends later is recorded). */
+  readonly once?: Record<string, Record<string, SavedOnceRecord> | ReadonlyMap<string, OnceRecord>>;
   readonly collected: Record<string, Record<string, Event[]>>;
   /** Still encoded when their class is not one the workflow's steps name: a `waitForEvent` for it decodes them. */
   readonly unclaimed: (Event | SavedEvent)[];
@@ -58,9 +76,29 @@ export interface RestoredRun {
 export function encodeRun(run: RestoredRun): SavedRun {
   const events = (list: Iterable<Event>, where: string) => [...list].map((ev, i) => encodeEvent(ev, `${where}[${i}]`));
   const group = (record: Record<string, Event[]>, what: string) => Object.fromEntries(Object.entries(record).map(([name, list]) => [name, events(list, `${what} "${name}"`)]));
+  const deliveries = (record: Record<string, Delivery[]>, what: string) =>
+    Object.fromEntries(
+      Object.entries(record).map(([name, list]) => [
+        name,
+        list.map((d, i): SavedDelivery => ({ ...encodeEvent(d.event, `${what} "${name}"[${i}]`), ...(d.execution === undefined ? {} : { execution: d.execution }) })),
+      ]),
+    );
   const collected = Object.fromEntries(Object.entries(run.collected).map(([name, buffers]) => [name, group(buffers, `collected event of step "${name}", buffer`)]));
   const unclaimed = run.unclaimed.map((ev, i) => (isEvent(ev) ? encodeEvent(ev, `unclaimed event[${i}]`) : (ev as SavedEvent)));
-  return { ...(run.runId ? { runId: run.runId } : {}), queued: group(run.queued, "queued event of step"), inFlight: group(run.inFlight, "in-flight event of step"), collected, unclaimed, waiters: run.waiters ?? [] };
+  const once: Record<string, Record<string, SavedOnceRecord>> = {};
+  for (const [id, records] of Object.entries(run.once ?? {})) {
+    const saved = records instanceof Map ? saveOnceRecords(records) : (records as Record<string, SavedOnceRecord>);
+    if (Object.keys(saved).length > 0) once[id] = saved;
+  }
+  return {
+    ...(run.runId ? { runId: run.runId } : {}),
+    queued: deliveries(run.queued, "queued event of step"),
+    inFlight: deliveries(run.inFlight, "in-flight event of step"),
+    ...(Object.keys(once).length > 0 ? { once } : {}),
+    collected,
+    unclaimed,
+    waiters: run.waiters ?? [],
+  };
 }
 
 /** How a run ended. */
@@ -76,9 +114,14 @@ interface Waiter {
   cancelTimer?: () => void;
 }
 
-/** One execution of a step, as its context view knows it. */
+/** One execution of a step, as its context view knows it; made when its event is queued for the step. */
 export interface StepExecution {
   readonly slot: StepSlot;
+  readonly event: Event;
+  /** Its id: a number for this attempt's executions (see `Run.#executionId`), the saved id for restored ones. */
+  readonly id: number | string;
+  /** `ctx.once` records, made at the first call (most executions make none). */
+  once: Map<string, OnceRecord> | undefined;
   /** `waitForEvent` calls of this execution still pending; while any is, it holds no worker. */
   waits: number;
   /** Finished (a wait it left pending, say by throwing, answers nothing then). */
@@ -119,16 +162,16 @@ function collectPlan(types: readonly EventClass[]): CollectPlan {
 }
 
 /** A FIFO with O(1) shift: an array and a head index, compacted when half is spent. */
-class EventQueue {
-  items: Event[] = [];
+class ExecutionQueue {
+  items: StepExecution[] = [];
   head = 0;
   get size(): number {
     return this.items.length - this.head;
   }
-  push(event: Event): void {
-    this.items.push(event);
+  push(execution: StepExecution): void {
+    this.items.push(execution);
   }
-  shift(): Event | undefined {
+  shift(): StepExecution | undefined {
     if (this.head === this.items.length) return undefined;
     const event = this.items[this.head++];
     if (this.head > 1024 && this.head * 2 > this.items.length) {
@@ -137,16 +180,16 @@ class EventQueue {
     }
     return event;
   }
-  toArray(): Event[] {
+  toArray(): StepExecution[] {
     return this.items.slice(this.head);
   }
 }
 
 interface StepSlot {
   readonly step: StepDefinition;
-  readonly queue: EventQueue;
-  /** Events whose execution has started and not finished (one entry per execution: the same event may be sent twice). */
-  readonly inFlight: Event[];
+  readonly queue: ExecutionQueue;
+  /** Executions started and not finished. */
+  readonly inFlight: StepExecution[];
   /** Executions holding a worker: started and not finished, less those waiting in `waitForEvent`. */
   busy: number;
   /** Waiting executions whose answer came while every worker was busy: they continue first when one frees. */
@@ -206,6 +249,13 @@ export class Run {
   readonly #recoveries = new Map<string, number>();
   /** Made on first use (most runs never ask), or the id of the saved run this one continues. */
   #id: string | undefined;
+  /** Executions made by this attempt at the run, numbered from 1. */
+  #executions = 0;
+  /**
+   * Prefixes this attempt's execution numbers in their ids, made when first needed: two
+   * processes resuming one saved run share the saved executions' ids, never their new ones.
+   */
+  #attempt: string | undefined;
 
   /** Makes this the run of `ctx` (which throws if the context is running another). */
   constructor(
@@ -217,7 +267,7 @@ export class Run {
     this.#id = ctx.savedRun?.runId;
     this.#lifecycle = settings.lifecycleEvents === true;
     this.result = new Promise((resolve) => (this.#settle = resolve));
-    for (const step of graph.steps.values()) this.#slots.set(step.name, { step, queue: new EventQueue(), inFlight: [], busy: 0, resumes: [] });
+    for (const step of graph.steps.values()) this.#slots.set(step.name, { step, queue: new ExecutionQueue(), inFlight: [], busy: 0, resumes: [] });
   }
 
   /**
@@ -268,6 +318,7 @@ export class Run {
   }
 
   #load(restored: RestoredRun): void {
+    const once = restored.once ?? {};
     for (const [name, buffers] of Object.entries(restored.collected)) {
       for (const [id, events] of Object.entries(buffers)) {
         const buffer = this.#buffer(name, id);
@@ -280,7 +331,11 @@ export class Run {
       for (const [name, events] of Object.entries(source)) {
         const slot = this.#slots.get(name);
         if (!slot) return this.fail(new WorkflowRuntimeError(`The saved run has events for a step "${name}" that this workflow does not have.`));
-        for (const event of events) slot.queue.push(event);
+        for (const { event, execution } of events) {
+          const id = execution ?? ++this.#executions;
+          const records = execution === undefined ? undefined : once[execution];
+          slot.queue.push({ slot, event, id, once: records ? restoreOnceRecords(records) : undefined, waits: 0, ended: false });
+        }
       }
     }
   }
@@ -427,11 +482,17 @@ export class Run {
 
   /** What is pending, as live events (copies of the lists: the run goes on changing its own). */
   #pending(): RestoredRun {
-    const queued: Record<string, Event[]> = {};
-    const inFlight: Record<string, Event[]> = {};
+    const queued: Record<string, Delivery[]> = {};
+    const inFlight: Record<string, Delivery[]> = {};
+    const once: Record<string, ReadonlyMap<string, OnceRecord>> = {};
+    const deliver = (execution: StepExecution): Delivery => {
+      const id = this.#executionId(execution);
+      if (execution.once && execution.once.size > 0) once[id] = execution.once;
+      return { event: execution.event, execution: id };
+    };
     for (const [name, slot] of this.#slots) {
-      if (slot.queue.size) queued[name] = slot.queue.toArray();
-      if (slot.inFlight.length) inFlight[name] = [...slot.inFlight];
+      if (slot.queue.size) queued[name] = slot.queue.toArray().map(deliver);
+      if (slot.inFlight.length) inFlight[name] = slot.inFlight.map(deliver);
     }
     // A restored run executes the in-flight steps again, and they collect their events again:
     // saved are the buffers as they were before those executions added or took anything.
@@ -455,7 +516,27 @@ export class Run {
       }
     }
     const waiters = this.#waiters.map((w) => ({ type: eventTypeName(w.type), requirements: encodeValue(w.requirements ?? null, `requirements of waitForEvent(${eventTypeName(w.type)})`) }));
-    return { runId: this.id, queued, inFlight, collected, unclaimed: [...this.#unclaimed], waiters };
+    return { runId: this.id, queued, inFlight, once, collected, unclaimed: [...this.#unclaimed], waiters };
+  }
+
+  /** An execution's id as saved: scoped to the run by the journal key, not by itself. */
+  #executionId(execution: StepExecution): string {
+    return typeof execution.id === "string" ? execution.id : `${(this.#attempt ??= randomUUID().slice(0, 8))}.${execution.id}`;
+  }
+
+  /** `ctx.once` in `execution`: its records, then `journal`, under a key scoped to this run and execution. */
+  once<T>(execution: StepExecution, name: string, work: () => T | Promise<T>, options: OnceOptions | undefined, journal: Journal): Promise<OnceResult<T>> {
+    return runOnce(
+      {
+        records: (execution.once ??= new Map()),
+        journal,
+        key: (n) => `once:${this.id}:${this.#executionId(execution)}:${n}`,
+        ended: () => (this.#done ? { reason: this.#abortReason?.reason ?? RUN_FINISHED } : undefined),
+      },
+      name,
+      work,
+      options,
+    );
   }
 
   #anyStepExecuting(): boolean {
@@ -494,20 +575,21 @@ export class Run {
       }
       const next = slot.queue.shift();
       if (next === undefined) return;
-      void this.#execute(slot, next);
+      void this.#execute(next);
     }
   }
 
   #enqueue(slot: StepSlot, event: Event): void {
-    if (this.#started && slot.busy < slot.step.numWorkers) void this.#execute(slot, event);
-    else slot.queue.push(event);
+    const execution: StepExecution = { slot, event, id: ++this.#executions, once: undefined, waits: 0, ended: false };
+    if (this.#started && slot.busy < slot.step.numWorkers) void this.#execute(execution);
+    else slot.queue.push(execution);
   }
 
-  async #execute(slot: StepSlot, event: Event): Promise<void> {
+  async #execute(execution: StepExecution): Promise<void> {
+    const { slot, event } = execution;
     const { step } = slot;
-    slot.inFlight.push(event);
+    slot.inFlight.push(execution);
     slot.busy++;
-    const execution: StepExecution = { slot, waits: 0, ended: false };
     const ctx = this.ctx.forExecution(execution);
     if ((++this.#ticks & 255) === 0 && performance.now() >= this.#nextYieldAt) {
       await yieldToEventLoop();
@@ -545,7 +627,7 @@ export class Run {
         if (this.#done) return;
       }
     }
-    slot.inFlight.splice(slot.inFlight.indexOf(event), 1);
+    slot.inFlight.splice(slot.inFlight.indexOf(execution), 1);
     execution.ended = true;
     if (execution.collects) this.#collecting.delete(execution);
     // An execution that ends with a wait still pending (not awaited) gave its worker back already.
@@ -584,7 +666,7 @@ export class Run {
     const used = this.#recoveries.get(recoverer.name) ?? 0;
     if (used >= (recoverer.catchErrors?.maxRecoveries ?? 1)) return false;
     this.#recoveries.set(recoverer.name, used + 1);
-    slot.inFlight.splice(slot.inFlight.indexOf(event), 1);
+    slot.inFlight.splice(slot.inFlight.indexOf(execution), 1);
     execution.ended = true;
     if (execution.collects) this.#collecting.delete(execution);
     if (execution.waits === 0) slot.busy--;

@@ -34,7 +34,7 @@ describe("ctx.toJSON / Context.fromJSON", () => {
     await flow.run({ text: "hi" }, { ctx });
     await ctx.store.set("user", { name: "Logan", tags: ["a", "b"], $codec: "mine" });
     const json = JSON.parse(JSON.stringify(ctx.toJSON()));
-    expect(json).toMatchObject({ version: 2, workflow: "TwoStep", running: false, run: null });
+    expect(json).toMatchObject({ version: 3, workflow: "TwoStep", running: false, run: null });
     const restored = Context.fromJSON(new TwoStep(), json);
     expect(await restored.store.get("user")).toEqual({ name: "Logan", tags: ["a", "b"], $codec: "mine" });
     expect(await restored.store.get("seenAt")).toEqual(new Date("2026-11-22T10:00:00Z"));
@@ -53,7 +53,7 @@ describe("ctx.toJSON / Context.fromJSON", () => {
 
     const parsed = JSON.parse(saved);
     expect(parsed.running).toBe(true);
-    expect(parsed.run.inFlight).toEqual({ slow: [{ type: "Prepared", data: { text: "HELLO" } }] });
+    expect(parsed.run.inFlight).toEqual({ slow: [{ type: "Prepared", data: { text: "HELLO" }, execution: expect.any(String) }] });
 
     const second = makeFlow(Promise.resolve());
     const fresh = new second.TwoStep({ timeout: 5 });
@@ -141,7 +141,7 @@ describe("ctx.toJSON / Context.fromJSON", () => {
     const ok = { version: 1, workflow: "TwoStep", store: {}, running: false, run: null };
     const attempt = (json: unknown) => () => Context.fromJSON(flow, json as string);
     expect(attempt("{not json")).toThrow(/^Cannot restore the context: the saved text is not valid JSON \(/);
-    expect(attempt({ ...ok, version: 3 })).toThrow("Cannot restore the context: it was saved in format version 3 by a newer stepflow; this one reads up to version 2. Upgrade stepflow.");
+    expect(attempt({ ...ok, version: 4 })).toThrow("Cannot restore the context: it was saved in format version 4 by a newer stepflow; this one reads up to version 3. Upgrade stepflow.");
     expect(attempt({ ...ok, workflow: "Other" })).toThrow("Cannot restore the context: it was saved from a Other, not a TwoStep.");
     expect(attempt({ ...ok, store: { x: { $codec: "nope", value: 1 } } })).toThrow('Cannot restore the context: store.x was saved with codec "nope", which is not registered here. Call registerCodec("nope", …) before Context.fromJSON.');
     const run = { queued: { slow: [{ type: "Mystery", data: {} }] }, inFlight: {}, collected: {}, unclaimed: [], waiters: [] };
@@ -203,7 +203,7 @@ describe("saving a run before its first step starts", () => {
   it("keeps the StartEvent (run() starts the first step in a microtask), and a restored run not yet taken", async () => {
     const flow = new Ask();
     const saved = await saveAndCancel(flow.run({ name: "Lawson" })); // before the first step started
-    expect(JSON.parse(saved).run.queued.fire).toEqual([{ type: "StartEvent", data: { name: "Lawson" } }]);
+    expect(JSON.parse(saved).run.queued.fire).toEqual([{ type: "StartEvent", data: { name: "Lawson" }, execution: expect.any(String) }]);
     const ctx = Context.fromJSON(flow, saved);
     const resumed = flow.run(undefined, { ctx });
     expect(JSON.stringify(resumed.ctx.toJSON())).toBe(saved); // still the saved run: its continuation has not started

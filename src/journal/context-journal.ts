@@ -20,7 +20,7 @@ export const processJournal: Journal = new MemoryJournal();
  * useJournal(ctx, await SqliteJournal.open(".stepflow/journal.db"));
  * await agent.run(undefined, { ctx });
  */
-export function useJournal(ctx: Context, journal: Journal): void {
+export function useJournal(ctx: Context<object>, journal: Journal): void {
   journals.set(ctx.store, journal);
 }
 
@@ -28,6 +28,6 @@ export function useJournal(ctx: Context, journal: Journal): void {
  * The journal given to `ctx` with {@link useJournal}, else {@link processJournal}.
  * @example const journal = journalOf(ctx);
  */
-export function journalOf(ctx: Context): Journal {
+export function journalOf(ctx: Context<object>): Journal {
   return journals.get(ctx.store) ?? processJournal;
 }

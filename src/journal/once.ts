@@ -2,19 +2,15 @@
 import type { Context } from "../context.ts";
 import { journalOf } from "./context-journal.ts";
 import type { Journal } from "./types.ts";
+import type { OnceResult } from "../step-once.ts";
+
+export type { OnceResult } from "../step-once.ts";
 
 /**
- * What {@link once} did: ran the work now, found its recorded result, or found it started
- * without a result (it may or may not have taken effect: a process stopped mid-way, or another
- * one is doing it right now), in which case it is not started again.
- * @example
- * const done = await once(ctx, key, () => refund(order));
- * if (done.status !== "unknown") console.log(done.value);
- */
-export type OnceResult<T> = { readonly status: "ran"; readonly value: T } | { readonly status: "recorded"; readonly value: T } | { readonly status: "unknown" };
-
-/**
- * Runs `work` unless the journal has a record under `key`; its result must be JSON. Pass a key
+ * Runs `work` unless the journal has a record under `key`; its result must be JSON. Inside a
+ * step, prefer `ctx.once(name, work)`: the engine scopes the name to the run and the step
+ * execution, and saves the result with the context. This function remains for work outside
+ * steps, keyed by the caller. Pass a key
  * that a resumed run computes the same way, e.g. one kept in `ctx.store` before the work starts.
  * A `work` that throws leaves its key "started": it may have taken effect before failing.
  * @example

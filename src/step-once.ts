@@ -1,0 +1,171 @@
+/**
+ * `ctx.once`: work with a side effect done at most once per step execution, however often the
+ * run is saved, restored and resumed. The run keeps each execution's records (saved with the
+ * context); the context's journal is asked first when a record is missing, so that two resumes
+ * of one saved run, in two processes, never both do the work.
+ */
+import { ContextStateError } from "./errors.ts";
+import type { Journal, JournalClaim } from "./journal/types.ts";
+import { decodeValue, encodeValue } from "./serialize.ts";
+import type { Json } from "./serialize.ts";
+
+/**
+ * What `ctx.once` did: ran the work now, found its recorded result, or found it started by an
+ * earlier attempt without a result (it may or may not have taken effect), and did not run it.
+ * @example
+ * const charge = await ctx.once("charge", () => payments.charge(order));
+ * if (charge.status === "unknown") return new StopEvent({ result: "Check the charge by hand." });
+ */
+export type OnceResult<T> = { readonly status: "ran"; readonly value: T } | { readonly status: "recorded"; readonly value: T } | { readonly status: "unknown" };
+
+/**
+ * Options of `ctx.once`.
+ * @example
+ * await ctx.once("fetch-quote", () => quotes.get(id), { rerunUnfinished: true }); // safe to repeat
+ */
+export interface OnceOptions {
+  /**
+   * Run the work again when an earlier attempt started it and recorded no result (the process
+   * stopped mid-way, or the run was saved while it ran), instead of answering `unknown`. For
+   * work that is safe to repeat. Default `false`.
+   */
+  readonly rerunUnfinished?: boolean;
+}
+
+/** One `once` name of one step execution: started (by this attempt, or an earlier one), or finished with its result. */
+export type OnceRecord = { readonly state: "started"; readonly live?: true } | { readonly state: "finished"; readonly value: Json };
+
+/** A record as saved in a context. @example `{ state: "finished", value: { id: "ch_1" } }` */
+export type SavedOnceRecord = { readonly state: "started" } | { readonly state: "finished"; readonly value: Json };
+
+/** What `once` needs of the run: the execution's records, where to claim, and whether the run has ended. */
+export interface OnceScope {
+  readonly records: Map<string, OnceRecord>;
+  readonly journal: Journal;
+  /** The journal key of `name`: scoped to the run and the execution. */
+  readonly key: (name: string) => string;
+  /** The reason the run ended (a step left running may still call `once`), or `undefined` while it goes on. */
+  readonly ended: () => { readonly reason: unknown } | undefined;
+}
+
+const MAX_NAME = 200;
+
+/**
+ * Runs `work` unless the execution's records or the journal say it ran or started before.
+ * Not `async`: when nothing is recorded and the journal answers at once, the only promise is
+ * the one returned (the agent's tool calls go through here).
+ */
+export function runOnce<T>(scope: OnceScope, name: string, work: () => T | Promise<T>, options: OnceOptions | undefined): Promise<OnceResult<T>> {
+  if (typeof name !== "string" || name.length === 0 || name.length > MAX_NAME) {
+    return Promise.reject(new ContextStateError(`ctx.once: the name must be 1 to ${MAX_NAME} characters, like "charge"; got ${typeof name === "string" ? `${name.length} characters` : typeof name}. It only has to be unique within the step.`));
+  }
+  if (typeof work !== "function") return Promise.reject(new ContextStateError(`ctx.once("${name}"): the work must be a function, like () => payments.charge(order); got ${typeof work}.`));
+  const record = scope.records.get(name);
+  if (record?.state === "finished") return Promise.resolve({ status: "recorded", value: decodeValue(record.value, `ctx.once("${name}")`) as T });
+  if (record?.state === "started" && record.live) {
+    return Promise.reject(new ContextStateError(`ctx.once("${name}") was called again while the first call is still running in this step. Await the first call, or give each piece of work its own name.`));
+  }
+  const key = scope.key(name);
+  // Live while the journal is asked, too: a second call with this name meanwhile is the same mistake.
+  scope.records.set(name, { state: "started", live: true });
+  const restore = () => (record ? scope.records.set(name, record) : scope.records.delete(name));
+  let claim: JournalClaim | PromiseLike<JournalClaim>;
+  try {
+    claim = scope.journal.begin(key);
+  } catch (error) {
+    restore();
+    return Promise.reject(error);
+  }
+  const startedBefore = record !== undefined;
+  if (isPromiseLike(claim)) {
+    return Promise.resolve(claim).then(
+      (settled) => decide(scope, name, key, settled, startedBefore, restore, work, options),
+      (error: unknown) => {
+        restore();
+        throw error;
+      },
+    );
+  }
+  return decide(scope, name, key, claim, startedBefore, restore, work, options);
+}
+
+function decide<T>(scope: OnceScope, name: string, key: string, claim: JournalClaim, startedBefore: boolean, restore: () => unknown, work: () => T | Promise<T>, options: OnceOptions | undefined): Promise<OnceResult<T>> {
+  const rerun = options?.rerunUnfinished === true;
+  if (!claim.claimed && claim.entry.state === "finished") {
+    let value: Json;
+    try {
+      value = JSON.parse(claim.entry.result) as Json;
+    } catch (error) {
+      return Promise.reject(new ContextStateError(`ctx.once("${name}"): the journal ${scope.journal.description} holds a result under "${key}" that is not JSON. Remove that entry, or use another journal.`, { cause: error }));
+    }
+    scope.records.set(name, { state: "finished", value });
+    return Promise.resolve({ status: "recorded", value: decodeValue(value, `ctx.once("${name}")`) as T });
+  }
+  // Started before, by an earlier attempt at this run (its record says so) or by anyone (the journal does).
+  if ((startedBefore || !claim.claimed) && !rerun) {
+    scope.records.set(name, { state: "started" });
+    return Promise.resolve({ status: "unknown" });
+  }
+  const ended = scope.ended();
+  if (ended) {
+    restore();
+    // The run ended while the claim was written: the work never started, so a later attempt may do it.
+    if (claim.claimed) {
+      const released = scope.journal.release(key);
+      if (isPromiseLike(released)) return Promise.resolve(released).then(() => Promise.reject(ended.reason));
+    }
+    return Promise.reject(ended.reason);
+  }
+  let output: T | Promise<T>;
+  try {
+    output = work();
+  } catch (error) {
+    // It may have taken effect before throwing: the record stays "started".
+    scope.records.set(name, { state: "started" });
+    return Promise.reject(error);
+  }
+  if (isPromiseLike(output)) {
+    return Promise.resolve(output).then(
+      (value) => finish(scope, name, key, value),
+      (error: unknown) => {
+        scope.records.set(name, { state: "started" });
+        throw error;
+      },
+    );
+  }
+  return finish(scope, name, key, output);
+}
+
+function finish<T>(scope: OnceScope, name: string, key: string, value: T): Promise<OnceResult<T>> {
+  let json: Json;
+  try {
+    json = encodeValue(value ?? null, `the result of ctx.once("${name}")`);
+  } catch (error) {
+    scope.records.set(name, { state: "started" });
+    return Promise.reject(error);
+  }
+  scope.records.set(name, { state: "finished", value: json });
+  const finished = scope.journal.finish(key, JSON.stringify(json));
+  const result: OnceResult<T> = { status: "ran", value };
+  return isPromiseLike(finished) ? Promise.resolve(finished).then(() => result) : Promise.resolve(result);
+}
+
+/** The records of an execution as saved JSON; a record of this attempt's work in progress is saved as started. */
+export function saveOnceRecords(records: ReadonlyMap<string, OnceRecord>): Record<string, SavedOnceRecord> {
+  const out: Record<string, SavedOnceRecord> = {};
+  for (const [name, record] of records) out[name] = record.state === "finished" ? { state: "finished", value: record.value } : { state: "started" };
+  return out;
+}
+
+/** Saved records as an execution's live ones (none of them this attempt's). */
+export function restoreOnceRecords(saved: Readonly<Record<string, SavedOnceRecord>> | ReadonlyMap<string, OnceRecord> | undefined): Map<string, OnceRecord> {
+  const records = new Map<string, OnceRecord>();
+  if (!saved) return records;
+  const entries = saved instanceof Map ? [...saved] : Object.entries(saved as Record<string, SavedOnceRecord>);
+  for (const [name, record] of entries) records.set(name, record.state === "finished" ? { state: "finished", value: record.value } : { state: "started" });
+  return records;
+}
+
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as PromiseLike<T> | null)?.then === "function";
+}
