@@ -5,10 +5,13 @@
 import type { Event, EventClass, EventOf } from "./event.ts";
 import { eventTypeName, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent } from "./event.ts";
 import { ContextStateError, WorkflowRuntimeError } from "./errors.ts";
-import type { Delivery, RestoredRun, Run, SavedRun, StepExecution } from "./run.ts";
-import { encodeRun } from "./run.ts";
-import { ContextSerdeError, decodeEvent, decodeValue, encodeValue } from "./serialize.ts";
-import type { Json, SavedEvent } from "./serialize.ts";
+import type { Run, StepExecution } from "./run.ts";
+import { encodeRun, restoreRun } from "./saved-run.ts";
+import type { RestoredRun } from "./saved-run.ts";
+import { readContextJSON, CONTEXT_FORMAT_VERSION } from "./context-format.ts";
+import type { ContextJSON, SavedRun } from "./context-format.ts";
+import { ContextSerdeError, decodeValue, encodeValue } from "./serialize.ts";
+import type { Json } from "./serialize.ts";
 import { ContextStore } from "./store.ts";
 import type { StateSchema } from "./store.ts";
 import { badTimeout } from "./timers.ts";
@@ -29,27 +32,35 @@ export interface WaitForEventOptions<E extends Event> {
   readonly waiterEvent?: Event;
 }
 
+export { CONTEXT_FORMAT_VERSION } from "./context-format.ts";
+export type { ContextJSON } from "./context-format.ts";
+
 const NEVER_ABORTED = new AbortController().signal;
 
+let runOfContext: (ctx: Context<object>) => Run | undefined;
 
 /**
- * The format version `toJSON` writes; `fromJSON` reads this and older. Version 2 keeps
- * `collectEvents` buffers per step (`run.collected[step][bufferId]`); version 3 gives each
- * queued and in-flight event its step execution's id (`execution`) and keeps the `ctx.once`
- * records of those executions (`run.once`).
+ * What the engine (run.ts, workflow.ts) does to a context: hand a saved run to the run that
+ * continues it, keep a cancelled run, give steps their views. Module-private in effect: the
+ * package exports neither this nor the members it reaches.
  */
-export const CONTEXT_FORMAT_VERSION = 3;
+export interface ContextEngine {
+  savedRun(ctx: Context<object>): RestoredRun | undefined;
+  settleSavedRun(ctx: Context<object>, run: Run): void;
+  keepCancelledRun(ctx: Context<object>, run: Run, events: RestoredRun): void;
+  dropCancelledRun(ctx: Context<object>): void;
+  forExecution(ctx: Context, execution: StepExecution): Context;
+  attach(ctx: Context, run: Run): Context;
+}
+export let contextEngine: ContextEngine;
 
-/** A saved context: plain JSON, safe to store anywhere. */
-export interface ContextJSON {
-  readonly version: number;
-  /** The workflow class it was saved from. */
-  readonly workflow: string;
-  /** The store, with non-JSON values encoded by their codecs. */
-  readonly store: { [key: string]: Json };
-  /** Whether a run was in progress: passing the restored context to `run()` continues it. */
-  readonly running: boolean;
-  readonly run: SavedRun | null;
+/**
+ * The run `ctx` belongs to (its current or last run; in a step, the step's run). For the
+ * engine's own modules: the package does not export it.
+ * @example const run = runOf(ctx);
+ */
+export function runOf(ctx: Context<object>): Run | undefined {
+  return runOfContext(ctx);
 }
 
 /**
@@ -212,11 +223,11 @@ export class Context<S extends object = Record<string, unknown>> {
   toJSON(): ContextJSON {
     const store: { [key: string]: Json } = {};
     for (const [key, value] of Object.entries(this.store.entries())) {
-      if (value !== undefined) store[key] = encodeValue(value, `store key "${key}"`);
+      if (value !== undefined) store[key] = encodeValue(value, `store key "${key}"`, this.workflow.codecs);
     }
     const root = this.#root;
     const saved = root.#saved;
-    if (saved && !saved.json) saved.json = encodeRun(saved.events);
+    if (saved && !saved.json) saved.json = encodeRun(saved.events, this.workflow.codecs);
     const run = root.running ? (root.#run as Run).save() : (saved?.json ?? null);
     return { version: CONTEXT_FORMAT_VERSION, workflow: this.workflow.constructor.name, store, running: run !== null, run };
   }
@@ -230,63 +241,24 @@ export class Context<S extends object = Record<string, unknown>> {
    * await agent.run({ input: "What is my name?" }, { ctx });
    */
   static fromJSON(workflow: AnyWorkflow, json: ContextJSON | string): Context {
-    const data = parseContextJSON(json);
-    const where = (what: string) => `Cannot restore the context: ${what}`;
+    const graph = workflow.graph;
+    const data = readContextJSON(json, { name: workflow.constructor.name, steps: [...graph.steps.values()].map((s) => ({ name: s.name, accepts: s.accepts.map(eventTypeName) })) });
     if (data.workflow !== workflow.constructor.name) {
-      throw new ContextSerdeError(where(`it was saved from a ${String(data.workflow)}, not a ${workflow.constructor.name}.`));
+      throw new ContextSerdeError(`Cannot restore the context: it was saved from a ${data.workflow}, not a ${workflow.constructor.name}.`, { path: "workflow" });
     }
-    if (Object.hasOwn(data.store, "__proto__")) throw new ContextSerdeError(where('store key "__proto__" cannot be restored (it would replace the store\'s prototype).'));
-    const store = decodeValue(data.store, "store") as Record<string, unknown>;
+    const store = decodeValue(data.store, "store", workflow.codecs) as Record<string, unknown>;
     const ctx = new Context(workflow, new ContextStore(store, workflow.stateSchema as StateSchema<Record<string, unknown>> | undefined));
-    if (data.running && data.run) {
-      const types = new Map(workflow.graph.eventTypes);
-      for (const type of [StartEvent, StopEvent, InputRequiredEvent, HumanResponseEvent] as EventClass[]) if (!types.has(eventTypeName(type))) types.set(eventTypeName(type), type);
-      let run = data.run;
-      if (data.version <= 1) run = { ...run, collected: collectedByStep(run.collected, workflow, where) };
-      if (data.version <= 2) run = withoutRecollected(run);
-      const decodeDeliveries = (group: unknown, what: string): Record<string, Delivery[]> => {
-        if (typeof group !== "object" || group === null) throw new ContextSerdeError(where(`run.${what} should be an object.`));
-        return Object.fromEntries(
-          Object.entries(group).map(([key, list]) => {
-            if (!Array.isArray(list)) throw new ContextSerdeError(where(`run.${what}["${key}"] should be a list of events.`));
-            return [key, list.map((ev: SavedEvent & { execution?: unknown }, i) => ({ event: decodeEvent(ev, types, `run.${what}["${key}"][${i}]`), execution: typeof ev.execution === "string" ? ev.execution : undefined }))];
-          }),
-        );
-      };
-      const decodeAll = (group: unknown, what: string): Record<string, Event[]> => {
-        if (typeof group !== "object" || group === null) throw new ContextSerdeError(where(`run.${what} should be an object.`));
-        return Object.fromEntries(
-          Object.entries(group).map(([key, list]) => {
-            if (!Array.isArray(list)) throw new ContextSerdeError(where(`run.${what}["${key}"] should be a list of events.`));
-            return [key, list.map((ev: SavedEvent, i) => decodeEvent(ev, types, `run.${what}["${key}"][${i}]`))];
-          }),
-        );
-      };
-      if (!Array.isArray(run.unclaimed)) throw new ContextSerdeError(where("run.unclaimed should be a list of events."));
-      const events: RestoredRun = {
-        ...(typeof run.runId === "string" && run.runId.length > 0 ? { runId: run.runId } : {}),
-        queued: decodeDeliveries(run.queued, "queued"),
-        inFlight: decodeDeliveries(run.inFlight, "inFlight"),
-        ...(run.once ? { once: run.once } : {}),
-        collected: decodeCollected(run.collected, (group, step) => decodeAll(group, `collected["${step}"]`), where),
-        // An event sent for a waitForEvent of a class no step names stays encoded until the wait asks for it.
-        unclaimed: run.unclaimed.map((ev, i) => (isSavedEvent(ev) && !types.has(ev.type) ? ev : decodeEvent(ev, types, `run.unclaimed[${i}]`))),
-      };
-      for (const name of [...Object.keys(events.queued), ...Object.keys(events.inFlight), ...Object.keys(events.collected)]) {
-        if (!workflow.graph.steps.has(name)) throw new ContextSerdeError(where(`the saved run has events for a step "${name}" that ${workflow.constructor.name} does not have.`));
-      }
-      ctx.#saved = { json: run, events, cancelled: false };
-    }
+    if (data.run) ctx.#saved = { json: data.run, events: restoreRun(data.run, workflow), cancelled: false };
     return ctx;
   }
 
-  /** @internal The events of the run saved in progress, for the run that continues it. */
-  get savedRun(): RestoredRun | undefined {
+  /** The events of the run saved in progress, for the run that continues it. */
+  get #savedRun(): RestoredRun | undefined {
     return this.#root.#saved?.events;
   }
 
-  /** @internal Forgets the saved run once `run`, still this context's run, has continued it. */
-  settleSavedRun(run: Run): void {
+  /** Forgets the saved run once `run`, still this context's run, has continued it. */
+  #settleSavedRun(run: Run): void {
     const root = this.#root;
     if (root.#run === run) root.#saved = undefined;
   }
@@ -296,24 +268,19 @@ export class Context<S extends object = Record<string, unknown>> {
     return this.#root.#saved !== undefined;
   }
 
-  /** @internal Whether the saved run is one `cancel()` kept (a new run with input replaces it) rather than one restored from JSON. */
-  get savedRunWasCancelled(): boolean {
-    return this.#root.#saved?.cancelled === true;
-  }
-
-  /** @internal Keeps what `run` (cancelled) had pending, so `toJSON()` saves it and `run(undefined, { ctx })` continues it. */
-  keepCancelledRun(run: Run, events: RestoredRun): void {
+  /** Keeps what `run` (cancelled) had pending, so `toJSON()` saves it and `run(undefined, { ctx })` continues it. */
+  #keepCancelledRun(run: Run, events: RestoredRun): void {
     const root = this.#root;
     if (root.#run === run) root.#saved = { json: undefined, events, cancelled: true };
   }
 
-  /** @internal Drops a run kept by `cancel()`, for a new run started with input. */
-  dropCancelledRun(): void {
+  /** Drops a run kept by `cancel()`, for a new run started with input. */
+  #dropCancelledRun(): void {
     if (this.#root.#saved?.cancelled) this.#root.#saved = undefined;
   }
 
-  /** @internal The view a step execution gets: bound to its run, and to the execution for `collectEvents` and `waitForEvent`. */
-  forExecution(execution: StepExecution): Context<S> {
+  /** The view a step execution gets: bound to its run, and to the execution for `collectEvents` and `waitForEvent`. */
+  #forExecution(execution: StepExecution): Context<S> {
     const view = new Context(this.#root.workflow, this.store);
     view.#root = this.#root;
     view.#run = this.#run;
@@ -322,10 +289,10 @@ export class Context<S extends object = Record<string, unknown>> {
   }
 
   /**
-   * @internal Makes `run` this context's run (one at a time) and returns the view of the
-   * context that its steps and its handler get.
+   * Makes `run` this context's run (one at a time) and returns the view of the context that
+   * its steps and its handler get.
    */
-  attach(run: Run): Context<S> {
+  #attach(run: Run): Context<S> {
     const root = this.#root;
     if (root.running) {
       throw new ContextStateError("This context is already running a workflow. Await the current run (or cancel it) before starting another on the same context.");
@@ -337,9 +304,16 @@ export class Context<S extends object = Record<string, unknown>> {
     return view;
   }
 
-  /** @internal The current or last run; in a step, the step's own run. */
-  get currentRun(): Run | undefined {
-    return this.#run;
+  static {
+    runOfContext = (ctx) => ctx.#run;
+    contextEngine = {
+      savedRun: (ctx) => ctx.#savedRun,
+      settleSavedRun: (ctx, run) => ctx.#settleSavedRun(run),
+      keepCancelledRun: (ctx, run, events) => ctx.#keepCancelledRun(run, events),
+      dropCancelledRun: (ctx) => ctx.#dropCancelledRun(),
+      forExecution: (ctx, execution) => ctx.#forExecution(execution),
+      attach: (ctx, run) => ctx.#attach(run),
+    };
   }
 
   #activeRun(operation: string): Run {
@@ -349,87 +323,4 @@ export class Context<S extends object = Record<string, unknown>> {
     }
     return run;
   }
-}
-
-/**
- * Format 1 kept one `collectEvents` buffer per list of types for the whole run, `{ [types]:
- * events }`; format 2 keeps them per step, `{ [step]: { [bufferId]: events } }`. Each old buffer
- * goes to the one step that accepts every type it lists (the step that collected it); when
- * several steps could have, it cannot be told.
- */
-function collectedByStep(collected: unknown, workflow: AnyWorkflow, where: (what: string) => string): SavedRun["collected"] {
-  if (typeof collected !== "object" || collected === null) throw new ContextSerdeError(where("run.collected should be an object."));
-  const byStep: Record<string, Record<string, SavedEvent[]>> = {};
-  for (const [key, events] of Object.entries(collected)) {
-    if (!Array.isArray(events) || events.length === 0) continue;
-    const types = key.split("|");
-    const steps = [...workflow.graph.steps.values()].filter((s) => types.every((type) => s.accepts.some((accepted) => eventTypeName(accepted) === type)));
-    if (steps.length !== 1) {
-      throw new ContextSerdeError(
-        where(`it holds events collected by collectEvents (${key}) in the format of an older stepflow, which kept one buffer for all steps, and ${steps.length === 0 ? "no step" : `${steps.length} steps (${steps.map((s) => s.name).join(", ")})`} of ${workflow.constructor.name} could have collected them. Finish that run with the version that saved it, or start the run again with a new Context.`),
-      );
-    }
-    (byStep[(steps[0] as { name: string }).name] ??= {})[key] = events as SavedEvent[];
-  }
-  return byStep;
-}
-
-/** `run.collected`: `{ [step]: { [bufferId]: events } }`. */
-function decodeCollected(group: unknown, decodeStep: (buffers: unknown, step: string) => Record<string, Event[]>, where: (what: string) => string): Record<string, Record<string, Event[]>> {
-  if (typeof group !== "object" || group === null) throw new ContextSerdeError(where("run.collected should be an object."));
-  return Object.fromEntries(Object.entries(group).map(([step, buffers]) => [step, decodeStep(buffers, step)]));
-}
-
-/**
- * Formats 1 and 2 saved a step's event both as in flight and in the step's collect buffer when
- * the step had collected it and not yet returned; run again after restore, the step collected
- * it a second time. One copy per in-flight event leaves the buffer.
- */
-function withoutRecollected(run: SavedRun): SavedRun {
-  if (typeof run.collected !== "object" || run.collected === null || typeof run.inFlight !== "object" || run.inFlight === null) return run;
-  const collected: Record<string, unknown> = { ...run.collected };
-  for (const [step, events] of Object.entries(run.inFlight)) {
-    const buffers = collected[step];
-    if (!Array.isArray(events) || typeof buffers !== "object" || buffers === null || Array.isArray(buffers)) continue;
-    const copy: Record<string, unknown> = { ...buffers };
-    for (const event of events) {
-      const text = JSON.stringify(event);
-      for (const [id, list] of Object.entries(copy)) {
-        if (!Array.isArray(list)) continue;
-        const at = list.findIndex((saved) => JSON.stringify(saved) === text);
-        if (at >= 0) {
-          copy[id] = list.filter((_, i) => i !== at);
-          break;
-        }
-      }
-    }
-    collected[step] = copy;
-  }
-  return { ...run, collected: collected as SavedRun["collected"] };
-}
-
-function isSavedEvent(value: unknown): value is SavedEvent {
-  return typeof value === "object" && value !== null && typeof (value as SavedEvent).type === "string" && "data" in value;
-}
-
-function parseContextJSON(json: ContextJSON | string): ContextJSON {
-  let data: unknown = json;
-  if (typeof json === "string") {
-    try {
-      data = JSON.parse(json);
-    } catch (error) {
-      throw new ContextSerdeError(`Cannot restore the context: the saved text is not valid JSON (${(error as Error).message}).`);
-    }
-  }
-  if (typeof data !== "object" || data === null || Array.isArray(data)) {
-    throw new ContextSerdeError(`Cannot restore the context: expected the object ctx.toJSON() returns, got ${Array.isArray(data) ? "an array" : data === null ? "null" : typeof data}.`);
-  }
-  const record = data as Record<string, unknown>;
-  if (typeof record.version !== "number") throw new ContextSerdeError(`Cannot restore the context: "version" is missing; this is not a saved stepflow context.`);
-  if (record.version > CONTEXT_FORMAT_VERSION) {
-    throw new ContextSerdeError(`Cannot restore the context: it was saved in format version ${record.version} by a newer stepflow; this one reads up to version ${CONTEXT_FORMAT_VERSION}. Upgrade stepflow.`);
-  }
-  if (typeof record.store !== "object" || record.store === null || Array.isArray(record.store)) throw new ContextSerdeError(`Cannot restore the context: "store" should be an object.`);
-  if (record.running === true && (typeof record.run !== "object" || record.run === null)) throw new ContextSerdeError(`Cannot restore the context: "running" is true but "run" is missing.`);
-  return record as unknown as ContextJSON;
 }

@@ -22,84 +22,18 @@ import type { WorkflowGraph } from "./graph.ts";
 import { retryDelay } from "./step.ts";
 import type { StepDefinition } from "./step.ts";
 import type { Context } from "./context.ts";
-import { decodeEvent, encodeEvent, encodeValue } from "./serialize.ts";
+import { contextEngine } from "./context.ts";
+import { decodeEvent, encodeValue } from "./serialize.ts";
+import type { Codecs } from "./serialize.ts";
 import type { Json, SavedEvent } from "./serialize.ts";
 import { startTimer } from "./timers.ts";
-import { restoreOnceRecords, runOnce, saveOnceRecords } from "./step-once.ts";
-import type { OnceOptions, OnceRecord, OnceResult, SavedOnceRecord } from "./step-once.ts";
+import { restoreOnceRecords, runOnce } from "./step-once.ts";
+import type { OnceOptions, OnceRecord, OnceResult } from "./step-once.ts";
+import { encodeRun } from "./saved-run.ts";
+import type { Delivery, RestoredRun } from "./saved-run.ts";
 import type { Journal } from "./journal/types.ts";
+import type { SavedRun } from "./context-format.ts";
 import { describeValue, quoteInput } from "./user-text.ts";
-
-/** An event given to a step, with the id of that step execution (absent in formats 1 and 2). */
-export interface SavedDelivery extends SavedEvent {
-  readonly execution?: string;
-}
-
-/** The part of a saved context that describes a run in progress (plain JSON). */
-export interface SavedRun {
-  /** The run's id (`handler.runId`): a resumed run keeps it. Absent in contexts saved before it existed. */
-  readonly runId?: string;
-  /** Events waiting for a worker, per step. */
-  readonly queued: Record<string, SavedDelivery[]>;
-  /** Events whose step was executing; on resume the step runs again from this event, as the same execution. */
-  readonly inFlight: Record<string, SavedDelivery[]>;
-  /** `ctx.once` records of the executions in `queued` and `inFlight`: execution id → name → record. */
-  readonly once?: Record<string, Record<string, SavedOnceRecord>>;
-  /** `collectEvents` buffers: per step, per buffer id (by default the list of type names). */
-  readonly collected: Record<string, Record<string, SavedEvent[]>>;
-  /** Events sent that no step or waiter has taken yet. */
-  readonly unclaimed: SavedEvent[];
-  /** What `waitForEvent` calls were waiting for (informational: re-run steps wait again). */
-  readonly waiters: { readonly type: string; readonly requirements: Json }[];
-}
-
-/** An event given to a step, decoded, with its execution id when it was saved with one. */
-export interface Delivery {
-  readonly event: Event;
-  readonly execution: string | undefined;
-}
-
-/** A saved run with its events decoded, ready to resume. */
-export interface RestoredRun {
-  readonly runId?: string;
-  readonly queued: Record<string, Delivery[]>;
-  readonly inFlight: Record<string, Delivery[]>;
-  /** `ctx.once` records per execution id (live maps for a run kept by `cancel()`: work that ends later is recorded). */
-  readonly once?: Record<string, Record<string, SavedOnceRecord> | ReadonlyMap<string, OnceRecord>>;
-  readonly collected: Record<string, Record<string, Event[]>>;
-  /** Still encoded when their class is not one the workflow's steps name: a `waitForEvent` for it decodes them. */
-  readonly unclaimed: (Event | SavedEvent)[];
-  readonly waiters?: SavedRun["waiters"];
-}
-
-/** Encodes a run's pending events (live, or kept by a cancel) as plain JSON. */
-export function encodeRun(run: RestoredRun): SavedRun {
-  const events = (list: Iterable<Event>, where: string) => [...list].map((ev, i) => encodeEvent(ev, `${where}[${i}]`));
-  const group = (record: Record<string, Event[]>, what: string) => Object.fromEntries(Object.entries(record).map(([name, list]) => [name, events(list, `${what} "${name}"`)]));
-  const deliveries = (record: Record<string, Delivery[]>, what: string) =>
-    Object.fromEntries(
-      Object.entries(record).map(([name, list]) => [
-        name,
-        list.map((d, i): SavedDelivery => ({ ...encodeEvent(d.event, `${what} "${name}"[${i}]`), ...(d.execution === undefined ? {} : { execution: d.execution }) })),
-      ]),
-    );
-  const collected = Object.fromEntries(Object.entries(run.collected).map(([name, buffers]) => [name, group(buffers, `collected event of step "${name}", buffer`)]));
-  const unclaimed = run.unclaimed.map((ev, i) => (isEvent(ev) ? encodeEvent(ev, `unclaimed event[${i}]`) : (ev as SavedEvent)));
-  const once: Record<string, Record<string, SavedOnceRecord>> = {};
-  for (const [id, records] of Object.entries(run.once ?? {})) {
-    const saved = records instanceof Map ? saveOnceRecords(records) : (records as Record<string, SavedOnceRecord>);
-    if (Object.keys(saved).length > 0) once[id] = saved;
-  }
-  return {
-    ...(run.runId ? { runId: run.runId } : {}),
-    queued: deliveries(run.queued, "queued event of step"),
-    inFlight: deliveries(run.inFlight, "in-flight event of step"),
-    ...(Object.keys(once).length > 0 ? { once } : {}),
-    collected,
-    unclaimed,
-    waiters: run.waiters ?? [],
-  };
-}
 
 /** How a run ended. */
 export type RunOutcome = { readonly ok: true; readonly stop: StopEvent } | { readonly ok: false; readonly error: unknown };
@@ -263,8 +197,8 @@ export class Run {
     readonly graph: WorkflowGraph,
     readonly settings: RunSettings,
   ) {
-    this.ctx = ctx.attach(this);
-    this.#id = ctx.savedRun?.runId;
+    this.ctx = contextEngine.attach(ctx, this);
+    this.#id = contextEngine.savedRun(ctx)?.runId;
     this.#lifecycle = settings.lifecycleEvents === true;
     this.result = new Promise((resolve) => (this.#settle = resolve));
     for (const step of graph.steps.values()) this.#slots.set(step.name, { step, queue: new ExecutionQueue(), inFlight: [], busy: 0, resumes: [] });
@@ -312,7 +246,7 @@ export class Run {
     else this.#load(first.restored);
     queueMicrotask(() => {
       // Started, or finished by a StopEvent sent from outside: the saved run is done with.
-      if ("restored" in first && (!this.#done || this.#succeeded)) this.ctx.settleSavedRun(this);
+      if ("restored" in first && (!this.#done || this.#succeeded)) contextEngine.settleSavedRun(this.ctx, this);
       if (!this.#done) this.#start("restored" in first);
     });
   }
@@ -434,7 +368,7 @@ export class Run {
         const saved = event as unknown as SavedEvent;
         if (saved.type !== eventTypeName(type)) continue;
         try {
-          event = this.#unclaimed[i] = decodeEvent(saved, new Map([[saved.type, type]]), `unclaimed event[${i}]`);
+          event = this.#unclaimed[i] = decodeEvent(saved, new Map([[saved.type, type]]), `unclaimed event[${i}]`, this.ctx.workflow.codecs);
         } catch {
           continue; // saved in a shape the class no longer takes (an older version): it answers nothing, and the question is asked again
         }
@@ -467,7 +401,7 @@ export class Run {
     if (this.#done) return;
     const pending = this.#scheduled ? this.#pending() : undefined;
     this.fail(new WorkflowCancelledByUser("The run was cancelled."));
-    if (pending) this.ctx.keepCancelledRun(this, pending);
+    if (pending) contextEngine.keepCancelledRun(this.ctx, this, pending);
   }
 
   fail(error: unknown): void {
@@ -477,7 +411,7 @@ export class Run {
 
   /** What is pending, as plain JSON, for `ctx.toJSON()`. */
   save(): SavedRun {
-    return encodeRun(this.#pending());
+    return encodeRun(this.#pending(), this.ctx.workflow.codecs);
   }
 
   /** What is pending, as live events (copies of the lists: the run goes on changing its own). */
@@ -530,6 +464,7 @@ export class Run {
       {
         records: (execution.once ??= new Map()),
         journal,
+        codecs: this.ctx.workflow.codecs,
         key: (n) => `once:${this.id}:${this.#executionId(execution)}:${n}`,
         ended: () => (this.#done ? { reason: this.#abortReason?.reason ?? RUN_FINISHED } : undefined),
       },
@@ -590,7 +525,7 @@ export class Run {
     const { step } = slot;
     slot.inFlight.push(execution);
     slot.busy++;
-    const ctx = this.ctx.forExecution(execution);
+    const ctx = contextEngine.forExecution(this.ctx, execution);
     if ((++this.#ticks & 255) === 0 && performance.now() >= this.#nextYieldAt) {
       await yieldToEventLoop();
       this.#nextYieldAt = performance.now() + YIELD_EVERY_MS;

@@ -7,7 +7,7 @@
 import { ContextStateError } from "./errors.ts";
 import type { Journal, JournalClaim } from "./journal/types.ts";
 import { decodeValue, encodeValue } from "./serialize.ts";
-import type { Json } from "./serialize.ts";
+import type { Codecs, Json } from "./serialize.ts";
 
 /**
  * What `ctx.once` did: ran the work now, found its recorded result, or found it started by an
@@ -42,6 +42,8 @@ export type SavedOnceRecord = { readonly state: "started" } | { readonly state: 
 export interface OnceScope {
   readonly records: Map<string, OnceRecord>;
   readonly journal: Journal;
+  /** The workflow's codecs, for results that are not plain JSON. */
+  readonly codecs: Codecs;
   /** The journal key of `name`: scoped to the run and the execution. */
   readonly key: (name: string) => string;
   /** The reason the run ended (a step left running may still call `once`), or `undefined` while it goes on. */
@@ -61,7 +63,7 @@ export function runOnce<T>(scope: OnceScope, name: string, work: () => T | Promi
   }
   if (typeof work !== "function") return Promise.reject(new ContextStateError(`ctx.once("${name}"): the work must be a function, like () => payments.charge(order); got ${typeof work}.`));
   const record = scope.records.get(name);
-  if (record?.state === "finished") return Promise.resolve({ status: "recorded", value: decodeValue(record.value, `ctx.once("${name}")`) as T });
+  if (record?.state === "finished") return Promise.resolve({ status: "recorded", value: decodeValue(record.value, `ctx.once("${name}")`, scope.codecs) as T });
   if (record?.state === "started" && record.live) {
     return Promise.reject(new ContextStateError(`ctx.once("${name}") was called again while the first call is still running in this step. Await the first call, or give each piece of work its own name.`));
   }
@@ -99,7 +101,7 @@ function decide<T>(scope: OnceScope, name: string, key: string, claim: JournalCl
       return Promise.reject(new ContextStateError(`ctx.once("${name}"): the journal ${scope.journal.description} holds a result under "${key}" that is not JSON. Remove that entry, or use another journal.`, { cause: error }));
     }
     scope.records.set(name, { state: "finished", value });
-    return Promise.resolve({ status: "recorded", value: decodeValue(value, `ctx.once("${name}")`) as T });
+    return Promise.resolve({ status: "recorded", value: decodeValue(value, `ctx.once("${name}")`, scope.codecs) as T });
   }
   // Started before, by an earlier attempt at this run (its record says so) or by anyone (the journal does).
   if ((startedBefore || !claim.claimed) && !rerun) {
@@ -139,7 +141,7 @@ function decide<T>(scope: OnceScope, name: string, key: string, claim: JournalCl
 function finish<T>(scope: OnceScope, name: string, key: string, value: T): Promise<OnceResult<T>> {
   let json: Json;
   try {
-    json = encodeValue(value ?? null, `the result of ctx.once("${name}")`);
+    json = encodeValue(value ?? null, `the result of ctx.once("${name}")`, scope.codecs);
   } catch (error) {
     scope.records.set(name, { state: "started" });
     return Promise.reject(error);

@@ -2,7 +2,7 @@
  * `Workflow`: a class whose `@step` methods (or `addStep` handlers) form an event graph, and
  * `run()` that starts one run of it.
  */
-import { Context } from "./context.ts";
+import { Context, contextEngine } from "./context.ts";
 import { isEvent } from "./event.ts";
 import type { Event, EventClass, StartEvent } from "./event.ts";
 import { ContextStateError, WorkflowRuntimeError } from "./errors.ts";
@@ -15,6 +15,8 @@ import { badTimeout } from "./timers.ts";
 import type { StepConfig, StepDefinition, StepFunction, StepHandler } from "./step.ts";
 import type { StateSchema } from "./store.ts";
 import type { ResourceMap } from "./resource.ts";
+import { Codecs } from "./serialize.ts";
+import type { Codec } from "./serialize.ts";
 
 /** Options of a workflow. */
 export interface WorkflowOptions {
@@ -42,6 +44,14 @@ export interface WorkflowOptions {
    * the limit wait their turn, in order (their timeout starts when they start). Default: no limit.
    */
   readonly numConcurrentRuns?: number;
+  /**
+   * How `ctx.toJSON()` saves, and `Context.fromJSON()` restores, values of this workflow's
+   * contexts that are not JSON (store values, event fields, `ctx.once` results), by a name saved
+   * with each value: keep the names stable. `Date` is built in.
+   * @example
+   * new Shop({ codecs: { Money: { test: (v) => v instanceof Money, encode: (m) => m.cents, decode: (c) => new Money(c as number) } } });
+   */
+  readonly codecs?: Readonly<Record<string, Codec>>;
 }
 
 /** Options of one run. */
@@ -83,6 +93,8 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
   #graph: WorkflowGraph | undefined;
   /** The schema of the state of this workflow's contexts, from `options.state`. */
   readonly stateSchema: StateSchema<object> | undefined;
+  /** The codecs of this workflow's contexts: `options.codecs`, then `Date`, then any registered process-wide. */
+  readonly codecs: Codecs;
   readonly #maxRuns: number;
   #activeRuns = 0;
   /** Starts of runs waiting for a free place (FIFO), when `numConcurrentRuns` is set. */
@@ -102,6 +114,7 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
       throw new WorkflowRuntimeError(`numConcurrentRuns must be a whole number ≥ 1 (or left out for no limit), got ${String(limit)}.`);
     }
     this.#maxRuns = limit ?? Infinity;
+    this.codecs = new Codecs(checkCodecs(options.codecs));
   }
 
   /**
@@ -164,7 +177,7 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
     const graph = this.graph;
     const ctx = options.ctx ?? new Context(this);
     // A run kept by cancel() is continued by run(undefined, { ctx }); a new question starts over, as before the cancel.
-    if (input !== undefined) ctx.dropCancelledRun();
+    if (input !== undefined) contextEngine.dropCancelledRun(ctx);
     if (ctx.hasSavedRun && input !== undefined) {
       throw new ContextStateError("This context was saved in the middle of a run. Continue it with workflow.run(undefined, { ctx }), or start over with a new Context.");
     }
@@ -190,7 +203,7 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
       }
     }
     const start = () => {
-      const saved = ctx.savedRun;
+      const saved = contextEngine.savedRun(ctx);
       run.schedule(saved ? { restored: saved } : { event: first as Event });
     };
     if (this.#maxRuns === Infinity) start();
@@ -216,6 +229,20 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
     // A run cancelled while waiting has ended already: it is skipped when its turn comes.
     this.#waitingRuns.push(() => (run.done ? this.#waitingRuns.shift()?.() : enter()));
   }
+}
+
+function checkCodecs(codecs: WorkflowOptions["codecs"]): Readonly<Record<string, Codec>> {
+  if (codecs === undefined) return {};
+  if (typeof codecs !== "object" || codecs === null || Array.isArray(codecs)) {
+    throw new WorkflowRuntimeError(`codecs takes an object of codecs by name, like { Money: { test, encode, decode } }; got ${Array.isArray(codecs) ? "an array" : String(codecs)}.`);
+  }
+  for (const [name, codec] of Object.entries(codecs)) {
+    const missing = (["test", "encode", "decode"] as const).filter((fn) => typeof (codec as Partial<Codec> | null)?.[fn] !== "function");
+    if (name.length === 0 || missing.length > 0) {
+      throw new WorkflowRuntimeError(`codecs["${name}"] ${name.length === 0 ? "needs a name" : `lacks ${missing.join(", ")}`}: a codec is { test: (value) => boolean, encode: (value) => json, decode: (json) => value } under a stable, non-empty name.`);
+    }
+  }
+  return codecs;
 }
 
 function toStartEvent(startEvent: EventClass, input: object): Event {

@@ -103,7 +103,7 @@ describe("ctx.toJSON / Context.fromJSON", () => {
     const ctx = new Context(new TwoStep());
     await ctx.store.set("wallet", { balance: new Money(5) });
     expect(() => ctx.toJSON()).toThrow(ContextSerdeError);
-    expect(() => ctx.toJSON()).toThrow('Cannot save the context: store key "wallet".balance holds a Money object, which is not JSON. Store plain data there, or register a codec: registerCodec("Money", { test, encode, decode }).');
+    expect(() => ctx.toJSON()).toThrow('Cannot save the context: store key "wallet".balance holds a Money object, which is not JSON. Store plain data there, or give the workflow a codec for it: new MyWorkflow({ codecs: { "Money": { test, encode, decode } } }).');
     await ctx.store.set("wallet", { fn: () => 1 });
     expect(() => ctx.toJSON()).toThrow('store key "wallet".fn holds a function');
 
@@ -111,6 +111,26 @@ describe("ctx.toJSON / Context.fromJSON", () => {
     await ctx.store.set("wallet", { balance: new Money(5) });
     const back = Context.fromJSON(new TwoStep(), JSON.stringify(ctx.toJSON()));
     expect(await back.store.get("wallet.balance")).toEqual(new Money(5));
+  });
+
+  it("uses a workflow's own codecs for its contexts only: another workflow neither saves nor restores with them", async () => {
+    class Points {
+      constructor(readonly n: number) {}
+    }
+    const points = { test: (v: unknown) => v instanceof Points, encode: (p: unknown) => (p as Points).n, decode: (n: unknown) => new Points(n as number) };
+    const { TwoStep } = makeFlow(Promise.resolve());
+    const withCodec = new TwoStep({ codecs: { Points: points } });
+    const ctx = new Context(withCodec);
+    await ctx.store.set("score", new Points(3));
+    const saved = JSON.stringify(ctx.toJSON());
+    expect(JSON.parse(saved).store.score).toEqual({ $codec: "Points", value: 3 });
+    expect(await Context.fromJSON(new TwoStep({ codecs: { Points: points } }), saved).store.get("score")).toEqual(new Points(3));
+
+    const plain = new Context(new TwoStep());
+    await plain.store.set("score", new Points(3));
+    expect(() => plain.toJSON()).toThrow(/holds a Points object, which is not JSON/);
+    expect(() => Context.fromJSON(new TwoStep(), saved)).toThrow(expect.objectContaining({ name: "ContextSerdeError", path: "store.score", message: 'Cannot restore the context: store.score was saved with codec "Points", which this workflow does not have. Give the workflow that codec: new MyWorkflow({ codecs: { "Points": … } }).' }));
+    expect(() => new TwoStep({ codecs: { Points: { test: points.test } as never } })).toThrow('codecs["Points"] lacks encode, decode: a codec is { test: (value) => boolean, encode: (value) => json, decode: (json) => value } under a stable, non-empty name.');
   });
 
   it("names the store key of a value a codec fails on, or that contains itself", async () => {
@@ -143,7 +163,7 @@ describe("ctx.toJSON / Context.fromJSON", () => {
     expect(attempt("{not json")).toThrow(/^Cannot restore the context: the saved text is not valid JSON \(/);
     expect(attempt({ ...ok, version: 4 })).toThrow("Cannot restore the context: it was saved in format version 4 by a newer stepflow; this one reads up to version 3. Upgrade stepflow.");
     expect(attempt({ ...ok, workflow: "Other" })).toThrow("Cannot restore the context: it was saved from a Other, not a TwoStep.");
-    expect(attempt({ ...ok, store: { x: { $codec: "nope", value: 1 } } })).toThrow('Cannot restore the context: store.x was saved with codec "nope", which is not registered here. Call registerCodec("nope", …) before Context.fromJSON.');
+    expect(attempt({ ...ok, store: { x: { $codec: "nope", value: 1 } } })).toThrow('Cannot restore the context: store.x was saved with codec "nope", which this workflow does not have. Give the workflow that codec: new MyWorkflow({ codecs: { "nope": … } }).');
     const run = { queued: { slow: [{ type: "Mystery", data: {} }] }, inFlight: {}, collected: {}, unclaimed: [], waiters: [] };
     expect(attempt({ ...ok, running: true, run })).toThrow('Cannot restore the context: run.queued["slow"][0] is an event of type "Mystery", which this workflow does not know. Known types: StartEvent, Prepared, StopEvent');
     expect(attempt({ ...ok, running: true, run: { ...run, queued: { gone: [] } } })).toThrow('the saved run has events for a step "gone" that TwoStep does not have.');

@@ -205,7 +205,7 @@ describe("ctx.once", () => {
 
   it("says what is wrong: outside a step, a result that is not JSON, the same name twice at once", async () => {
     const flow = new Charge({ work: () => new Map() });
-    await expect(flow.run({ order: "A-1" })).rejects.toThrow(new ContextSerdeError('Cannot save the context: the result of ctx.once("charge") holds a Map object, which is not JSON. Store plain data there, or register a codec: registerCodec("Map", { test, encode, decode }).'));
+    await expect(flow.run({ order: "A-1" })).rejects.toThrow(new ContextSerdeError('Cannot save the context: the result of ctx.once("charge") holds a Map object, which is not JSON. Store plain data there, or give the workflow a codec for it: new MyWorkflow({ codecs: { "Map": { test, encode, decode } } }).'));
 
     const outside = new Context(flow);
     const handler = flow.run({ order: "A-1" }, { ctx: outside });

@@ -8,23 +8,22 @@ import { randomUUID } from "node:crypto";
 import type { BaseTool, ChatMessage, ToolCall, ToolCallLLM } from "@llamaindex/core/llms";
 import { Memory, createMemory } from "@llamaindex/core/memory";
 import type { MemoryMessage } from "@llamaindex/core/memory";
-import { FunctionOutputEvent, InputEvent, StreamEvent, ToolCallEvent } from "../events/index.ts";
+import { FunctionOutputEvent, InputEvent, StreamEvent, ToolApprovalEvent, ToolApprovalRequestEvent, ToolCallEvent } from "../events/index.ts";
 import type { Context } from "../src/context.ts";
 import { StepflowError } from "../src/errors.ts";
 import { StartEvent, StopEvent } from "../src/event.ts";
 import { recentHistory, toolCallsOf, toolResultIdOf, wellFormedHistory } from "../src/llm/chat-history.ts";
 import { badTimeout } from "../src/timers.ts";
 import { describeValue } from "../src/user-text.ts";
-import { runToolCalls } from "../src/llm/tool-calls.ts";
-import { registerCodec } from "../src/serialize.ts";
+import { runToolCalls, toolCallProblem } from "../src/llm/tool-calls.ts";
+import type { Codec } from "../src/serialize.ts";
 import { journalOf } from "../src/journal/context-journal.ts";
 import type { Journal, JournalClaim, JournalEntry } from "../src/journal/types.ts";
 import type { RunToolCallsOptions, ToolSource } from "../src/llm/tool-calls.ts";
 import { step } from "../src/step.ts";
 import { Workflow } from "../src/workflow.ts";
+import { RunLocal } from "../src/run-local.ts";
 import type { WorkflowOptions } from "../src/workflow.ts";
-import { ToolApprovalPolicy, askApproval, describeArguments, notApproved } from "./tool-approval.ts";
-import type { NeedsApproval } from "./tool-approval.ts";
 
 /** The agent's run input: `agent.run({ input: "Hello!" })`. */
 export interface AgentInput {
@@ -56,7 +55,7 @@ export interface FunctionCallingAgentOptions extends WorkflowOptions {
    * `timeout` covers the wait: raise it (`null` for none), or save the context and continue the
    * run when the answer comes, in this process or another.
    */
-  readonly needsApproval?: NeedsApproval;
+  readonly needsApproval?: readonly string[] | ((call: ToolCall) => boolean);
   /**
    * Where each tool call's start and result are recorded, under a key kept in the saved run,
    * so that resuming one saved run twice (in this process or another) never runs a call twice.
@@ -74,7 +73,7 @@ export class AgentMaxIterationsError extends StepflowError {
 }
 
 // LlamaIndex Memory saves itself as a snapshot; this lets ctx.toJSON() save the agent's memory.
-registerCodec<Memory>("llamaindex.Memory", {
+const memoryCodec: Codec<Memory> = {
   test: (value) => value instanceof Memory,
   encode: (memory) => JSON.parse(memory.snapshot()),
   // What loadMemory does, without its JSON.stringify-then-parse round trip of every message.
@@ -82,7 +81,7 @@ registerCodec<Memory>("llamaindex.Memory", {
     const { messages = [], memoryCursor = 0 } = json as { messages?: MemoryMessage[]; memoryCursor?: number };
     return new Memory(messages, { memoryCursor });
   },
-});
+};
 
 const MEMORY = "memory";
 const SOURCES = "sources";
@@ -137,7 +136,7 @@ interface AgentRunState {
   history: ChatMessage[];
 }
 
-const runStates = new WeakMap<object, AgentRunState>();
+const runStates = new RunLocal<AgentRunState>();
 
 /**
  * @example
@@ -160,11 +159,11 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   // Not a #private member: a class with decorators has its #private members lowered to WeakMap
   // helpers (esbuild, tsc), which cost on every access.
   private readonly abortable: boolean;
-  private readonly approval: ToolApprovalPolicy;
+  private readonly needsApproval: ((call: ToolCall) => boolean) | undefined;
   private readonly journal: Journal | undefined;
 
   constructor(options: FunctionCallingAgentOptions) {
-    super(options);
+    super({ ...options, codecs: { "llamaindex.Memory": memoryCodec as Codec, ...options.codecs } });
     if (!options.llm?.supportToolCall) {
       throw new StepflowError("FunctionCallingAgent needs an LLM that supports tool calls (a LlamaIndex ToolCallLLM with supportToolCall: true).");
     }
@@ -180,7 +179,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const problem = badTimeout("toolTimeout", this.toolTimeout, "the default is 60");
     if (problem) throw new StepflowError(problem);
     this.abortable = (options.llm as { supportsAbortSignal?: boolean }).supportsAbortSignal === true;
-    this.approval = new ToolApprovalPolicy(options.needsApproval, this.tools);
+    this.needsApproval = approvalTest(options.needsApproval, this.tools);
     this.journal = options.journal;
   }
 
@@ -289,7 +288,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const run = (calls: readonly ToolCall[]) => runJournaled(journal, calls, state, this.tools, options, ctx.signal);
     const unfinished = ev.toolCalls.filter((call) => finished[call.id] === undefined);
     // A restored run may hold calls put to a human, whatever this agent's needsApproval says.
-    if (Object.keys(state.approvals).length > 0) await this.runApproved(ctx, state, unfinished, run, onResult);
+    if (this.needsApproval || state.restored) await this.runApproved(ctx, state, unfinished, run, onResult);
     else await run(unfinished);
     // A run that timed out or was cancelled mid-call must not write late results into memory.
     if (ctx.signal.aborted) return undefined;
@@ -319,35 +318,57 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
    */
   private async runApproved(ctx: Context, state: AgentRunState, calls: readonly ToolCall[], run: (calls: readonly ToolCall[]) => Promise<unknown>, onResult: (source: ToolSource) => void): Promise<void> {
     const approvals = state.approvals;
-    const asking = calls.filter((call) => approvals[call.id] !== undefined);
+    const asking = calls.filter((call) => (approvals[call.id] !== undefined || this.asks(call)) && toolCallProblem(call, this.tools) === undefined);
     await Promise.all([
       run(calls.filter((call) => !asking.includes(call))),
       ...asking.map(async (call) => {
-        const answer = await this.approval_(ctx, call, approvals[call.id] as PendingApproval);
-        return answer.approved ? run([call]) : onResult(notApproved(call, answer));
+        const answer = await this.approval(ctx, call, (approvals[call.id] ??= { id: randomUUID() }));
+        if (answer.approved) return run([call]);
+        const reason = answer.reason?.trim() ? ` The reason given: ${answer.reason.trim()}` : "";
+        const message = `The user did not approve this call to ${call.name}, so it was not run.${reason}`;
+        return onResult({ toolCallId: call.id, toolName: call.name, input: call.input, output: message, content: message, isError: true });
       }),
     ]);
   }
 
   /** Gives the calls of a new reply their keys, and marks those a human must approve (in ctx.store, saved with the context). */
   private recordTurn(state: AgentRunState, calls: readonly ToolCall[]): void {
-    for (const call of calls) state.keys[call.id] = randomUUID();
-    const marks = this.approval.mark(calls.filter((call) => state.approvals[call.id] === undefined)) ?? {};
-    for (const [id, approvalId] of Object.entries(marks)) state.approvals[id] = { id: approvalId };
+    for (const call of calls) {
+      state.keys[call.id] = randomUUID();
+      if (state.approvals[call.id] === undefined && this.asks(call) && toolCallProblem(call, this.tools) === undefined) state.approvals[call.id] = { id: randomUUID() };
+    }
+  }
+
+  /** Whether `needsApproval` selects `call`. */
+  private asks(call: ToolCall): boolean {
+    if (!this.needsApproval) return false;
+    let answer: unknown;
+    try {
+      answer = this.needsApproval(call);
+    } catch (error) {
+      throw new StepflowError(`needsApproval threw for the call to ${call.name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+    if (typeof (answer as PromiseLike<unknown> | null)?.then === "function") {
+      throw new StepflowError(`needsApproval returned a promise for the call to ${call.name}; it must return true or false at once, from the call's name and arguments.`);
+    }
+    return Boolean(answer);
   }
 
   /** A human's answer for `call`: asked on the stream, unless it was approved before a save. */
-  private async approval_(ctx: Context, call: ToolCall, pending: PendingApproval): Promise<{ approved: boolean; reason?: string | undefined }> {
+  private async approval(ctx: Context, call: ToolCall, pending: PendingApproval): Promise<{ approved: boolean; reason?: string | undefined }> {
     if (pending.approved) return { approved: true };
     this.trace(`Waiting for approval: \`${call.name}\` with \`${describeArguments(call)}\``);
-    const answer = await askApproval(ctx, call, pending.id);
+    const answer = await ctx.waitForEvent(ToolApprovalEvent, {
+      requirements: { approvalId: pending.id },
+      waiterEvent: new ToolApprovalRequestEvent({ prefix: `Run ${call.name} with ${describeArguments(call)}? (yes/no)`, toolCall: call, approvalId: pending.id }),
+    });
     if (answer.approved) pending.approved = true;
     return answer;
   }
 
   /** This run's state: set by prepareChatHistory, or rebuilt for a run restored mid-way. */
   private runState(ctx: Context): AgentRunState | Promise<AgentRunState> {
-    return runStates.get(ctx.currentRun as object) ?? this.restoreRunState(ctx);
+    return runStates.get(ctx) ?? this.restoreRunState(ctx);
   }
 
   /** The state of a run restored from a saved context mid-run, rebuilt from ctx.store. */
@@ -367,7 +388,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   private startRunState(ctx: Context, shared: Pick<AgentRunState, "memory" | "sources" | "toolResults" | "approvals" | "keys" | "restored">, messages: readonly ChatMessage[]): AgentRunState {
     const tokenLimit = historyTokenLimit(this.llm);
     const state: AgentRunState = { ...shared, llmCalls: 0, tokenLimit, history: recentHistory(messages, tokenLimit) };
-    runStates.set(ctx.currentRun as object, state);
+    runStates.set(ctx, state);
     return state;
   }
 }
@@ -471,6 +492,26 @@ function describeInput(value: unknown): string {
 /** What Memory.getLLM keeps of the history: 70% of ¾ of the context window. */
 function historyTokenLimit(llm: ToolCallLLM): number {
   return Math.ceil(Math.ceil(llm.metadata.contextWindow * 0.75) * 0.7);
+}
+
+/** A call's arguments as the trace and the approval question show them. */
+function describeArguments(call: ToolCall): string {
+  return typeof call.input === "string" ? call.input : JSON.stringify(call.input);
+}
+
+/** `needsApproval` as a test of a call, checked against the agent's tools. */
+function approvalTest(option: FunctionCallingAgentOptions["needsApproval"], tools: readonly BaseTool[]): ((call: ToolCall) => boolean) | undefined {
+  if (option === undefined || typeof option === "function") return option;
+  if (!Array.isArray(option) || option.some((name) => typeof name !== "string")) {
+    throw new StepflowError(`needsApproval takes tool names, e.g. ["fire_employee"], or a function of a tool call that returns true when a human must approve it; got ${describeValue(option)}.`);
+  }
+  const known = new Set(tools.map((tool) => tool.metadata.name));
+  const unknown = option.filter((name) => !known.has(name));
+  if (unknown.length > 0) {
+    throw new StepflowError(`needsApproval names ${unknown.map((name) => JSON.stringify(name)).join(", ")}, not among the agent's tools (${[...known].join(", ") || "none"}). Check the spelling, or add the tool.`);
+  }
+  const names = new Set(option);
+  return (call) => names.has(call.name);
 }
 
 function isRecord(value: unknown): value is Record<string, never> {
