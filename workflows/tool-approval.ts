@@ -112,6 +112,21 @@ export async function askApproval(ctx: Context, call: ToolCall, approvalId: stri
 }
 
 /**
+ * A human's answer for `call`, asked once per step execution: a step resumed from a context
+ * saved after the answer came gets that answer; one saved while the question waited asks it
+ * again, under the same `approvalId` (an answer sent before the question is taken at once).
+ * `onAsk` runs when the question is really asked.
+ * @example
+ * const answer = await approvalOnce(ctx, call, approvalId);
+ * if (!answer.approved) return notApproved(call, answer);
+ */
+export async function approvalOnce(ctx: Context, call: ToolCall, approvalId: string, onAsk?: () => void): Promise<ApprovalAnswer> {
+  const answer = await ctx.once(`approval ${call.id}`, () => (onAsk?.(), askApproval(ctx, call, approvalId)), { rerunUnfinished: true });
+  // Never unknown: a question left unanswered is asked again.
+  return answer.status === "unknown" ? { approved: false } : answer.value;
+}
+
+/**
  * What the model reads for a call a human did not approve (it was not run).
  * @example notApproved(call, { approved: false, reason: "Ask HR first." }).content
  */
