@@ -6,9 +6,8 @@
 import type { ChatMessage, ToolCallLLM } from "@llamaindex/core/llms";
 import { Memory, createMemory } from "@llamaindex/core/memory";
 import type { MemoryMessage } from "@llamaindex/core/memory";
-import type { Context } from "../src/context.ts";
-import { StepflowError } from "../src/errors.ts";
-import type { Codec } from "../src/index.ts";
+import { StepflowError } from "../src/index.ts";
+import type { Codec, Context } from "../src/index.ts";
 
 /** The store key of the agent's memory (sessions read it there). @example `await ctx.store.get<Memory>(MEMORY_KEY)` */
 export const MEMORY_KEY = "memory";

@@ -5,7 +5,7 @@
  * calls put to a human are asked (again: an answer given before the save is not trusted to have
  * reached the call, and asking is the side that never runs a call unapproved).
  */
-import type { Context } from "../src/context.ts";
+import type { Context } from "../src/index.ts";
 import type { ToolSource } from "../src/llm/tool-calls.ts";
 import type { ApprovalMarks } from "./tool-approval.ts";
 

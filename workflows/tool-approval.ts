@@ -6,8 +6,8 @@
 import { randomUUID } from "node:crypto";
 import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
 import { ToolApprovalEvent, ToolApprovalRequestEvent } from "../events/index.ts";
-import type { Context } from "../src/context.ts";
-import { StepflowError } from "../src/errors.ts";
+import { StepflowError } from "../src/index.ts";
+import type { Context } from "../src/index.ts";
 import { toolCallProblem } from "../src/llm/tool-calls.ts";
 import type { ToolSource } from "../src/llm/tool-calls.ts";
 import { describeValue } from "../src/user-text.ts";

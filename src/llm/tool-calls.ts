@@ -27,7 +27,7 @@ export interface ToolSource {
   readonly isError: boolean;
 }
 
-/** Options of {@link runToolCall}. */
+/** Options of {@link runToolCall}. @example `{ timeout: 30, signal: ctx.signal, idempotencyKey: "5f0c…" }` */
 export interface RunToolCallOptions {
   /** Seconds the call may take before it is reported to the model as failed. Default 60. */
   readonly timeout?: number;
