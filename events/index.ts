@@ -26,10 +26,12 @@ export class StreamEvent extends Event<{ delta: string }> {
 }
 
 /**
- * The tool calls of one LLM turn, in the order the model made them (also written to the stream).
+ * The tool calls of one LLM turn, in the order the model made them (also written to the
+ * stream), and the `approvalId` of each call a human must approve (`needsApproval`), fixed
+ * when the reply arrived so that a run restored from a saved context asks the same questions.
  * @example new ToolCallEvent({ toolCalls: [{ id: "call_1", name: "add", input: { x: 1, y: 2 } }] })
  */
-export class ToolCallEvent extends Event<{ toolCalls: ToolCall[] }> {
+export class ToolCallEvent extends Event<{ toolCalls: ToolCall[]; approvals?: Readonly<Record<string, string>> }> {
   static readonly typeName = "agent.ToolCallEvent";
 }
 

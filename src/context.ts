@@ -194,6 +194,8 @@ export class Context<S extends object = Record<string, unknown>> {
    *   return new StopEvent({ result: charge.value.id });
    * }
    */
+  once<T>(name: string, work: () => T | Promise<T>, options: OnceOptions & { readonly rerunUnfinished: true }): Promise<Exclude<OnceResult<T>, { readonly status: "unknown" }>>;
+  once<T>(name: string, work: () => T | Promise<T>, options?: OnceOptions): Promise<OnceResult<T>>;
   once<T>(name: string, work: () => T | Promise<T>, options?: OnceOptions): Promise<OnceResult<T>> {
     const run = this.#activeRun("once");
     const execution = this.#execution;

@@ -8,7 +8,7 @@
  * loop a turn every few milliseconds, so timers (the run's timeout among them) fire even
  * when every step resolves at once.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { eventTypeName, HumanResponseEvent, InputRequiredEvent, isEvent, StopEvent } from "./event.ts";
 import type { Event, EventClass } from "./event.ts";
 import { NonErrorThrownError, UnhandledEventError, WorkflowCancelledByUser, WorkflowRuntimeError, WorkflowTimeoutError } from "./errors.ts";
@@ -299,14 +299,14 @@ export class Run {
   }
 
   /** Delivers an event; false when nothing took it. */
-  #route(event: Event, target?: StepDefinition): boolean {
+  #route(event: Event, target?: StepDefinition, from?: StepExecution): boolean {
     if (this.#done) return true;
     if (event instanceof StopEvent) return this.#finish(event), true;
     // As in Python, the answer to a waitForEvent is the waiter's: it does not also start steps.
     if (this.#waiters.length > 0 && this.#deliverToWaiter(event)) return true;
     const steps = target ? [target] : this.graph.routes.get(event.constructor as EventClass);
     if (!steps) return false;
-    for (const step of steps) this.#enqueue(this.#slots.get(step.name) as StepSlot, event);
+    for (const step of steps) this.#enqueue(this.#slots.get(step.name) as StepSlot, event, from);
     return true;
   }
 
@@ -514,8 +514,12 @@ export class Run {
     }
   }
 
-  #enqueue(slot: StepSlot, event: Event): void {
-    const execution: StepExecution = { slot, event, id: ++this.#executions, once: undefined, waits: 0, ended: false };
+  #enqueue(slot: StepSlot, event: Event, from?: StepExecution): void {
+    // The event a restored execution returns gets an id made from that execution's, so every
+    // resume of one saved run gives the same id to the same work and shares its ctx.once records.
+    // Fresh runs keep numbered ids: no hash on the hot path.
+    const id = typeof from?.id === "string" ? createHash("sha256").update(`${from.id}>${slot.step.name}`).digest("base64url").slice(0, 16) : ++this.#executions;
+    const execution: StepExecution = { slot, event, id, once: undefined, waits: 0, ended: false };
     if (this.#started && slot.busy < slot.step.numWorkers) void this.#execute(execution);
     else slot.queue.push(execution);
   }
@@ -579,7 +583,7 @@ export class Run {
       if (output instanceof InputRequiredEvent) {
         this.writeToStream(output);
         if (this.graph.routes.has(output.constructor as EventClass)) this.send(output);
-      } else if (!this.#route(output)) {
+      } else if (!this.#route(output, undefined, execution)) {
         // A HumanResponseEvent may answer a waitForEvent not asked yet; anything else would wait for the timeout.
         if (!(output instanceof HumanResponseEvent)) return this.fail(unhandled(step.name, output));
         this.#unclaimed.push(output);

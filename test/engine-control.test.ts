@@ -13,7 +13,7 @@ import {
   WorkflowTimeoutError,
   step,
 } from "../src/index.ts";
-import { runToolCalls } from "../src/llm/tool-calls.ts";
+import { runToolCall } from "../src/llm/tool-calls.ts";
 import { restApiTool } from "../workflows/tools/rest-api.ts";
 import { gate } from "./support/gate.ts";
 
@@ -656,7 +656,7 @@ describe("runs that end early", () => {
       [() => new Workflow({ timeout: Infinity }), Infinity],
       [() => flow.run({}, { timeout: 0 }), 0],
       [() => step({ accepts: [StartEvent], emits: [StopEvent], timeout: -5 }), -5],
-      [() => runToolCalls([], [], { timeout: -1 }), -1],
+      [() => runToolCall({ id: "c", name: "add", input: {} }, [], { timeout: -1 }), -1],
       [() => restApiTool({ baseURL: "http://127.0.0.1:1", description: "x", timeout: "30" as unknown as number }), "30"],
     ] as const) {
       const error = thrown(make);

@@ -2,7 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { once } from "../src/journal/once.ts";
 import { MemoryJournal } from "../src/journal/memory-journal.ts";
@@ -73,9 +73,13 @@ describe("journal keys and stores", () => {
     const keys: (string | undefined)[] = [];
     const send = tool({ name: "send_email", description: "Send an email.", parameters: z.object({ to: z.string() }), execute: () => (keys.push(currentToolCall()?.idempotencyKey), "sent") });
     const agent = new FunctionCallingAgent({ llm: new ScriptedLLM([{ toolCalls: [{ id: "e1", name: "send_email", input: { to: "bob" } }] }, { text: "Sent." }]), tools: [send] });
+    const finish = vi.spyOn(store.journal, "finish");
     await new Sessions(agent, store).run("alice", { input: "Email bob" });
     expect(keys).toHaveLength(1);
-    const recorded = await store.journal.begin(keys[0] as string);
+    // The call's record, under the key the engine gave it: a second claim finds its result.
+    const calls = finish.mock.calls.filter(([, result]) => (JSON.parse(result) as { toolName?: string }).toolName === "send_email");
+    expect(calls).toHaveLength(1);
+    const recorded = await store.journal.begin((calls[0] as [string, string])[0]);
     expect(recorded.claimed).toBe(false);
     expect(!recorded.claimed && recorded.entry.state === "finished" && JSON.parse(recorded.entry.result)).toMatchObject({ toolName: "send_email", content: "sent" });
     await store.close();

@@ -3,27 +3,28 @@
  * history → stream the LLM with tools → run the tool calls → loop until the LLM answers
  * without tools. Memory and sources live in `ctx.store`, so passing the same context to the
  * next run continues the conversation.
+ *
+ * Resuming a saved run is the engine's job: each side effect of a step (the model's reply, a
+ * human's answer, a tool call) goes through `ctx.once`, so a step run again from a context
+ * saved at any moment gets what its earlier attempt recorded instead of doing it again.
  */
 import { randomUUID } from "node:crypto";
 import type { BaseTool, ChatMessage, ToolCall, ToolCallLLM } from "@llamaindex/core/llms";
-import { Memory, createMemory } from "@llamaindex/core/memory";
-import type { MemoryMessage } from "@llamaindex/core/memory";
-import { FunctionOutputEvent, InputEvent, StreamEvent, ToolApprovalEvent, ToolApprovalRequestEvent, ToolCallEvent } from "../events/index.ts";
-import type { Context } from "../src/context.ts";
-import { StepflowError } from "../src/errors.ts";
-import { StartEvent, StopEvent } from "../src/event.ts";
-import { recentHistory, toolCallsOf, toolResultIdOf, wellFormedHistory } from "../src/llm/chat-history.ts";
-import { badTimeout } from "../src/timers.ts";
+import { FunctionOutputEvent, InputEvent, StreamEvent, ToolCallEvent } from "../events/index.ts";
+import { ConfigurationError, RunLocal, StartEvent, StepflowError, StopEvent, Workflow, step } from "../src/index.ts";
+import type { Codec, Context, WorkflowOptions } from "../src/index.ts";
+import { useJournal } from "../src/journal/index.ts";
+import type { Journal } from "../src/journal/index.ts";
+import { recentHistory, toolCallsOf, wellFormedHistory } from "../src/llm/chat-history.ts";
+import { streamReply } from "../src/llm/stream-reply.ts";
+import { checkToolTimeout, runToolCall } from "../src/llm/tool-calls.ts";
+import type { ToolSource } from "../src/llm/tool-calls.ts";
 import { describeValue } from "../src/user-text.ts";
-import { runToolCalls, toolCallProblem } from "../src/llm/tool-calls.ts";
-import type { Codec } from "../src/serialize.ts";
-import { journalOf } from "../src/journal/context-journal.ts";
-import type { Journal, JournalClaim, JournalEntry } from "../src/journal/types.ts";
-import type { RunToolCallsOptions, ToolSource } from "../src/llm/tool-calls.ts";
-import { step } from "../src/step.ts";
-import { Workflow } from "../src/workflow.ts";
-import { RunLocal } from "../src/run-local.ts";
-import type { WorkflowOptions } from "../src/workflow.ts";
+import { agentMemory, appendAt, memoryCodec } from "./agent-memory.ts";
+import type { Conversation } from "./agent-memory.ts";
+import { legacyTurn } from "./agent-saved-by-0.1.ts";
+import { ToolApprovalPolicy, approvalOnce, describeArguments, notApproved } from "./tool-approval.ts";
+import type { ApprovalMarks, NeedsApproval } from "./tool-approval.ts";
 
 /** The agent's run input: `agent.run({ input: "Hello!" })`. */
 export interface AgentInput {
@@ -55,11 +56,11 @@ export interface FunctionCallingAgentOptions extends WorkflowOptions {
    * `timeout` covers the wait: raise it (`null` for none), or save the context and continue the
    * run when the answer comes, in this process or another.
    */
-  readonly needsApproval?: readonly string[] | ((call: ToolCall) => boolean);
+  readonly needsApproval?: NeedsApproval;
   /**
-   * Where each tool call's start and result are recorded, under a key kept in the saved run,
-   * so that resuming one saved run twice (in this process or another) never runs a call twice.
-   * Default: the context's journal (`Sessions` gives its store's), else this process's memory.
+   * Where the run's tool calls are claimed (its `ctx.once` work), so that resuming one saved
+   * run twice, in this process or another, never runs a call twice. Default: the context's
+   * journal (`Sessions` gives its store's), else this process's memory.
    */
   readonly journal?: Journal;
 }
@@ -72,71 +73,19 @@ export class AgentMaxIterationsError extends StepflowError {
   }
 }
 
-// LlamaIndex Memory saves itself as a snapshot; this lets ctx.toJSON() save the agent's memory.
-const memoryCodec: Codec<Memory> = {
-  test: (value) => value instanceof Memory,
-  encode: (memory) => JSON.parse(memory.snapshot()),
-  // What loadMemory does, without its JSON.stringify-then-parse round trip of every message.
-  decode: (json) => {
-    const { messages = [], memoryCursor = 0 } = json as { messages?: MemoryMessage[]; memoryCursor?: number };
-    return new Memory(messages, { memoryCursor });
-  },
-};
-
-const MEMORY = "memory";
-const SOURCES = "sources";
-const TOOL_RESULTS = "toolResults";
-const APPROVALS = "approvals";
-const CALL_KEYS = "toolCallKeys";
-
-/** A tool call put to a human: the `approvalId` of the question, and `approved` once it was. */
-interface PendingApproval {
-  readonly id: string;
-  approved?: true;
+/** The model's reply as `ctx.once` records it, with the size of memory before it and the questions it raises. */
+interface Reply {
+  readonly message: ChatMessage;
+  readonly at: number;
+  readonly approvals?: ApprovalMarks | undefined;
 }
 
-/**
- * What the agent's steps share within one run, kept beside the run rather than in ctx.store:
- * the LLM call count means nothing once the run is over, and the rest are the store's own
- * objects, looked up once instead of by every step (each lookup is an await).
- */
-interface AgentRunState {
-  /** LLM calls so far, for maxIterations. */
+/** What the steps of one run share; not saved: a run restored mid-way makes it again from ctx.store. */
+interface AgentRun extends Conversation {
   llmCalls: number;
-  readonly memory: Memory;
-  /** The array at ctx.store "sources". */
+  /** The tool outputs of this run: the array at ctx.store "sources". */
   readonly sources: ToolSource[];
-  /**
-   * The object at ctx.store "toolResults": the results of the current tool turn's finished
-   * calls, by call id, until they are in memory and sources. A context saved mid-turn (say,
-   * while one call waits for a human) resumes without running the finished calls again.
-   */
-  readonly toolResults: Record<string, ToolSource>;
-  /**
-   * The object at ctx.store "approvals": for the current tool turn's calls put to a human, the
-   * id of the question and whether it was approved, so a context saved meanwhile asks again
-   * only what is unanswered.
-   */
-  readonly approvals: Record<string, PendingApproval>;
-  /**
-   * The object at ctx.store "toolCallKeys": the idempotency key of each call of the current tool
-   * turn, made when the model's reply arrives and saved with the context, so that every resume
-   * of a saved run records and looks up the same call under the same key in the journal.
-   */
-  readonly keys: Record<string, string>;
-  /** The run was restored from a context saved mid-run: memory may already hold some of a turn's results. */
-  readonly restored: boolean;
-  /** Tokens of history sent to the LLM. */
-  readonly tokenLimit: number;
-  /**
-   * The newest messages of memory that fit `tokenLimit`, as last sent. The run's messages are
-   * added both to memory and here, so the next history is trimmed from this list instead of
-   * from all of memory: the same messages, since trimming keeps the newest that fit.
-   */
-  history: ChatMessage[];
 }
-
-const runStates = new RunLocal<AgentRunState>();
 
 /**
  * @example
@@ -155,328 +104,146 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   readonly systemPrompt: string | undefined;
   readonly maxIterations: number;
   readonly toolTimeout: number;
-  /** The LLM can abort a request (stepflow's OpenAI): each call gets the run's signal. */
-  // Not a #private member: a class with decorators has its #private members lowered to WeakMap
-  // helpers (esbuild, tsc), which cost on every access.
-  private readonly abortable: boolean;
-  private readonly needsApproval: ((call: ToolCall) => boolean) | undefined;
+  private readonly approval: ToolApprovalPolicy;
   private readonly journal: Journal | undefined;
+  /** Tokens of history sent to the LLM: what Memory.getLLM keeps, 70% of ¾ of the context window. */
+  private readonly tokenLimit: number;
 
   constructor(options: FunctionCallingAgentOptions) {
     super({ ...options, codecs: { "llamaindex.Memory": memoryCodec as Codec, ...options.codecs } });
     if (!options.llm?.supportToolCall) {
-      throw new StepflowError("FunctionCallingAgent needs an LLM that supports tool calls (a LlamaIndex ToolCallLLM with supportToolCall: true).");
+      throw new ConfigurationError("FunctionCallingAgent needs an LLM that supports tool calls (a LlamaIndex ToolCallLLM with supportToolCall: true).", "llm", options.llm);
     }
     const maxIterations = options.maxIterations ?? 20;
     if (!Number.isInteger(maxIterations) || maxIterations < 1) {
-      throw new StepflowError(`maxIterations must be a whole number ≥ 1, got ${String(maxIterations)}.`);
+      throw new ConfigurationError(`maxIterations must be a whole number ≥ 1, got ${String(maxIterations)}.`, "maxIterations", maxIterations);
     }
     this.llm = options.llm;
     this.tools = options.tools ?? [];
     this.systemPrompt = options.systemPrompt;
     this.maxIterations = maxIterations;
-    this.toolTimeout = options.toolTimeout ?? 60;
-    const problem = badTimeout("toolTimeout", this.toolTimeout, "the default is 60");
-    if (problem) throw new StepflowError(problem);
-    this.abortable = (options.llm as { supportsAbortSignal?: boolean }).supportsAbortSignal === true;
-    this.needsApproval = approvalTest(options.needsApproval, this.tools);
+    this.toolTimeout = checkToolTimeout("toolTimeout", options.toolTimeout ?? 60);
+    this.approval = new ToolApprovalPolicy(options.needsApproval, this.tools);
     this.journal = options.journal;
+    this.tokenLimit = Math.ceil(Math.ceil(this.llm.metadata.contextWindow * 0.75) * 0.7);
   }
 
   @step({ accepts: [StartEvent], emits: [InputEvent] })
   async prepareChatHistory(ctx: Context, ev: StartEvent<AgentInput>): Promise<InputEvent> {
     if (typeof ev.input !== "string" && !isChatMessage(ev.input)) {
-      throw new StepflowError(`FunctionCallingAgent.run takes { input: "your message" } or { input: { role: "user", content } } (a LlamaIndex ChatMessage); got input ${describeInput(ev.input)}.`);
+      throw new ConfigurationError(`FunctionCallingAgent.run takes { input: "your message" } or { input: { role: "user", content } } (a LlamaIndex ChatMessage); got input ${describeInput(ev.input)}.`, "input", ev.input);
     }
-    const sources: ToolSource[] = [];
-    const toolResults: Record<string, ToolSource> = {};
-    const approvals: Record<string, PendingApproval> = {};
-    const keys: Record<string, string> = {};
-    await ctx.store.set(SOURCES, sources);
-    await ctx.store.set(TOOL_RESULTS, toolResults);
-    await ctx.store.set(APPROVALS, approvals);
-    await ctx.store.set(CALL_KEYS, keys);
-    const memory = await agentMemory(ctx, this.llm);
+    const run = await this.agentRun(ctx, true);
     const message: ChatMessage = typeof ev.input === "string" ? { role: "user", content: ev.input } : ev.input;
-    const messages = await memory.get();
-    // Already there when this step ran before a save and is resumed, or when a run failed before
-    // the model replied and the user asks again: once is enough.
-    if (!sameMessage(message, messages.at(-1))) {
-      await memory.add(message);
-      messages.push(message);
-    }
-    const { history } = this.startRunState(ctx, { memory, sources, toolResults, approvals, keys, restored: false }, messages);
-    return new InputEvent({ input: wellFormedHistory(history) });
+    const at = await ctx.once("memory size", () => run.size, { rerunUnfinished: true });
+    // A question asked again after a run that failed before the model answered is kept once.
+    if (!isNewest(message, run.history)) await appendAt(run, at.value, [message]);
+    run.history = recentHistory(run.history, this.tokenLimit);
+    return new InputEvent({ input: wellFormedHistory(run.history) });
   }
 
   @step({ accepts: [InputEvent], emits: [ToolCallEvent, StopEvent] })
-  async handleLlmInput(ctx: Context, ev: InputEvent): Promise<ToolCallEvent | StopEvent<AgentResult> | undefined> {
-    const state = await this.runState(ctx);
-    if (++state.llmCalls > this.maxIterations) throw new AgentMaxIterationsError(this.maxIterations);
-    if (state.restored) {
-      // Saved after this step's reply reached memory (say, as its ToolCallEvent streamed): that
-      // reply stands, and the model is not asked again.
-      const last = (await state.memory.get()).at(-1);
-      if (last?.role === "assistant" && !sameMessage(last, ev.input.at(-1))) return this.replied(ctx, state, last);
-    }
-
-    const messages: ChatMessage[] = this.systemPrompt ? [{ role: "system", content: this.systemPrompt }, ...ev.input] : ev.input;
-    const signal = ctx.signal;
-    // LLMs that can abort a request (stepflow's OpenAI) get the run's signal, so a cancelled or
-    // timed-out run closes its request.
-    const options = this.abortable ? { additionalChatOptions: { signal } } : {};
-    let content = "";
-    // Keyed by id, last seen wins: adapters that emit growing partial calls still end complete.
-    const calls = new Map<string, ToolCall>();
-    const stream = await this.llm.chat({ messages, tools: this.tools as BaseTool[], stream: true, ...options });
-    for await (const chunk of stream) {
-      if (signal.aborted) return undefined; // the run is over (timeout or cancel): stop reading
-      if (chunk.delta) {
-        content += chunk.delta;
-        ctx.writeEventToStream(new StreamEvent({ delta: chunk.delta }));
-      }
-      const toolCalls = (chunk.options as { toolCall?: ToolCall[] } | undefined)?.toolCall;
-      for (const call of toolCalls ?? []) calls.set(call.id, call);
-    }
-    // The SDK ends an aborted stream quietly: a cut-off reply must not reach memory.
-    if (signal.aborted) return undefined;
-    const toolCalls = [...calls.values()];
-    const response: ChatMessage = toolCalls.length > 0 ? { role: "assistant", content, options: { toolCall: toolCalls } } : { role: "assistant", content };
-    // Before the reply reaches memory: any context saved from now on holds the calls' keys and
-    // those a human must approve, so restoring it into an agent with a weaker needsApproval
-    // still asks, and every resume of it finds each call under the same key in the journal.
-    this.recordTurn(state, toolCalls);
-    await state.memory.add(response);
-    state.history.push(response);
-    return this.replied(ctx, state, response);
-  }
-
-  /** The event that follows the model's reply (already in memory): its tool calls, or the end of the run. */
-  private replied(ctx: Context, state: AgentRunState, response: ChatMessage): ToolCallEvent | StopEvent<AgentResult> {
-    const toolCalls = toolCallsOf(response);
-    if (toolCalls.length === 0) return new StopEvent({ result: { response, sources: state.sources } });
-    const event = new ToolCallEvent({ toolCalls });
+  async handleLlmInput(ctx: Context, ev: InputEvent): Promise<ToolCallEvent | StopEvent<AgentResult>> {
+    const run = await this.agentRun(ctx);
+    if (++run.llmCalls > this.maxIterations) throw new AgentMaxIterationsError(this.maxIterations);
+    // Recorded before it reaches memory, with the calls a human must approve: a step resumed
+    // from a later save reuses this reply, and asks what was marked whatever needsApproval says.
+    const reply = await ctx.once("reply", () => this.chat(ctx, ev.input, run), { rerunUnfinished: true });
+    const { message, at, approvals } = reply.value;
+    await appendAt(run, at, [message]);
+    const toolCalls = toolCallsOf(message);
+    if (toolCalls.length === 0) return new StopEvent({ result: { response: message, sources: run.sources } });
+    const event = new ToolCallEvent(approvals ? { toolCalls, approvals } : { toolCalls });
     ctx.writeEventToStream(event);
     return event;
   }
 
+  /** The model's reply to `history`, streamed; the run's end stops it, so that no cut-off reply is recorded. */
+  private async chat(ctx: Context, history: ChatMessage[], run: AgentRun): Promise<Reply> {
+    const messages: ChatMessage[] = this.systemPrompt ? [{ role: "system", content: this.systemPrompt }, ...history] : history;
+    const message = await streamReply(this.llm, messages, this.tools, ctx.signal, (delta) => ctx.writeEventToStream(new StreamEvent({ delta })));
+    return { message, at: run.size, approvals: this.approval.mark(toolCallsOf(message)) };
+  }
+
   @step({ accepts: [ToolCallEvent], emits: [InputEvent] })
   async handleToolCalls(ctx: Context, ev: ToolCallEvent): Promise<InputEvent | undefined> {
-    const state = await this.runState(ctx);
-    const finished = state.toolResults;
-    const inMemory = state.restored ? resultsInMemory(await state.memory.get(), ev.toolCalls) : undefined;
-    // Saved after this step had finished (every result in memory and sources, toolResults
-    // cleared) but before the engine took its InputEvent: the turn is done, and not run again.
-    if (inMemory?.size === ev.toolCalls.length && ev.toolCalls.every((call) => finished[call.id] === undefined)) {
-      return new InputEvent({ input: wellFormedHistory(state.history) });
-    }
-    const onResult = (source: ToolSource) => {
-      finished[source.toolCallId] = source;
-      if (ctx.signal.aborted) return;
-      this.trace(`Got output: ${source.content}`);
-      ctx.writeEventToStream(new FunctionOutputEvent({ output: source }));
-    };
-    const journal = this.journal ?? journalOf(ctx);
-    const options = {
-      timeout: this.toolTimeout,
-      signal: ctx.signal,
-      onStart: this.verbose ? (call: ToolCall) => this.trace(`Invoking: \`${call.name}\` with \`${describeArguments(call)}\``) : undefined,
-      onResult,
-      idempotencyKey: (call: ToolCall) => callKey(state, call),
-    };
-    // A call put to a human is not run again once started: the human approved one execution.
-    const run = (calls: readonly ToolCall[]) => runJournaled(journal, calls, state, this.tools, options, ctx.signal);
-    const unfinished = ev.toolCalls.filter((call) => finished[call.id] === undefined);
-    // A restored run may hold calls put to a human, whatever this agent's needsApproval says.
-    if (this.needsApproval || state.restored) await this.runApproved(ctx, state, unfinished, run, onResult);
-    else await run(unfinished);
+    const run = await this.agentRun(ctx);
+    const legacy = ev.approvals ? undefined : legacyTurn(ctx);
+    const approvals = ev.approvals ?? legacy?.approvals;
+    // Each call's idempotency key, made before any call starts or waits: every resume of this
+    // turn gives the tool the same key. With it, the size of memory the results go after.
+    const turn = await ctx.once("turn", () => ({ at: run.size, keys: Object.fromEntries(ev.toolCalls.map((call) => [call.id, randomUUID()])) }), { rerunUnfinished: true });
+    const { at, keys } = turn.value;
+    const call = (call: ToolCall) => legacy?.results[call.id] ?? this.callTool(ctx, call, approvals?.[call.id], legacy?.keys[call.id] ?? keys[call.id]);
+    const results = await Promise.all(ev.toolCalls.map(call));
     // A run that timed out or was cancelled mid-call must not write late results into memory.
     if (ctx.signal.aborted) return undefined;
-    const results = ev.toolCalls.map((call) => finished[call.id] as ToolSource);
-    for (const source of results) {
-      if (inMemory?.has(source.toolCallId)) continue; // added before the context was saved
-      const message: ChatMessage = { role: "user", content: source.content, options: { toolResult: { id: source.toolCallId, result: source.content, isError: source.isError } } };
-      await state.memory.add(message);
-      state.history.push(message);
+    const messages = results.map((source): ChatMessage => ({ role: "user", content: source.content, options: { toolResult: { id: source.toolCallId, result: source.content, isError: source.isError } } }));
+    const written = appendAt(run, at, messages);
+    if (written) run.sources.push(...results); // in the tick memory gets them: a save has both or neither
+    await written;
+    if (legacy) await legacy.done();
+    run.history = recentHistory(run.history, this.tokenLimit);
+    return new InputEvent({ input: wellFormedHistory(run.history) });
+  }
+
+  /** Runs `call` once in all (after a human approved it, if one must): its result, or what the model reads instead. */
+  private async callTool(ctx: Context, call: ToolCall, approvalId: string | undefined, idempotencyKey: string | undefined): Promise<ToolSource> {
+    if (approvalId !== undefined) {
+      const answer = await approvalOnce(ctx, call, approvalId, () => this.trace(`Waiting for approval: \`${call.name}\` with \`${describeArguments(call)}\``));
+      if (!answer.approved) return this.output(ctx, notApproved(call, answer));
     }
-    // No await from here on: a context saved now sees the results in sources or in toolResults, never in both.
-    state.sources.push(...results);
-    for (const call of ev.toolCalls) {
-      delete finished[call.id];
-      delete state.approvals[call.id];
-      delete state.keys[call.id];
-    }
-    state.history = recentHistory(state.history, state.tokenLimit);
-    return new InputEvent({ input: wellFormedHistory(state.history) });
-  }
-
-  /**
-   * Runs `calls`, those a human must approve once approved: the others at once, and each asked
-   * call as soon as its answer comes, so that what is done is recorded (toolResults, approvals)
-   * before the next answer, for a context saved meanwhile. A call that cannot run (no such tool,
-   * bad arguments) is not put to a human: the model is told why, as for any call.
-   */
-  private async runApproved(ctx: Context, state: AgentRunState, calls: readonly ToolCall[], run: (calls: readonly ToolCall[]) => Promise<unknown>, onResult: (source: ToolSource) => void): Promise<void> {
-    const approvals = state.approvals;
-    const asking = calls.filter((call) => (approvals[call.id] !== undefined || this.asks(call)) && toolCallProblem(call, this.tools) === undefined);
-    await Promise.all([
-      run(calls.filter((call) => !asking.includes(call))),
-      ...asking.map(async (call) => {
-        const answer = await this.approval(ctx, call, (approvals[call.id] ??= { id: randomUUID() }));
-        if (answer.approved) return run([call]);
-        const reason = answer.reason?.trim() ? ` The reason given: ${answer.reason.trim()}` : "";
-        const message = `The user did not approve this call to ${call.name}, so it was not run.${reason}`;
-        return onResult({ toolCallId: call.id, toolName: call.name, input: call.input, output: message, content: message, isError: true });
-      }),
-    ]);
-  }
-
-  /** Gives the calls of a new reply their keys, and marks those a human must approve (in ctx.store, saved with the context). */
-  private recordTurn(state: AgentRunState, calls: readonly ToolCall[]): void {
-    for (const call of calls) {
-      state.keys[call.id] = randomUUID();
-      if (state.approvals[call.id] === undefined && this.asks(call) && toolCallProblem(call, this.tools) === undefined) state.approvals[call.id] = { id: randomUUID() };
-    }
-  }
-
-  /** Whether `needsApproval` selects `call`. */
-  private asks(call: ToolCall): boolean {
-    if (!this.needsApproval) return false;
-    let answer: unknown;
-    try {
-      answer = this.needsApproval(call);
-    } catch (error) {
-      throw new StepflowError(`needsApproval threw for the call to ${call.name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-    }
-    if (typeof (answer as PromiseLike<unknown> | null)?.then === "function") {
-      throw new StepflowError(`needsApproval returned a promise for the call to ${call.name}; it must return true or false at once, from the call's name and arguments.`);
-    }
-    return Boolean(answer);
-  }
-
-  /** A human's answer for `call`: asked on the stream, unless it was approved before a save. */
-  private async approval(ctx: Context, call: ToolCall, pending: PendingApproval): Promise<{ approved: boolean; reason?: string | undefined }> {
-    if (pending.approved) return { approved: true };
-    this.trace(`Waiting for approval: \`${call.name}\` with \`${describeArguments(call)}\``);
-    const answer = await ctx.waitForEvent(ToolApprovalEvent, {
-      requirements: { approvalId: pending.id },
-      waiterEvent: new ToolApprovalRequestEvent({ prefix: `Run ${call.name} with ${describeArguments(call)}? (yes/no)`, toolCall: call, approvalId: pending.id }),
-    });
-    if (answer.approved) pending.approved = true;
-    return answer;
-  }
-
-  /** This run's state: set by prepareChatHistory, or rebuilt for a run restored mid-way. */
-  private runState(ctx: Context): AgentRunState | Promise<AgentRunState> {
-    return runStates.get(ctx) ?? this.restoreRunState(ctx);
-  }
-
-  /** The state of a run restored from a saved context mid-run, rebuilt from ctx.store. */
-  private async restoreRunState(ctx: Context): Promise<AgentRunState> {
-    const memory = await agentMemory(ctx, this.llm);
-    let sources = await ctx.store.get<ToolSource[] | undefined>(SOURCES, undefined);
-    if (!Array.isArray(sources)) await ctx.store.set(SOURCES, (sources = []));
-    let toolResults = await ctx.store.get<Record<string, ToolSource> | undefined>(TOOL_RESULTS, undefined);
-    if (!isRecord(toolResults)) await ctx.store.set(TOOL_RESULTS, (toolResults = {}));
-    let approvals = await ctx.store.get<Record<string, PendingApproval> | undefined>(APPROVALS, undefined);
-    if (!isRecord(approvals)) await ctx.store.set(APPROVALS, (approvals = {}));
-    let keys = await ctx.store.get<Record<string, string> | undefined>(CALL_KEYS, undefined);
-    if (!isRecord(keys)) await ctx.store.set(CALL_KEYS, (keys = {}));
-    return this.startRunState(ctx, { memory, sources, toolResults, approvals, keys, restored: true }, await memory.get());
-  }
-
-  private startRunState(ctx: Context, shared: Pick<AgentRunState, "memory" | "sources" | "toolResults" | "approvals" | "keys" | "restored">, messages: readonly ChatMessage[]): AgentRunState {
-    const tokenLimit = historyTokenLimit(this.llm);
-    const state: AgentRunState = { ...shared, llmCalls: 0, tokenLimit, history: recentHistory(messages, tokenLimit) };
-    runStates.set(ctx, state);
-    return state;
-  }
-}
-
-/** The agent's memory in `ctx.store`, created on a context's first run. */
-async function agentMemory(ctx: Context, llm: ToolCallLLM): Promise<Memory> {
-  const existing = await ctx.store.get<unknown>(MEMORY, undefined);
-  if (existing instanceof Memory) return existing;
-  if (existing !== undefined) {
-    throw new StepflowError(`ctx.store "${MEMORY}" holds a ${typeof existing}, not a LlamaIndex Memory. Use a fresh Context, or store the agent's memory under that key only.`);
-  }
-  // Given the LLM, Memory does not look up Settings.llm, which throws (and is caught) when unset.
-  const memory = createMemory([], { llm });
-  await ctx.store.set(MEMORY, memory);
-  return memory;
-}
-
-/**
- * The key of `call` in the journal. A context saved by a version without keys has none: an
- * approved call then uses its question's id, which is in the saved run too; others get a new key.
- */
-function callKey(state: AgentRunState, call: ToolCall): string {
-  return (state.keys[call.id] ??= state.approvals[call.id]?.id ?? randomUUID());
-}
-
-/**
- * Runs `calls` but those the journal has: a recorded result is reused. A call started before
- * without a result (its run stopped mid-call, or another resume runs it now) is run again only
- * if no human was asked about it; otherwise it may have taken effect, and the model is told its
- * outcome is unknown. The calls are claimed first and the rest run as one batch, so a memory
- * journal (which answers at once) adds no promise to a turn whose tools answer at once.
- */
-function runJournaled(journal: Journal, calls: readonly ToolCall[], state: AgentRunState, tools: readonly BaseTool[], options: RunToolCallsOptions & { onResult: (source: ToolSource) => void }, signal: AbortSignal): Promise<unknown> {
-  const keys = new Map(calls.map((call) => [call.id, callKey(state, call)]));
-  const claims = calls.map((call) => journal.begin(keys.get(call.id) as string));
-  const claimed = (settled: readonly JournalClaim[]): Promise<unknown> => {
-    const toRun: ToolCall[] = [];
-    calls.forEach((call, i) => {
-      const claim = settled[i] as JournalClaim;
-      // A call put to a human is not run again once started: the human approved one execution.
-      if (!claim.claimed && (claim.entry.state === "finished" || state.approvals[call.id] !== undefined)) options.onResult(recordedResult(call, claim.entry));
-      else toRun.push(call);
-    });
-    // Cancelled while the claims were written: the calls did not start, so a later resume may run them.
-    if (signal.aborted) return Promise.all(toRun.map((call) => journal.release(keys.get(call.id) as string)));
-    const finishing: Promise<void>[] = [];
-    const onResult = (source: ToolSource) => {
-      options.onResult(source);
-      // A call the run stopped waiting for may still take effect: its outcome stays unknown.
-      if (signal.aborted) return;
-      const finished = journal.finish(keys.get(source.toolCallId) as string, JSON.stringify(source));
-      if (finished) finishing.push(finished);
+    const signal = ctx.signal;
+    const work = () => {
+      if (this.verbose) this.trace(`Invoking: \`${call.name}\` with \`${describeArguments(call)}\``);
+      return recordable(runToolCall(call, this.tools, { timeout: this.toolTimeout, signal, idempotencyKey }), signal);
     };
-    return runToolCalls(toRun, tools, { ...options, onResult }).then(() => (finishing.length > 0 ? Promise.all(finishing) : undefined));
-  };
-  return claims.some((claim) => claim instanceof Promise) ? Promise.all(claims).then(claimed) : claimed(claims as JournalClaim[]);
+    // An approved call is not run again once started: the human approved one execution.
+    const done = await ctx.once(`call ${call.id}`, work, { rerunUnfinished: approvalId === undefined });
+    return this.output(ctx, done.status === "unknown" ? unknownOutcome(call) : done.value);
+  }
+
+  private output(ctx: Context, source: ToolSource): ToolSource {
+    if (ctx.signal.aborted) return source;
+    this.trace(`Got output: ${source.content}`);
+    ctx.writeEventToStream(new FunctionOutputEvent({ output: source }));
+    return source;
+  }
+
+  /** This run's shared state, made by its first step (`starting`: a new run, whose sources start empty). */
+  private async agentRun(ctx: Context, starting = false): Promise<AgentRun> {
+    if (this.journal) useJournal(ctx, this.journal);
+    const existing = runs.get(ctx);
+    if (existing && !starting) return existing;
+    const memory = await agentMemory(ctx, this.llm);
+    let sources = starting ? undefined : await ctx.store.get<ToolSource[] | undefined>("sources", undefined);
+    if (!Array.isArray(sources)) await ctx.store.set("sources", (sources = []));
+    const messages = await memory.get();
+    return runs.set(ctx, { llmCalls: 0, memory, size: messages.length, sources, history: recentHistory(messages, this.tokenLimit) });
+  }
 }
 
-/** What the model reads for a call the journal had: its result, or that its outcome is unknown. */
-function recordedResult(call: ToolCall, entry: JournalEntry): ToolSource {
-  if (entry.state === "finished") {
-    try {
-      const source = JSON.parse(entry.result) as ToolSource;
-      if (typeof source.content === "string") return { ...source, toolCallId: call.id };
-    } catch {
-      // not a result this agent wrote: unknown, as below
-    }
-  }
+const runs = new RunLocal<AgentRun>();
+
+/** A tool's result as `ctx.once` may record it: not one cut short by the end of the run, as the call may still take effect. */
+function recordable(result: ToolSource | Promise<ToolSource>, signal: AbortSignal): ToolSource | Promise<ToolSource> {
+  const check = (source: ToolSource): ToolSource => {
+    if (signal.aborted) throw signal.reason;
+    return source;
+  };
+  return result instanceof Promise ? result.then(check) : check(result);
+}
+
+/** What the model reads for an approved call that an earlier attempt started without recording its outcome. */
+function unknownOutcome(call: ToolCall): ToolSource {
   const message = `The call to ${call.name} was started before, by an earlier attempt at this run that did not record its outcome (the process may have stopped while it ran, or another process resumed the same run), so it was not run again: it may or may not have taken effect. Check before calling it again.`;
   return { toolCallId: call.id, toolName: call.name, input: call.input, output: message, content: message, isError: true };
 }
 
-/** Ids of `calls` whose results memory already holds: those after the turn's assistant message, the last with tool calls. */
-function resultsInMemory(messages: readonly ChatMessage[], calls: readonly ToolCall[]): Set<string> {
-  const ids = new Set(calls.map((call) => call.id));
-  let turn = messages.length - 1;
-  while (turn >= 0 && toolCallsOf(messages[turn] as ChatMessage).length === 0) turn--;
-  const found = new Set<string>();
-  for (const message of messages.slice(turn + 1)) {
-    const id = toolResultIdOf(message);
-    if (id !== undefined && ids.has(id)) found.add(id);
-  }
-  return found;
-}
-
-/** The same role, text and options: a message from memory and its copy in a saved event. */
-function sameMessage(a: ChatMessage, b: ChatMessage | undefined): boolean {
-  return b !== undefined && a.role === b.role && JSON.stringify([a.content, a.options ?? null]) === JSON.stringify([b.content, b.options ?? null]);
+/** Whether `message` is already the newest of `history`, as a question without options. */
+function isNewest(message: ChatMessage, history: readonly ChatMessage[]): boolean {
+  const last = history.at(-1);
+  return last !== undefined && last.role === message.role && last.options === undefined && message.options === undefined && JSON.stringify(last.content) === JSON.stringify(message.content);
 }
 
 function isChatMessage(value: unknown): value is ChatMessage {
@@ -487,33 +254,4 @@ function isChatMessage(value: unknown): value is ChatMessage {
 
 function describeInput(value: unknown): string {
   return Array.isArray(value) ? "an array" : describeValue(value);
-}
-
-/** What Memory.getLLM keeps of the history: 70% of ¾ of the context window. */
-function historyTokenLimit(llm: ToolCallLLM): number {
-  return Math.ceil(Math.ceil(llm.metadata.contextWindow * 0.75) * 0.7);
-}
-
-/** A call's arguments as the trace and the approval question show them. */
-function describeArguments(call: ToolCall): string {
-  return typeof call.input === "string" ? call.input : JSON.stringify(call.input);
-}
-
-/** `needsApproval` as a test of a call, checked against the agent's tools. */
-function approvalTest(option: FunctionCallingAgentOptions["needsApproval"], tools: readonly BaseTool[]): ((call: ToolCall) => boolean) | undefined {
-  if (option === undefined || typeof option === "function") return option;
-  if (!Array.isArray(option) || option.some((name) => typeof name !== "string")) {
-    throw new StepflowError(`needsApproval takes tool names, e.g. ["fire_employee"], or a function of a tool call that returns true when a human must approve it; got ${describeValue(option)}.`);
-  }
-  const known = new Set(tools.map((tool) => tool.metadata.name));
-  const unknown = option.filter((name) => !known.has(name));
-  if (unknown.length > 0) {
-    throw new StepflowError(`needsApproval names ${unknown.map((name) => JSON.stringify(name)).join(", ")}, not among the agent's tools (${[...known].join(", ") || "none"}). Check the spelling, or add the tool.`);
-  }
-  const names = new Set(option);
-  return (call) => names.has(call.name);
-}
-
-function isRecord(value: unknown): value is Record<string, never> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -1,8 +1,8 @@
 /**
- * Runs the tool calls of one LLM turn: checks each call against the tool's JSON schema
+ * Runs a tool call of an LLM's reply: checks the call against the tool's JSON schema
  * before running it (LlamaIndex's `FunctionTool.call` only logs a warning and runs the tool
- * with the bad input anyway), runs the calls concurrently with a per-call timeout, and turns
- * every failure into a tool result the model can read and act on. Results keep call order.
+ * with the bad input anyway), with a timeout, and turns every failure into a tool result the
+ * model can read and act on.
  */
 import type { JSONValue } from "@llamaindex/core/global";
 import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
@@ -26,18 +26,14 @@ export interface ToolSource {
   readonly isError: boolean;
 }
 
-/** Options of {@link runToolCalls}. */
-export interface RunToolCallsOptions {
-  /** Seconds each call may take before it is reported to the model as failed. Default 60. */
+/** Options of {@link runToolCall}. @example `{ timeout: 30, signal: ctx.signal, idempotencyKey: "5f0c…" }` */
+export interface RunToolCallOptions {
+  /** Seconds the call may take before it is reported to the model as failed. Default 60. */
   readonly timeout?: number;
-  /** Stops waiting for calls when aborted (the run timed out or was cancelled). */
+  /** Stops waiting for the call when aborted (the run timed out or was cancelled). */
   readonly signal?: AbortSignal;
-  /** Called as each call starts, in call order. */
-  readonly onStart?: (call: ToolCall) => void;
-  /** Called as each call finishes (in finishing order), for progress display. */
-  readonly onResult?: (source: ToolSource) => void;
-  /** The idempotency key of a call, which its tool reads with `currentToolCall()`. */
-  readonly idempotencyKey?: (call: ToolCall) => string | undefined;
+  /** The call's idempotency key, which its tool reads with `currentToolCall()`. */
+  readonly idempotencyKey?: string;
 }
 
 const schemas = new WeakMap<BaseTool, ArgumentSchema | null>();
@@ -62,40 +58,47 @@ function argumentSchema(tool: BaseTool): ArgumentSchema | null {
 }
 
 /**
- * Runs every call of one turn concurrently; resolves with one source per call, in call
- * order. Never rejects for a tool's failure: the failure becomes the model-readable result.
- * @example
- * const sources = await runToolCalls(toolCalls, [add, multiply], { timeout: 30, signal: ctx.signal });
- * sources[0].content; // "4444"
+ * `seconds` when it is a usable tool timeout (a finite number > 0), else a `ConfigurationError`
+ * naming the option.
+ * @example this.toolTimeout = checkToolTimeout("toolTimeout", options.toolTimeout ?? 60);
  */
-export function runToolCalls(calls: readonly ToolCall[], tools: readonly BaseTool[], options: RunToolCallsOptions = {}): Promise<ToolSource[]> {
-  const timeout = options.timeout ?? 60;
-  checkTimeout(timeout, "timeout", "the default is 60", "runToolCalls: timeout");
-  if (options.signal?.aborted) {
-    // The run ended before its calls could start (cancelled, timed out): none starts now.
-    const stopped = calls.map((call) => failure(call, `Encountered error in tool call: ${call.name} was not run: the run ended.`));
-    for (const source of stopped) options.onResult?.(source);
-    return Promise.resolve(stopped);
+export function checkToolTimeout(option: string, seconds: number): number {
+  checkTimeout(seconds, option, "the default is 60");
+  return seconds;
+}
+
+/**
+ * Runs one tool call: at once (no promise) when the tool answers synchronously, so that a
+ * caller recording the result does so in the same tick as the tool's side effect. Never
+ * rejects for a tool's failure: the failure becomes the model-readable result.
+ * @example
+ * const source = await runToolCall(call, [add, multiply], { timeout: 30, signal: ctx.signal });
+ * source.content; // "4444"
+ */
+export function runToolCall(call: ToolCall, tools: readonly BaseTool[], options: RunToolCallOptions = {}): ToolSource | Promise<ToolSource> {
+  const timeout = options.timeout === undefined ? 60 : checkToolTimeout("timeout", options.timeout);
+  // The run ended before the call could start (cancelled, timed out): it does not start now.
+  if (options.signal?.aborted) return failure(call, `Encountered error in tool call: ${call.name} was not run: the run ended.`);
+  const checked = checkCall(call, tools);
+  if (!("tool" in checked)) return checked;
+  const { tool, args } = checked;
+  const input: unknown = call.input;
+  let result: unknown;
+  try {
+    result = startingToolCall({ id: call.id, name: call.name, idempotencyKey: options.idempotencyKey }, () => tool.call(args));
+  } catch (error) {
+    return thrown(call, error);
   }
+  if (!isPromiseLike(result)) return success(call, input, result);
   const deadline = new Deadline(timeout, options.signal);
-  const { onStart, onResult } = options;
-  const results: (ToolSource | Promise<ToolSource>)[] = [];
-  let pending = false;
-  for (const call of calls) {
-    onStart?.(call);
-    const result = runOne(call, tools, deadline, options.idempotencyKey);
-    if (result instanceof Promise) {
-      pending = true;
-      results.push(onResult ? result.then((source) => (onResult(source), source)) : result);
-    } else {
-      onResult?.(result);
-      results.push(result);
-    }
-  }
-  // Tools that answer at once (most local ones) cost no promise per call: a turn's results are
-  // then ready together, and only the whole batch is awaited.
-  if (!pending) return Promise.resolve(results as ToolSource[]);
-  return Promise.all(results).finally(() => deadline.clear());
+  return Promise.race([result, deadline.reached()]).then(
+    (output) => {
+      if (output === TIMED_OUT) return failure(call, `Encountered error in tool call: ${call.name} did not finish within ${timeout} seconds.`);
+      if (output === STOPPED) return failure(call, `Encountered error in tool call: ${call.name} was stopped: the run ended.`);
+      return success(call, input, output);
+    },
+    (error: unknown) => thrown(call, error),
+  ).finally(() => deadline.clear());
 }
 
 const TIMED_OUT: unique symbol = Symbol("timed out");
@@ -103,10 +106,9 @@ const STOPPED: unique symbol = Symbol("stopped");
 type DeadlineReached = typeof TIMED_OUT | typeof STOPPED;
 
 /**
- * The deadline of one turn's calls: `reached()` resolves when `seconds` pass or `signal` aborts,
- * whichever comes first, until cleared. The calls of a turn start together, so one deadline (one
- * timer, one abort listener) times out each call exactly as a timer per call would; and it starts
- * only when a tool returns a promise, so tools that answer at once (most local ones) set no timer.
+ * The deadline of a call whose tool returned a promise: `reached()` resolves when `seconds`
+ * pass or `signal` aborts, whichever comes first, until cleared. Tools that answer at once
+ * (most local ones) make none, so they set no timer.
  */
 class Deadline {
   #reached: Promise<DeadlineReached> | undefined;
@@ -187,29 +189,6 @@ function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: Callable
   }
   // A tool from stepflow's tool() parses its input with the same schema in FunctionTool.call.
   return { tool: tool as CallableTool, args: zodSchemaOf(tool) ? input : parsed.data };
-}
-
-/** One call's result: at once when the tool answers synchronously, else a promise. */
-function runOne(call: ToolCall, tools: readonly BaseTool[], deadline: Deadline, idempotencyKey: RunToolCallsOptions["idempotencyKey"]): ToolSource | Promise<ToolSource> {
-  const checked = checkCall(call, tools);
-  if (!("tool" in checked)) return checked;
-  const { tool, args } = checked;
-  const input: unknown = call.input;
-  let result: unknown;
-  try {
-    result = startingToolCall({ id: call.id, name: call.name, idempotencyKey: idempotencyKey?.(call) }, () => tool.call(args));
-  } catch (error) {
-    return thrown(call, error);
-  }
-  if (!isPromiseLike(result)) return success(call, input, result);
-  return Promise.race([result, deadline.reached()]).then(
-    (output) => {
-      if (output === TIMED_OUT) return failure(call, `Encountered error in tool call: ${call.name} did not finish within ${deadline.seconds} seconds.`);
-      if (output === STOPPED) return failure(call, `Encountered error in tool call: ${call.name} was stopped: the run ended.`);
-      return success(call, input, output);
-    },
-    (error: unknown) => thrown(call, error),
-  );
 }
 
 /**

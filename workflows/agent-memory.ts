@@ -1,0 +1,71 @@
+/**
+ * The function-calling agent's conversation: a LlamaIndex `Memory` at `ctx.store` `"memory"`,
+ * saved with the context by its codec, and written so that a step resumed from a context saved
+ * at any moment adds its messages once.
+ */
+import type { ChatMessage, ToolCallLLM } from "@llamaindex/core/llms";
+import { Memory, createMemory } from "@llamaindex/core/memory";
+import type { MemoryMessage } from "@llamaindex/core/memory";
+import { ContextStateError } from "../src/index.ts";
+import type { Codec, Context } from "../src/index.ts";
+
+/** The store key of the agent's memory (sessions read it there). @example `await ctx.store.get<Memory>(MEMORY_KEY)` */
+export const MEMORY_KEY = "memory";
+
+/**
+ * Saves a LlamaIndex Memory in a context (`ctx.toJSON()`) as its snapshot; the agent gives it
+ * to the engine as the `"llamaindex.Memory"` codec.
+ * @example new Workflow({ codecs: { "llamaindex.Memory": memoryCodec } })
+ */
+export const memoryCodec: Codec<Memory> = {
+  test: (value) => value instanceof Memory,
+  encode: (memory) => JSON.parse(memory.snapshot()),
+  // What loadMemory does, without its JSON.stringify-then-parse round trip of every message.
+  decode: (json) => {
+    const { messages = [], memoryCursor = 0 } = json as { messages?: MemoryMessage[]; memoryCursor?: number };
+    return new Memory(messages, { memoryCursor });
+  },
+};
+
+/**
+ * The agent's memory in `ctx.store`, created on a context's first run.
+ * @example const memory = await agentMemory(ctx, llm);
+ */
+export async function agentMemory(ctx: Context, llm: ToolCallLLM): Promise<Memory> {
+  const existing = await ctx.store.get<unknown>(MEMORY_KEY, undefined);
+  if (existing instanceof Memory) return existing;
+  if (existing !== undefined) {
+    throw new ContextStateError(`ctx.store "${MEMORY_KEY}" holds a ${typeof existing}, not a LlamaIndex Memory. Use a fresh Context, or store the agent's memory under that key only.`);
+  }
+  // Given the LLM, Memory does not look up Settings.llm, which throws (and is caught) when unset.
+  const memory = createMemory([], { llm });
+  await ctx.store.set(MEMORY_KEY, memory);
+  return memory;
+}
+
+/**
+ * Memory as a run writes it: `size` messages, of which `history` are the newest that fit the
+ * history's token limit (kept up to date, so each LLM call does not read all of memory).
+ * @example const conversation: Conversation = { memory, size: 0, history: [] };
+ */
+export interface Conversation {
+  readonly memory: Memory;
+  size: number;
+  history: ChatMessage[];
+}
+
+/**
+ * Adds a step's messages to memory at the place the step recorded (`at`, the size of memory
+ * then), unless they are there already: a step resumed from a context saved after it wrote
+ * them, but before it returned, writes them once. `undefined` when they were there. Each
+ * `memory.add` appends before its first await, so a save sees all of them or none.
+ * @example
+ * const at = (await ctx.once("memory size", () => conversation.size, { rerunUnfinished: true })).value;
+ * await appendAt(conversation, at, [message]);
+ */
+export function appendAt(conversation: Conversation, at: number, messages: readonly ChatMessage[]): Promise<unknown> | undefined {
+  if (conversation.size !== at) return undefined;
+  conversation.size += messages.length;
+  conversation.history.push(...messages);
+  return Promise.all(messages.map((message) => conversation.memory.add(message)));
+}
