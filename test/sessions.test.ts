@@ -133,8 +133,8 @@ describe("Sessions", () => {
       [{ ...snapshot, version: 99 }, "Cannot restore the context: it was saved in format version 99 by a newer stepflow; this one reads up to version 2. Upgrade stepflow."],
       [{ ...snapshot, workflow: "Other" }, "Cannot restore the context: it was saved from a Other, not a FunctionCallingAgent."],
       [{ ...snapshot, store: { ...snapshot.store, x: { $codec: "Nope", value: 1 } } }, 'Cannot restore the context: store.x was saved with codec "Nope", which is not registered here. Call registerCodec("Nope", …) before Context.fromJSON.'],
-      [{ ...snapshot, store: { ...snapshot.store, memory: { $codec: "llamaindex.Memory", value: 5 } } }, "Cannot restore the context: its memory is not a saved LlamaIndex Memory."],
-      [{ ...snapshot, store: {} }, "Cannot restore the context: the session has messages but its context snapshot has no memory to put them in."],
+      [{ ...snapshot, store: { ...snapshot.store, memory: { $codec: "llamaindex.Memory", value: 5 } } }, 'Cannot restore the context: its store "memory" is not a saved LlamaIndex Memory (codec "llamaindex.Memory").'],
+      [{ ...snapshot, store: {} }, 'Cannot restore the context: the session has messages but its context snapshot has no memory ("memory") to put them in.'],
     ];
     for (const [i, [corrupt, problem]] of cases.entries()) {
       const id = `gina-${i}`;
