@@ -25,6 +25,9 @@ import { Workflow } from "../src/workflow.ts";
 import type { WorkflowOptions } from "../src/workflow.ts";
 import { memorySessions } from "./agent-sessions.ts";
 
+export { memorySessions } from "./agent-sessions.ts";
+export type { MemorySessionsOptions } from "./agent-sessions.ts";
+
 /** The agent's run input: `agent.run({ input: "Hello!" })`. */
 export interface AgentInput {
   /** The user's message: text, or a LlamaIndex `ChatMessage` (e.g. with images). */
