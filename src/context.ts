@@ -135,7 +135,7 @@ export class Context<S extends object = Record<string, unknown>> {
   collectEvents<const T extends readonly EventClass[]>(event: Event, types: T, options: { readonly bufferId?: string } = {}): { -readonly [K in keyof T]: EventOf<T[K]> } | null {
     const run = this.#activeRun("collectEvents");
     if (!this.#execution) throw new ContextStateError("collectEvents: call it from a step (with the ctx the step was given); it buffers events per step.");
-    return run.collect(event, types, this.#execution.slot.step.name, options.bufferId) as { -readonly [K in keyof T]: EventOf<T[K]> } | null;
+    return run.collect(event, types, this.#execution.slot.step.name, options.bufferId, this.#execution) as { -readonly [K in keyof T]: EventOf<T[K]> } | null;
   }
 
   /**
@@ -193,7 +193,9 @@ export class Context<S extends object = Record<string, unknown>> {
     if (data.running && data.run) {
       const types = new Map(workflow.graph.eventTypes);
       for (const type of [StartEvent, StopEvent, InputRequiredEvent, HumanResponseEvent] as EventClass[]) if (!types.has(eventTypeName(type))) types.set(eventTypeName(type), type);
-      const run = data.run;
+      let run = data.run;
+      if (data.version <= 1) run = { ...run, collected: collectedByStep(run.collected, workflow, where) };
+      if (data.version <= 2) run = withoutRecollected(run);
       const decodeAll = (group: unknown, what: string): Record<string, Event[]> => {
         if (typeof group !== "object" || group === null) throw new ContextSerdeError(where(`run.${what} should be an object.`));
         return Object.fromEntries(
@@ -292,19 +294,60 @@ export class Context<S extends object = Record<string, unknown>> {
 }
 
 /**
- * `run.collected`: `{ [step]: { [bufferId]: events } }`. Format 1 kept one buffer per list of
- * types for the whole run, `{ [types]: events }`, which cannot say which step's they were.
+ * Format 1 kept one `collectEvents` buffer per list of types for the whole run, `{ [types]:
+ * events }`; format 2 keeps them per step, `{ [step]: { [bufferId]: events } }`. Each old buffer
+ * goes to the one step that accepts every type it lists (the step that collected it); when
+ * several steps could have, it cannot be told.
  */
+function collectedByStep(collected: unknown, workflow: AnyWorkflow, where: (what: string) => string): SavedRun["collected"] {
+  if (typeof collected !== "object" || collected === null) throw new ContextSerdeError(where("run.collected should be an object."));
+  const byStep: Record<string, Record<string, SavedEvent[]>> = {};
+  for (const [key, events] of Object.entries(collected)) {
+    if (!Array.isArray(events) || events.length === 0) continue;
+    const types = key.split("|");
+    const steps = [...workflow.graph.steps.values()].filter((s) => types.every((type) => s.accepts.some((accepted) => eventTypeName(accepted) === type)));
+    if (steps.length !== 1) {
+      throw new ContextSerdeError(
+        where(`it holds events collected by collectEvents (${key}) in the format of an older stepflow, which kept one buffer for all steps, and ${steps.length === 0 ? "no step" : `${steps.length} steps (${steps.map((s) => s.name).join(", ")})`} of ${workflow.constructor.name} could have collected them. Finish that run with the version that saved it, or start the run again with a new Context.`),
+      );
+    }
+    (byStep[(steps[0] as { name: string }).name] ??= {})[key] = events as SavedEvent[];
+  }
+  return byStep;
+}
+
+/** `run.collected`: `{ [step]: { [bufferId]: events } }`. */
 function decodeCollected(group: unknown, decodeStep: (buffers: unknown, step: string) => Record<string, Event[]>, where: (what: string) => string): Record<string, Record<string, Event[]>> {
   if (typeof group !== "object" || group === null) throw new ContextSerdeError(where("run.collected should be an object."));
-  const entries = Object.entries(group);
-  if (entries.some(([, value]) => Array.isArray(value))) {
-    if (entries.every(([, value]) => Array.isArray(value) && value.length === 0)) return {};
-    throw new ContextSerdeError(
-      where("it holds events collected by collectEvents in the format of an older stepflow, which kept one buffer for all steps, so they cannot be given back to the step that collected them. Finish that run with the version that saved it, or start the run again with a new Context."),
-    );
+  return Object.fromEntries(Object.entries(group).map(([step, buffers]) => [step, decodeStep(buffers, step)]));
+}
+
+/**
+ * Formats 1 and 2 saved a step's event both as in flight and in the step's collect buffer when
+ * the step had collected it and not yet returned; run again after restore, the step collected
+ * it a second time. One copy per in-flight event leaves the buffer.
+ */
+function withoutRecollected(run: SavedRun): SavedRun {
+  if (typeof run.collected !== "object" || run.collected === null || typeof run.inFlight !== "object" || run.inFlight === null) return run;
+  const collected: Record<string, unknown> = { ...run.collected };
+  for (const [step, events] of Object.entries(run.inFlight)) {
+    const buffers = collected[step];
+    if (!Array.isArray(events) || typeof buffers !== "object" || buffers === null || Array.isArray(buffers)) continue;
+    const copy: Record<string, unknown> = { ...buffers };
+    for (const event of events) {
+      const text = JSON.stringify(event);
+      for (const [id, list] of Object.entries(copy)) {
+        if (!Array.isArray(list)) continue;
+        const at = list.findIndex((saved) => JSON.stringify(saved) === text);
+        if (at >= 0) {
+          copy[id] = list.filter((_, i) => i !== at);
+          break;
+        }
+      }
+    }
+    collected[step] = copy;
   }
-  return Object.fromEntries(entries.map(([step, buffers]) => [step, decodeStep(buffers, step)]));
+  return { ...run, collected: collected as SavedRun["collected"] };
 }
 
 function isSavedEvent(value: unknown): value is SavedEvent {

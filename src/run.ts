@@ -83,6 +83,15 @@ export interface StepExecution {
   waits: number;
   /** Finished (a wait it left pending, say by throwing, answers nothing then). */
   ended: boolean;
+  /** What its `collectEvents` calls did, while it runs: a save undoes them, since a restored run executes it again. */
+  collects?: CollectRecord[];
+}
+
+/** One execution's use of one `collectEvents` buffer: the event it added, and the set it took. */
+interface CollectRecord {
+  readonly buffer: CollectBuffer;
+  readonly added: Event;
+  taken: Event[] | undefined;
 }
 
 /** A `collectEvents` buffer: events by exact class, each list in arrival order. */
@@ -167,6 +176,8 @@ export class Run {
   readonly #slots = new Map<string, StepSlot>();
   /** `collectEvents` buffers: step name → buffer id → buffer. */
   readonly #collected = new Map<string, Map<string, CollectBuffer>>();
+  /** Executions that added to a buffer, until they end: what a save must undo. */
+  readonly #collecting = new Set<StepExecution>();
   #waiters: Waiter[] = [];
   /** Events that reached no step and no waiter yet: a later `waitForEvent` may claim them. */
   readonly #unclaimed: (Event | SavedEvent)[] = [];
@@ -315,11 +326,18 @@ export class Run {
   }
 
   /** `collectEvents` for step `stepName`: O(1) per event until the last one, O(types) then. */
-  collect(event: Event, types: readonly EventClass[], stepName: string, bufferId: string | undefined): Event[] | null {
+  collect(event: Event, types: readonly EventClass[], stepName: string, bufferId: string | undefined, execution: StepExecution): Event[] | null {
     if (types.length === 0) return [];
     const plan = collectPlan(types);
     const buffer = this.#buffer(stepName, bufferId ?? plan.key);
-    if (plan.members.has(event.constructor as EventClass)) this.#addToBuffer(buffer, event);
+    if (plan.members.has(event.constructor as EventClass)) {
+      // A retried attempt (or a second call) of the same execution: its event is in already.
+      const record = execution.collects?.find((r) => r.buffer === buffer && r.added === event);
+      if (record) return record.taken ?? null;
+      this.#addToBuffer(buffer, event);
+      (execution.collects ??= []).push({ buffer, added: event, taken: undefined });
+      this.#collecting.add(execution);
+    }
     if (buffer.size < types.length) return null;
     for (const [type, count] of plan.counts) if ((buffer.byType.get(type)?.length ?? 0) < count) return null;
     const taken = new Map<EventClass, number>();
@@ -330,6 +348,8 @@ export class Run {
     });
     for (const [type, count] of taken) (buffer.byType.get(type) as Event[]).splice(0, count);
     buffer.size -= types.length;
+    const record = execution.collects?.find((r) => r.buffer === buffer && r.added === event);
+    if (record) record.taken = events;
     return events;
   }
 
@@ -413,10 +433,25 @@ export class Run {
       if (slot.queue.size) queued[name] = slot.queue.toArray();
       if (slot.inFlight.length) inFlight[name] = [...slot.inFlight];
     }
+    // A restored run executes the in-flight steps again, and they collect their events again:
+    // saved are the buffers as they were before those executions added or took anything.
+    const undone = new Map<CollectBuffer, { removed: Set<Event>; restored: Event[] }>();
+    for (const execution of this.#collecting) {
+      if (execution.ended) continue;
+      for (const record of execution.collects ?? []) {
+        let change = undone.get(record.buffer);
+        if (!change) undone.set(record.buffer, (change = { removed: new Set(), restored: [] }));
+        if (record.taken) change.restored.push(...record.taken.filter((ev) => ev !== record.added));
+        else change.removed.add(record.added);
+      }
+    }
     const collected: Record<string, Record<string, Event[]>> = {};
     for (const [name, buffers] of this.#collected) {
       for (const [id, buffer] of buffers) {
-        if (buffer.size > 0) (collected[name] ??= {})[id] = [...buffer.byType.values()].flat();
+        let events = [...buffer.byType.values()].flat();
+        const change = undone.get(buffer);
+        if (change) events = [...change.restored.filter((ev) => !change.removed.has(ev)), ...events.filter((ev) => !change.removed.has(ev))];
+        if (events.length > 0) (collected[name] ??= {})[id] = events;
       }
     }
     const waiters = this.#waiters.map((w) => ({ type: eventTypeName(w.type), requirements: encodeValue(w.requirements ?? null, `requirements of waitForEvent(${eventTypeName(w.type)})`) }));
@@ -512,6 +547,7 @@ export class Run {
     }
     slot.inFlight.splice(slot.inFlight.indexOf(event), 1);
     execution.ended = true;
+    if (execution.collects) this.#collecting.delete(execution);
     // An execution that ends with a wait still pending (not awaited) gave its worker back already.
     if (execution.waits === 0) slot.busy--;
     if (this.#done) return;
@@ -550,6 +586,7 @@ export class Run {
     this.#recoveries.set(recoverer.name, used + 1);
     slot.inFlight.splice(slot.inFlight.indexOf(event), 1);
     execution.ended = true;
+    if (execution.collects) this.#collecting.delete(execution);
     if (execution.waits === 0) slot.busy--;
     this.settings.log?.(`Step ${step.name} failed; recovering with step ${recoverer.name}`);
     const failure = error instanceof Error ? { name: error.name, message: error.message } : { name: typeof error, message: describeValue(error) };

@@ -200,7 +200,7 @@ describe("collectEvents", () => {
     expect(await resumed).toEqual(["x:1,2", "y:1,2"]);
   });
 
-  it("refuses a context saved with the older shared buffers, saying what to do", () => {
+  it("refuses a context saved with the older shared buffers when two steps could have collected them, saying what to do", () => {
     const old = {
       version: 1,
       workflow: "TwoCollectors",
@@ -211,7 +211,7 @@ describe("collectEvents", () => {
     const attempt = () => Context.fromJSON(new TwoCollectors(), JSON.stringify(old));
     expect(attempt).toThrow(ContextSerdeError);
     expect(attempt).toThrow(
-      "Cannot restore the context: it holds events collected by collectEvents in the format of an older stepflow, which kept one buffer for all steps, so they cannot be given back to the step that collected them. Finish that run with the version that saved it, or start the run again with a new Context.",
+      'Cannot restore the context: it holds events collected by collectEvents (Part|Part) in the format of an older stepflow, which kept one buffer for all steps, and 2 steps (x, y) of TwoCollectors could have collected them. Finish that run with the version that saved it, or start the run again with a new Context.',
     );
   });
 });
