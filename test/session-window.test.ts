@@ -194,21 +194,27 @@ describe.each(stores)("two first turns of a new session at once: %s", (_name, ur
   });
 });
 
-describe("a SQLite sessions file saved by stepflow 0.1.0", () => {
-  it("loads, reads page by page, and continues the conversation", async () => {
+describe.each(["format-1", "format-2"])("a SQLite sessions file saved by stepflow 0.1.0 (test/fixtures/%s)", (format) => {
+  it("reads page by page, and continues when the model's window holds only part of the history", async () => {
     const path = join(mkdtempSync(join(tmpdir(), "stepflow-0.1.0-")), "sessions.db");
-    copyFileSync(join(import.meta.dirname, "fixtures", "sessions-0.1.0-window.db"), path);
+    copyFileSync(join(import.meta.dirname, "fixtures", format, "sessions.db"), path);
     const store = await open(`sqlite:${path}`);
-    const sessions = new Sessions(new FunctionCallingAgent({ llm: new OfflineDemoLLM(), tools: calculatorTools }), store);
-    expect(await sessions.list()).toMatchObject([{ id: "logan", version: 3, messageCount: 12 }]);
-    expect((await sessions.messagePage("logan", { page: 2, pageSize: 10 })).messages.map((m) => [m.seq, m.message.content])).toEqual([
-      [11, "5"],
-      [12, "7 - 2 = 5"],
-    ]);
-    expect((await sessions.run("logan", { input: "What is my name?" })).response.content).toBe("Your name is Logan.");
-    expect((await sessions.run("logan", { input: "What is 6 * 7?" })).response.content).toBe("6 * 7 = 42");
+    const everything = await new Sessions(new FunctionCallingAgent({ llm: new OfflineDemoLLM() }), store).messages("logan");
+    expect(everything.map((m) => m.message.content)).toContain("Hello! My name is Logan.");
+    const sessions = new Sessions(addingAgent(160).agent, store); // 84 tokens of history: the last turn and the question
+    const page = await sessions.messagePage("logan", { page: 2, pageSize: 3 });
+    expect(page.messages).toEqual(everything.slice(3, 6));
+    expect(page.total).toBe(everything.length);
+
+    const a = addingAgent(160);
+    expect((await new Sessions(a.agent, store).run("logan", { input: "What is 20000 + 26?" })).response.content).toBe("The sum is 20026.");
+    const b = addingAgent(160);
+    const copy = join(mkdtempSync(join(tmpdir(), "stepflow-0.1.0-")), "sessions.db");
+    copyFileSync(join(import.meta.dirname, "fixtures", format, "sessions.db"), copy);
+    await new Sessions(b.agent, await open(`sqlite:${copy}`), { memory: { ...b.agent.sessionMemory, initialWindow: Number.MAX_SAFE_INTEGER } }).run("logan", { input: "What is 20000 + 26?" });
+    expect(a.llm.requests.map((r) => r.messages)).toEqual(b.llm.requests.map((r) => r.messages));
     const record = await store.load("logan", { newest: 0 });
-    expect(record).toMatchObject({ version: 5, messageCount: 18 });
+    expect(record?.messageCount).toBe(everything.length + 4);
     expect(JSON.parse(record?.snapshot ?? "").store.memory).toEqual({ $codec: "llamaindex.Memory", value: { messages: [], memoryCursor: 0 } });
   });
 });
