@@ -172,7 +172,7 @@ describe("stepflow CLI (offline demo model)", { timeout: 60_000 }, () => {
       expect(code).toBe(2);
       expect(stdout).toBe("");
       expect(stderr).toMatch(/^Usage: stepflow sessions \[options\] \[command\]\n/);
-      expect(stderr).toContain("show <id>       the messages of a session");
+      expect(stderr).toContain("show [options] <id>  the messages of a session, or one page of them");
       expect(stderr).not.toContain("outputHelp");
     }
     expect(version).toEqual({ code: 0, stdout: `${JSON.parse(readFileSync(join(import.meta.dirname, "..", "package.json"), "utf8")).version}\n`, stderr: "" });
@@ -346,6 +346,27 @@ describe("stepflow CLI sessions", { timeout: 60_000 }, () => {
     const gone = await cli(["sessions", "--store", store, "show", "alice"]);
     expect(gone.code).toBe(1);
     expect(gone.stderr).toContain('stepflow: There is no session "alice". List them with: npm start -- sessions list');
+  });
+});
+
+describe("stepflow sessions show --page", { timeout: 60_000 }, () => {
+  it("shows one page of the history, oldest first, and says which page and what is next", async () => {
+    const store = `sqlite:${join(mkdtempSync(join(tmpdir(), "stepflow-cli-")), "sessions.db")}`;
+    await cli(["--session", "pat", "--store", store, "My name is Pat."]);
+    await cli(["--session", "pat", "--store", store, "What is 2 + 3?"]); // 6 messages
+    const page = await cli(["sessions", "--store", store, "show", "pat", "--page", "2", "--page-size", "4"]);
+    expect(page.code).toBe(0);
+    expect(page.stdout.split("\n").filter(Boolean).map((line) => line.replace(/^\S+ {2}/, ""))).toEqual(["tool: 5", "assistant: 2 + 3 = 5"]);
+    expect(page.stderr).toContain("Page 2 of 2 (messages 5–6 of 6).");
+    const first = await cli(["sessions", "--store", store, "show", "pat", "--page", "1", "--page-size", "4"]);
+    expect(first.stdout.split("\n").filter(Boolean)).toHaveLength(4);
+    expect(first.stderr).toContain("Page 1 of 2 (messages 1–4 of 6). Next: npm start -- sessions show pat --page 2 --page-size 4");
+    const past = await cli(["sessions", "--store", store, "show", "pat", "--page", "3", "--page-size", "4"]);
+    expect([past.code, past.stdout]).toEqual([2, ""]);
+    expect(past.stderr).toContain('stepflow: Session "pat" has 2 pages of 4 messages (6 in all); there is no page 3.');
+    const bad = await cli(["sessions", "--store", store, "show", "pat", "--page", "x"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('stepflow: --page takes a whole number ≥ 1 (page 1 is the oldest messages); got "x".');
   });
 });
 

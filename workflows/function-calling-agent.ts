@@ -20,11 +20,15 @@ import { streamReply } from "../src/llm/stream-reply.ts";
 import { checkToolTimeout, runToolCall } from "../src/llm/tool-calls.ts";
 import type { ToolSource } from "../src/llm/tool-calls.ts";
 import { describeValue } from "../src/user-text.ts";
-import { agentMemory, appendAt, memoryCodec } from "./agent-memory.ts";
+import { MEMORY_KEY, agentMemory, appendAt, memoryCodec } from "./agent-memory.ts";
 import type { Conversation } from "./agent-memory.ts";
 import { legacyTurn } from "./agent-saved-by-0.1.ts";
 import { ToolApprovalPolicy, approvalOnce, describeArguments, notApproved } from "./tool-approval.ts";
 import type { ApprovalMarks, NeedsApproval } from "./tool-approval.ts";
+import { memorySessions } from "./agent-sessions.ts";
+
+export { memorySessions } from "./agent-sessions.ts";
+export type { MemorySessionsOptions } from "./agent-sessions.ts";
 
 /** The agent's run input: `agent.run({ input: "Hello!" })`. */
 export interface AgentInput {
@@ -108,6 +112,8 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   private readonly journal: Journal | undefined;
   /** Tokens of history sent to the LLM: what Memory.getLLM keeps, 70% of ¾ of the context window. */
   private readonly tokenLimit: number;
+  /** How `Sessions` stores this agent's conversation: the memory's messages one row each, and a turn loads those that fit the LLM's window. */
+  readonly sessionMemory = memorySessions({ storeKey: MEMORY_KEY, tokenLimit: () => this.tokenLimit });
 
   constructor(options: FunctionCallingAgentOptions) {
     super({ ...options, codecs: { "llamaindex.Memory": memoryCodec as Codec, ...options.codecs } });

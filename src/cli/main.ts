@@ -13,6 +13,7 @@ import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts"
 import type { AgentInput, AgentResult } from "../../workflows/function-calling-agent.ts";
 import { openSessionStore, sessionStoreKind } from "../sessions/open-store.ts";
 import { Sessions } from "../sessions/sessions.ts";
+import type { SessionMessage } from "../sessions/sessions.ts";
 import { SessionStoreError, checkSessionId as checkStoredSessionId } from "../sessions/types.ts";
 import { chat, ask } from "./chat.ts";
 import type { ChatOptions } from "./chat.ts";
@@ -144,19 +145,45 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       for (const item of list) term.out.write(`${terminalSafe(item.id)}\t${item.messageCount} messages\tupdated ${item.updatedAt.toISOString()}\n`);
     }),
   );
-  sessions.command("show").argument("<id>").description("the messages of a session").action((id: string) => {
-    checkSessionId(id);
-    return withSessions(async (s) => {
-      const messages = await s.messages(id);
-      if (messages.length === 0) throw new NoSuchSessionError(`There is no session "${id}". List them with: ${command} sessions list`, id);
-      for (const { message, createdAt } of messages) {
-        const calls = (message.options as { toolCall?: { name: string; input: unknown }[] } | undefined)?.toolCall;
-        const text = calls?.length ? `${message.content ? `${message.content} ` : ""}[calls ${calls.map((c) => `${c.name}(${JSON.stringify(c.input)})`).join(", ")}]` : String(message.content);
-        const role = (message.options as { toolResult?: unknown } | undefined)?.toolResult ? "tool" : message.role;
-        term.out.write(`${createdAt.toISOString()}  ${role}: ${terminalSafe(text)}\n`);
-      }
+  sessions
+    .command("show")
+    .argument("<id>")
+    .description("the messages of a session, or one page of them")
+    .option("--page <n>", "only page N of the history: page 1 is the oldest messages")
+    .option("--page-size <n>", "messages per page with --page (default 50)")
+    .action((id: string, options: { page?: string; pageSize?: string }) => {
+      checkSessionId(id);
+      const page = options.page === undefined ? undefined : wholeNumber("--page", options.page, "page 1 is the oldest messages");
+      const pageSize = options.pageSize === undefined ? undefined : wholeNumber("--page-size", options.pageSize, "the default is 50");
+      if (pageSize !== undefined && page === undefined) throw new UsageError(`--page-size goes with --page: ${command} sessions show ${id} --page 1 --page-size ${pageSize}`);
+      const noSession = () => new NoSuchSessionError(`There is no session "${id}". List them with: ${command} sessions list`, id);
+      return withSessions(async (s) => {
+        if (page === undefined) {
+          // Page by page, so a long history is printed without holding it all.
+          let shown = 0;
+          for await (const message of s.history(id)) {
+            showMessage(message);
+            shown++;
+          }
+          if (shown === 0) throw noSession();
+          return;
+        }
+        const found = await s.messagePage(id, { page, ...(pageSize === undefined ? {} : { pageSize }) });
+        if (found.total === 0) throw noSession();
+        if (found.messages.length === 0) {
+          throw new UsageError(`Session "${id}" has ${found.pageCount} ${found.pageCount === 1 ? "page" : "pages"} of ${found.pageSize} messages (${found.total} in all); there is no page ${page}.`);
+        }
+        for (const message of found.messages) showMessage(message);
+        const next = page < found.pageCount ? ` Next: ${command} sessions show ${id} --page ${page + 1}${pageSize === undefined ? "" : ` --page-size ${pageSize}`}` : "";
+        term.err.write(`Page ${page} of ${found.pageCount} (messages ${found.messages[0]?.seq}–${found.messages.at(-1)?.seq} of ${found.total}).${next}\n`);
+      });
     });
-  });
+  const showMessage = ({ message, createdAt }: SessionMessage) => {
+    const calls = (message.options as { toolCall?: { name: string; input: unknown }[] } | undefined)?.toolCall;
+    const text = calls?.length ? `${message.content ? `${message.content} ` : ""}[calls ${calls.map((c) => `${c.name}(${JSON.stringify(c.input)})`).join(", ")}]` : String(message.content);
+    const role = (message.options as { toolResult?: unknown } | undefined)?.toolResult ? "tool" : message.role;
+    term.out.write(`${createdAt.toISOString()}  ${role}: ${terminalSafe(text)}\n`);
+  };
   sessions.command("delete").argument("<id>").description("delete a session").action((id: string) => {
     checkSessionId(id);
     return withSessions(async (s) => {
@@ -192,6 +219,13 @@ function checkSessionId(id: string): void {
   if (id.includes("\ufffd")) {
     throw new UsageError(`A session id must be valid UTF-8; got ${quoteInput(id)}, where U+FFFD (�) stands for bytes that are not. Use a UTF-8 terminal, or another id.`);
   }
+}
+
+/** The whole number ≥ 1 that option `name` was given, or a `UsageError` saying so. */
+function wholeNumber(name: string, value: string, hint: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`${name} takes a whole number ≥ 1 (${hint}); got ${quoteInput(value)}.`);
+  return n;
 }
 
 function checkStoreURL(url: string): void {
