@@ -1,0 +1,41 @@
+/**
+ * The messages between `SqliteThread` (the main thread) and its worker (sqlite-worker.ts):
+ * plain data only, as `postMessage` copies it. Types only; nothing here runs.
+ */
+import type { Config, Value } from "@libsql/client";
+
+/** The client methods that cross to the worker: each takes and returns plain data. */
+export type ForwardedMethod = "execute" | "batch" | "executeMultiple" | "migrate";
+
+/** A request to the worker; `id` pairs it with its reply. */
+export type SqliteRequest =
+  | { readonly id: number; readonly op: "open"; readonly config: Config }
+  | { readonly id: number; readonly op: "call"; readonly method: ForwardedMethod; readonly args: readonly unknown[] }
+  | { readonly id: number; readonly op: "close" };
+
+/** A `ResultSet` as data: each row as an array of its values, in `columns` order. */
+export interface WireResult {
+  readonly columns: string[];
+  readonly columnTypes: string[];
+  readonly rows: Value[][];
+  readonly rowsAffected: number;
+  readonly lastInsertRowid: bigint | undefined;
+}
+
+/** An error as data: the fields `LibsqlError` and `LibsqlBatchError` carry. */
+export interface WireError {
+  readonly name: string;
+  readonly message: string;
+  readonly stack?: string;
+  readonly code?: string;
+  readonly extendedCode?: string;
+  readonly rawCode?: number;
+  readonly statementIndex?: number;
+  readonly cause?: WireError;
+}
+
+/** The worker's answer to one request. */
+export type SqliteReply =
+  | { readonly id: number; readonly ok: true; readonly value: WireResult | WireResult[] | null }
+  | { readonly id: number; readonly ok: false; readonly error: WireError };
+

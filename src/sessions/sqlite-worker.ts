@@ -1,0 +1,167 @@
+/**
+ * The worker thread behind `SqliteThread`: it owns the `@libsql/client` connection, whose
+ * statements on a local file run synchronously, so that they block this thread instead of the
+ * application's event loop. It answers each request with plain data (rows as arrays, errors as
+ * their fields) that the main thread turns back into `@libsql/client`'s own shapes and classes.
+ *
+ * Requests that arrive together run in one write transaction, each in a savepoint of its own:
+ * with many sessions at once, a commit per save (a WAL append and index update each) was most
+ * of the worker's time. A request that fails rolls back only its savepoint, with the error it
+ * would have had alone; the callers hear back only after the commit. If the group's own
+ * transaction cannot start or commit (a read-only file, another process's lock held past the
+ * busy timeout), each request runs again alone, so each gets the answer it would have had.
+ */
+import { parentPort, receiveMessageOnPort } from "node:worker_threads";
+import type { Client, Config, InStatement, ResultSet, Transaction } from "@libsql/client";
+import type { SqliteReply, SqliteRequest, WireError, WireResult } from "./sqlite-wire.ts";
+
+if (!parentPort) throw new Error("sqlite-worker.ts runs only as a worker thread (SqliteThread starts it).");
+const port = parentPort;
+let db: Client | undefined;
+
+type Call = Extract<SqliteRequest, { op: "call" }>;
+type Outcome = { ok: true; value: WireResult | WireResult[] | null } | { ok: false; error: unknown };
+
+// Each message is a list of requests (the main thread sends what it has once per turn of its
+// event loop); whatever else is already queued joins them. Work is run one list at a time.
+let running: Promise<void> = Promise.resolve();
+port.on("message", (first: SqliteRequest[]) => {
+  const requests = [...first];
+  for (let more = receiveMessageOnPort(port); more; more = receiveMessageOnPort(port)) requests.push(...(more.message as SqliteRequest[]));
+  running = running.then(() => handle(requests));
+});
+
+async function handle(requests: SqliteRequest[]): Promise<void> {
+  const replies: SqliteReply[] = [];
+  let group: Call[] = [];
+  const flush = async () => {
+    if (group.length > 0) replies.push(...(await runGroup(group)));
+    group = [];
+  };
+  for (const request of requests) {
+    if (request.op === "call" && groupable(request)) {
+      group.push(request);
+      continue;
+    }
+    await flush();
+    replies.push(reply(request.id, await settle(() => runAlone(request))));
+  }
+  await flush();
+  port.postMessage(replies);
+}
+
+async function runAlone(request: SqliteRequest): Promise<WireResult | WireResult[] | null> {
+  switch (request.op) {
+    case "open": {
+      const { createClient } = await import("@libsql/client");
+      const config: Config = request.config;
+      db = createClient(config);
+      return null;
+    }
+    case "close":
+      db?.close();
+      db = undefined;
+      // Answered first, then the thread ends: its "exit" is how the main thread knows it is gone.
+      setImmediate(() => port.close());
+      return null;
+    case "call": {
+      // Any method of the client that takes and returns plain data passes through unchanged.
+      const method = open()[request.method] as (...args: unknown[]) => Promise<ResultSet | ResultSet[] | void>;
+      return toWire(await method.apply(db, [...request.args]));
+    }
+  }
+}
+
+/** Statements that may share a transaction: not PRAGMAs, ATTACH, VACUUM or transaction control, which must run alone. */
+const DATA_STATEMENT = /^\s*(select|insert|update|delete|replace|with)\b/i;
+
+function groupable(request: Call): boolean {
+  if (request.method === "batch") return true;
+  if (request.method !== "execute") return false;
+  const [statement] = request.args as [InStatement | string];
+  return DATA_STATEMENT.test(typeof statement === "string" ? statement : Array.isArray(statement) ? String(statement[0]) : statement.sql);
+}
+
+async function runGroup(group: Call[]): Promise<SqliteReply[]> {
+  const alone = async () => {
+    const replies: SqliteReply[] = [];
+    for (const request of group) replies.push(reply(request.id, await settle(() => runAlone(request))));
+    return replies;
+  };
+  const [only] = group;
+  if (group.length === 1 && only) return alone();
+  let tx: Transaction;
+  try {
+    tx = await open().transaction("write");
+  } catch {
+    return alone();
+  }
+  const outcomes: Outcome[] = [];
+  try {
+    for (const request of group) {
+      await tx.execute("SAVEPOINT stepflow_request");
+      const outcome = await settle(async () => {
+        // A batch's mode only chose how alone it would begin its transaction; here it is in the group's.
+        const [first] = request.args as [InStatement | InStatement[]];
+        return toWire(Array.isArray(first) ? await tx.batch(first) : await tx.execute(first));
+      });
+      if (!outcome.ok) await tx.execute("ROLLBACK TO stepflow_request");
+      await tx.execute("RELEASE stepflow_request");
+      outcomes.push(outcome);
+    }
+    await tx.commit();
+  } catch {
+    // The transaction itself failed (rolled back by SQLite, or the commit failed): nothing of
+    // the group was kept, so each request runs again alone and gets its own answer.
+    tx.close();
+    return alone();
+  }
+  return group.map((request, i) => reply(request.id, outcomes[i] as Outcome));
+}
+
+function open(): Client {
+  if (!db) throw new Error("The SQLite connection is not open.");
+  return db;
+}
+
+async function settle(work: () => Promise<WireResult | WireResult[] | null>): Promise<Outcome> {
+  try {
+    return { ok: true, value: await work() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+function reply(id: number, outcome: Outcome): SqliteReply {
+  return outcome.ok ? { id, ok: true, value: outcome.value } : { id, ok: false, error: errorToWire(outcome.error) };
+}
+
+function toWire(result: ResultSet | ResultSet[] | void): WireResult | WireResult[] | null {
+  if (result === undefined) return null;
+  return Array.isArray(result) ? result.map(resultToWire) : resultToWire(result);
+}
+
+function resultToWire(result: ResultSet): WireResult {
+  return {
+    columns: result.columns,
+    columnTypes: result.columnTypes,
+    rows: result.rows.map((row) => Array.from(row)),
+    rowsAffected: result.rowsAffected,
+    lastInsertRowid: result.lastInsertRowid,
+  };
+}
+
+function errorToWire(error: unknown): WireError {
+  if (!(error instanceof Error)) return { name: "Error", message: String(error) };
+  const fields = error as Error & { code?: unknown; extendedCode?: unknown; rawCode?: unknown; statementIndex?: unknown };
+  return {
+    name: error.name,
+    message: error.message,
+    stack: error.stack,
+    code: typeof fields.code === "string" ? fields.code : undefined,
+    extendedCode: typeof fields.extendedCode === "string" ? fields.extendedCode : undefined,
+    rawCode: typeof fields.rawCode === "number" ? fields.rawCode : undefined,
+    statementIndex: typeof fields.statementIndex === "number" ? fields.statementIndex : undefined,
+    cause: error.cause === undefined ? undefined : errorToWire(error.cause),
+  };
+}
