@@ -76,6 +76,44 @@ describe.each(stores)("SessionStore contract: %s", (_name, url) => {
     expect(record?.messages.map((m) => m.json)).toEqual([`from ${winner}`, `again ${winner}`]);
   });
 
+  it("loads only the newest messages asked for, with the count of all of them", async () => {
+    const id = unique("window");
+    const all = Array.from({ length: 10 }, (_, i) => `m${i + 1}`);
+    await store.save(id, { expectedVersion: 0, snapshot: "s1", append: all.slice(0, 6) });
+    await store.save(id, { expectedVersion: 1, snapshot: "s2", append: all.slice(6) });
+    const newest = await store.load(id, { newest: 3 });
+    expect(newest).toMatchObject({ version: 2, snapshot: "s2", messageCount: 10 });
+    expect(newest?.messages.map((m) => [m.seq, m.json])).toEqual([
+      [8, "m8"],
+      [9, "m9"],
+      [10, "m10"],
+    ]);
+    expect((await store.load(id, { newest: 0 }))?.messages).toEqual([]);
+    expect((await store.load(id, { newest: 50 }))?.messages.map((m) => m.json)).toEqual(all);
+    expect((await store.load(id))?.messages.map((m) => m.json)).toEqual(all);
+    expect(await store.load(unique("nobody"), { newest: 3 })).toBeUndefined();
+    for (const bad of [-1, 1.5, Number.NaN]) {
+      await expect(store.load(id, { newest: bad })).rejects.toThrow(`newest must be a whole number ≥ 0 (the number of newest messages to load); got ${String(bad)}.`);
+    }
+  });
+
+  it("reads a range of messages by seq, up to the last one stored", async () => {
+    const id = unique("range");
+    await store.save(id, { expectedVersion: 0, snapshot: "s1", append: ["m1", "m2", "m3", "m4", "m5"] });
+    expect((await store.readMessages(id, { from: 2, to: 4 })).map((m) => [m.seq, m.json])).toEqual([
+      [2, "m2"],
+      [3, "m3"],
+      [4, "m4"],
+    ]);
+    expect((await store.readMessages(id, { from: 4, to: 99 })).map((m) => m.seq)).toEqual([4, 5]);
+    expect(await store.readMessages(id, { from: 6, to: 10 })).toEqual([]);
+    expect(await store.readMessages(id, { from: 3, to: 2 })).toEqual([]);
+    expect(await store.readMessages(unique("nobody"), { from: 1, to: 10 })).toEqual([]);
+    expect((await store.readMessages(id, { from: 1, to: 1 }))[0]?.createdAt).toBeInstanceOf(Date);
+    await expect(store.readMessages(id, { from: 0, to: 3 })).rejects.toThrow(SessionStoreError);
+    await expect(store.readMessages(id, { from: 0, to: 3 })).rejects.toThrow('A message range is { from, to }: whole numbers, from ≥ 1 (the first message is #1); got {"from":0,"to":3}.');
+  });
+
   it("lists sessions, newest first, and deletes them with their messages", async () => {
     const a = unique("list-a");
     const b = unique("list-b");
@@ -187,6 +225,24 @@ describe.each(stores.filter(([name]) => name !== "memory"))("a session with a mi
       await expect(loaded).rejects.toThrow(`Session "${id}" is corrupt: message #${seq} is missing (2 of 3 messages are stored). The stored session was not changed; restore it from a backup, or delete it.`);
       expect((await store.list({ limit: 1000 })).find((s) => s.id === id)).toMatchObject({ version: 1, messageCount: 3 });
       expect(await store.delete(id)).toBe(true); // a corrupt session can still be deleted
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe.each(stores.filter(([name]) => name !== "memory"))("a missing message row inside what is read: %s", (_name, makeURL) => {
+  it("is refused by a load of the newest messages and by a range read, naming the seq", async () => {
+    const url = makeURL();
+    const store = await openSessionStore(url);
+    try {
+      const id = unique("holes-window");
+      await store.save(id, { expectedVersion: 0, snapshot: "s1", append: ["m1", "m2", "m3", "m4", "m5"] });
+      await deleteMessageRow(url, id, 4);
+      await expect(store.load(id, { newest: 3 })).rejects.toThrow(`Session "${id}" is corrupt: message #4 is missing (2 of the 3 messages #3 to #5 are stored).`);
+      await expect(store.readMessages(id, { from: 2, to: 9 })).rejects.toThrow(CorruptSessionError);
+      expect((await store.load(id, { newest: 1 }))?.messages.map((m) => m.json)).toEqual(["m5"]); // what a turn does not read is not checked
+      expect((await store.readMessages(id, { from: 1, to: 3 })).map((m) => m.json)).toEqual(["m1", "m2", "m3"]);
     } finally {
       await store.close();
     }

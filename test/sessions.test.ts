@@ -133,8 +133,8 @@ describe("Sessions", () => {
       [{ ...snapshot, version: 99 }, "Cannot restore the context: it was saved in format version 99 by a newer stepflow; this one reads up to version 2. Upgrade stepflow."],
       [{ ...snapshot, workflow: "Other" }, "Cannot restore the context: it was saved from a Other, not a FunctionCallingAgent."],
       [{ ...snapshot, store: { ...snapshot.store, x: { $codec: "Nope", value: 1 } } }, 'Cannot restore the context: store.x was saved with codec "Nope", which is not registered here. Call registerCodec("Nope", …) before Context.fromJSON.'],
-      [{ ...snapshot, store: { ...snapshot.store, memory: { $codec: "llamaindex.Memory", value: 5 } } }, "Cannot restore the context: its memory is not a saved LlamaIndex Memory."],
-      [{ ...snapshot, store: {} }, "Cannot restore the context: the session has messages but its context snapshot has no memory to put them in."],
+      [{ ...snapshot, store: { ...snapshot.store, memory: { $codec: "llamaindex.Memory", value: 5 } } }, 'Cannot restore the context: its store "memory" is not a saved LlamaIndex Memory (codec "llamaindex.Memory").'],
+      [{ ...snapshot, store: {} }, 'Cannot restore the context: the session has messages but its context snapshot has no memory ("memory") to put them in.'],
     ];
     for (const [i, [corrupt, problem]] of cases.entries()) {
       const id = `gina-${i}`;
@@ -223,7 +223,10 @@ async function raceTwoTurns(storeA: SessionStore, storeB: SessionStore) {
   return Promise.allSettled([a.run("shared", { input: "from A" }), b.run("shared", { input: "from B" })]);
 }
 
-const databases: [string, () => string][] = [["SQLite (two connections to one file)", sqliteUrl]];
+const databases: [string, () => string][] = [
+  ["memory (one store)", () => "memory:"],
+  ["SQLite (two connections to one file)", sqliteUrl],
+];
 if (process.env.DATABASE_URL) databases.push(["PostgreSQL", () => process.env.DATABASE_URL as string]);
 
 describe.each(databases)("two concurrent turns on one session: %s", (_name, url) => {
@@ -231,10 +234,11 @@ describe.each(databases)("two concurrent turns on one session: %s", (_name, url)
     const where = url();
     const storeA = await open(where);
     await storeA.delete("shared");
-    const results = await raceTwoTurns(storeA, await open(where));
+    const results = await raceTwoTurns(storeA, where === "memory:" ? storeA : await open(where));
     const failed = results.filter((r) => r.status === "rejected");
     expect(failed).toHaveLength(1);
     expect((failed[0] as PromiseRejectedResult).reason).toBeInstanceOf(SessionConflictError);
+    expect((failed[0] as PromiseRejectedResult).reason).toMatchObject({ sessionId: "shared", expected: 1, found: 2 });
     const winner = results.findIndex((r) => r.status === "fulfilled") === 0 ? "from A" : "from B";
     const record = await storeA.load("shared");
     const contents = (record?.messages ?? []).map((m) => JSON.parse(m.json).content);

@@ -23,6 +23,7 @@ import type { RunToolCallsOptions, ToolSource } from "../src/llm/tool-calls.ts";
 import { step } from "../src/step.ts";
 import { Workflow } from "../src/workflow.ts";
 import type { WorkflowOptions } from "../src/workflow.ts";
+import { memorySessions } from "./agent-sessions.ts";
 
 /** The agent's run input: `agent.run({ input: "Hello!" })`. */
 export interface AgentInput {
@@ -160,6 +161,8 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   private readonly abortable: boolean;
   private readonly needsApproval: ((call: ToolCall) => boolean) | undefined;
   private readonly journal: Journal | undefined;
+  /** How `Sessions` stores this agent's conversation: the memory's messages one row each, and a turn loads those that fit the LLM's window. */
+  readonly sessionMemory = memorySessions({ storeKey: MEMORY, tokenLimit: () => historyTokenLimit(this.llm) });
 
   constructor(options: FunctionCallingAgentOptions) {
     super(options);

@@ -1,6 +1,6 @@
 /** Sessions in this process's memory: for tests, notebooks and `--store memory:`. */
-import { SessionConflictError, checkSave, checkSessionId, listLimit } from "./types.ts";
-import type { SessionRecord, SessionSave, SessionStore, SessionSummary } from "./types.ts";
+import { SessionConflictError, checkRange, checkSave, checkSessionId, listLimit, loadedRange } from "./types.ts";
+import type { LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
 
 /**
  * @example
@@ -10,10 +10,19 @@ export class MemorySessionStore implements SessionStore {
   readonly description = "memory (this process only)";
   readonly #sessions = new Map<string, SessionRecord>();
 
-  async load(id: string): Promise<SessionRecord | undefined> {
+  async load(id: string, options: LoadOptions = {}): Promise<SessionRecord | undefined> {
     checkSessionId(id);
     const record = this.#sessions.get(id);
-    return record && { ...record, messages: [...record.messages] };
+    if (!record) return undefined;
+    const { from } = loadedRange(record.messageCount, options);
+    return { ...record, messages: record.messages.slice(from - 1) };
+  }
+
+  async readMessages(id: string, range: MessageRange): Promise<StoredMessage[]> {
+    checkSessionId(id);
+    checkRange(range);
+    const messages = this.#sessions.get(id)?.messages ?? [];
+    return messages.slice(range.from - 1, Math.max(range.from - 1, range.to));
   }
 
   async save(id: string, save: SessionSave): Promise<number> {
@@ -21,10 +30,11 @@ export class MemorySessionStore implements SessionStore {
     const current = this.#sessions.get(id);
     if ((current?.version ?? 0) !== save.expectedVersion) throw new SessionConflictError(id, save.expectedVersion, current?.version);
     const now = new Date();
-    const messages = [...(current?.messages ?? [])];
+    // Appended in place (loads hand out copies): a save costs its new messages, not the history.
+    const messages = current?.messages ?? [];
     for (const json of save.append) messages.push({ seq: messages.length + 1, json, createdAt: now });
     const version = save.expectedVersion + 1;
-    this.#sessions.set(id, { id, version, snapshot: save.snapshot, messages, createdAt: current?.createdAt ?? now, updatedAt: now });
+    this.#sessions.set(id, { id, version, snapshot: save.snapshot, messages, messageCount: messages.length, createdAt: current?.createdAt ?? now, updatedAt: now });
     return version;
   }
 

@@ -8,8 +8,8 @@ import type { Pool, PoolClient } from "pg";
 import { StepflowError } from "../errors.ts";
 import { PostgresJournal } from "../journal/postgres-journal.ts";
 import { loadDriver } from "./load-driver.ts";
-import { SessionConflictError, SessionStoreError, checkSave, checkSessionId, checkStoredMessages, listLimit } from "./types.ts";
-import type { SessionRecord, SessionSave, SessionStore, SessionSummary } from "./types.ts";
+import { SessionConflictError, SessionStoreError, checkRange, checkSave, checkSessionId, checkStoredMessages, listLimit, loadedRange } from "./types.ts";
+import type { LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS stepflow_sessions (
@@ -62,26 +62,48 @@ export class PostgresSessionStore implements SessionStore {
     return new PostgresSessionStore(pool, description);
   }
 
-  async load(id: string): Promise<SessionRecord | undefined> {
+  async load(id: string, options: LoadOptions = {}): Promise<SessionRecord | undefined> {
     checkSessionId(id);
+    loadedRange(0, options); // a bad `newest` fails before any query
     try {
       const session = await this.#pool.query("SELECT version, snapshot, message_count, created_at, updated_at FROM stepflow_sessions WHERE id = $1", [id]);
       const row = session.rows[0];
       if (!row) return undefined;
+      const messageCount = Number(row.message_count);
       // Messages are only ever appended: those up to message_count belong to the version read above.
-      const messages = await this.#pool.query("SELECT seq, message, created_at FROM stepflow_session_messages WHERE session_id = $1 AND seq <= $2 ORDER BY seq", [id, row.message_count]);
-      checkStoredMessages(id, Number(row.message_count), messages.rows.map((m) => Number(m.seq)));
+      const range = loadedRange(messageCount, options);
       return {
         id,
         version: Number(row.version),
         snapshot: String(row.snapshot),
-        messages: messages.rows.map((m) => ({ seq: Number(m.seq), json: String(m.message), createdAt: new Date(m.created_at) })),
+        messages: await this.#messages(id, range),
+        messageCount,
         createdAt: new Date(row.created_at),
         updatedAt: new Date(row.updated_at),
       };
     } catch (error) {
       throw this.#failed(error);
     }
+  }
+
+  async readMessages(id: string, range: MessageRange): Promise<StoredMessage[]> {
+    checkSessionId(id);
+    checkRange(range);
+    try {
+      const session = await this.#pool.query("SELECT message_count FROM stepflow_sessions WHERE id = $1", [id]);
+      const row = session.rows[0];
+      return row ? await this.#messages(id, { from: range.from, to: Math.min(range.to, Number(row.message_count)) }) : [];
+    } catch (error) {
+      throw this.#failed(error);
+    }
+  }
+
+  /** Messages `range` of a session whose count is known to cover it; `CorruptSessionError` if one is missing. */
+  async #messages(id: string, range: MessageRange): Promise<StoredMessage[]> {
+    if (range.to < range.from) return [];
+    const messages = await this.#pool.query("SELECT seq, message, created_at FROM stepflow_session_messages WHERE session_id = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq", [id, range.from, range.to]);
+    checkStoredMessages(id, range, messages.rows.map((m) => Number(m.seq)));
+    return messages.rows.map((m) => ({ seq: Number(m.seq), json: String(m.message), createdAt: new Date(m.created_at) }));
   }
 
   async save(id: string, save: SessionSave): Promise<number> {

@@ -2,9 +2,10 @@
  * Persisted conversations: load a session's context, run one turn, save it — only if the
  * turn completed, and only if nobody else saved the session meanwhile (versioned saves).
  *
- * Storage grows with each turn's new messages, not with the history: the chat messages of
- * the agent's LlamaIndex `Memory` are appended one row each, and the context snapshot saved
- * with them holds the memory without its messages.
+ * A turn costs its new messages, not the history: the workflow's `SessionMemory` takes the
+ * messages a turn added out of the saved context (they are appended one row each, the snapshot
+ * is saved without them), and says how many of the newest messages the next turn reads: only
+ * those are loaded and put back.
  */
 import type { ChatMessage } from "@llamaindex/core/llms";
 import { Context } from "../context.ts";
@@ -14,16 +15,40 @@ import type { WorkflowHandler } from "../handler.ts";
 import { ContextSerdeError } from "../serialize.ts";
 import type { Json } from "../serialize.ts";
 import type { RunOptions, Workflow } from "../workflow.ts";
-import type { SessionStore, SessionSummary } from "./types.ts";
+import { checkSessionMemory, sessionMemoryOf } from "./session-memory.ts";
+import type { MessageWindow, SessionMemory } from "./session-memory.ts";
+import { SessionConflictError, SessionStoreError, checkSessionId } from "./types.ts";
+import type { SessionStore, SessionSummary, StoredMessage } from "./types.ts";
 import { useJournal } from "../journal/context-journal.ts";
-
-const MEMORY_CODEC = "llamaindex.Memory";
 
 /** A stored chat message with the time it was saved. */
 export interface SessionMessage {
+  /** Its number in the session: the first message is 1. */
+  readonly seq: number;
   readonly message: ChatMessage;
   readonly createdAt: Date;
 }
+
+/** One page of a session's history: `Sessions.messagePage`. */
+export interface SessionMessagePage {
+  /** The page's messages, oldest first. */
+  readonly messages: SessionMessage[];
+  /** This page's number: 1 is the oldest messages. */
+  readonly page: number;
+  readonly pageSize: number;
+  /** How many pages the history has (0 for an unknown or empty session): the last page holds the newest messages. */
+  readonly pageCount: number;
+  /** How many messages the session has stored in all. */
+  readonly total: number;
+}
+
+/** Options of {@link Sessions}. */
+export interface SessionsOptions {
+  /** How the workflow's conversation is stored; default: the workflow's own `sessionMemory`, else the whole context is saved each turn. */
+  readonly memory?: SessionMemory;
+}
+
+const DEFAULT_PAGE_SIZE = 50;
 
 /**
  * One turn of a session: await it for the result (after the session is saved), or stream
@@ -81,35 +106,82 @@ export class SessionTurn<R> implements PromiseLike<R> {
  * const { response } = await sessions.run("alice", { input: "What is my name?" });
  */
 export class Sessions<TInput extends object, TResult> {
+  /** How the workflow's conversation is stored and how much of it a turn loads. */
+  readonly memory: SessionMemory;
+
   constructor(
     readonly workflow: Workflow<TInput, TResult>,
     readonly store: SessionStore,
-  ) {}
+    options: SessionsOptions = {},
+  ) {
+    if (options.memory !== undefined) checkSessionMemory(options.memory);
+    this.memory = options.memory ?? sessionMemoryOf(workflow);
+  }
 
-  /** Runs one turn on session `id` (created on first use) and saves it when the turn completes. */
+  /**
+   * Runs one turn on session `id` (created on first use) and saves it when the turn completes.
+   * If another turn of the same session (in this process or another) saved first, the turn
+   * fails with `SessionConflictError` and saves nothing: load and run it again if it should.
+   */
   run(id: string, input: TInput, options: Omit<RunOptions, "ctx"> = {}): SessionTurn<TResult> {
     const loaded = this.#load(id);
     const started = loaded.then(({ ctx }) => ({ handler: this.workflow.run(input, { ...options, ctx }) }));
     const result = started.then(async ({ handler: running }) => {
       const value = await running;
-      const { version, messageCount } = await loaded;
-      const { snapshot, messages } = splitMessages(running.ctx.toJSON());
-      if (messages.length < messageCount) {
-        throw new ContextSerdeError(`Session "${id}": the turn left ${messages.length} messages in memory, fewer than the ${messageCount} stored. Sessions only append; start a new session to forget.`);
+      const { version, window } = await loaded;
+      let saved: { readonly snapshot: ContextJSON; readonly append: readonly Json[] };
+      try {
+        saved = this.memory.save(running.ctx.toJSON(), window);
+      } catch (error) {
+        if (!(error instanceof ContextSerdeError)) throw error;
+        throw new ContextSerdeError(`Session "${id}": ${error.message} The stored session was not changed.`, { cause: error });
       }
-      await this.store.save(id, { expectedVersion: version, snapshot: JSON.stringify(snapshot), append: messages.slice(messageCount).map((m) => JSON.stringify(m)) });
+      await this.store.save(id, { expectedVersion: version, snapshot: JSON.stringify(saved.snapshot), append: saved.append.map((m) => JSON.stringify(m)) });
       return value;
     });
     return new SessionTurn(started, result);
   }
 
-  /** The chat messages of a session, oldest first, with when each was saved. Empty for an unknown id. */
+  /**
+   * The chat messages of a session, oldest first, with when each was saved. Empty for an
+   * unknown id. Reads the whole history: for a long session, read it page by page with
+   * {@link messagePage}.
+   */
   async messages(id: string): Promise<SessionMessage[]> {
     const record = await this.store.load(id);
-    return (record?.messages ?? []).map((stored) => {
-      const message = parseMessage(id, stored.seq, stored.json);
-      return { message: { role: message.role, content: message.content, ...(message.options ? { options: message.options } : {}) }, createdAt: stored.createdAt };
-    });
+    return (record?.messages ?? []).map((stored) => sessionMessage(id, stored));
+  }
+
+  /**
+   * One page of a session's history: page 1 holds messages 1 to `pageSize` (the oldest), the
+   * last page (`pageCount`) the newest. A page past the end is empty. `pageSize` defaults to 50.
+   * @example
+   * const { messages, pageCount } = await sessions.messagePage("alice", { page: 1, pageSize: 20 });
+   */
+  async messagePage(id: string, options: { readonly page: number; readonly pageSize?: number }): Promise<SessionMessagePage> {
+    checkSessionId(id);
+    const { page } = options;
+    const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
+    if (!Number.isSafeInteger(page) || page < 1) throw new SessionStoreError(`page must be a whole number ≥ 1 (page 1 is the oldest messages); got ${String(page)}.`);
+    if (!Number.isSafeInteger(pageSize) || pageSize < 1) throw new SessionStoreError(`pageSize must be a whole number ≥ 1 (default ${DEFAULT_PAGE_SIZE}); got ${String(pageSize)}.`);
+    const record = await this.store.load(id, { newest: 0 });
+    const total = record?.messageCount ?? 0;
+    const from = (page - 1) * pageSize + 1;
+    const stored = record && from <= total ? await this.store.readMessages(id, { from, to: Math.min(total, from + pageSize - 1) }) : [];
+    return { messages: stored.map((m) => sessionMessage(id, m)), page, pageSize, pageCount: Math.ceil(total / pageSize), total };
+  }
+
+  /**
+   * Every message of a session, oldest first, read `pageSize` (default 50) at a time.
+   * @example
+   * for await (const { seq, message } of sessions.history("alice")) console.log(seq, message.role, message.content);
+   */
+  async *history(id: string, options: { readonly pageSize?: number } = {}): AsyncGenerator<SessionMessage> {
+    for (let page = 1; ; page++) {
+      const batch = await this.messagePage(id, { page, pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE });
+      yield* batch.messages;
+      if (page >= batch.pageCount) return;
+    }
   }
 
   /** Sessions, most recently updated first. */
@@ -122,12 +194,12 @@ export class Sessions<TInput extends object, TResult> {
     return this.store.delete(id);
   }
 
-  async #load(id: string): Promise<{ ctx: Context; version: number; messageCount: number }> {
-    const record = await this.store.load(id);
+  async #load(id: string): Promise<{ ctx: Context; version: number; window: MessageWindow }> {
+    const record = await this.store.load(id, { newest: this.memory.initialWindow });
     if (!record) {
       const ctx = new Context(this.workflow);
       if (this.store.journal) useJournal(ctx, this.store.journal);
-      return { ctx, version: 0, messageCount: 0 };
+      return { ctx, version: 0, window: { messages: [], firstSeq: 1, total: 0 } };
     }
     let snapshot: unknown;
     try {
@@ -135,48 +207,45 @@ export class Sessions<TInput extends object, TResult> {
     } catch (error) {
       throw new ContextSerdeError(`Session "${id}" (version ${record.version}) has a corrupt context snapshot: ${(error as Error).message}. The stored session was not changed.`);
     }
-    const messages = record.messages.map((stored) => parseMessage(id, stored.seq, stored.json));
+    const window = await this.#window(id, record.version, record.messages, record.messageCount);
     let ctx: Context;
     try {
-      ctx = Context.fromJSON(this.workflow, joinMessages(snapshot as ContextJSON, messages));
+      ctx = Context.fromJSON(this.workflow, this.memory.restore(snapshot as ContextJSON, window));
     } catch (error) {
       // The snapshot parses but does not restore (another version, workflow or codec): say which session.
       if (!(error instanceof ContextSerdeError)) throw error;
-      throw new ContextSerdeError(`Session "${id}" (version ${record.version}): ${error.message} The stored session was not changed.`);
+      throw new ContextSerdeError(`Session "${id}" (version ${record.version}): ${error.message} The stored session was not changed.`, { cause: error });
     }
     // The store's journal, shared by every process serving the session: a tool call started by
     // one is not started again by another.
     if (this.store.journal) useJournal(ctx, this.store.journal);
-    return { ctx, version: record.version, messageCount: messages.length };
+    return { ctx, version: record.version, window };
+  }
+
+  /** The newest messages the next turn needs: those loaded, and older ones while the workflow asks for more. */
+  async #window(id: string, version: number, newest: readonly StoredMessage[], total: number): Promise<MessageWindow> {
+    let messages: Json[] = newest.map((stored) => parseMessage(id, stored.seq, stored.json));
+    let firstSeq = total - messages.length + 1;
+    for (;;) {
+      const window = { messages, firstSeq, total };
+      if (firstSeq <= 1) return window;
+      const more = this.memory.more(window);
+      if (!Number.isSafeInteger(more) || more < 0) throw new SessionStoreError(`SessionMemory.more must return a whole number ≥ 0 (how many older messages to load); got ${String(more)}.`);
+      if (more === 0) return window;
+      // Messages are only appended: those before the loaded ones belong to the version loaded.
+      const from = Math.max(1, firstSeq - more);
+      const older = await this.store.readMessages(id, { from, to: firstSeq - 1 });
+      // Fewer only if the session was deleted (and maybe started again) since it was loaded.
+      if (older.length !== firstSeq - from) throw new SessionConflictError(id, version, undefined);
+      messages = [...older.map((stored) => parseMessage(id, stored.seq, stored.json)), ...messages];
+      firstSeq = from;
+    }
   }
 }
 
-type MemorySlot = { $codec: string; value: { messages?: Json[] } & Record<string, Json> };
-const memorySlots = (json: ContextJSON) =>
-  Object.values(json.store).filter((v): v is MemorySlot => typeof v === "object" && v !== null && !Array.isArray(v) && v.$codec === MEMORY_CODEC);
-
-/** Takes the memory's messages out of a saved context: they are stored one row each. */
-function splitMessages(json: ContextJSON): { snapshot: ContextJSON; messages: Json[] } {
-  const slots = memorySlots(json);
-  if (slots.length > 1) throw new ContextSerdeError("Sessions keep one LlamaIndex Memory per context; this context's store has several.");
-  const slot = slots[0];
-  const messages = slot?.value.messages ?? [];
-  if (slot) slot.value.messages = [];
-  return { snapshot: json, messages };
-}
-
-/** Puts stored messages back into the snapshot's memory. */
-function joinMessages(snapshot: ContextJSON, messages: Json[]): ContextJSON {
-  if (typeof snapshot !== "object" || snapshot === null || typeof snapshot.store !== "object" || snapshot.store === null) {
-    return snapshot; // Context.fromJSON explains what is wrong with it
-  }
-  const slot = memorySlots(snapshot)[0];
-  if (slot && (typeof slot.value !== "object" || slot.value === null || Array.isArray(slot.value))) {
-    throw new ContextSerdeError("Cannot restore the context: its memory is not a saved LlamaIndex Memory.");
-  }
-  if (slot) slot.value.messages = messages;
-  else if (messages.length > 0) throw new ContextSerdeError("Cannot restore the context: the session has messages but its context snapshot has no memory to put them in.");
-  return snapshot;
+function sessionMessage(id: string, stored: StoredMessage): SessionMessage {
+  const message = parseMessage(id, stored.seq, stored.json);
+  return { seq: stored.seq, message: { role: message.role, content: message.content, ...(message.options ? { options: message.options } : {}) }, createdAt: stored.createdAt };
 }
 
 // LlamaIndex's MessageType.

@@ -12,8 +12,8 @@ import { StepflowError } from "../errors.ts";
 import { SqliteJournal } from "../journal/sqlite-journal.ts";
 import { loadDriver } from "./load-driver.ts";
 import { SqliteThread } from "./sqlite-thread.ts";
-import { SessionConflictError, SessionStoreError, checkSave, checkSessionId, checkStoredMessages, listLimit } from "./types.ts";
-import type { SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
+import { SessionConflictError, SessionStoreError, checkRange, checkSave, checkSessionId, checkStoredMessages, listLimit, loadedRange } from "./types.ts";
+import type { LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
 
 /** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5000;
@@ -35,6 +35,14 @@ const SCHEMA = [
      PRIMARY KEY (session_id, seq))`,
   `CREATE INDEX IF NOT EXISTS stepflow_sessions_updated ON stepflow_sessions (updated_at DESC)`,
 ];
+
+/**
+ * A session's messages as one row holding JSON arrays (any text, separators included, comes back
+ * exactly): reading 1,000 rows one by one cost more than the rest of a turn. The seqs come too,
+ * to catch a row that went missing. Callers add conditions on `seq`.
+ */
+const SELECT_MESSAGES =
+  "SELECT json_group_array(message ORDER BY seq) AS messages, json_group_array(created_at ORDER BY seq) AS times, json_group_array(seq ORDER BY seq) AS seqs FROM stepflow_session_messages WHERE session_id = ?";
 
 /**
  * @example
@@ -74,31 +82,53 @@ export class SqliteSessionStore implements SessionStore {
     return new SqliteSessionStore(db, path);
   }
 
-  async load(id: string): Promise<SessionRecord | undefined> {
+  async load(id: string, options: LoadOptions = {}): Promise<SessionRecord | undefined> {
     checkSessionId(id);
+    loadedRange(0, options); // a bad `newest` fails before any query
     try {
       const [sessions, messages] = await this.#db.batch(
         [
           { sql: "SELECT version, snapshot, message_count, created_at, updated_at FROM stepflow_sessions WHERE id = ?", args: [id] },
-          // One row holding every message as a JSON array (any text, separators included, comes back
-          // exactly): reading 1,000 rows one by one cost more than the rest of a turn. The seqs come
-          // too, to catch a row that went missing.
-          { sql: "SELECT json_group_array(message ORDER BY seq) AS messages, json_group_array(created_at ORDER BY seq) AS times, json_group_array(seq ORDER BY seq) AS seqs FROM stepflow_session_messages WHERE session_id = ?", args: [id] },
+          // Only the newest messages, by the (session_id, seq) key: a turn reads the window it needs, not the history.
+          { sql: `${SELECT_MESSAGES} AND seq > (SELECT message_count FROM stepflow_sessions WHERE id = ?) - ?`, args: [id, id, options.newest ?? Number.MAX_SAFE_INTEGER] },
         ],
         "read",
       );
       const row = sessions?.rows[0];
       if (!row) return undefined;
+      const messageCount = Number(row.message_count);
       const stored = joinedMessages(messages?.rows[0]);
-      checkStoredMessages(id, Number(row.message_count), stored.map((m) => m.seq));
+      checkStoredMessages(id, loadedRange(messageCount, options), stored.map((m) => m.seq));
       return {
         id,
         version: Number(row.version),
         snapshot: String(row.snapshot),
         messages: stored,
+        messageCount,
         createdAt: new Date(Number(row.created_at)),
         updatedAt: new Date(Number(row.updated_at)),
       };
+    } catch (error) {
+      throw this.#failed(error);
+    }
+  }
+
+  async readMessages(id: string, range: MessageRange): Promise<StoredMessage[]> {
+    checkSessionId(id);
+    checkRange(range);
+    try {
+      const [sessions, messages] = await this.#db.batch(
+        [
+          { sql: "SELECT message_count FROM stepflow_sessions WHERE id = ?", args: [id] },
+          { sql: `${SELECT_MESSAGES} AND seq BETWEEN ? AND ?`, args: [id, range.from, range.to] },
+        ],
+        "read",
+      );
+      const row = sessions?.rows[0];
+      if (!row) return [];
+      const stored = joinedMessages(messages?.rows[0]);
+      checkStoredMessages(id, { from: range.from, to: Math.min(range.to, Number(row.message_count)) }, stored.map((m) => m.seq));
+      return stored;
     } catch (error) {
       throw this.#failed(error);
     }

@@ -15,13 +15,19 @@ export interface StoredMessage {
   readonly createdAt: Date;
 }
 
-/** A session as loaded: the snapshot and every message, consistent with `version`. */
+/**
+ * A session as loaded: the snapshot and its newest messages (every message unless
+ * `SessionStore.load` was given `newest`), consistent with `version`.
+ */
 export interface SessionRecord {
   readonly id: string;
   /** 1 after the first save, +1 per save. */
   readonly version: number;
   readonly snapshot: string;
+  /** The newest stored messages asked for, oldest first: seqs `messageCount - messages.length + 1` to `messageCount`. */
   readonly messages: StoredMessage[];
+  /** How many messages the session has stored in all. */
+  readonly messageCount: number;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
@@ -33,6 +39,18 @@ export interface SessionSummary {
   readonly messageCount: number;
   readonly createdAt: Date;
   readonly updatedAt: Date;
+}
+
+/** Options of `SessionStore.load`. */
+export interface LoadOptions {
+  /** Load only this many of the newest messages (a whole number ≥ 0); default: all of them. */
+  readonly newest?: number;
+}
+
+/** Seqs `from` to `to`, both included (`from` ≥ 1; empty if `to` < `from`). */
+export interface MessageRange {
+  readonly from: number;
+  readonly to: number;
 }
 
 /** One save: replaces the snapshot and appends messages, if the session is still at `expectedVersion` (0: new). */
@@ -52,7 +70,18 @@ export interface SessionSave {
 export interface SessionStore {
   /** Where the sessions are, for messages (never includes a password). */
   readonly description: string;
-  load(id: string): Promise<SessionRecord | undefined>;
+  /**
+   * The session's snapshot and its newest `options.newest` messages (default: every message),
+   * read together, so they belong to one version. `undefined` for an unknown id.
+   */
+  load(id: string, options?: LoadOptions): Promise<SessionRecord | undefined>;
+  /**
+   * The stored messages with seq `range.from` to `range.to` (both included), oldest first: for
+   * reading a long history page by page, and for loading messages older than a `load`'s.
+   * Messages are only ever appended, so a range up to the `messageCount` of a loaded version
+   * belongs to that version. Empty for an unknown id; `CorruptSessionError` if one is missing.
+   */
+  readMessages(id: string, range: MessageRange): Promise<StoredMessage[]>;
   /** Saves atomically and returns the new version; `SessionConflictError` if another save came first. */
   save(id: string, save: SessionSave): Promise<number>;
   /** Most recently updated first. `limit`: a whole number ≥ 1, default 100. */
@@ -85,15 +114,42 @@ export class SessionConflictError extends StepflowError {
 export class CorruptSessionError extends ContextSerdeError { override name = "CorruptSessionError"; constructor(readonly sessionId: string, detail: string) { super(`Session "${sessionId}" is corrupt: ${detail}. The stored session was not changed; restore it from a backup, or delete it.`); } }
 
 /**
- * Checks that the messages a store read are exactly 1..`messageCount`, as sessions only append:
- * a missing row would otherwise leave, say, a tool result without its call, silently.
- * @example checkStoredMessages("alice", 3, [1, 2, 3]);
+ * Checks that the messages a store read have exactly the seqs `from`..`to`, as sessions only
+ * append: a missing row would otherwise leave, say, a tool result without its call, silently.
+ * @example checkStoredMessages("alice", { from: 1, to: 3 }, [1, 2, 3]);
  */
-export function checkStoredMessages(id: string, messageCount: number, seqs: readonly number[]): void {
-  const gap = seqs.findIndex((seq, i) => seq !== i + 1);
-  if (gap >= 0) throw new CorruptSessionError(id, `message #${gap + 1} is missing (${seqs.length} of ${messageCount} messages are stored)`);
-  if (seqs.length !== messageCount) {
-    throw new CorruptSessionError(id, seqs.length < messageCount ? `message #${seqs.length + 1} is missing (${seqs.length} of ${messageCount} messages are stored)` : `it has ${seqs.length} messages stored but records ${messageCount}`);
+export function checkStoredMessages(id: string, range: MessageRange, seqs: readonly number[]): void {
+  const expected = Math.max(0, range.to - range.from + 1);
+  const gap = seqs.findIndex((seq, i) => seq !== range.from + i);
+  if (gap >= 0 || seqs.length < expected) {
+    const missing = gap >= 0 ? range.from + gap : range.from + seqs.length;
+    const of = range.from === 1 ? `${seqs.length} of ${expected} messages are stored` : `${seqs.length} of the ${expected} messages #${range.from} to #${range.to} are stored`;
+    throw new CorruptSessionError(id, `message #${missing} is missing (${of})`);
+  }
+  if (seqs.length !== expected) {
+    throw new CorruptSessionError(id, range.from === 1 ? `it has ${seqs.length} messages stored but records ${expected}` : `it has ${seqs.length} messages stored as #${range.from} to #${range.to}`);
+  }
+}
+
+/**
+ * The seqs a `load` with `options` reads from a session of `messageCount` messages; `SessionStoreError` for a bad `newest`.
+ * @example loadedRange(10, { newest: 4 }); // { from: 7, to: 10 }
+ */
+export function loadedRange(messageCount: number, options: LoadOptions): MessageRange {
+  const newest = options.newest ?? messageCount;
+  if (!Number.isSafeInteger(newest) || newest < 0) {
+    throw new SessionStoreError(`newest must be a whole number ≥ 0 (the number of newest messages to load); got ${String(newest)}.`);
+  }
+  return { from: Math.max(1, messageCount - newest + 1), to: messageCount };
+}
+
+/**
+ * Throws `SessionStoreError` unless `range` is whole numbers with `from` ≥ 1 (shared by every store).
+ * @example checkRange({ from: 1, to: 50 });
+ */
+export function checkRange(range: MessageRange): void {
+  if (!Number.isSafeInteger(range?.from) || !Number.isSafeInteger(range?.to) || range.from < 1) {
+    throw new SessionStoreError(`A message range is { from, to }: whole numbers, from ≥ 1 (the first message is #1); got ${JSON.stringify(range)}.`);
   }
 }
 
