@@ -9,9 +9,11 @@
  *   on the main thread (as before) and on its worker thread (now).
  * `npm run bench -- sessions-scale`; `BENCH_SCALE_ONLY=length`, `=store` or `=concurrency` runs one part.
  */
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { createClient } from "@libsql/client";
 import pg from "pg";
@@ -26,6 +28,7 @@ import { collectGarbage, printTable } from "./measure.ts";
 
 const LENGTHS = [10, 1_000, 10_000];
 const CONCURRENCY = (process.env.BENCH_SCALE_CONCURRENCY ?? "250,500,1000").split(",").map(Number);
+const PROCESSES = (process.env.BENCH_SCALE_PROCESSES ?? "2").split(",").filter(Boolean).map(Number);
 const LLM_MS = 50;
 const CALLS_PER_TURN = 3;
 const IDEAL_MS = LLM_MS * CALLS_PER_TURN;
@@ -41,7 +44,7 @@ function agentTurn(request: ScriptedRequest): ScriptedReply {
   return { text: "(2123 + 2321) * 312 = 1,386,528." };
 }
 
-const newAgent = (delayMs: number) =>
+export const newAgent = (delayMs: number) =>
   new FunctionCallingAgent({ llm: new ScriptedLLM((request) => agentTurn(request), { delayMs, record: false }), tools: [add, multiply], timeout: null });
 
 /** A stored message as a turn of this agent writes it (user, tool call, result, call, result, answer). */
@@ -102,7 +105,7 @@ async function grow(url: string, store: SessionStore, id: string, turns: number)
  * histogram alone misses a loop that never turns at all: it records a delay only when its timer
  * finally runs.
  */
-function stallMonitor(): { stop(): number } {
+export function stallMonitor(): { stop(): number } {
   const histogram = monitorEventLoopDelay({ resolution: 1 });
   histogram.enable();
   let last = performance.now();
@@ -248,6 +251,46 @@ async function storeAlone(file: string, n: number, onMainThread: boolean): Promi
   }
 }
 
+/** What a child process reports of its share of the sessions (bench/sessions-scale-child.ts). */
+export interface ChildReport {
+  readonly maxDelayMs: number;
+  readonly cpuMs: number;
+  readonly failed: number;
+}
+
+/**
+ * `n` sessions split over `processes` processes on the same store, all started at once: the
+ * wall time from the start signal to the last process's report.
+ */
+async function concurrentProcesses(url: string, n: number, processes: number): Promise<ConcurrentRun> {
+  const child = fileURLToPath(new URL("./sessions-scale-child.ts", import.meta.url));
+  const share = Math.ceil(n / processes);
+  const children = Array.from({ length: processes }, (_, k) => {
+    const proc = spawn(process.execPath, ["--import", "tsx", child, url, String(share), `p${k}-${n}-${process.pid}`], { stdio: ["pipe", "pipe", "inherit"] });
+    let out = "";
+    const ready = new Promise<void>((resolve, reject) => {
+      proc.stdout.on("data", (d: Buffer) => (out += String(d)).includes("READY\n") && resolve());
+      proc.on("exit", (code) => reject(new Error(`a benchmark process exited early (${code})`)));
+    });
+    const report = new Promise<{ report: ChildReport; at: number }>((resolve, reject) => {
+      proc.stdout.on("data", () => {
+        const line = out.split("\n").find((l) => l.startsWith("{"));
+        if (line) resolve({ report: JSON.parse(line) as ChildReport, at: performance.now() });
+      });
+      proc.on("exit", () => reject(new Error("a benchmark process ended without a report")));
+    });
+    return { proc, ready, report };
+  });
+  await Promise.all(children.map((c) => c.ready));
+  const started = performance.now();
+  for (const c of children) c.proc.stdin.end("go\n");
+  const reports = await Promise.all(children.map((c) => c.report));
+  const wallMs = Math.max(...reports.map((r) => r.at)) - started;
+  await Promise.all(children.map((c) => new Promise((resolve) => (c.proc.exitCode === null ? c.proc.on("exit", resolve) : resolve(undefined)))));
+  const all = reports.map((r) => r.report);
+  return { wallMs, maxDelayMs: Math.max(...all.map((r) => r.maxDelayMs)), cpuMsPerTurn: all.reduce((t, r) => t + r.cpuMs, 0) / n, mainMsPerTurn: NaN, failed: all.reduce((t, r) => t + r.failed, 0) };
+}
+
 export async function benchSessionsScale(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "stepflow-scale-"));
   const targets: [string, string][] = [["SQLite", `sqlite:${join(dir, "sessions.db")}`]];
@@ -285,6 +328,15 @@ export async function benchSessionsScale(): Promise<void> {
         for (const [round, n] of CONCURRENCY.entries()) {
           const run = await concurrent(url, n, round);
           rows.push([name, n.toLocaleString("en"), run.wallMs.toFixed(0), (run.wallMs / IDEAL_MS).toFixed(2), run.maxDelayMs.toFixed(1), run.cpuMsPerTurn.toFixed(2), run.mainMsPerTurn.toFixed(2), String(run.failed)]);
+        }
+      }
+      // The same 1,000 turns split over processes sharing the store: what more cores buy.
+      for (const [name, url] of [floor, ...targets]) {
+        if (url === "memory:") continue; // processes cannot share a memory store
+        for (const processes of PROCESSES) {
+          const n = Math.max(...CONCURRENCY);
+          const run = await concurrentProcesses(url, n, processes);
+          rows.push([`${name}, ${processes} processes`, n.toLocaleString("en"), run.wallMs.toFixed(0), (run.wallMs / IDEAL_MS).toFixed(2), run.maxDelayMs.toFixed(1), run.cpuMsPerTurn.toFixed(2), "-", String(run.failed)]);
         }
       }
       printTable(["store", "sessions at once", "wall ms", "× ideal", "max event-loop delay, ms", "CPU ms per turn (all threads)", "main thread busy ms per turn", "failed"], rows);
