@@ -10,9 +10,8 @@ import { basename, dirname, join } from "node:path";
 import type { InStatement, Row } from "@libsql/client";
 import { StepflowError } from "../errors.ts";
 import { SqliteJournal } from "../journal/sqlite-journal.ts";
-import { loadDriver } from "./load-driver.ts";
 import { SqliteThread } from "./sqlite-thread.ts";
-import { SessionConflictError, SessionStoreError, checkRange, checkSave, checkSessionId, checkStoredMessages, listLimit, loadedRange } from "./types.ts";
+import { SessionConflictError, SessionDriverMissingError, SessionStoreError, checkRange, checkSave, checkSessionId, checkStoredMessages, listLimit, loadedRange } from "./types.ts";
 import type { LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
 
 /** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
@@ -67,7 +66,6 @@ export class SqliteSessionStore implements SessionStore {
     // others failing at once with SQLITE_BUSY while another process wrote), and the pool has one
     // connection, so that synchronous=NORMAL holds for every write: libsql runs each call
     // synchronously, so more connections would run nothing in parallel anyway.
-    await loadDriver("@libsql/client", "SQLite"); // a missing driver says so, not "cannot open"
     let db: SqliteThread | undefined;
     try {
       db = await SqliteThread.open({ url: `file:${path}`, timeout: BUSY_TIMEOUT_MS, concurrency: 1 }, `SQLite ${path}`);
@@ -77,6 +75,7 @@ export class SqliteSessionStore implements SessionStore {
       await db.batch(SCHEMA, "write");
     } catch (error) {
       await db?.close();
+      if (error instanceof SessionDriverMissingError) throw error; // it says which package to install
       throw new SessionStoreError(`Cannot open the session store SQLite ${path}: ${whyNotOpened(path, error)}`, { cause: error });
     }
     return new SqliteSessionStore(db, path);

@@ -5,7 +5,7 @@
  * other request. Here the worker blocks instead, and the application only awaits.
  *
  * The requests of one turn of the event loop travel as one message, and the worker runs those
- * that arrive together in one transaction (see sqlite-worker.ts).
+ * that arrive together in one transaction (see sqlite-worker.js).
  *
  * Statements keep their order (one worker, one connection, requests answered in turn); results
  * and errors come back as `@libsql/client`'s own `ResultSet` rows and `LibsqlError` classes,
@@ -51,7 +51,8 @@ export class SqliteThreadError extends SessionStoreError {
  */
 export class SqliteThread implements Pick<Client, ForwardedMethod> {
   readonly #worker: Worker;
-  readonly #driver: Driver;
+  /** The driver on this thread, for its error classes; loaded while the worker loads its own. */
+  readonly #driver: Promise<Driver>;
   readonly #description: string;
   readonly #pending = new Map<number, Pending>();
   #nextId = 0;
@@ -61,8 +62,9 @@ export class SqliteThread implements Pick<Client, ForwardedMethod> {
   #closing: Promise<void> | undefined;
   readonly #exited: Promise<void>;
 
-  private constructor(driver: Driver, description: string) {
-    this.#driver = driver;
+  private constructor(description: string) {
+    this.#driver = loadDriver("@libsql/client", "SQLite");
+    this.#driver.catch(() => {}); // open() reports it
     this.#description = description;
     this.#worker = startWorker();
     let failure: unknown;
@@ -88,10 +90,14 @@ export class SqliteThread implements Pick<Client, ForwardedMethod> {
    * `LibsqlError` of `createClient` if the file cannot be opened.
    */
   static async open(config: Config, description: string): Promise<SqliteThread> {
-    const driver = await loadDriver("@libsql/client", "SQLite");
-    const thread = new SqliteThread(driver, description);
+    // The worker starts and loads its driver while this thread loads its own: on two cores,
+    // loading them one after the other doubled the time to open a store.
+    const thread = new SqliteThread(description);
+    const opened = thread.#send({ op: "open", config });
+    opened.catch(() => {});
     try {
-      await thread.#send({ op: "open", config });
+      await thread.#driver;
+      await opened;
     } catch (error) {
       await thread.close();
       throw error;
@@ -142,7 +148,7 @@ export class SqliteThread implements Pick<Client, ForwardedMethod> {
 
   async #call(method: ForwardedMethod, args: readonly unknown[]): Promise<ResultSet | ResultSet[] | undefined> {
     // As libsql's own client says once it is closed.
-    if (this.#closing) throw new this.#driver.LibsqlError("The client is closed", "CLIENT_CLOSED");
+    if (this.#closing) throw new (await this.#driver).LibsqlError("The client is closed", "CLIENT_CLOSED");
     const value = await this.#send({ op: "call", method, args });
     if (value === null) return undefined;
     return Array.isArray(value) ? value.map(toResultSet) : toResultSet(value);
@@ -172,22 +178,15 @@ export class SqliteThread implements Pick<Client, ForwardedMethod> {
     this.#pending.delete(reply.id);
     if (this.#pending.size === 0 && !this.#closing) this.#worker.unref();
     if (reply.ok) waiting.resolve(reply.value);
-    else waiting.reject(fromWire(this.#driver, reply.error));
+    else void this.#driver.then((driver) => waiting.reject(fromWire(driver, reply.error)), waiting.reject);
   }
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
-/**
- * The worker runs the built JavaScript; from the TypeScript sources (tests, benchmarks) it
- * loads tsx first, as a worker does not inherit the loader hooks of the thread that starts it.
- */
+/** The worker is JavaScript (see sqlite-worker.js), the same file from the sources and from dist/. */
 function startWorker(): Worker {
-  const here = import.meta.url;
-  if (!here.endsWith(".ts")) return new Worker(new URL("./sqlite-worker.js", here));
-  const entry = new URL("./sqlite-worker.ts", here).href;
-  const tsx = import.meta.resolve("tsx/esm/api");
-  return new Worker(`import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); })`, { eval: true });
+  return new Worker(new URL("./sqlite-worker.js", import.meta.url));
 }
 
 function toResultSet(wire: WireResult): ResultSet {

@@ -1,5 +1,5 @@
 /**
- * The messages between `SqliteThread` (the main thread) and its worker (sqlite-worker.ts):
+ * The messages between `SqliteThread` (the main thread) and its worker (sqlite-worker.js):
  * plain data only, as `postMessage` copies it. Types only; nothing here runs.
  */
 import type { Config, Value } from "@libsql/client";

@@ -1,5 +1,5 @@
 /**
- * The worker thread behind `SqliteThread`: it owns the `@libsql/client` connection, whose
+ * The worker thread behind `SqliteThread` (sqlite-thread.ts): it owns the `@libsql/client` connection, whose
  * statements on a local file run synchronously, so that they block this thread instead of the
  * application's event loop. It answers each request with plain data (rows as arrays, errors as
  * their fields) that the main thread turns back into `@libsql/client`'s own shapes and classes.
@@ -10,32 +10,31 @@
  * would have had alone; the callers hear back only after the commit. If the group's own
  * transaction cannot start or commit (a read-only file, another process's lock held past the
  * busy timeout), each request runs again alone, so each gets the answer it would have had.
+ *
+ * JavaScript, not TypeScript: a worker does not inherit the loader hooks (tsx) of the thread
+ * that starts it, and loading a TypeScript loader in every worker tripled the time to open a
+ * store when running from the sources. The messages' types are in sqlite-wire.ts; the tests in
+ * test/sqlite-thread.test.ts hold this file to them. `npm run build` copies it into dist/.
  */
 import { parentPort, receiveMessageOnPort } from "node:worker_threads";
-import type { Client, Config, InStatement, ResultSet, Transaction } from "@libsql/client";
-import type { SqliteReply, SqliteRequest, WireError, WireResult } from "./sqlite-wire.ts";
-
-if (!parentPort) throw new Error("sqlite-worker.ts runs only as a worker thread (SqliteThread starts it).");
+if (!parentPort) throw new Error("sqlite-worker.js runs only as a worker thread (SqliteThread starts it).");
 const port = parentPort;
-let db: Client | undefined;
-
-type Call = Extract<SqliteRequest, { op: "call" }>;
-type Outcome = { ok: true; value: WireResult | WireResult[] | null } | { ok: false; error: unknown };
-
+/** @type {import("@libsql/client").Client | undefined} */
+let db;
 // Each message is a list of requests (the main thread sends what it has once per turn of its
 // event loop); whatever else is already queued joins them. Work is run one list at a time.
-let running: Promise<void> = Promise.resolve();
-port.on("message", (first: SqliteRequest[]) => {
+let running = Promise.resolve();
+port.on("message", (first) => {
   const requests = [...first];
-  for (let more = receiveMessageOnPort(port); more; more = receiveMessageOnPort(port)) requests.push(...(more.message as SqliteRequest[]));
+  for (let more = receiveMessageOnPort(port); more; more = receiveMessageOnPort(port)) requests.push(...more.message);
   running = running.then(() => handle(requests));
 });
-
-async function handle(requests: SqliteRequest[]): Promise<void> {
-  const replies: SqliteReply[] = [];
-  let group: Call[] = [];
+/** @param {import("./sqlite-wire.ts").SqliteRequest[]} requests */
+async function handle(requests) {
+  const replies = [];
+  let group = [];
   const flush = async () => {
-    if (group.length > 0) replies.push(...(await runGroup(group)));
+    if (group.length > 0) replies.push(...await runGroup(group));
     group = [];
   };
   for (const request of requests) {
@@ -51,62 +50,61 @@ async function handle(requests: SqliteRequest[]): Promise<void> {
   // few at a time, between its other tasks, instead of a thousand in one stretch.
   for (let i = 0; i < replies.length; i += REPLIES_PER_MESSAGE) port.postMessage(replies.slice(i, i + REPLIES_PER_MESSAGE));
 }
-
 const REPLIES_PER_MESSAGE = 16;
-
-async function runAlone(request: SqliteRequest): Promise<WireResult | WireResult[] | null> {
+/**
+ * @param {import("./sqlite-wire.ts").SqliteRequest} request
+ * @returns {Promise<import("./sqlite-wire.ts").WireResult | import("./sqlite-wire.ts").WireResult[] | null>}
+ */
+async function runAlone(request) {
   switch (request.op) {
     case "open": {
       const { createClient } = await import("@libsql/client");
-      const config: Config = request.config;
+      const config = request.config;
       db = createClient(config);
       return null;
     }
     case "close":
       db?.close();
-      db = undefined;
+      db = void 0;
       // Answered first, then the thread ends: its "exit" is how the main thread knows it is gone.
       setImmediate(() => port.close());
       return null;
     case "call": {
       // Any method of the client that takes and returns plain data passes through unchanged.
-      const method = open()[request.method] as (...args: unknown[]) => Promise<ResultSet | ResultSet[] | void>;
+      const method = open()[request.method];
       return toWire(await method.apply(db, [...request.args]));
     }
   }
 }
-
 /** Statements that may share a transaction: not PRAGMAs, ATTACH, VACUUM or transaction control, which must run alone. */
 const DATA_STATEMENT = /^\s*(select|insert|update|delete|replace|with)\b/i;
-
-function groupable(request: Call): boolean {
+function groupable(request) {
   if (request.method === "batch") return true;
   if (request.method !== "execute") return false;
-  const [statement] = request.args as [InStatement | string];
+  const [statement] = request.args;
   return DATA_STATEMENT.test(typeof statement === "string" ? statement : Array.isArray(statement) ? String(statement[0]) : statement.sql);
 }
-
-async function runGroup(group: Call[]): Promise<SqliteReply[]> {
+async function runGroup(group) {
   const alone = async () => {
-    const replies: SqliteReply[] = [];
+    const replies = [];
     for (const request of group) replies.push(reply(request.id, await settle(() => runAlone(request))));
     return replies;
   };
   const [only] = group;
   if (group.length === 1 && only) return alone();
-  let tx: Transaction;
+  let tx;
   try {
     tx = await open().transaction("write");
   } catch {
     return alone();
   }
-  const outcomes: Outcome[] = [];
+  const outcomes = [];
   try {
     for (const request of group) {
       await tx.execute("SAVEPOINT stepflow_request");
       const outcome = await settle(async () => {
         // A batch's mode only chose how alone it would begin its transaction; here it is in the group's.
-        const [first] = request.args as [InStatement | InStatement[]];
+        const [first] = request.args;
         return toWire(Array.isArray(first) ? await tx.batch(first) : await tx.execute(first));
       });
       if (!outcome.ok) await tx.execute("ROLLBACK TO stepflow_request");
@@ -120,52 +118,46 @@ async function runGroup(group: Call[]): Promise<SqliteReply[]> {
     tx.close();
     return alone();
   }
-  return group.map((request, i) => reply(request.id, outcomes[i] as Outcome));
+  return group.map((request, i) => reply(request.id, outcomes[i]));
 }
-
-function open(): Client {
+function open() {
   if (!db) throw new Error("The SQLite connection is not open.");
   return db;
 }
-
-async function settle(work: () => Promise<WireResult | WireResult[] | null>): Promise<Outcome> {
+async function settle(work) {
   try {
     return { ok: true, value: await work() };
   } catch (error) {
     return { ok: false, error };
   }
 }
-
-function reply(id: number, outcome: Outcome): SqliteReply {
+function reply(id, outcome) {
   return outcome.ok ? { id, ok: true, value: outcome.value } : { id, ok: false, error: errorToWire(outcome.error) };
 }
-
-function toWire(result: ResultSet | ResultSet[] | void): WireResult | WireResult[] | null {
-  if (result === undefined) return null;
+function toWire(result) {
+  if (result === void 0) return null;
   return Array.isArray(result) ? result.map(resultToWire) : resultToWire(result);
 }
-
-function resultToWire(result: ResultSet): WireResult {
+function resultToWire(result) {
   return {
     columns: result.columns,
     columnTypes: result.columnTypes,
     rows: result.rows.map((row) => Array.from(row)),
     rowsAffected: result.rowsAffected,
-    lastInsertRowid: result.lastInsertRowid,
+    lastInsertRowid: result.lastInsertRowid
   };
 }
-
-function errorToWire(error: unknown): WireError {
+function errorToWire(error) {
   if (!(error instanceof Error)) return { name: "Error", message: String(error) };
-  const fields = error as Error & { code?: unknown; extendedCode?: unknown; rawCode?: unknown; statementIndex?: unknown };
+  const fields = error;
   return {
     name: error.name,
     message: error.message,
     stack: error.stack,
-    code: typeof fields.code === "string" ? fields.code : undefined,
-    extendedCode: typeof fields.extendedCode === "string" ? fields.extendedCode : undefined,
-    rawCode: typeof fields.rawCode === "number" ? fields.rawCode : undefined,
-    statementIndex: typeof fields.statementIndex === "number" ? fields.statementIndex : undefined,
-    cause: error.cause === undefined ? undefined : errorToWire(error.cause),
+    code: typeof fields.code === "string" ? fields.code : void 0,
+    extendedCode: typeof fields.extendedCode === "string" ? fields.extendedCode : void 0,
+    rawCode: typeof fields.rawCode === "number" ? fields.rawCode : void 0,
+    statementIndex: typeof fields.statementIndex === "number" ? fields.statementIndex : void 0,
+    cause: error.cause === void 0 ? void 0 : errorToWire(error.cause)
   };
 }
