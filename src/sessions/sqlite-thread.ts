@@ -13,7 +13,7 @@
  */
 import { Worker } from "node:worker_threads";
 import type { Client, Config, InArgs, InStatement, ResultSet, Row, TransactionMode } from "@libsql/client";
-import { loadDriver } from "./load-driver.ts";
+import { loadDriver, resolveDriver } from "./load-driver.ts";
 import type { ForwardedMethod, SqliteReply, SqliteRequest, WireError, WireResult } from "./sqlite-wire.ts";
 import { SessionStoreError } from "./types.ts";
 
@@ -51,8 +51,8 @@ export class SqliteThreadError extends SessionStoreError {
  */
 export class SqliteThread implements Pick<Client, ForwardedMethod> {
   readonly #worker: Worker;
-  /** The driver on this thread, for its error classes; loaded while the worker loads its own. */
-  readonly #driver: Promise<Driver>;
+  /** The driver on this thread, for its error classes: loaded on the first error, as loading it costs as much as starting the worker. */
+  #driverLoaded: Promise<Driver> | undefined;
   readonly #description: string;
   readonly #pending = new Map<number, Pending>();
   #nextId = 0;
@@ -63,8 +63,6 @@ export class SqliteThread implements Pick<Client, ForwardedMethod> {
   readonly #exited: Promise<void>;
 
   private constructor(description: string) {
-    this.#driver = loadDriver("@libsql/client", "SQLite");
-    this.#driver.catch(() => {}); // open() reports it
     this.#description = description;
     this.#worker = startWorker();
     let failure: unknown;
@@ -90,14 +88,12 @@ export class SqliteThread implements Pick<Client, ForwardedMethod> {
    * `LibsqlError` of `createClient` if the file cannot be opened.
    */
   static async open(config: Config, description: string): Promise<SqliteThread> {
-    // The worker starts and loads its driver while this thread loads its own: on two cores,
-    // loading them one after the other doubled the time to open a store.
+    // Only the worker loads the driver (this thread needs it only for the classes of errors): loading
+    // it on both doubled the time to open a store. This thread checks that it is installed.
+    const driver = resolveDriver("@libsql/client", "SQLite");
     const thread = new SqliteThread(description);
-    const opened = thread.#send({ op: "open", config });
-    opened.catch(() => {});
     try {
-      await thread.#driver;
-      await opened;
+      await thread.#send({ op: "open", config, driver });
     } catch (error) {
       await thread.close();
       throw error;
@@ -148,7 +144,7 @@ export class SqliteThread implements Pick<Client, ForwardedMethod> {
 
   async #call(method: ForwardedMethod, args: readonly unknown[]): Promise<ResultSet | ResultSet[] | undefined> {
     // As libsql's own client says once it is closed.
-    if (this.#closing) throw new (await this.#driver).LibsqlError("The client is closed", "CLIENT_CLOSED");
+    if (this.#closing) throw new (await this.#driver()).LibsqlError("The client is closed", "CLIENT_CLOSED");
     const value = await this.#send({ op: "call", method, args });
     if (value === null) return undefined;
     return Array.isArray(value) ? value.map(toResultSet) : toResultSet(value);
@@ -172,21 +168,28 @@ export class SqliteThread implements Pick<Client, ForwardedMethod> {
     this.#worker.postMessage(requests);
   }
 
+  #driver(): Promise<Driver> {
+    return (this.#driverLoaded ??= loadDriver("@libsql/client", "SQLite"));
+  }
+
   #answered(reply: SqliteReply): void {
     const waiting = this.#pending.get(reply.id);
     if (!waiting) return;
     this.#pending.delete(reply.id);
     if (this.#pending.size === 0 && !this.#closing) this.#worker.unref();
     if (reply.ok) waiting.resolve(reply.value);
-    else void this.#driver.then((driver) => waiting.reject(fromWire(driver, reply.error)), waiting.reject);
+    else void this.#driver().then((driver) => waiting.reject(fromWire(driver, reply.error)), waiting.reject);
   }
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
-/** The worker is JavaScript (see sqlite-worker.js), the same file from the sources and from dist/. */
+/**
+ * The worker is JavaScript (see sqlite-worker.js), the same file from the sources and from dist/.
+ * It needs none of the process's options, and some break it (`-e` with `--input-type=module`).
+ */
 function startWorker(): Worker {
-  return new Worker(new URL("./sqlite-worker.js", import.meta.url));
+  return new Worker(new URL("./sqlite-worker.js", import.meta.url), { execArgv: [] });
 }
 
 function toResultSet(wire: WireResult): ResultSet {

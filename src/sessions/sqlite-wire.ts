@@ -9,7 +9,8 @@ export type ForwardedMethod = "execute" | "batch" | "executeMultiple" | "migrate
 
 /** A request to the worker; `id` pairs it with its reply. @example const request: SqliteRequest = { id: 1, op: "call", method: "execute", args: ["SELECT 1"] }; */
 export type SqliteRequest =
-  | { readonly id: number; readonly op: "open"; readonly config: Config }
+  /** `driver`: the URL of `@libsql/client` as the main thread resolves it, so both load the same one. */
+  | { readonly id: number; readonly op: "open"; readonly config: Config; readonly driver: string }
   | { readonly id: number; readonly op: "call"; readonly method: ForwardedMethod; readonly args: readonly unknown[] }
   | { readonly id: number; readonly op: "close" };
 

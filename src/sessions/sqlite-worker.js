@@ -58,7 +58,7 @@ const REPLIES_PER_MESSAGE = 16;
 async function runAlone(request) {
   switch (request.op) {
     case "open": {
-      const { createClient } = await import("@libsql/client");
+      const { createClient } = /** @type {typeof import("@libsql/client")} */ (await import(request.driver));
       const config = request.config;
       db = createClient(config);
       return null;
