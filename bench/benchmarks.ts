@@ -15,6 +15,10 @@ export const BENCHMARKS = {
     title: "Sessions: one turn (load, a one-line reply, save) on a stored history",
     run: async () => (await import("./sessions.ts")).benchSessions(),
   },
+  "sessions-scale": {
+    title: "Sessions at scale: long sessions, and 250 / 500 / 1,000 sessions at once",
+    run: async () => (await import("./sessions-scale.ts")).benchSessionsScale(),
+  },
 } as const;
 
 export type BenchmarkName = keyof typeof BENCHMARKS;

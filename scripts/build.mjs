@@ -13,7 +13,7 @@
  * note, as `@ts-ignore`, which stays quiet if a later TypeScript accepts the annotation.
  */
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -35,4 +35,7 @@ for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true }))
   if (fixed !== text) writeFileSync(file, fixed);
   files++;
 }
+// JavaScript that tsc does not compile: the SQLite store's worker thread, which must start
+// without a TypeScript loader (see src/sessions/sqlite-worker.js).
+copyFileSync(join(root, "src", "sessions", "sqlite-worker.js"), join(dist, "src", "sessions", "sqlite-worker.js"));
 console.log(`build: dist/ written (${files} declaration files)`);

@@ -177,6 +177,28 @@ describe.each(stores)("paged history: %s", (_name, url) => {
   });
 });
 
+/** Wraps stores so that each one's first load answers only once the first loads of both have. */
+function loadsTogether(): (store: SessionStore) => SessionStore {
+  let arrived = 0;
+  let release: () => void = () => {};
+  const together = new Promise<void>((resolve) => (release = resolve));
+  return (store) =>
+    new Proxy(store, {
+      get(target, key) {
+        if (key === "load") {
+          return async (...args: Parameters<SessionStore["load"]>) => {
+            const record = await target.load(...args);
+            if (++arrived === 2) release();
+            await together;
+            return record;
+          };
+        }
+        const value: unknown = Reflect.get(target, key);
+        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+}
+
 describe.each(stores)("two first turns of a new session at once: %s", (_name, url) => {
   it("one creates the session, the other gets SessionConflictError with the versions, and nothing is duplicated", async () => {
     const where = url();
@@ -184,7 +206,9 @@ describe.each(stores)("two first turns of a new session at once: %s", (_name, ur
     const storeB = where === "memory:" ? storeA : await open(where);
     const id = unique("first");
     const agent = () => new FunctionCallingAgent({ llm: new OfflineDemoLLM(), tools: calculatorTools });
-    const results = await Promise.allSettled([new Sessions(agent(), storeA).run(id, { input: "My name is Ann." }), new Sessions(agent(), storeB).run(id, { input: "My name is Bob." })]);
+    // Both turns read the (absent) session before either saves, however the two stores' threads are scheduled.
+    const both = loadsTogether();
+    const results = await Promise.allSettled([new Sessions(agent(), both(storeA)).run(id, { input: "My name is Ann." }), new Sessions(agent(), both(storeB)).run(id, { input: "My name is Bob." })]);
     const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
     expect(failed).toHaveLength(1);
     expect(failed[0]?.reason).toMatchObject({ name: "SessionConflictError", sessionId: id, expected: 0, found: 1 });

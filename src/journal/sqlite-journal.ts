@@ -3,7 +3,7 @@
  * keeps one in its own database. A key is claimed by one INSERT, so two processes cannot both
  * claim it.
  */
-import { loadDriver } from "../sessions/load-driver.ts";
+import { SqliteThread } from "../sessions/sqlite-thread.ts";
 import { JournalError, checkJournalKey } from "./types.ts";
 import type { Journal, JournalClaim } from "./types.ts";
 
@@ -20,7 +20,7 @@ const TABLE = `CREATE TABLE IF NOT EXISTS stepflow_journal (
  */
 export interface SqliteConnection {
   execute(statement: string | { sql: string; args: (string | number | null)[] }): Promise<{ readonly rows: ArrayLike<Record<string, unknown>>; readonly rowsAffected: number }>;
-  close(): void;
+  close(): void | Promise<void>;
 }
 
 /**
@@ -41,10 +41,12 @@ export class SqliteJournal implements Journal {
     this.#owned = owned;
   }
 
-  /** Opens (and creates, if needed) the SQLite file at `path`; `@libsql/client` must be installed. */
+  /**
+   * Opens (and creates, if needed) the SQLite file at `path`; `@libsql/client` must be installed.
+   * Its statements run in a worker thread, as the session store's do.
+   */
   static async open(path: string): Promise<SqliteJournal> {
-    const { createClient } = await loadDriver("@libsql/client", "SQLite");
-    return new SqliteJournal(createClient({ url: `file:${path}`, timeout: 5000, concurrency: 1 }), `SQLite ${path}`, true);
+    return new SqliteJournal(await SqliteThread.open({ url: `file:${path}`, timeout: 5000, concurrency: 1 }, `SQLite ${path}`), `SQLite ${path}`, true);
   }
 
   async begin(key: string): Promise<JournalClaim> {
@@ -65,9 +67,9 @@ export class SqliteJournal implements Journal {
     await this.#run(() => this.#db.execute({ sql: "DELETE FROM stepflow_journal WHERE key = ? AND result IS NULL", args: [key] }));
   }
 
-  /** Closes the database, if this journal opened it. */
-  close(): void {
-    if (this.#owned) this.#db.close();
+  /** Closes the database (and its worker thread), if this journal opened it. */
+  async close(): Promise<void> {
+    if (this.#owned) await this.#db.close();
   }
 
   #table(): Promise<unknown> {

@@ -22,12 +22,30 @@ export async function loadDriver<K extends keyof Drivers>(packageName: K, databa
   try {
     return (await import(/* @vite-ignore */ packageName)) as Drivers[K];
   } catch (error) {
-    const { code, message } = error as NodeJS.ErrnoException;
-    // Only the package itself missing: a driver that is installed but fails to load (a missing
-    // native binary, say) keeps its own error.
-    if ((code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && message.includes(`'${packageName}'`)) {
-      throw new SessionDriverMissingError(`The ${database} session store needs the package ${packageName}, which is not installed. Install it next to stepflow: npm install ${packageName}`, packageName);
-    }
-    throw error;
+    throw missing(error, packageName, database);
   }
+}
+
+/**
+ * Where the driver `packageName` is (its module URL), without loading it: for a worker thread
+ * that loads it there. `SessionDriverMissingError` if it is not installed.
+ * @example
+ * const url = resolveDriver("@libsql/client", "SQLite"); // file:///app/node_modules/@libsql/client/lib-esm/node.js
+ */
+export function resolveDriver(packageName: keyof Drivers, database: string): string {
+  try {
+    return import.meta.resolve(packageName);
+  } catch (error) {
+    throw missing(error, packageName, database);
+  }
+}
+
+function missing(error: unknown, packageName: string, database: string): unknown {
+  const { code, message } = error as NodeJS.ErrnoException;
+  // Only the package itself missing: a driver that is installed but fails to load (a missing
+  // native binary, say) keeps its own error.
+  if ((code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && message.includes(`'${packageName}'`)) {
+    return new SessionDriverMissingError(`The ${database} session store needs the package ${packageName}, which is not installed. Install it next to stepflow: npm install ${packageName}`, packageName);
+  }
+  return error;
 }

@@ -111,27 +111,23 @@ export class PostgresSessionStore implements SessionStore {
     checkSave(id, save);
     try {
       const count = save.append.length;
-      const saved = await transaction(this.#pool, async (client) => {
-        const changed =
-          save.expectedVersion === 0
-            ? await client.query(
-                "INSERT INTO stepflow_sessions (id, version, snapshot, message_count, created_at, updated_at) VALUES ($1, 1, $2, $3, now(), now()) ON CONFLICT (id) DO NOTHING RETURNING message_count",
-                [id, save.snapshot, count],
-              )
-            : await client.query(
-                "UPDATE stepflow_sessions SET version = version + 1, snapshot = $1, message_count = message_count + $2, updated_at = now() WHERE id = $3 AND version = $4 RETURNING message_count",
-                [save.snapshot, count, id, save.expectedVersion],
-              );
-        const total = changed.rows[0]?.message_count as number | undefined;
-        if (total === undefined) return false;
-        if (count > 0) {
-          await client.query(
-            "INSERT INTO stepflow_session_messages (session_id, seq, message, created_at) SELECT $1, $2::int + m.n, m.message, now() FROM unnest($3::text[]) WITH ORDINALITY AS m(message, n)",
-            [id, total - count, save.append],
-          );
-        }
-        return true;
-      });
+      // One statement, so one round trip and its own transaction: the row change takes the row
+      // lock (a concurrent save of the session waits, then finds the version changed), and the
+      // messages are appended only if it changed a row. As BEGIN, two queries and COMMIT, a save
+      // held a pooled connection for four round trips, and 1,000 sessions at once queued for them.
+      const change =
+        save.expectedVersion === 0
+          ? "INSERT INTO stepflow_sessions (id, version, snapshot, message_count, created_at, updated_at) VALUES ($3, 1, $1, $2, now(), now()) ON CONFLICT (id) DO NOTHING RETURNING message_count"
+          : "UPDATE stepflow_sessions SET version = version + 1, snapshot = $1, message_count = message_count + $2, updated_at = now() WHERE id = $3 AND version = $5 RETURNING message_count";
+      const changed = await this.#pool.query(
+        `WITH changed AS (${change}),
+         appended AS (
+           INSERT INTO stepflow_session_messages (session_id, seq, message, created_at)
+           SELECT $3, changed.message_count - $2::int + m.n::int, m.message, now() FROM changed, unnest($4::text[]) WITH ORDINALITY AS m(message, n))
+         SELECT message_count FROM changed`,
+        save.expectedVersion === 0 ? [save.snapshot, count, id, save.append] : [save.snapshot, count, id, save.append, save.expectedVersion],
+      );
+      const saved = changed.rows.length === 1;
       if (!saved) {
         const found = await this.#pool.query("SELECT version FROM stepflow_sessions WHERE id = $1", [id]);
         const version = found.rows[0]?.version;

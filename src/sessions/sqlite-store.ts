@@ -1,16 +1,17 @@
 /**
  * Sessions in a SQLite file (the default: `.stepflow/sessions.db`), through `@libsql/client`
- * (prebuilt binaries, no compiler needed). Several processes may share the file: WAL mode, a
- * busy timeout, and every save is one atomic batch whose UPDATE checks the version.
+ * (prebuilt binaries, no compiler needed) in a worker thread (`SqliteThread`), as libsql runs
+ * a file's statements synchronously. Several processes may share the file: WAL mode, a busy
+ * timeout, and every save is one atomic batch whose UPDATE checks the version.
  */
 import { randomUUID } from "node:crypto";
 import { statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import type { Client, InStatement, Row } from "@libsql/client";
+import type { InStatement, Row } from "@libsql/client";
 import { StepflowError } from "../errors.ts";
 import { SqliteJournal } from "../journal/sqlite-journal.ts";
-import { loadDriver } from "./load-driver.ts";
-import { SessionConflictError, SessionStoreError, checkRange, checkSave, checkSessionId, checkStoredMessages, listLimit, loadedRange } from "./types.ts";
+import { SqliteThread } from "./sqlite-thread.ts";
+import { SessionConflictError, SessionDriverMissingError, SessionStoreError, checkRange, checkSave, checkSessionId, checkStoredMessages, listLimit, loadedRange } from "./types.ts";
 import type { LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
 
 /** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
@@ -48,11 +49,11 @@ const SELECT_MESSAGES =
  */
 export class SqliteSessionStore implements SessionStore {
   readonly description: string;
-  readonly #db: Client;
+  readonly #db: SqliteThread;
   /** Tool calls of this store's sessions, in the same file. */
   readonly journal: SqliteJournal;
 
-  private constructor(db: Client, path: string) {
+  private constructor(db: SqliteThread, path: string) {
     this.#db = db;
     this.description = `SQLite ${path}`;
     this.journal = new SqliteJournal(db, this.description);
@@ -65,16 +66,16 @@ export class SqliteSessionStore implements SessionStore {
     // others failing at once with SQLITE_BUSY while another process wrote), and the pool has one
     // connection, so that synchronous=NORMAL holds for every write: libsql runs each call
     // synchronously, so more connections would run nothing in parallel anyway.
-    const { createClient } = await loadDriver("@libsql/client", "SQLite");
-    let db: Client | undefined;
+    let db: SqliteThread | undefined;
     try {
-      db = createClient({ url: `file:${path}`, timeout: BUSY_TIMEOUT_MS, concurrency: 1 });
+      db = await SqliteThread.open({ url: `file:${path}`, timeout: BUSY_TIMEOUT_MS, concurrency: 1 }, `SQLite ${path}`);
       await db.execute("PRAGMA journal_mode = WAL");
       // WAL with synchronous=NORMAL: no fsync per commit; a crash of the process loses nothing, a power cut at most the last turns.
       await db.execute("PRAGMA synchronous = NORMAL");
       await db.batch(SCHEMA, "write");
     } catch (error) {
-      db?.close();
+      await db?.close();
+      if (error instanceof SessionDriverMissingError) throw error; // it says which package to install
       throw new SessionStoreError(`Cannot open the session store SQLite ${path}: ${whyNotOpened(path, error)}`, { cause: error });
     }
     return new SqliteSessionStore(db, path);
@@ -203,9 +204,10 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   /**
-   * Copies the write-ahead log into the database file, then closes. libsql's close leaves the
-   * checkpoint to a later finalizer that a process exiting right away never runs: every turn
-   * stayed in sessions.db-wal, and a backup of sessions.db alone was empty.
+   * Copies the write-ahead log into the database file, then closes the connection and ends its
+   * worker thread. libsql's close leaves the checkpoint to a later finalizer that a process
+   * exiting right away never runs: every turn stayed in sessions.db-wal, and a backup of
+   * sessions.db alone was empty.
    */
   async close(): Promise<void> {
     try {
@@ -214,7 +216,7 @@ export class SqliteSessionStore implements SessionStore {
     } catch {
       // A read-only or vanished file: nothing this process wrote is lost, it stays in the log.
     } finally {
-      this.#db.close();
+      await this.#db.close();
     }
   }
 

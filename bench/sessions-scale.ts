@@ -1,0 +1,347 @@
+/**
+ * Sessions at scale, on SQLite and PostgreSQL (when DATABASE_URL is set):
+ * - a turn on sessions of 10, 1,000 and 10,000 stored turns (built by writing rows directly):
+ *   the store's save of one turn, and the whole turn through `Sessions`;
+ * - 250, 500 and 1,000 sessions each running one agent turn at once on a scripted LLM that
+ *   answers in 50 ms (3 calls a turn, so 150 ms is the ideal): wall time against the ideal, the
+ *   longest stall of the event loop, and the CPU a turn costs.
+ * - the SQLite store alone at the same concurrency: the longest event-loop stall of its statements,
+ *   on the main thread (as before) and on its worker thread (now).
+ * `npm run bench -- sessions-scale`; `BENCH_SCALE_ONLY=length`, `=store` or `=concurrency` runs one part.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
+import { createClient } from "@libsql/client";
+import pg from "pg";
+import { ScriptedLLM } from "../src/llm/scripted-llm.ts";
+import type { ScriptedReply, ScriptedRequest } from "../src/llm/scripted-llm.ts";
+import { openSessionStore } from "../src/sessions/open-store.ts";
+import { Sessions } from "../src/sessions/sessions.ts";
+import type { SessionStore } from "../src/sessions/types.ts";
+import { FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
+import { add, multiply } from "../workflows/tools/calculator.ts";
+import { collectGarbage, printTable } from "./measure.ts";
+
+const LENGTHS = [10, 1_000, 10_000];
+const CONCURRENCY = (process.env.BENCH_SCALE_CONCURRENCY ?? "250,500,1000").split(",").map(Number);
+const PROCESSES = (process.env.BENCH_SCALE_PROCESSES ?? "2").split(",").filter(Boolean).map(Number);
+const LLM_MS = 50;
+const CALLS_PER_TURN = 3;
+const IDEAL_MS = LLM_MS * CALLS_PER_TURN;
+const only = process.env.BENCH_SCALE_ONLY;
+
+/** add, then multiply, then the answer: 3 LLM calls and 2 tool calls a turn, whatever the history. */
+function agentTurn(request: ScriptedRequest): ScriptedReply {
+  const isResult = (m: ScriptedRequest["messages"][number] | undefined) => Boolean((m?.options as { toolResult?: unknown } | undefined)?.toolResult);
+  let results = 0;
+  for (let i = request.messages.length - 1; i >= 0 && (request.messages[i]?.role !== "user" || isResult(request.messages[i])); i--) if (isResult(request.messages[i])) results++;
+  if (results === 0) return { toolCalls: [{ name: "add", input: { x: 2123, y: 2321 } }] };
+  if (results === 1) return { toolCalls: [{ name: "multiply", input: { x: 4444, y: 312 } }] };
+  return { text: "(2123 + 2321) * 312 = 1,386,528." };
+}
+
+export const newAgent = (delayMs: number) =>
+  new FunctionCallingAgent({ llm: new ScriptedLLM((request) => agentTurn(request), { delayMs, record: false }), tools: [add, multiply], timeout: null });
+
+/** A stored message as a turn of this agent writes it (user, tool call, result, call, result, answer). */
+function storedMessage(i: number): string {
+  switch (i % 6) {
+    case 0:
+      return JSON.stringify({ role: "user", content: `What is (2123 + 2321) * 312? (turn ${i / 6})` });
+    case 1:
+      return JSON.stringify({ role: "assistant", content: "", options: { toolCall: [{ id: `call_a${i}`, name: "add", input: { x: 2123, y: 2321 } }] } });
+    case 2:
+      return JSON.stringify({ role: "user", content: "4444", options: { toolResult: { id: `call_a${i - 1}`, result: "4444", isError: false } } });
+    case 3:
+      return JSON.stringify({ role: "assistant", content: "", options: { toolCall: [{ id: `call_m${i}`, name: "multiply", input: { x: 4444, y: 312 } }] } });
+    case 4:
+      return JSON.stringify({ role: "user", content: "1386528", options: { toolResult: { id: `call_m${i - 1}`, result: "1386528", isError: false } } });
+    default:
+      return JSON.stringify({ role: "assistant", content: "(2123 + 2321) * 312 = 1,386,528." });
+  }
+}
+
+/** Grows session `id` (one real turn stored) to `turns` turns by writing the message rows directly. */
+async function grow(url: string, store: SessionStore, id: string, turns: number): Promise<void> {
+  const first = await store.load(id);
+  if (!first) throw new Error("seeding failed");
+  const have = first.messages.length;
+  const rows = Array.from({ length: turns * 6 - have }, (_, i) => storedMessage(have + i));
+  const total = have + rows.length;
+  if (url.startsWith("sqlite:")) {
+    const db = createClient({ url: `file:${url.slice("sqlite:".length)}`, timeout: 5000 });
+    try {
+      await db.batch(
+        [
+          { sql: "INSERT INTO stepflow_session_messages (session_id, seq, message, created_at) SELECT ?, ? + key + 1, value, ? FROM json_each(?)", args: [id, have, Date.now(), JSON.stringify(rows)] },
+          { sql: "UPDATE stepflow_sessions SET message_count = ? WHERE id = ?", args: [total, id] },
+        ],
+        "write",
+      );
+    } finally {
+      db.close();
+    }
+  } else {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query("INSERT INTO stepflow_session_messages (session_id, seq, message, created_at) SELECT $1, $2::int + n, m, now() FROM unnest($3::text[]) WITH ORDINALITY AS t(m, n)", [id, have, rows]);
+      await client.query("UPDATE stepflow_sessions SET message_count = $1 WHERE id = $2", [total, id]);
+      await client.query("COMMIT");
+    } finally {
+      await client.end();
+    }
+  }
+}
+
+/**
+ * The longest stall of the event loop while it runs: `monitorEventLoopDelay`'s maximum, or the
+ * longest gap between ticks of a 1 ms interval (counting to the end), whichever is longer. The
+ * histogram alone misses a loop that never turns at all: it records a delay only when its timer
+ * finally runs.
+ */
+export function stallMonitor(): { stop(): number } {
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  histogram.enable();
+  let last = performance.now();
+  let longest = 0;
+  const tick = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 1);
+  return {
+    stop() {
+      clearInterval(tick);
+      histogram.disable();
+      return Math.max(histogram.max / 1e6, longest, performance.now() - last);
+    },
+  };
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
+
+/** Per length: median ms of one store save (a turn's messages), and of one whole turn. */
+async function lengths(name: string, url: string): Promise<Map<number, { save: number; turn: number }>> {
+  const results = new Map<number, { save: number; turn: number }>();
+  const store = await openSessionStore(url);
+  const sessions = new Sessions(newAgent(0), store);
+  try {
+    for (const turns of LENGTHS) {
+      const id = `scale-${turns}-${process.pid}-${name}`;
+      await sessions.run(id, { input: "What is (2123 + 2321) * 312?" });
+      await grow(url, store, id, turns);
+      for (let i = 0; i < 3; i++) await sessions.run(id, { input: "warm up" });
+      const times: number[] = [];
+      for (let i = 0; i < 15; i++) {
+        const started = performance.now();
+        await sessions.run(id, { input: `Turn ${i}` });
+        times.push(performance.now() - started);
+      }
+      // The save alone: a turn's six messages and a snapshot, onto the session as it is.
+      const saveId = `${id}-save`;
+      await sessions.run(saveId, { input: "What is (2123 + 2321) * 312?" });
+      await grow(url, store, saveId, turns);
+      const record = await store.load(saveId);
+      if (!record) throw new Error("session vanished");
+      let version = record.version;
+      const saves: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const append = Array.from({ length: 6 }, (_, j) => storedMessage(j));
+        const started = performance.now();
+        version = await store.save(saveId, { expectedVersion: version, snapshot: record.snapshot, append });
+        saves.push(performance.now() - started);
+      }
+      results.set(turns, { save: median(saves.slice(3)), turn: median(times) });
+      await store.delete(id);
+      await store.delete(saveId);
+    }
+  } finally {
+    await store.close();
+  }
+  return results;
+}
+
+interface ConcurrentRun {
+  readonly wallMs: number;
+  readonly maxDelayMs: number;
+  /** CPU of the whole process (every thread) per turn. */
+  readonly cpuMsPerTurn: number;
+  /** Time the main thread's event loop was busy, per turn. */
+  readonly mainMsPerTurn: number;
+  readonly failed: number;
+}
+
+/** `n` new sessions each running one turn, all at once. */
+async function concurrent(url: string, n: number, round: number): Promise<ConcurrentRun> {
+  const store = await openSessionStore(url);
+  const sessions = new Sessions(newAgent(LLM_MS), store);
+  try {
+    // Warm up the code paths (and the store's connections) on other sessions first.
+    await Promise.all(Array.from({ length: 20 }, (_, i) => sessions.run(`warm-${round}-${i}-${process.pid}`, { input: "What is (2123 + 2321) * 312?" })));
+    collectGarbage();
+    const elu = performance.eventLoopUtilization();
+    const cpu = process.cpuUsage();
+    const stalls = stallMonitor();
+    const started = performance.now();
+    const outcomes = await Promise.allSettled(Array.from({ length: n }, (_, i) => sessions.run(`c${n}-${round}-${i}-${process.pid}`, { input: "What is (2123 + 2321) * 312?" })));
+    const wallMs = performance.now() - started;
+    const maxDelayMs = stalls.stop();
+    const used = process.cpuUsage(cpu);
+    const busy = performance.eventLoopUtilization(elu);
+    const failed = outcomes.filter((o) => o.status === "rejected");
+    if (failed[0]?.status === "rejected") console.error(`${failed.length} turns failed, the first: ${String(failed[0].reason)}`);
+    return { wallMs, maxDelayMs, cpuMsPerTurn: (used.user + used.system) / 1000 / n, mainMsPerTurn: busy.active / n, failed: failed.length };
+  } finally {
+    await store.close();
+  }
+}
+
+/** What the statements of one turn's load and save do to the event loop, with nothing else running. */
+interface StoreAlone {
+  readonly wallMs: number;
+  readonly maxDelayMs: number;
+}
+
+/**
+ * `n` sessions at once, each a load and a save of one turn's six messages, as `Sessions` sends
+ * them: through the store (its worker thread), and the same statements through an
+ * `@libsql/client` on the main thread, as the store ran them before it had a worker.
+ */
+async function storeAlone(file: string, n: number, onMainThread: boolean): Promise<StoreAlone> {
+  const append = JSON.stringify(Array.from({ length: 6 }, (_, j) => storedMessage(j)));
+  const store = onMainThread ? undefined : await openSessionStore(`sqlite:${file}`);
+  const db = onMainThread ? createClient({ url: `file:${file}`, timeout: 5000, concurrency: 1 }) : undefined;
+  const turn = async (id: string) => {
+    if (store) {
+      const loaded = await store.load(id, { newest: 64 });
+      await store.save(id, { expectedVersion: loaded?.version ?? 0, snapshot: "{}", append: JSON.parse(append) as string[] });
+      return;
+    }
+    if (!db) return;
+    await db.batch(
+      [
+        { sql: "SELECT version, snapshot, message_count FROM stepflow_sessions WHERE id = ?", args: [id] },
+        { sql: "SELECT json_group_array(message ORDER BY seq) AS messages FROM stepflow_session_messages WHERE session_id = ?", args: [id] },
+      ],
+      "read",
+    );
+    await db.batch(
+      [
+        { sql: "INSERT INTO stepflow_sessions (id, version, snapshot, message_count, save_token, created_at, updated_at) VALUES (?, 1, '{}', 6, ?, ?, ?) ON CONFLICT (id) DO NOTHING", args: [id, id, Date.now(), Date.now()] },
+        { sql: "INSERT INTO stepflow_session_messages (session_id, seq, message, created_at) SELECT ?, key + 1, value, ? FROM json_each(?)", args: [id, Date.now(), append] },
+      ],
+      "write",
+    );
+  };
+  try {
+    const stalls = stallMonitor();
+    const started = performance.now();
+    await Promise.all(Array.from({ length: n }, (_, i) => turn(`alone-${onMainThread ? "main" : "worker"}-${n}-${i}`)));
+    const wallMs = performance.now() - started;
+    return { wallMs, maxDelayMs: stalls.stop() };
+  } finally {
+    await store?.close();
+    db?.close();
+  }
+}
+
+/** What a child process reports of its share of the sessions (bench/sessions-scale-child.ts). */
+export interface ChildReport {
+  readonly maxDelayMs: number;
+  readonly cpuMs: number;
+  readonly failed: number;
+}
+
+/**
+ * `n` sessions split over `processes` processes on the same store, all started at once: the
+ * wall time from the start signal to the last process's report.
+ */
+async function concurrentProcesses(url: string, n: number, processes: number): Promise<ConcurrentRun> {
+  const child = fileURLToPath(new URL("./sessions-scale-child.ts", import.meta.url));
+  const share = Math.ceil(n / processes);
+  const children = Array.from({ length: processes }, (_, k) => {
+    const proc = spawn(process.execPath, ["--import", "tsx", child, url, String(share), `p${k}-${n}-${process.pid}`], { stdio: ["pipe", "pipe", "inherit"] });
+    let out = "";
+    const ready = new Promise<void>((resolve, reject) => {
+      proc.stdout.on("data", (d: Buffer) => (out += String(d)).includes("READY\n") && resolve());
+      proc.on("exit", (code) => reject(new Error(`a benchmark process exited early (${code})`)));
+    });
+    const report = new Promise<{ report: ChildReport; at: number }>((resolve, reject) => {
+      proc.stdout.on("data", () => {
+        const line = out.split("\n").find((l) => l.startsWith("{"));
+        if (line) resolve({ report: JSON.parse(line) as ChildReport, at: performance.now() });
+      });
+      proc.on("exit", () => reject(new Error("a benchmark process ended without a report")));
+    });
+    return { proc, ready, report };
+  });
+  await Promise.all(children.map((c) => c.ready));
+  const started = performance.now();
+  for (const c of children) c.proc.stdin.end("go\n");
+  const reports = await Promise.all(children.map((c) => c.report));
+  const wallMs = Math.max(...reports.map((r) => r.at)) - started;
+  await Promise.all(children.map((c) => new Promise((resolve) => (c.proc.exitCode === null ? c.proc.on("exit", resolve) : resolve(undefined)))));
+  const all = reports.map((r) => r.report);
+  return { wallMs, maxDelayMs: Math.max(...all.map((r) => r.maxDelayMs)), cpuMsPerTurn: all.reduce((t, r) => t + r.cpuMs, 0) / n, mainMsPerTurn: NaN, failed: all.reduce((t, r) => t + r.failed, 0) };
+}
+
+export async function benchSessionsScale(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "stepflow-scale-"));
+  const targets: [string, string][] = [["SQLite", `sqlite:${join(dir, "sessions.db")}`]];
+  if (process.env.DATABASE_URL) targets.push(["PostgreSQL", process.env.DATABASE_URL]);
+  else console.log("(PostgreSQL skipped: DATABASE_URL is not set; bash .ci/postgres.sh starts one)\n");
+  try {
+    if (only === undefined || only === "length") {
+      const byStore = new Map<string, Map<number, { save: number; turn: number }>>();
+      for (const [name, url] of targets) byStore.set(name, await lengths(name, url));
+      const cell = (turns: number, field: "save" | "turn") => targets.map(([name]) => byStore.get(name)?.get(turns)?.[field].toFixed(2) ?? "-").join(" / ");
+      const names = targets.map(([name]) => name).join(" / ");
+      console.log(`A turn on a long session (medians; the agent's turn: 3 LLM calls answering at once, 2 tool calls, 6 messages stored):\n`);
+      printTable(["session length", `store save of one turn, ms (${names})`, `whole turn, ms (${names})`], LENGTHS.map((turns) => [`${turns.toLocaleString("en")} turns`, cell(turns, "save"), cell(turns, "turn")]));
+      console.log();
+    }
+    if (only !== "length" && only !== "concurrency") {
+      const file = join(dir, "alone.db");
+      await (await openSessionStore(`sqlite:${file}`)).close(); // the tables
+      const rows: string[][] = [];
+      for (const n of CONCURRENCY) {
+        const main = await storeAlone(file, n, true);
+        const worker = await storeAlone(file, n, false);
+        rows.push([n.toLocaleString("en"), `${main.maxDelayMs.toFixed(1)} / ${main.wallMs.toFixed(0)}`, `${worker.maxDelayMs.toFixed(1)} / ${worker.wallMs.toFixed(0)}`]);
+      }
+      console.log("The SQLite store alone: sessions at once, each loading and saving one turn (no agent, no LLM):\n");
+      printTable(["sessions at once", "libsql on the main thread (as before): max event-loop delay / wall, ms", "the store's worker thread (now): max event-loop delay / wall, ms"], rows);
+      console.log();
+    }
+    if (only !== "length" && only !== "store") {
+      console.log(`Concurrent sessions, one turn each, on a scripted LLM answering in ${LLM_MS} ms (${CALLS_PER_TURN} calls: ideal ${IDEAL_MS} ms):\n`);
+      const rows: string[][] = [];
+      // The in-memory store first: the floor, what the turns cost with no database at all.
+      const floor: [string, string] = ["memory (no database)", "memory:"];
+      for (const [name, url] of [floor, ...targets]) {
+        for (const [round, n] of CONCURRENCY.entries()) {
+          const run = await concurrent(url, n, round);
+          rows.push([name, n.toLocaleString("en"), run.wallMs.toFixed(0), (run.wallMs / IDEAL_MS).toFixed(2), run.maxDelayMs.toFixed(1), run.cpuMsPerTurn.toFixed(2), run.mainMsPerTurn.toFixed(2), String(run.failed)]);
+        }
+      }
+      // The same 1,000 turns split over processes sharing the store: what more cores buy.
+      for (const [name, url] of [floor, ...targets]) {
+        if (url === "memory:") continue; // processes cannot share a memory store
+        for (const processes of PROCESSES) {
+          const n = Math.max(...CONCURRENCY);
+          const run = await concurrentProcesses(url, n, processes);
+          rows.push([`${name}, ${processes} processes`, n.toLocaleString("en"), run.wallMs.toFixed(0), (run.wallMs / IDEAL_MS).toFixed(2), run.maxDelayMs.toFixed(1), run.cpuMsPerTurn.toFixed(2), "-", String(run.failed)]);
+        }
+      }
+      printTable(["store", "sessions at once", "wall ms", "× ideal", "max event-loop delay, ms", "CPU ms per turn (all threads)", "main thread busy ms per turn", "failed"], rows);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * The worker thread behind `SqliteThread` (sqlite-thread.ts): it owns the `@libsql/client` connection, whose
+ * statements on a local file run synchronously, so that they block this thread instead of the
+ * application's event loop. It answers each request with plain data (rows as arrays, errors as
+ * their fields) that the main thread turns back into `@libsql/client`'s own shapes and classes.
+ *
+ * Requests that arrive together run in one write transaction, each in a savepoint of its own:
+ * with many sessions at once, a commit per save (a WAL append and index update each) was most
+ * of the worker's time. A request that fails rolls back only its savepoint, with the error it
+ * would have had alone; the callers hear back only after the commit. If the group's own
+ * transaction cannot start or commit (a read-only file, another process's lock held past the
+ * busy timeout), each request runs again alone, so each gets the answer it would have had.
+ *
+ * JavaScript, not TypeScript: a worker does not inherit the loader hooks (tsx) of the thread
+ * that starts it, and loading a TypeScript loader in every worker tripled the time to open a
+ * store when running from the sources. The messages' types are in sqlite-wire.ts; the tests in
+ * test/sqlite-thread.test.ts hold this file to them. `npm run build` copies it into dist/.
+ */
+import { parentPort, receiveMessageOnPort } from "node:worker_threads";
+if (!parentPort) throw new Error("sqlite-worker.js runs only as a worker thread (SqliteThread starts it).");
+const port = parentPort;
+/** @type {import("@libsql/client").Client | undefined} */
+let db;
+// Each message is a list of requests (the main thread sends what it has once per turn of its
+// event loop); whatever else is already queued joins them. Work is run one list at a time.
+let running = Promise.resolve();
+port.on("message", (first) => {
+  const requests = [...first];
+  for (let more = receiveMessageOnPort(port); more; more = receiveMessageOnPort(port)) requests.push(...more.message);
+  running = running.then(() => handle(requests));
+});
+/** @param {import("./sqlite-wire.ts").SqliteRequest[]} requests */
+async function handle(requests) {
+  const replies = [];
+  let group = [];
+  const flush = async () => {
+    if (group.length > 0) replies.push(...await runGroup(group));
+    group = [];
+  };
+  for (const request of requests) {
+    if (request.op === "call" && groupable(request)) {
+      group.push(request);
+      continue;
+    }
+    await flush();
+    replies.push(reply(request.id, await settle(() => runAlone(request))));
+  }
+  await flush();
+  // In messages of a few replies each: the main thread then runs the callers' continuations a
+  // few at a time, between its other tasks, instead of a thousand in one stretch.
+  for (let i = 0; i < replies.length; i += REPLIES_PER_MESSAGE) port.postMessage(replies.slice(i, i + REPLIES_PER_MESSAGE));
+}
+const REPLIES_PER_MESSAGE = 16;
+/**
+ * @param {import("./sqlite-wire.ts").SqliteRequest} request
+ * @returns {Promise<import("./sqlite-wire.ts").WireResult | import("./sqlite-wire.ts").WireResult[] | null>}
+ */
+async function runAlone(request) {
+  switch (request.op) {
+    case "open": {
+      const { createClient } = /** @type {typeof import("@libsql/client")} */ (await import(request.driver));
+      const config = request.config;
+      db = createClient(config);
+      return null;
+    }
+    case "close":
+      db?.close();
+      db = void 0;
+      // Answered first, then the thread ends: its "exit" is how the main thread knows it is gone.
+      setImmediate(() => port.close());
+      return null;
+    case "call": {
+      // Any method of the client that takes and returns plain data passes through unchanged.
+      const method = open()[request.method];
+      return toWire(await method.apply(db, [...request.args]));
+    }
+  }
+}
+/** Statements that may share a transaction: not PRAGMAs, ATTACH, VACUUM or transaction control, which must run alone. */
+const DATA_STATEMENT = /^\s*(select|insert|update|delete|replace|with)\b/i;
+function groupable(request) {
+  if (request.method === "batch") return true;
+  if (request.method !== "execute") return false;
+  const [statement] = request.args;
+  return DATA_STATEMENT.test(typeof statement === "string" ? statement : Array.isArray(statement) ? String(statement[0]) : statement.sql);
+}
+async function runGroup(group) {
+  const alone = async () => {
+    const replies = [];
+    for (const request of group) replies.push(reply(request.id, await settle(() => runAlone(request))));
+    return replies;
+  };
+  const [only] = group;
+  if (group.length === 1 && only) return alone();
+  let tx;
+  try {
+    tx = await open().transaction("write");
+  } catch {
+    return alone();
+  }
+  const outcomes = [];
+  try {
+    for (const request of group) {
+      await tx.execute("SAVEPOINT stepflow_request");
+      const outcome = await settle(async () => {
+        // A batch's mode only chose how alone it would begin its transaction; here it is in the group's.
+        const [first] = request.args;
+        return toWire(Array.isArray(first) ? await tx.batch(first) : await tx.execute(first));
+      });
+      if (!outcome.ok) await tx.execute("ROLLBACK TO stepflow_request");
+      await tx.execute("RELEASE stepflow_request");
+      outcomes.push(outcome);
+    }
+    await tx.commit();
+  } catch {
+    // The transaction itself failed (rolled back by SQLite, or the commit failed): nothing of
+    // the group was kept, so each request runs again alone and gets its own answer.
+    tx.close();
+    return alone();
+  }
+  return group.map((request, i) => reply(request.id, outcomes[i]));
+}
+function open() {
+  if (!db) throw new Error("The SQLite connection is not open.");
+  return db;
+}
+async function settle(work) {
+  try {
+    return { ok: true, value: await work() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+function reply(id, outcome) {
+  return outcome.ok ? { id, ok: true, value: outcome.value } : { id, ok: false, error: errorToWire(outcome.error) };
+}
+function toWire(result) {
+  if (result === void 0) return null;
+  return Array.isArray(result) ? result.map(resultToWire) : resultToWire(result);
+}
+function resultToWire(result) {
+  return {
+    columns: result.columns,
+    columnTypes: result.columnTypes,
+    rows: result.rows.map((row) => Array.from(row)),
+    rowsAffected: result.rowsAffected,
+    lastInsertRowid: result.lastInsertRowid
+  };
+}
+function errorToWire(error) {
+  if (!(error instanceof Error)) return { name: "Error", message: String(error) };
+  const fields = error;
+  return {
+    name: error.name,
+    message: error.message,
+    stack: error.stack,
+    code: typeof fields.code === "string" ? fields.code : void 0,
+    extendedCode: typeof fields.extendedCode === "string" ? fields.extendedCode : void 0,
+    rawCode: typeof fields.rawCode === "number" ? fields.rawCode : void 0,
+    statementIndex: typeof fields.statementIndex === "number" ? fields.statementIndex : void 0,
+    cause: error.cause === void 0 ? void 0 : errorToWire(error.cause)
+  };
+}
