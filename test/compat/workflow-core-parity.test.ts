@@ -191,8 +191,8 @@ describe.each(implementations)("%s", (_name, core, helpers) => {
       workflow.handle([start], async (context) => {
         expect(context.sendEvent).toBeTypeOf("function");
         expect(context.stream).toBeDefined();
-        await Promise.resolve();
         same = getContext() === context;
+        await Promise.resolve();
         return stop.with(1);
       });
       const { stream, sendEvent } = workflow.createContext();

@@ -5,9 +5,8 @@
  * a many-event handler (`handle([A, B], …)`) may still take them, and a finished handler is
  * forgotten unless someone still reads its stream.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { WorkflowTimeoutError } from "../../index.ts";
-import { type WorkflowEvent, type WorkflowEventData } from "./event.ts";
+import type { AnyWorkflowEventData, WorkflowEvent, WorkflowEventData } from "./event.ts";
 import { StreamChannel, WorkflowStream } from "./stream.ts";
 
 /**
@@ -37,7 +36,7 @@ export type WorkflowContext = {
    * The events sent from this point on by this context and everything it caused (for the
    * context `createContext()` returns: every event of the run). The same stream each time.
    */
-  get stream(): WorkflowStream<WorkflowEventData<unknown>>;
+  get stream(): WorkflowStream<AnyWorkflowEventData>;
   /** Aborted with the error when a handler fails, or with a `WorkflowTimeoutError` at the run's timeout. */
   get signal(): AbortSignal;
   /** Sends events: each is streamed, then handed to the handlers it completes. */
@@ -71,9 +70,22 @@ export interface ContextOptions {
 }
 
 const INHERITANCE = Symbol("stepflow.compat.inheritance");
+/** Where middleware of this package (the state middleware's snapshots) watches a context. */
+export const HOOKS = Symbol("stepflow.compat.hooks");
+
+/** @internal What a context tells its middleware; each hook is off (null) unless set. */
+export interface ContextHooks {
+  /** An event was sent (before any handler sees it). */
+  sent: ((event: WorkflowEventData<unknown>) => void) | null;
+  /** A handler is about to take `inputs`; returning false skips it (a context locked by a snapshot). */
+  admit: ((inputs: readonly WorkflowEventData<unknown>[]) => boolean) | null;
+  /** An async handler started; `settled` resolves once it has finished and its result was sent. */
+  started: ((settled: Promise<void>) => void) | null;
+}
 
 interface RootInternals {
   [INHERITANCE]?: Map<string, InheritanceTransformer>;
+  [HOOKS]: ContextHooks;
 }
 
 /** One handler run (or the root): what observes the events it sends. */
@@ -87,11 +99,17 @@ interface Scope {
   stream: WorkflowStream<WorkflowEventData<unknown>> | null;
 }
 
-const contextStorage = new AsyncLocalStorage<WorkflowContext>();
+/**
+ * The context of the handler whose synchronous code is running. Not an AsyncLocalStorage: that
+ * would switch on Node's promise hooks, which made every event cost three times as much here
+ * and slow every promise of the process.
+ */
+let current: WorkflowContext | null = null;
 
 /**
  * The context of the handler running now (deprecated upstream: use the handler's first argument).
- * Works in a handler's code, also after an `await`; throws outside any handler.
+ * Works in the synchronous part of a handler (before its first `await`) and in the middleware
+ * that runs it; elsewhere it throws, naming the fix.
  * @example
  * import { createWorkflow, getContext, workflowEvent } from "stepflow/compat/workflow-core";
  * const Start = workflowEvent();
@@ -102,9 +120,12 @@ const contextStorage = new AsyncLocalStorage<WorkflowContext>();
  * });
  */
 export function getContext(): WorkflowContext {
-  const context = contextStorage.getStore();
-  if (!context) throw new Error("No current context found: getContext() works only inside a workflow handler. Use the context passed to the handler as its first argument.");
-  return context;
+  if (current === null) {
+    throw new Error(
+      "No current context found: getContext() works only in the synchronous part of a workflow handler (before its first await). Use the context passed to the handler as its first argument, e.g. workflow.handle([ev], (context, event) => context.sendEvent(...)).",
+    );
+  }
+  return current;
 }
 
 /**
@@ -169,26 +190,34 @@ export function createContext({ listeners, timeout = null }: { listeners: Listen
     if (isEventData(result)) send(scope, result);
   };
 
+  const hooks: ContextHooks = { sent: null, admit: null, started: null };
+
   const runHandler = (handler: (context: WorkflowContext, ...events: WorkflowEventData<unknown>[]) => unknown, inputs: WorkflowEventData<unknown>[], sender: Scope) => {
+    if (hooks.admit !== null && !hooks.admit(inputs)) return;
     let parent: Scope = sender;
     while (parent.parent !== null && !observes(parent)) parent = parent.parent;
     const scope: Scope = { parent, running: true, listeners: null, controller: null, channel: null, stream: null };
     const context = handlerContext(scope);
     let result: unknown;
+    const outer = current;
+    current = context;
     try {
-      result = contextStorage.run(context, handler, context, ...inputs);
+      result = handler(context, ...inputs);
     } catch (error) {
       scope.running = false;
       return fail(scope, error);
+    } finally {
+      current = outer;
     }
     if (isPromiseLike(result)) {
-      result.then(
+      const settled = Promise.resolve(result).then(
         (value) => settle(scope, value),
         (error: unknown) => {
           scope.running = false;
           fail(scope, error);
         },
       );
+      if (hooks.started !== null) hooks.started(settled);
     } else settle(scope, result);
   };
 
@@ -213,6 +242,7 @@ export function createContext({ listeners, timeout = null }: { listeners: Listen
   };
 
   const send = (sender: Scope, event: WorkflowEventData<unknown>) => {
+    if (hooks.sent !== null) hooks.sent(event);
     publish(sender, event);
     dispatch(event, sender);
   };
@@ -264,6 +294,7 @@ export function createContext({ listeners, timeout = null }: { listeners: Listen
     },
     sendEvent: senderOf(rootScope),
   } as WorkflowContext & RootInternals;
+  Object.defineProperty(root, HOOKS, { value: hooks });
 
   const SCOPE = Symbol("scope");
   type ScopedContext = WorkflowContext & { [SCOPE]: Scope; sendEventFn?: WorkflowContext["sendEvent"] };

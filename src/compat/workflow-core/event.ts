@@ -1,7 +1,6 @@
 /**
  * Event types of `@llamaindex/workflow-core`: `workflowEvent()` makes a type, `.with(data)` an
- * instance of it. Membership is kept in a WeakSet per type, as upstream does, so an instance is
- * a plain object (`{ data }`) that any code can pass around, and no type keeps its instances alive.
+ * instance of it, which knows its type; no type keeps its instances alive.
  */
 
 declare const opaque: unique symbol;
@@ -70,12 +69,59 @@ export type InferWorkflowEventData<T> = T extends WorkflowEventData<infer U> ? U
  */
 export type OrEvent<Events extends WorkflowEvent<unknown>[]> = WorkflowEvent<unknown> & { _type: "or"; events: Events };
 
+/**
+ * An event of any type, as a context's stream carries them. `any`, not `unknown`, on purpose:
+ * it is upstream's type, and code written against upstream reads `events.at(-1).data.field`
+ * without a cast; with `unknown` that code would stop compiling after the import change.
+ * @example
+ * import type { AnyWorkflowEventData } from "stepflow/compat/workflow-core";
+ * const label = (ev: AnyWorkflowEventData) => String(ev);
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyWorkflowEventData = WorkflowEventData<any>;
+
 type AnyEvent = WorkflowEvent<unknown>;
 
-const typeOfInstance = new WeakMap<object, AnyEvent>();
 const eventTypes = new WeakSet<object>();
 let typeCounter = 0;
 let instanceCounter = 0;
+
+/**
+ * An event instance. A class rather than upstream's object literal registered in WeakSets:
+ * creating one is a single allocation, and the type check is a private-field test, where weak
+ * collections cost the garbage collector on every event.
+ */
+class EventInstance {
+  readonly #type: AnyEvent;
+  readonly #label: string | undefined;
+  readonly #serial: number;
+
+  constructor(
+    type: AnyEvent,
+    label: string | undefined,
+    readonly data: unknown,
+  ) {
+    this.#type = type;
+    this.#label = label;
+    this.#serial = instanceCounter++;
+  }
+
+  static typeOf(instance: unknown): AnyEvent | undefined {
+    return typeof instance === "object" && instance !== null && #type in instance ? (instance as EventInstance).#type : undefined;
+  }
+
+  get [Symbol.toStringTag](): string {
+    return this.toString();
+  }
+
+  toString(): string {
+    return this.#label ?? `WorkflowEvent(${this.#type.uniqueId}.${this.#serial})`;
+  }
+
+  toJSON(): { type: string; data: unknown } {
+    return { type: this.#label ?? this.#type.uniqueId, data: this.data };
+  }
+}
 
 /**
  * Creates an event type.
@@ -93,25 +139,14 @@ function createEventType<Data, DebugLabel extends string>(
   alsoIncludes?: (instance: object) => boolean,
 ): WorkflowEvent<Data, DebugLabel> {
   const label = config?.debugLabel;
-  const instances = new WeakSet<object>();
   const initCallbacks = new Set<(event: WorkflowEventData<unknown>) => void>();
   let uniqueId = config?.uniqueId;
   const event = {
     debugLabel: label ?? id,
-    include: (instance: unknown) => typeof instance === "object" && instance !== null && (instances.has(instance) || (alsoIncludes?.(instance) ?? false)),
+    include: alsoIncludes === undefined ? (instance: unknown) => EventInstance.typeOf(instance) === self : (instance: unknown) => EventInstance.typeOf(instance) === self || (typeof instance === "object" && instance !== null && alsoIncludes(instance)),
     with: (data: Data) => {
-      const name = label ?? `WorkflowEvent(${id}.${instanceCounter++})`;
-      const instance = {
-        [Symbol.toStringTag]: name,
-        toString: () => name,
-        toJSON: () => ({ type: label ?? id, data }),
-        get data() {
-          return data;
-        },
-      };
-      instances.add(instance);
-      typeOfInstance.set(instance, event as unknown as AnyEvent);
-      for (const callback of initCallbacks) callback(instance as unknown as WorkflowEventData<unknown>);
+      const instance = new EventInstance(self, label, data);
+      if (initCallbacks.size > 0) for (const callback of initCallbacks) callback(instance as unknown as WorkflowEventData<unknown>);
       return instance;
     },
     onInit: (callback: (event: WorkflowEventData<unknown>) => void) => {
@@ -130,6 +165,7 @@ function createEventType<Data, DebugLabel extends string>(
   });
   Object.defineProperty(event, Symbol.toStringTag, { get: () => event.debugLabel ?? `WorkflowEvent<${id}>` });
   Object.defineProperty(event, "displayName", { value: label ?? `WorkflowEvent<${id}>` });
+  const self = event as unknown as AnyEvent;
   eventTypes.add(event);
   return event as unknown as WorkflowEvent<Data, DebugLabel>;
 }
@@ -163,7 +199,7 @@ export const isWorkflowEvent = (instance: unknown): instance is WorkflowEvent<un
  * import { isWorkflowEventData, workflowEvent } from "stepflow/compat/workflow-core";
  * console.log(isWorkflowEventData(workflowEvent().with())); // true
  */
-export const isWorkflowEventData = (instance: unknown): instance is WorkflowEventData<unknown> => typeof instance === "object" && instance !== null && typeOfInstance.has(instance);
+export const isWorkflowEventData = (instance: unknown): instance is WorkflowEventData<unknown> => EventInstance.typeOf(instance) !== undefined;
 
 /**
  * The event type an event was made by, or undefined.
@@ -172,5 +208,4 @@ export const isWorkflowEventData = (instance: unknown): instance is WorkflowEven
  * const Start = workflowEvent();
  * console.log(eventSource(Start.with()) === Start); // true
  */
-export const eventSource = (instance: unknown): WorkflowEvent<unknown> | undefined =>
-  typeof instance === "object" && instance !== null ? typeOfInstance.get(instance) : undefined;
+export const eventSource = (instance: unknown): WorkflowEvent<unknown> | undefined => EventInstance.typeOf(instance);

@@ -12,7 +12,7 @@
  * console.log((await stream.until(Stop).toArray()).at(-1)?.data);
  */
 export { workflowEvent, or, isWorkflowEvent, isWorkflowEventData, eventSource } from "./event.ts";
-export type { WorkflowEvent, WorkflowEventData, WorkflowEventConfig, InferWorkflowEventData, OrEvent } from "./event.ts";
+export type { AnyWorkflowEventData, WorkflowEvent, WorkflowEventData, WorkflowEventConfig, InferWorkflowEventData, OrEvent } from "./event.ts";
 export { WorkflowStream, StreamChannel } from "./stream.ts";
 export type { StreamSink } from "./stream.ts";
 export { createContext, extendContext, getContext } from "./context.ts";

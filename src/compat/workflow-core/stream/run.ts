@@ -2,7 +2,7 @@
  * `stepflow/compat/workflow-core/stream/run`: one-call ways to run a workflow, as upstream's
  * `@llamaindex/workflow-core/stream/run`.
  */
-import type { WorkflowEvent, WorkflowEventData } from "../event.ts";
+import type { AnyWorkflowEventData, WorkflowEvent, WorkflowEventData } from "../event.ts";
 import type { WorkflowStream } from "../stream.ts";
 import type { Workflow } from "../workflow.ts";
 
@@ -21,7 +21,7 @@ type Runnable = Pick<Workflow, "createContext">;
  * workflow.handle([Start], (_ctx, start) => Stop.with(start.data));
  * const events = await run(workflow, Start.with("42")).until(Stop).toArray();
  */
-export function run(workflow: Runnable, events: WorkflowEventData<unknown> | WorkflowEventData<unknown>[]): WorkflowStream<WorkflowEventData<unknown>> {
+export function run(workflow: Runnable, events: WorkflowEventData<unknown> | WorkflowEventData<unknown>[]): WorkflowStream<AnyWorkflowEventData> {
   const { stream, sendEvent } = workflow.createContext();
   sendEvent(...(Array.isArray(events) ? events : [events]));
   return stream;
@@ -56,7 +56,7 @@ export async function runWorkflow<Data>(workflow: Runnable, inputEvent: Workflow
  * workflow.handle([Start], (_ctx, start) => Stop.with(start.data));
  * console.log((await runAndCollect(workflow, Start.with(1), Stop)).length); // 2
  */
-export async function runAndCollect(workflow: Runnable, inputEvent: WorkflowEventData<unknown>, outputEvent: WorkflowEvent<unknown>): Promise<WorkflowEventData<unknown>[]> {
+export async function runAndCollect(workflow: Runnable, inputEvent: WorkflowEventData<unknown>, outputEvent: WorkflowEvent<unknown>): Promise<AnyWorkflowEventData[]> {
   return run(workflow, inputEvent).until(outputEvent).toArray();
 }
 
@@ -72,6 +72,6 @@ export async function runAndCollect(workflow: Runnable, inputEvent: WorkflowEven
  * workflow.handle([Start], (_ctx, start) => Stop.with(start.data));
  * for await (const event of runStream(workflow, Start.with(1), Stop)) console.log(event.data);
  */
-export function runStream(workflow: Runnable, inputEvent: WorkflowEventData<unknown>, outputEvent: WorkflowEvent<unknown>): AsyncIterableIterator<WorkflowEventData<unknown>> {
+export function runStream(workflow: Runnable, inputEvent: WorkflowEventData<unknown>, outputEvent: WorkflowEvent<unknown>): AsyncIterableIterator<AnyWorkflowEventData> {
   return run(workflow, inputEvent).until(outputEvent).values();
 }
