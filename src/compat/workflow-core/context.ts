@@ -167,7 +167,7 @@ export function createContext({ listeners, timeout = null }: { listeners: Listen
   const channels = new Set<StreamChannel<WorkflowEventData<unknown>>>();
   // Events a many-event handler may still take; nothing else waits.
   const waiting: WorkflowEventData<unknown>[] = [];
-  let failed = false;
+  let failure: { readonly reason: unknown } | null = null;
   const rootController = new AbortController();
   const rootScope: Scope = { parent: null, running: true, listeners: null, controller: rootController, channel: null, stream: null };
 
@@ -179,8 +179,8 @@ export function createContext({ listeners, timeout = null }: { listeners: Listen
 
   const fail = (scope: Scope, error: unknown) => {
     (scope.controller ?? rootController).abort(error);
-    if (failed) return;
-    failed = true;
+    if (failure !== null) return;
+    failure = { reason: error };
     for (const channel of [...channels]) channel.fail(error);
     rootScope.channel?.fail(error);
   };
@@ -260,6 +260,8 @@ export function createContext({ listeners, timeout = null }: { listeners: Listen
       if (scope === rootScope) clearTimer();
     });
     open();
+    // A stream asked for after the run failed fails at once, rather than wait for events that will not come.
+    if (failure !== null) channel.fail(failure.reason);
     scope.channel = channel;
     const tap = (l: (event: WorkflowEventData<unknown>) => void) => {
       (scope.listeners ??= new Set()).add(l);
