@@ -101,8 +101,8 @@ interface Scope {
 
 /**
  * The context of the handler whose synchronous code is running. Not an AsyncLocalStorage: that
- * would switch on Node's promise hooks, which made every event cost three times as much here
- * and slow every promise of the process.
+ * switches on Node's promise hooks, a cost on every promise of the process, for a function
+ * upstream itself deprecates (bench/README.md has the numbers).
  */
 let current: WorkflowContext | null = null;
 

@@ -88,8 +88,8 @@ let instanceCounter = 0;
 
 /**
  * An event instance. A class rather than upstream's object literal registered in WeakSets:
- * creating one is a single allocation, and the type check is a private-field test, where weak
- * collections cost the garbage collector on every event.
+ * creating one is a single allocation and the type check a private-field test, where weak
+ * collections give the garbage collector work for every event.
  */
 class EventInstance {
   readonly #type: AnyEvent;

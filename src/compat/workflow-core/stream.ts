@@ -1,6 +1,6 @@
 /**
  * `WorkflowStream`: workflow-core's event stream. Upstream builds every operator from
- * `TransformStream`s (a few µs and several promises per event); here the operators (`until`,
+ * `TransformStream`s (several promises per event); here the operators (`until`,
  * `filter`, `take`, `map`, `toArray`, `forEach`, async iteration) are plain callbacks chained to
  * the source, and a real `ReadableStream` is built only when one is asked for (`getReader`,
  * `pipeTo`, `pipeThrough`, `tee`, `toResponse`), so the stream stays a `ReadableStream` to any
