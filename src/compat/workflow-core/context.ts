@@ -51,7 +51,11 @@ export type WorkflowContext = {
  */
 export type InheritanceTransformer = (handlerContext: WorkflowContext, originalDescriptor: PropertyDescriptor) => PropertyDescriptor;
 
-/** Listeners registered with `workflow.handle`, by their list of accepted types. */
+/**
+ * Listeners registered with `workflow.handle`, by their list of accepted types (internal).
+ * @example
+ * const listeners: Listeners = new Map();
+ */
 export type Listeners = Map<readonly WorkflowEvent<unknown>[], Set<(context: WorkflowContext, ...events: WorkflowEventData<unknown>[]) => unknown>>;
 
 /**
@@ -156,11 +160,11 @@ function observes(scope: Scope): boolean {
 }
 
 /**
- * Creates a running context over `listeners` (what `workflow.createContext()` calls).
+ * Creates a running context over `listeners`: what `workflow.createContext()` calls (internal
+ * to the package, as upstream's).
  * @example
- * import { createContext, workflowEvent, type Listeners } from "stepflow/compat/workflow-core";
- * const listeners: Listeners = new Map();
- * const { sendEvent } = createContext({ listeners });
+ * import { createWorkflow, workflowEvent } from "stepflow/compat/workflow-core";
+ * const { sendEvent } = createWorkflow().createContext(); // calls createContext({ listeners })
  * sendEvent(workflowEvent().with());
  */
 export function createContext({ listeners, timeout = null }: { listeners: Listeners } & ContextOptions): WorkflowContext {

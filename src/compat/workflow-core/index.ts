@@ -13,9 +13,9 @@
  */
 export { workflowEvent, or, isWorkflowEvent, isWorkflowEventData, eventSource } from "./event.ts";
 export type { AnyWorkflowEventData, WorkflowEvent, WorkflowEventData, WorkflowEventConfig, InferWorkflowEventData, OrEvent } from "./event.ts";
-export { WorkflowStream, StreamChannel } from "./stream.ts";
+export { WorkflowStream } from "./stream.ts";
 export type { StreamSink } from "./stream.ts";
-export { createContext, extendContext, getContext } from "./context.ts";
-export type { Handler, WorkflowContext, InheritanceTransformer, Listeners, ContextOptions } from "./context.ts";
+export { extendContext, getContext } from "./context.ts";
+export type { Handler, WorkflowContext, InheritanceTransformer, ContextOptions } from "./context.ts";
 export { createWorkflow } from "./workflow.ts";
 export type { Workflow, WorkflowOptions } from "./workflow.ts";
