@@ -7,6 +7,10 @@ export const BENCHMARKS = {
     title: `Engine: ping-pong between two steps, ${events.toLocaleString("en")} events`,
     run: async () => void (await (await import("./engine.ts")).benchEngine(events)),
   },
+  compat: {
+    title: `Compat: the same ping-pong on stepflow/compat/workflow-core, stepflow's engine and @llamaindex/workflow-core, ${events.toLocaleString("en")} events`,
+    run: async () => void (await (await import("./compat.ts")).benchCompat(events)),
+  },
   agent: {
     title: `Agent: one turn of "What is (2123 + 2321) * 312?" (3 streamed LLM calls, 2 tool calls) against the local SSE server`,
     run: async () => (await import("./agent.ts")).benchAgent(rounds),

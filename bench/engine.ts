@@ -73,11 +73,13 @@ async function fanOut(events: number): Promise<number> {
   return collected;
 }
 
-async function stepflow(events: number): Promise<number> {
+/** stepflow's ping-pong, no stream reader. */
+export async function stepflow(events: number): Promise<number> {
   return new PingPong(events, false).run({ events, stream: false });
 }
 
-async function stepflowConsumed(events: number): Promise<number> {
+/** stepflow's ping-pong, every event written to the stream and read by a `for await`. */
+export async function stepflowConsumed(events: number): Promise<number> {
   const handler = new PingPong(events, true).run({ events, stream: true });
   let seen = 0;
   for await (const _ev of handler.streamEvents()) seen++;
@@ -93,7 +95,8 @@ async function floor(events: number): Promise<number> {
   return ev.n;
 }
 
-async function workflowCore(events: number): Promise<number> {
+/** The same ping-pong on @llamaindex/workflow-core, as its docs write it. */
+export async function workflowCore(events: number): Promise<number> {
   const start = workflowEvent<number>();
   const ping = workflowEvent<number>();
   const pong = workflowEvent<number>();

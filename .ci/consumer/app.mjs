@@ -1,10 +1,13 @@
 // A consumer's plain JavaScript (no build step): a workflow with addStep, the agent with the
-// offline model, and a session store whose driver this project did not install.
+// offline model, a session store whose driver this project did not install, and a program
+// written for @llamaindex/workflow-core on stepflow/compat/workflow-core.
 import { Context, StartEvent, StopEvent, Workflow } from "stepflow";
 import { FunctionCallingAgent } from "stepflow/workflows/function-calling-agent";
 import { calculatorTools } from "stepflow/tools/calculator";
 import { OfflineDemoLLM } from "stepflow/llm/offline";
 import { openSessionStore } from "stepflow/sessions";
+import { createWorkflow, workflowEvent } from "stepflow/compat/workflow-core";
+import { runWorkflow } from "stepflow/compat/workflow-core/stream/run";
 
 const flow = new Workflow({ timeout: 10 });
 flow.addStep("double", { accepts: [StartEvent], emits: [StopEvent] }, async (_ctx, ev) => new StopEvent({ result: ev.n * 2 }));
@@ -20,3 +23,9 @@ for (const url of ["sqlite:.stepflow/sessions.db", "postgres://app@127.0.0.1:9/a
     (error) => console.log(`${error.name}: ${error.message}`),
   );
 }
+
+const startEvent = workflowEvent();
+const stopEvent = workflowEvent();
+const compat = createWorkflow();
+compat.handle([startEvent], async (_context, start) => stopEvent.with(start.data * 2));
+console.log(`compat: ${(await runWorkflow(compat, startEvent.with(21), stopEvent)).data}`);

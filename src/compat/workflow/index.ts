@@ -1,0 +1,24 @@
+/**
+ * `stepflow/compat/workflow`: `@llamaindex/workflow` (deprecated upstream) on stepflow —
+ * workflow-core's API plus `agent()`, run by stepflow's `FunctionCallingAgent`.
+ * @example
+ * import { agent } from "stepflow/compat/workflow";
+ * import { OfflineDemoLLM } from "stepflow/llm/offline";
+ * const assistant = agent({ llm: new OfflineDemoLLM() });
+ * console.log((await assistant.run("Hello!")).data.result);
+ */
+export * from "../workflow-core/index.ts";
+export * from "../workflow-core/middleware/state.ts";
+export * from "../workflow-core/stream/run.ts";
+export {
+  agent,
+  agentInputEvent,
+  agentOutputEvent,
+  agentSetupEvent,
+  agentStreamEvent,
+  agentToolCallEvent,
+  agentToolCallResultEvent,
+  startAgentEvent,
+  stopAgentEvent,
+} from "./agent.ts";
+export type { AgentInput, AgentInputData, AgentOutput, AgentResultData, AgentToolCall, AgentToolCallResult, AgentWorkflow, SingleAgentParams } from "./agent.ts";
