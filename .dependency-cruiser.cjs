@@ -2,47 +2,52 @@
 // import that crosses one the wrong way. Type-only imports count: a type import still ties
 // the layers' declarations together.
 
-/** Folders outside the engine core; the core imports none of them. */
-const NOT_CORE = "^(src/(llm|tools|sessions|cli|server|compat)/|workflows/|events/)";
-/** The journal's interface and in-memory journal may join the core; the SQL journals may not. */
-const SQL_JOURNAL = "^src/journal/(?!types\\.ts$|memory-journal\\.ts$)";
+/** Everything but the engine core; the core (src/core/) imports none of it. */
+const NOT_CORE = "^(src/(?!core/)|workflows/|events/)";
 
 /** @type {import("dependency-cruiser").IConfiguration} */
 module.exports = {
   forbidden: [
     {
       name: "core-is-independent",
-      comment: "The engine core (src/*.ts) runs workflows; LLMs, tools, sessions, the CLI and the agent build on it, never the reverse.",
+      comment: "The engine core (src/core/) runs workflows; tools, LLMs, journals, sessions, the CLI and the agent build on it, never the reverse.",
       severity: "error",
-      from: { path: "^src/[^/]+\\.ts$" },
-      to: { path: [NOT_CORE, SQL_JOURNAL] },
+      from: { path: "^src/core/" },
+      to: { path: NOT_CORE },
     },
     {
-      name: "journal-core-is-independent",
-      comment: "src/journal/types.ts and memory-journal.ts may be imported by the core, so they follow the core's rule.",
+      name: "tools-below-llm",
+      comment: "src/tools runs tool calls and hides secrets; LLM clients and the agent use it, not the other way.",
       severity: "error",
-      from: { path: "^src/journal/(types|memory-journal)\\.ts$" },
-      to: { path: [NOT_CORE, SQL_JOURNAL] },
+      from: { path: "^src/tools/" },
+      to: { path: "^(src/(llm|journal|sessions|cli|server|compat)/|workflows/|events/)" },
     },
     {
       name: "llm-below-sessions-and-apps",
       comment: "src/llm talks to models; sessions, the CLI and the agent use it, not the other way.",
       severity: "error",
       from: { path: "^src/llm/" },
-      to: { path: "^(src/(sessions|cli|server)/|workflows/)" },
+      to: { path: "^(src/(journal|sessions|cli|server|compat)/|workflows/|events/)" },
+    },
+    {
+      name: "journal-below-llm-and-apps",
+      comment: "The SQL journals record side effects for any workflow; they need a database driver, never an LLM or the agent.",
+      severity: "error",
+      from: { path: "^src/journal/" },
+      to: { path: "^(src/(llm|cli|server|compat)/|workflows/|events/)" },
     },
     {
       name: "sessions-below-apps",
       comment: "Sessions store any workflow's runs; the agent supplies its own layout through their interface.",
       severity: "error",
       from: { path: "^src/sessions/" },
-      to: { path: "^(src/(cli|server)/|workflows/)" },
+      to: { path: "^(src/(cli|server|compat)/|workflows/|events/)" },
     },
     {
       name: "workflows-and-events-below-cli",
       comment: "The CLI is one user of the agent and its events; they must work without it.",
       severity: "error",
-      from: { path: "^(workflows|events)/" },
+      from: { path: "^(workflows|events|src/compat)/" },
       to: { path: "^src/(cli|server)/" },
     },
     {

@@ -3,10 +3,10 @@
  * context is saved), namespaced so it cannot collide with a user's own `InputEvent`.
  */
 import type { ChatMessage, ToolCall } from "@llamaindex/core/llms";
-import { ConfigurationError } from "../src/errors.ts";
-import { Event, HumanResponseEvent, InputRequiredEvent } from "../src/event.ts";
-import { describeValue } from "../src/user-text.ts";
-import type { ToolSource } from "../src/llm/tool-calls.ts";
+import { ConfigurationError } from "../src/core/errors.ts";
+import { Event, HumanResponseEvent, InputRequiredEvent } from "../src/core/event.ts";
+import { describeValue } from "../src/core/user-text.ts";
+import type { ToolSource } from "../src/tools/tool-calls.ts";
 
 /**
  * The chat history to send to the LLM next.

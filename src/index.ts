@@ -3,29 +3,29 @@
  * @example
  * import { Workflow, step, StartEvent, StopEvent, type Context } from "stepflow";
  */
-export { Event, StartEvent, StopEvent, InputRequiredEvent, HumanResponseEvent, eventTypeName, isEvent } from "./event.ts";
-export type { EventArgs, EventClass, EventOf, FieldEventClass, StopEventWithFields } from "./event.ts";
-export { step } from "./step.ts";
-export type { RetryPolicy, StepConfig, StepDecorator, StepFunction } from "./step.ts";
-export { exponentialBackoff } from "./retry.ts";
-export type { BackoffOptions, ErrorClass } from "./retry.ts";
-export { StepFailedEvent } from "./step-failed.ts";
-export { RunStartedEvent, StepStateChangedEvent, RunEndedEvent } from "./lifecycle.ts";
-export type { RunStatus, StepState } from "./lifecycle.ts";
-export { resource, isResource } from "./resource.ts";
-export type { Resource, ResourceCache, ResourceMap, ResourceValues } from "./resource.ts";
-export { Workflow } from "./workflow.ts";
-export type { AnyWorkflow, RunOptions, WorkflowOptions } from "./workflow.ts";
-export { Context } from "./context.ts";
-export type { ContextJSON, WaitForEventOptions } from "./context.ts";
-export type { OnceOptions, OnceResult } from "./step-once.ts";
-export { RunLocal } from "./run-local.ts";
-export { Codecs, ContextSerdeError, registerCodec } from "./serialize.ts";
-export type { Codec, Json } from "./serialize.ts";
-export { ContextStore } from "./store.ts";
-export type { StateEditor, StateKey, StateSchema, UntypedKey } from "./store.ts";
-export { WorkflowHandler } from "./handler.ts";
-export type { StreamOptions } from "./handler.ts";
+export { Event, StartEvent, StopEvent, InputRequiredEvent, HumanResponseEvent, eventTypeName, isEvent } from "./core/event.ts";
+export type { EventArgs, EventClass, EventOf, FieldEventClass, StopEventWithFields } from "./core/event.ts";
+export { step } from "./core/step.ts";
+export type { RetryPolicy, StepConfig, StepDecorator, StepFunction } from "./core/step.ts";
+export { exponentialBackoff } from "./core/retry.ts";
+export type { BackoffOptions, ErrorClass } from "./core/retry.ts";
+export { StepFailedEvent } from "./core/step-failed.ts";
+export { RunStartedEvent, StepStateChangedEvent, RunEndedEvent } from "./core/lifecycle.ts";
+export type { RunStatus, StepState } from "./core/lifecycle.ts";
+export { resource, isResource } from "./core/resource.ts";
+export type { Resource, ResourceCache, ResourceMap, ResourceValues } from "./core/resource.ts";
+export { Workflow } from "./core/workflow.ts";
+export type { AnyWorkflow, RunOptions, WorkflowOptions } from "./core/workflow.ts";
+export { Context } from "./core/context.ts";
+export type { ContextJSON, WaitForEventOptions } from "./core/context.ts";
+export type { OnceOptions, OnceResult } from "./core/step-once.ts";
+export { RunLocal } from "./core/run-local.ts";
+export { Codecs, ContextSerdeError, registerCodec } from "./core/serialize.ts";
+export type { Codec, Json } from "./core/serialize.ts";
+export { ContextStore } from "./core/store.ts";
+export type { StateEditor, StateKey, StateSchema, UntypedKey } from "./core/store.ts";
+export { WorkflowHandler } from "./core/handler.ts";
+export type { StreamOptions } from "./core/handler.ts";
 export {
   StepflowError,
   ConfigurationError,
@@ -38,4 +38,4 @@ export {
   ContextStateError,
   StoreKeyError,
   StateValidationError,
-} from "./errors.ts";
+} from "./core/errors.ts";

@@ -6,7 +6,7 @@
  * reached the call, and asking is the side that never runs a call unapproved).
  */
 import type { Context } from "../src/index.ts";
-import type { ToolSource } from "../src/llm/tool-calls.ts";
+import type { ToolSource } from "../src/tools/tool-calls.ts";
 import type { ApprovalMarks } from "./tool-approval.ts";
 
 const KEYS = ["toolResults", "approvals", "toolCallKeys"] as const;

@@ -8,9 +8,9 @@ import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
 import { ToolApprovalEvent, ToolApprovalRequestEvent } from "../events/index.ts";
 import { StepflowError } from "../src/index.ts";
 import type { Context } from "../src/index.ts";
-import { toolCallProblem } from "../src/llm/tool-calls.ts";
-import type { ToolSource } from "../src/llm/tool-calls.ts";
-import { describeValue } from "../src/user-text.ts";
+import { toolCallProblem } from "../src/tools/tool-calls.ts";
+import type { ToolSource } from "../src/tools/tool-calls.ts";
+import { describeValue } from "../src/core/user-text.ts";
 
 /**
  * Which tool calls need a human's yes: tool names, or a test of each call (synchronous, from

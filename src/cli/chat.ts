@@ -4,9 +4,9 @@
  */
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
-import { Context } from "../context.ts";
-import type { Event } from "../event.ts";
-import { WorkflowCancelledByUser } from "../errors.ts";
+import { Context } from "../core/context.ts";
+import type { Event } from "../core/event.ts";
+import { WorkflowCancelledByUser } from "../core/errors.ts";
 import type { AgentInput, AgentResult, FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import type { Sessions } from "../sessions/sessions.ts";
 import { renderTurn } from "./render.ts";

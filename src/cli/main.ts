@@ -23,8 +23,8 @@ import { chooseProvider } from "./provider.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
 import { terminalSafe } from "./terminal-text.ts";
-import { secretRedactor } from "../secrets.ts";
-import { quoteInput } from "../user-text.ts";
+import { secretRedactor } from "../tools/secrets.ts";
+import { quoteInput } from "../core/user-text.ts";
 
 const VERSION = packageVersion();
 const SYSTEM_PROMPT = "You are a helpful assistant. Use the calculator tools for arithmetic instead of computing in your head.";

@@ -4,8 +4,8 @@
  * claim it.
  */
 import { SqliteThread } from "../sessions/sqlite-thread.ts";
-import { JournalError, checkJournalKey } from "./types.ts";
-import type { Journal, JournalClaim } from "./types.ts";
+import { JournalError, checkJournalKey } from "../core/journal/types.ts";
+import type { Journal, JournalClaim } from "../core/journal/types.ts";
 
 const TABLE = `CREATE TABLE IF NOT EXISTS stepflow_journal (
   key TEXT PRIMARY KEY,

@@ -37,9 +37,9 @@ import type {
   ToolCallLLMMessageOptions,
 } from "@llamaindex/core/llms";
 import { OpenAI as LlamaIndexOpenAI } from "@llamaindex/openai";
-import { StepflowError } from "../errors.ts";
-import { isRecord } from "../is-record.ts";
-import { redactError, secretRedactor } from "../secrets.ts";
+import { StepflowError } from "../core/errors.ts";
+import { isRecord } from "../core/is-record.ts";
+import { redactError, secretRedactor } from "../tools/secrets.ts";
 import { openChatStream } from "./openai-stream.ts";
 export { LLMStreamError } from "./openai-stream.ts";
 import type { ToolCallDelta } from "./openai-stream.ts";

@@ -5,7 +5,7 @@
  */
 import type { JSONObject } from "@llamaindex/core/global";
 import type { ChatMessage, ToolCall } from "@llamaindex/core/llms";
-import { StepflowError } from "../errors.ts";
+import { StepflowError } from "../core/errors.ts";
 import { LocalLLM } from "./local-llm.ts";
 import type { LocalReply } from "./local-llm.ts";
 

@@ -5,9 +5,9 @@
  * `SessionConflictError`.
  */
 import type { Pool, PoolClient } from "pg";
-import { StepflowError } from "../errors.ts";
+import { StepflowError } from "../core/errors.ts";
 import { PostgresJournal } from "../journal/postgres-journal.ts";
-import { maskCredentials } from "../user-text.ts";
+import { maskCredentials } from "../core/user-text.ts";
 import { loadDriver } from "./load-driver.ts";
 import { SessionConflictError, SessionStoreError, checkRange, checkSave, checkSessionId, checkStoredMessages, listLimit, loadedRange } from "./types.ts";
 import type { LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";

@@ -4,8 +4,8 @@
  * each and load back only the newest the next turn reads. `Sessions` knows no store key and no
  * codec of any workflow; the `FunctionCallingAgent` supplies one (workflows/agent-sessions.ts).
  */
-import type { ContextJSON } from "../context.ts";
-import type { Json } from "../serialize.ts";
+import type { ContextJSON } from "../core/context.ts";
+import type { Json } from "../core/serialize.ts";
 import { SessionStoreError } from "./types.ts";
 
 /**

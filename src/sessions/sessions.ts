@@ -8,18 +8,18 @@
  * those are loaded and put back.
  */
 import type { ChatMessage } from "@llamaindex/core/llms";
-import { Context } from "../context.ts";
-import type { ContextJSON } from "../context.ts";
-import type { Event } from "../event.ts";
-import type { WorkflowHandler } from "../handler.ts";
-import { ContextSerdeError } from "../serialize.ts";
-import type { Json } from "../serialize.ts";
-import type { RunOptions, Workflow } from "../workflow.ts";
+import { Context } from "../core/context.ts";
+import type { ContextJSON } from "../core/context.ts";
+import type { Event } from "../core/event.ts";
+import type { WorkflowHandler } from "../core/handler.ts";
+import { ContextSerdeError } from "../core/serialize.ts";
+import type { Json } from "../core/serialize.ts";
+import type { RunOptions, Workflow } from "../core/workflow.ts";
 import { checkSessionMemory, sessionMemoryOf } from "./session-memory.ts";
 import type { MessageWindow, SessionMemory } from "./session-memory.ts";
 import { SessionConflictError, SessionStoreError, checkSessionId } from "./types.ts";
 import type { SessionStore, SessionSummary, StoredMessage } from "./types.ts";
-import { useJournal } from "../journal/context-journal.ts";
+import { useJournal } from "../core/journal/context-journal.ts";
 
 /** A stored chat message with the time it was saved. */
 export interface SessionMessage {

@@ -53,7 +53,6 @@ export class SqliteThread implements Pick<Client, ForwardedMethod> {
   readonly #worker: Worker;
   /** The driver on this thread, for its error classes: loaded on the first error, as loading it costs as much as starting the worker. */
   #driverLoaded: Promise<Driver> | undefined;
-  readonly #description: string;
   readonly #pending = new Map<number, Pending>();
   #nextId = 0;
   /** Requests not yet posted: they go as one message per turn of the event loop. */
@@ -63,7 +62,6 @@ export class SqliteThread implements Pick<Client, ForwardedMethod> {
   readonly #exited: Promise<void>;
 
   private constructor(description: string) {
-    this.#description = description;
     this.#worker = startWorker();
     let failure: unknown;
     this.#worker.on("error", (error) => (failure = error));

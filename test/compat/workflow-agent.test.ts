@@ -5,7 +5,7 @@
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
 import { WorkflowTimeoutError } from "../../src/index.ts";
-import { tool } from "../../src/llm/tool.ts";
+import { tool } from "../../src/tools/tool.ts";
 import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
 import {
   agent,

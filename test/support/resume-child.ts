@@ -6,9 +6,9 @@
  */
 import { readFileSync } from "node:fs";
 import { ToolApprovalEvent } from "../../events/index.ts";
-import { Context } from "../../src/context.ts";
+import { Context } from "../../src/core/context.ts";
 import { SqliteJournal } from "../../src/journal/sqlite-journal.ts";
-import { useJournal } from "../../src/journal/context-journal.ts";
+import { useJournal } from "../../src/core/journal/context-journal.ts";
 import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import { restApiTool } from "../../workflows/tools/rest-api.ts";

@@ -3,7 +3,7 @@
  * LlamaIndex `FunctionTool`s made with stepflow's `tool()`: zod checks the arguments, and the
  * JSON schema the LLM sees is generated from the same zod schema.
  */
-import { tool } from "../../src/llm/tool.ts";
+import { tool } from "../../src/tools/tool.ts";
 import { z } from "zod";
 
 const operands = z.object({

@@ -7,13 +7,13 @@
  */
 import type { JSONValue } from "@llamaindex/core/global";
 import { z } from "zod";
-import { currentToolCall } from "../../src/llm/current-tool-call.ts";
-import { tool } from "../../src/llm/tool.ts";
-import { secretRedactor } from "../../src/secrets.ts";
-import type { Redactor } from "../../src/secrets.ts";
-import { ConfigurationError } from "../../src/errors.ts";
-import { checkTimeout, startTimer } from "../../src/timers.ts";
-import { maskCredentials } from "../../src/user-text.ts";
+import { currentToolCall } from "../../src/tools/current-tool-call.ts";
+import { tool } from "../../src/tools/tool.ts";
+import { secretRedactor } from "../../src/tools/secrets.ts";
+import type { Redactor } from "../../src/tools/secrets.ts";
+import { ConfigurationError } from "../../src/core/errors.ts";
+import { checkTimeout, startTimer } from "../../src/core/timers.ts";
+import { maskCredentials } from "../../src/core/user-text.ts";
 import { describeOpenApi, openApiEndpoints, openApiServerPath } from "./openapi.ts";
 import type { OpenApiDocument, OpenApiEndpoint } from "./openapi.ts";
 

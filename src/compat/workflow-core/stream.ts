@@ -483,7 +483,7 @@ export class WorkflowStream<R = WorkflowEventData<unknown>> extends ReadableStre
    */
   take(limit: number): WorkflowStream<R> {
     let count = 0;
-    return this.#cut((item) => {
+    return this.#cut(() => {
       count++;
       return { emit: true, end: count >= limit };
     }, limit <= 0);

@@ -1,0 +1,327 @@
+/**
+ * The context of a workflow: a store that outlives runs (memory across turns) and, while a
+ * run is in progress, the run's operations (send, stream, collect, wait, signal).
+ */
+import type { Event, EventClass, EventOf } from "./event.ts";
+import { eventTypeName } from "./event.ts";
+import { ContextStateError, WorkflowRuntimeError } from "./errors.ts";
+import type { Run, StepExecution } from "./run.ts";
+import { encodeRun, restoreRun } from "./saved-run.ts";
+import type { RestoredRun } from "./saved-run.ts";
+import { readContextJSON, CONTEXT_FORMAT_VERSION } from "./context-format.ts";
+import type { ContextJSON, SavedRun } from "./context-format.ts";
+import { ContextSerdeError, decodeValue, encodeValue } from "./serialize.ts";
+import type { Json } from "./serialize.ts";
+import { ContextStore } from "./store.ts";
+import type { StateSchema } from "./store.ts";
+import { checkTimeout } from "./timers.ts";
+import { journalOf } from "./journal/context-journal.ts";
+import type { OnceOptions, OnceResult } from "./step-once.ts";
+import type { AnyWorkflow } from "./workflow.ts";
+
+/** Options of {@link Context.waitForEvent}. */
+export interface WaitForEventOptions<E extends Event> {
+  /** Fields the awaited event must have (compared with `===`). */
+  readonly requirements?: Partial<Record<keyof E & string, unknown>>;
+  /** Seconds to wait before failing with `WorkflowTimeoutError`. */
+  readonly timeout?: number;
+  /**
+   * An event written to the stream when the wait begins, typically an `InputRequiredEvent`; not
+   * written when a matching event was sent before (the question has its answer already).
+   */
+  readonly waiterEvent?: Event;
+}
+
+export { CONTEXT_FORMAT_VERSION } from "./context-format.ts";
+export type { ContextJSON } from "./context-format.ts";
+
+const NEVER_ABORTED = new AbortController().signal;
+
+let runOfContext: (ctx: Context<object>) => Run | undefined;
+
+/**
+ * What the engine (run.ts, workflow.ts) does to a context: hand a saved run to the run that
+ * continues it, keep a cancelled run, give steps their views. Module-private in effect: the
+ * package exports neither this nor the members it reaches.
+ */
+export interface ContextEngine {
+  savedRun(ctx: Context<object>): RestoredRun | undefined;
+  settleSavedRun(ctx: Context<object>, run: Run): void;
+  keepCancelledRun(ctx: Context<object>, run: Run, events: RestoredRun): void;
+  dropCancelledRun(ctx: Context<object>): void;
+  forExecution(ctx: Context, execution: StepExecution): Context;
+  attach(ctx: Context, run: Run): Context;
+}
+export let contextEngine: ContextEngine;
+
+/**
+ * The run `ctx` belongs to (its current or last run; in a step, the step's run). For the
+ * engine's own modules: the package does not export it.
+ * @example const run = runOf(ctx);
+ */
+export function runOf(ctx: Context<object>): Run | undefined {
+  return runOfContext(ctx);
+}
+
+/**
+ * @example
+ * const ctx = new Context(agent);
+ * await agent.run({ input: "Hello! My name is Logan." }, { ctx });
+ * await agent.run({ input: "What is my name?" }, { ctx }); // remembers
+ */
+export class Context<S extends object = Record<string, unknown>> {
+  /** The key–value store; typed by `S` when the workflow has a `state` schema (see `Context<S>`). */
+  readonly store: ContextStore<S>;
+  /**
+   * The context the user made. Each run's steps get a view of it bound to that run (same
+   * store), so a step left running by a cancelled run still sees its own run's aborted signal
+   * and cannot write into the next run on the same context.
+   */
+  #root: Context<S> = this;
+  /** The current or last run; for a run's view, that run. */
+  #run: Run | undefined;
+  /**
+   * A run saved in progress, waiting for `run()` to continue it (kept on the root): restored
+   * from JSON, or kept by `cancel()` (`json` then made when `toJSON` asks).
+   */
+  #saved: { json: SavedRun | undefined; events: RestoredRun; cancelled: boolean } | undefined;
+  /** In a step's view: the execution it was given to (which step, which waits). */
+  #execution: StepExecution | undefined;
+
+  constructor(
+    readonly workflow: AnyWorkflow,
+    store?: ContextStore<S>,
+  ) {
+    // The workflow's state schema, when it has one, checks the state and gives its defaults.
+    this.store = store ?? new ContextStore<S>({}, workflow.stateSchema as StateSchema<S> | undefined);
+  }
+
+  /** Whether a run is in progress on this context. */
+  get running(): boolean {
+    return this.#run !== undefined && !this.#run.done;
+  }
+
+  /**
+   * Aborted when the run times out, is cancelled or fails, and when it finishes while steps are
+   * still executing; not when it finishes with nothing left running. Pass it to LLM and tool calls.
+   * @example
+   * const res = await fetch(url, { signal: ctx.signal }); // closed if the run is cancelled
+   */
+  get signal(): AbortSignal {
+    return this.#run?.signal ?? NEVER_ABORTED;
+  }
+
+  /**
+   * Sends an event into the running workflow, to every step that accepts it, or to one step.
+   * @example
+   * ctx.sendEvent(new QueryEvent({ query }), { step: "search" });
+   * handler.ctx.sendEvent(new HumanResponseEvent({ response: "yes" })); // from outside
+   */
+  sendEvent(event: Event, options: { step?: string } = {}): void {
+    const run = this.#activeRun("sendEvent");
+    if (options.step === undefined) return run.send(event);
+    const target = run.graph.steps.get(options.step);
+    if (!target) {
+      throw new WorkflowRuntimeError(`sendEvent: there is no step named "${options.step}". Steps: ${[...run.graph.steps.keys()].join(", ")}.`);
+    }
+    if (!target.accepts.includes(event.constructor as EventClass)) {
+      throw new WorkflowRuntimeError(`sendEvent: step "${options.step}" does not accept ${eventTypeName(event.constructor as EventClass)}; it accepts ${target.accepts.map(eventTypeName).join(", ")}.`);
+    }
+    run.send(event, target);
+  }
+
+  /**
+   * Writes an event to the run's stream, for `handler.streamEvents()` consumers.
+   * @example ctx.writeEventToStream(new StreamEvent({ delta }));
+   */
+  writeEventToStream(event: Event): void {
+    this.#activeRun("writeEventToStream").writeToStream(event);
+  }
+
+  /**
+   * Buffers `event` and returns the events of `types`, in that order, once one of each has
+   * arrived; until then `null`. Call it from a step: each step has its own buffers, one per
+   * list of types, or per `bufferId` when given. When collecting many events, pass the same
+   * array each time (a constant): it is read once, not at every call.
+   * @example
+   * const ready = ctx.collectEvents(ev, [ResultA, ResultB]);
+   * if (!ready) return;
+   * const [a, b] = ready;
+   */
+  collectEvents<const T extends readonly EventClass[]>(event: Event, types: T, options: { readonly bufferId?: string } = {}): { -readonly [K in keyof T]: EventOf<T[K]> } | null {
+    const run = this.#activeRun("collectEvents");
+    if (!this.#execution) throw new ContextStateError("collectEvents: call it from a step (with the ctx the step was given); it buffers events per step.");
+    return run.collect(event, types, this.#execution.slot.step.name, options.bufferId, this.#execution) as { -readonly [K in keyof T]: EventOf<T[K]> } | null;
+  }
+
+  /**
+   * Waits for an event of `type` (sent by a step or from outside), optionally one whose
+   * fields match `requirements`.
+   * @example
+   * const answer = await ctx.waitForEvent(HumanResponseEvent, {
+   *   waiterEvent: new InputRequiredEvent({ prefix: "Fire Lawson? (yes/no)" }),
+   * });
+   */
+  waitForEvent<C extends EventClass>(type: C, options: WaitForEventOptions<EventOf<C>> = {}): Promise<EventOf<C>> {
+    const run = this.#activeRun("waitForEvent");
+    if (options.timeout !== undefined) checkTimeout(options.timeout, "timeout", "or leave it out to wait forever", `waitForEvent(${eventTypeName(type)}): timeout`);
+    return run.waitFor(type, options.requirements, options.timeout, options.waiterEvent, this.#execution) as Promise<EventOf<C>>;
+  }
+
+  /**
+   * Does `work` (a side effect: a payment, an e-mail, a tool call) at most once for this step
+   * execution, however often the run is saved, restored and resumed, and returns what happened:
+   * - `{ status: "ran", value }`: it ran now;
+   * - `{ status: "recorded", value }`: it ran before (an earlier attempt at this execution, or
+   *   an earlier call with this name in it), and this is its result;
+   * - `{ status: "unknown" }`: an earlier attempt started it and recorded no result (the process
+   *   stopped, or the context was saved while it ran), so it may or may not have taken effect;
+   *   it is not run again unless `options.rerunUnfinished` says it is safe to.
+   *
+   * `name` only has to be unique within the step: the engine scopes it to the run and to this
+   * execution of the step, which a restored run continues under the same id. The result must
+   * be JSON (or a value with a codec): it is saved with the context by `ctx.toJSON()`, so a
+   * restored context finds it without any database. When the context has a journal
+   * (`useJournal(ctx, journal)`; `Sessions` gives its store's), the work is claimed there first,
+   * so two resumes of the same saved run, in two processes, never both do it. A `work` that
+   * throws stays started (it may have taken effect), and the error is thrown on; a retry of the
+   * step then gets `unknown`.
+   * @example
+   * @step({ accepts: [OrderEvent], emits: [StopEvent] })
+   * async charge(ctx: Context, ev: OrderEvent) {
+   *   const charge = await ctx.once("charge", () => payments.charge(ev.order));
+   *   if (charge.status === "unknown") return new StopEvent({ result: "Check the charge by hand." });
+   *   return new StopEvent({ result: charge.value.id });
+   * }
+   */
+  once<T>(name: string, work: () => T | Promise<T>, options: OnceOptions & { readonly rerunUnfinished: true }): Promise<Exclude<OnceResult<T>, { readonly status: "unknown" }>>;
+  once<T>(name: string, work: () => T | Promise<T>, options?: OnceOptions): Promise<OnceResult<T>>;
+  once<T>(name: string, work: () => T | Promise<T>, options?: OnceOptions): Promise<OnceResult<T>> {
+    const run = this.#activeRun("once");
+    const execution = this.#execution;
+    if (!execution) return Promise.reject(new ContextStateError(`ctx.once("${String(name)}"): call it from a step, with the ctx the step was given; it records work per step execution.`));
+    return run.once(execution, name, work, options, journalOf(this));
+  }
+
+  /**
+   * The id of the current (or last) run on this context: stable for the run, and kept by a run
+   * restored from a context saved during it. `undefined` before the first run.
+   * @example
+   * log.info("charging", { runId: ctx.runId });
+   */
+  get runId(): string | undefined {
+    return this.#run?.id;
+  }
+
+  /**
+   * Saves the context as plain JSON: the store and, if a run is in progress, its pending
+   * events. Throws `ContextSerdeError` naming the store key of a value that cannot be saved.
+   * @example
+   * const saved = JSON.stringify(ctx.toJSON());
+   * // … later, in another process:
+   * const ctx = Context.fromJSON(agent, saved);
+   */
+  toJSON(): ContextJSON {
+    const store: { [key: string]: Json } = {};
+    for (const [key, value] of Object.entries(this.store.entries())) {
+      if (value !== undefined) store[key] = encodeValue(value, `store key "${key}"`, this.workflow.codecs);
+    }
+    const root = this.#root;
+    const saved = root.#saved;
+    if (saved && !saved.json) saved.json = encodeRun(saved.events, this.workflow.codecs);
+    const run = root.running ? (root.#run as Run).save() : (saved?.json ?? null);
+    return { version: CONTEXT_FORMAT_VERSION, workflow: this.workflow.constructor.name, store, running: run !== null, run };
+  }
+
+  /**
+   * Restores a context saved with `toJSON()` (the object or its JSON text). A context saved
+   * during a run continues it at the next `workflow.run(undefined, { ctx })`: steps that were
+   * executing run again from their input event; steps that had finished do not.
+   * @example
+   * const ctx = Context.fromJSON(agent, await fs.readFile("ctx.json", "utf8"));
+   * await agent.run({ input: "What is my name?" }, { ctx });
+   */
+  static fromJSON(workflow: AnyWorkflow, json: ContextJSON | string): Context {
+    const graph = workflow.graph;
+    const data = readContextJSON(json, { name: workflow.constructor.name, steps: [...graph.steps.values()].map((s) => ({ name: s.name, accepts: s.accepts.map(eventTypeName) })) });
+    if (data.workflow !== workflow.constructor.name) {
+      throw new ContextSerdeError(`Cannot restore the context: it was saved from a ${data.workflow}, not a ${workflow.constructor.name}.`, { path: "workflow" });
+    }
+    const store = decodeValue(data.store, "store", workflow.codecs) as Record<string, unknown>;
+    const ctx = new Context(workflow, new ContextStore(store, workflow.stateSchema as StateSchema<Record<string, unknown>> | undefined));
+    if (data.run) ctx.#saved = { json: data.run, events: restoreRun(data.run, workflow), cancelled: false };
+    return ctx;
+  }
+
+  /** The events of the run saved in progress, for the run that continues it. */
+  get #savedRun(): RestoredRun | undefined {
+    return this.#root.#saved?.events;
+  }
+
+  /** Forgets the saved run once `run`, still this context's run, has continued it. */
+  #settleSavedRun(run: Run): void {
+    const root = this.#root;
+    if (root.#run === run) root.#saved = undefined;
+  }
+
+  /** Whether this context holds a run saved in progress that `run()` will continue. */
+  get hasSavedRun(): boolean {
+    return this.#root.#saved !== undefined;
+  }
+
+  /** Keeps what `run` (cancelled) had pending, so `toJSON()` saves it and `run(undefined, { ctx })` continues it. */
+  #keepCancelledRun(run: Run, events: RestoredRun): void {
+    const root = this.#root;
+    if (root.#run === run) root.#saved = { json: undefined, events, cancelled: true };
+  }
+
+  /** Drops a run kept by `cancel()`, for a new run started with input. */
+  #dropCancelledRun(): void {
+    if (this.#root.#saved?.cancelled) this.#root.#saved = undefined;
+  }
+
+  /** The view a step execution gets: bound to its run, and to the execution for `collectEvents` and `waitForEvent`. */
+  #forExecution(execution: StepExecution): Context<S> {
+    const view = new Context(this.#root.workflow, this.store);
+    view.#root = this.#root;
+    view.#run = this.#run;
+    view.#execution = execution;
+    return view;
+  }
+
+  /**
+   * Makes `run` this context's run (one at a time) and returns the view of the context that
+   * its steps and its handler get.
+   */
+  #attach(run: Run): Context<S> {
+    const root = this.#root;
+    if (root.running) {
+      throw new ContextStateError("This context is already running a workflow. Await the current run (or cancel it) before starting another on the same context.");
+    }
+    root.#run = run;
+    const view = new Context(root.workflow, root.store);
+    view.#root = root;
+    view.#run = run;
+    return view;
+  }
+
+  static {
+    runOfContext = (ctx) => ctx.#run;
+    contextEngine = {
+      savedRun: (ctx) => ctx.#savedRun,
+      settleSavedRun: (ctx, run) => ctx.#settleSavedRun(run),
+      keepCancelledRun: (ctx, run, events) => ctx.#keepCancelledRun(run, events),
+      dropCancelledRun: (ctx) => ctx.#dropCancelledRun(),
+      forExecution: (ctx, execution) => ctx.#forExecution(execution),
+      attach: (ctx, run) => ctx.#attach(run),
+    };
+  }
+
+  #activeRun(operation: string): Run {
+    const run = this.#run;
+    if (!run || run.done) {
+      throw new ContextStateError(`${operation}: no run is in progress on this context. Call it from a step, or through handler.ctx while the run is going.`);
+    }
+    return run;
+  }
+}

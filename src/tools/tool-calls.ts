@@ -1,0 +1,245 @@
+/**
+ * Runs a tool call of an LLM's reply: checks the call against the tool's JSON schema
+ * before running it (LlamaIndex's `FunctionTool.call` only logs a warning and runs the tool
+ * with the bad input anyway), with a timeout, and turns every failure into a tool result the
+ * model can read and act on.
+ */
+import type { JSONValue } from "@llamaindex/core/global";
+import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
+import { z } from "zod";
+import { checkTimeout, startTimer } from "../core/timers.ts";
+import { startingToolCall } from "./current-tool-call.ts";
+import { zodSchemaOf } from "./tool.ts";
+import type { ArgumentSchema } from "./tool.ts";
+
+/** What one tool call produced: kept in `sources` and sent back to the model as `content`. */
+export interface ToolSource {
+  /** The id of the call this answers. */
+  readonly toolCallId: string;
+  readonly toolName: string;
+  /** The arguments the model sent (a raw string when they were not valid JSON). */
+  readonly input: unknown;
+  /** The tool's return value as plain JSON (`null` for nothing), or the error text when `isError`. */
+  readonly output: JSONValue | null;
+  /** The text the model reads. */
+  readonly content: string;
+  readonly isError: boolean;
+}
+
+/** Options of {@link runToolCall}. @example `{ timeout: 30, signal: ctx.signal, idempotencyKey: "5f0c…" }` */
+export interface RunToolCallOptions {
+  /** Seconds the call may take before it is reported to the model as failed. Default 60. */
+  readonly timeout?: number;
+  /** Stops waiting for the call when aborted (the run timed out or was cancelled). */
+  readonly signal?: AbortSignal;
+  /** The call's idempotency key, which its tool reads with `currentToolCall()`. */
+  readonly idempotencyKey?: string;
+}
+
+const schemas = new WeakMap<BaseTool, ArgumentSchema | null>();
+
+/**
+ * The argument schema of a tool: its zod schema when it was made with stepflow's `tool()`
+ * (refinements included), else one built from its JSON schema (so LlamaIndex `tool()`s,
+ * OpenAPI-derived and hand-written tools are checked too); `null` when it has no usable schema.
+ */
+function argumentSchema(tool: BaseTool): ArgumentSchema | null {
+  let schema = schemas.get(tool);
+  if (schema === undefined) {
+    const parameters = tool.metadata.parameters;
+    try {
+      schema = zodSchemaOf(tool) ?? (parameters ? (z.fromJSONSchema(parameters as Parameters<typeof z.fromJSONSchema>[0]) as ArgumentSchema) : null);
+    } catch {
+      schema = null; // a schema zod cannot read: let the tool check its own input
+    }
+    schemas.set(tool, schema);
+  }
+  return schema;
+}
+
+/**
+ * `seconds` when it is a usable tool timeout (a finite number > 0), else a `ConfigurationError`
+ * naming the option.
+ * @example this.toolTimeout = checkToolTimeout("toolTimeout", options.toolTimeout ?? 60);
+ */
+export function checkToolTimeout(option: string, seconds: number): number {
+  checkTimeout(seconds, option, "the default is 60");
+  return seconds;
+}
+
+/**
+ * Runs one tool call: at once (no promise) when the tool answers synchronously, so that a
+ * caller recording the result does so in the same tick as the tool's side effect. Never
+ * rejects for a tool's failure: the failure becomes the model-readable result.
+ * @example
+ * const source = await runToolCall(call, [add, multiply], { timeout: 30, signal: ctx.signal });
+ * source.content; // "4444"
+ */
+export function runToolCall(call: ToolCall, tools: readonly BaseTool[], options: RunToolCallOptions = {}): ToolSource | Promise<ToolSource> {
+  const timeout = options.timeout === undefined ? 60 : checkToolTimeout("timeout", options.timeout);
+  // The run ended before the call could start (cancelled, timed out): it does not start now.
+  if (options.signal?.aborted) return failure(call, `Encountered error in tool call: ${call.name} was not run: the run ended.`);
+  const checked = checkCall(call, tools);
+  if (!("tool" in checked)) return checked;
+  const { tool, args } = checked;
+  const input: unknown = call.input;
+  let result: unknown;
+  try {
+    result = startingToolCall({ id: call.id, name: call.name, idempotencyKey: options.idempotencyKey }, () => tool.call(args));
+  } catch (error) {
+    return thrown(call, error);
+  }
+  if (!isPromiseLike(result)) return success(call, input, result);
+  const deadline = new Deadline(timeout, options.signal);
+  return Promise.race([result, deadline.reached()]).then(
+    (output) => {
+      if (output === TIMED_OUT) return failure(call, `Encountered error in tool call: ${call.name} did not finish within ${timeout} seconds.`);
+      if (output === STOPPED) return failure(call, `Encountered error in tool call: ${call.name} was stopped: the run ended.`);
+      return success(call, input, output);
+    },
+    (error: unknown) => thrown(call, error),
+  ).finally(() => deadline.clear());
+}
+
+const TIMED_OUT: unique symbol = Symbol("timed out");
+const STOPPED: unique symbol = Symbol("stopped");
+type DeadlineReached = typeof TIMED_OUT | typeof STOPPED;
+
+/**
+ * The deadline of a call whose tool returned a promise: `reached()` resolves when `seconds`
+ * pass or `signal` aborts, whichever comes first, until cleared. Tools that answer at once
+ * (most local ones) make none, so they set no timer.
+ */
+class Deadline {
+  #reached: Promise<DeadlineReached> | undefined;
+  #resolve: ((reason: DeadlineReached) => void) | undefined;
+  #cancelTimer: (() => void) | undefined;
+
+  constructor(
+    readonly seconds: number,
+    readonly signal: AbortSignal | undefined,
+  ) {}
+
+  reached(): Promise<DeadlineReached> {
+    if (this.#reached) return this.#reached;
+    this.#reached = new Promise((resolve) => (this.#resolve = resolve));
+    if (this.signal?.aborted) this.handleEvent();
+    else {
+      this.#cancelTimer = startTimer(this.seconds, () => this.#resolve?.(TIMED_OUT));
+      this.signal?.addEventListener("abort", this, { once: true });
+    }
+    return this.#reached;
+  }
+
+  /** The abort listener (an object, so no closure per turn). */
+  handleEvent(): void {
+    this.#resolve?.(STOPPED);
+  }
+
+  clear(): void {
+    if (!this.#reached) return;
+    this.#cancelTimer?.();
+    this.signal?.removeEventListener("abort", this);
+  }
+}
+
+function failure(call: ToolCall, message: string): ToolSource {
+  return { toolCallId: call.id, toolName: call.name, input: call.input, output: message, content: message, isError: true };
+}
+
+function findTool(tools: readonly BaseTool[], name: string): BaseTool | undefined {
+  for (const tool of tools) if (tool.metadata.name === name) return tool;
+  return undefined;
+}
+
+/**
+ * Why `call` cannot run, as the result the model would get (an unknown tool, arguments that
+ * are not an object or fail the tool's schema); `undefined` when it can run.
+ * @example toolCallProblem({ id: "c1", name: "launch", input: {} }, [add])?.content; // "Tool launch does not exist. …"
+ */
+export function toolCallProblem(call: ToolCall, tools: readonly BaseTool[]): ToolSource | undefined {
+  const checked = checkCall(call, tools);
+  return "tool" in checked ? undefined : checked;
+}
+
+type CallableTool = BaseTool & { call: NonNullable<BaseTool["call"]> };
+
+/** The tool and the arguments to call it with, or the result that says why the call cannot run. */
+function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: CallableTool; args: unknown } | ToolSource {
+  const tool = findTool(tools, call.name);
+  if (!tool?.call) {
+    const names = tools.map((t) => t.metadata.name).join(", ") || "none";
+    return failure(call, `Tool ${call.name} does not exist. Available tools: ${names}.`);
+  }
+  const input: unknown = call.input;
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    return failure(call, `Invalid arguments for tool ${call.name}: expected a JSON object, got ${JSON.stringify(input)}. The tool was not run; call it again with arguments that match its schema.`);
+  }
+  const schema = argumentSchema(tool);
+  if (!schema) return { tool: tool as CallableTool, args: input };
+  let parsed: ReturnType<ArgumentSchema["safeParse"]>;
+  try {
+    parsed = schema.safeParse(input);
+  } catch (error) {
+    return thrown(call, error); // a refinement that throws, or one that is async (a synchronous parse cannot await it)
+  }
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => (issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message)).join("; ");
+    return failure(call, `Invalid arguments for tool ${call.name}: ${problems}. The tool was not run; call it again with arguments that match its schema.`);
+  }
+  // A tool from stepflow's tool() parses its input with the same schema in FunctionTool.call.
+  return { tool: tool as CallableTool, args: zodSchemaOf(tool) ? input : parsed.data };
+}
+
+/**
+ * A tool's result as the model reads it (`content`) and as `sources` keep it (`output`, plain
+ * JSON, so the context can be saved): strings as they are; numbers as written, `Infinity`
+ * included (JSON would say `null`); nothing as `null`; anything else as its JSON, with a Map
+ * as an object (or its entries, when a key is not a string or number), a Set as an array and
+ * an Error as its name and message, where JSON would write `{}`. A result JSON cannot write (a
+ * cycle, a BigInt inside an object) is reported to the model as an error.
+ */
+function success(call: ToolCall, input: unknown, output: unknown): ToolSource {
+  const result = (output: JSONValue | null, content: string): ToolSource => ({ toolCallId: call.id, toolName: call.name, input, output, content, isError: false });
+  if (typeof output === "string") return result(output, output);
+  if (typeof output === "number") return result(Number.isFinite(output) ? output : String(output), String(output));
+  if (typeof output === "bigint") return result(String(output), String(output));
+  let content: string | undefined;
+  try {
+    content = JSON.stringify(output, readableCollections);
+  } catch (error) {
+    return failure(call, `Encountered error in tool call: ${call.name} returned a value that cannot be sent to the model as JSON (${(error as Error).message.split("\n")[0]}).`);
+  }
+  if (content === undefined) return result(null, "null"); // undefined, a function or a symbol
+  return result(typeof output === "object" && output !== null ? (JSON.parse(content) as JSONValue) : (output as JSONValue), content);
+}
+
+function readableCollections(_key: string, value: unknown): unknown {
+  if (value instanceof Map) {
+    const keys = [...value.keys()];
+    return keys.every((key) => typeof key === "string" || typeof key === "number") ? Object.fromEntries(value) : [...value];
+  }
+  if (value instanceof Set) return [...value];
+  if (value instanceof Error) return { name: value.name, message: value.message };
+  return value;
+}
+
+function thrown(call: ToolCall, error: unknown): ToolSource {
+  return failure(call, `Encountered error in tool call: ${describeError(error)}`);
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === "object" && error !== null) {
+    try {
+      return JSON.stringify(error);
+    } catch {
+      // a cycle: fall through
+    }
+  }
+  return String(error);
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === "function";
+}
