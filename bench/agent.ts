@@ -23,14 +23,17 @@ type CreateParams = Parameters<OpenAISDK["chat"]["completions"]["create"]>[0];
 type ChatCompletionMessageParam = CreateParams["messages"][number];
 type ChatCompletionTool = NonNullable<CreateParams["tools"]>[number];
 
-type ChatCompletionChunk = { choices: { delta?: { content?: string | null; tool_calls?: { index: number; id?: string; function?: { name?: string; arguments?: string } }[] } }[] };
+type ChatCompletionChunk = {
+  choices: { delta?: { content?: string | null; tool_calls?: { index: number; id?: string; function?: { name?: string; arguments?: string } }[] } }[];
+};
 type StreamParams = CreateParams & { stream: true };
 
 /** The SDK's own stream, as people use it (iterated directly: no generator added). */
 const sdkChunks = (client: OpenAISDK, params: StreamParams): Promise<AsyncIterable<ChatCompletionChunk>> => client.chat.completions.create(params);
 
 /** The response body read as stepflow's `OpenAI` reads it, to separate that from the rest of stepflow's cost. */
-const stepflowReaderChunks = async (client: OpenAISDK, params: StreamParams): Promise<AsyncIterable<ChatCompletionChunk>> => chunksOf(await openChatStream(client, params, undefined));
+const stepflowReaderChunks = async (client: OpenAISDK, params: StreamParams): Promise<AsyncIterable<ChatCompletionChunk>> =>
+  chunksOf(await openChatStream(client, params, undefined));
 
 async function* chunksOf(stream: ChatStream): AsyncIterable<ChatCompletionChunk> {
   for (let chunks = await stream.next(); chunks; chunks = await stream.next()) yield* chunks as ChatCompletionChunk[];
@@ -38,7 +41,10 @@ async function* chunksOf(stream: ChatStream): AsyncIterable<ChatCompletionChunk>
 
 /** The loop people write by hand: stream, gather tool calls by index, run them, repeat. */
 async function handWrittenTurn(client: OpenAISDK, chunks: typeof sdkChunks): Promise<string> {
-  const specs: ChatCompletionTool[] = tools.map((t) => ({ type: "function", function: { name: t.metadata.name, description: t.metadata.description, parameters: t.metadata.parameters } }));
+  const specs: ChatCompletionTool[] = tools.map((t) => ({
+    type: "function",
+    function: { name: t.metadata.name, description: t.metadata.description, parameters: t.metadata.parameters },
+  }));
   const messages: ChatCompletionMessageParam[] = [{ role: "user", content: QUESTION }];
   for (;;) {
     let content = "";
@@ -54,7 +60,11 @@ async function handWrittenTurn(client: OpenAISDK, chunks: typeof sdkChunks): Pro
       }
     }
     if (calls.length === 0) return content;
-    messages.push({ role: "assistant", content, tool_calls: calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })) });
+    messages.push({
+      role: "assistant",
+      content,
+      tool_calls: calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } })),
+    });
     for (const call of calls) {
       const tool = tools.find((t) => t.metadata.name === call.name);
       const output = tool ? await tool.call(JSON.parse(call.arguments || "{}")) : `Tool ${call.name} does not exist`;
@@ -73,7 +83,18 @@ const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / value
  * the response body, the client's work between one body and the next request, and after the
  * last body. Which phase grows shows whose code the extra time is in.
  */
-const PHASES = ["start → request 1", "request 1 → headers", "body 1", "body 1 → request 2", "request 2 → headers", "body 2", "body 2 → request 3", "request 3 → headers", "body 3", "body 3 → answer"];
+const PHASES = [
+  "start → request 1",
+  "request 1 → headers",
+  "body 1",
+  "body 1 → request 2",
+  "request 2 → headers",
+  "body 2",
+  "body 2 → request 3",
+  "request 3 → headers",
+  "body 3",
+  "body 3 → answer",
+];
 const HTTP_EVENTS = ["undici:request:create", "undici:request:headers", "undici:request:trailers"];
 
 interface TimedTurn {
@@ -89,7 +110,8 @@ async function timedTurn(runTurn: () => Promise<string>, marks: number[] | undef
   const ended = performance.now();
   if (!answer.includes("1386528")) throw new Error(`unexpected answer: ${answer}`);
   if (!marks) return { ms: ended - started, phases: [] };
-  if (marks.length !== HTTP_EVENTS.length * 3) throw new Error(`expected 3 requests (${HTTP_EVENTS.length * 3} HTTP events) in a turn, saw ${marks.length} events`);
+  if (marks.length !== HTTP_EVENTS.length * 3)
+    throw new Error(`expected 3 requests (${HTTP_EVENTS.length * 3} HTTP events) in a turn, saw ${marks.length} events`);
   const times = [started, ...marks, ended];
   return { ms: ended - started, phases: times.slice(1).map((t, i) => t - (times[i] as number)) };
 }
@@ -125,7 +147,11 @@ export async function benchAgent(rounds = 2000): Promise<void> {
     const client = await llm.session;
     const agent = new FunctionCallingAgent({ llm, tools });
     const names = ["hand-written OpenAI-SDK loop", "the same loop, body read by stepflow's reader", "stepflow FunctionCallingAgent"];
-    const sides = [() => handWrittenTurn(client, sdkChunks), () => handWrittenTurn(client, stepflowReaderChunks), async () => String((await agent.run({ input: QUESTION })).response.content)];
+    const sides = [
+      () => handWrittenTurn(client, sdkChunks),
+      () => handWrittenTurn(client, stepflowReaderChunks),
+      async () => String((await agent.run({ input: QUESTION })).response.content),
+    ];
     // Warm-up, every side: the agent runs far more functions than the hand loop, and V8 takes a
     // while to optimize them all: after 300 warm-up turns, the median ratio of the next 2,000
     // pairs was 0.02 above that of the 6,000 after them. The table is the steady state.
@@ -143,9 +169,12 @@ export async function benchAgent(rounds = 2000): Promise<void> {
     // Stepflow's ratios per quarter of the rounds: how far they move within one run on one build.
     const quarter = Math.floor(rounds / 4);
     if (quarter >= 100) {
-      const ratio = (side: number, base: number, q: number) => median((ms[side] as number[]).slice(q * quarter, (q + 1) * quarter)) / median((ms[base] as number[]).slice(q * quarter, (q + 1) * quarter));
+      const ratio = (side: number, base: number, q: number) =>
+        median((ms[side] as number[]).slice(q * quarter, (q + 1) * quarter)) / median((ms[base] as number[]).slice(q * quarter, (q + 1) * quarter));
       const quarters = (side: number, base: number) => [0, 1, 2, 3].map((q) => ratio(side, base, q).toFixed(2)).join(", ");
-      console.log(`\nStepflow's medians' ratio by quarter of those rounds (${quarter.toLocaleString("en")} each): ${quarters(2, 0)} to the hand-written loop; ${quarters(2, 1)} to the same loop with stepflow's reader.`);
+      console.log(
+        `\nStepflow's medians' ratio by quarter of those rounds (${quarter.toLocaleString("en")} each): ${quarters(2, 0)} to the hand-written loop; ${quarters(2, 1)} to the same loop with stepflow's reader.`,
+      );
     }
 
     // Then more rounds with undici's diagnostics channels on (they cost a little on every side,

@@ -56,7 +56,14 @@ export async function benchCompat(events = 1_000_000): Promise<Measurement[]> {
   const native = rows[1] as Measurement;
   printTable(
     ["run", "events", "µs/event", "× native with reader", "heap growth, before GC (MB)", "retained after GC (MB)"],
-    rows.map((r) => [r.name, r.events.toLocaleString("en"), perEventMicros(r).toFixed(3), (perEventMicros(r) / perEventMicros(native)).toFixed(2), r.heapGrowthMB.toFixed(1), r.retainedMB.toFixed(1)]),
+    rows.map((r) => [
+      r.name,
+      r.events.toLocaleString("en"),
+      perEventMicros(r).toFixed(3),
+      (perEventMicros(r) / perEventMicros(native)).toFixed(2),
+      r.heapGrowthMB.toFixed(1),
+      r.retainedMB.toFixed(1),
+    ]),
   );
   return rows;
 }

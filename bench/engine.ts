@@ -125,14 +125,28 @@ export async function benchEngine(events = 1_000_000): Promise<Measurement[]> {
     try {
       rows.push(await measure(`@llamaindex/workflow-core N=${n.toLocaleString("en")}`, n, () => workflowCore(n)));
     } catch (error) {
-      rows.push({ name: `@llamaindex/workflow-core N=${n}`, events: n, ms: NaN, heapGrowthMB: NaN, retainedMB: NaN, note: `failed: ${(error as Error).message}` });
+      rows.push({
+        name: `@llamaindex/workflow-core N=${n}`,
+        events: n,
+        ms: NaN,
+        heapGrowthMB: NaN,
+        retainedMB: NaN,
+        note: `failed: ${(error as Error).message}`,
+      });
       break;
     }
   }
   const base = rows[1] as Measurement;
   printTable(
     ["run", "events", "µs/event", "× stepflow", "heap growth, before GC (MB)", "retained after GC (MB)"],
-    rows.map((r) => [r.name, r.events.toLocaleString("en"), perEventMicros(r).toFixed(3), (perEventMicros(r) / perEventMicros(base)).toFixed(2), r.note ?? r.heapGrowthMB.toFixed(1), r.note ? "" : r.retainedMB.toFixed(1)]),
+    rows.map((r) => [
+      r.name,
+      r.events.toLocaleString("en"),
+      perEventMicros(r).toFixed(3),
+      (perEventMicros(r) / perEventMicros(base)).toFixed(2),
+      r.note ?? r.heapGrowthMB.toFixed(1),
+      r.note ? "" : r.retainedMB.toFixed(1),
+    ]),
   );
   return rows;
 }

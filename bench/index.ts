@@ -20,12 +20,18 @@ if (dist) {
   const build = spawnSync(process.execPath, [fileURLToPath(new URL("../scripts/build.mjs", import.meta.url))], { stdio: ["ignore", "ignore", "inherit"] });
   if (build.status !== 0) process.exit(1);
 }
-console.log(`# stepflow benchmarks${dist ? " (the build in dist/)" : ""} — node ${process.version}, ${os.cpus()[0]?.model ?? "cpu"} × ${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB\n`);
+console.log(
+  `# stepflow benchmarks${dist ? " (the build in dist/)" : ""} — node ${process.version}, ${os.cpus()[0]?.model ?? "cpu"} × ${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB\n`,
+);
 const one = fileURLToPath(new URL("./one.ts", import.meta.url));
 const selected = (asked.length > 0 ? asked : Object.keys(BENCHMARKS)).filter(isBenchmarkName);
 for (const name of selected) {
   console.log(`## ${BENCHMARKS[name].title}\n`);
-  const child = spawnSync(process.execPath, ["--import", "tsx", ...(dist ? ["--import", fileURLToPath(new URL("./use-build.mjs", import.meta.url))] : []), "--expose-gc", one, name], { stdio: "inherit" });
+  const child = spawnSync(
+    process.execPath,
+    ["--import", "tsx", ...(dist ? ["--import", fileURLToPath(new URL("./use-build.mjs", import.meta.url))] : []), "--expose-gc", one, name],
+    { stdio: "inherit" },
+  );
   if (child.status !== 0) {
     console.error(`The ${name} benchmark failed (${child.signal ?? `exit code ${child.status}`}).`);
     process.exit(1);

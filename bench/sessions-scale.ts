@@ -38,7 +38,8 @@ const only = process.env.BENCH_SCALE_ONLY;
 function agentTurn(request: ScriptedRequest): ScriptedReply {
   const isResult = (m: ScriptedRequest["messages"][number] | undefined) => Boolean((m?.options as { toolResult?: unknown } | undefined)?.toolResult);
   let results = 0;
-  for (let i = request.messages.length - 1; i >= 0 && (request.messages[i]?.role !== "user" || isResult(request.messages[i])); i--) if (isResult(request.messages[i])) results++;
+  for (let i = request.messages.length - 1; i >= 0 && (request.messages[i]?.role !== "user" || isResult(request.messages[i])); i--)
+    if (isResult(request.messages[i])) results++;
   if (results === 0) return { toolCalls: [{ name: "add", input: { x: 2123, y: 2321 } }] };
   if (results === 1) return { toolCalls: [{ name: "multiply", input: { x: 4444, y: 312 } }] };
   return { text: "(2123 + 2321) * 312 = 1,386,528." };
@@ -77,7 +78,10 @@ async function grow(url: string, store: SessionStore, id: string, turns: number)
     try {
       await db.batch(
         [
-          { sql: "INSERT INTO stepflow_session_messages (session_id, seq, message, created_at) SELECT ?, ? + key + 1, value, ? FROM json_each(?)", args: [id, have, Date.now(), JSON.stringify(rows)] },
+          {
+            sql: "INSERT INTO stepflow_session_messages (session_id, seq, message, created_at) SELECT ?, ? + key + 1, value, ? FROM json_each(?)",
+            args: [id, have, Date.now(), JSON.stringify(rows)],
+          },
           { sql: "UPDATE stepflow_sessions SET message_count = ? WHERE id = ?", args: [total, id] },
         ],
         "write",
@@ -90,7 +94,10 @@ async function grow(url: string, store: SessionStore, id: string, turns: number)
     await client.connect();
     try {
       await client.query("BEGIN");
-      await client.query("INSERT INTO stepflow_session_messages (session_id, seq, message, created_at) SELECT $1, $2::int + n, m, now() FROM unnest($3::text[]) WITH ORDINALITY AS t(m, n)", [id, have, rows]);
+      await client.query(
+        "INSERT INTO stepflow_session_messages (session_id, seq, message, created_at) SELECT $1, $2::int + n, m, now() FROM unnest($3::text[]) WITH ORDINALITY AS t(m, n)",
+        [id, have, rows],
+      );
       await client.query("UPDATE stepflow_sessions SET message_count = $1 WHERE id = $2", [total, id]);
       await client.query("COMMIT");
     } finally {
@@ -189,7 +196,9 @@ async function concurrent(url: string, n: number, round: number): Promise<Concur
     const cpu = process.cpuUsage();
     const stalls = stallMonitor();
     const started = performance.now();
-    const outcomes = await Promise.allSettled(Array.from({ length: n }, (_, i) => sessions.run(`c${n}-${round}-${i}-${process.pid}`, { input: "What is (2123 + 2321) * 312?" })));
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: n }, (_, i) => sessions.run(`c${n}-${round}-${i}-${process.pid}`, { input: "What is (2123 + 2321) * 312?" })),
+    );
     const wallMs = performance.now() - started;
     const maxDelayMs = stalls.stop();
     const used = process.cpuUsage(cpu);
@@ -233,8 +242,14 @@ async function storeAlone(file: string, n: number, onMainThread: boolean): Promi
     );
     await db.batch(
       [
-        { sql: "INSERT INTO stepflow_sessions (id, version, snapshot, message_count, save_token, created_at, updated_at) VALUES (?, 1, '{}', 6, ?, ?, ?) ON CONFLICT (id) DO NOTHING", args: [id, id, Date.now(), Date.now()] },
-        { sql: "INSERT INTO stepflow_session_messages (session_id, seq, message, created_at) SELECT ?, key + 1, value, ? FROM json_each(?)", args: [id, Date.now(), append] },
+        {
+          sql: "INSERT INTO stepflow_sessions (id, version, snapshot, message_count, save_token, created_at, updated_at) VALUES (?, 1, '{}', 6, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+          args: [id, id, Date.now(), Date.now()],
+        },
+        {
+          sql: "INSERT INTO stepflow_session_messages (session_id, seq, message, created_at) SELECT ?, key + 1, value, ? FROM json_each(?)",
+          args: [id, Date.now(), append],
+        },
       ],
       "write",
     );
@@ -288,7 +303,13 @@ async function concurrentProcesses(url: string, n: number, processes: number): P
   const wallMs = Math.max(...reports.map((r) => r.at)) - started;
   await Promise.all(children.map((c) => new Promise((resolve) => (c.proc.exitCode === null ? c.proc.on("exit", resolve) : resolve(undefined)))));
   const all = reports.map((r) => r.report);
-  return { wallMs, maxDelayMs: Math.max(...all.map((r) => r.maxDelayMs)), cpuMsPerTurn: all.reduce((t, r) => t + r.cpuMs, 0) / n, mainMsPerTurn: NaN, failed: all.reduce((t, r) => t + r.failed, 0) };
+  return {
+    wallMs,
+    maxDelayMs: Math.max(...all.map((r) => r.maxDelayMs)),
+    cpuMsPerTurn: all.reduce((t, r) => t + r.cpuMs, 0) / n,
+    mainMsPerTurn: NaN,
+    failed: all.reduce((t, r) => t + r.failed, 0),
+  };
 }
 
 export async function benchSessionsScale(): Promise<void> {
@@ -303,7 +324,10 @@ export async function benchSessionsScale(): Promise<void> {
       const cell = (turns: number, field: "save" | "turn") => targets.map(([name]) => byStore.get(name)?.get(turns)?.[field].toFixed(2) ?? "-").join(" / ");
       const names = targets.map(([name]) => name).join(" / ");
       console.log(`A turn on a long session (medians; the agent's turn: 3 LLM calls answering at once, 2 tool calls, 6 messages stored):\n`);
-      printTable(["session length", `store save of one turn, ms (${names})`, `whole turn, ms (${names})`], LENGTHS.map((turns) => [`${turns.toLocaleString("en")} turns`, cell(turns, "save"), cell(turns, "turn")]));
+      printTable(
+        ["session length", `store save of one turn, ms (${names})`, `whole turn, ms (${names})`],
+        LENGTHS.map((turns) => [`${turns.toLocaleString("en")} turns`, cell(turns, "save"), cell(turns, "turn")]),
+      );
       console.log();
     }
     if (only !== "length" && only !== "concurrency") {
@@ -313,10 +337,21 @@ export async function benchSessionsScale(): Promise<void> {
       for (const n of CONCURRENCY) {
         const main = await storeAlone(file, n, true);
         const worker = await storeAlone(file, n, false);
-        rows.push([n.toLocaleString("en"), `${main.maxDelayMs.toFixed(1)} / ${main.wallMs.toFixed(0)}`, `${worker.maxDelayMs.toFixed(1)} / ${worker.wallMs.toFixed(0)}`]);
+        rows.push([
+          n.toLocaleString("en"),
+          `${main.maxDelayMs.toFixed(1)} / ${main.wallMs.toFixed(0)}`,
+          `${worker.maxDelayMs.toFixed(1)} / ${worker.wallMs.toFixed(0)}`,
+        ]);
       }
       console.log("The SQLite store alone: sessions at once, each loading and saving one turn (no agent, no LLM):\n");
-      printTable(["sessions at once", "libsql on the main thread (as before): max event-loop delay / wall, ms", "the store's worker thread (now): max event-loop delay / wall, ms"], rows);
+      printTable(
+        [
+          "sessions at once",
+          "libsql on the main thread (as before): max event-loop delay / wall, ms",
+          "the store's worker thread (now): max event-loop delay / wall, ms",
+        ],
+        rows,
+      );
       console.log();
     }
     if (only !== "length" && only !== "store") {
@@ -327,7 +362,16 @@ export async function benchSessionsScale(): Promise<void> {
       for (const [name, url] of [floor, ...targets]) {
         for (const [round, n] of CONCURRENCY.entries()) {
           const run = await concurrent(url, n, round);
-          rows.push([name, n.toLocaleString("en"), run.wallMs.toFixed(0), (run.wallMs / IDEAL_MS).toFixed(2), run.maxDelayMs.toFixed(1), run.cpuMsPerTurn.toFixed(2), run.mainMsPerTurn.toFixed(2), String(run.failed)]);
+          rows.push([
+            name,
+            n.toLocaleString("en"),
+            run.wallMs.toFixed(0),
+            (run.wallMs / IDEAL_MS).toFixed(2),
+            run.maxDelayMs.toFixed(1),
+            run.cpuMsPerTurn.toFixed(2),
+            run.mainMsPerTurn.toFixed(2),
+            String(run.failed),
+          ]);
         }
       }
       // The same 1,000 turns split over processes sharing the store: what more cores buy.
@@ -336,10 +380,31 @@ export async function benchSessionsScale(): Promise<void> {
         for (const processes of PROCESSES) {
           const n = Math.max(...CONCURRENCY);
           const run = await concurrentProcesses(url, n, processes);
-          rows.push([`${name}, ${processes} processes`, n.toLocaleString("en"), run.wallMs.toFixed(0), (run.wallMs / IDEAL_MS).toFixed(2), run.maxDelayMs.toFixed(1), run.cpuMsPerTurn.toFixed(2), "-", String(run.failed)]);
+          rows.push([
+            `${name}, ${processes} processes`,
+            n.toLocaleString("en"),
+            run.wallMs.toFixed(0),
+            (run.wallMs / IDEAL_MS).toFixed(2),
+            run.maxDelayMs.toFixed(1),
+            run.cpuMsPerTurn.toFixed(2),
+            "-",
+            String(run.failed),
+          ]);
         }
       }
-      printTable(["store", "sessions at once", "wall ms", "× ideal", "max event-loop delay, ms", "CPU ms per turn (all threads)", "main thread busy ms per turn", "failed"], rows);
+      printTable(
+        [
+          "store",
+          "sessions at once",
+          "wall ms",
+          "× ideal",
+          "max event-loop delay, ms",
+          "CPU ms per turn (all threads)",
+          "main thread busy ms per turn",
+          "failed",
+        ],
+        rows,
+      );
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -23,7 +23,11 @@ const message = (i: number) =>
   JSON.stringify(
     i % 2 === 0
       ? { id: `m${i}`, role: "user", content: `Question ${i}: what is ${i} * 312, and can you explain how you got it?` }
-      : { id: `m${i}`, role: "assistant", content: `${i - 1} * 312 = ${(i - 1) * 312}. I multiplied the two numbers with the multiply tool and checked the result.` },
+      : {
+          id: `m${i}`,
+          role: "assistant",
+          content: `${i - 1} * 312 = ${(i - 1) * 312}. I multiplied the two numbers with the multiply tool and checked the result.`,
+        },
   );
 
 /** Grows session `id` to `size` messages in one save, from the snapshot of a real first turn. */
@@ -31,7 +35,11 @@ async function seed(store: SessionStore, sessions: Sessions<{ input: string }, u
   await sessions.run(id, { input: "Hello!" });
   const first = await store.load(id);
   if (!first) throw new Error("seeding failed");
-  await store.save(id, { expectedVersion: first.version, snapshot: first.snapshot, append: Array.from({ length: 2 * size - first.messages.length }, (_, i) => message(i + first.messages.length)) });
+  await store.save(id, {
+    expectedVersion: first.version,
+    snapshot: first.snapshot,
+    append: Array.from({ length: 2 * size - first.messages.length }, (_, i) => message(i + first.messages.length)),
+  });
 }
 
 export async function benchSessions(turns = 30): Promise<void> {
@@ -82,7 +90,14 @@ export async function benchSessions(turns = 30): Promise<void> {
             if (!before || !after) throw new Error("session vanished");
             const appended = after.messages.slice(before.messages.length);
             const written = (bytes(after.snapshot) * turns + appended.reduce((n, m) => n + bytes(m.json), 0)) / turns;
-            rows.push([name, contextWindow.toLocaleString("en"), size.toLocaleString("en"), ms.toFixed(2), Math.round(readPerTurn).toLocaleString("en"), Math.round(written).toLocaleString("en")]);
+            rows.push([
+              name,
+              contextWindow.toLocaleString("en"),
+              size.toLocaleString("en"),
+              ms.toFixed(2),
+              Math.round(readPerTurn).toLocaleString("en"),
+              Math.round(written).toLocaleString("en"),
+            ]);
             await store.delete(id);
           }
         }
@@ -93,5 +108,8 @@ export async function benchSessions(turns = 30): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  printTable(["store", "model window (tokens)", "turns in the session", "ms per turn (load + run + save)", "stored messages read per turn", "bytes written per turn"], rows);
+  printTable(
+    ["store", "model window (tokens)", "turns in the session", "ms per turn (load + run + save)", "stored messages read per turn", "bytes written per turn"],
+    rows,
+  );
 }

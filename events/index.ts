@@ -76,7 +76,14 @@ export class ToolApprovalEvent extends HumanResponseEvent<ToolApproval> {
   static readonly typeName = "agent.ToolApprovalEvent";
   constructor(fields: ToolApproval) {
     const { approvalId, approved, reason } = (fields ?? {}) as Partial<Record<keyof ToolApproval, unknown>>;
-    const wrong = typeof approvalId !== "string" ? "approvalId" : typeof approved !== "boolean" ? "approved" : reason !== undefined && typeof reason !== "string" ? "reason" : undefined;
+    const wrong =
+      typeof approvalId !== "string"
+        ? "approvalId"
+        : typeof approved !== "boolean"
+          ? "approved"
+          : reason !== undefined && typeof reason !== "string"
+            ? "reason"
+            : undefined;
     if (wrong) {
       const message = `ToolApprovalEvent takes { approvalId, approved, reason? }: the approvalId of the ToolApprovalRequestEvent answered, approved true or false, and an optional reason text; got ${describeValue(fields)}.`;
       throw new ConfigurationError(message, wrong, { approvalId, approved, reason }[wrong]);

@@ -32,7 +32,10 @@ class OrderFlow extends Workflow<Order, string> {
     const quantity = await ctx.store.get<number>("quantity");
     const inStock = levels.reduce((sum, level) => sum + level.count, 0);
     if (inStock < quantity) return new Backorder({ missing: quantity - inStock });
-    const from = levels.filter((level) => level.count > 0).map((level) => level.warehouse).sort();
+    const from = levels
+      .filter((level) => level.count > 0)
+      .map((level) => level.warehouse)
+      .sort();
     return new Ship({ from });
   }
 

@@ -26,7 +26,9 @@ const server = createServer((req, res) => {
     const { messages, model } = JSON.parse(body) as { messages: Message[]; model: string };
     const reply = nextReply(messages);
     const send = (delta: object, finish: string | null = null) =>
-      res.write(`data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 0, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 0, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+      );
     res.writeHead(200, { "content-type": "text/event-stream" });
     send({ role: "assistant", content: "" });
     for (const piece of reply.text ?? []) send({ content: piece });

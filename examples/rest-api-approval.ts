@@ -15,13 +15,14 @@ const users = names.map((name, i) => ({ id: i + 1, name }));
 const server = createServer((req, res) => {
   const url = new URL(req.url ?? "/", "http://hr");
   console.log(`HR API got ${req.method} ${url.pathname}${url.search}`);
-  const send = (status: number, body?: unknown) => res.writeHead(status, { "content-type": "application/json" }).end(body === undefined ? "" : JSON.stringify(body));
+  const send = (status: number, body?: unknown) =>
+    res.writeHead(status, { "content-type": "application/json" }).end(body === undefined ? "" : JSON.stringify(body));
   if (req.headers.authorization !== "Bearer hr-secret") return send(401, { error: "wrong API key" });
   const page = Number(url.searchParams.get("page") ?? 1);
   if (req.method === "GET" && url.pathname === "/api/users") return send(200, { page, total_pages: 2, data: users.slice((page - 1) * 6, page * 6) });
   const id = Number(/^\/api\/users\/(\d+)$/.exec(url.pathname)?.[1]);
   const index = users.findIndex((user) => user.id === id);
-  if (req.method === "DELETE" && index >= 0) return users.splice(index, 1), send(204);
+  if (req.method === "DELETE" && index >= 0) return (users.splice(index, 1), send(204));
   send(404, { error: "not found" });
 });
 await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -31,7 +31,10 @@ for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true }))
   const text = readFileSync(file, "utf8");
   const fixed = text
     .replace(relativeTs, "$1$2.js$3")
-    .replace(/^export declare class ContextStore<out /m, "// @ts-ignore TS2636: declared on purpose, so that a Context<MyState> is usable where a Context is expected.\n$&");
+    .replace(
+      /^export declare class ContextStore<out /m,
+      "// @ts-ignore TS2636: declared on purpose, so that a Context<MyState> is usable where a Context is expected.\n$&",
+    );
   if (fixed !== text) writeFileSync(file, fixed);
   files++;
 }

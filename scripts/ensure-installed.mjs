@@ -18,7 +18,9 @@ for (const dir of process.argv.slice(2).map((d) => join(root, d))) {
   if (existsSync(join(dir, "node_modules", ".package-lock.json"))) continue;
   const { dependencies = {} } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
   console.error(`ensure-installed: installing ${Object.keys(dependencies).join(", ")} into ${relative(root, dir)}/node_modules`);
-  const run = spawnSync(process.platform === "win32" ? "npm.cmd" : "npm", ["ci", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error"], { stdio: "inherit" });
+  const run = spawnSync(process.platform === "win32" ? "npm.cmd" : "npm", ["ci", "--prefix", dir, "--no-audit", "--no-fund", "--loglevel=error"], {
+    stdio: "inherit",
+  });
   if (run.status !== 0) {
     console.error(`ensure-installed: installing ${relative(root, dir)}/package.json failed; run \`npm ci --prefix ${relative(root, dir)}\` and try again.`);
     process.exit(1);

@@ -52,7 +52,13 @@ function codeBlocks(file: string): CodeBlock[] {
   return blocks;
 }
 
-const docs = ["README.md", ...readdirSync(join(REPO, "docs")).filter((name) => name.endsWith(".md")).sort().map((name) => `docs/${name}`)];
+const docs = [
+  "README.md",
+  ...readdirSync(join(REPO, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .sort()
+    .map((name) => `docs/${name}`),
+];
 const blocks = docs.flatMap(codeBlocks);
 // One folder per test process: other runs in the same checkout must not overwrite these files.
 const dir = join(REPO, ".stepflow", "doc-blocks", String(process.pid));
@@ -80,13 +86,28 @@ describe("code blocks in README.md and docs/", () => {
       expect(run.stderr, `${block.where} wrote to stderr`).toBe("");
       expect(run.code, `${block.where} exit code`).toBe(0);
       expect(run.stdout.trim(), `${block.where} printed nothing`).not.toBe("");
-      if (block.prints.length > 0) expect(run.stdout.trimEnd().split("\n").map((line) => line.trimEnd())).toEqual(block.prints);
+      if (block.prints.length > 0)
+        expect(
+          run.stdout
+            .trimEnd()
+            .split("\n")
+            .map((line) => line.trimEnd()),
+        ).toEqual(block.prints);
     }, 120_000);
   }
 
   it("links between the docs reach a file and, with #, a heading in it", () => {
-    const slug = (heading: string) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-");
-    const headingsOf = (file: string) => readFileSync(file, "utf8").split("\n").filter((line) => /^#{1,6} /.test(line)).map((line) => slug(line.replace(/^#+ /, "")));
+    const slug = (heading: string) =>
+      heading
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+        .replace(/\s/g, "-");
+    const headingsOf = (file: string) =>
+      readFileSync(file, "utf8")
+        .split("\n")
+        .filter((line) => /^#{1,6} /.test(line))
+        .map((line) => slug(line.replace(/^#+ /, "")));
     const broken: string[] = [];
     for (const doc of docs) {
       const text = readFileSync(join(REPO, doc), "utf8").replace(/```[\s\S]*?```/g, "");
@@ -114,7 +135,10 @@ describe("code blocks in README.md and docs/", () => {
       execFile(process.execPath, [tsc, "-p", join(dir, "tsconfig.json")], { cwd: REPO }, (_error, stdout, stderr) => resolve(stdout + stderr));
     });
     // Name the doc and line rather than the generated file.
-    const located = output.replace(/[^\s(]*?([\w]+)_md_(\d+)\.ts\((\d+),\d+\)/g, (_m, doc: string, line: string, offset: string) => `${doc}.md, block at line ${line}, its line ${offset}`);
+    const located = output.replace(
+      /[^\s(]*?([\w]+)_md_(\d+)\.ts\((\d+),\d+\)/g,
+      (_m, doc: string, line: string, offset: string) => `${doc}.md, block at line ${line}, its line ${offset}`,
+    );
     expect(located).toBe("");
   }, 120_000);
 });

@@ -56,7 +56,9 @@ const EXPECTED: Record<string, string[]> = {
   ],
 };
 
-const examples = readdirSync(join(REPO, "examples")).filter((name) => name.endsWith(".ts")).sort();
+const examples = readdirSync(join(REPO, "examples"))
+  .filter((name) => name.endsWith(".ts"))
+  .sort();
 
 describe("examples", () => {
   for (const name of examples) {
@@ -86,7 +88,10 @@ describe("examples", () => {
     for (const name of examples) {
       const source = await readFile(join(REPO, "examples", name), "utf8");
       const specifiers = [...source.matchAll(/from "([^"]+)"/g)].map((m) => m[1] as string);
-      expect(specifiers.filter((s) => !s.startsWith("node:") && !/^stepflow(\/|$)/.test(s)), name).toEqual([]);
+      expect(
+        specifiers.filter((s) => !s.startsWith("node:") && !/^stepflow(\/|$)/.test(s)),
+        name,
+      ).toEqual([]);
     }
   });
 });

@@ -85,7 +85,14 @@ describe.each(FORMATS)("contexts saved by 0.1.0 in %s", (format) => {
     expect(fired).toEqual([7]);
     expect(looked).toEqual([]);
     expect(response.content).toBe("Done.");
-    expect(seen).toEqual([["user: Fire Lawson", "assistant: calls find_employee, fire_employee", 'user: result of call_find: {"id":7,"lastName":"Lawson"}', "user: result of call_fire: Employee 7 removed."]]);
+    expect(seen).toEqual([
+      [
+        "user: Fire Lawson",
+        "assistant: calls find_employee, fire_employee",
+        'user: result of call_find: {"id":7,"lastName":"Lawson"}',
+        "user: result of call_fire: Employee 7 removed.",
+      ],
+    ]);
   });
 
   it("a workflow saved with two events collected and a step waiting for a human continues to the right total", async () => {

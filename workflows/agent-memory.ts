@@ -35,7 +35,9 @@ export async function agentMemory(ctx: Context, llm: ToolCallLLM): Promise<Memor
   const existing = await ctx.store.get<unknown>(MEMORY_KEY, undefined);
   if (existing instanceof Memory) return existing;
   if (existing !== undefined) {
-    throw new ContextStateError(`ctx.store "${MEMORY_KEY}" holds a ${typeof existing}, not a LlamaIndex Memory. Use a fresh Context, or store the agent's memory under that key only.`);
+    throw new ContextStateError(
+      `ctx.store "${MEMORY_KEY}" holds a ${typeof existing}, not a LlamaIndex Memory. Use a fresh Context, or store the agent's memory under that key only.`,
+    );
   }
   // Given the LLM, Memory does not look up Settings.llm, which throws (and is caught) when unset.
   const memory = createMemory([], { llm });

@@ -77,7 +77,10 @@ export function memorySessions(options: MemorySessionsOptions): SessionMemory {
     restore(snapshot: ContextJSON, window: MessageWindow): ContextJSON {
       const memory = savedMemory(snapshot, "restore");
       if (!memory) {
-        if (window.total > 0) throw new ContextSerdeError(`Cannot restore the context: the session has messages but its context snapshot has no memory ("${storeKey}") to put them in.`);
+        if (window.total > 0)
+          throw new ContextSerdeError(
+            `Cannot restore the context: the session has messages but its context snapshot has no memory ("${storeKey}") to put them in.`,
+          );
         return snapshot;
       }
       memory.messages = [...window.messages];
@@ -87,12 +90,17 @@ export function memorySessions(options: MemorySessionsOptions): SessionMemory {
     save(saved: ContextJSON, window: MessageWindow) {
       const memory = savedMemory(saved, "save");
       if (!memory) {
-        if (window.messages.length > 0) throw new ContextSerdeError(`The turn left no memory ("${storeKey}") in the context, though ${window.messages.length} messages were loaded. Sessions only append; start a new session to forget.`);
+        if (window.messages.length > 0)
+          throw new ContextSerdeError(
+            `The turn left no memory ("${storeKey}") in the context, though ${window.messages.length} messages were loaded. Sessions only append; start a new session to forget.`,
+          );
         return { snapshot: saved, append: [] };
       }
       const messages = memory.messages;
       if (messages.length < window.messages.length) {
-        throw new ContextSerdeError(`The turn left ${messages.length} messages in memory, fewer than the ${window.messages.length} loaded. Sessions only append; start a new session to forget.`);
+        throw new ContextSerdeError(
+          `The turn left ${messages.length} messages in memory, fewer than the ${window.messages.length} loaded. Sessions only append; start a new session to forget.`,
+        );
       }
       memory.messages = [];
       memory.memoryCursor = (memory.memoryCursor ?? 0) + (window.firstSeq - 1);

@@ -73,7 +73,9 @@ export interface FunctionCallingAgentOptions extends WorkflowOptions {
 export class AgentMaxIterationsError extends StepflowError {
   override name = "AgentMaxIterationsError";
   constructor(readonly iterations: number) {
-    super(`FunctionCallingAgent stopped after ${iterations} LLM calls without a final answer (maxIterations: ${iterations}). The model kept calling tools: check the tool results it got, or raise maxIterations.`);
+    super(
+      `FunctionCallingAgent stopped after ${iterations} LLM calls without a final answer (maxIterations: ${iterations}). The model kept calling tools: check the tool results it got, or raise maxIterations.`,
+    );
   }
 }
 
@@ -118,7 +120,11 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   constructor(options: FunctionCallingAgentOptions) {
     super({ ...options, codecs: { "llamaindex.Memory": memoryCodec as Codec, ...options.codecs } });
     if (!options.llm?.supportToolCall) {
-      throw new ConfigurationError("FunctionCallingAgent needs an LLM that supports tool calls (a LlamaIndex ToolCallLLM with supportToolCall: true).", "llm", options.llm);
+      throw new ConfigurationError(
+        "FunctionCallingAgent needs an LLM that supports tool calls (a LlamaIndex ToolCallLLM with supportToolCall: true).",
+        "llm",
+        options.llm,
+      );
     }
     const maxIterations = options.maxIterations ?? 20;
     if (!Number.isInteger(maxIterations) || maxIterations < 1) {
@@ -137,7 +143,11 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   @step({ accepts: [StartEvent], emits: [InputEvent] })
   async prepareChatHistory(ctx: Context, ev: StartEvent<AgentInput>): Promise<InputEvent> {
     if (typeof ev.input !== "string" && !isChatMessage(ev.input)) {
-      throw new ConfigurationError(`FunctionCallingAgent.run takes { input: "your message" } or { input: { role: "user", content } } (a LlamaIndex ChatMessage); got input ${describeInput(ev.input)}.`, "input", ev.input);
+      throw new ConfigurationError(
+        `FunctionCallingAgent.run takes { input: "your message" } or { input: { role: "user", content } } (a LlamaIndex ChatMessage); got input ${describeInput(ev.input)}.`,
+        "input",
+        ev.input,
+      );
     }
     const run = await this.agentRun(ctx, true);
     const message: ChatMessage = typeof ev.input === "string" ? { role: "user", content: ev.input } : ev.input;
@@ -178,13 +188,19 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const approvals = ev.approvals ?? legacy?.approvals;
     // Each call's idempotency key, made before any call starts or waits: every resume of this
     // turn gives the tool the same key. With it, the size of memory the results go after.
-    const turn = await ctx.once("turn", () => ({ at: run.size, keys: Object.fromEntries(ev.toolCalls.map((call) => [call.id, randomUUID()])) }), { rerunUnfinished: true });
+    const turn = await ctx.once("turn", () => ({ at: run.size, keys: Object.fromEntries(ev.toolCalls.map((call) => [call.id, randomUUID()])) }), {
+      rerunUnfinished: true,
+    });
     const { at, keys } = turn.value;
     const call = (call: ToolCall) => legacy?.results[call.id] ?? this.callTool(ctx, call, approvals?.[call.id], legacy?.keys[call.id] ?? keys[call.id]);
     const results = await Promise.all(ev.toolCalls.map(call));
     // A run that timed out or was cancelled mid-call must not write late results into memory.
     if (ctx.signal.aborted) return undefined;
-    const messages = results.map((source): ChatMessage => ({ role: "user", content: source.content, options: { toolResult: { id: source.toolCallId, result: source.content, isError: source.isError } } }));
+    const messages = results.map((source): ChatMessage => ({
+      role: "user",
+      content: source.content,
+      options: { toolResult: { id: source.toolCallId, result: source.content, isError: source.isError } },
+    }));
     const written = appendAt(run, at, messages);
     if (written) run.sources.push(...results); // in the tick memory gets them: a save has both or neither
     await written;
@@ -249,7 +265,13 @@ function unknownOutcome(call: ToolCall): ToolSource {
 /** Whether `message` is already the newest of `history`, as a question without options. */
 function isNewest(message: ChatMessage, history: readonly ChatMessage[]): boolean {
   const last = history.at(-1);
-  return last !== undefined && last.role === message.role && last.options === undefined && message.options === undefined && JSON.stringify(last.content) === JSON.stringify(message.content);
+  return (
+    last !== undefined &&
+    last.role === message.role &&
+    last.options === undefined &&
+    message.options === undefined &&
+    JSON.stringify(last.content) === JSON.stringify(message.content)
+  );
 }
 
 function isChatMessage(value: unknown): value is ChatMessage {

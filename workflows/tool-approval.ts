@@ -87,10 +87,15 @@ export class ToolApprovalPolicy {
     try {
       answer = (this.#test as (call: ToolCall) => boolean)(call);
     } catch (error) {
-      throw new ToolApprovalError(`needsApproval threw for the call to ${call.name}: ${error instanceof Error ? error.message : String(error)}`, call.name, { cause: error });
+      throw new ToolApprovalError(`needsApproval threw for the call to ${call.name}: ${error instanceof Error ? error.message : String(error)}`, call.name, {
+        cause: error,
+      });
     }
     if (typeof (answer as PromiseLike<unknown> | null)?.then === "function") {
-      throw new ToolApprovalError(`needsApproval returned a promise for the call to ${call.name}; it must return true or false at once, from the call's name and arguments.`, call.name);
+      throw new ToolApprovalError(
+        `needsApproval returned a promise for the call to ${call.name}; it must return true or false at once, from the call's name and arguments.`,
+        call.name,
+      );
     }
     return Boolean(answer);
   }
@@ -148,12 +153,16 @@ export function describeArguments(call: ToolCall): string {
 function approvalTest(option: NeedsApproval | undefined, tools: readonly BaseTool[]): ((call: ToolCall) => boolean) | undefined {
   if (option === undefined || typeof option === "function") return option;
   if (!Array.isArray(option) || option.some((name) => typeof name !== "string")) {
-    throw new ToolApprovalError(`needsApproval takes tool names, e.g. ["fire_employee"], or a function of a tool call that returns true when a human must approve it; got ${describeValue(option)}.`);
+    throw new ToolApprovalError(
+      `needsApproval takes tool names, e.g. ["fire_employee"], or a function of a tool call that returns true when a human must approve it; got ${describeValue(option)}.`,
+    );
   }
   const known = new Set(tools.map((tool) => tool.metadata.name));
   const unknown = option.filter((name) => !known.has(name));
   if (unknown.length > 0) {
-    throw new ToolApprovalError(`needsApproval names ${unknown.map((name) => JSON.stringify(name)).join(", ")}, not among the agent's tools (${[...known].join(", ") || "none"}). Check the spelling, or add the tool.`);
+    throw new ToolApprovalError(
+      `needsApproval names ${unknown.map((name) => JSON.stringify(name)).join(", ")}, not among the agent's tools (${[...known].join(", ") || "none"}). Check the spelling, or add the tool.`,
+    );
   }
   const names = new Set(option);
   return (call) => names.has(call.name);

@@ -73,7 +73,12 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const program = new Command("stepflow")
     .description("Chat with a function-calling agent built on stepflow workflows.")
     .argument("[message...]", "ask one question, print the answer and exit (omit it to chat)")
-    .addOption(new Option("--llm <kind>", "which model to use (default: openai when OPENAI_API_KEY or OPENAI_BASE_URL is set, else offline)").choices(["offline", "openai"]))
+    .addOption(
+      new Option("--llm <kind>", "which model to use (default: openai when OPENAI_API_KEY or OPENAI_BASE_URL is set, else offline)").choices([
+        "offline",
+        "openai",
+      ]),
+    )
     .option("-m, --model <name>", "model name for OpenAI or an OpenAI-compatible server (default gpt-4o-mini)")
     .option("--json", "print { response, sources } as JSON (one-shot only)")
     .option("-v, --verbose", "print the workflow's step trace, and stack traces on errors")
@@ -102,7 +107,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       const store = options.session !== undefined ? await openSessionStore(options.store) : undefined;
       const chatOptions: ChatOptions = { agent, term, sessions: store ? new Sessions(agent, store) : undefined, sessionId: options.session };
       if (provider.kind === "offline") {
-        term.err.write(term.colors.dim("Using the offline demo model (not a language model: it does arithmetic with the calculator tools and remembers your name). For a real model set OPENAI_API_KEY, or OPENAI_BASE_URL for Ollama/vLLM/llama.cpp/LM Studio, and pass --model.\n"));
+        term.err.write(
+          term.colors.dim(
+            "Using the offline demo model (not a language model: it does arithmetic with the calculator tools and remembers your name). For a real model set OPENAI_API_KEY, or OPENAI_BASE_URL for Ollama/vLLM/llama.cpp/LM Studio, and pass --model.\n",
+          ),
+        );
       } else {
         term.err.write(term.colors.dim(`Using ${provider.label}.\n`));
       }
@@ -126,7 +135,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       term.out.write(`Wrote ${options.html}; open it in a browser.\n`);
     });
 
-  const sessions = program.command("sessions").description("list, show or delete stored sessions").option("--store <url>", "session store (default .stepflow/sessions.db)");
+  const sessions = program
+    .command("sessions")
+    .description("list, show or delete stored sessions")
+    .option("--store <url>", "session store (default .stepflow/sessions.db)");
   const withSessions = async (run: (sessions: Sessions<AgentInput, AgentResult>) => Promise<void>) => {
     // `--store` may come before or after `sessions`: the top-level command has it too.
     const url = sessions.optsWithGlobals<{ store?: string }>().store;
@@ -138,13 +150,16 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       await store.close();
     }
   };
-  sessions.command("list").description("the sessions, most recent first").action(() =>
-    withSessions(async (s) => {
-      const list = await s.list();
-      if (list.length === 0) return void term.out.write(`No sessions yet. Start one with: ${command} --session NAME\n`);
-      for (const item of list) term.out.write(`${terminalSafe(item.id)}\t${item.messageCount} messages\tupdated ${item.updatedAt.toISOString()}\n`);
-    }),
-  );
+  sessions
+    .command("list")
+    .description("the sessions, most recent first")
+    .action(() =>
+      withSessions(async (s) => {
+        const list = await s.list();
+        if (list.length === 0) return void term.out.write(`No sessions yet. Start one with: ${command} --session NAME\n`);
+        for (const item of list) term.out.write(`${terminalSafe(item.id)}\t${item.messageCount} messages\tupdated ${item.updatedAt.toISOString()}\n`);
+      }),
+    );
   sessions
     .command("show")
     .argument("<id>")
@@ -155,7 +170,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       checkSessionId(id);
       const page = options.page === undefined ? undefined : wholeNumber("--page", options.page, "page 1 is the oldest messages");
       const pageSize = options.pageSize === undefined ? undefined : wholeNumber("--page-size", options.pageSize, "the default is 50");
-      if (pageSize !== undefined && page === undefined) throw new UsageError(`--page-size goes with --page: ${command} sessions show ${id} --page 1 --page-size ${pageSize}`);
+      if (pageSize !== undefined && page === undefined)
+        throw new UsageError(`--page-size goes with --page: ${command} sessions show ${id} --page 1 --page-size ${pageSize}`);
       const noSession = () => new NoSuchSessionError(`There is no session "${id}". List them with: ${command} sessions list`, id);
       return withSessions(async (s) => {
         if (page === undefined) {
@@ -171,26 +187,35 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         const found = await s.messagePage(id, { page, ...(pageSize === undefined ? {} : { pageSize }) });
         if (found.total === 0) throw noSession();
         if (found.messages.length === 0) {
-          throw new UsageError(`Session "${id}" has ${found.pageCount} ${found.pageCount === 1 ? "page" : "pages"} of ${found.pageSize} messages (${found.total} in all); there is no page ${page}.`);
+          throw new UsageError(
+            `Session "${id}" has ${found.pageCount} ${found.pageCount === 1 ? "page" : "pages"} of ${found.pageSize} messages (${found.total} in all); there is no page ${page}.`,
+          );
         }
         for (const message of found.messages) showMessage(message);
-        const next = page < found.pageCount ? ` Next: ${command} sessions show ${id} --page ${page + 1}${pageSize === undefined ? "" : ` --page-size ${pageSize}`}` : "";
+        const next =
+          page < found.pageCount ? ` Next: ${command} sessions show ${id} --page ${page + 1}${pageSize === undefined ? "" : ` --page-size ${pageSize}`}` : "";
         term.err.write(`Page ${page} of ${found.pageCount} (messages ${found.messages[0]?.seq}–${found.messages.at(-1)?.seq} of ${found.total}).${next}\n`);
       });
     });
   const showMessage = ({ message, createdAt }: SessionMessage) => {
     const calls = (message.options as { toolCall?: { name: string; input: unknown }[] } | undefined)?.toolCall;
-    const text = calls?.length ? `${message.content ? `${message.content} ` : ""}[calls ${calls.map((c) => `${c.name}(${JSON.stringify(c.input)})`).join(", ")}]` : String(message.content);
+    const text = calls?.length
+      ? `${message.content ? `${message.content} ` : ""}[calls ${calls.map((c) => `${c.name}(${JSON.stringify(c.input)})`).join(", ")}]`
+      : String(message.content);
     const role = (message.options as { toolResult?: unknown } | undefined)?.toolResult ? "tool" : message.role;
     term.out.write(`${createdAt.toISOString()}  ${role}: ${terminalSafe(text)}\n`);
   };
-  sessions.command("delete").argument("<id>").description("delete a session").action((id: string) => {
-    checkSessionId(id);
-    return withSessions(async (s) => {
-      if (!(await s.delete(id))) throw new NoSuchSessionError(`There is no session "${id}". List them with: ${command} sessions list`, id);
-      term.out.write(`Deleted session "${id}".\n`);
+  sessions
+    .command("delete")
+    .argument("<id>")
+    .description("delete a session")
+    .action((id: string) => {
+      checkSessionId(id);
+      return withSessions(async (s) => {
+        if (!(await s.delete(id))) throw new NoSuchSessionError(`There is no session "${id}". List them with: ${command} sessions list`, id);
+        term.out.write(`Deleted session "${id}".\n`);
+      });
     });
-  });
 
   try {
     await program.parseAsync([...argv], { from: "user" });
@@ -208,7 +233,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
 
 /** Commander's message as one sentence: "…openai." not "…openai..", and its "(Did you mean …?)" on the same line. */
 function oneSentence(message: string): string {
-  const text = message.replace(/^error: /, "").replace(/\s*\n\((Did you mean .*\?)\)\s*$/, ". $1").trim();
+  const text = message
+    .replace(/^error: /, "")
+    .replace(/\s*\n\((Did you mean .*\?)\)\s*$/, ". $1")
+    .trim();
   return /[.?!]$/.test(text) ? text : `${text}.`;
 }
 
@@ -217,14 +245,17 @@ function checkSessionId(id: string): void {
   asUsage(() => checkStoredSessionId(id));
   // Node decodes argv as UTF-8 and turns every invalid byte into U+FFFD: two different ids would become one session.
   if (id.includes("\ufffd")) {
-    throw new UsageError(`A session id must be valid UTF-8; got ${quoteInput(id)}, where U+FFFD (�) stands for bytes that are not. Use a UTF-8 terminal, or another id.`);
+    throw new UsageError(
+      `A session id must be valid UTF-8; got ${quoteInput(id)}, where U+FFFD (�) stands for bytes that are not. Use a UTF-8 terminal, or another id.`,
+    );
   }
 }
 
 /** The whole number ≥ 1 that option `name` was given, or a `UsageError` saying so. */
 function wholeNumber(name: string, value: string, hint: string): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`${name} takes a whole number ≥ 1 (${hint}); got ${quoteInput(value)}.`);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1)
+    throw new UsageError(`${name} takes a whole number ≥ 1 (${hint}); got ${quoteInput(value)}.`);
   return n;
 }
 

@@ -40,7 +40,9 @@ export function chooseProvider(request: ProviderRequest): Provider {
   const { env } = request;
   if (env.OPENAI_BASE_URL !== undefined && env.OPENAI_BASE_URL !== "" && env.OPENAI_BASE_URL.trim() === "") {
     // Set to spaces (a stray `export OPENAI_BASE_URL=" "`): the user meant a server, not the offline model.
-    throw new UsageError(`OPENAI_BASE_URL is set but blank (${quoteInput(env.OPENAI_BASE_URL)}). Set it to the server's URL, such as http://localhost:11434/v1, or unset it.`);
+    throw new UsageError(
+      `OPENAI_BASE_URL is set but blank (${quoteInput(env.OPENAI_BASE_URL)}). Set it to the server's URL, such as http://localhost:11434/v1, or unset it.`,
+    );
   }
   const key = env.OPENAI_API_KEY?.trim() || undefined;
   const baseURL = env.OPENAI_BASE_URL?.trim() || undefined;
@@ -53,7 +55,9 @@ export function chooseProvider(request: ProviderRequest): Provider {
   }
   if (choice === "offline") {
     if (request.model !== undefined) {
-      throw new UsageError(`--model ${request.model} needs a real model: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (Ollama, vLLM, llama.cpp, LM Studio), or drop --model to use the offline demo model.`);
+      throw new UsageError(
+        `--model ${request.model} needs a real model: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (Ollama, vLLM, llama.cpp, LM Studio), or drop --model to use the offline demo model.`,
+      );
     }
     return { llm: new OfflineDemoLLM(), kind: "offline", label: "the offline demo model", baseURL: "", model: "offline-demo" };
   }
@@ -65,11 +69,15 @@ export function chooseProvider(request: ProviderRequest): Provider {
   const url = (baseURL ?? OPENAI_URL).replace(/\/+$/, "");
   if (baseURL !== undefined && !isHttpURL(url)) {
     // Without a scheme the SDK fails later with a bare "Invalid URL"; "localhost:11434" would even parse, as scheme "localhost:".
-    throw new UsageError(`OPENAI_BASE_URL must be an http:// or https:// URL such as http://localhost:11434/v1; got ${quoteInput(maskCredentials(baseURL), 80)}.`);
+    throw new UsageError(
+      `OPENAI_BASE_URL must be an http:// or https:// URL such as http://localhost:11434/v1; got ${quoteInput(maskCredentials(baseURL), 80)}.`,
+    );
   }
   if (baseURL !== undefined && hasCredentials(url)) {
     // Node's fetch refuses every URL with credentials in it; the key goes in a header instead.
-    throw new UsageError(`OPENAI_BASE_URL must not contain a user or password (got ${quoteInput(maskCredentials(url), 80)}): Node's fetch refuses such URLs. Put the key in OPENAI_API_KEY.`);
+    throw new UsageError(
+      `OPENAI_BASE_URL must not contain a user or password (got ${quoteInput(maskCredentials(url), 80)}): Node's fetch refuses such URLs. Put the key in OPENAI_API_KEY.`,
+    );
   }
   // Local servers ignore the key, but the OpenAI SDK insists on one.
   const llm = new OpenAI({ model, apiKey: key ?? "no-key", baseURL: url, maxRetries: 1 });

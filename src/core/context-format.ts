@@ -95,28 +95,38 @@ export function readContextJSON(json: ContextJSON | string, workflow: WorkflowSh
     }
   }
   if (typeof data !== "object" || data === null || Array.isArray(data)) {
-    throw new ContextSerdeError(`Cannot restore the context: expected the object ctx.toJSON() returns, got ${Array.isArray(data) ? "an array" : data === null ? "null" : typeof data}.`);
+    throw new ContextSerdeError(
+      `Cannot restore the context: expected the object ctx.toJSON() returns, got ${Array.isArray(data) ? "an array" : data === null ? "null" : typeof data}.`,
+    );
   }
   const record = data as Record<string, unknown>;
   if (typeof record.version !== "number" || !Number.isInteger(record.version) || record.version < 1) {
     throw new ContextSerdeError(`Cannot restore the context: "version" is missing; this is not a saved stepflow context.`, { path: "version" });
   }
   if (record.version > CONTEXT_FORMAT_VERSION) {
-    throw new ContextSerdeError(`Cannot restore the context: it was saved in format version ${record.version} by a newer stepflow; this one reads up to version ${CONTEXT_FORMAT_VERSION}. Upgrade stepflow.`, { path: "version" });
+    throw new ContextSerdeError(
+      `Cannot restore the context: it was saved in format version ${record.version} by a newer stepflow; this one reads up to version ${CONTEXT_FORMAT_VERSION}. Upgrade stepflow.`,
+      { path: "version" },
+    );
   }
   if (record.running === true && (typeof record.run !== "object" || record.run === null)) {
     throw new ContextSerdeError(`Cannot restore the context: "running" is true but "run" is missing.`, { path: "run" });
   }
   // zod would drop it silently; restored, it would replace the store's prototype.
   if (typeof record.store === "object" && record.store !== null && Object.hasOwn(record.store, "__proto__")) {
-    throw new ContextSerdeError(`Cannot restore the context: store key "__proto__" cannot be restored (it would replace the store's prototype).`, { path: "store.__proto__" });
+    throw new ContextSerdeError(`Cannot restore the context: store key "__proto__" cannot be restored (it would replace the store's prototype).`, {
+      path: "store.__proto__",
+    });
   }
   const current = migrateContextJSON(record, workflow);
   const parsed = contextJSON.safeParse(current);
   if (!parsed.success) {
     const issue = parsed.error.issues[0] as z.core.$ZodIssue;
     const path = formatPath(issue.path);
-    throw new ContextSerdeError(`Cannot restore the context: ${path} ${describeIssue(issue)}. The saved context was changed or damaged; restore it from a copy saved by ctx.toJSON(), or start over with a new Context.`, { path });
+    throw new ContextSerdeError(
+      `Cannot restore the context: ${path} ${describeIssue(issue)}. The saved context was changed or damaged; restore it from a copy saved by ctx.toJSON(), or start over with a new Context.`,
+      { path },
+    );
   }
   const result = parsed.data as ContextJSON;
   return result.running ? result : { ...result, run: null };
@@ -136,7 +146,7 @@ function formatPath(path: readonly PropertyKey[]): string {
 function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === "invalid_type") return `should be ${article(issue.expected)}`;
   if (issue.code === "invalid_value") return `should be ${issue.values.map((v) => JSON.stringify(v)).join(" or ")}`;
-  if (issue.code === "invalid_union") return "is not a record ctx.once writes ({ state: \"started\" } or { state: \"finished\", value })";
+  if (issue.code === "invalid_union") return 'is not a record ctx.once writes ({ state: "started" } or { state: "finished", value })';
   return `is invalid (${issue.message})`;
 }
 

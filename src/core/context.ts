@@ -125,7 +125,9 @@ export class Context<S extends object = Record<string, unknown>> {
       throw new WorkflowRuntimeError(`sendEvent: there is no step named "${options.step}". Steps: ${[...run.graph.steps.keys()].join(", ")}.`);
     }
     if (!target.accepts.includes(event.constructor as EventClass)) {
-      throw new WorkflowRuntimeError(`sendEvent: step "${options.step}" does not accept ${eventTypeName(event.constructor as EventClass)}; it accepts ${target.accepts.map(eventTypeName).join(", ")}.`);
+      throw new WorkflowRuntimeError(
+        `sendEvent: step "${options.step}" does not accept ${eventTypeName(event.constructor as EventClass)}; it accepts ${target.accepts.map(eventTypeName).join(", ")}.`,
+      );
     }
     run.send(event, target);
   }
@@ -148,7 +150,11 @@ export class Context<S extends object = Record<string, unknown>> {
    * if (!ready) return;
    * const [a, b] = ready;
    */
-  collectEvents<const T extends readonly EventClass[]>(event: Event, types: T, options: { readonly bufferId?: string } = {}): { -readonly [K in keyof T]: EventOf<T[K]> } | null {
+  collectEvents<const T extends readonly EventClass[]>(
+    event: Event,
+    types: T,
+    options: { readonly bufferId?: string } = {},
+  ): { -readonly [K in keyof T]: EventOf<T[K]> } | null {
     const run = this.#activeRun("collectEvents");
     if (!this.#execution) throw new ContextStateError("collectEvents: call it from a step (with the ctx the step was given); it buffers events per step.");
     return run.collect(event, types, this.#execution.slot.step.name, options.bufferId, this.#execution) as { -readonly [K in keyof T]: EventOf<T[K]> } | null;
@@ -164,7 +170,8 @@ export class Context<S extends object = Record<string, unknown>> {
    */
   waitForEvent<C extends EventClass>(type: C, options: WaitForEventOptions<EventOf<C>> = {}): Promise<EventOf<C>> {
     const run = this.#activeRun("waitForEvent");
-    if (options.timeout !== undefined) checkTimeout(options.timeout, "timeout", "or leave it out to wait forever", `waitForEvent(${eventTypeName(type)}): timeout`);
+    if (options.timeout !== undefined)
+      checkTimeout(options.timeout, "timeout", "or leave it out to wait forever", `waitForEvent(${eventTypeName(type)}): timeout`);
     return run.waitFor(type, options.requirements, options.timeout, options.waiterEvent, this.#execution) as Promise<EventOf<C>>;
   }
 
@@ -194,12 +201,19 @@ export class Context<S extends object = Record<string, unknown>> {
    *   return new StopEvent({ result: charge.value.id });
    * }
    */
-  once<T>(name: string, work: () => T | Promise<T>, options: OnceOptions & { readonly rerunUnfinished: true }): Promise<Exclude<OnceResult<T>, { readonly status: "unknown" }>>;
+  once<T>(
+    name: string,
+    work: () => T | Promise<T>,
+    options: OnceOptions & { readonly rerunUnfinished: true },
+  ): Promise<Exclude<OnceResult<T>, { readonly status: "unknown" }>>;
   once<T>(name: string, work: () => T | Promise<T>, options?: OnceOptions): Promise<OnceResult<T>>;
   once<T>(name: string, work: () => T | Promise<T>, options?: OnceOptions): Promise<OnceResult<T>> {
     const run = this.#activeRun("once");
     const execution = this.#execution;
-    if (!execution) return Promise.reject(new ContextStateError(`ctx.once("${String(name)}"): call it from a step, with the ctx the step was given; it records work per step execution.`));
+    if (!execution)
+      return Promise.reject(
+        new ContextStateError(`ctx.once("${String(name)}"): call it from a step, with the ctx the step was given; it records work per step execution.`),
+      );
     return run.once(execution, name, work, options, journalOf(this));
   }
 
@@ -243,9 +257,14 @@ export class Context<S extends object = Record<string, unknown>> {
    */
   static fromJSON(workflow: AnyWorkflow, json: ContextJSON | string): Context {
     const graph = workflow.graph;
-    const data = readContextJSON(json, { name: workflow.constructor.name, steps: [...graph.steps.values()].map((s) => ({ name: s.name, accepts: s.accepts.map(eventTypeName) })) });
+    const data = readContextJSON(json, {
+      name: workflow.constructor.name,
+      steps: [...graph.steps.values()].map((s) => ({ name: s.name, accepts: s.accepts.map(eventTypeName) })),
+    });
     if (data.workflow !== workflow.constructor.name) {
-      throw new ContextSerdeError(`Cannot restore the context: it was saved from a ${data.workflow}, not a ${workflow.constructor.name}.`, { path: "workflow" });
+      throw new ContextSerdeError(`Cannot restore the context: it was saved from a ${data.workflow}, not a ${workflow.constructor.name}.`, {
+        path: "workflow",
+      });
     }
     const store = decodeValue(data.store, "store", workflow.codecs) as Record<string, unknown>;
     const ctx = new Context(workflow, new ContextStore(store, workflow.stateSchema as StateSchema<Record<string, unknown>> | undefined));
@@ -296,7 +315,9 @@ export class Context<S extends object = Record<string, unknown>> {
   #attach(run: Run): Context<S> {
     const root = this.#root;
     if (root.running) {
-      throw new ContextStateError("This context is already running a workflow. Await the current run (or cancel it) before starting another on the same context.");
+      throw new ContextStateError(
+        "This context is already running a workflow. Await the current run (or cancel it) before starting another on the same context.",
+      );
     }
     root.#run = run;
     const view = new Context(root.workflow, root.store);

@@ -51,7 +51,8 @@ export function buildGraph(workflowName: string, steps: readonly StepDefinition[
     for (const type of s.accepts) {
       remember(type);
       routes.set(type, [...(routes.get(type) ?? []), s]);
-      if (isSubclassOf(type, StopEvent)) checks.push(`Step "${s.name}" accepts ${eventTypeName(type)}; a StopEvent ends the run and cannot be accepted by a step.`);
+      if (isSubclassOf(type, StopEvent))
+        checks.push(`Step "${s.name}" accepts ${eventTypeName(type)}; a StopEvent ends the run and cannot be accepted by a step.`);
     }
     for (const type of s.emits) {
       remember(type);
@@ -73,10 +74,15 @@ export function buildGraph(workflowName: string, steps: readonly StepDefinition[
     if (!s.catchErrors) continue;
     if (!s.accepts.includes(StepFailedEvent)) problems.push(`Step "${s.name}" has catchErrors but does not accept StepFailedEvent; add it to its accepts.`);
     const unknown = (s.catchErrors.forSteps ?? []).filter((name) => !steps.some((other) => other.name === name));
-    if (unknown.length > 0) problems.push(`Step "${s.name}" catches errors of ${unknown.map((n) => `"${n}"`).join(", ")}, which ${unknown.length === 1 ? "is not a step" : "are not steps"} of this workflow.`);
+    if (unknown.length > 0)
+      problems.push(
+        `Step "${s.name}" catches errors of ${unknown.map((n) => `"${n}"`).join(", ")}, which ${unknown.length === 1 ? "is not a step" : "are not steps"} of this workflow.`,
+      );
   }
   // The engine sends StepFailedEvent itself, to recovery steps.
-  const unproduced = [...routes].filter(([t]) => !producers.has(t) && !isSubclassOf(t, StartEvent) && !isSubclassOf(t, HumanResponseEvent) && t !== StepFailedEvent);
+  const unproduced = [...routes].filter(
+    ([t]) => !producers.has(t) && !isSubclassOf(t, StartEvent) && !isSubclassOf(t, HumanResponseEvent) && t !== StepFailedEvent,
+  );
   for (const [type, by] of unproduced) checks.push(`${eventTypeName(type)} is accepted by ${by.map((s) => `"${s.name}"`).join(", ")} but no step emits it.`);
   // Without a start or an end, every step would be listed again as unreachable or a dead end.
   if (starts.length > 0 && stops.length > 0) checks.push(...reachabilityProblems(steps, routes));
@@ -104,7 +110,7 @@ function reachabilityProblems(steps: readonly StepDefinition[], routes: Readonly
   const seeds = [...routes.keys()].filter((t) => isSubclassOf(t, StartEvent) || isSubclassOf(t, HumanResponseEvent) || t === StepFailedEvent);
   const reached = new Set<StepDefinition>();
   const seen = new Set<EventClass>(seeds);
-  for (const pending = [...seeds]; pending.length > 0; ) {
+  for (const pending = [...seeds]; pending.length > 0;) {
     for (const s of routes.get(pending.pop() as EventClass) ?? []) {
       if (reached.has(s)) continue;
       reached.add(s);
@@ -118,11 +124,13 @@ function reachabilityProblems(steps: readonly StepDefinition[], routes: Readonly
   }
   // Backwards from the ends: a step reaches an end if one of its emits is an end or is accepted by a step that does.
   const ending = new Set<StepDefinition>();
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const s of steps) {
       if (ending.has(s)) continue;
-      const ends = s.emits.some((t) => isSubclassOf(t, StopEvent) || isSubclassOf(t, InputRequiredEvent) || (routes.get(t) ?? []).some((next) => ending.has(next)));
+      const ends = s.emits.some(
+        (t) => isSubclassOf(t, StopEvent) || isSubclassOf(t, InputRequiredEvent) || (routes.get(t) ?? []).some((next) => ending.has(next)),
+      );
       if (ends) {
         ending.add(s);
         changed = true;
@@ -130,9 +138,16 @@ function reachabilityProblems(steps: readonly StepDefinition[], routes: Readonly
     }
   }
   const problems: string[] = [];
-  const unreachable = steps.filter((s) => !reached.has(s)).map((s) => s.name).sort();
-  if (unreachable.length > 0) problems.push(`Unreachable steps: ${unreachable.join(", ")}. Steps must be reachable from the StartEvent or a HumanResponseEvent.`);
-  const deadEnds = steps.filter((s) => s.emits.length > 0 && !ending.has(s)).map((s) => s.name).sort();
+  const unreachable = steps
+    .filter((s) => !reached.has(s))
+    .map((s) => s.name)
+    .sort();
+  if (unreachable.length > 0)
+    problems.push(`Unreachable steps: ${unreachable.join(", ")}. Steps must be reachable from the StartEvent or a HumanResponseEvent.`);
+  const deadEnds = steps
+    .filter((s) => s.emits.length > 0 && !ending.has(s))
+    .map((s) => s.name)
+    .sort();
   if (deadEnds.length > 0) problems.push(`Dead-end steps: ${deadEnds.join(", ")}. Steps must have a path to a StopEvent or an InputRequiredEvent.`);
   return problems;
 }

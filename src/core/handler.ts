@@ -82,7 +82,10 @@ export class WorkflowHandler<R = unknown> implements PromiseLike<R> {
     this.#run.cancel();
   }
 
-  then<A = R, B = never>(onFulfilled?: ((value: R) => A | PromiseLike<A>) | null, onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<A | B> {
+  then<A = R, B = never>(
+    onFulfilled?: ((value: R) => A | PromiseLike<A>) | null,
+    onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): Promise<A | B> {
     return this.#result.then(onFulfilled, onRejected);
   }
 

@@ -42,4 +42,8 @@ export type RunStatus = "succeeded" | "failed" | "timedOut" | "cancelled";
  * @example
  * if (ev instanceof RunEndedEvent && ev.status !== "succeeded") console.log(`${ev.status}: ${ev.error?.message}`);
  */
-export class RunEndedEvent extends Event<{ readonly runId: string; readonly status: RunStatus; readonly error?: { readonly name: string; readonly message: string } }> {}
+export class RunEndedEvent extends Event<{
+  readonly runId: string;
+  readonly status: RunStatus;
+  readonly error?: { readonly name: string; readonly message: string };
+}> {}

@@ -41,10 +41,18 @@ export function resource<T, const R extends ResourceMap = {}>(
   factory: (resources: ResourceValues<R>) => T | Promise<T>,
   options: { readonly cache?: ResourceCache; readonly resources?: R; readonly name?: string } = {},
 ): Resource<T> {
-  if (typeof factory !== "function") throw new ConfigurationError(`resource() needs a factory function, got ${factory === null ? "null" : typeof factory}.`, "factory", factory);
+  if (typeof factory !== "function")
+    throw new ConfigurationError(`resource() needs a factory function, got ${factory === null ? "null" : typeof factory}.`, "factory", factory);
   const cache = options.cache ?? "run";
-  if (cache !== "run" && cache !== "workflow") throw new ConfigurationError(`resource(${factory.name || "factory"}): cache must be "run" or "workflow", got ${JSON.stringify(cache)}.`, "cache", cache);
-  return { [RESOURCE]: true, name: options.name ?? (factory.name || "(anonymous resource)"), cache, resources: options.resources ?? {}, factory: factory as (resources: never) => T | Promise<T> };
+  if (cache !== "run" && cache !== "workflow")
+    throw new ConfigurationError(`resource(${factory.name || "factory"}): cache must be "run" or "workflow", got ${JSON.stringify(cache)}.`, "cache", cache);
+  return {
+    [RESOURCE]: true,
+    name: options.name ?? (factory.name || "(anonymous resource)"),
+    cache,
+    resources: options.resources ?? {},
+    factory: factory as (resources: never) => T | Promise<T>,
+  };
 }
 
 /** True for what {@link resource} returns. @example `isResource(value) || fail()` */
@@ -82,7 +90,11 @@ export function resourceProblems(stepName: string, resources: ResourceMap): stri
  * `workflowCache` for the workflow instance. A factory that fails is not cached (the next
  * attempt tries again).
  */
-export async function resolveResources(resources: ResourceMap, runCache: Map<Resource<unknown>, Promise<unknown>>, workflowCache: Map<Resource<unknown>, Promise<unknown>>): Promise<Record<string, unknown>> {
+export async function resolveResources(
+  resources: ResourceMap,
+  runCache: Map<Resource<unknown>, Promise<unknown>>,
+  workflowCache: Map<Resource<unknown>, Promise<unknown>>,
+): Promise<Record<string, unknown>> {
   const make = (r: Resource<unknown>): Promise<unknown> => {
     const cache = r.cache === "workflow" ? workflowCache : runCache;
     let value = cache.get(r);

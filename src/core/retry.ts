@@ -56,8 +56,18 @@ export function exponentialBackoff(options: BackoffOptions = {}): RetryPolicy {
   check(Number.isFinite(factor) && factor >= 1, "factor", "must be a finite number ≥ 1", factor);
   check(isSeconds(maxDelay), "maxDelay", "is in seconds and must be a finite number ≥ 0", maxDelay);
   check(Number.isFinite(jitter) && jitter >= 0 && jitter <= 1, "jitter", "must be a number from 0 (no randomness) to 1", jitter);
-  check(maxElapsed === undefined || isSeconds(maxElapsed), "maxElapsed", "is in seconds and must be a finite number ≥ 0 (or left out for no limit)", maxElapsed);
-  check(retryOn === undefined || (Array.isArray(retryOn) && retryOn.every((c) => typeof c === "function")), "retryOn", "must be a list of error classes, like [RateLimitError]", retryOn);
+  check(
+    maxElapsed === undefined || isSeconds(maxElapsed),
+    "maxElapsed",
+    "is in seconds and must be a finite number ≥ 0 (or left out for no limit)",
+    maxElapsed,
+  );
+  check(
+    retryOn === undefined || (Array.isArray(retryOn) && retryOn.every((c) => typeof c === "function")),
+    "retryOn",
+    "must be a list of error classes, like [RateLimitError]",
+    retryOn,
+  );
   return (attempts, error, elapsed = 0) => {
     if (attempts >= maxAttempts) return null;
     if (retryOn && !retryOn.some((type) => error instanceof type)) return null;

@@ -283,7 +283,12 @@ export class Run {
         // A run that times out waiting for a human should say for what: the answer it never got.
         const waiting = this.#waiters.map((w) => `${eventTypeName(w.type)}${describeRequirements(w.requirements)}`);
         const waitingFor = waiting.length > 0 ? ` Waiting for: ${waiting.join(", ")} (send it with handler.ctx.sendEvent).` : "";
-        this.fail(new WorkflowTimeoutError(`Workflow "${this.settings.workflowName}" timed out after ${timeout} seconds. Active steps: ${active.join(", ") || "none"}.${waitingFor}`, active));
+        this.fail(
+          new WorkflowTimeoutError(
+            `Workflow "${this.settings.workflowName}" timed out after ${timeout} seconds. Active steps: ${active.join(", ") || "none"}.${waitingFor}`,
+            active,
+          ),
+        );
       });
     }
     this.#nextYieldAt = performance.now() + YIELD_EVERY_MS;
@@ -300,7 +305,7 @@ export class Run {
   /** Delivers an event; false when nothing took it. */
   #route(event: Event, target?: StepDefinition, from?: StepExecution): boolean {
     if (this.#done) return true;
-    if (event instanceof StopEvent) return this.#finish(event), true;
+    if (event instanceof StopEvent) return (this.#finish(event), true);
     // As in Python, the answer to a waitForEvent is the waiter's: it does not also start steps.
     if (this.#waiters.length > 0 && this.#deliverToWaiter(event)) return true;
     const steps = target ? [target] : this.graph.routes.get(event.constructor as EventClass);
@@ -358,8 +363,15 @@ export class Run {
   }
 
   /** The first unclaimed event that matches, else a wait for one; `waiterEvent` goes to the stream only when the run must wait. */
-  waitFor(type: EventClass, requirements: Readonly<Record<string, unknown>> | undefined, timeout: number | undefined, waiterEvent: Event | undefined, execution?: StepExecution): Promise<Event> {
-    const matches = (ev: Event) => ev instanceof type && (!requirements || Object.entries(requirements).every(([k, v]) => (ev as Record<string, unknown>)[k] === v));
+  waitFor(
+    type: EventClass,
+    requirements: Readonly<Record<string, unknown>> | undefined,
+    timeout: number | undefined,
+    waiterEvent: Event | undefined,
+    execution?: StepExecution,
+  ): Promise<Event> {
+    const matches = (ev: Event) =>
+      ev instanceof type && (!requirements || Object.entries(requirements).every(([k, v]) => (ev as Record<string, unknown>)[k] === v));
     for (let i = 0; i < this.#unclaimed.length; i++) {
       let event = this.#unclaimed[i] as Event | SavedEvent;
       if (!isEvent(event)) {
@@ -448,7 +460,10 @@ export class Run {
         if (events.length > 0) (collected[name] ??= {})[id] = events;
       }
     }
-    const waiters = this.#waiters.map((w) => ({ type: eventTypeName(w.type), requirements: encodeValue(w.requirements ?? null, `requirements of waitForEvent(${eventTypeName(w.type)})`) }));
+    const waiters = this.#waiters.map((w) => ({
+      type: eventTypeName(w.type),
+      requirements: encodeValue(w.requirements ?? null, `requirements of waitForEvent(${eventTypeName(w.type)})`),
+    }));
     return { runId: this.id, queued, inFlight, once, collected, unclaimed: [...this.#unclaimed], waiters };
   }
 
@@ -479,7 +494,9 @@ export class Run {
   }
 
   #deliverToWaiter(event: Event): boolean {
-    const index = this.#waiters.findIndex((w) => event instanceof w.type && (!w.requirements || Object.entries(w.requirements).every(([k, v]) => (event as Record<string, unknown>)[k] === v)));
+    const index = this.#waiters.findIndex(
+      (w) => event instanceof w.type && (!w.requirements || Object.entries(w.requirements).every(([k, v]) => (event as Record<string, unknown>)[k] === v)),
+    );
     if (index < 0) return false;
     const [waiter] = this.#waiters.splice(index, 1) as [Waiter];
     waiter.cancelTimer?.();
@@ -559,7 +576,16 @@ export class Run {
         }
         if (lifecycle) this.#stepState(step, event, "failed", attempts, { error: errorMessage(error), willRetry: delay !== null });
         if (delay === null && this.#recover(slot, event, execution, attempts, error)) return;
-        if (delay === null) return this.fail(error instanceof Error ? error : new NonErrorThrownError(`Step "${step.name}" threw ${describeValue(error)}, not an Error. Throw an Error (throw new Error("what went wrong")) so the failure says what happened; the thrown value is this error's cause.`, step.name, error));
+        if (delay === null)
+          return this.fail(
+            error instanceof Error
+              ? error
+              : new NonErrorThrownError(
+                  `Step "${step.name}" threw ${describeValue(error)}, not an Error. Throw an Error (throw new Error("what went wrong")) so the failure says what happened; the thrown value is this error's cause.`,
+                  step.name,
+                  error,
+                ),
+          );
         this.settings.log?.(`Step ${step.name} failed (attempt ${attempts}); retrying in ${delay} seconds`);
         if (delay > 0) await this.#sleep(delay);
         if (this.#done) return;
@@ -574,7 +600,9 @@ export class Run {
     if (lifecycle) this.#stepState(step, event, "finished", attempts, isEvent(output) ? { outputEvent: eventTypeName(output.constructor as EventClass) } : {});
     if (output !== undefined) {
       if (!isEvent(output)) {
-        return this.fail(new WorkflowRuntimeError(`Step "${step.name}" returned ${describe(output)}, not an event. Return an Event instance, or nothing to send nothing.`));
+        return this.fail(
+          new WorkflowRuntimeError(`Step "${step.name}" returned ${describe(output)}, not an event. Return an Event instance, or nothing to send nothing.`),
+        );
       }
       this.settings.log?.(`Step ${step.name} produced event ${eventTypeName(output.constructor as EventClass)}`);
       // A returned InputRequiredEvent is for the app, as in Python's workflows: it goes to the stream.
@@ -610,13 +638,24 @@ export class Run {
     if (execution.waits === 0) slot.busy--;
     this.settings.log?.(`Step ${step.name} failed; recovering with step ${recoverer.name}`);
     const failure = error instanceof Error ? { name: error.name, message: error.message } : { name: typeof error, message: describeValue(error) };
-    this.send(new StepFailedEvent({ step: step.name, attempts, error: failure, inputEvent: eventTypeName(event.constructor as EventClass), input: { ...event } }), recoverer);
+    this.send(
+      new StepFailedEvent({ step: step.name, attempts, error: failure, inputEvent: eventTypeName(event.constructor as EventClass), input: { ...event } }),
+      recoverer,
+    );
     this.#pump(slot);
     return true;
   }
 
-  #stepState(step: StepDefinition, event: Event, state: StepState, attempt: number, more: { outputEvent?: string; error?: string; willRetry?: boolean } = {}): void {
-    this.stream.push(new StepStateChangedEvent({ runId: this.id, step: step.name, state, attempt, inputEvent: eventTypeName(event.constructor as EventClass), ...more }));
+  #stepState(
+    step: StepDefinition,
+    event: Event,
+    state: StepState,
+    attempt: number,
+    more: { outputEvent?: string; error?: string; willRetry?: boolean } = {},
+  ): void {
+    this.stream.push(
+      new StepStateChangedEvent({ runId: this.id, step: step.name, state, attempt, inputEvent: eventTypeName(event.constructor as EventClass), ...more }),
+    );
   }
 
   #withStepTimeout(step: StepDefinition, ctx: Context, event: Event, resources: Record<string, unknown>): Promise<unknown> {

@@ -39,21 +39,36 @@ export function restoreRun(run: SavedRun, workflow: AnyWorkflow): RestoredRun {
   const graph = workflow.graph;
   const codecs = workflow.codecs;
   const types = new Map(graph.eventTypes);
-  for (const type of [StartEvent, StopEvent, InputRequiredEvent, HumanResponseEvent] as EventClass[]) if (!types.has(eventTypeName(type))) types.set(eventTypeName(type), type);
+  for (const type of [StartEvent, StopEvent, InputRequiredEvent, HumanResponseEvent] as EventClass[])
+    if (!types.has(eventTypeName(type))) types.set(eventTypeName(type), type);
   for (const group of ["queued", "inFlight", "collected"] as const) {
     for (const step of Object.keys(run[group])) {
-      if (!graph.steps.has(step)) throw new ContextSerdeError(`Cannot restore the context: the saved run has events for a step "${step}" that ${workflow.constructor.name} does not have.`, { path: `run.${group}.${step}` });
+      if (!graph.steps.has(step))
+        throw new ContextSerdeError(
+          `Cannot restore the context: the saved run has events for a step "${step}" that ${workflow.constructor.name} does not have.`,
+          { path: `run.${group}.${step}` },
+        );
     }
   }
   const deliveries = (group: Record<string, SavedDelivery[]>, what: string): Record<string, Delivery[]> =>
-    Object.fromEntries(Object.entries(group).map(([step, list]) => [step, list.map((ev, i) => ({ event: decodeEvent(ev, types, `run.${what}["${step}"][${i}]`, codecs), execution: ev.execution }))]));
+    Object.fromEntries(
+      Object.entries(group).map(([step, list]) => [
+        step,
+        list.map((ev, i) => ({ event: decodeEvent(ev, types, `run.${what}["${step}"][${i}]`, codecs), execution: ev.execution })),
+      ]),
+    );
   return {
     ...(run.runId ? { runId: run.runId } : {}),
     queued: deliveries(run.queued, "queued"),
     inFlight: deliveries(run.inFlight, "inFlight"),
     ...(run.once ? { once: run.once } : {}),
     collected: Object.fromEntries(
-      Object.entries(run.collected).map(([step, buffers]) => [step, Object.fromEntries(Object.entries(buffers).map(([id, list]) => [id, list.map((ev, i) => decodeEvent(ev, types, `run.collected["${step}"]["${id}"][${i}]`, codecs))]))]),
+      Object.entries(run.collected).map(([step, buffers]) => [
+        step,
+        Object.fromEntries(
+          Object.entries(buffers).map(([id, list]) => [id, list.map((ev, i) => decodeEvent(ev, types, `run.collected["${step}"]["${id}"][${i}]`, codecs))]),
+        ),
+      ]),
     ),
     // An event sent for a waitForEvent of a class no step names stays encoded until the wait asks for it.
     unclaimed: run.unclaimed.map((ev, i) => (types.has(ev.type) ? decodeEvent(ev, types, `run.unclaimed[${i}]`, codecs) : ev)),
@@ -63,15 +78,21 @@ export function restoreRun(run: SavedRun, workflow: AnyWorkflow): RestoredRun {
 /** Encodes a run's pending events (live, or kept by a cancel) as plain JSON. */
 export function encodeRun(run: RestoredRun, codecs: Codecs): SavedRun {
   const events = (list: Iterable<Event>, where: string) => [...list].map((ev, i) => encodeEvent(ev, `${where}[${i}]`, codecs));
-  const group = (record: Record<string, Event[]>, what: string) => Object.fromEntries(Object.entries(record).map(([name, list]) => [name, events(list, `${what} "${name}"`)]));
+  const group = (record: Record<string, Event[]>, what: string) =>
+    Object.fromEntries(Object.entries(record).map(([name, list]) => [name, events(list, `${what} "${name}"`)]));
   const deliveries = (record: Record<string, Delivery[]>, what: string) =>
     Object.fromEntries(
       Object.entries(record).map(([name, list]) => [
         name,
-        list.map((d, i): SavedDelivery => ({ ...encodeEvent(d.event, `${what} "${name}"[${i}]`, codecs), ...(d.execution === undefined ? {} : { execution: d.execution }) })),
+        list.map((d, i): SavedDelivery => ({
+          ...encodeEvent(d.event, `${what} "${name}"[${i}]`, codecs),
+          ...(d.execution === undefined ? {} : { execution: d.execution }),
+        })),
       ]),
     );
-  const collected = Object.fromEntries(Object.entries(run.collected).map(([name, buffers]) => [name, group(buffers, `collected event of step "${name}", buffer`)]));
+  const collected = Object.fromEntries(
+    Object.entries(run.collected).map(([name, buffers]) => [name, group(buffers, `collected event of step "${name}", buffer`)]),
+  );
   const unclaimed = run.unclaimed.map((ev, i) => (isEvent(ev) ? encodeEvent(ev, `unclaimed event[${i}]`, codecs) : (ev as SavedEvent)));
   const once: Record<string, Record<string, SavedOnceRecord>> = {};
   for (const [id, records] of Object.entries(run.once ?? {})) {
@@ -88,4 +109,3 @@ export function encodeRun(run: RestoredRun, codecs: Codecs): SavedRun {
     waiters: run.waiters ?? [],
   };
 }
-

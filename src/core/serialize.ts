@@ -30,7 +30,9 @@ export interface Codec<T = unknown> {
 }
 
 const CODEC_KEY = "$codec";
-const BUILT_IN = new Map<string, Codec>([["Date", { test: (v) => v instanceof Date, encode: (d) => (d as Date).toISOString(), decode: (s) => new Date(s as string) }]]);
+const BUILT_IN = new Map<string, Codec>([
+  ["Date", { test: (v) => v instanceof Date, encode: (d) => (d as Date).toISOString(), decode: (s) => new Date(s as string) }],
+]);
 const processWide = new Map<string, Codec>();
 
 /**
@@ -90,7 +92,9 @@ export function encodeValue(value: unknown, where: string, codecs: Codecs = DEFA
     throw new ContextSerdeError(`Cannot save the context: ${where} is ${value}, which JSON cannot hold. Store a finite number or null.`);
   }
   if (typeof value === "object" && ancestors.has(value)) {
-    throw new ContextSerdeError(`Cannot save the context: ${where} refers back to ${ancestors.get(value)} (a cycle), which JSON cannot hold. Store plain data without cycles.`);
+    throw new ContextSerdeError(
+      `Cannot save the context: ${where} refers back to ${ancestors.get(value)} (a cycle), which JSON cannot hold. Store plain data without cycles.`,
+    );
   }
   if (Array.isArray(value)) return within(value, where, ancestors, () => value.map((item, i) => encodeValue(item, `${where}[${i}]`, codecs, ancestors)));
   if (typeof value === "object") {
@@ -139,7 +143,11 @@ export function decodeValue(json: unknown, where: string, codecs: Codecs = DEFAU
     const name = record[CODEC_KEY];
     if (name === "object") return decodeEntries(record.value, where, codecs);
     const codec = codecs.get(name);
-    if (!codec) throw new ContextSerdeError(`Cannot restore the context: ${where} was saved with codec "${name}", which this workflow does not have. Give the workflow that codec: new MyWorkflow({ codecs: { "${name}": … } }).`, { path: where });
+    if (!codec)
+      throw new ContextSerdeError(
+        `Cannot restore the context: ${where} was saved with codec "${name}", which this workflow does not have. Give the workflow that codec: new MyWorkflow({ codecs: { "${name}": … } }).`,
+        { path: where },
+      );
     try {
       return codec.decode(record.value as Json);
     } catch (error) {
@@ -173,7 +181,9 @@ export function decodeEvent(saved: unknown, types: ReadonlyMap<string, EventClas
   const { type, data } = saved as SavedEvent;
   const cls = types.get(type);
   if (!cls) {
-    throw new ContextSerdeError(`Cannot restore the context: ${where} is an event of type "${type}", which this workflow does not know. Known types: ${[...types.keys()].join(", ")}.`);
+    throw new ContextSerdeError(
+      `Cannot restore the context: ${where} is an event of type "${type}", which this workflow does not know. Known types: ${[...types.keys()].join(", ")}.`,
+    );
   }
   const event = new (cls as unknown as new (fields: object) => Event)(decodeEntries(data, `${where}.data`, codecs));
   if (!isEvent(event)) throw new ContextSerdeError(`Cannot restore the context: ${where} did not decode to an event.`);

@@ -59,13 +59,22 @@ const MAX_NAME = 200;
  */
 export function runOnce<T>(scope: OnceScope, name: string, work: () => T | Promise<T>, options: OnceOptions | undefined): Promise<OnceResult<T>> {
   if (typeof name !== "string" || name.length === 0 || name.length > MAX_NAME) {
-    return Promise.reject(new ContextStateError(`ctx.once: the name must be 1 to ${MAX_NAME} characters, like "charge"; got ${typeof name === "string" ? `${name.length} characters` : typeof name}. It only has to be unique within the step.`));
+    return Promise.reject(
+      new ContextStateError(
+        `ctx.once: the name must be 1 to ${MAX_NAME} characters, like "charge"; got ${typeof name === "string" ? `${name.length} characters` : typeof name}. It only has to be unique within the step.`,
+      ),
+    );
   }
-  if (typeof work !== "function") return Promise.reject(new ContextStateError(`ctx.once("${name}"): the work must be a function, like () => payments.charge(order); got ${typeof work}.`));
+  if (typeof work !== "function")
+    return Promise.reject(new ContextStateError(`ctx.once("${name}"): the work must be a function, like () => payments.charge(order); got ${typeof work}.`));
   const record = scope.records.get(name);
   if (record?.state === "finished") return Promise.resolve({ status: "recorded", value: decodeValue(record.value, `ctx.once("${name}")`, scope.codecs) as T });
   if (record?.state === "started" && record.live) {
-    return Promise.reject(new ContextStateError(`ctx.once("${name}") was called again while the first call is still running in this step. Await the first call, or give each piece of work its own name.`));
+    return Promise.reject(
+      new ContextStateError(
+        `ctx.once("${name}") was called again while the first call is still running in this step. Await the first call, or give each piece of work its own name.`,
+      ),
+    );
   }
   const key = scope.key(name);
   // Live while the journal is asked, too: a second call with this name meanwhile is the same mistake.
@@ -91,14 +100,28 @@ export function runOnce<T>(scope: OnceScope, name: string, work: () => T | Promi
   return decide(scope, name, key, claim, startedBefore, restore, work, options);
 }
 
-function decide<T>(scope: OnceScope, name: string, key: string, claim: JournalClaim, startedBefore: boolean, restore: () => unknown, work: () => T | Promise<T>, options: OnceOptions | undefined): Promise<OnceResult<T>> {
+function decide<T>(
+  scope: OnceScope,
+  name: string,
+  key: string,
+  claim: JournalClaim,
+  startedBefore: boolean,
+  restore: () => unknown,
+  work: () => T | Promise<T>,
+  options: OnceOptions | undefined,
+): Promise<OnceResult<T>> {
   const rerun = options?.rerunUnfinished === true;
   if (!claim.claimed && claim.entry.state === "finished") {
     let value: Json;
     try {
       value = JSON.parse(claim.entry.result) as Json;
     } catch (error) {
-      return Promise.reject(new ContextStateError(`ctx.once("${name}"): the journal ${scope.journal.description} holds a result under "${key}" that is not JSON. Remove that entry, or use another journal.`, { cause: error }));
+      return Promise.reject(
+        new ContextStateError(
+          `ctx.once("${name}"): the journal ${scope.journal.description} holds a result under "${key}" that is not JSON. Remove that entry, or use another journal.`,
+          { cause: error },
+        ),
+      );
     }
     scope.records.set(name, { state: "finished", value });
     return Promise.resolve({ status: "recorded", value: decodeValue(value, `ctx.once("${name}")`, scope.codecs) as T });

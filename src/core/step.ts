@@ -23,11 +23,14 @@ import type { ResourceMap, ResourceValues } from "./resource.ts";
  * (attempts, error, elapsed) => (attempts < 5 && elapsed < 60 && isTransient(error) ? 2 ** attempts : null)
  */
 export type RetryPolicy =
-  | { readonly maxAttempts: number; readonly delay?: number }
-  | ((attempts: number, error: unknown, elapsed: number) => number | null | undefined);
+  { readonly maxAttempts: number; readonly delay?: number } | ((attempts: number, error: unknown, elapsed: number) => number | null | undefined);
 
 /** What a step declares. `timeout` is in seconds. */
-export interface StepConfig<A extends readonly EventClass[] = readonly EventClass[], E extends readonly EventClass[] = readonly EventClass[], R extends ResourceMap = ResourceMap> {
+export interface StepConfig<
+  A extends readonly EventClass[] = readonly EventClass[],
+  E extends readonly EventClass[] = readonly EventClass[],
+  R extends ResourceMap = ResourceMap,
+> {
   readonly accepts: A;
   readonly emits: E;
   /** Resources (`resource(factory)`) the step receives, made before it runs, as its third argument `{ name: value }`. */
@@ -90,7 +93,9 @@ type MarkedMethod = ((...args: never[]) => unknown) & { [STEP_CONFIG]?: StepConf
  *   }
  * }
  */
-export function step<const A extends readonly EventClass[], const E extends readonly EventClass[], const R extends ResourceMap = {}>(config: StepConfig<A, E, R>): StepDecorator<A, E, R> {
+export function step<const A extends readonly EventClass[], const E extends readonly EventClass[], const R extends ResourceMap = {}>(
+  config: StepConfig<A, E, R>,
+): StepDecorator<A, E, R> {
   checkConfig("@step", config);
   function decorate(methodOrTarget: unknown, contextOrKey: unknown, descriptor?: PropertyDescriptor): void {
     const isStandard = typeof contextOrKey === "object" && contextOrKey !== null && "kind" in contextOrKey;
@@ -99,11 +104,21 @@ export function step<const A extends readonly EventClass[], const E extends read
       throw new WorkflowValidationError("@step can only decorate a method.");
     }
     // The workflow finds its steps by name on its prototype chain, where these are not.
-    const where = isStandard ? (contextOrKey as ClassMethodDecoratorContext) : { name: contextOrKey as string | symbol, static: typeof methodOrTarget === "function", private: false };
+    const where = isStandard
+      ? (contextOrKey as ClassMethodDecoratorContext)
+      : { name: contextOrKey as string | symbol, static: typeof methodOrTarget === "function", private: false };
     if (isStandard && (contextOrKey as ClassMemberDecoratorContext).kind !== "method") {
-      throw new WorkflowValidationError(`@step can only decorate a method, not a ${(contextOrKey as ClassMemberDecoratorContext).kind} (${String(where.name)}).`);
+      throw new WorkflowValidationError(
+        `@step can only decorate a method, not a ${(contextOrKey as ClassMemberDecoratorContext).kind} (${String(where.name)}).`,
+      );
     }
-    const what = where.private ? "a #private method" : where.static ? "a static method" : typeof where.name === "symbol" ? "a method named by a symbol" : undefined;
+    const what = where.private
+      ? "a #private method"
+      : where.static
+        ? "a static method"
+        : typeof where.name === "symbol"
+          ? "a method named by a symbol"
+          : undefined;
     if (what) throw new WorkflowValidationError(`@step cannot mark ${what} (${String(where.name)}): make it an ordinary instance method with a string name.`);
     // The config rides on the function itself, so both conventions leave the same mark and
     // the workflow finds its steps by walking its prototype chain.
@@ -134,7 +149,9 @@ export function decoratedSteps(instance: object): StepDefinition[] {
     const own = Object.getOwnPropertyDescriptor(instance, name)?.value;
     const method = typeof own === "function" ? own : methods.get(name);
     if (typeof method !== "function") {
-      throw new WorkflowValidationError(`Step "${name}" of ${instance.constructor.name} is overridden by something that is not a method; a step must stay a method.`);
+      throw new WorkflowValidationError(
+        `Step "${name}" of ${instance.constructor.name} is overridden by something that is not a method; a step must stay a method.`,
+      );
     }
     return defineStep(name, config, method as StepHandler, instance);
   });
@@ -177,7 +194,8 @@ function checkConfig(where: string, config: StepConfig): void {
   const catchErrors = config.catchErrors;
   if (catchErrors !== undefined) {
     const max = catchErrors?.maxRecoveries;
-    if (max !== undefined && !(Number.isInteger(max) && max >= 1)) throw new ConfigurationError(`${where}: catchErrors.maxRecoveries must be a whole number ≥ 1, got ${String(max)}.`, "catchErrors.maxRecoveries", max);
+    if (max !== undefined && !(Number.isInteger(max) && max >= 1))
+      throw new ConfigurationError(`${where}: catchErrors.maxRecoveries must be a whole number ≥ 1, got ${String(max)}.`, "catchErrors.maxRecoveries", max);
     const steps = catchErrors?.forSteps;
     if (steps !== undefined && !(Array.isArray(steps) && steps.every((s) => typeof s === "string"))) {
       throw new ConfigurationError(`${where}: catchErrors.forSteps must be a list of step names, like ["fetch"].`, "catchErrors.forSteps", steps);
@@ -186,10 +204,18 @@ function checkConfig(where: string, config: StepConfig): void {
   const retry = config.retry;
   if (retry && typeof retry !== "function") {
     if (!(Number.isInteger(retry.maxAttempts) && retry.maxAttempts >= 1)) {
-      throw new ConfigurationError(`${where}: retry.maxAttempts must be a whole number ≥ 1, got ${String(retry.maxAttempts)}.`, "retry.maxAttempts", retry.maxAttempts);
+      throw new ConfigurationError(
+        `${where}: retry.maxAttempts must be a whole number ≥ 1, got ${String(retry.maxAttempts)}.`,
+        "retry.maxAttempts",
+        retry.maxAttempts,
+      );
     }
     if (retry.delay !== undefined && !isDelay(retry.delay)) {
-      throw new ConfigurationError(`${where}: retry.delay is in seconds and must be a finite number ≥ 0, got ${String(retry.delay)}.`, "retry.delay", retry.delay);
+      throw new ConfigurationError(
+        `${where}: retry.delay is in seconds and must be a finite number ≥ 0, got ${String(retry.delay)}.`,
+        "retry.delay",
+        retry.delay,
+      );
     }
   }
 }
@@ -204,7 +230,9 @@ export function retryDelay(step: StepDefinition, attempts: number, error: unknow
   if (typeof policy !== "function") return attempts < policy.maxAttempts ? (policy.delay ?? 0) : null;
   const delay = policy(attempts, error, elapsed) ?? null;
   if (delay !== null && !isDelay(delay)) {
-    throw new WorkflowRuntimeError(`The retry function of step "${step.name}" returned ${typeof delay === "string" ? JSON.stringify(delay) : String(delay)}. Return the seconds to wait before the next attempt (a finite number ≥ 0), or null to give up.`);
+    throw new WorkflowRuntimeError(
+      `The retry function of step "${step.name}" returned ${typeof delay === "string" ? JSON.stringify(delay) : String(delay)}. Return the seconds to wait before the next attempt (a finite number ≥ 0), or null to give up.`,
+    );
   }
   return delay;
 }

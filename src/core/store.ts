@@ -72,7 +72,8 @@ export class ContextStore<out S extends object = Record<string, unknown>> {
   async set(key: UntypedKey<S>, value: unknown): Promise<void>;
   async set(key: string, value: unknown): Promise<void> {
     if (this.#schema) {
-      if (splitKey(key).length > 1) throw new StoreKeyError(`Cannot set "${key}": a typed state is set by its top-level keys. Change nested values with ctx.store.edit((state) => { … }).`);
+      if (splitKey(key).length > 1)
+        throw new StoreKeyError(`Cannot set "${key}": a typed state is set by its top-level keys. Change nested values with ctx.store.edit((state) => { … }).`);
       // Checked on a copy, so a refused value leaves the state as it was.
       this.#data = checkState(this.#schema, { ...this.#data, [key]: value }, `Setting "${key}" gives a state that`) as Plain;
       return;
@@ -130,7 +131,9 @@ export class ContextStore<out S extends object = Record<string, unknown>> {
       const draft = { ...this.#data } as S;
       const result = (await fn(draft)) ?? draft;
       if (typeof result !== "object" || result === null || Array.isArray(result)) {
-        throw new StoreKeyError(`ctx.store.edit: the function returned ${result === null ? "null" : Array.isArray(result) ? "an array" : typeof result}; change the state it is given, or return the new state object.`);
+        throw new StoreKeyError(
+          `ctx.store.edit: the function returned ${result === null ? "null" : Array.isArray(result) ? "an array" : typeof result}; change the state it is given, or return the new state object.`,
+        );
       }
       this.#data = (this.#schema ? checkState(this.#schema, result, "The edit gives a state that") : result) as Plain;
       return this.#data as S;

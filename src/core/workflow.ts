@@ -110,7 +110,11 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
     this.stateSchema = options.state;
     const limit = options.numConcurrentRuns;
     if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1)) {
-      throw new ConfigurationError(`numConcurrentRuns must be a whole number ≥ 1 (or left out for no limit), got ${String(limit)}.`, "numConcurrentRuns", limit);
+      throw new ConfigurationError(
+        `numConcurrentRuns must be a whole number ≥ 1 (or left out for no limit), got ${String(limit)}.`,
+        "numConcurrentRuns",
+        limit,
+      );
     }
     this.#maxRuns = limit ?? Infinity;
     this.codecs = new Codecs(checkCodecs(options.codecs));
@@ -128,7 +132,10 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
     config: StepConfig<A, E, R>,
     handler: StepFunction<A, E, R>,
   ): this {
-    if (this.#graph) throw new WorkflowRuntimeError(`addStep("${name}"): steps must be added before the workflow's graph is built (by the first run(), toMermaid() or graph).`);
+    if (this.#graph)
+      throw new WorkflowRuntimeError(
+        `addStep("${name}"): steps must be added before the workflow's graph is built (by the first run(), toMermaid() or graph).`,
+      );
     if (this.#addedSteps.some((s) => s.name === name) || decoratedSteps(this).some((s) => s.name === name)) {
       throw new WorkflowRuntimeError(`addStep: a step named "${name}" already exists. Give the new step another name.`);
     }
@@ -178,18 +185,29 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
     // A run kept by cancel() is continued by run(undefined, { ctx }); a new question starts over, as before the cancel.
     if (input !== undefined) contextEngine.dropCancelledRun(ctx);
     if (ctx.hasSavedRun && input !== undefined) {
-      throw new ContextStateError("This context was saved in the middle of a run. Continue it with workflow.run(undefined, { ctx }), or start over with a new Context.");
+      throw new ContextStateError(
+        "This context was saved in the middle of a run. Continue it with workflow.run(undefined, { ctx }), or start over with a new Context.",
+      );
     }
     if (!ctx.hasSavedRun && input === undefined) {
-      throw new WorkflowRuntimeError(`run() needs the StartEvent's fields, like run({ input: "Hello!" }); only a context saved mid-run continues without them.`);
+      throw new WorkflowRuntimeError(
+        `run() needs the StartEvent's fields, like run({ input: "Hello!" }); only a context saved mid-run continues without them.`,
+      );
     }
     if (ctx.workflow !== this && ctx.workflow.constructor !== this.constructor) {
-      throw new ContextStateError(`This context belongs to a ${ctx.workflow.constructor.name}, not a ${this.constructor.name}. Create it with new Context(workflow).`);
+      throw new ContextStateError(
+        `This context belongs to a ${ctx.workflow.constructor.name}, not a ${this.constructor.name}. Create it with new Context(workflow).`,
+      );
     }
     const timeout = options.timeout === undefined ? this.timeout : options.timeout;
     if (options.timeout != null) checkTimeout(options.timeout, "timeout", "or null for none", "run({ timeout })");
     const first = ctx.hasSavedRun ? undefined : toStartEvent(graph.startEvent, input as TInput | StartEvent<TInput>);
-    const run = new Run(ctx, graph, { workflowName: this.constructor.name, timeout, log: this.verbose ? this.#log : undefined, lifecycleEvents: options.lifecycleEvents === true });
+    const run = new Run(ctx, graph, {
+      workflowName: this.constructor.name,
+      timeout,
+      log: this.verbose ? this.#log : undefined,
+      lifecycleEvents: options.lifecycleEvents === true,
+    });
     const handler = new WorkflowHandler<TResult>(run);
     const signal = options.signal;
     if (signal) {
@@ -232,12 +250,16 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
 function checkCodecs(codecs: WorkflowOptions["codecs"]): Readonly<Record<string, Codec>> {
   if (codecs === undefined) return {};
   if (typeof codecs !== "object" || codecs === null || Array.isArray(codecs)) {
-    throw new WorkflowRuntimeError(`codecs takes an object of codecs by name, like { Money: { test, encode, decode } }; got ${Array.isArray(codecs) ? "an array" : String(codecs)}.`);
+    throw new WorkflowRuntimeError(
+      `codecs takes an object of codecs by name, like { Money: { test, encode, decode } }; got ${Array.isArray(codecs) ? "an array" : String(codecs)}.`,
+    );
   }
   for (const [name, codec] of Object.entries(codecs)) {
     const missing = (["test", "encode", "decode"] as const).filter((fn) => typeof (codec as Partial<Codec> | null)?.[fn] !== "function");
     if (name.length === 0 || missing.length > 0) {
-      throw new WorkflowRuntimeError(`codecs["${name}"] ${name.length === 0 ? "needs a name" : `lacks ${missing.join(", ")}`}: a codec is { test: (value) => boolean, encode: (value) => json, decode: (json) => value } under a stable, non-empty name.`);
+      throw new WorkflowRuntimeError(
+        `codecs["${name}"] ${name.length === 0 ? "needs a name" : `lacks ${missing.join(", ")}`}: a codec is { test: (value) => boolean, encode: (value) => json, decode: (json) => value } under a stable, non-empty name.`,
+      );
     }
   }
   return codecs;
@@ -255,4 +277,3 @@ function toStartEvent(startEvent: EventClass, input: object): Event {
   }
   return new (startEvent as unknown as new (fields: object) => Event)(input);
 }
-

@@ -29,7 +29,10 @@ export class PostgresJournal implements Journal {
   #ready: Promise<unknown> | undefined;
 
   /** A journal in the database of `pool` (its table is created on first use). `description` names it in errors, without a password. */
-  constructor(pool: PostgresQueryable, readonly description: string) {
+  constructor(
+    pool: PostgresQueryable,
+    readonly description: string,
+  ) {
     this.#pool = pool;
   }
 
@@ -53,10 +56,12 @@ export class PostgresJournal implements Journal {
 
   #table(): Promise<unknown> {
     // Two processes creating the table at once can collide on the catalog: a second attempt sees it.
-    return (this.#ready ??= this.#query(TABLE, []).catch(() => this.#query(TABLE, [])).catch((error: unknown) => {
-      this.#ready = undefined;
-      throw error;
-    }));
+    return (this.#ready ??= this.#query(TABLE, [])
+      .catch(() => this.#query(TABLE, []))
+      .catch((error: unknown) => {
+        this.#ready = undefined;
+        throw error;
+      }));
   }
 
   async #query(sql: string, args: unknown[]): ReturnType<PostgresQueryable["query"]> {

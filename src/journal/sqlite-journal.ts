@@ -19,7 +19,9 @@ const TABLE = `CREATE TABLE IF NOT EXISTS stepflow_journal (
  * is not installed.
  */
 export interface SqliteConnection {
-  execute(statement: string | { sql: string; args: (string | number | null)[] }): Promise<{ readonly rows: ArrayLike<Record<string, unknown>>; readonly rowsAffected: number }>;
+  execute(
+    statement: string | { sql: string; args: (string | number | null)[] },
+  ): Promise<{ readonly rows: ArrayLike<Record<string, unknown>>; readonly rowsAffected: number }>;
   close(): void | Promise<void>;
 }
 
@@ -52,7 +54,9 @@ export class SqliteJournal implements Journal {
   async begin(key: string): Promise<JournalClaim> {
     checkJournalKey(key);
     await this.#table();
-    const inserted = await this.#run(() => this.#db.execute({ sql: "INSERT INTO stepflow_journal (key, started_at) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", args: [key, Date.now()] }));
+    const inserted = await this.#run(() =>
+      this.#db.execute({ sql: "INSERT INTO stepflow_journal (key, started_at) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", args: [key, Date.now()] }),
+    );
     if (inserted.rowsAffected === 1) return { claimed: true };
     const found = await this.#run(() => this.#db.execute({ sql: "SELECT result FROM stepflow_journal WHERE key = ?", args: [key] }));
     const result = found.rows[0]?.result;

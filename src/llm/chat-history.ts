@@ -114,7 +114,11 @@ const messageTokens = (message: ChatMessage, atMost: number): number => countTok
  * @example
  * const history = wellFormedHistory(recentHistory(await memory.get(), 0.525 * llm.metadata.contextWindow));
  */
-export function recentHistory(messages: readonly ChatMessage[], tokenLimit: number, tokens: (message: ChatMessage, atMost: number) => number = messageTokens): ChatMessage[] {
+export function recentHistory(
+  messages: readonly ChatMessage[],
+  tokenLimit: number,
+  tokens: (message: ChatMessage, atMost: number) => number = messageTokens,
+): ChatMessage[] {
   let bytes = 0;
   for (let i = messages.length - 1; i >= 0 && bytes <= tokenLimit; i--) bytes += Buffer.byteLength(messageText(messages[i] as ChatMessage)) + 1;
   if (bytes <= tokenLimit) return [...messages];

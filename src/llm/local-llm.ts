@@ -44,10 +44,16 @@ export abstract class LocalLLM extends ToolCallLLM {
   async chat(
     params: LLMChatParamsStreaming<object, ToolCallLLMMessageOptions> | LLMChatParamsNonStreaming<object, ToolCallLLMMessageOptions>,
   ): Promise<AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> | ChatResponse<ToolCallLLMMessageOptions>> {
-    const { deltas, toolCalls } = await this.reply(params.messages, (params.tools ?? []).map((t) => t.metadata.name));
+    const { deltas, toolCalls } = await this.reply(
+      params.messages,
+      (params.tools ?? []).map((t) => t.metadata.name),
+    );
     if (!params.stream) {
       const content = deltas.join("");
-      return { raw: null, message: toolCalls.length > 0 ? { role: "assistant", content, options: { toolCall: [...toolCalls] } } : { role: "assistant", content } };
+      return {
+        raw: null,
+        message: toolCalls.length > 0 ? { role: "assistant", content, options: { toolCall: [...toolCalls] } } : { role: "assistant", content },
+      };
     }
     return (async function* () {
       for (const delta of deltas) yield { raw: null, delta };

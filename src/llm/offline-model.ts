@@ -53,12 +53,17 @@ export function offlineReply(messages: readonly ChatMessage[], tools: readonly s
   const name = statedName(question);
   if (name) return { text: `Nice to meet you, ${name}!` };
   if (/\b(what(?:'s| is) my name|who am i)\b/i.test(question)) {
-    const earlier = messages.slice(0, questionIndex).filter((m) => m.role === "user").map((m) => statedName(extractText(m.content)));
+    const earlier = messages
+      .slice(0, questionIndex)
+      .filter((m) => m.role === "user")
+      .map((m) => statedName(extractText(m.content)));
     const known = earlier.findLast((n) => n !== undefined);
     return { text: known ? `Your name is ${known}.` : "You haven't told me your name yet." };
   }
   if (/^\s*(hello|hi|hey|good (morning|afternoon|evening))\b/i.test(question)) {
-    return { text: 'Hello! I\'m the offline demo model. I can do arithmetic with the calculator tools and remember your name. Try "What is (2123 + 2321) * 312?"' };
+    return {
+      text: 'Hello! I\'m the offline demo model. I can do arithmetic with the calculator tools and remember your name. Try "What is (2123 + 2321) * 312?"',
+    };
   }
   return { text: HELP };
 }
@@ -76,7 +81,10 @@ function arithmetic(expr: Expr, turn: readonly ChatMessage[], tools: readonly st
     const text = extractText(message.content);
     const error = (message.options as { toolResult?: { isError?: boolean } }).toolResult?.isError;
     const value = parseResult(text);
-    results.set(key(call.name, Number(input.x), Number(input.y)), error || value === undefined ? { error: text.replace(/^Encountered error in tool call: /, "") } : { value });
+    results.set(
+      key(call.name, Number(input.x), Number(input.y)),
+      error || value === undefined ? { error: text.replace(/^Encountered error in tool call: /, "") } : { value },
+    );
   }
   // Past 2^53 not every whole number exists as a JavaScript number: say "≈", not "=".
   let approximate = false;
@@ -242,7 +250,9 @@ function parse(text: string): Expr | undefined {
     }
     if (token === "-") {
       const inner = atom();
-      return inner?.kind === "num" ? { kind: "num", value: -inner.value, text: inner.text.startsWith("-") ? inner.text.slice(1) : `-${inner.text}` } : undefined;
+      return inner?.kind === "num"
+        ? { kind: "num", value: -inner.value, text: inner.text.startsWith("-") ? inner.text.slice(1) : `-${inner.text}` }
+        : undefined;
     }
     return token !== undefined && /^[\d.]/.test(token) ? { kind: "num", value: Number(token), text: token } : undefined;
   };
@@ -254,7 +264,8 @@ function parse(text: string): Expr | undefined {
 
 /** "My name is Logan", "I'm Logan", "call me Logan" → "Logan". */
 function statedName(text: string): string | undefined {
-  const match = /\b(?:[Mm]y name is|[Mm]y name's|I am|I'm|[Cc]all me)\s+([A-Z][\p{L}'-]*(?:\s+[A-Z][\p{L}'-]*)?)/u.exec(text) ?? /\bmy name is\s+([\p{L}'-]+)/iu.exec(text);
+  const match =
+    /\b(?:[Mm]y name is|[Mm]y name's|I am|I'm|[Cc]all me)\s+([A-Z][\p{L}'-]*(?:\s+[A-Z][\p{L}'-]*)?)/u.exec(text) ?? /\bmy name is\s+([\p{L}'-]+)/iu.exec(text);
   const name = match?.[1];
   return name ? name[0]?.toUpperCase() + name.slice(1) : undefined;
 }

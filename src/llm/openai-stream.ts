@@ -22,7 +22,10 @@ export interface ToolCallDelta {
 
 /** What is read of a streamed chunk: the SDK's `ChatCompletionChunk`, or an `error` some servers send mid-stream. */
 export interface StreamedChunk {
-  readonly choices?: readonly { readonly delta?: { readonly content?: string | null; readonly tool_calls?: readonly ToolCallDelta[] }; readonly finish_reason?: string | null }[];
+  readonly choices?: readonly {
+    readonly delta?: { readonly content?: string | null; readonly tool_calls?: readonly ToolCallDelta[] };
+    readonly finish_reason?: string | null;
+  }[];
   readonly usage?: unknown;
   readonly error?: unknown;
 }
@@ -55,7 +58,8 @@ export interface ChatStream {
 export async function openChatStream(client: OpenAIClient, body: CreateParams, signal: AbortSignal | undefined): Promise<ChatStream> {
   const request: unknown = client.chat.completions.create({ ...body, stream: true }, { signal });
   // A client wrapped by a tracing library may return a plain promise of the SDK's stream.
-  if (typeof (request as { asResponse?: unknown }).asResponse !== "function") return sdkStream(await (request as Promise<AsyncIterable<StreamedChunk>>), client.baseURL);
+  if (typeof (request as { asResponse?: unknown }).asResponse !== "function")
+    return sdkStream(await (request as Promise<AsyncIterable<StreamedChunk>>), client.baseURL);
   const response = await (request as { asResponse(): Promise<Response> }).asResponse();
   return new ResponseStream(response, client, signal);
 }
@@ -106,7 +110,12 @@ class ResponseStream implements ChatStream {
     if (this.#ended) return undefined;
     const { done, value } = await this.#bytes.read().catch((error: unknown) => {
       if (this.#signal?.aborted) throw error;
-      throw new LLMStreamError(`The server at ${this.#baseURL} broke off its reply: ${networkDetail(error)}. Try again; if it happens again, check the server and the network between.`, this.#baseURL, "broken-off", { cause: error });
+      throw new LLMStreamError(
+        `The server at ${this.#baseURL} broke off its reply: ${networkDetail(error)}. Try again; if it happens again, check the server and the network between.`,
+        this.#baseURL,
+        "broken-off",
+        { cause: error },
+      );
     });
     const text = done ? this.#decoder.decode() : this.#decoder.decode(value as Uint8Array, { stream: true });
     if (!this.#sawEvent && this.#head.length < BODY_HEAD) this.#head += text.slice(0, BODY_HEAD - this.#head.length);
@@ -138,10 +147,19 @@ class ResponseStream implements ChatStream {
     try {
       chunk = JSON.parse(data);
     } catch (error) {
-      throw new LLMStreamError(`The server at ${this.#baseURL} sent a stream event that is not JSON: ${quoteInput(data, 80)}. Is it an OpenAI-compatible chat completions API? Check the base URL (OPENAI_BASE_URL).`, this.#baseURL, "not-json", { cause: error });
+      throw new LLMStreamError(
+        `The server at ${this.#baseURL} sent a stream event that is not JSON: ${quoteInput(data, 80)}. Is it an OpenAI-compatible chat completions API? Check the base URL (OPENAI_BASE_URL).`,
+        this.#baseURL,
+        "not-json",
+        { cause: error },
+      );
     }
     if (typeof chunk !== "object" || chunk === null) {
-      throw new LLMStreamError(`The server at ${this.#baseURL} sent a stream event that is not a JSON object: ${quoteInput(data, 80)}. Is it an OpenAI-compatible chat completions API? Check the base URL (OPENAI_BASE_URL).`, this.#baseURL, "not-object");
+      throw new LLMStreamError(
+        `The server at ${this.#baseURL} sent a stream event that is not a JSON object: ${quoteInput(data, 80)}. Is it an OpenAI-compatible chat completions API? Check the base URL (OPENAI_BASE_URL).`,
+        this.#baseURL,
+        "not-object",
+      );
     }
     const { error } = chunk as StreamedChunk;
     if (error) throw new this.#APIError(undefined, error as object, undefined, this.#response.headers);
@@ -199,7 +217,11 @@ type APIErrorClass = new (status: undefined, error: object, message: undefined, 
 function notStreaming(baseURL: string, head: string | undefined): LLMStreamError {
   const shown = Array.from(head?.replace(/\s+/g, " ").trim() ?? "");
   const began = shown.length === 0 ? "" : ` Its answer began: ${shown.slice(0, 120).join("")}${shown.length > 120 ? "…" : ""}`;
-  return new LLMStreamError(`The server at ${baseURL} answered without streaming: it is not an OpenAI-compatible chat completions API, or it ignores "stream": true. Check the base URL (OPENAI_BASE_URL).${began}`, baseURL, "not-streaming");
+  return new LLMStreamError(
+    `The server at ${baseURL} answered without streaming: it is not an OpenAI-compatible chat completions API, or it ignores "stream": true. Check the base URL (OPENAI_BASE_URL).${began}`,
+    baseURL,
+    "not-streaming",
+  );
 }
 
 /** What undici says went wrong ("other side closed"), rather than fetch's bare "terminated". */

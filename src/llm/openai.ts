@@ -135,7 +135,9 @@ export class LLMReplyCutOffError extends StepflowError {
     readonly tool: string,
     readonly maxTokens: number | undefined,
   ) {
-    super(`The model's reply was cut off by its token limit (finish_reason "length") in the middle of a call to tool ${tool}, so its arguments are incomplete. Raise maxTokens${maxTokens === undefined ? "" : ` (now ${maxTokens})`} or ask for less.`);
+    super(
+      `The model's reply was cut off by its token limit (finish_reason "length") in the middle of a call to tool ${tool}, so its arguments are incomplete. Raise maxTokens${maxTokens === undefined ? "" : ` (now ${maxTokens})`} or ask for less.`,
+    );
   }
 }
 
@@ -184,10 +186,14 @@ export class OpenAI extends LlamaIndexOpenAI {
     return { ...metadata, contextWindow: this.#contextWindow ?? (known ? metadata.contextWindow : DEFAULT_CONTEXT_WINDOW) };
   }
 
-  override chat(params: LLMChatParamsStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions>): Promise<AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>>>;
+  override chat(
+    params: LLMChatParamsStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions>,
+  ): Promise<AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>>>;
   override chat(params: LLMChatParamsNonStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions>): Promise<ChatResponse<ToolCallLLMMessageOptions>>;
   override async chat(
-    params: LLMChatParamsStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions> | LLMChatParamsNonStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions>,
+    params:
+      | LLMChatParamsStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions>
+      | LLMChatParamsNonStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions>,
   ): Promise<AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> | ChatResponse<ToolCallLLMMessageOptions>> {
     if (!params.stream || params.responseFormat) {
       return super.chat(params as LLMChatParamsNonStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions>).catch((error: unknown) => {
@@ -196,7 +202,9 @@ export class OpenAI extends LlamaIndexOpenAI {
     }
     // The request upstream's chat() builds for a streaming call without structured output; an
     // abort signal among the chat options goes to the SDK's request options instead.
-    const { signal, ...chatOptions } = { ...this.additionalChatOptions, ...params.additionalChatOptions } as OpenAIAdditionalChatOptions & { signal?: AbortSignal };
+    const { signal, ...chatOptions } = { ...this.additionalChatOptions, ...params.additionalChatOptions } as OpenAIAdditionalChatOptions & {
+      signal?: AbortSignal;
+    };
     const body: Record<string, unknown> = {
       model: this.model,
       temperature: /^o[34]/.test(this.model) ? undefined : this.temperature,
@@ -222,7 +230,11 @@ export class OpenAI extends LlamaIndexOpenAI {
    * read by openai-stream.ts, not by the SDK's stream (it says why). With `messages`, dispatches
    * LlamaIndex's `llm-start`, `llm-stream` and `llm-end` events as upstream's chat() does.
    */
-  async *#stream(body: CreateParams, signal: AbortSignal | undefined, messages: ChatMessage[] | undefined): AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> {
+  async *#stream(
+    body: CreateParams,
+    signal: AbortSignal | undefined,
+    messages: ChatMessage[] | undefined,
+  ): AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> {
     const callbacks = messages ? Settings.callbackManager : undefined;
     const id = randomUUID();
     if (messages) callbacks?.dispatchEvent("llm-start", { id, messages });
@@ -235,7 +247,8 @@ export class OpenAI extends LlamaIndexOpenAI {
     const raw: ChatResponseChunk<ToolCallLLMMessageOptions>[] = [];
     let content = "";
     let finishReason: string | null | undefined;
-    const end = (options: ToolCallLLMMessageOptions) => callbacks?.dispatchEvent("llm-end", { id, response: { raw, message: { role: "assistant", content, options } } });
+    const end = (options: ToolCallLLMMessageOptions) =>
+      callbacks?.dispatchEvent("llm-end", { id, response: { raw, message: { role: "assistant", content, options } } });
     try {
       for (let parts = await stream.next(); parts; parts = await stream.next()) {
         for (const part of parts) {

@@ -93,7 +93,11 @@ export class ScriptedLLM extends LocalLLM {
     if (typeof this.#script === "function") return this.#script(request, index);
     const reply = this.#script[index];
     if (!reply) {
-      throw new ScriptExhaustedError(`ScriptedLLM has no reply left for request #${index + 1} (it was given ${this.#script.length} replies). Add a reply to the script.`, index + 1, this.#script.length);
+      throw new ScriptExhaustedError(
+        `ScriptedLLM has no reply left for request #${index + 1} (it was given ${this.#script.length} replies). Add a reply to the script.`,
+        index + 1,
+        this.#script.length,
+      );
     }
     return reply;
   }

@@ -12,7 +12,13 @@ import type { BaseTool, ChatMessage, ToolCall, ToolCallLLM } from "@llamaindex/c
  * @example
  * const reply = await streamReply(llm, history, tools, ctx.signal, (delta) => process.stdout.write(delta));
  */
-export async function streamReply(llm: ToolCallLLM, messages: ChatMessage[], tools: readonly BaseTool[], signal: AbortSignal, onDelta: (delta: string) => void): Promise<ChatMessage> {
+export async function streamReply(
+  llm: ToolCallLLM,
+  messages: ChatMessage[],
+  tools: readonly BaseTool[],
+  signal: AbortSignal,
+  onDelta: (delta: string) => void,
+): Promise<ChatMessage> {
   // An LLM that can abort a request (stepflow's OpenAI) gets the signal: an aborted run closes its request.
   const options = (llm as { supportsAbortSignal?: boolean }).supportsAbortSignal === true ? { additionalChatOptions: { signal } } : {};
   let content = "";

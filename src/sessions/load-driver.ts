@@ -45,7 +45,10 @@ function missing(error: unknown, packageName: string, database: string): unknown
   // Only the package itself missing: a driver that is installed but fails to load (a missing
   // native binary, say) keeps its own error.
   if ((code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") && message.includes(`'${packageName}'`)) {
-    return new SessionDriverMissingError(`The ${database} session store needs the package ${packageName}, which is not installed. Install it next to stepflow: npm install ${packageName}`, packageName);
+    return new SessionDriverMissingError(
+      `The ${database} session store needs the package ${packageName}, which is not installed. Install it next to stepflow: npm install ${packageName}`,
+      packageName,
+    );
   }
   return error;
 }

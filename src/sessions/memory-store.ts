@@ -34,7 +34,15 @@ export class MemorySessionStore implements SessionStore {
     const messages = current?.messages ?? [];
     for (const json of save.append) messages.push({ seq: messages.length + 1, json, createdAt: now });
     const version = save.expectedVersion + 1;
-    this.#sessions.set(id, { id, version, snapshot: save.snapshot, messages, messageCount: messages.length, createdAt: current?.createdAt ?? now, updatedAt: now });
+    this.#sessions.set(id, {
+      id,
+      version,
+      snapshot: save.snapshot,
+      messages,
+      messageCount: messages.length,
+      createdAt: current?.createdAt ?? now,
+      updatedAt: now,
+    });
     return version;
   }
 

@@ -37,5 +37,7 @@ export function sessionStoreKind(url: string): "memory" | "postgres" | { readonl
   if (/^postgres(ql)?:\/\//.test(url)) return "postgres";
   const sqlite = /^(?:sqlite|file):(.+)$/.exec(url);
   if (sqlite?.[1]) return { sqlite: sqlite[1].replace(/^\/\/(?=\/)/, "") }; // sqlite:///abs/path as well as sqlite:/abs/path
-  throw new SessionStoreError(`Unknown session store ${quoteInput(maskCredentials(url), 80)}. Use sqlite:PATH (default ${DEFAULT_SESSION_STORE}), postgres://USER:PASSWORD@HOST:PORT/DB, or memory:.`);
+  throw new SessionStoreError(
+    `Unknown session store ${quoteInput(maskCredentials(url), 80)}. Use sqlite:PATH (default ${DEFAULT_SESSION_STORE}), postgres://USER:PASSWORD@HOST:PORT/DB, or memory:.`,
+  );
 }

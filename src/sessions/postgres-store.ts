@@ -58,7 +58,9 @@ export class PostgresSessionStore implements SessionStore {
       });
     } catch (error) {
       await pool.end();
-      throw new SessionStoreError(`Cannot open the session store ${description}: ${(error as Error).message}. Is PostgreSQL running, and is DATABASE_URL right?`);
+      throw new SessionStoreError(
+        `Cannot open the session store ${description}: ${(error as Error).message}. Is PostgreSQL running, and is DATABASE_URL right?`,
+      );
     }
     return new PostgresSessionStore(pool, description);
   }
@@ -102,8 +104,15 @@ export class PostgresSessionStore implements SessionStore {
   /** Messages `range` of a session whose count is known to cover it; `CorruptSessionError` if one is missing. */
   async #messages(id: string, range: MessageRange): Promise<StoredMessage[]> {
     if (range.to < range.from) return [];
-    const messages = await this.#pool.query("SELECT seq, message, created_at FROM stepflow_session_messages WHERE session_id = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq", [id, range.from, range.to]);
-    checkStoredMessages(id, range, messages.rows.map((m) => Number(m.seq)));
+    const messages = await this.#pool.query(
+      "SELECT seq, message, created_at FROM stepflow_session_messages WHERE session_id = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq",
+      [id, range.from, range.to],
+    );
+    checkStoredMessages(
+      id,
+      range,
+      messages.rows.map((m) => Number(m.seq)),
+    );
     return messages.rows.map((m) => ({ seq: Number(m.seq), json: String(m.message), createdAt: new Date(m.created_at) }));
   }
 
@@ -141,8 +150,17 @@ export class PostgresSessionStore implements SessionStore {
 
   async list(options: { limit?: number } = {}): Promise<SessionSummary[]> {
     try {
-      const result = await this.#pool.query("SELECT id, version, message_count, created_at, updated_at FROM stepflow_sessions ORDER BY updated_at DESC, id LIMIT $1", [listLimit(options)]);
-      return result.rows.map((row) => ({ id: String(row.id), version: Number(row.version), messageCount: Number(row.message_count), createdAt: new Date(row.created_at), updatedAt: new Date(row.updated_at) }));
+      const result = await this.#pool.query(
+        "SELECT id, version, message_count, created_at, updated_at FROM stepflow_sessions ORDER BY updated_at DESC, id LIMIT $1",
+        [listLimit(options)],
+      );
+      return result.rows.map((row) => ({
+        id: String(row.id),
+        version: Number(row.version),
+        messageCount: Number(row.message_count),
+        createdAt: new Date(row.created_at),
+        updatedAt: new Date(row.updated_at),
+      }));
     } catch (error) {
       throw this.#failed(error);
     }
@@ -167,7 +185,10 @@ export class PostgresSessionStore implements SessionStore {
   /** A failure of the database itself, named as the store's (not, say, the model server's). */
   #failed(error: unknown): unknown {
     if (error instanceof StepflowError) return error;
-    return new SessionStoreError(`The session store ${this.description} failed: ${(error as Error).message}. Is PostgreSQL running, and is DATABASE_URL right?`, { cause: error });
+    return new SessionStoreError(
+      `The session store ${this.description} failed: ${(error as Error).message}. Is PostgreSQL running, and is DATABASE_URL right?`,
+      { cause: error },
+    );
   }
 }
 

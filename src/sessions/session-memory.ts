@@ -83,7 +83,9 @@ export const wholeContextMemory: SessionMemory = {
   more: () => 0,
   restore(snapshot, window) {
     if (window.total > 0) {
-      throw new SessionStoreError(`This session has ${window.total} stored messages, but the workflow does not say where they go in its context. Run it with the workflow that saved it (such as FunctionCallingAgent), or give Sessions a SessionMemory: new Sessions(workflow, store, { memory }).`);
+      throw new SessionStoreError(
+        `This session has ${window.total} stored messages, but the workflow does not say where they go in its context. Run it with the workflow that saved it (such as FunctionCallingAgent), or give Sessions a SessionMemory: new Sessions(workflow, store, { memory }).`,
+      );
     }
     return snapshot;
   },
@@ -109,7 +111,8 @@ export function checkSessionMemory(memory: SessionMemory): void {
   const problems: string[] = [];
   if (typeof memory !== "object" || memory === null) problems.push(`it is ${memory === null ? "null" : typeof memory}`);
   else {
-    if (!Number.isSafeInteger(memory.initialWindow) || memory.initialWindow < 0) problems.push(`initialWindow must be a whole number ≥ 0, got ${String(memory.initialWindow)}`);
+    if (!Number.isSafeInteger(memory.initialWindow) || memory.initialWindow < 0)
+      problems.push(`initialWindow must be a whole number ≥ 0, got ${String(memory.initialWindow)}`);
     for (const name of ["more", "restore", "save"] as const) if (typeof memory[name] !== "function") problems.push(`${name} must be a function`);
   }
   if (problems.length > 0) throw new SessionStoreError(`Not a SessionMemory: ${problems.join("; ")}. See docs/sessions.md, "The workflow's side".`);

@@ -89,10 +89,16 @@ export class SessionTurn<R> implements PromiseLike<R> {
 
   /** Cancels the turn; the stored session stays as it was. */
   cancel(): void {
-    void this.#handler.then((box) => box.handler.cancel(), () => {});
+    void this.#handler.then(
+      (box) => box.handler.cancel(),
+      () => {},
+    );
   }
 
-  then<A = R, B = never>(onFulfilled?: ((value: R) => A | PromiseLike<A>) | null, onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<A | B> {
+  then<A = R, B = never>(
+    onFulfilled?: ((value: R) => A | PromiseLike<A>) | null,
+    onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): Promise<A | B> {
     return this.#result.then(onFulfilled, onRejected);
   }
 }
@@ -162,8 +168,10 @@ export class Sessions<TInput extends object, TResult> {
     checkSessionId(id);
     const { page } = options;
     const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
-    if (!Number.isSafeInteger(page) || page < 1) throw new SessionStoreError(`page must be a whole number ≥ 1 (page 1 is the oldest messages); got ${String(page)}.`);
-    if (!Number.isSafeInteger(pageSize) || pageSize < 1) throw new SessionStoreError(`pageSize must be a whole number ≥ 1 (default ${DEFAULT_PAGE_SIZE}); got ${String(pageSize)}.`);
+    if (!Number.isSafeInteger(page) || page < 1)
+      throw new SessionStoreError(`page must be a whole number ≥ 1 (page 1 is the oldest messages); got ${String(page)}.`);
+    if (!Number.isSafeInteger(pageSize) || pageSize < 1)
+      throw new SessionStoreError(`pageSize must be a whole number ≥ 1 (default ${DEFAULT_PAGE_SIZE}); got ${String(pageSize)}.`);
     const record = await this.store.load(id, { newest: 0 });
     const total = record?.messageCount ?? 0;
     const from = (page - 1) * pageSize + 1;
@@ -205,7 +213,9 @@ export class Sessions<TInput extends object, TResult> {
     try {
       snapshot = JSON.parse(record.snapshot);
     } catch (error) {
-      throw new ContextSerdeError(`Session "${id}" (version ${record.version}) has a corrupt context snapshot: ${(error as Error).message}. The stored session was not changed.`);
+      throw new ContextSerdeError(
+        `Session "${id}" (version ${record.version}) has a corrupt context snapshot: ${(error as Error).message}. The stored session was not changed.`,
+      );
     }
     const window = await this.#window(id, record.version, record.messages, record.messageCount);
     let ctx: Context;
@@ -230,7 +240,8 @@ export class Sessions<TInput extends object, TResult> {
       const window = { messages, firstSeq, total };
       if (firstSeq <= 1) return window;
       const more = this.memory.more(window);
-      if (!Number.isSafeInteger(more) || more < 0) throw new SessionStoreError(`SessionMemory.more must return a whole number ≥ 0 (how many older messages to load); got ${String(more)}.`);
+      if (!Number.isSafeInteger(more) || more < 0)
+        throw new SessionStoreError(`SessionMemory.more must return a whole number ≥ 0 (how many older messages to load); got ${String(more)}.`);
       if (more === 0) return window;
       // Messages are only appended: those before the loaded ones belong to the version loaded.
       const from = Math.max(1, firstSeq - more);
@@ -245,7 +256,11 @@ export class Sessions<TInput extends object, TResult> {
 
 function sessionMessage(id: string, stored: StoredMessage): SessionMessage {
   const message = parseMessage(id, stored.seq, stored.json);
-  return { seq: stored.seq, message: { role: message.role, content: message.content, ...(message.options ? { options: message.options } : {}) }, createdAt: stored.createdAt };
+  return {
+    seq: stored.seq,
+    message: { role: message.role, content: message.content, ...(message.options ? { options: message.options } : {}) },
+    createdAt: stored.createdAt,
+  };
 }
 
 // LlamaIndex's MessageType.
@@ -255,7 +270,8 @@ function parseMessage(id: string, seq: number, json: string): ChatMessage & Json
   try {
     const message = JSON.parse(json) as ChatMessage & Json;
     const content: unknown = typeof message === "object" && message !== null ? message.content : undefined;
-    const parts = Array.isArray(content) && content.every((part) => typeof part === "object" && part !== null && typeof (part as { type?: unknown }).type === "string");
+    const parts =
+      Array.isArray(content) && content.every((part) => typeof part === "object" && part !== null && typeof (part as { type?: unknown }).type === "string");
     if (MESSAGE_ROLES.has(message?.role) && (typeof content === "string" || parts)) return message;
   } catch {
     // reported below

@@ -11,7 +11,17 @@ import type { InStatement, Row } from "@libsql/client";
 import { StepflowError } from "../core/errors.ts";
 import { SqliteJournal } from "../journal/sqlite-journal.ts";
 import { SqliteThread } from "./sqlite-thread.ts";
-import { SessionConflictError, SessionDriverMissingError, SessionStoreError, checkRange, checkSave, checkSessionId, checkStoredMessages, listLimit, loadedRange } from "./types.ts";
+import {
+  SessionConflictError,
+  SessionDriverMissingError,
+  SessionStoreError,
+  checkRange,
+  checkSave,
+  checkSessionId,
+  checkStoredMessages,
+  listLimit,
+  loadedRange,
+} from "./types.ts";
 import type { LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
 
 /** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
@@ -89,7 +99,10 @@ export class SqliteSessionStore implements SessionStore {
         [
           { sql: "SELECT version, snapshot, message_count, created_at, updated_at FROM stepflow_sessions WHERE id = ?", args: [id] },
           // Only the newest messages, by the (session_id, seq) key: a turn reads the window it needs, not the history.
-          { sql: `${SELECT_MESSAGES} AND seq > (SELECT message_count FROM stepflow_sessions WHERE id = ?) - ?`, args: [id, id, options.newest ?? Number.MAX_SAFE_INTEGER] },
+          {
+            sql: `${SELECT_MESSAGES} AND seq > (SELECT message_count FROM stepflow_sessions WHERE id = ?) - ?`,
+            args: [id, id, options.newest ?? Number.MAX_SAFE_INTEGER],
+          },
         ],
         "read",
       );
@@ -97,7 +110,11 @@ export class SqliteSessionStore implements SessionStore {
       if (!row) return undefined;
       const messageCount = Number(row.message_count);
       const stored = joinedMessages(messages?.rows[0]);
-      checkStoredMessages(id, loadedRange(messageCount, options), stored.map((m) => m.seq));
+      checkStoredMessages(
+        id,
+        loadedRange(messageCount, options),
+        stored.map((m) => m.seq),
+      );
       return {
         id,
         version: Number(row.version),
@@ -126,7 +143,11 @@ export class SqliteSessionStore implements SessionStore {
       const row = sessions?.rows[0];
       if (!row) return [];
       const stored = joinedMessages(messages?.rows[0]);
-      checkStoredMessages(id, { from: range.from, to: Math.min(range.to, Number(row.message_count)) }, stored.map((m) => m.seq));
+      checkStoredMessages(
+        id,
+        { from: range.from, to: Math.min(range.to, Number(row.message_count)) },
+        stored.map((m) => m.seq),
+      );
       return stored;
     } catch (error) {
       throw this.#failed(error);
@@ -223,7 +244,10 @@ export class SqliteSessionStore implements SessionStore {
   /** A failure of the database itself, named as the store's (not, say, the model server's). */
   #failed(error: unknown): unknown {
     if (error instanceof StepflowError) return error;
-    return new SessionStoreError(`The session store ${this.description} failed: ${(error as Error).message}. Check that the file and its folder are writable and the disk is not full.`, { cause: error });
+    return new SessionStoreError(
+      `The session store ${this.description} failed: ${(error as Error).message}. Check that the file and its folder are writable and the disk is not full.`,
+      { cause: error },
+    );
   }
 }
 

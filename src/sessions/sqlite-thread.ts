@@ -198,7 +198,13 @@ function toResultSet(wire: WireResult): ResultSet {
     rows,
     rowsAffected: wire.rowsAffected,
     lastInsertRowid: wire.lastInsertRowid,
-    toJSON: () => ({ columns: wire.columns, columnTypes: wire.columnTypes, rows: wire.rows, rowsAffected: wire.rowsAffected, lastInsertRowid: wire.lastInsertRowid?.toString() ?? null }),
+    toJSON: () => ({
+      columns: wire.columns,
+      columnTypes: wire.columnTypes,
+      rows: wire.rows,
+      rowsAffected: wire.rowsAffected,
+      lastInsertRowid: wire.lastInsertRowid?.toString() ?? null,
+    }),
   };
 }
 
@@ -223,7 +229,10 @@ function fromWire(driver: Driver, wire: WireError): Error {
   } else if (wire.name === "LibsqlError") {
     error = new driver.LibsqlError(wire.message, wire.code ?? "UNKNOWN", wire.extendedCode, wire.rawCode, cause);
   } else {
-    error = new (wire.name === "TypeError" ? TypeError : wire.name === "RangeError" ? RangeError : Error)(wire.message, cause === undefined ? undefined : { cause });
+    error = new (wire.name === "TypeError" ? TypeError : wire.name === "RangeError" ? RangeError : Error)(
+      wire.message,
+      cause === undefined ? undefined : { cause },
+    );
     if (error.name !== wire.name) error.name = wire.name;
   }
   error.message = wire.message; // LibsqlError prefixes the code, which the message already has

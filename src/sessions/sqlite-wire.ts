@@ -39,4 +39,3 @@ export interface WireError {
 export type SqliteReply =
   | { readonly id: number; readonly ok: true; readonly value: WireResult | WireResult[] | null }
   | { readonly id: number; readonly ok: false; readonly error: WireError };
-

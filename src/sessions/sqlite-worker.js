@@ -34,7 +34,7 @@ async function handle(requests) {
   const replies = [];
   let group = [];
   const flush = async () => {
-    if (group.length > 0) replies.push(...await runGroup(group));
+    if (group.length > 0) replies.push(...(await runGroup(group)));
     group = [];
   };
   for (const request of requests) {
@@ -144,7 +144,7 @@ function resultToWire(result) {
     columnTypes: result.columnTypes,
     rows: result.rows.map((row) => Array.from(row)),
     rowsAffected: result.rowsAffected,
-    lastInsertRowid: result.lastInsertRowid
+    lastInsertRowid: result.lastInsertRowid,
   };
 }
 function errorToWire(error) {
@@ -158,6 +158,6 @@ function errorToWire(error) {
     extendedCode: typeof fields.extendedCode === "string" ? fields.extendedCode : void 0,
     rawCode: typeof fields.rawCode === "number" ? fields.rawCode : void 0,
     statementIndex: typeof fields.statementIndex === "number" ? fields.statementIndex : void 0,
-    cause: error.cause === void 0 ? void 0 : errorToWire(error.cause)
+    cause: error.cause === void 0 ? void 0 : errorToWire(error.cause),
   };
 }

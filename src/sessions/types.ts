@@ -111,7 +111,15 @@ export class SessionConflictError extends StepflowError {
 }
 
 /** A stored session's messages do not match its record (a row deleted by hand, a partial restore). @example `err instanceof CorruptSessionError && err.sessionId` */
-export class CorruptSessionError extends ContextSerdeError { override name = "CorruptSessionError"; constructor(readonly sessionId: string, detail: string) { super(`Session "${sessionId}" is corrupt: ${detail}. The stored session was not changed; restore it from a backup, or delete it.`); } }
+export class CorruptSessionError extends ContextSerdeError {
+  override name = "CorruptSessionError";
+  constructor(
+    readonly sessionId: string,
+    detail: string,
+  ) {
+    super(`Session "${sessionId}" is corrupt: ${detail}. The stored session was not changed; restore it from a backup, or delete it.`);
+  }
+}
 
 /**
  * Checks that the messages a store read have exactly the seqs `from`..`to`, as sessions only
@@ -123,11 +131,19 @@ export function checkStoredMessages(id: string, range: MessageRange, seqs: reado
   const gap = seqs.findIndex((seq, i) => seq !== range.from + i);
   if (gap >= 0 || seqs.length < expected) {
     const missing = gap >= 0 ? range.from + gap : range.from + seqs.length;
-    const of = range.from === 1 ? `${seqs.length} of ${expected} messages are stored` : `${seqs.length} of the ${expected} messages #${range.from} to #${range.to} are stored`;
+    const of =
+      range.from === 1
+        ? `${seqs.length} of ${expected} messages are stored`
+        : `${seqs.length} of the ${expected} messages #${range.from} to #${range.to} are stored`;
     throw new CorruptSessionError(id, `message #${missing} is missing (${of})`);
   }
   if (seqs.length !== expected) {
-    throw new CorruptSessionError(id, range.from === 1 ? `it has ${seqs.length} messages stored but records ${expected}` : `it has ${seqs.length} messages stored as #${range.from} to #${range.to}`);
+    throw new CorruptSessionError(
+      id,
+      range.from === 1
+        ? `it has ${seqs.length} messages stored but records ${expected}`
+        : `it has ${seqs.length} messages stored as #${range.from} to #${range.to}`,
+    );
   }
 }
 
@@ -159,7 +175,15 @@ export class SessionStoreError extends StepflowError {
 }
 
 /** The store's database driver (`@libsql/client`, `pg`) is not installed. @example `err instanceof SessionDriverMissingError && err.packageName // "pg"` */
-export class SessionDriverMissingError extends SessionStoreError { override name = "SessionDriverMissingError"; constructor(message: string, readonly packageName: string) { super(message); } }
+export class SessionDriverMissingError extends SessionStoreError {
+  override name = "SessionDriverMissingError";
+  constructor(
+    message: string,
+    readonly packageName: string,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * Throws `SessionStoreError` unless `id` is a usable session id (1–200 characters, no control

@@ -91,14 +91,16 @@ export function runToolCall(call: ToolCall, tools: readonly BaseTool[], options:
   }
   if (!isPromiseLike(result)) return success(call, input, result);
   const deadline = new Deadline(timeout, options.signal);
-  return Promise.race([result, deadline.reached()]).then(
-    (output) => {
-      if (output === TIMED_OUT) return failure(call, `Encountered error in tool call: ${call.name} did not finish within ${timeout} seconds.`);
-      if (output === STOPPED) return failure(call, `Encountered error in tool call: ${call.name} was stopped: the run ended.`);
-      return success(call, input, output);
-    },
-    (error: unknown) => thrown(call, error),
-  ).finally(() => deadline.clear());
+  return Promise.race([result, deadline.reached()])
+    .then(
+      (output) => {
+        if (output === TIMED_OUT) return failure(call, `Encountered error in tool call: ${call.name} did not finish within ${timeout} seconds.`);
+        if (output === STOPPED) return failure(call, `Encountered error in tool call: ${call.name} was stopped: the run ended.`);
+        return success(call, input, output);
+      },
+      (error: unknown) => thrown(call, error),
+    )
+    .finally(() => deadline.clear());
 }
 
 const TIMED_OUT: unique symbol = Symbol("timed out");
@@ -173,7 +175,10 @@ function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: Callable
   }
   const input: unknown = call.input;
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
-    return failure(call, `Invalid arguments for tool ${call.name}: expected a JSON object, got ${JSON.stringify(input)}. The tool was not run; call it again with arguments that match its schema.`);
+    return failure(
+      call,
+      `Invalid arguments for tool ${call.name}: expected a JSON object, got ${JSON.stringify(input)}. The tool was not run; call it again with arguments that match its schema.`,
+    );
   }
   const schema = argumentSchema(tool);
   if (!schema) return { tool: tool as CallableTool, args: input };
@@ -184,7 +189,9 @@ function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: Callable
     return thrown(call, error); // a refinement that throws, or one that is async (a synchronous parse cannot await it)
   }
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => (issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message)).join("; ");
+    const problems = parsed.error.issues
+      .map((issue) => (issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message))
+      .join("; ");
     return failure(call, `Invalid arguments for tool ${call.name}: ${problems}. The tool was not run; call it again with arguments that match its schema.`);
   }
   // A tool from stepflow's tool() parses its input with the same schema in FunctionTool.call.
@@ -200,7 +207,14 @@ function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: Callable
  * cycle, a BigInt inside an object) is reported to the model as an error.
  */
 function success(call: ToolCall, input: unknown, output: unknown): ToolSource {
-  const result = (output: JSONValue | null, content: string): ToolSource => ({ toolCallId: call.id, toolName: call.name, input, output, content, isError: false });
+  const result = (output: JSONValue | null, content: string): ToolSource => ({
+    toolCallId: call.id,
+    toolName: call.name,
+    input,
+    output,
+    content,
+    isError: false,
+  });
   if (typeof output === "string") return result(output, output);
   if (typeof output === "number") return result(Number.isFinite(output) ? output : String(output), String(output));
   if (typeof output === "bigint") return result(String(output), String(output));
@@ -208,7 +222,10 @@ function success(call: ToolCall, input: unknown, output: unknown): ToolSource {
   try {
     content = JSON.stringify(output, readableCollections);
   } catch (error) {
-    return failure(call, `Encountered error in tool call: ${call.name} returned a value that cannot be sent to the model as JSON (${(error as Error).message.split("\n")[0]}).`);
+    return failure(
+      call,
+      `Encountered error in tool call: ${call.name} returned a value that cannot be sent to the model as JSON (${(error as Error).message.split("\n")[0]}).`,
+    );
   }
   if (content === undefined) return result(null, "null"); // undefined, a function or a symbol
   return result(typeof output === "object" && output !== null ? (JSON.parse(content) as JSONValue) : (output as JSONValue), content);

@@ -10,13 +10,18 @@ import { FunctionTool } from "@llamaindex/core/tools";
 
 /** What a zod 3 or zod 4 schema offers the tool runner. */
 export interface ArgumentSchema {
-  safeParse(input: unknown): { success: true; data: unknown } | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } };
+  safeParse(
+    input: unknown,
+  ): { success: true; data: unknown } | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } };
 }
 
 const zodSchemas = new WeakMap<BaseTool, ArgumentSchema>();
 
 const isZodSchema = (value: unknown): value is ArgumentSchema =>
-  typeof value === "object" && value !== null && typeof (value as { safeParse?: unknown }).safeParse === "function" && typeof (value as { parse?: unknown }).parse === "function";
+  typeof value === "object" &&
+  value !== null &&
+  typeof (value as { safeParse?: unknown }).safeParse === "function" &&
+  typeof (value as { parse?: unknown }).parse === "function";
 
 /**
  * Makes a LlamaIndex `FunctionTool` whose zod schema (refinements included) the agent enforces.

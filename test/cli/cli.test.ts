@@ -44,8 +44,8 @@ describe("stepflow CLI (offline demo model)", { timeout: 60_000 }, () => {
     expect(code).toBe(0);
     expect(stdout.trim()).toBe("(2123 + 2321) * 312 = 1386528");
     expect(stderr).toContain("Using the offline demo model");
-    expect(stderr).toContain("add({\"x\":2123,\"y\":2321}) → 4444");
-    expect(stderr).toContain("multiply({\"x\":4444,\"y\":312}) → 1386528");
+    expect(stderr).toContain('add({"x":2123,"y":2321}) → 4444');
+    expect(stderr).toContain('multiply({"x":4444,"y":312}) → 1386528');
   });
 
   it("keeps the conversation across lines of a piped stdin chat", async () => {
@@ -103,7 +103,10 @@ describe("stepflow CLI (offline demo model)", { timeout: 60_000 }, () => {
     [["--bogus"], "stepflow: unknown option '--bogus'. Run npm start -- --help for the options."],
     [["--model"], "stepflow: option '-m, --model <name>' argument missing. Run npm start -- --help for the options."],
     [["--llm", "claude"], "stepflow: option '--llm <kind>' argument 'claude' is invalid. Allowed choices are offline, openai."],
-    [["--llm", "openai", "hi"], "stepflow: --llm openai needs OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (for an OpenAI-compatible server such as Ollama)."],
+    [
+      ["--llm", "openai", "hi"],
+      "stepflow: --llm openai needs OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (for an OpenAI-compatible server such as Ollama).",
+    ],
     [["--model", "gpt 4o", "hi"], 'stepflow: --model "gpt 4o" is not a model name. Use a name like gpt-4o-mini or llama3.1:8b.'],
   ])("exits 2 with one line for the usage error %j", async (args, message) => {
     const { code, stdout, stderr } = await cli(args);
@@ -117,20 +120,44 @@ describe("stepflow CLI (offline demo model)", { timeout: 60_000 }, () => {
   it("exits 2 with exactly one line for each usage mistake, echoing at most 40 characters of a value", { timeout: 120_000 }, async () => {
     const store = "Use sqlite:PATH (default sqlite:.stepflow/sessions.db), postgres://USER:PASSWORD@HOST:PORT/DB, or memory:.";
     const cases: [string[], Record<string, string>, string][] = [
-      [["--llm", "foo", "hi"], {}, "stepflow: option '--llm <kind>' argument 'foo' is invalid. Allowed choices are offline, openai. Run npm start -- --help for the options."],
+      [
+        ["--llm", "foo", "hi"],
+        {},
+        "stepflow: option '--llm <kind>' argument 'foo' is invalid. Allowed choices are offline, openai. Run npm start -- --help for the options.",
+      ],
       [["draw", "extra"], {}, "stepflow: too many arguments for 'draw'. Expected 0 arguments but got 1. Run npm start -- --help for the options."],
       [["sessions", "lst"], {}, "stepflow: unknown command 'lst'. Did you mean list? Run npm start -- --help for the options."],
       [["--session", "", "hi"], {}, 'stepflow: A session id must be 1 to 200 characters without control characters; got "".'],
-      [["--session", "a".repeat(5000), "hi"], {}, `stepflow: A session id must be 1 to 200 characters without control characters; got "${"a".repeat(40)}…" (5000 characters).`],
+      [
+        ["--session", "a".repeat(5000), "hi"],
+        {},
+        `stepflow: A session id must be 1 to 200 characters without control characters; got "${"a".repeat(40)}…" (5000 characters).`,
+      ],
       [["sessions", "show", "a\tb"], {}, 'stepflow: A session id must be 1 to 200 characters without control characters; got "a\\tb".'],
       [["--store", "bogus:x", "--session", "a", "hi"], {}, `stepflow: Unknown session store "bogus:x". ${store}`],
       [["--store", "sqlite:", "--session", "a", "hi"], {}, `stepflow: Unknown session store "sqlite:". ${store}`],
       [["sessions", "--store", "mysql://bob:pw-SECRET456@db/app", "list"], {}, `stepflow: Unknown session store "mysql://bob:***@db/app". ${store}`],
-      [["hi"], { OPENAI_BASE_URL: "127.0.0.1:11434/v1" }, 'stepflow: OPENAI_BASE_URL must be an http:// or https:// URL such as http://localhost:11434/v1; got "127.0.0.1:11434/v1".'],
-      [["hi"], { OPENAI_BASE_URL: "bob:pw-SECRET456@localhost:11434/v1" }, 'stepflow: OPENAI_BASE_URL must be an http:// or https:// URL such as http://localhost:11434/v1; got "bob:***@localhost:11434/v1".'],
-      [["hi"], { OPENAI_BASE_URL: "http://bob:pw-SECRET456@127.0.0.1:9/v1" }, 'stepflow: OPENAI_BASE_URL must not contain a user or password (got "http://bob:***@127.0.0.1:9/v1"): Node\'s fetch refuses such URLs. Put the key in OPENAI_API_KEY.'],
+      [
+        ["hi"],
+        { OPENAI_BASE_URL: "127.0.0.1:11434/v1" },
+        'stepflow: OPENAI_BASE_URL must be an http:// or https:// URL such as http://localhost:11434/v1; got "127.0.0.1:11434/v1".',
+      ],
+      [
+        ["hi"],
+        { OPENAI_BASE_URL: "bob:pw-SECRET456@localhost:11434/v1" },
+        'stepflow: OPENAI_BASE_URL must be an http:// or https:// URL such as http://localhost:11434/v1; got "bob:***@localhost:11434/v1".',
+      ],
+      [
+        ["hi"],
+        { OPENAI_BASE_URL: "http://bob:pw-SECRET456@127.0.0.1:9/v1" },
+        'stepflow: OPENAI_BASE_URL must not contain a user or password (got "http://bob:***@127.0.0.1:9/v1"): Node\'s fetch refuses such URLs. Put the key in OPENAI_API_KEY.',
+      ],
       [["--json"], {}, 'stepflow: --json needs a question: npm start -- --json "What is 2 + 2?"'],
-      [["hi"], { OPENAI_BASE_URL: "http:/bob:pw-SECRET456@127.0.0.1:9/v1" }, 'stepflow: OPENAI_BASE_URL must not contain a user or password (got "http:/bob:***@127.0.0.1:9/v1"): Node\'s fetch refuses such URLs. Put the key in OPENAI_API_KEY.'],
+      [
+        ["hi"],
+        { OPENAI_BASE_URL: "http:/bob:pw-SECRET456@127.0.0.1:9/v1" },
+        'stepflow: OPENAI_BASE_URL must not contain a user or password (got "http:/bob:***@127.0.0.1:9/v1"): Node\'s fetch refuses such URLs. Put the key in OPENAI_API_KEY.',
+      ],
     ];
     // In parallel: each is a process start.
     const results = await Promise.all(cases.map(([args, env]) => cli(args, { env })));
@@ -141,9 +168,21 @@ describe("stepflow CLI (offline demo model)", { timeout: 60_000 }, () => {
   });
 
   it.each([
-      [["hi"], { OPENAI_BASE_URL: "http://127.0.0.1:9/v1", OPENAI_API_KEY: "sk-SECRET\u2026456" }, "stepflow: OPENAI_API_KEY has a character that cannot be sent in an HTTP header (character 10 of 13 is U+2026). Copy the value again; an editor may have put in a curly quote, a dash or a line break."],
-      [["hi"], { OPENAI_BASE_URL: "http://127.0.0.1:9/v1", OPENAI_ORG_ID: "org-\u201cx\u201d" }, "stepflow: OPENAI_ORG_ID has a character that cannot be sent in an HTTP header (character 5 of 7 is U+201C). Copy the value again; an editor may have put in a curly quote, a dash or a line break."],
-      [["hi"], { OPENAI_BASE_URL: "  \t" }, 'stepflow: OPENAI_BASE_URL is set but blank ("  \\t"). Set it to the server\'s URL, such as http://localhost:11434/v1, or unset it.'],
+    [
+      ["hi"],
+      { OPENAI_BASE_URL: "http://127.0.0.1:9/v1", OPENAI_API_KEY: "sk-SECRET\u2026456" },
+      "stepflow: OPENAI_API_KEY has a character that cannot be sent in an HTTP header (character 10 of 13 is U+2026). Copy the value again; an editor may have put in a curly quote, a dash or a line break.",
+    ],
+    [
+      ["hi"],
+      { OPENAI_BASE_URL: "http://127.0.0.1:9/v1", OPENAI_ORG_ID: "org-\u201cx\u201d" },
+      "stepflow: OPENAI_ORG_ID has a character that cannot be sent in an HTTP header (character 5 of 7 is U+201C). Copy the value again; an editor may have put in a curly quote, a dash or a line break.",
+    ],
+    [
+      ["hi"],
+      { OPENAI_BASE_URL: "  \t" },
+      'stepflow: OPENAI_BASE_URL is set but blank ("  \\t"). Set it to the server\'s URL, such as http://localhost:11434/v1, or unset it.',
+    ],
   ] as [string[], Record<string, string>, string][])("exits 2 naming the setting that cannot work, never its value (case %#)", async (args, env, line) => {
     expect(await cli(args, { env })).toEqual({ code: 2, stdout: "", stderr: `${line}\n` });
   });
@@ -163,7 +202,12 @@ describe("stepflow CLI (offline demo model)", { timeout: 60_000 }, () => {
       child.on("close", (exit) => resolve({ code: exit, stdout: out, stderr: err }));
       child.stdin.end();
     });
-    expect({ code, stdout, stderr }).toEqual({ code: 2, stdout: "", stderr: 'stepflow: A session id must be valid UTF-8; got "al\ufffdice", where U+FFFD (\ufffd) stands for bytes that are not. Use a UTF-8 terminal, or another id.\n' });
+    expect({ code, stdout, stderr }).toEqual({
+      code: 2,
+      stdout: "",
+      stderr:
+        'stepflow: A session id must be valid UTF-8; got "al\ufffdice", where U+FFFD (\ufffd) stands for bytes that are not. Use a UTF-8 terminal, or another id.\n',
+    });
   });
 
   it("shows the sessions subcommands when none is given (exit 2), and prints --version", async () => {
@@ -175,7 +219,11 @@ describe("stepflow CLI (offline demo model)", { timeout: 60_000 }, () => {
       expect(stderr).toContain("show [options] <id>  the messages of a session, or one page of them");
       expect(stderr).not.toContain("outputHelp");
     }
-    expect(version).toEqual({ code: 0, stdout: `${JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "package.json"), "utf8")).version}\n`, stderr: "" });
+    expect(version).toEqual({
+      code: 0,
+      stdout: `${JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "package.json"), "utf8")).version}\n`,
+      stderr: "",
+    });
   });
 
   it("draws the agent as Mermaid, and as an HTML page", async () => {
@@ -336,12 +384,12 @@ describe("stepflow CLI sessions", { timeout: 60_000 }, () => {
     const list = await cli(["sessions", "--store", store, "list"]);
     expect(list.stdout).toMatch(/^alice\t4 messages\tupdated \d{4}-\d\d-\d\dT/);
     const show = await cli(["sessions", "--store", store, "show", "alice"]);
-    expect(show.stdout.split("\n").filter(Boolean).map((line) => line.replace(/^\S+ {2}/, ""))).toEqual([
-      "user: My name is Logan.",
-      "assistant: Nice to meet you, Logan!",
-      "user: What is my name?",
-      "assistant: Your name is Logan.",
-    ]);
+    expect(
+      show.stdout
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => line.replace(/^\S+ {2}/, "")),
+    ).toEqual(["user: My name is Logan.", "assistant: Nice to meet you, Logan!", "user: What is my name?", "assistant: Your name is Logan."]);
     expect((await cli(["sessions", "--store", store, "delete", "alice"])).stdout).toBe('Deleted session "alice".\n');
     const gone = await cli(["sessions", "--store", store, "show", "alice"]);
     expect(gone.code).toBe(1);
@@ -356,7 +404,12 @@ describe("stepflow sessions show --page", { timeout: 60_000 }, () => {
     await cli(["--session", "pat", "--store", store, "What is 2 + 3?"]); // 6 messages
     const page = await cli(["sessions", "--store", store, "show", "pat", "--page", "2", "--page-size", "4"]);
     expect(page.code).toBe(0);
-    expect(page.stdout.split("\n").filter(Boolean).map((line) => line.replace(/^\S+ {2}/, ""))).toEqual(["tool: 5", "assistant: 2 + 3 = 5"]);
+    expect(
+      page.stdout
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => line.replace(/^\S+ {2}/, "")),
+    ).toEqual(["tool: 5", "assistant: 2 + 3 = 5"]);
     expect(page.stderr).toContain("Page 2 of 2 (messages 5–6 of 6).");
     const first = await cli(["sessions", "--store", store, "show", "pat", "--page", "1", "--page-size", "4"]);
     expect(first.stdout.split("\n").filter(Boolean)).toHaveLength(4);
@@ -400,7 +453,11 @@ describe("stepflow CLI session store errors name the store, not the model server
     try {
       const { code, stderr } = await cli(["--session", "a", "--store", `sqlite:${dir}/s.db`, "Hi"], { env: modelServer });
       expect(code).toBe(1);
-      expect(stderr).toMatch(new RegExp(`stepflow: Cannot open the session store SQLite ${dir}/s\\.db: SQLite cannot create or write the file \\(.*\\)\\. Check that you may write to ${dir} \\(SQLite also creates s\\.db-wal and s\\.db-shm there\\), or choose another path\\.\n`));
+      expect(stderr).toMatch(
+        new RegExp(
+          `stepflow: Cannot open the session store SQLite ${dir}/s\\.db: SQLite cannot create or write the file \\(.*\\)\\. Check that you may write to ${dir} \\(SQLite also creates s\\.db-wal and s\\.db-shm there\\), or choose another path\\.\n`,
+        ),
+      );
       expect(stderr).not.toContain("OPENAI_BASE_URL");
     } finally {
       spawnSync("chattr", ["-i", dir]);
@@ -426,4 +483,3 @@ describe("passwords in URLs the CLI repeats", () => {
     expect(cases.map(([url]) => maskCredentials(url))).toEqual(cases.map(([, masked]) => masked));
   });
 });
-

@@ -28,7 +28,12 @@ const multiply = tool({ name: "multiply", description: "x * y", parameters: oper
 describe("agent()", () => {
   test("streams upstream's events: input, setup, output with tool calls, each call and result, deltas, output, stop", async () => {
     const llm = new ScriptedLLM([
-      { toolCalls: [{ name: "add", input: { x: 2, y: 3 } }, { name: "multiply", input: { x: 4, y: 5 } }] },
+      {
+        toolCalls: [
+          { name: "add", input: { x: 2, y: 3 } },
+          { name: "multiply", input: { x: 4, y: 5 } },
+        ],
+      },
       { text: ["5 and ", "20."] },
     ]);
     const math = agent({ llm, tools: [add, multiply], systemPrompt: "You do arithmetic." });
@@ -49,14 +54,21 @@ describe("agent()", () => {
 
   test("run() resolves to the stop event; chat history reaches the model", async () => {
     const llm = new ScriptedLLM([{ text: "Your name is Ada." }]);
-    const result = await agent({ llm }).run("What is my name?", { chatHistory: [{ role: "user", content: "I am Ada." }, { role: "assistant", content: "Hello Ada." }] });
+    const result = await agent({ llm }).run("What is my name?", {
+      chatHistory: [
+        { role: "user", content: "I am Ada." },
+        { role: "assistant", content: "Hello Ada." },
+      ],
+    });
     expect(stopAgentEvent.include(result) && result.data.result).toBe("Your name is Ada.");
     expect(llm.requests[0]?.messages.map((m) => m.content)).toEqual(["I am Ada.", "Hello Ada.", "What is my name?"]);
   });
 
   test("a call of an unknown tool is reported to the model; the run goes on (upstream's crashes the process)", async () => {
     const llm = new ScriptedLLM([{ toolCalls: [{ name: "launch_rockets", input: {} }] }, { text: "I cannot do that." }]);
-    const events: AnyWorkflowEventData[] = await agent({ llm, tools: [add] }).runStream("Launch!").toArray();
+    const events: AnyWorkflowEventData[] = await agent({ llm, tools: [add] })
+      .runStream("Launch!")
+      .toArray();
     const result = events.find((e) => agentToolCallResultEvent.include(e));
     expect(result?.data.toolOutput.isError).toBe(true);
     expect(events.at(-1)?.data.result).toBe("I cannot do that.");

@@ -164,7 +164,10 @@ describe.each(implementations)("%s", (_name, core, helpers) => {
         }, 1);
       });
       const all = vi.fn(async () => stop.with(1));
-      workflow.handle(Array.from({ length: 100 }, () => convert), all);
+      workflow.handle(
+        Array.from({ length: 100 }, () => convert),
+        all,
+      );
       const { stream, sendEvent } = workflow.createContext();
       sendEvent(start.with(""));
       expect(await stream.until(stop).toArray()).toHaveLength(102);
@@ -269,9 +272,16 @@ describe.each(implementations)("%s", (_name, core, helpers) => {
     });
 
     test("map, forEach and async iteration", async () => {
-      expect(await sendMessages(2, true).until(halt).map((e: Ev) => eventSource(e)?.uniqueId).toArray()).toEqual(["message", "message", "halt"]);
+      expect(
+        await sendMessages(2, true)
+          .until(halt)
+          .map((e: Ev) => eventSource(e)?.uniqueId)
+          .toArray(),
+      ).toEqual(["message", "message", "halt"]);
       const seen: Ev[] = [];
-      await sendMessages(1, true).until(halt).forEach((e) => seen.push(e));
+      await sendMessages(1, true)
+        .until(halt)
+        .forEach((e) => seen.push(e));
       expect(seen).toHaveLength(2);
       const iterated: Ev[] = [];
       for await (const e of sendMessages(2, true).until(halt)) iterated.push(e);
@@ -347,7 +357,13 @@ describe.each(implementations)("%s", (_name, core, helpers) => {
       const streamed: Ev[] = [];
       for await (const ev of helpers.runStream(workflow, start.with("1"), stop)) streamed.push(ev);
       expect(streamed.map(eventSource)).toEqual([start, middle, stop]);
-      expect(await helpers.run(workflow, [start.with("1"), start.with("2")]).filter(stop).take(2).toArray()).toHaveLength(2);
+      expect(
+        await helpers
+          .run(workflow, [start.with("1"), start.with("2")])
+          .filter(stop)
+          .take(2)
+          .toArray(),
+      ).toHaveLength(2);
     });
 
     test("sub-workflows run inside a handler", async () => {

@@ -39,7 +39,9 @@ describe("the saved context format", () => {
     (saved.run.queued.slow[0] as { type: unknown }).type = 7;
     const error = restoreError(saved);
     expect(error.path).toBe("run.queued.slow[0].type");
-    expect(error.message).toBe("Cannot restore the context: run.queued.slow[0].type should be a string. The saved context was changed or damaged; restore it from a copy saved by ctx.toJSON(), or start over with a new Context.");
+    expect(error.message).toBe(
+      "Cannot restore the context: run.queued.slow[0].type should be a string. The saved context was changed or damaged; restore it from a copy saved by ctx.toJSON(), or start over with a new Context.",
+    );
   });
 
   it("checks ctx.once records and execution ids, quoting keys that are not identifiers", () => {
@@ -67,9 +69,29 @@ describe("the saved context format", () => {
   });
 
   it("migrates format 1's shared collect buffers to the one step that accepts their types", () => {
-    const v1 = { version: 1, workflow: "Flow", store: {}, running: true, run: { queued: {}, inFlight: {}, collected: { "A|B": [{ type: "A", data: {} }] }, unclaimed: [], waiters: [] } };
-    const migrated = migrateContextJSON(v1, { name: "Flow", steps: [{ name: "join", accepts: ["A", "B"] }, { name: "other", accepts: ["A"] }] });
+    const v1 = {
+      version: 1,
+      workflow: "Flow",
+      store: {},
+      running: true,
+      run: { queued: {}, inFlight: {}, collected: { "A|B": [{ type: "A", data: {} }] }, unclaimed: [], waiters: [] },
+    };
+    const migrated = migrateContextJSON(v1, {
+      name: "Flow",
+      steps: [
+        { name: "join", accepts: ["A", "B"] },
+        { name: "other", accepts: ["A"] },
+      ],
+    });
     expect(migrated).toMatchObject({ version: 3, run: { collected: { join: { "A|B": [{ type: "A", data: {} }] } } } });
-    expect(() => migrateContextJSON(v1, { name: "Flow", steps: [{ name: "x", accepts: ["A", "B"] }, { name: "y", accepts: ["A", "B"] }] })).toThrow(/2 steps \(x, y\) of Flow could have collected them/);
+    expect(() =>
+      migrateContextJSON(v1, {
+        name: "Flow",
+        steps: [
+          { name: "x", accepts: ["A", "B"] },
+          { name: "y", accepts: ["A", "B"] },
+        ],
+      }),
+    ).toThrow(/2 steps \(x, y\) of Flow could have collected them/);
   });
 });

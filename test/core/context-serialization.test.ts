@@ -1,5 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { Context, ContextSerdeError, Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, Workflow, registerCodec, step } from "../../src/index.ts";
+import {
+  Context,
+  ContextSerdeError,
+  Event,
+  HumanResponseEvent,
+  InputRequiredEvent,
+  StartEvent,
+  StopEvent,
+  Workflow,
+  registerCodec,
+  step,
+} from "../../src/index.ts";
 import { gate } from "../support/gate.ts";
 
 class Prepared extends Event<{ text: string }> {}
@@ -58,7 +69,9 @@ describe("ctx.toJSON / Context.fromJSON", () => {
     const second = makeFlow(Promise.resolve());
     const fresh = new second.TwoStep({ timeout: 5 });
     const ctx = Context.fromJSON(fresh, saved);
-    expect(() => fresh.run({ text: "again" }, { ctx })).toThrow("This context was saved in the middle of a run. Continue it with workflow.run(undefined, { ctx }), or start over with a new Context.");
+    expect(() => fresh.run({ text: "again" }, { ctx })).toThrow(
+      "This context was saved in the middle of a run. Continue it with workflow.run(undefined, { ctx }), or start over with a new Context.",
+    );
     expect(await fresh.run(undefined, { ctx })).toBe("HELLO (seen 2026-11-22)");
     expect(second.ran).toEqual({ prepare: 0, slow: 1 });
   });
@@ -67,7 +80,9 @@ describe("ctx.toJSON / Context.fromJSON", () => {
     class Approval extends Workflow<{ name: string }, string> {
       @step({ accepts: [StartEvent], emits: [StopEvent] })
       async ask(ctx: Context, ev: StartEvent<{ name: string }>) {
-        const answer = await ctx.waitForEvent(HumanResponseEvent<{ response: string }>, { waiterEvent: new InputRequiredEvent({ prefix: `Fire ${ev.name}?` }) });
+        const answer = await ctx.waitForEvent(HumanResponseEvent<{ response: string }>, {
+          waiterEvent: new InputRequiredEvent({ prefix: `Fire ${ev.name}?` }),
+        });
         return new StopEvent({ result: `${ev.name}: ${answer.response}` });
       }
     }
@@ -103,7 +118,9 @@ describe("ctx.toJSON / Context.fromJSON", () => {
     const ctx = new Context(new TwoStep());
     await ctx.store.set("wallet", { balance: new Money(5) });
     expect(() => ctx.toJSON()).toThrow(ContextSerdeError);
-    expect(() => ctx.toJSON()).toThrow('Cannot save the context: store key "wallet".balance holds a Money object, which is not JSON. Store plain data there, or give the workflow a codec for it: new MyWorkflow({ codecs: { "Money": { test, encode, decode } } }).');
+    expect(() => ctx.toJSON()).toThrow(
+      'Cannot save the context: store key "wallet".balance holds a Money object, which is not JSON. Store plain data there, or give the workflow a codec for it: new MyWorkflow({ codecs: { "Money": { test, encode, decode } } }).',
+    );
     await ctx.store.set("wallet", { fn: () => 1 });
     expect(() => ctx.toJSON()).toThrow('store key "wallet".fn holds a function');
 
@@ -129,8 +146,17 @@ describe("ctx.toJSON / Context.fromJSON", () => {
     const plain = new Context(new TwoStep());
     await plain.store.set("score", new Points(3));
     expect(() => plain.toJSON()).toThrow(/holds a Points object, which is not JSON/);
-    expect(() => Context.fromJSON(new TwoStep(), saved)).toThrow(expect.objectContaining({ name: "ContextSerdeError", path: "store.score", message: 'Cannot restore the context: store.score was saved with codec "Points", which this workflow does not have. Give the workflow that codec: new MyWorkflow({ codecs: { "Points": … } }).' }));
-    expect(() => new TwoStep({ codecs: { Points: { test: points.test } as never } })).toThrow('codecs["Points"] lacks encode, decode: a codec is { test: (value) => boolean, encode: (value) => json, decode: (json) => value } under a stable, non-empty name.');
+    expect(() => Context.fromJSON(new TwoStep(), saved)).toThrow(
+      expect.objectContaining({
+        name: "ContextSerdeError",
+        path: "store.score",
+        message:
+          'Cannot restore the context: store.score was saved with codec "Points", which this workflow does not have. Give the workflow that codec: new MyWorkflow({ codecs: { "Points": … } }).',
+      }),
+    );
+    expect(() => new TwoStep({ codecs: { Points: { test: points.test } as never } })).toThrow(
+      'codecs["Points"] lacks encode, decode: a codec is { test: (value) => boolean, encode: (value) => json, decode: (json) => value } under a stable, non-empty name.',
+    );
   });
 
   it("names the store key of a value a codec fails on, or that contains itself", async () => {
@@ -144,11 +170,15 @@ describe("ctx.toJSON / Context.fromJSON", () => {
     (loop.children as unknown[]).push({ parent: loop });
     await ctx.store.set("seenAt", { tree: loop });
     expect(() => ctx.toJSON()).toThrow(ContextSerdeError);
-    expect(() => ctx.toJSON()).toThrow('Cannot save the context: store key "seenAt".tree.children[0].parent refers back to store key "seenAt".tree (a cycle), which JSON cannot hold. Store plain data without cycles.');
+    expect(() => ctx.toJSON()).toThrow(
+      'Cannot save the context: store key "seenAt".tree.children[0].parent refers back to store key "seenAt".tree (a cycle), which JSON cannot hold. Store plain data without cycles.',
+    );
     const self: unknown[] = [];
     self.push(self);
     await ctx.store.set("seenAt", self);
-    expect(() => ctx.toJSON()).toThrow('Cannot save the context: store key "seenAt"[0] refers back to store key "seenAt" (a cycle), which JSON cannot hold. Store plain data without cycles.');
+    expect(() => ctx.toJSON()).toThrow(
+      'Cannot save the context: store key "seenAt"[0] refers back to store key "seenAt" (a cycle), which JSON cannot hold. Store plain data without cycles.',
+    );
 
     const shared = { n: 1 }; // the same object twice, not inside itself: saved twice
     await ctx.store.set("seenAt", { a: shared, b: [shared, shared] });
@@ -161,12 +191,20 @@ describe("ctx.toJSON / Context.fromJSON", () => {
     const ok = { version: 1, workflow: "TwoStep", store: {}, running: false, run: null };
     const attempt = (json: unknown) => () => Context.fromJSON(flow, json as string);
     expect(attempt("{not json")).toThrow(/^Cannot restore the context: the saved text is not valid JSON \(/);
-    expect(attempt({ ...ok, version: 4 })).toThrow("Cannot restore the context: it was saved in format version 4 by a newer stepflow; this one reads up to version 3. Upgrade stepflow.");
+    expect(attempt({ ...ok, version: 4 })).toThrow(
+      "Cannot restore the context: it was saved in format version 4 by a newer stepflow; this one reads up to version 3. Upgrade stepflow.",
+    );
     expect(attempt({ ...ok, workflow: "Other" })).toThrow("Cannot restore the context: it was saved from a Other, not a TwoStep.");
-    expect(attempt({ ...ok, store: { x: { $codec: "nope", value: 1 } } })).toThrow('Cannot restore the context: store.x was saved with codec "nope", which this workflow does not have. Give the workflow that codec: new MyWorkflow({ codecs: { "nope": … } }).');
+    expect(attempt({ ...ok, store: { x: { $codec: "nope", value: 1 } } })).toThrow(
+      'Cannot restore the context: store.x was saved with codec "nope", which this workflow does not have. Give the workflow that codec: new MyWorkflow({ codecs: { "nope": … } }).',
+    );
     const run = { queued: { slow: [{ type: "Mystery", data: {} }] }, inFlight: {}, collected: {}, unclaimed: [], waiters: [] };
-    expect(attempt({ ...ok, running: true, run })).toThrow('Cannot restore the context: run.queued["slow"][0] is an event of type "Mystery", which this workflow does not know. Known types: StartEvent, Prepared, StopEvent');
-    expect(attempt({ ...ok, running: true, run: { ...run, queued: { gone: [] } } })).toThrow('the saved run has events for a step "gone" that TwoStep does not have.');
+    expect(attempt({ ...ok, running: true, run })).toThrow(
+      'Cannot restore the context: run.queued["slow"][0] is an event of type "Mystery", which this workflow does not know. Known types: StartEvent, Prepared, StopEvent',
+    );
+    expect(attempt({ ...ok, running: true, run: { ...run, queued: { gone: [] } } })).toThrow(
+      'the saved run has events for a step "gone" that TwoStep does not have.',
+    );
     expect(attempt([1])).toThrow("expected the object ctx.toJSON() returns, got an array.");
     expect(attempt(null)).toThrow("expected the object ctx.toJSON() returns, got null.");
   });
@@ -279,6 +317,8 @@ describe("saving a run before its first step starts", () => {
 
   it("refuses a store key __proto__ in a saved context", () => {
     const json = '{"version":1,"workflow":"Ask","store":{"__proto__":{"x":1}},"running":false,"run":null}';
-    expect(() => Context.fromJSON(new Ask(), json)).toThrow('Cannot restore the context: store key "__proto__" cannot be restored (it would replace the store\'s prototype).');
+    expect(() => Context.fromJSON(new Ask(), json)).toThrow(
+      'Cannot restore the context: store key "__proto__" cannot be restored (it would replace the store\'s prototype).',
+    );
   });
 });

@@ -29,7 +29,10 @@ it("@step works under experimentalDecorators", async () => {
   expect(conventions).toEqual(["legacy"]);
   const flow = new LegacyChain();
   expect(await flow.run({ n: 20 })).toBe(41);
-  expect([...flow.graph.steps.values()].map((s) => [s.name, s.numWorkers])).toEqual([["double", 1], ["finish", 2]]);
+  expect([...flow.graph.steps.values()].map((s) => [s.name, s.numWorkers])).toEqual([
+    ["double", 1],
+    ["finish", 2],
+  ]);
 });
 
 it("@step refuses static and symbol-named methods under experimentalDecorators", () => {

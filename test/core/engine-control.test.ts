@@ -31,7 +31,10 @@ describe("timeouts", () => {
         return new StopEvent();
       }
     }
-    const err = await new Slow({ timeout: 0.1 }).run({}).then(() => null, (e: unknown) => e);
+    const err = await new Slow({ timeout: 0.1 }).run({}).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(WorkflowTimeoutError);
     expect((err as Error).message).toBe('Workflow "Slow" timed out after 0.1 seconds. Active steps: sleepy.');
     expect(seen?.aborted).toBe(true);
@@ -52,7 +55,10 @@ describe("timeouts", () => {
       }
     }
     const started = performance.now();
-    const err = await new Spin({ timeout: 0.2 }).run({}).then(() => null, (e: unknown) => e);
+    const err = await new Spin({ timeout: 0.2 }).run({}).then(
+      () => null,
+      (e: unknown) => e,
+    );
     ended = true;
     expect(err).toBeInstanceOf(WorkflowTimeoutError);
     expect(performance.now() - started).toBeLessThan(1_000);
@@ -222,7 +228,10 @@ describe("concurrency and retries", () => {
       }
     }
     await expect(new Broken().run({})).rejects.toThrow("nope");
-    expect(asked).toEqual([[1, "nope"], [2, "nope"]]);
+    expect(asked).toEqual([
+      [1, "nope"],
+      [2, "nope"],
+    ]);
   });
 });
 
@@ -288,7 +297,10 @@ describe("context operations", () => {
     class Targets extends Workflow {
       @step({ accepts: [StartEvent], emits: [Tick, StopEvent] })
       async start(ctx: Context) {
-        for (const [ev, name] of [[new Tick({ n: 1 }), "nope"], [new Progress({ n: 1 }), "tock"]] as const) {
+        for (const [ev, name] of [
+          [new Tick({ n: 1 }), "nope"],
+          [new Progress({ n: 1 }), "tock"],
+        ] as const) {
           try {
             ctx.sendEvent(ev, { step: name });
           } catch (e) {
@@ -410,7 +422,9 @@ describe("context operations", () => {
     expect(await ctx.store.get("user")).toEqual({ name: "Logan" });
     expect(await ctx.store.get("user.name")).toBe("Logan");
     expect(await ctx.store.get("user.age", 30)).toBe(30);
-    await expect(ctx.store.get("user.age")).rejects.toThrow('The context store has no key "user.age". Set it first, or pass a default: ctx.store.get("user.age", defaultValue).');
+    await expect(ctx.store.get("user.age")).rejects.toThrow(
+      'The context store has no key "user.age". Set it first, or pass a default: ctx.store.get("user.age", defaultValue).',
+    );
   });
 
   it("store: keys from user input cannot reach Object.prototype", async () => {
@@ -478,7 +492,10 @@ describe("human in the loop", () => {
     }
     const handler = new Slow({ timeout: 2 * month }).run({});
     let settled = false;
-    void handler.then(() => (settled = true), () => (settled = true));
+    void handler.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
     const events = handler.streamEvents()[Symbol.asyncIterator]();
     expect((await events.next()).value).toBeInstanceOf(InputRequiredEvent);
     // Node fires a timer of more than 2³¹−1 ms after 1 ms; a later 5 ms timer fires after it would have.
@@ -612,7 +629,9 @@ describe("runs that end early", () => {
       new Workflow({ timeout: null }).addStep("work", { accepts: [StartEvent], emits: [StopEvent], retry }, async (): Promise<StopEvent> => {
         throw new Error("flaky");
       });
-    await expect(flow(() => Infinity).run({})).rejects.toThrow('The retry function of step "work" returned Infinity. Return the seconds to wait before the next attempt (a finite number ≥ 0), or null to give up.');
+    await expect(flow(() => Infinity).run({})).rejects.toThrow(
+      'The retry function of step "work" returned Infinity. Return the seconds to wait before the next attempt (a finite number ≥ 0), or null to give up.',
+    );
     await expect(
       flow(() => {
         throw new Error("policy bug");
@@ -665,7 +684,9 @@ describe("runs that end early", () => {
     }
     expect(() => new Workflow({ timeout: Infinity })).toThrow("timeout is in seconds and must be a finite number > 0 (or null for none), got Infinity.");
     expect(() => flow.run({}, { timeout: 0 })).toThrow("run({ timeout }) is in seconds and must be a finite number > 0 (or null for none), got 0.");
-    expect(() => step({ accepts: [StartEvent], emits: [StopEvent], timeout: Number.NaN })).toThrow("@step: timeout is in seconds and must be a finite number > 0 (or null for none), got NaN.");
+    expect(() => step({ accepts: [StartEvent], emits: [StopEvent], timeout: Number.NaN })).toThrow(
+      "@step: timeout is in seconds and must be a finite number > 0 (or null for none), got NaN.",
+    );
     class Waits extends Workflow {
       @step({ accepts: [StartEvent], emits: [StopEvent] })
       async wait(ctx: Context) {
@@ -674,7 +695,9 @@ describe("runs that end early", () => {
       }
     }
     await expect(new Waits().run({})).rejects.toMatchObject({ name: "ConfigurationError", option: "timeout", received: -1 });
-    await expect(new Waits().run({})).rejects.toThrow("waitForEvent(HumanResponseEvent): timeout is in seconds and must be a finite number > 0 (or leave it out to wait forever), got -1.");
+    await expect(new Waits().run({})).rejects.toThrow(
+      "waitForEvent(HumanResponseEvent): timeout is in seconds and must be a finite number > 0 (or leave it out to wait forever), got -1.",
+    );
   });
 });
 

@@ -59,12 +59,14 @@ describe("handler.runId", () => {
 
 describe("ctx.store.clear()", () => {
   it("removes every key", async () => {
-    const ctx = new Context(new (class Flow extends Workflow {
-      @step({ accepts: [StartEvent], emits: [StopEvent] })
-      async go() {
-        return new StopEvent();
-      }
-    })());
+    const ctx = new Context(
+      new (class Flow extends Workflow {
+        @step({ accepts: [StartEvent], emits: [StopEvent] })
+        async go() {
+          return new StopEvent();
+        }
+      })(),
+    );
     await ctx.store.set("user.name", "Logan");
     await ctx.store.set("count", 3);
     await ctx.store.clear();
@@ -154,7 +156,9 @@ describe("typed state", () => {
     const ctx = new Context<CounterState>(new Counter({ state: CounterState }));
     const err = await ctx.store.set("count", "three" as unknown as number).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StateValidationError);
-    expect((err as Error).message).toBe('Setting "count" gives a state that does not match the state schema: count: Invalid input: expected number, received string. The state was left as it was.');
+    expect((err as Error).message).toBe(
+      'Setting "count" gives a state that does not match the state schema: count: Invalid input: expected number, received string. The state was left as it was.',
+    );
     expect(await ctx.store.get("count")).toBe(0);
   });
 
@@ -222,17 +226,23 @@ describe("ctx.store.edit()", () => {
     const ctx = new Context<CounterState>(new Workflow({ state: CounterState }));
     const err = await ctx.store.edit((s) => ({ ...s, count: -1, names: "x" as unknown as string[] })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StateValidationError);
-    expect((err as Error).message).toBe("The edit gives a state that does not match the state schema: names: Invalid input: expected array, received string. The state was left as it was.");
+    expect((err as Error).message).toBe(
+      "The edit gives a state that does not match the state schema: names: Invalid input: expected array, received string. The state was left as it was.",
+    );
     expect(await ctx.store.get("count")).toBe(0);
   });
 
   it("works on an untyped store too", async () => {
     const ctx = new Context(new Workflow());
-    await Promise.all(Array.from({ length: 20 }, () => ctx.store.edit(async (s) => {
-      const n = (s.n as number | undefined) ?? 0;
-      await Promise.resolve();
-      s.n = n + 1;
-    })));
+    await Promise.all(
+      Array.from({ length: 20 }, () =>
+        ctx.store.edit(async (s) => {
+          const n = (s.n as number | undefined) ?? 0;
+          await Promise.resolve();
+          s.n = n + 1;
+        }),
+      ),
+    );
     expect(await ctx.store.get("n")).toBe(20);
   });
 
@@ -279,7 +289,6 @@ describe("streamEvents({ cancelOnBreak })", () => {
     expect(await handler).toBe("finished");
   });
 });
-
 
 describe("typed results: StopEvent.withFields", () => {
   class Answer extends StopEvent.withFields<{ text: string; score: number }>() {}

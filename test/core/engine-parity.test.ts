@@ -48,7 +48,9 @@ describe("graph validation", () => {
   }
 
   it("refuses two StopEvent types", () => {
-    expect(validationMessage(new TwoStops())).toBe('Workflow "TwoStops" is invalid:\n- Only one type of StopEvent is allowed per workflow, found 2: ResultA, ResultB.');
+    expect(validationMessage(new TwoStops())).toBe(
+      'Workflow "TwoStops" is invalid:\n- Only one type of StopEvent is allowed per workflow, found 2: ResultA, ResultB.',
+    );
   });
 
   it("refuses unreachable and dead-end steps in one error", () => {
@@ -118,7 +120,9 @@ describe("graph validation", () => {
         return new StopEvent();
       }
     }
-    expect(() => new NoStart({ validate: false }).run({})).toThrow('Workflow "NoStart" is invalid:\n- No step accepts a StartEvent. Add a step with accepts: [StartEvent].');
+    expect(() => new NoStart({ validate: false }).run({})).toThrow(
+      'Workflow "NoStart" is invalid:\n- No step accepts a StartEvent. Add a step with accepts: [StartEvent].',
+    );
   });
 });
 
@@ -170,7 +174,12 @@ describe("collectEvents", () => {
     class Pairs extends Workflow<{}, string> {
       @step({ accepts: [StartEvent], emits: [Sided] })
       async start(ctx: Context) {
-        for (const [side, n] of [["left", 1], ["right", 2], ["left", 3]] as const) ctx.sendEvent(new Sided({ side, n }));
+        for (const [side, n] of [
+          ["left", 1],
+          ["right", 2],
+          ["left", 3],
+        ] as const)
+          ctx.sendEvent(new Sided({ side, n }));
       }
       @step({ accepts: [Sided], emits: [StopEvent] })
       async pair(ctx: Context, ev: Sided) {
@@ -211,7 +220,7 @@ describe("collectEvents", () => {
     const attempt = () => Context.fromJSON(new TwoCollectors(), JSON.stringify(old));
     expect(attempt).toThrow(ContextSerdeError);
     expect(attempt).toThrow(
-      'Cannot restore the context: it holds events collected by collectEvents (Part|Part) in the format of an older stepflow, which kept one buffer for all steps, and 2 steps (x, y) of TwoCollectors could have collected them. Finish that run with the version that saved it, or start the run again with a new Context.',
+      "Cannot restore the context: it holds events collected by collectEvents (Part|Part) in the format of an older stepflow, which kept one buffer for all steps, and 2 steps (x, y) of TwoCollectors could have collected them. Finish that run with the version that saved it, or start the run again with a new Context.",
     );
   });
 });
@@ -267,7 +276,9 @@ describe("cancel and resume", () => {
     async approve(ctx: Context, ev: StartEvent<{ item: string }>) {
       (this as Approve).starts++;
       await ctx.store.set("item", ev.item);
-      const answer = await ctx.waitForEvent(HumanResponseEvent<{ response: string }>, { waiterEvent: new InputRequiredEvent({ prefix: `approve ${ev.item}?` }) });
+      const answer = await ctx.waitForEvent(HumanResponseEvent<{ response: string }>, {
+        waiterEvent: new InputRequiredEvent({ prefix: `approve ${ev.item}?` }),
+      });
       return new StopEvent({ result: `${ev.item}: ${answer.response}` });
     }
   }
@@ -283,7 +294,11 @@ describe("cancel and resume", () => {
     const flow = new Approve();
     const ctx = new Context(flow);
     await cancelWhenAsked(flow, ctx);
-    expect(ctx.toJSON()).toMatchObject({ running: true, store: { item: "laptop" }, run: { queued: {}, inFlight: { approve: [{ type: "StartEvent", data: { item: "laptop" } }] } } });
+    expect(ctx.toJSON()).toMatchObject({
+      running: true,
+      store: { item: "laptop" },
+      run: { queued: {}, inFlight: { approve: [{ type: "StartEvent", data: { item: "laptop" } }] } },
+    });
   });
 
   it("the same context continues the cancelled run", async () => {

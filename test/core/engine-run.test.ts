@@ -61,7 +61,10 @@ describe("runs", () => {
         return "done" as unknown as StopEvent;
       }
     }
-    const err = await new Bad().run({}).then(() => null, (e: unknown) => e);
+    const err = await new Bad().run({}).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(WorkflowRuntimeError);
     expect((err as Error).message).toBe('Step "oops" returned a string, not an event. Return an Event instance, or nothing to send nothing.');
   });

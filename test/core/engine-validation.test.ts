@@ -62,7 +62,9 @@ describe("validation at the first run", () => {
       @step({ accepts: [Orphan], emits: [] })
       async sink() {}
     }
-    expect(validationMessage(new NoStop())).toBe('Workflow "NoStop" is invalid:\n- No step emits a StopEvent, so no run could finish. Add StopEvent to the emits of the final step.');
+    expect(validationMessage(new NoStop())).toBe(
+      'Workflow "NoStop" is invalid:\n- No step emits a StopEvent, so no run could finish. Add StopEvent to the emits of the final step.',
+    );
   });
 
   it("a step accepting StopEvent", () => {
@@ -74,7 +76,9 @@ describe("validation at the first run", () => {
       @step({ accepts: [StopEvent], emits: [] })
       async after() {}
     }
-    expect(validationMessage(new StopEater())).toBe('Workflow "StopEater" is invalid:\n- Step "after" accepts StopEvent; a StopEvent ends the run and cannot be accepted by a step.');
+    expect(validationMessage(new StopEater())).toBe(
+      'Workflow "StopEater" is invalid:\n- Step "after" accepts StopEvent; a StopEvent ends the run and cannot be accepted by a step.',
+    );
   });
 
   it("more than one StartEvent type", () => {
@@ -89,7 +93,9 @@ describe("validation at the first run", () => {
         return new StopEvent();
       }
     }
-    expect(validationMessage(new TwoStarts())).toBe('Workflow "TwoStarts" is invalid:\n- More than one StartEvent type is accepted: StartEvent, Other. A workflow has one StartEvent type.');
+    expect(validationMessage(new TwoStarts())).toBe(
+      'Workflow "TwoStarts" is invalid:\n- More than one StartEvent type is accepted: StartEvent, Other. A workflow has one StartEvent type.',
+    );
   });
 
   it("bad step options are refused where they are written, with ConfigurationError naming the option", () => {
@@ -99,24 +105,43 @@ describe("validation at the first run", () => {
       [{ retry: { maxAttempts: 2, delay: -1 } }, "retry.delay", -1],
       [{ catchErrors: { maxRecoveries: 1.5 } }, "catchErrors.maxRecoveries", 1.5],
     ] as const) {
-      expect(() => step({ accepts: [StartEvent], emits: [StopEvent], ...config })).toThrow(expect.objectContaining({ name: "ConfigurationError", option, received }));
+      expect(() => step({ accepts: [StartEvent], emits: [StopEvent], ...config })).toThrow(
+        expect.objectContaining({ name: "ConfigurationError", option, received }),
+      );
     }
     expect(() => step({ accepts: [StartEvent], emits: [StopEvent], numWorkers: 0 })).toThrow("@step: numWorkers must be a whole number ≥ 1, got 0.");
-    expect(() => step({ accepts: [StartEvent], emits: [StopEvent], retry: { maxAttempts: 0 } })).toThrow("@step: retry.maxAttempts must be a whole number ≥ 1, got 0.");
-    expect(() => step({ accepts: [StartEvent], emits: [StopEvent], retry: { maxAttempts: 2, delay: -1 } })).toThrow("@step: retry.delay is in seconds and must be a finite number ≥ 0, got -1.");
+    expect(() => step({ accepts: [StartEvent], emits: [StopEvent], retry: { maxAttempts: 0 } })).toThrow(
+      "@step: retry.maxAttempts must be a whole number ≥ 1, got 0.",
+    );
+    expect(() => step({ accepts: [StartEvent], emits: [StopEvent], retry: { maxAttempts: 2, delay: -1 } })).toThrow(
+      "@step: retry.delay is in seconds and must be a finite number ≥ 0, got -1.",
+    );
     // What an import cycle gives: the class is still undefined where the step is declared.
     expect(() => step({ accepts: [StartEvent, undefined as unknown as typeof Orphan], emits: [StopEvent] })).toThrow(
       "@step: accepts[1] is undefined, not an Event class (an import cycle can leave a class undefined where the step is declared).",
     );
-    expect(() => step({ accepts: [StartEvent], emits: [String as unknown as typeof StopEvent] })).toThrow("@step: emits[0] is the function String, not an Event class.");
-    expect(() => new Workflow().addStep("run", { accepts: [StartEvent], emits: [StopEvent] }, "not a function" as never)).toThrow('Step "run" needs a function to run, got the string "not a function".');
+    expect(() => step({ accepts: [StartEvent], emits: [String as unknown as typeof StopEvent] })).toThrow(
+      "@step: emits[0] is the function String, not an Event class.",
+    );
+    expect(() => new Workflow().addStep("run", { accepts: [StartEvent], emits: [StopEvent] }, "not a function" as never)).toThrow(
+      'Step "run" needs a function to run, got the string "not a function".',
+    );
   });
 
   it("a class listed twice in accepts is one route: one execution per event, one arrow in the drawing", async () => {
-    const flow = new Workflow().addStep("once", { accepts: [StartEvent, StartEvent], emits: [StopEvent, StopEvent] }, async () => new StopEvent({ result: "ok" }));
+    const flow = new Workflow().addStep(
+      "once",
+      { accepts: [StartEvent, StartEvent], emits: [StopEvent, StopEvent] },
+      async () => new StopEvent({ result: "ok" }),
+    );
     expect(await flow.run({})).toBe("ok");
     expect(flow.graph.routes.get(StartEvent)?.length).toBe(1);
-    expect(flow.toMermaid().split("\n").filter((line) => line.includes("-->"))).toEqual(["  event_StartEvent --> step_once", "  step_once --> event_StopEvent"]);
+    expect(
+      flow
+        .toMermaid()
+        .split("\n")
+        .filter((line) => line.includes("-->")),
+    ).toEqual(["  event_StartEvent --> step_once", "  step_once --> event_StopEvent"]);
   });
 
   it("addStep refuses the name of a @step method, and steps added once the graph is built", () => {
@@ -127,7 +152,9 @@ describe("validation at the first run", () => {
       }
     }
     const flow = new Decorated();
-    expect(() => flow.addStep("start", { accepts: [StartEvent], emits: [StopEvent] }, async () => new StopEvent())).toThrow('addStep: a step named "start" already exists. Give the new step another name.');
+    expect(() => flow.addStep("start", { accepts: [StartEvent], emits: [StopEvent] }, async () => new StopEvent())).toThrow(
+      'addStep: a step named "start" already exists. Give the new step another name.',
+    );
     flow.toMermaid();
     expect(() => flow.addStep("later", { accepts: [StartEvent], emits: [StopEvent] }, async () => new StopEvent())).toThrow(
       'addStep("later"): steps must be added before the workflow\'s graph is built (by the first run(), toMermaid() or graph).',

@@ -18,7 +18,9 @@ describe("recovery steps (catchErrors)", () => {
       }
       @step({ accepts: [StepFailedEvent], emits: [StopEvent], catchErrors: { forSteps: ["fetch"] } })
       async recover(_ctx: Context, ev: StepFailedEvent) {
-        return new StopEvent({ result: `${ev.step} failed ${ev.attempts} times on ${ev.inputEvent} ${JSON.stringify(ev.input)}: ${ev.error.name}: ${ev.error.message}` });
+        return new StopEvent({
+          result: `${ev.step} failed ${ev.attempts} times on ${ev.inputEvent} ${JSON.stringify(ev.input)}: ${ev.error.name}: ${ev.error.message}`,
+        });
       }
     }
     expect(await new Search().run({})).toBe('fetch failed 2 times on Query {"q":"cats"}: Error: server down');
@@ -75,7 +77,11 @@ describe("recovery steps (catchErrors)", () => {
         return new StopEvent();
       }
     }
-    expect(() => new Bad().graph).toThrow(new WorkflowValidationError('Workflow "Bad" is invalid:\n- Step "recover" catches errors of "nope", which is not a step of this workflow.'));
-    expect(() => step({ accepts: [StepFailedEvent], emits: [StopEvent], catchErrors: { maxRecoveries: 0 } })).toThrow('@step: catchErrors.maxRecoveries must be a whole number ≥ 1, got 0.');
+    expect(() => new Bad().graph).toThrow(
+      new WorkflowValidationError('Workflow "Bad" is invalid:\n- Step "recover" catches errors of "nope", which is not a step of this workflow.'),
+    );
+    expect(() => step({ accepts: [StepFailedEvent], emits: [StopEvent], catchErrors: { maxRecoveries: 0 } })).toThrow(
+      "@step: catchErrors.maxRecoveries must be a whole number ≥ 1, got 0.",
+    );
   });
 });

@@ -6,7 +6,8 @@ class Middle extends Event<{ n: number }> {}
 
 const describeEvent = (ev: AnyEvent): string => {
   if (ev instanceof RunStartedEvent) return `run started${ev.resumed ? " (resumed)" : ""}`;
-  if (ev instanceof StepStateChangedEvent) return `${ev.step} ${ev.state} #${ev.attempt} on ${ev.inputEvent}${ev.outputEvent ? ` → ${ev.outputEvent}` : ""}${ev.error ? `: ${ev.error}` : ""}${ev.willRetry !== undefined ? ` (retry: ${ev.willRetry})` : ""}`;
+  if (ev instanceof StepStateChangedEvent)
+    return `${ev.step} ${ev.state} #${ev.attempt} on ${ev.inputEvent}${ev.outputEvent ? ` → ${ev.outputEvent}` : ""}${ev.error ? `: ${ev.error}` : ""}${ev.willRetry !== undefined ? ` (retry: ${ev.willRetry})` : ""}`;
   if (ev instanceof RunEndedEvent) return `run ${ev.status}${ev.error ? ` (${ev.error.name}: ${ev.error.message})` : ""}`;
   return ev.constructor.name;
 };
@@ -104,7 +105,9 @@ describe("lifecycle events", () => {
     }
     const handler = new Waits({ timeout: 0.05 }).run({}, { lifecycleEvents: true });
     const seen = await collect(handler);
-    expect(seen.at(-1)).toBe('run timedOut (WorkflowTimeoutError: Workflow "Waits" timed out after 0.05 seconds. Active steps: wait. Waiting for: Middle (send it with handler.ctx.sendEvent).)');
+    expect(seen.at(-1)).toBe(
+      'run timedOut (WorkflowTimeoutError: Workflow "Waits" timed out after 0.05 seconds. Active steps: wait. Waiting for: Middle (send it with handler.ctx.sendEvent).)',
+    );
     await handler.catch(() => {});
   });
 

@@ -84,13 +84,19 @@ describe("resources", () => {
       }
     }
     expect(() => new Flow().graph).toThrow(
-      new WorkflowValidationError('Workflow "Flow" is invalid:\n- Step "go": resources depend on each other in a cycle: a → b → a. Break the cycle: a resource cannot need itself.'),
+      new WorkflowValidationError(
+        'Workflow "Flow" is invalid:\n- Step "go": resources depend on each other in a cycle: a → b → a. Break the cycle: a resource cannot need itself.',
+      ),
     );
   });
 
   it("addStep gives the resources too", async () => {
     const answer = resource(() => 42);
-    const flow = new Workflow<{}, number>().addStep("go", { accepts: [StartEvent], emits: [StopEvent], resources: { answer } }, async (_ctx, _ev, { answer }) => new StopEvent({ result: answer }));
+    const flow = new Workflow<{}, number>().addStep(
+      "go",
+      { accepts: [StartEvent], emits: [StopEvent], resources: { answer } },
+      async (_ctx, _ev, { answer }) => new StopEvent({ result: answer }),
+    );
     expect(await flow.run({})).toBe(42);
   });
 });

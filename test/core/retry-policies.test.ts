@@ -40,7 +40,9 @@ describe("exponentialBackoff", () => {
   it("refuses bad options with a message naming them", () => {
     expect(() => exponentialBackoff({ jitter: 2 })).toThrow(expect.objectContaining({ name: "ConfigurationError", option: "jitter", received: 2 }));
     expect(() => exponentialBackoff({ factor: 0.5 })).toThrow(ConfigurationError);
-    expect(() => exponentialBackoff({ factor: 0.5 })).toThrow(new ConfigurationError("exponentialBackoff: factor must be a finite number ≥ 1, got 0.5.", "factor", 0.5));
+    expect(() => exponentialBackoff({ factor: 0.5 })).toThrow(
+      new ConfigurationError("exponentialBackoff: factor must be a finite number ≥ 1, got 0.5.", "factor", 0.5),
+    );
   });
 });
 
@@ -86,7 +88,10 @@ describe("retry policies in a run", () => {
       }
     }
     await expect(new Flaky().run({})).rejects.toThrow("down");
-    expect(calls.map(([a, m]) => [a, m])).toEqual([[1, "down"], [2, "down"]]);
+    expect(calls.map(([a, m]) => [a, m])).toEqual([
+      [1, "down"],
+      [2, "down"],
+    ]);
     for (const [, , elapsed] of calls) expect(elapsed).toBeGreaterThanOrEqual(0);
     expect(calls[1]?.[2]).toBeGreaterThanOrEqual(calls[0]?.[2] ?? 0);
   });

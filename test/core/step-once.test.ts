@@ -57,7 +57,9 @@ describe("ctx.once", () => {
     const reached = gate();
     const first = new Charge({ work: () => ({ id: `ch_${++charges}` }), after: () => (reached.open(), held.promise) });
     const saved = await saveWhen(first, reached.promise);
-    expect(JSON.parse(saved).run.once).toEqual({ [JSON.parse(saved).run.inFlight.charge[0].execution]: { charge: { state: "finished", value: { id: "ch_1" } } } });
+    expect(JSON.parse(saved).run.once).toEqual({
+      [JSON.parse(saved).run.inFlight.charge[0].execution]: { charge: { state: "finished", value: { id: "ch_1" } } },
+    });
 
     const second = new Charge({ work: () => ({ id: `ch_${++charges}` }) });
     expect(await resume(second, saved)).toEqual({ status: "recorded", value: { id: "ch_1" } });
@@ -167,10 +169,12 @@ describe("ctx.once", () => {
     class Flaky extends Workflow<Record<string, never>, OnceResult<unknown>[]> {
       @step({ accepts: [StartEvent], emits: [StopEvent], retry: { maxAttempts: 2, delay: 0 } })
       async charge(ctx: Context) {
-        seen.push(await ctx.once("charge", () => {
-          attempts++;
-          throw new Error("the payment API timed out");
-        }));
+        seen.push(
+          await ctx.once("charge", () => {
+            attempts++;
+            throw new Error("the payment API timed out");
+          }),
+        );
         return new StopEvent({ result: seen });
       }
     }
@@ -205,7 +209,11 @@ describe("ctx.once", () => {
 
   it("says what is wrong: outside a step, a result that is not JSON, the same name twice at once", async () => {
     const flow = new Charge({ work: () => new Map() });
-    await expect(flow.run({ order: "A-1" })).rejects.toThrow(new ContextSerdeError('Cannot save the context: the result of ctx.once("charge") holds a Map object, which is not JSON. Store plain data there, or give the workflow a codec for it: new MyWorkflow({ codecs: { "Map": { test, encode, decode } } }).'));
+    await expect(flow.run({ order: "A-1" })).rejects.toThrow(
+      new ContextSerdeError(
+        'Cannot save the context: the result of ctx.once("charge") holds a Map object, which is not JSON. Store plain data there, or give the workflow a codec for it: new MyWorkflow({ codecs: { "Map": { test, encode, decode } } }).',
+      ),
+    );
 
     const outside = new Context(flow);
     const handler = flow.run({ order: "A-1" }, { ctx: outside });

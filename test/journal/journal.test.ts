@@ -18,16 +18,22 @@ import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts"
 
 const journals: [string, () => Promise<{ journal: Journal; close: () => Promise<void> }>][] = [
   ["memory", async () => ({ journal: new MemoryJournal(), close: async () => {} })],
-  ["SQLite", async () => {
-    const journal = await SqliteJournal.open(join(mkdtempSync(join(tmpdir(), "stepflow-journal-")), "journal.db"));
-    return { journal, close: async () => journal.close() };
-  }],
+  [
+    "SQLite",
+    async () => {
+      const journal = await SqliteJournal.open(join(mkdtempSync(join(tmpdir(), "stepflow-journal-")), "journal.db"));
+      return { journal, close: async () => journal.close() };
+    },
+  ],
 ];
 if (process.env.DATABASE_URL) {
-  journals.push(["PostgreSQL", async () => {
-    const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
-    return { journal: new PostgresJournal(pool, "PostgreSQL"), close: () => pool.end() };
-  }]);
+  journals.push([
+    "PostgreSQL",
+    async () => {
+      const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+      return { journal: new PostgresJournal(pool, "PostgreSQL"), close: () => pool.end() };
+    },
+  ]);
 }
 
 describe.each(journals)("%s journal", (_name, open) => {
@@ -71,8 +77,16 @@ describe("journal keys and stores", () => {
   it("Sessions records a turn's tool calls in its store's journal", async () => {
     const store = await SqliteSessionStore.open(join(mkdtempSync(join(tmpdir(), "stepflow-journal-")), "sessions.db"));
     const keys: (string | undefined)[] = [];
-    const send = tool({ name: "send_email", description: "Send an email.", parameters: z.object({ to: z.string() }), execute: () => (keys.push(currentToolCall()?.idempotencyKey), "sent") });
-    const agent = new FunctionCallingAgent({ llm: new ScriptedLLM([{ toolCalls: [{ id: "e1", name: "send_email", input: { to: "bob" } }] }, { text: "Sent." }]), tools: [send] });
+    const send = tool({
+      name: "send_email",
+      description: "Send an email.",
+      parameters: z.object({ to: z.string() }),
+      execute: () => (keys.push(currentToolCall()?.idempotencyKey), "sent"),
+    });
+    const agent = new FunctionCallingAgent({
+      llm: new ScriptedLLM([{ toolCalls: [{ id: "e1", name: "send_email", input: { to: "bob" } }] }, { text: "Sent." }]),
+      tools: [send],
+    });
     const finish = vi.spyOn(store.journal, "finish");
     await new Sessions(agent, store).run("alice", { input: "Email bob" });
     expect(keys).toHaveLength(1);
@@ -81,7 +95,10 @@ describe("journal keys and stores", () => {
     expect(calls).toHaveLength(1);
     const recorded = await store.journal.begin((calls[0] as [string, string])[0]);
     expect(recorded.claimed).toBe(false);
-    expect(!recorded.claimed && recorded.entry.state === "finished" && JSON.parse(recorded.entry.result)).toMatchObject({ toolName: "send_email", content: "sent" });
+    expect(!recorded.claimed && recorded.entry.state === "finished" && JSON.parse(recorded.entry.result)).toMatchObject({
+      toolName: "send_email",
+      content: "sent",
+    });
     await store.close();
   });
 });

@@ -22,7 +22,12 @@ describe("tools from the llamaindex package", () => {
       parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
     });
     const llm = new ScriptedLLM([
-      { toolCalls: [{ name: "weather", input: { city: "Oslo" } }, { name: "shout", input: { text: "hi" } }] },
+      {
+        toolCalls: [
+          { name: "weather", input: { city: "Oslo" } },
+          { name: "shout", input: { text: "hi" } },
+        ],
+      },
       { text: "Sunny in Oslo. HI" },
     ]);
     const agent = new FunctionCallingAgent({ llm, tools: [weather, shout], timeout: 10 });

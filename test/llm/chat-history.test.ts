@@ -3,7 +3,11 @@ import { describe, expect, it } from "vitest";
 import { recentHistory, wellFormedHistory } from "../../src/llm/chat-history.ts";
 
 const user = (content: string): ChatMessage => ({ role: "user", content });
-const call = (...ids: string[]): ChatMessage => ({ role: "assistant", content: "", options: { toolCall: ids.map((id) => ({ id, name: "add", input: { x: 1, y: 2 } })) } });
+const call = (...ids: string[]): ChatMessage => ({
+  role: "assistant",
+  content: "",
+  options: { toolCall: ids.map((id) => ({ id, name: "add", input: { x: 1, y: 2 } })) },
+});
 const result = (id: string): ChatMessage => ({ role: "user", content: "3", options: { toolResult: { id, result: "3", isError: false } } });
 
 describe("wellFormedHistory", () => {
@@ -21,7 +25,11 @@ describe("wellFormedHistory", () => {
 
   it("drops a call whose results are missing, keeping what the assistant said", () => {
     const said: ChatMessage = { role: "assistant", content: "Let me add.", options: { toolCall: [{ id: "a", name: "add", input: {} }] } };
-    expect(wellFormedHistory([user("1+2?"), said, user("never mind")])).toEqual([user("1+2?"), { role: "assistant", content: "Let me add." }, user("never mind")]);
+    expect(wellFormedHistory([user("1+2?"), said, user("never mind")])).toEqual([
+      user("1+2?"),
+      { role: "assistant", content: "Let me add." },
+      user("never mind"),
+    ]);
     expect(wellFormedHistory([user("1+2?"), call("a", "b"), result("a"), user("never mind")])).toEqual([user("1+2?"), user("never mind")]);
   });
 
@@ -64,7 +72,11 @@ describe("recentHistory", () => {
   });
 
   it("counts the arguments of tool calls", () => {
-    const bigCall: ChatMessage = { role: "assistant", content: "", options: { toolCall: [{ id: "w", name: "write_file", input: { text: words(400).content } }] } };
+    const bigCall: ChatMessage = {
+      role: "assistant",
+      content: "",
+      options: { toolCall: [{ id: "w", name: "write_file", input: { text: words(400).content } }] },
+    };
     const history = [user("write it"), bigCall, result("w"), { role: "assistant", content: "Written." } as ChatMessage, user("thanks")];
     expect(wellFormedHistory(recentHistory(history, 100))).toEqual([{ role: "assistant", content: "Written." }, user("thanks")]);
   });

@@ -78,19 +78,36 @@ describe("OfflineDemoLLM: arithmetic through the tools", () => {
         ],
         ALL,
       );
-    expect(answer("What is 1e200 * 1e200?", "multiply", { x: 1e200, y: 1e200 }, "Infinity")).toEqual({ text: "1e200 * 1e200 is too large for the calculator: the result overflows to Infinity." });
-    expect(answer("What is -1e200 * 1e200 + 1?", "multiply", { x: -1e200, y: 1e200 }, "-Infinity")).toEqual({ text: "-1e200 * 1e200 is too large for the calculator: the result overflows to -Infinity." });
+    expect(answer("What is 1e200 * 1e200?", "multiply", { x: 1e200, y: 1e200 }, "Infinity")).toEqual({
+      text: "1e200 * 1e200 is too large for the calculator: the result overflows to Infinity.",
+    });
+    expect(answer("What is -1e200 * 1e200 + 1?", "multiply", { x: -1e200, y: 1e200 }, "-Infinity")).toEqual({
+      text: "-1e200 * 1e200 is too large for the calculator: the result overflows to -Infinity.",
+    });
     expect(answer("What is 5 - 3?", "subtract", { x: 5, y: 3 }, "NaN")).toEqual({ text: "5 - 3 has no numeric result (the calculator returned NaN)." });
   });
 
   it("answers notation it cannot read with what it can do, instead of reading around it", () => {
     const help = offlineReply([{ role: "user", content: "Write me a poem about llamas" }], ALL);
-    for (const question of ["What is 1,000 + 2,000?", "1,000 + 2,000", "What is 2^3 + 1?", "What is 10 % 3 + 1?", "What is 2 ** 3 + 1?", "What is 10 mod 3 + 1?", "What is 5x + 1?", "What is $5 + 1?", "10:30 + 5"]) {
+    for (const question of [
+      "What is 1,000 + 2,000?",
+      "1,000 + 2,000",
+      "What is 2^3 + 1?",
+      "What is 10 % 3 + 1?",
+      "What is 2 ** 3 + 1?",
+      "What is 10 mod 3 + 1?",
+      "What is 5x + 1?",
+      "What is $5 + 1?",
+      "10:30 + 5",
+    ]) {
       expect(offlineReply([{ role: "user", content: question }], ALL), question).toEqual(help);
     }
     // Sentence punctuation around the arithmetic is not notation.
     for (const question of ["What is 2 + 2.", "What is 2 + 2, please?", "2+2=?", 'Compute "2 + 2"']) {
-      expect(offlineReply([{ role: "user", content: question }], ALL).toolCalls?.map((c) => [c.name, c.input]), question).toEqual([["add", { x: 2, y: 2 }]]);
+      expect(
+        offlineReply([{ role: "user", content: question }], ALL).toolCalls?.map((c) => [c.name, c.input]),
+        question,
+      ).toEqual([["add", { x: 2, y: 2 }]]);
     }
   });
 

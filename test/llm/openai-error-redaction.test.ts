@@ -15,7 +15,14 @@ const KEY = "sk-test-9d8c7b6a5f4e";
 /** Everything about an error a user could print or log. */
 function printed(error: unknown): string {
   const e = error as Error;
-  return [e.message, e.stack, String(e), inspect(e, { depth: 10 }), JSON.stringify(e), describeOpenAIError(e, { baseURL: server?.baseURL ?? "", model: "m" })].join("\n");
+  return [
+    e.message,
+    e.stack,
+    String(e),
+    inspect(e, { depth: 10 }),
+    JSON.stringify(e),
+    describeOpenAIError(e, { baseURL: server?.baseURL ?? "", model: "m" }),
+  ].join("\n");
 }
 
 async function failure(run: () => Promise<unknown>): Promise<unknown> {

@@ -224,7 +224,8 @@ async function rawServer(respond: (res: ServerResponse) => void): Promise<{ base
 }
 
 const SSE_HEADERS = { "content-type": "text/event-stream" };
-const textChunk = (content: string) => JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content }, finish_reason: null }] });
+const textChunk = (content: string) =>
+  JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content }, finish_reason: null }] });
 async function streamedText(llm: OpenAI | UpstreamOpenAI): Promise<string> {
   let text = "";
   for await (const chunk of await llm.chat({ messages: [{ role: "user", content: "go" }], stream: true })) text += chunk.delta;
@@ -258,15 +259,22 @@ describe("reading the event stream", () => {
   it("throws an error the server sends mid-stream as the SDK does, as its APIError", async () => {
     const raw = await rawServer((res) => {
       res.writeHead(200, SSE_HEADERS);
-      res.end(`data: ${textChunk("Hel")}\n\ndata: ${JSON.stringify({ error: { message: "The model is overloaded.", type: "server_error", code: "overloaded" } })}\n\n`);
+      res.end(
+        `data: ${textChunk("Hel")}\n\ndata: ${JSON.stringify({ error: { message: "The model is overloaded.", type: "server_error", code: "overloaded" } })}\n\n`,
+      );
     });
     try {
       const ours = await streamedText(openai(raw.baseURL)).catch((e: unknown) => e);
-      const upstream = await streamedText(new UpstreamOpenAI({ model: "gpt-4o-mini", baseURL: raw.baseURL, apiKey: "k", maxRetries: 0 })).catch((e: unknown) => e);
+      const upstream = await streamedText(new UpstreamOpenAI({ model: "gpt-4o-mini", baseURL: raw.baseURL, apiKey: "k", maxRetries: 0 })).catch(
+        (e: unknown) => e,
+      );
       expect(ours).toBeInstanceOf(Error);
       expect((ours as Error).constructor.name).toBe("APIError");
       expect((ours as Error).message).toBe("The model is overloaded.");
-      expect({ message: (ours as Error).message, code: (ours as { code?: unknown }).code }).toEqual({ message: (upstream as Error).message, code: (upstream as { code?: unknown }).code });
+      expect({ message: (ours as Error).message, code: (ours as { code?: unknown }).code }).toEqual({
+        message: (upstream as Error).message,
+        code: (upstream as { code?: unknown }).code,
+      });
     } finally {
       await raw.close();
     }
@@ -290,7 +298,18 @@ describe("reading the event stream", () => {
   });
 
   it("fails the run with LLMReplyCutOffError when the token limit cuts a tool call's arguments off", async () => {
-    const call = (args: string, finish: string | null) => JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "add", arguments: args } }] }, finish_reason: finish }] });
+    const call = (args: string, finish: string | null) =>
+      JSON.stringify({
+        id: "c",
+        object: "chat.completion.chunk",
+        choices: [
+          {
+            index: 0,
+            delta: { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "add", arguments: args } }] },
+            finish_reason: finish,
+          },
+        ],
+      });
     const raw = await rawServer((res) => {
       res.writeHead(200, SSE_HEADERS);
       res.end(`data: ${call('{"x": 2123, "y"', null)}\n\ndata: ${call("", "length")}\n\ndata: [DONE]\n\n`);
@@ -315,7 +334,7 @@ describe("reading the event stream", () => {
     }
   });
 
-  it("says the server broke off its reply when the connection drops mid-stream, not fetch's bare \"terminated\"", async () => {
+  it('says the server broke off its reply when the connection drops mid-stream, not fetch\'s bare "terminated"', async () => {
     const raw = await rawServer((res) => {
       res.writeHead(200, SSE_HEADERS);
       res.write(`data: ${textChunk("Hel")}\n\n`, () => res.socket?.destroy());
@@ -325,7 +344,9 @@ describe("reading the event stream", () => {
       const reading = (async () => {
         for await (const chunk of await openai(raw.baseURL).chat({ messages: [{ role: "user", content: "go" }], stream: true })) deltas.push(chunk.delta);
       })();
-      await expect(reading).rejects.toThrow(new RegExp(`^The server at ${raw.baseURL} broke off its reply: .+\\. Try again; if it happens again, check the server and the network between\\.$`));
+      await expect(reading).rejects.toThrow(
+        new RegExp(`^The server at ${raw.baseURL} broke off its reply: .+\\. Try again; if it happens again, check the server and the network between\\.$`),
+      );
       expect(deltas).toEqual(["Hel"]);
     } finally {
       await raw.close();
@@ -342,9 +363,20 @@ describe("reading the event stream", () => {
       const nodeFetch = async (url: string | URL | Request, init?: RequestInit) => {
         const response = await fetch(url, init);
         const { ok, status, statusText, headers } = response;
-        return { ok, status, statusText, headers, url: response.url, body: response.body && Readable.fromWeb(response.body as never), text: () => response.text(), json: () => response.json() } as unknown as Response;
+        return {
+          ok,
+          status,
+          statusText,
+          headers,
+          url: response.url,
+          body: response.body && Readable.fromWeb(response.body as never),
+          text: () => response.text(),
+          json: () => response.json(),
+        } as unknown as Response;
       };
-      expect(await streamedText(new OpenAI({ model: "m", baseURL: raw.baseURL, apiKey: "k", maxRetries: 0, additionalSessionOptions: { fetch: nodeFetch } }))).toBe("Hi");
+      expect(
+        await streamedText(new OpenAI({ model: "m", baseURL: raw.baseURL, apiKey: "k", maxRetries: 0, additionalSessionOptions: { fetch: nodeFetch } })),
+      ).toBe("Hi");
       // A tracing wrapper around the SDK client's create(): a plain promise, no asResponse().
       const session = await openai(raw.baseURL).session;
       const create = session.chat.completions.create.bind(session.chat.completions);
@@ -379,7 +411,11 @@ describe("reading the event stream", () => {
     try {
       const deltas: string[] = [];
       const llm = openai(raw.baseURL);
-      for await (const chunk of await llm.chat({ messages: [{ role: "user", content: "go" }], stream: true, additionalChatOptions: { signal: aborted.signal } as never })) {
+      for await (const chunk of await llm.chat({
+        messages: [{ role: "user", content: "go" }],
+        stream: true,
+        additionalChatOptions: { signal: aborted.signal } as never,
+      })) {
         deltas.push(chunk.delta);
         aborted.abort();
       }
@@ -452,7 +488,9 @@ describe("OpenAI metadata and errors", () => {
     await server.close();
     server = undefined;
     const error = await streamedCalls(openai(baseURL), []).catch((e: unknown) => e);
-    expect(describeOpenAIError(error, { baseURL, model: "gpt-4o-mini" })).toBe(`Cannot reach the OpenAI-compatible server at ${baseURL}: ECONNREFUSED. Is it running? Check OPENAI_BASE_URL.`);
+    expect(describeOpenAIError(error, { baseURL, model: "gpt-4o-mini" })).toBe(
+      `Cannot reach the OpenAI-compatible server at ${baseURL}: ECONNREFUSED. Is it running? Check OPENAI_BASE_URL.`,
+    );
   });
 
   it("describes a 429 with the server's message, punctuated once", async () => {
@@ -466,7 +504,9 @@ describe("OpenAI metadata and errors", () => {
   it("fails clearly when a server answers 200 without streaming (a JSON completion, a web page)", async () => {
     const notStreaming = createServer((_req, res) => {
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ id: "x", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "4" }, finish_reason: "stop" }] }));
+      res.end(
+        JSON.stringify({ id: "x", object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "4" }, finish_reason: "stop" }] }),
+      );
     });
     await new Promise<void>((resolve) => notStreaming.listen(0, "127.0.0.1", resolve));
     const baseURL = `http://127.0.0.1:${(notStreaming.address() as AddressInfo).port}/v1`;
@@ -478,7 +518,9 @@ describe("OpenAI metadata and errors", () => {
       const fromEnv = process.env.OPENAI_BASE_URL;
       process.env.OPENAI_BASE_URL = baseURL;
       try {
-        await expect(streamedCalls(new OpenAI({ model: "gpt-4o-mini", apiKey: "k", maxRetries: 0 }), [])).rejects.toThrow(`The server at ${baseURL} answered without streaming`);
+        await expect(streamedCalls(new OpenAI({ model: "gpt-4o-mini", apiKey: "k", maxRetries: 0 }), [])).rejects.toThrow(
+          `The server at ${baseURL} answered without streaming`,
+        );
       } finally {
         if (fromEnv === undefined) delete process.env.OPENAI_BASE_URL;
         else process.env.OPENAI_BASE_URL = fromEnv;
@@ -492,7 +534,14 @@ describe("OpenAI metadata and errors", () => {
     expect(describeOpenAIError(new TypeError("x is undefined"), { baseURL: "u", model: "m" })).toBeUndefined();
     // A reply broken off by a reset: the ECONNRESET it wraps must not make it "Cannot reach the server".
     const reset = new TypeError("terminated", { cause: Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }) });
-    expect(describeOpenAIError(reset, { baseURL: "u", model: "m" })).toBe("Cannot reach the OpenAI-compatible server at u: ECONNRESET. Is it running? Check OPENAI_BASE_URL.");
-    expect(describeOpenAIError(new StepflowError("The server at u broke off its reply: read ECONNRESET (ECONNRESET).", { cause: reset }), { baseURL: "u", model: "m" })).toBeUndefined();
+    expect(describeOpenAIError(reset, { baseURL: "u", model: "m" })).toBe(
+      "Cannot reach the OpenAI-compatible server at u: ECONNRESET. Is it running? Check OPENAI_BASE_URL.",
+    );
+    expect(
+      describeOpenAIError(new StepflowError("The server at u broke off its reply: read ECONNRESET (ECONNRESET).", { cause: reset }), {
+        baseURL: "u",
+        model: "m",
+      }),
+    ).toBeUndefined();
   });
 });

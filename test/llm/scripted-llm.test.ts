@@ -11,7 +11,15 @@ async function collect(stream: AsyncIterable<ChatResponseChunk<object>>) {
 
 describe("ScriptedLLM", () => {
   it("streams text deltas, then the tool calls on a last chunk, numbering calls without ids", async () => {
-    const llm = new ScriptedLLM([{ text: ["Let me ", "add."], toolCalls: [{ name: "add", input: { x: 1, y: 2 } }, { id: "mine", name: "add", input: { x: 3, y: 4 } }] }]);
+    const llm = new ScriptedLLM([
+      {
+        text: ["Let me ", "add."],
+        toolCalls: [
+          { name: "add", input: { x: 1, y: 2 } },
+          { id: "mine", name: "add", input: { x: 3, y: 4 } },
+        ],
+      },
+    ]);
     const chunks = await collect(await llm.chat({ messages: [{ role: "user", content: "1+2, 3+4?" }], tools: [add], stream: true }));
     expect(chunks.map((c) => c.delta)).toEqual(["Let me ", "add.", ""]);
     expect((chunks.at(-1)?.options as { toolCall: ToolCall[] }).toolCall).toEqual([

@@ -28,7 +28,12 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function withoutDrivers(script: string): Promise<{ stdout: string; stderr: string }> {
   const program = `const sessions = await import(${JSON.stringify(SESSIONS)});\n${script}`;
   return new Promise((resolve) => {
-    execFile(process.execPath, ["--import", "tsx", "--import", WITHOUT_DRIVERS, "--input-type=module", "-e", program], { cwd: join(import.meta.dirname, "..", "..") }, (_error, stdout, stderr) => resolve({ stdout, stderr }));
+    execFile(
+      process.execPath,
+      ["--import", "tsx", "--import", WITHOUT_DRIVERS, "--input-type=module", "-e", program],
+      { cwd: join(import.meta.dirname, "..", "..") },
+      (_error, stdout, stderr) => resolve({ stdout, stderr }),
+    );
   });
 }
 
@@ -36,13 +41,17 @@ const report = `const report = (error) => console.log(error.name + " (" + error.
 
 describe("session stores without their database drivers installed", () => {
   it("stepflow/sessions imports, and the memory store works", async () => {
-    const run = await withoutDrivers(`const store = await sessions.openSessionStore("memory:"); console.log(store.description ?? "memory", typeof sessions.Sessions);`);
+    const run = await withoutDrivers(
+      `const store = await sessions.openSessionStore("memory:"); console.log(store.description ?? "memory", typeof sessions.Sessions);`,
+    );
     expect(run.stderr).toBe("");
     expect(run.stdout.trim()).toMatch(/ function$/);
   });
 
   it("a SQLite store names @libsql/client", async () => {
-    const run = await withoutDrivers(`${report}\nawait sessions.openSessionStore("sqlite:${join(dir, "chat.db")}").catch(report);\nconsole.log(String(await sessions.SqliteSessionStore.open("${join(dir, "other.db")}").catch((e) => e instanceof sessions.SessionStoreError)));`);
+    const run = await withoutDrivers(
+      `${report}\nawait sessions.openSessionStore("sqlite:${join(dir, "chat.db")}").catch(report);\nconsole.log(String(await sessions.SqliteSessionStore.open("${join(dir, "other.db")}").catch((e) => e instanceof sessions.SessionStoreError)));`,
+    );
     expect(run.stderr).toBe("");
     expect(run.stdout.trim().split("\n")).toEqual([
       "SessionDriverMissingError (@libsql/client): The SQLite session store needs the package @libsql/client, which is not installed. Install it next to stepflow: npm install @libsql/client",
@@ -53,6 +62,8 @@ describe("session stores without their database drivers installed", () => {
   it("a PostgreSQL store names pg, before any connection is tried", async () => {
     const run = await withoutDrivers(`${report}\nawait sessions.openSessionStore("postgres://app:secret@127.0.0.1:9/db").catch(report);`);
     expect(run.stderr).toBe("");
-    expect(run.stdout.trim()).toBe("SessionDriverMissingError (pg): The PostgreSQL session store needs the package pg, which is not installed. Install it next to stepflow: npm install pg");
+    expect(run.stdout.trim()).toBe(
+      "SessionDriverMissingError (pg): The PostgreSQL session store needs the package pg, which is not installed. Install it next to stepflow: npm install pg",
+    );
   });
 });

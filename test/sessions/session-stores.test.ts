@@ -69,7 +69,9 @@ describe.each(stores)("SessionStore contract: %s", (_name, url) => {
   it("lets exactly one of many concurrent saves from the same version win", async () => {
     const id = unique("race");
     await store.save(id, { expectedVersion: 0, snapshot: "s1", append: [] });
-    const results = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => store.save(id, { expectedVersion: 1, snapshot: `s${i}`, append: [`from ${i}`, `again ${i}`] })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 5 }, (_, i) => store.save(id, { expectedVersion: 1, snapshot: `s${i}`, append: [`from ${i}`, `again ${i}`] })),
+    );
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
     const record = await store.load(id);
     const winner = results.findIndex((r) => r.status === "fulfilled");
@@ -93,7 +95,9 @@ describe.each(stores)("SessionStore contract: %s", (_name, url) => {
     expect((await store.load(id))?.messages.map((m) => m.json)).toEqual(all);
     expect(await store.load(unique("nobody"), { newest: 3 })).toBeUndefined();
     for (const bad of [-1, 1.5, Number.NaN]) {
-      await expect(store.load(id, { newest: bad })).rejects.toThrow(`newest must be a whole number ≥ 0 (the number of newest messages to load); got ${String(bad)}.`);
+      await expect(store.load(id, { newest: bad })).rejects.toThrow(
+        `newest must be a whole number ≥ 0 (the number of newest messages to load); got ${String(bad)}.`,
+      );
     }
   });
 
@@ -111,7 +115,9 @@ describe.each(stores)("SessionStore contract: %s", (_name, url) => {
     expect(await store.readMessages(unique("nobody"), { from: 1, to: 10 })).toEqual([]);
     expect((await store.readMessages(id, { from: 1, to: 1 }))[0]?.createdAt).toBeInstanceOf(Date);
     await expect(store.readMessages(id, { from: 0, to: 3 })).rejects.toThrow(SessionStoreError);
-    await expect(store.readMessages(id, { from: 0, to: 3 })).rejects.toThrow('A message range is { from, to }: whole numbers, from ≥ 1 (the first message is #1); got {"from":0,"to":3}.');
+    await expect(store.readMessages(id, { from: 0, to: 3 })).rejects.toThrow(
+      'A message range is { from, to }: whole numbers, from ≥ 1 (the first message is #1); got {"from":0,"to":3}.',
+    );
   });
 
   it("lists sessions, newest first, and deletes them with their messages", async () => {
@@ -128,7 +134,9 @@ describe.each(stores)("SessionStore contract: %s", (_name, url) => {
     expect(await store.delete(a)).toBe(true);
     expect(await store.delete(a)).toBe(false);
     expect(await store.load(a)).toBeUndefined();
-    await expect(store.save(a, { expectedVersion: 2, snapshot: "", append: [] })).rejects.toThrow(`Session "${a}" was deleted by another process (expected version 2). Start it again.`);
+    await expect(store.save(a, { expectedVersion: 2, snapshot: "", append: [] })).rejects.toThrow(
+      `Session "${a}" was deleted by another process (expected version 2). Start it again.`,
+    );
     expect(await store.save(a, { expectedVersion: 0, snapshot: "", append: ["fresh"] })).toBe(1);
     expect((await store.load(a))?.messages.map((m) => [m.seq, m.json])).toEqual([[1, "fresh"]]);
   });
@@ -155,13 +163,17 @@ describe.each(stores)("SessionStore contract: %s", (_name, url) => {
 
   it("rejects an unusable session id with a clear error", async () => {
     await expect(store.load("")).rejects.toThrow(SessionStoreError);
-    await expect(store.save("a\nb", { expectedVersion: 0, snapshot: "", append: [] })).rejects.toThrow('A session id must be 1 to 200 characters without control characters; got "a\\nb".');
+    await expect(store.save("a\nb", { expectedVersion: 0, snapshot: "", append: [] })).rejects.toThrow(
+      'A session id must be 1 to 200 characters without control characters; got "a\\nb".',
+    );
     await expect(store.load("ok\u0085")).rejects.toThrow('A session id must be 1 to 200 characters without control characters; got "ok\u0085".'); // a C1 control character
   });
 
   it("rejects a session id with a lone surrogate, which the database would store as U+FFFD", async () => {
     const id = unique("lone");
-    await expect(store.save(`${id}\ud800`, { expectedVersion: 0, snapshot: "", append: [] })).rejects.toThrow(`A session id must be well-formed Unicode (no lone surrogates); got "${id}\\ud800".`);
+    await expect(store.save(`${id}\ud800`, { expectedVersion: 0, snapshot: "", append: [] })).rejects.toThrow(
+      `A session id must be well-formed Unicode (no lone surrogates); got "${id}\\ud800".`,
+    );
     await expect(store.load(`${id}\udc01`)).rejects.toThrow(`A session id must be well-formed Unicode (no lone surrogates); got "${id}\\udc01".`);
     await expect(store.delete(`${id}\ud801`)).rejects.toThrow(SessionStoreError);
     expect(await store.load(`${id}\ufffd`)).toBeUndefined();
@@ -189,7 +201,9 @@ describe("openSessionStore", () => {
   it("reports a PostgreSQL server that is not there, without the password", async () => {
     const error = await openSessionStore("postgres://app:s3cret@127.0.0.1:1/app").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SessionStoreError);
-    expect(String((error as Error).message)).toMatch(/^Cannot open the session store PostgreSQL postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/app: .*Is PostgreSQL running, and is DATABASE_URL right\?$/);
+    expect(String((error as Error).message)).toMatch(
+      /^Cannot open the session store PostgreSQL postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/app: .*Is PostgreSQL running, and is DATABASE_URL right\?$/,
+    );
     expect(String((error as Error).message)).not.toContain("s3cret");
   });
 });
@@ -222,7 +236,9 @@ describe.each(stores.filter(([name]) => name !== "memory"))("a session with a mi
       const loaded = store.load(id);
       await expect(loaded).rejects.toThrow(CorruptSessionError);
       await expect(loaded).rejects.toThrow(ContextSerdeError);
-      await expect(loaded).rejects.toThrow(`Session "${id}" is corrupt: message #${seq} is missing (2 of 3 messages are stored). The stored session was not changed; restore it from a backup, or delete it.`);
+      await expect(loaded).rejects.toThrow(
+        `Session "${id}" is corrupt: message #${seq} is missing (2 of 3 messages are stored). The stored session was not changed; restore it from a backup, or delete it.`,
+      );
       expect((await store.list({ limit: 1000 })).find((s) => s.id === id)).toMatchObject({ version: 1, messageCount: 3 });
       expect(await store.delete(id)).toBe(true); // a corrupt session can still be deleted
     } finally {
@@ -239,7 +255,9 @@ describe.each(stores.filter(([name]) => name !== "memory"))("a missing message r
       const id = unique("holes-window");
       await store.save(id, { expectedVersion: 0, snapshot: "s1", append: ["m1", "m2", "m3", "m4", "m5"] });
       await deleteMessageRow(url, id, 4);
-      await expect(store.load(id, { newest: 3 })).rejects.toThrow(`Session "${id}" is corrupt: message #4 is missing (2 of the 3 messages #3 to #5 are stored).`);
+      await expect(store.load(id, { newest: 3 })).rejects.toThrow(
+        `Session "${id}" is corrupt: message #4 is missing (2 of the 3 messages #3 to #5 are stored).`,
+      );
       await expect(store.readMessages(id, { from: 2, to: 9 })).rejects.toThrow(CorruptSessionError);
       expect((await store.load(id, { newest: 1 }))?.messages.map((m) => m.json)).toEqual(["m5"]); // what a turn does not read is not checked
       expect((await store.readMessages(id, { from: 1, to: 3 })).map((m) => m.json)).toEqual(["m1", "m2", "m3"]);
@@ -274,7 +292,9 @@ describe.skipIf(!process.env.DATABASE_URL)("PostgreSQL going away after the stor
       });
       const error = await store.save(id, { expectedVersion: 1, snapshot: "s2", append: ["m2"] }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(SessionStoreError);
-      expect((error as Error).message).toMatch(new RegExp(`^The session store PostgreSQL postgres://.*:${url.port}/.* failed: .*\\. Is PostgreSQL running, and is DATABASE_URL right\\?$`));
+      expect((error as Error).message).toMatch(
+        new RegExp(`^The session store PostgreSQL postgres://.*:${url.port}/.* failed: .*\\. Is PostgreSQL running, and is DATABASE_URL right\\?$`),
+      );
       expect(describeOpenAIError(error, { baseURL: "http://127.0.0.1:11434/v1", model: "m" })).toBeUndefined();
     } finally {
       await store.close().catch(() => {});
@@ -289,7 +309,8 @@ describe("a SQLite database file that cannot be written", () => {
     await writer.save("alice", { expectedVersion: 0, snapshot: "s1", append: ["m1"] });
     await writer.close();
     // chattr +i: read-only even for root (CI runs as root, where chmod does not stop writes).
-    if (spawnSync("chattr", ["+i", path]).status !== 0) return context.skip("chattr +i is not available here (it needs ext4-like file attributes and CAP_LINUX_IMMUTABLE)");
+    if (spawnSync("chattr", ["+i", path]).status !== 0)
+      return context.skip("chattr +i is not available here (it needs ext4-like file attributes and CAP_LINUX_IMMUTABLE)");
     try {
       const store = await openSessionStore(`sqlite:${path}`);
       try {
@@ -297,7 +318,9 @@ describe("a SQLite database file that cannot be written", () => {
         expect((await store.load("alice"))?.messages.map((m) => m.json)).toEqual(["m1"]);
         const error = await store.save("alice", { expectedVersion: 1, snapshot: "s2", append: ["m2"] }).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(SessionStoreError);
-        expect((error as Error).message).toMatch(new RegExp(`^The session store SQLite ${path} failed: .*readonly.*\\. Check that the file and its folder are writable and the disk is not full\\.$`));
+        expect((error as Error).message).toMatch(
+          new RegExp(`^The session store SQLite ${path} failed: .*readonly.*\\. Check that the file and its folder are writable and the disk is not full\\.$`),
+        );
       } finally {
         await store.close();
       }

@@ -88,59 +88,63 @@ describe.each(stores)("a 10,000-turn session: %s", (_name, url) => {
   it.each([
     ["a 4,096-token model", 4096],
     ["a 128,000-token model", undefined],
-  ])("continues with %s: the model sees the same history as from the whole session, and the turn reads only its window", { timeout: 60_000 }, async (_label, contextWindow) => {
-    const store = await open(url());
-    const [windowed, whole] = [unique("long"), unique("long-whole")];
-    // A real first turn gives the snapshot; the 10,000 turns are written as rows, in one save.
-    const rows = Array.from({ length: 10_000 }, (_, n) => storedTurn(n)).flat();
-    for (const id of [windowed, whole]) {
-      await new Sessions(addingAgent(contextWindow).agent, store).run(id, { input: "Hello" });
-      const first = await store.load(id);
-      await store.save(id, { expectedVersion: 1, snapshot: first?.snapshot ?? "", append: rows });
-    }
-    const total = 40_004; // the first turn's 4 messages, then 10,000 × 4
+  ])(
+    "continues with %s: the model sees the same history as from the whole session, and the turn reads only its window",
+    { timeout: 60_000 },
+    async (_label, contextWindow) => {
+      const store = await open(url());
+      const [windowed, whole] = [unique("long"), unique("long-whole")];
+      // A real first turn gives the snapshot; the 10,000 turns are written as rows, in one save.
+      const rows = Array.from({ length: 10_000 }, (_, n) => storedTurn(n)).flat();
+      for (const id of [windowed, whole]) {
+        await new Sessions(addingAgent(contextWindow).agent, store).run(id, { input: "Hello" });
+        const first = await store.load(id);
+        await store.save(id, { expectedVersion: 1, snapshot: first?.snapshot ?? "", append: rows });
+      }
+      const total = 40_004; // the first turn's 4 messages, then 10,000 × 4
 
-    const a = addingAgent(contextWindow);
-    const reads = counting(store);
-    const { response } = await new Sessions(a.agent, reads.store).run(windowed, { input: "What is 20000 + 26?" });
-    expect(response.content).toBe("The sum is 20026.");
+      const a = addingAgent(contextWindow);
+      const reads = counting(store);
+      const { response } = await new Sessions(a.agent, reads.store).run(windowed, { input: "What is 20000 + 26?" });
+      expect(response.content).toBe("The sum is 20026.");
 
-    // The same turn on a copy of the session, with every stored message loaded: what a turn sent before.
-    const b = addingAgent(contextWindow);
-    const everything = { ...b.agent.sessionMemory, initialWindow: Number.MAX_SAFE_INTEGER };
-    await new Sessions(b.agent, store, { memory: everything }).run(whole, { input: "What is 20000 + 26?" });
+      // The same turn on a copy of the session, with every stored message loaded: what a turn sent before.
+      const b = addingAgent(contextWindow);
+      const everything = { ...b.agent.sessionMemory, initialWindow: Number.MAX_SAFE_INTEGER };
+      await new Sessions(b.agent, store, { memory: everything }).run(whole, { input: "What is 20000 + 26?" });
 
-    expect(a.llm.requests).toHaveLength(2);
-    expect(a.llm.requests.map((r) => r.messages)).toEqual(b.llm.requests.map((r) => r.messages));
-    const sent = a.llm.requests[0]?.messages ?? [];
-    expect(sent.length).toBeGreaterThan(40); // a window, not just the question
-    expect(sent.length).toBeLessThan(total);
-    expect(sent[0]?.options).toBeUndefined(); // well formed: no tool result without its call
-    expect(sent.at(-1)).toEqual({ role: "user", content: "What is 20000 + 26?" });
-    expect(reads.read()).toBeLessThanOrEqual(sent.length * 2 + 64);
+      expect(a.llm.requests).toHaveLength(2);
+      expect(a.llm.requests.map((r) => r.messages)).toEqual(b.llm.requests.map((r) => r.messages));
+      const sent = a.llm.requests[0]?.messages ?? [];
+      expect(sent.length).toBeGreaterThan(40); // a window, not just the question
+      expect(sent.length).toBeLessThan(total);
+      expect(sent[0]?.options).toBeUndefined(); // well formed: no tool result without its call
+      expect(sent.at(-1)).toEqual({ role: "user", content: "What is 20000 + 26?" });
+      expect(reads.read()).toBeLessThanOrEqual(sent.length * 2 + 64);
 
-    // The turn appended its 4 messages after the 40,004, and the next turn continues from them.
-    const after = await store.load(windowed, { newest: 5 });
-    expect(after).toMatchObject({ version: 3, messageCount: total + 4 });
-    expect(after?.messages.map((m) => [m.seq, JSON.parse(m.json).content])).toEqual([
-      [total, "9999 + 1 = 10000."],
-      [total + 1, "What is 20000 + 26?"],
-      [total + 2, ""],
-      [total + 3, "20026"],
-      [total + 4, "The sum is 20026."],
-    ]);
-    const c = addingAgent(contextWindow);
-    await new Sessions(c.agent, store).run(windowed, { input: "And again?" });
-    expect(c.llm.requests[0]?.messages.slice(-5)).toEqual([
-      { role: "user", content: "What is 20000 + 26?" },
-      { role: "assistant", content: "", options: { toolCall: [{ id: "call_1", name: "add", input: { x: 20_000, y: 26 } }] } },
-      { role: "user", content: "20026", options: { toolResult: { id: "call_1", result: "20026", isError: false } } },
-      { role: "assistant", content: "The sum is 20026." },
-      { role: "user", content: "And again?" },
-    ]);
-    await store.delete(windowed);
-    await store.delete(whole);
-  });
+      // The turn appended its 4 messages after the 40,004, and the next turn continues from them.
+      const after = await store.load(windowed, { newest: 5 });
+      expect(after).toMatchObject({ version: 3, messageCount: total + 4 });
+      expect(after?.messages.map((m) => [m.seq, JSON.parse(m.json).content])).toEqual([
+        [total, "9999 + 1 = 10000."],
+        [total + 1, "What is 20000 + 26?"],
+        [total + 2, ""],
+        [total + 3, "20026"],
+        [total + 4, "The sum is 20026."],
+      ]);
+      const c = addingAgent(contextWindow);
+      await new Sessions(c.agent, store).run(windowed, { input: "And again?" });
+      expect(c.llm.requests[0]?.messages.slice(-5)).toEqual([
+        { role: "user", content: "What is 20000 + 26?" },
+        { role: "assistant", content: "", options: { toolCall: [{ id: "call_1", name: "add", input: { x: 20_000, y: 26 } }] } },
+        { role: "user", content: "20026", options: { toolResult: { id: "call_1", result: "20026", isError: false } } },
+        { role: "assistant", content: "The sum is 20026." },
+        { role: "user", content: "And again?" },
+      ]);
+      await store.delete(windowed);
+      await store.delete(whole);
+    },
+  );
 });
 
 describe.each(stores)("paged history: %s", (_name, url) => {
@@ -172,8 +176,12 @@ describe.each(stores)("paged history: %s", (_name, url) => {
     const empty = [];
     for await (const message of sessions.history(unique("nobody"))) empty.push(message);
     expect(empty).toEqual([]);
-    await expect(sessions.messagePage(id, { page: 0 })).rejects.toThrow(new SessionStoreError("page must be a whole number ≥ 1 (page 1 is the oldest messages); got 0."));
-    await expect(sessions.messagePage(id, { page: 1, pageSize: 0 })).rejects.toThrow(new SessionStoreError("pageSize must be a whole number ≥ 1 (default 50); got 0."));
+    await expect(sessions.messagePage(id, { page: 0 })).rejects.toThrow(
+      new SessionStoreError("page must be a whole number ≥ 1 (page 1 is the oldest messages); got 0."),
+    );
+    await expect(sessions.messagePage(id, { page: 1, pageSize: 0 })).rejects.toThrow(
+      new SessionStoreError("pageSize must be a whole number ≥ 1 (default 50); got 0."),
+    );
     await store.delete(id);
   });
 });
@@ -209,7 +217,10 @@ describe.each(stores)("two first turns of a new session at once: %s", (_name, ur
     const agent = () => new FunctionCallingAgent({ llm: new OfflineDemoLLM(), tools: calculatorTools });
     // Both turns read the (absent) session before either saves, however the two stores' threads are scheduled.
     const both = loadsTogether();
-    const results = await Promise.allSettled([new Sessions(agent(), both(storeA)).run(id, { input: "My name is Ann." }), new Sessions(agent(), both(storeB)).run(id, { input: "My name is Bob." })]);
+    const results = await Promise.allSettled([
+      new Sessions(agent(), both(storeA)).run(id, { input: "My name is Ann." }),
+      new Sessions(agent(), both(storeB)).run(id, { input: "My name is Bob." }),
+    ]);
     const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
     expect(failed).toHaveLength(1);
     expect(failed[0]?.reason).toMatchObject({ name: "SessionConflictError", sessionId: id, expected: 0, found: 1 });
@@ -236,7 +247,9 @@ describe.each(["format-1", "format-2"])("a SQLite sessions file saved by stepflo
     const b = addingAgent(160);
     const copy = join(mkdtempSync(join(tmpdir(), "stepflow-0.1.0-")), "sessions.db");
     copyFileSync(join(import.meta.dirname, "..", "fixtures", format, "sessions.db"), copy);
-    await new Sessions(b.agent, await open(`sqlite:${copy}`), { memory: { ...b.agent.sessionMemory, initialWindow: Number.MAX_SAFE_INTEGER } }).run("logan", { input: "What is 20000 + 26?" });
+    await new Sessions(b.agent, await open(`sqlite:${copy}`), { memory: { ...b.agent.sessionMemory, initialWindow: Number.MAX_SAFE_INTEGER } }).run("logan", {
+      input: "What is 20000 + 26?",
+    });
     expect(a.llm.requests.map((r) => r.messages)).toEqual(b.llm.requests.map((r) => r.messages));
     const record = await store.load("logan", { newest: 0 });
     expect(record?.messageCount).toBe(everything.length + 4);
@@ -268,7 +281,9 @@ describe("a workflow that supplies no SessionMemory", () => {
     await new Sessions(new FunctionCallingAgent({ llm: new OfflineDemoLLM() }), store).run("chat", { input: "Hello!" });
     const turn = new Sessions(new Counter(), store).run("chat", { by: 1 });
     await expect(turn).rejects.toThrow(SessionStoreError);
-    await expect(turn).rejects.toThrow("This session has 2 stored messages, but the workflow does not say where they go in its context. Run it with the workflow that saved it (such as FunctionCallingAgent), or give Sessions a SessionMemory: new Sessions(workflow, store, { memory }).");
+    await expect(turn).rejects.toThrow(
+      "This session has 2 stored messages, but the workflow does not say where they go in its context. Run it with the workflow that saved it (such as FunctionCallingAgent), or give Sessions a SessionMemory: new Sessions(workflow, store, { memory }).",
+    );
     expect(() => new Sessions(new Counter(), store, { memory: { initialWindow: -1 } as never })).toThrow(
       'Not a SessionMemory: initialWindow must be a whole number ≥ 0, got -1; more must be a function; restore must be a function; save must be a function. See docs/sessions.md, "The workflow\'s side".',
     );

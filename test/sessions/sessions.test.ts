@@ -42,7 +42,9 @@ describe("Sessions", () => {
     const before = (await sessions.list())[0];
     const turn = sessions.run("alice", { input: "And 4 + 4?" });
     await expect(turn).rejects.toThrow(CorruptSessionError);
-    await expect(turn).rejects.toThrow('Session "alice" is corrupt: message #2 is missing (3 of 4 messages are stored). The stored session was not changed; restore it from a backup, or delete it.');
+    await expect(turn).rejects.toThrow(
+      'Session "alice" is corrupt: message #2 is missing (3 of 4 messages are stored). The stored session was not changed; restore it from a backup, or delete it.',
+    );
     expect((await sessions.list())[0]).toEqual(before);
   });
 
@@ -81,7 +83,12 @@ describe("Sessions", () => {
 
   it("leaves the stored session exactly as it was when a turn times out or is cancelled", async () => {
     const store = await open(sqliteUrl());
-    const hang = tool({ name: "multiply", description: "Hangs.", parameters: z.object({ x: z.number(), y: z.number() }), execute: () => new Promise<number>(() => {}) });
+    const hang = tool({
+      name: "multiply",
+      description: "Hangs.",
+      parameters: z.object({ x: z.number(), y: z.number() }),
+      execute: () => new Promise<number>(() => {}),
+    });
     const agent = new FunctionCallingAgent({ llm: new OfflineDemoLLM(), tools: [hang], timeout: 0.2 });
     const sessions = new Sessions(agent, store);
     await sessions.run("carol", { input: "My name is Carol." });
@@ -107,16 +114,31 @@ describe("Sessions", () => {
     await store.save("dave", { expectedVersion: good?.version ?? 0, snapshot: "{oops", append: [] });
     const corrupt = await store.load("dave");
     await expect(sessions.run("dave", { input: "Hi again" })).rejects.toThrow(ContextSerdeError);
-    await expect(sessions.run("dave", { input: "Hi again" })).rejects.toThrow(/^Session "dave" \(version 2\) has a corrupt context snapshot: .*The stored session was not changed\.$/);
+    await expect(sessions.run("dave", { input: "Hi again" })).rejects.toThrow(
+      /^Session "dave" \(version 2\) has a corrupt context snapshot: .*The stored session was not changed\.$/,
+    );
     expect(await store.load("dave")).toEqual(corrupt);
 
     await store.save("erin", { expectedVersion: 0, snapshot: good?.snapshot ?? "", append: ["not json"] });
-    await expect(sessions.run("erin", { input: "Hi" })).rejects.toThrow('Session "erin" has a corrupt message #1: it is not a saved chat message. The stored session was not changed.');
-    for (const [i, message] of [{ role: "wizard", content: "x" }, { role: "user" }, { role: "user", content: 5 }, { role: "user", content: [1, 2] }].entries()) {
+    await expect(sessions.run("erin", { input: "Hi" })).rejects.toThrow(
+      'Session "erin" has a corrupt message #1: it is not a saved chat message. The stored session was not changed.',
+    );
+    for (const [i, message] of [
+      { role: "wizard", content: "x" },
+      { role: "user" },
+      { role: "user", content: 5 },
+      { role: "user", content: [1, 2] },
+    ].entries()) {
       const id = `frank${i}`;
-      await store.save(id, { expectedVersion: 0, snapshot: good?.snapshot ?? "", append: [JSON.stringify({ role: "user", content: "fine" }), JSON.stringify(message)] });
+      await store.save(id, {
+        expectedVersion: 0,
+        snapshot: good?.snapshot ?? "",
+        append: [JSON.stringify({ role: "user", content: "fine" }), JSON.stringify(message)],
+      });
       const before = await store.load(id);
-      await expect(sessions.run(id, { input: "Hi" })).rejects.toThrow(`Session "${id}" has a corrupt message #2: it is not a saved chat message. The stored session was not changed.`);
+      await expect(sessions.run(id, { input: "Hi" })).rejects.toThrow(
+        `Session "${id}" has a corrupt message #2: it is not a saved chat message. The stored session was not changed.`,
+      );
       expect(await store.load(id)).toEqual(before);
     }
   });
@@ -130,10 +152,19 @@ describe("Sessions", () => {
     const messages = good?.messages.map((m) => m.json) ?? [];
     const cases: [object, string][] = [
       [{ ...snapshot, version: undefined }, 'Cannot restore the context: "version" is missing; this is not a saved stepflow context.'],
-      [{ ...snapshot, version: 99 }, "Cannot restore the context: it was saved in format version 99 by a newer stepflow; this one reads up to version 3. Upgrade stepflow."],
+      [
+        { ...snapshot, version: 99 },
+        "Cannot restore the context: it was saved in format version 99 by a newer stepflow; this one reads up to version 3. Upgrade stepflow.",
+      ],
       [{ ...snapshot, workflow: "Other" }, "Cannot restore the context: it was saved from a Other, not a FunctionCallingAgent."],
-      [{ ...snapshot, store: { ...snapshot.store, x: { $codec: "Nope", value: 1 } } }, 'Cannot restore the context: store.x was saved with codec "Nope", which this workflow does not have. Give the workflow that codec: new MyWorkflow({ codecs: { "Nope": … } }).'],
-      [{ ...snapshot, store: { ...snapshot.store, memory: { $codec: "llamaindex.Memory", value: 5 } } }, 'Cannot restore the context: its store "memory" is not a saved LlamaIndex Memory (codec "llamaindex.Memory").'],
+      [
+        { ...snapshot, store: { ...snapshot.store, x: { $codec: "Nope", value: 1 } } },
+        'Cannot restore the context: store.x was saved with codec "Nope", which this workflow does not have. Give the workflow that codec: new MyWorkflow({ codecs: { "Nope": … } }).',
+      ],
+      [
+        { ...snapshot, store: { ...snapshot.store, memory: { $codec: "llamaindex.Memory", value: 5 } } },
+        'Cannot restore the context: its store "memory" is not a saved LlamaIndex Memory (codec "llamaindex.Memory").',
+      ],
       [{ ...snapshot, store: {} }, 'Cannot restore the context: the session has messages but its context snapshot has no memory ("memory") to put them in.'],
     ];
     for (const [i, [corrupt, problem]] of cases.entries()) {
@@ -178,7 +209,11 @@ describe("two processes running turns at once on one SQLite file", () => {
     const store = await open(url); // creates the tables before the children race
     const rounds = 10;
     const children = ["p", "q"].map((name) => {
-      const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", turnsChild, join(import.meta.dirname, "..", ".."), url, name, String(rounds)], { stdio: ["pipe", "pipe", "inherit"] });
+      const child = spawn(
+        process.execPath,
+        ["--import", "tsx", "--input-type=module", "-e", turnsChild, join(import.meta.dirname, "..", ".."), url, name, String(rounds)],
+        { stdio: ["pipe", "pipe", "inherit"] },
+      );
       let out = "";
       const ready = new Promise<void>((resolve, reject) => {
         child.stdout.on("data", (d: Buffer) => (out += String(d)).includes("READY\n") && resolve());
@@ -215,7 +250,12 @@ async function raceTwoTurns(storeA: SessionStore, storeB: SessionStore) {
       return "ok";
     },
   });
-  const script = () => new ScriptedLLM((request) => (request.messages.at(-1)?.options ? { text: `done: ${String(request.messages.findLast((m) => m.role === "user" && !m.options)?.content)}` } : { toolCalls: [{ name: "wait", input: {} }] }));
+  const script = () =>
+    new ScriptedLLM((request) =>
+      request.messages.at(-1)?.options
+        ? { text: `done: ${String(request.messages.findLast((m) => m.role === "user" && !m.options)?.content)}` }
+        : { toolCalls: [{ name: "wait", input: {} }] },
+    );
   const a = new Sessions(new FunctionCallingAgent({ llm: script(), tools: [wait] }), storeA);
   const b = new Sessions(new FunctionCallingAgent({ llm: script(), tools: [wait] }), storeB);
   await a.run("shared", { input: "first turn" });
@@ -253,7 +293,9 @@ describe("a process killed in the middle of a turn", () => {
   it("leaves the session at the previous turn, and the next turn works", { timeout: 60_000 }, async () => {
     const url = sqliteUrl();
     await new Sessions(offlineAgent(), await open(url)).run("frank", { input: "My name is Frank." });
-    const child = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "..", "support", "session-child.ts"), url, "frank", "What is 6 * 7?"], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "..", "support", "session-child.ts"), url, "frank", "What is 6 * 7?"], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     await new Promise<void>((resolve, reject) => {
       child.stdout.on("data", (d: Buffer) => String(d).includes("TOOL_STARTED") && resolve());
       child.on("exit", (code) => reject(new Error(`child exited early with ${code}`)));

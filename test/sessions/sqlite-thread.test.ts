@@ -44,7 +44,16 @@ async function failure(work: Promise<unknown>) {
     (e: unknown) => e as Error & { code?: string; rawCode?: number; statementIndex?: number },
   );
   if (!error) throw new Error("expected a failure");
-  return { class: error.constructor.name, isLibsql: error instanceof LibsqlError, isBatch: error instanceof LibsqlBatchError, name: error.name, message: error.message, code: error.code, rawCode: error.rawCode, statementIndex: error.statementIndex };
+  return {
+    class: error.constructor.name,
+    isLibsql: error instanceof LibsqlError,
+    isBatch: error instanceof LibsqlBatchError,
+    name: error.name,
+    message: error.message,
+    code: error.code,
+    rawCode: error.rawCode,
+    statementIndex: error.statementIndex,
+  };
 }
 
 /** The same calls on a client on this thread and on a worker thread, each on a fresh file. */
@@ -79,7 +88,15 @@ describe("SqliteThread", () => {
       return {
         syntax: await failure(db.execute("SELEC 1")),
         unique: await failure(db.execute({ sql: "INSERT INTO t (name) VALUES (?)", args: ["ann"] })),
-        inBatch: await failure(db.batch([{ sql: "INSERT INTO t (name) VALUES (?)", args: ["cy"] }, { sql: "INSERT INTO t (name) VALUES (?)", args: ["ann"] }], "write")),
+        inBatch: await failure(
+          db.batch(
+            [
+              { sql: "INSERT INTO t (name) VALUES (?)", args: ["cy"] },
+              { sql: "INSERT INTO t (name) VALUES (?)", args: ["ann"] },
+            ],
+            "write",
+          ),
+        ),
         rolledBack: (await db.execute("SELECT count(*) AS n FROM t WHERE name = 'cy'")).rows[0]?.n,
       };
     });
@@ -103,11 +120,21 @@ describe("SqliteThread", () => {
         db.batch([insert("c4"), { sql: "UPDATE t SET score = 7 WHERE name = ?", args: ["c4"] }], "write"),
         db.execute("SELECT name, score FROM t ORDER BY id"),
       ]);
-      const settled = await Promise.all(outcomes.map(async (o) => (o.status === "fulfilled" ? (Array.isArray(o.value) ? o.value.map(plain) : plain(o.value)) : failure(Promise.reject(o.reason)))));
+      const settled = await Promise.all(
+        outcomes.map(async (o) =>
+          o.status === "fulfilled" ? (Array.isArray(o.value) ? o.value.map(plain) : plain(o.value)) : failure(Promise.reject(o.reason)),
+        ),
+      );
       return { settled, after: plain(await db.execute("SELECT name, score FROM t ORDER BY id")).byIndex };
     });
     expect(threaded).toEqual(local);
-    expect(threaded.after).toEqual([["ann", 1.5], ["bob", 2], ["c1", null], ["c3", null], ["c4", 7]]);
+    expect(threaded.after).toEqual([
+      ["ann", 1.5],
+      ["bob", 2],
+      ["c1", null],
+      ["c3", null],
+      ["c4", 7],
+    ]);
   });
 
   it("still answers each call when the shared transaction cannot start: reads succeed, a write reports the lock", async () => {
@@ -150,7 +177,10 @@ describe("SqliteThread", () => {
     const waiting = [thread.execute("SELECT 1"), thread.batch(["SELECT 2"], "read")];
     await thread.terminateForTest();
     for (const call of [...waiting, thread.execute("SELECT 3")]) {
-      const error = await call.then(() => undefined, (e: unknown) => e);
+      const error = await call.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(SqliteThreadError);
       expect(error).toBeInstanceOf(SessionStoreError);
       expect((error as Error).message).toBe(
@@ -167,7 +197,10 @@ describe("SqliteSessionStore on its worker thread", () => {
     const ids = Array.from({ length: 50 }, (_, i) => `s${i}`);
     await Promise.all(ids.map((id) => store.save(id, { expectedVersion: 0, snapshot: `{"n":"${id}"}`, append: [`${id}-a`, `${id}-b`] })));
     // One of these conflicts (version 1 is already taken by the first save of s0): only it fails.
-    const second = await Promise.allSettled([...ids.map((id) => store.save(id, { expectedVersion: 1, snapshot: "{}", append: [`${id}-c`] })), store.save("s0", { expectedVersion: 1, snapshot: "{}", append: ["lost"] })]);
+    const second = await Promise.allSettled([
+      ...ids.map((id) => store.save(id, { expectedVersion: 1, snapshot: "{}", append: [`${id}-c`] })),
+      store.save("s0", { expectedVersion: 1, snapshot: "{}", append: ["lost"] }),
+    ]);
     expect(second.filter((o) => o.status === "rejected").map((o) => (o as PromiseRejectedResult).reason.name)).toEqual(["SessionConflictError"]);
     const loaded = await Promise.all(ids.map((id) => store.load(id)));
     expect(loaded.map((r) => [r?.version, r?.messages.map((m) => m.json).join(",")])).toEqual(ids.map((id) => [2, `${id}-a,${id}-b,${id}-c`]));

@@ -16,8 +16,18 @@ export interface HrUser {
 }
 
 const NAMES = [
-  ["George", "Bluth"], ["Janet", "Weaver"], ["Emma", "Wong"], ["Eve", "Holt"], ["Charles", "Morris"], ["Tracey", "Ramos"],
-  ["Michael", "Lawson"], ["Lindsay", "Ferguson"], ["Tobias", "Funke"], ["Byron", "Fields"], ["George", "Edwards"], ["Rachel", "Howell"],
+  ["George", "Bluth"],
+  ["Janet", "Weaver"],
+  ["Emma", "Wong"],
+  ["Eve", "Holt"],
+  ["Charles", "Morris"],
+  ["Tracey", "Ramos"],
+  ["Michael", "Lawson"],
+  ["Lindsay", "Ferguson"],
+  ["Tobias", "Funke"],
+  ["Byron", "Fields"],
+  ["George", "Edwards"],
+  ["Rachel", "Howell"],
 ] as const;
 const PER_PAGE = 6;
 
@@ -37,7 +47,12 @@ export interface HrApiServer {
  * await hr.close();
  */
 export async function startHrApiServer(options: { apiKey?: string } = {}): Promise<HrApiServer> {
-  const users: HrUser[] = NAMES.map(([first, last], i) => ({ id: i + 1, email: `${first.toLowerCase()}.${last.toLowerCase()}@reqres.in`, first_name: first, last_name: last }));
+  const users: HrUser[] = NAMES.map(([first, last], i) => ({
+    id: i + 1,
+    email: `${first.toLowerCase()}.${last.toLowerCase()}@reqres.in`,
+    first_name: first,
+    last_name: last,
+  }));
   const requests: HrApiServer["requests"] = [];
   const server = createServer((req, res) => {
     let raw = "";
@@ -47,7 +62,13 @@ export async function startHrApiServer(options: { apiKey?: string } = {}): Promi
       const url = new URL(req.url ?? "/", "http://hr");
       const body: unknown = raw ? JSON.parse(raw) : undefined;
       const idempotencyKey = req.headers["idempotency-key"];
-      requests.push({ method: req.method ?? "", path: `${url.pathname}${url.search}`, authorization: req.headers.authorization, idempotencyKey: typeof idempotencyKey === "string" ? idempotencyKey : undefined, body });
+      requests.push({
+        method: req.method ?? "",
+        path: `${url.pathname}${url.search}`,
+        authorization: req.headers.authorization,
+        idempotencyKey: typeof idempotencyKey === "string" ? idempotencyKey : undefined,
+        body,
+      });
       const send = (status: number, payload?: unknown) => {
         res.writeHead(status, payload === undefined ? {} : { "content-type": "application/json" });
         res.end(payload === undefined ? undefined : JSON.stringify(payload));
@@ -62,7 +83,13 @@ export async function startHrApiServer(options: { apiKey?: string } = {}): Promi
       const index = one ? users.findIndex((user) => user.id === Number(one[1])) : -1;
       if (url.pathname === "/api/users" && req.method === "GET") {
         const page = Math.max(1, Number(url.searchParams.get("page") ?? 1) || 1);
-        return send(200, { page, per_page: PER_PAGE, total: users.length, total_pages: Math.ceil(users.length / PER_PAGE), data: users.slice((page - 1) * PER_PAGE, page * PER_PAGE) });
+        return send(200, {
+          page,
+          per_page: PER_PAGE,
+          total: users.length,
+          total_pages: Math.ceil(users.length / PER_PAGE),
+          data: users.slice((page - 1) * PER_PAGE, page * PER_PAGE),
+        });
       }
       if (url.pathname === "/api/users" && req.method === "POST") {
         const created = { ...(body as object), id: Math.max(0, ...users.map((user) => user.id)) + 1 } as HrUser;
@@ -112,7 +139,11 @@ export const hrOpenApi = {
   },
   components: {
     schemas: {
-      NewUser: { type: "object", required: ["first_name", "last_name"], properties: { first_name: { type: "string" }, last_name: { type: "string" }, email: { type: "string" } } },
+      NewUser: {
+        type: "object",
+        required: ["first_name", "last_name"],
+        properties: { first_name: { type: "string" }, last_name: { type: "string" }, email: { type: "string" } },
+      },
     },
   },
 } as const;

@@ -39,7 +39,12 @@ export interface OpenAIServerOptions {
 export interface ChatRequestBody {
   readonly model: string;
   readonly stream?: boolean;
-  readonly messages: { role: string; content?: unknown; tool_calls?: { id: string; type: string; function: { name: string; arguments: string } }[]; tool_call_id?: string }[];
+  readonly messages: {
+    role: string;
+    content?: unknown;
+    tool_calls?: { id: string; type: string; function: { name: string; arguments: string } }[];
+    tool_call_id?: string;
+  }[];
   readonly tools?: { type: string; function: { name: string; description?: string; parameters?: Record<string, unknown> } }[];
   readonly [key: string]: unknown;
 }
@@ -80,11 +85,14 @@ export async function startOpenAIServer(options: OpenAIServerOptions): Promise<O
       const index = served++;
       if (options.keepRequests ?? true) requests.push({ body, headers: req.headers });
       const key = String(req.headers.authorization ?? "").replace(/^Bearer /, "");
-      if (options.status && options.echoKey) return sendError(res, options.status, `Incorrect API key provided: ${key}. Headers seen: ${JSON.stringify(req.headers)}`);
+      if (options.status && options.echoKey)
+        return sendError(res, options.status, `Incorrect API key provided: ${key}. Headers seen: ${JSON.stringify(req.headers)}`);
       if (options.status) return sendError(res, options.status, options.status === 401 ? "Incorrect API key provided." : `Scripted status ${options.status}.`);
       if (options.errorMidStream) {
         res.writeHead(200, { "content-type": "text/event-stream" });
-        res.write(`data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", created: 0, model: body.model, choices: [{ index: 0, delta: { content: "Hel" }, finish_reason: null }] })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", created: 0, model: body.model, choices: [{ index: 0, delta: { content: "Hel" }, finish_reason: null }] })}\n\n`,
+        );
         return res.end(`data: ${JSON.stringify({ error: { message: `Key ${key} is over quota`, type: "server_error", code: key } })}\n\n`);
       }
       const turn = typeof options.turns === "function" ? options.turns(body, index) : options.turns[index];
@@ -112,7 +120,8 @@ const sendJSON = (res: Res, status: number, body: unknown) => {
 };
 const sendError = (res: Res, status: number, message: string) => sendJSON(res, status, { error: { message, type: "invalid_request_error", code: null } });
 
-const argumentsOf = (call: NonNullable<ServerTurn["toolCalls"]>[number]) => (typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments));
+const argumentsOf = (call: NonNullable<ServerTurn["toolCalls"]>[number]) =>
+  typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
 const textOf = (turn: ServerTurn) => (typeof turn.text === "string" ? [turn.text] : [...(turn.text ?? [])]);
 
 function completion(turn: ServerTurn, model: string) {
@@ -126,7 +135,13 @@ function completion(turn: ServerTurn, model: string) {
       {
         index: 0,
         finish_reason: calls.length > 0 ? "tool_calls" : "stop",
-        message: { role: "assistant", content: textOf(turn).join("") || null, ...(calls.length > 0 ? { tool_calls: calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: argumentsOf(c) } })) } : {}) },
+        message: {
+          role: "assistant",
+          content: textOf(turn).join("") || null,
+          ...(calls.length > 0
+            ? { tool_calls: calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: argumentsOf(c) } })) }
+            : {}),
+        },
       },
     ],
   };
@@ -157,7 +172,8 @@ function* chunks(turn: ServerTurn, model: string, variant: StreamVariant) {
         yield chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] });
         for (const fragment of args === "" ? [] : fragments) yield chunk({ tool_calls: [{ index, function: { arguments: fragment } }] });
       } else {
-        for (const fragment of fragments) yield chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: fragment } }] });
+        for (const fragment of fragments)
+          yield chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: fragment } }] });
       }
     }
   }

@@ -15,7 +15,11 @@ import { restApiTool } from "../../workflows/tools/rest-api.ts";
 
 const [snapshotFile, journalDb, baseURL, approvalId] = process.argv.slice(2) as [string, string, string, string];
 const hr = restApiTool({ baseURL, description: "The HR API.", headers: { authorization: "Bearer hr-secret" } });
-const agent = new FunctionCallingAgent({ llm: new ScriptedLLM([{ text: "Done." }]), tools: [hr], needsApproval: (call) => (call.input as { method?: string }).method !== "GET" });
+const agent = new FunctionCallingAgent({
+  llm: new ScriptedLLM([{ text: "Done." }]),
+  tools: [hr],
+  needsApproval: (call) => (call.input as { method?: string }).method !== "GET",
+});
 const journal = await SqliteJournal.open(journalDb);
 const ctx = Context.fromJSON(agent, readFileSync(snapshotFile, "utf8"));
 useJournal(ctx, journal);

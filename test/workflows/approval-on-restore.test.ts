@@ -9,11 +9,30 @@ import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts"
 /** Look-ups are free; firing someone needs a human's yes. */
 function hr() {
   const fired: number[] = [];
-  const findEmployee = tool({ name: "find_employee", description: "Find an employee by last name.", parameters: z.object({ lastName: z.string() }), execute: () => ({ id: 7 }) });
-  const fireEmployee = tool({ name: "fire_employee", description: "Remove an employee.", parameters: z.object({ id: z.number() }), execute: ({ id }) => (fired.push(id), `Employee ${id} removed.`) });
+  const findEmployee = tool({
+    name: "find_employee",
+    description: "Find an employee by last name.",
+    parameters: z.object({ lastName: z.string() }),
+    execute: () => ({ id: 7 }),
+  });
+  const fireEmployee = tool({
+    name: "fire_employee",
+    description: "Remove an employee.",
+    parameters: z.object({ id: z.number() }),
+    execute: ({ id }) => (fired.push(id), `Employee ${id} removed.`),
+  });
   return { fired, tools: [findEmployee, fireEmployee] };
 }
-const fireLawson = () => new ScriptedLLM([{ toolCalls: [{ id: "call_find", name: "find_employee", input: { lastName: "Lawson" } }, { id: "call_fire", name: "fire_employee", input: { id: 7 } }] }, { text: "Done." }]);
+const fireLawson = () =>
+  new ScriptedLLM([
+    {
+      toolCalls: [
+        { id: "call_find", name: "find_employee", input: { lastName: "Lawson" } },
+        { id: "call_fire", name: "fire_employee", input: { id: 7 } },
+      ],
+    },
+    { text: "Done." },
+  ]);
 
 /** Streams a run to its end, answering every approval request with `approved`; returns what was asked. */
 async function answering(handler: ReturnType<FunctionCallingAgent["run"]>, approved: boolean): Promise<string[]> {

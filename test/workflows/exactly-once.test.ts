@@ -73,7 +73,12 @@ describe("a saved run resumed twice runs its approved DELETE once", () => {
     expect(get?.idempotencyKey).toBeUndefined();
     expect(del?.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
     // The key is in the saved run: a resume with a fresh journal sends the DELETE again, with the same key, for the API to recognise.
-    const agent = new FunctionCallingAgent({ llm: new ScriptedLLM([{ text: "Done." }]), tools: [restApiTool({ baseURL: hr.baseURL, description: "The HR API." })], needsApproval: changesNeedApproval, journal: new MemoryJournal() });
+    const agent = new FunctionCallingAgent({
+      llm: new ScriptedLLM([{ text: "Done." }]),
+      tools: [restApiTool({ baseURL: hr.baseURL, description: "The HR API." })],
+      needsApproval: changesNeedApproval,
+      journal: new MemoryJournal(),
+    });
     const handler = agent.run(undefined, { ctx: Context.fromJSON(agent, saved) });
     handler.ctx.sendEvent(new ToolApprovalEvent({ approvalId, approved: true }));
     await handler;
@@ -84,12 +89,17 @@ describe("a saved run resumed twice runs its approved DELETE once", () => {
     const fired: number[] = [];
     const release = gate();
     const keys: (string | undefined)[] = [];
-    const fire = tool({ name: "fire_employee", description: "Remove an employee.", parameters: z.object({ id: z.number() }), execute: async ({ id }) => {
-      keys.push(currentToolCall()?.idempotencyKey);
-      fired.push(id);
-      await release.promise;
-      return `Employee ${id} removed.`;
-    } });
+    const fire = tool({
+      name: "fire_employee",
+      description: "Remove an employee.",
+      parameters: z.object({ id: z.number() }),
+      execute: async ({ id }) => {
+        keys.push(currentToolCall()?.idempotencyKey);
+        fired.push(id);
+        await release.promise;
+        return `Employee ${id} removed.`;
+      },
+    });
     const agentWith = (llm: ScriptedLLM) => new FunctionCallingAgent({ llm, tools: [fire], needsApproval: ["fire_employee"] });
     const handler = agentWith(new ScriptedLLM([{ toolCalls: [{ id: "f", name: "fire_employee", input: { id: 7 } }] }])).run({ input: "Fire 7" });
     let saved = "";
@@ -116,7 +126,9 @@ describe("a saved run resumed twice runs its approved DELETE once", () => {
     expect(keys).toHaveLength(1);
     expect(first.sources[0]?.content).toBe("Employee 7 removed.");
     expect(second.sources[0]).toMatchObject({ isError: true });
-    expect(second.sources[0]?.content).toMatch(/^The call to fire_employee was started before, .* it may or may not have taken effect\. Check before calling it again\.$/);
+    expect(second.sources[0]?.content).toMatch(
+      /^The call to fire_employee was started before, .* it may or may not have taken effect\. Check before calling it again\.$/,
+    );
   });
 
   it("in two processes sharing a SQLite journal, started one after the other and both at once", async () => {
@@ -124,18 +136,27 @@ describe("a saved run resumed twice runs its approved DELETE once", () => {
     const dir = mkdtempSync(join(tmpdir(), "stepflow-once-"));
     const child = (snapshot: string, approvalId: string, db: string) =>
       new Promise<string>((resolve, reject) => {
-        const proc = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "..", "support", "resume-child.ts"), snapshot, db, server.baseURL, approvalId], { stdio: ["ignore", "pipe", "inherit"] });
+        const proc = spawn(
+          process.execPath,
+          ["--import", "tsx", join(import.meta.dirname, "..", "support", "resume-child.ts"), snapshot, db, server.baseURL, approvalId],
+          { stdio: ["ignore", "pipe", "inherit"] },
+        );
         let out = "";
         proc.stdout.on("data", (d: Buffer) => (out += String(d)));
         proc.on("exit", (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`child exited with ${code}`))));
       });
-    for (const [name, together] of [["one-after-the-other", false], ["at-once", true]] as const) {
+    for (const [name, together] of [
+      ["one-after-the-other", false],
+      ["at-once", true],
+    ] as const) {
       hr.requests.length = 0;
       const { saved, approvalId } = await savedAtApproval(hr.baseURL);
       const snapshot = join(dir, `${name}.json`);
       writeFileSync(snapshot, saved);
       const db = join(dir, `${name}.db`);
-      const told = together ? await Promise.all([child(snapshot, approvalId, db), child(snapshot, approvalId, db)]) : [await child(snapshot, approvalId, db), await child(snapshot, approvalId, db)];
+      const told = together
+        ? await Promise.all([child(snapshot, approvalId, db), child(snapshot, approvalId, db)])
+        : [await child(snapshot, approvalId, db), await child(snapshot, approvalId, db)];
       expect({ name, deletes: deletes(hr).length }).toEqual({ name, deletes: 1 });
       // Each process tells its model what happened: the result, or (if the other was still in the call) that the outcome is unknown.
       for (const text of told) expect(text).toMatch(/^\{"status":(204|404),"body":.*\}$|^The call to call_rest_api was started before/);
@@ -149,8 +170,16 @@ describe("a run saved at any moment and resumed twice", () => {
   it("sends its email once in all, whenever the save happened after the model's call", async () => {
     for (let wait = 0; wait <= 60; wait++) {
       const emails: string[] = [];
-      const sendEmail = tool({ name: "send_email", description: "Send an email.", parameters: z.object({ to: z.string() }), execute: ({ to }) => (emails.push(to), "sent") });
-      const handler = new FunctionCallingAgent({ llm: new ScriptedLLM([{ toolCalls: [{ id: "e1", name: "send_email", input: { to: "bob" } }] }, { text: "Sent." }]), tools: [sendEmail] }).run({ input: "Email bob" });
+      const sendEmail = tool({
+        name: "send_email",
+        description: "Send an email.",
+        parameters: z.object({ to: z.string() }),
+        execute: ({ to }) => (emails.push(to), "sent"),
+      });
+      const handler = new FunctionCallingAgent({
+        llm: new ScriptedLLM([{ toolCalls: [{ id: "e1", name: "send_email", input: { to: "bob" } }] }, { text: "Sent." }]),
+        tools: [sendEmail],
+      }).run({ input: "Email bob" });
       for (let i = 0; i < wait; i++) await Promise.resolve();
       const saved = handler.ctx.toJSON();
       handler.cancel();

@@ -117,7 +117,12 @@ describe("FunctionCallingAgent: tool execution", () => {
       },
     });
     const llm = new ScriptedLLM([
-      { toolCalls: [{ id: "c1", name: "lookup", input: { id: 7 } }, { id: "c2", name: "add", input: { x: 1, y: 2 } }] },
+      {
+        toolCalls: [
+          { id: "c1", name: "lookup", input: { id: 7 } },
+          { id: "c2", name: "add", input: { x: 1, y: 2 } },
+        ],
+      },
       { text: "The lookup failed; 1 + 2 = 3." },
     ]);
     const { sources } = await new FunctionCallingAgent({ llm, tools: [lookup, add] }).run({ input: "Look up 7 and add 1 + 2" });
@@ -142,7 +147,11 @@ describe("FunctionCallingAgent: tool execution", () => {
         return x * y;
       },
     });
-    const llm = new ScriptedLLM([{ toolCalls: [{ id: "c1", name: "multiply", input: { x: "4444", z: 1 } }] }, { toolCalls: [{ id: "c2", name: "multiply", input: { x: 4444, y: 312 } }] }, { text: "1386528" }]);
+    const llm = new ScriptedLLM([
+      { toolCalls: [{ id: "c1", name: "multiply", input: { x: "4444", z: 1 } }] },
+      { toolCalls: [{ id: "c2", name: "multiply", input: { x: 4444, y: 312 } }] },
+      { text: "1386528" },
+    ]);
     const { sources } = await new FunctionCallingAgent({ llm, tools: [counted] }).run({ input: "4444 * 312" });
     expect(runs).toBe(1);
     expect(sources[0]?.content).toBe(
@@ -169,7 +178,15 @@ describe("FunctionCallingAgent: tool execution", () => {
       });
     const slow = waiter("slow", () => slowMayFinish.promise);
     const fast = waiter("fast", async () => {});
-    const llm = new ScriptedLLM([{ toolCalls: [{ id: "a", name: "slow", input: {} }, { id: "b", name: "fast", input: {} }] }, { text: "both done" }]);
+    const llm = new ScriptedLLM([
+      {
+        toolCalls: [
+          { id: "a", name: "slow", input: {} },
+          { id: "b", name: "fast", input: {} },
+        ],
+      },
+      { text: "both done" },
+    ]);
     const handler = new FunctionCallingAgent({ llm, tools: [slow, fast], timeout: 5 }).run({ input: "go" });
     const finished: string[] = [];
     for await (const ev of handler.streamEvents()) {
@@ -220,7 +237,9 @@ describe("FunctionCallingAgent: tool execution", () => {
   it("starts no timer for a tool that answers at once (the per-tool timeout costs only async tools)", async () => {
     const timers = vi.spyOn(globalThis, "setTimeout");
     try {
-      const { response } = await new FunctionCallingAgent({ llm: calculatorScript(), tools: [add, multiply], timeout: null }).run({ input: "What is (2123 + 2321) * 312?" });
+      const { response } = await new FunctionCallingAgent({ llm: calculatorScript(), tools: [add, multiply], timeout: null }).run({
+        input: "What is (2123 + 2321) * 312?",
+      });
       expect(response.content).toBe("(2123 + 2321) * 312 = 1386528.");
       expect(timers).not.toHaveBeenCalled();
     } finally {
@@ -238,7 +257,9 @@ describe("FunctionCallingAgent: tool execution", () => {
 
   it("prints a readable trace with verbose", async () => {
     const lines: string[] = [];
-    await new FunctionCallingAgent({ llm: calculatorScript(), tools: [add, multiply], verbose: true, log: (line) => lines.push(line) }).run({ input: "What is (2123 + 2321) * 312?" });
+    await new FunctionCallingAgent({ llm: calculatorScript(), tools: [add, multiply], verbose: true, log: (line) => lines.push(line) }).run({
+      input: "What is (2123 + 2321) * 312?",
+    });
     expect(lines).toContain('Invoking: `multiply` with `{"x":4444,"y":312}`');
     expect(lines).toContain("Got output: 1386528");
     expect(lines.indexOf("Running step handleToolCalls")).toBeLessThan(lines.indexOf('Invoking: `add` with `{"x":2123,"y":2321}`'));
@@ -377,7 +398,12 @@ describe("FunctionCallingAgent: the history it sends", () => {
 
   it("does not send a tool call without its results after a run failed mid-turn", async () => {
     let hang = true;
-    const flaky = tool({ name: "flaky", description: "Hangs the first time.", parameters: z.object({}), execute: () => (hang ? new Promise<string>(() => {}) : "ok") });
+    const flaky = tool({
+      name: "flaky",
+      description: "Hangs the first time.",
+      parameters: z.object({}),
+      execute: () => (hang ? new Promise<string>(() => {}) : "ok"),
+    });
     const llm = new ScriptedLLM([{ toolCalls: [{ id: "c1", name: "flaky", input: {} }] }, { text: "Second turn answer." }]);
     const agent = new FunctionCallingAgent({ llm, tools: [flaky], timeout: 0.1 });
     const ctx = new Context(agent);
@@ -400,10 +426,16 @@ describe("FunctionCallingAgent: what reaches the model and memory", () => {
       parameters: z.object({ to: z.string(), amount: z.number().refine((n) => n > 0, "must be positive") }),
       execute: ({ amount }) => (sent.push(amount), `sent ${amount}`),
     });
-    const llm = new ScriptedLLM([{ toolCalls: [{ id: "t1", name: "transfer", input: { to: "bob", amount: -500 } }] }, { text: "I cannot send a negative amount." }]);
+    const llm = new ScriptedLLM([
+      { toolCalls: [{ id: "t1", name: "transfer", input: { to: "bob", amount: -500 } }] },
+      { text: "I cannot send a negative amount." },
+    ]);
     const { sources } = await new FunctionCallingAgent({ llm, tools: [transfer] }).run({ input: "Send bob -500" });
     expect(sent).toEqual([]);
-    expect(sources[0]).toMatchObject({ isError: true, content: "Invalid arguments for tool transfer: amount: must be positive. The tool was not run; call it again with arguments that match its schema." });
+    expect(sources[0]).toMatchObject({
+      isError: true,
+      content: "Invalid arguments for tool transfer: amount: must be positive. The tool was not run; call it again with arguments that match its schema.",
+    });
   });
 
   it("keeps the zod check through bind(), and reports a check that throws as a tool error", async () => {
@@ -456,9 +488,14 @@ describe("FunctionCallingAgent: what reaches the model and memory", () => {
     const tools = Object.keys(results).map((name) =>
       stepflowTool({ name, description: name, parameters: z.object({}), execute: () => results[name] as never }),
     );
-    const thrower = stepflowTool({ name: "thrower", description: "throws", parameters: z.object({}), execute: () => {
-      throw { code: 42 };
-    } });
+    const thrower = stepflowTool({
+      name: "thrower",
+      description: "throws",
+      parameters: z.object({}),
+      execute: () => {
+        throw { code: 42 };
+      },
+    });
     const llm = new ScriptedLLM([{ toolCalls: [...Object.keys(results), "thrower"].map((name) => ({ id: name, name, input: {} })) }, { text: "done" }]);
     const agent = new FunctionCallingAgent({ llm, tools: [...tools, thrower] });
     const ctx = new Context(agent);
@@ -503,12 +540,17 @@ describe("FunctionCallingAgent: what reaches the model and memory", () => {
     const ctx = new Context(agent);
     await agent.run({ input: "Hi" }, { ctx });
     await expect(agent.run({ input: question }, { ctx })).rejects.toThrow(); // the script has one reply: the request is what matters
-    expect(llm.requests[1]?.messages).toEqual([{ role: "system", content: "Be brief." }, { role: "user", content: question }]);
+    expect(llm.requests[1]?.messages).toEqual([
+      { role: "system", content: "Be brief." },
+      { role: "user", content: question },
+    ]);
   });
 
   it("refuses a toolTimeout that is not a finite number of seconds > 0, and input that is not a message", async () => {
     const llm = new ScriptedLLM([]);
-    expect(() => new FunctionCallingAgent({ llm, toolTimeout: Infinity })).toThrow("toolTimeout is in seconds and must be a finite number > 0 (the default is 60), got Infinity.");
+    expect(() => new FunctionCallingAgent({ llm, toolTimeout: Infinity })).toThrow(
+      "toolTimeout is in seconds and must be a finite number > 0 (the default is 60), got Infinity.",
+    );
     await expect(new FunctionCallingAgent({ llm }).run({ input: { content: "hi" } as never })).rejects.toThrow(
       'FunctionCallingAgent.run takes { input: "your message" } or { input: { role: "user", content } } (a LlamaIndex ChatMessage); got input {"content":"hi"}.',
     );
@@ -519,9 +561,24 @@ describe("FunctionCallingAgent: resuming a turn saved mid-way", () => {
   it("does not run again the tool calls that had finished, and records each result once", async () => {
     const emails: string[] = [];
     const lookupStarted = gate();
-    const sendEmail = stepflowTool({ name: "send_email", description: "Send an email.", parameters: z.object({ to: z.string() }), execute: ({ to }) => (emails.push(to), "sent") });
-    const blockedLookup = stepflowTool({ name: "lookup", description: "Look up (blocks).", parameters: z.object({ q: z.string() }), execute: async () => (lookupStarted.open(), new Promise<string>(() => {})) });
-    const calls: ScriptedReply = { toolCalls: [{ id: "e1", name: "send_email", input: { to: "bob" } }, { id: "l1", name: "lookup", input: { q: "bob" } }] };
+    const sendEmail = stepflowTool({
+      name: "send_email",
+      description: "Send an email.",
+      parameters: z.object({ to: z.string() }),
+      execute: ({ to }) => (emails.push(to), "sent"),
+    });
+    const blockedLookup = stepflowTool({
+      name: "lookup",
+      description: "Look up (blocks).",
+      parameters: z.object({ q: z.string() }),
+      execute: async () => (lookupStarted.open(), new Promise<string>(() => {})),
+    });
+    const calls: ScriptedReply = {
+      toolCalls: [
+        { id: "e1", name: "send_email", input: { to: "bob" } },
+        { id: "l1", name: "lookup", input: { q: "bob" } },
+      ],
+    };
     const first = new FunctionCallingAgent({ llm: new ScriptedLLM([calls]), tools: [sendEmail, blockedLookup] });
     const handler = first.run({ input: "Email bob and look him up" });
     await lookupStarted.promise;
@@ -559,28 +616,52 @@ describe("FunctionCallingAgent: saved at any moment", () => {
   it("a save at any microtask of a turn resumes without a second user message, a second tool run or a lost result", async () => {
     for (let wait = 0; wait <= 60; wait++) {
       const emails: string[] = [];
-      const sendEmail = stepflowTool({ name: "send_email", description: "Send an email.", parameters: z.object({ to: z.string() }), execute: ({ to }) => (emails.push(to), "sent") });
-      const handler = new FunctionCallingAgent({ llm: new ScriptedLLM([{ toolCalls: [{ id: "e1", name: "send_email", input: { to: "bob" } }] }, { text: "Sent." }]), tools: [sendEmail] }).run({ input: "Email bob" });
+      const sendEmail = stepflowTool({
+        name: "send_email",
+        description: "Send an email.",
+        parameters: z.object({ to: z.string() }),
+        execute: ({ to }) => (emails.push(to), "sent"),
+      });
+      const handler = new FunctionCallingAgent({
+        llm: new ScriptedLLM([{ toolCalls: [{ id: "e1", name: "send_email", input: { to: "bob" } }] }, { text: "Sent." }]),
+        tools: [sendEmail],
+      }).run({ input: "Email bob" });
       await microtasks(wait);
       const saved = handler.ctx.toJSON();
       handler.cancel();
       await handler.catch(() => undefined);
       // The model as before: it calls the tool, and answers once it has the result.
-      const model = new ScriptedLLM((request) => (request.messages.at(-1)?.role === "user" && request.messages.at(-1)?.options ? { text: "Sent." } : { toolCalls: [{ id: "e1", name: "send_email", input: { to: "bob" } }] }));
+      const model = new ScriptedLLM((request) =>
+        request.messages.at(-1)?.role === "user" && request.messages.at(-1)?.options
+          ? { text: "Sent." }
+          : { toolCalls: [{ id: "e1", name: "send_email", input: { to: "bob" } }] },
+      );
       const second = new FunctionCallingAgent({ llm: model, tools: [sendEmail] });
       const ctx = Context.fromJSON(second, JSON.stringify(saved));
       if (!saved.running) continue; // saved before the run began or after it ended: nothing to resume
       await second.run(undefined, { ctx });
       const memory = lines(await (await ctx.store.get<Memory>("memory")).get());
-      expect({ wait, emails, memory }).toEqual({ wait, emails: ["bob"], memory: ["user:Email bob:\"\"", "assistant::\"\"", 'user:sent:"e1"', 'assistant:Sent.:""'] });
+      expect({ wait, emails, memory }).toEqual({
+        wait,
+        emails: ["bob"],
+        memory: ['user:Email bob:""', 'assistant::""', 'user:sent:"e1"', 'assistant:Sent.:""'],
+      });
     }
   });
 
   it("a cancel at any microtask of a turn starts no tool afterwards", async () => {
     for (let wait = 0; wait <= 40; wait++) {
       const emails: string[] = [];
-      const sendEmail = stepflowTool({ name: "send_email", description: "Send an email.", parameters: z.object({ to: z.string() }), execute: ({ to }) => (emails.push(to), "sent") });
-      const handler = new FunctionCallingAgent({ llm: new ScriptedLLM([{ toolCalls: [{ id: "e1", name: "send_email", input: { to: "bob" } }] }, { text: "Sent." }]), tools: [sendEmail] }).run({ input: "Email bob" });
+      const sendEmail = stepflowTool({
+        name: "send_email",
+        description: "Send an email.",
+        parameters: z.object({ to: z.string() }),
+        execute: ({ to }) => (emails.push(to), "sent"),
+      });
+      const handler = new FunctionCallingAgent({
+        llm: new ScriptedLLM([{ toolCalls: [{ id: "e1", name: "send_email", input: { to: "bob" } }] }, { text: "Sent." }]),
+        tools: [sendEmail],
+      }).run({ input: "Email bob" });
       await microtasks(wait);
       const before = emails.length;
       handler.cancel();
@@ -596,19 +677,34 @@ describe("FunctionCallingAgent: tool calls a human must approve", () => {
   const hr = () => {
     const fired: number[] = [];
     const lookups: string[] = [];
-    const findEmployee = stepflowTool({ name: "find_employee", description: "Find an employee by last name.", parameters: z.object({ lastName: z.string() }), execute: ({ lastName }) => {
-      lookups.push(lastName);
-      return { id: 7, name: `Michael ${lastName}` };
-    } });
-    const fireEmployee = stepflowTool({ name: "fire_employee", description: "Remove an employee.", parameters: z.object({ id: z.number() }), execute: ({ id }) => {
-      fired.push(id);
-      return `Employee ${id} removed.`;
-    } });
+    const findEmployee = stepflowTool({
+      name: "find_employee",
+      description: "Find an employee by last name.",
+      parameters: z.object({ lastName: z.string() }),
+      execute: ({ lastName }) => {
+        lookups.push(lastName);
+        return { id: 7, name: `Michael ${lastName}` };
+      },
+    });
+    const fireEmployee = stepflowTool({
+      name: "fire_employee",
+      description: "Remove an employee.",
+      parameters: z.object({ id: z.number() }),
+      execute: ({ id }) => {
+        fired.push(id);
+        return `Employee ${id} removed.`;
+      },
+    });
     return { fired, lookups, tools: [findEmployee, fireEmployee] };
   };
   const fireLawson = () =>
     new ScriptedLLM([
-      { toolCalls: [{ id: "call_find", name: "find_employee", input: { lastName: "Lawson" } }, { id: "call_fire", name: "fire_employee", input: { id: 7 } }] },
+      {
+        toolCalls: [
+          { id: "call_find", name: "find_employee", input: { lastName: "Lawson" } },
+          { id: "call_fire", name: "fire_employee", input: { id: 7 } },
+        ],
+      },
       { text: "Done." },
     ]);
   type Answer = Omit<ConstructorParameters<typeof ToolApprovalEvent>[0], "approvalId">;
@@ -667,7 +763,9 @@ describe("FunctionCallingAgent: tool calls a human must approve", () => {
 
   it("continues a run saved while it waited, in another process: the finished call is not repeated, and an answer sent first is not asked again", async () => {
     const first = hr();
-    const { saved, request } = await saveAtFirstRequest(new FunctionCallingAgent({ llm: fireLawson(), tools: first.tools, needsApproval: ["fire_employee"] }).run({ input: "Fire Lawson" }));
+    const { saved, request } = await saveAtFirstRequest(
+      new FunctionCallingAgent({ llm: fireLawson(), tools: first.tools, needsApproval: ["fire_employee"] }).run({ input: "Fire Lawson" }),
+    );
     expect(first).toMatchObject({ fired: [], lookups: ["Lawson"] });
 
     // Days later, another process: the same agent, the saved context, and the answer to the saved request.
@@ -686,7 +784,16 @@ describe("FunctionCallingAgent: tool calls a human must approve", () => {
 
   it("keeps an answer given before the save, and asks again only what is unanswered, even of an agent without needsApproval", async () => {
     const { fired, tools } = hr();
-    const twoFirings = () => new ScriptedLLM([{ toolCalls: [{ id: "a", name: "fire_employee", input: { id: 1 } }, { id: "b", name: "fire_employee", input: { id: 2 } }] }, { text: "Done." }]);
+    const twoFirings = () =>
+      new ScriptedLLM([
+        {
+          toolCalls: [
+            { id: "a", name: "fire_employee", input: { id: 1 } },
+            { id: "b", name: "fire_employee", input: { id: 2 } },
+          ],
+        },
+        { text: "Done." },
+      ]);
     const handler = new FunctionCallingAgent({ llm: twoFirings(), tools, needsApproval: ["fire_employee"] }).run({ input: "Fire 1 and 2" });
     let saved = "";
     const requests: ToolApprovalRequestEvent[] = [];
@@ -731,14 +838,20 @@ describe("FunctionCallingAgent: tool calls a human must approve", () => {
   it("leaves nothing from a run cancelled mid-approval that could approve a later run's call", async () => {
     const { fired, tools } = hr();
     const llm = new ScriptedLLM([
-      { toolCalls: [{ id: "call_1", name: "fire_employee", input: { id: 1 } }, { id: "call_2", name: "fire_employee", input: { id: 2 } }] },
+      {
+        toolCalls: [
+          { id: "call_1", name: "fire_employee", input: { id: 1 } },
+          { id: "call_2", name: "fire_employee", input: { id: 2 } },
+        ],
+      },
       { toolCalls: [{ id: "call_1", name: "fire_employee", input: { id: 99 } }] },
     ]);
     const agent = new FunctionCallingAgent({ llm, tools, needsApproval: ["fire_employee"] });
     const ctx = new Context(agent);
     const first = agent.run({ input: "Fire 1 and 2" }, { ctx });
     for await (const ev of first.streamEvents()) {
-      if (ev instanceof ToolApprovalRequestEvent && ev.toolCall.id === "call_1") first.ctx.sendEvent(new ToolApprovalEvent({ approvalId: ev.approvalId, approved: true }));
+      if (ev instanceof ToolApprovalRequestEvent && ev.toolCall.id === "call_1")
+        first.ctx.sendEvent(new ToolApprovalEvent({ approvalId: ev.approvalId, approved: true }));
       if (ev instanceof FunctionOutputEvent) first.cancel(); // call_1 ran; call_2 still waits
     }
     await first.catch(() => undefined);
@@ -794,9 +907,13 @@ describe("FunctionCallingAgent: tool calls a human must approve", () => {
     await expect(asyncTest.run({ input: "Fire Lawson" })).rejects.toThrow(
       "needsApproval returned a promise for the call to find_employee; it must return true or false at once, from the call's name and arguments.",
     );
-    const throwing = new FunctionCallingAgent({ llm: fireLawson(), tools, needsApproval: () => {
-      throw new Error("no policy for find_employee");
-    } });
+    const throwing = new FunctionCallingAgent({
+      llm: fireLawson(),
+      tools,
+      needsApproval: () => {
+        throw new Error("no policy for find_employee");
+      },
+    });
     await expect(throwing.run({ input: "Fire Lawson" })).rejects.toThrow("needsApproval threw for the call to find_employee: no policy for find_employee");
   });
 });

@@ -3,7 +3,12 @@ import { z } from "zod";
 import { tool } from "../../src/tools/tool.ts";
 import { ToolApprovalError, ToolApprovalPolicy, describeArguments, notApproved } from "../../workflows/tool-approval.ts";
 
-const fire = tool({ name: "fire_employee", description: "Remove an employee.", parameters: z.object({ id: z.number() }), execute: ({ id }) => `removed ${id}` });
+const fire = tool({
+  name: "fire_employee",
+  description: "Remove an employee.",
+  parameters: z.object({ id: z.number() }),
+  execute: ({ id }) => `removed ${id}`,
+});
 const find = tool({ name: "find_employee", description: "Find an employee.", parameters: z.object({ lastName: z.string() }), execute: () => ({ id: 7 }) });
 const tools = [find, fire];
 const fireCall = { id: "c_fire", name: "fire_employee", input: { id: 7 } };
@@ -21,7 +26,12 @@ describe("ToolApprovalPolicy", () => {
 
   it("does not put to a human a call that cannot run", () => {
     const policy = new ToolApprovalPolicy(() => true, tools);
-    expect(policy.mark([{ id: "bad", name: "fire_employee", input: { id: "seven" } }, { id: "none", name: "launch", input: {} }])).toBeUndefined();
+    expect(
+      policy.mark([
+        { id: "bad", name: "fire_employee", input: { id: "seven" } },
+        { id: "none", name: "launch", input: {} },
+      ]),
+    ).toBeUndefined();
   });
 
   it("refuses an option it cannot use with a ToolApprovalError", () => {
@@ -35,10 +45,19 @@ describe("ToolApprovalPolicy", () => {
     };
     const misspelt = caught(() => new ToolApprovalPolicy(["fire_employe"], tools));
     expect(misspelt).toBeInstanceOf(ToolApprovalError);
-    expect((misspelt as Error).message).toBe('needsApproval names "fire_employe", not among the agent\'s tools (find_employee, fire_employee). Check the spelling, or add the tool.');
-    expect(caught(() => new ToolApprovalPolicy("fire_employee" as never, tools))).toMatchObject({ name: "ToolApprovalError", message: expect.stringMatching(/^needsApproval takes tool names/) });
+    expect((misspelt as Error).message).toBe(
+      'needsApproval names "fire_employe", not among the agent\'s tools (find_employee, fire_employee). Check the spelling, or add the tool.',
+    );
+    expect(caught(() => new ToolApprovalPolicy("fire_employee" as never, tools))).toMatchObject({
+      name: "ToolApprovalError",
+      message: expect.stringMatching(/^needsApproval takes tool names/),
+    });
     const cause = new Error("no policy");
-    const threw = caught(() => new ToolApprovalPolicy(() => { throw cause; }, tools).mark([fireCall]));
+    const threw = caught(() =>
+      new ToolApprovalPolicy(() => {
+        throw cause;
+      }, tools).mark([fireCall]),
+    );
     expect(threw).toMatchObject({ name: "ToolApprovalError", toolName: "fire_employee", cause });
     const promised = caught(() => new ToolApprovalPolicy((async () => true) as never, tools).mark([fireCall]));
     expect(promised).toMatchObject({ toolName: "fire_employee", message: expect.stringContaining("returned a promise") });

@@ -40,10 +40,18 @@ const MAX_DEPTH = 4; // $ref hops and nested types followed, so recursive schema
  */
 export function openApiEndpoints(document: OpenApiDocument): OpenApiEndpoint[] {
   if (!isRecord(document) || !isRecord(document.paths)) {
-    throw new ConfigurationError("restApiTool: openApi must be an OpenAPI 3 document: a parsed JSON or YAML object with `paths` (parse a YAML text first, e.g. with the yaml package).", "openApi", document);
+    throw new ConfigurationError(
+      "restApiTool: openApi must be an OpenAPI 3 document: a parsed JSON or YAML object with `paths` (parse a YAML text first, e.g. with the yaml package).",
+      "openApi",
+      document,
+    );
   }
   if (document.swagger !== undefined || (typeof document.openapi === "string" && !document.openapi.startsWith("3."))) {
-    throw new ConfigurationError(`restApiTool: openApi must be an OpenAPI 3 document; this one is ${document.swagger ? `Swagger ${document.swagger}` : `OpenAPI ${document.openapi}`}. Convert it to OpenAPI 3 first (e.g. with swagger2openapi).`, "openApi", document);
+    throw new ConfigurationError(
+      `restApiTool: openApi must be an OpenAPI 3 document; this one is ${document.swagger ? `Swagger ${document.swagger}` : `OpenAPI ${document.openapi}`}. Convert it to OpenAPI 3 first (e.g. with swagger2openapi).`,
+      "openApi",
+      document,
+    );
   }
   const endpoints: OpenApiEndpoint[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
@@ -62,7 +70,8 @@ export function openApiEndpoints(document: OpenApiDocument): OpenApiEndpoint[] {
       endpoints.push({ method, path, line, matches: (pathname) => pattern.test(safeDecode(pathname)) });
     }
   }
-  if (endpoints.length === 0) throw new ConfigurationError("restApiTool: openApi has no endpoints (no get, post, put, patch or delete under `paths`).", "openApi", document);
+  if (endpoints.length === 0)
+    throw new ConfigurationError("restApiTool: openApi has no endpoints (no get, post, put, patch or delete under `paths`).", "openApi", document);
   return endpoints;
 }
 
@@ -71,7 +80,9 @@ export function openApiEndpoints(document: OpenApiDocument): OpenApiEndpoint[] {
  * @example describeOpenApi(spec); // "HR API\nEndpoints (path parameters in braces):\nGET /api/users — List users. Query: page? (integer).\n…"
  */
 export function describeOpenApi(document: OpenApiDocument, endpoints = openApiEndpoints(document)): string {
-  const about = [document.info?.title, document.info?.description].filter((text): text is string => typeof text === "string" && text.trim() !== "").map((text) => shorten(oneLine(text), 300));
+  const about = [document.info?.title, document.info?.description]
+    .filter((text): text is string => typeof text === "string" && text.trim() !== "")
+    .map((text) => shorten(oneLine(text), 300));
   return [...about, "Endpoints (path parameters in braces):", ...endpoints.map((endpoint) => endpoint.line)].join("\n");
 }
 
@@ -109,14 +120,19 @@ function describeOperation(document: OpenApiDocument, method: string, path: stri
     if (isRecord(parameter) && typeof parameter.name === "string") byName.set(`${String(parameter.in)}:${parameter.name}`, parameter);
   }
   const query = [...byName.values()].filter((parameter) => parameter.in === "query");
-  if (query.length > 0) parts.push(`Query: ${query.map((p) => `${String(p.name)}${p.required === true ? "" : "?"} (${typeName(document, p.schema, 0)})`).join(", ")}.`);
+  if (query.length > 0)
+    parts.push(`Query: ${query.map((p) => `${String(p.name)}${p.required === true ? "" : "?"} (${typeName(document, p.schema, 0)})`).join(", ")}.`);
   const content = resolve(document, operation.requestBody)?.content;
   if (isRecord(content)) {
     const jsonType = Object.keys(content).find((type) => /[/+]json\b/i.test(type));
     const schema = jsonType ? objectSchema(document, (content[jsonType] as Json | undefined)?.schema, 0) : undefined;
     if (schema?.properties) {
       const required = new Set(Array.isArray(schema.required) ? schema.required : []);
-      parts.push(`Body: { ${Object.entries(schema.properties).map(([name, field]) => `${name}${required.has(name) ? "" : "?"}: ${typeName(document, field, 1)}`).join(", ")} }.`);
+      parts.push(
+        `Body: { ${Object.entries(schema.properties)
+          .map(([name, field]) => `${name}${required.has(name) ? "" : "?"}: ${typeName(document, field, 1)}`)
+          .join(", ")} }.`,
+      );
     } else if (!jsonType && Object.keys(content).length > 0) {
       parts.push(`(Takes ${Object.keys(content).join(" or ")}, which this tool cannot send.)`);
     }

@@ -72,7 +72,10 @@ const restRequest = (pathDescription: string) =>
         .describe(pathDescription),
       body: z.record(z.string(), z.unknown()).optional().describe("The JSON body of a POST, PUT, PATCH or DELETE."),
     })
-    .refine((request) => request.method !== "GET" || request.body === undefined, { path: ["body"], message: "a GET request has no body; put its parameters in the path's query string" });
+    .refine((request) => request.method !== "GET" || request.body === undefined, {
+      path: ["body"],
+      message: "a GET request has no body; put its parameters in the path's query string",
+    });
 
 const PATH_DESCRIPTION = "The path on the API, with its query string if any, e.g. /api/users?page=2.";
 
@@ -91,7 +94,8 @@ export function restApiTool(options: RestApiToolOptions) {
   const timeout = options.timeout ?? 30;
   checkTimeout(timeout, "timeout", "the default is 30", "restApiTool: timeout");
   const maxBodyChars = options.maxBodyChars ?? 20_000;
-  if (!Number.isInteger(maxBodyChars) || maxBodyChars < 1) throw new ConfigurationError(`restApiTool: maxBodyChars must be a whole number ≥ 1, got ${String(maxBodyChars)}.`, "maxBodyChars", maxBodyChars);
+  if (!Number.isInteger(maxBodyChars) || maxBodyChars < 1)
+    throw new ConfigurationError(`restApiTool: maxBodyChars must be a whole number ≥ 1, got ${String(maxBodyChars)}.`, "maxBodyChars", maxBodyChars);
   const extraHeaders = checkedHeaders(options.headers);
   const keyHeader = options.idempotencyKeyHeader === undefined ? "Idempotency-Key" : options.idempotencyKeyHeader;
   if (keyHeader !== false) checkedHeaders({ [keyHeader]: "key" });
@@ -102,7 +106,12 @@ export function restApiTool(options: RestApiToolOptions) {
   const endpoints = options.openApi ? openApiEndpoints(options.openApi) : undefined;
   const title = options.openApi?.info?.title;
   const about = options.description?.trim() || (typeof title === "string" && title.trim() ? `The ${title.trim()}.` : endpoints ? "A REST API." : "");
-  if (!about) throw new ConfigurationError("restApiTool: give a description of the API (its endpoints and what they take), or its OpenAPI document as openApi.", "description", options.description);
+  if (!about)
+    throw new ConfigurationError(
+      "restApiTool: give a description of the API (its endpoints and what they take), or its OpenAPI document as openApi.",
+      "description",
+      options.description,
+    );
   // The endpoint list goes with the path argument, not in the tool's description: OpenAI
   // refuses tool descriptions over 1,024 characters, which a dozen endpoints exceed.
   return tool({
@@ -117,7 +126,12 @@ export function restApiTool(options: RestApiToolOptions) {
       }),
   });
 
-  async function send(method: (typeof METHODS)[number], path: string, body: Record<string, unknown> | undefined, idempotencyKey: string | undefined): Promise<RestApiResult> {
+  async function send(
+    method: (typeof METHODS)[number],
+    path: string,
+    body: Record<string, unknown> | undefined,
+    idempotencyKey: string | undefined,
+  ): Promise<RestApiResult> {
     const url = requestURL(root, query, path);
     if (endpoints) checkEndpoint(endpoints, method, `/${url.pathname.slice(root.pathname.length)}`);
     const headers = new Headers({ accept: "application/json" });
@@ -130,7 +144,13 @@ export function restApiTool(options: RestApiToolOptions) {
     try {
       let response: Response;
       try {
-        response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), redirect: "manual", signal: deadline.signal });
+        response = await fetch(url, {
+          method,
+          headers,
+          body: body === undefined ? undefined : JSON.stringify(body),
+          redirect: "manual",
+          signal: deadline.signal,
+        });
       } catch (error) {
         if (deadline.signal.aborted) throw late();
         const cause = (error as Error).cause as { code?: unknown; message?: unknown } | undefined;
@@ -142,7 +162,11 @@ export function restApiTool(options: RestApiToolOptions) {
       const text = redactedBody(raw, redact, maxBodyChars, slack);
       const location = response.headers.get("location");
       // A redirect is the API's answer to report: following it could leave the API, taking the headers along.
-      return { status: response.status, body: readable(text, response.headers.get("content-type")), ...(location === null ? {} : { location: redact(location) }) };
+      return {
+        status: response.status,
+        body: readable(text, response.headers.get("content-type")),
+        ...(location === null ? {} : { location: redact(location) }),
+      };
     } finally {
       cancelTimer();
     }
@@ -170,10 +194,25 @@ function apiRoot(baseURL: string, serverPath: string): { root: URL; query: URLSe
     url = new URL(baseURL);
   } catch (error) {
     const shown = maskCredentials(baseURL);
-    throw new ConfigurationError(`restApiTool: baseURL must be an absolute http(s) URL, e.g. http://127.0.0.1:8080; got ${JSON.stringify(shown)}.`, "baseURL", shown, { cause: error });
+    throw new ConfigurationError(
+      `restApiTool: baseURL must be an absolute http(s) URL, e.g. http://127.0.0.1:8080; got ${JSON.stringify(shown)}.`,
+      "baseURL",
+      shown,
+      { cause: error },
+    );
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new ConfigurationError(`restApiTool: baseURL must be an http(s) URL; got ${JSON.stringify(maskCredentials(baseURL))}.`, "baseURL", maskCredentials(baseURL));
-  if (url.username || url.password) throw new ConfigurationError('restApiTool: baseURL must not hold a user name or password (fetch refuses such URLs); send credentials in `headers`, e.g. { authorization: "Bearer …" }.', "baseURL", maskCredentials(baseURL));
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new ConfigurationError(
+      `restApiTool: baseURL must be an http(s) URL; got ${JSON.stringify(maskCredentials(baseURL))}.`,
+      "baseURL",
+      maskCredentials(baseURL),
+    );
+  if (url.username || url.password)
+    throw new ConfigurationError(
+      'restApiTool: baseURL must not hold a user name or password (fetch refuses such URLs); send credentials in `headers`, e.g. { authorization: "Bearer …" }.',
+      "baseURL",
+      maskCredentials(baseURL),
+    );
   const query = url.searchParams;
   const path = url.pathname === "/" && serverPath ? serverPath : url.pathname;
   const root = new URL(url.origin + path.replace(/\/?$/, "/"));
@@ -188,7 +227,12 @@ function checkedHeaders(headers: Readonly<Record<string, string>> | undefined): 
       new Headers().set(name, value);
     } catch (error) {
       // `received` is the header's name only: its value may be a key.
-      throw new ConfigurationError(`restApiTool: header ${JSON.stringify(name)} has a name or value fetch cannot send (a line break, or a character outside Latin-1?).`, "headers", name, { cause: error });
+      throw new ConfigurationError(
+        `restApiTool: header ${JSON.stringify(name)} has a name or value fetch cannot send (a line break, or a character outside Latin-1?).`,
+        "headers",
+        name,
+        { cause: error },
+      );
     }
     checked.push([name, value]);
   }
@@ -227,7 +271,9 @@ function checkEndpoint(endpoints: readonly OpenApiEndpoint[], method: string, pa
 }
 
 function outside(path: string, root: URL): Error {
-  return new Error(`The path ${JSON.stringify(path)} leads, or may lead, outside the API at ${root.href}; give a plain path under it, without "." or ".." segments or encoded slashes.`);
+  return new Error(
+    `The path ${JSON.stringify(path)} leads, or may lead, outside the API at ${root.href}; give a plain path under it, without "." or ".." segments or encoded slashes.`,
+  );
 }
 
 /** The body as text, in its charset, reading little more than `maxChars` characters' worth of it; `done` if it was read whole. */

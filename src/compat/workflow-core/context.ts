@@ -17,10 +17,11 @@ import { StreamChannel, WorkflowStream } from "./stream.ts";
  * const Done = workflowEvent<number>();
  * const length: Handler<[WorkflowEvent<string>], ReturnType<typeof Done.with>> = (_ctx, start) => Done.with(start.data.length);
  */
-export type Handler<AcceptEvents extends WorkflowEvent<unknown>[], Result extends WorkflowEventData<unknown> | void, Context extends WorkflowContext = WorkflowContext> = (
-  context: Context,
-  ...events: { [K in keyof AcceptEvents]: ReturnType<AcceptEvents[K]["with"]> }
-) => Result | Promise<Result>;
+export type Handler<
+  AcceptEvents extends WorkflowEvent<unknown>[],
+  Result extends WorkflowEventData<unknown> | void,
+  Context extends WorkflowContext = WorkflowContext,
+> = (context: Context, ...events: { [K in keyof AcceptEvents]: ReturnType<AcceptEvents[K]["with"]> }) => Result | Promise<Result>;
 
 /**
  * What a handler (and `createContext()`'s caller) works with: the events it caused, its abort
@@ -140,7 +141,11 @@ export function getContext(): WorkflowContext {
  * const context = createWorkflow().createContext();
  * extendContext(context, { userId: "u1" });
  */
-export function extendContext(context: WorkflowContext, properties: Record<string, unknown>, inheritanceTransformers?: Record<string, InheritanceTransformer>): void {
+export function extendContext(
+  context: WorkflowContext,
+  properties: Record<string, unknown>,
+  inheritanceTransformers?: Record<string, InheritanceTransformer>,
+): void {
   Object.assign(context, properties);
   if (!inheritanceTransformers) return;
   const internals = context as WorkflowContext & RootInternals;
@@ -196,7 +201,11 @@ export function createContext({ listeners, timeout = null }: { listeners: Listen
 
   const hooks: ContextHooks = { sent: null, admit: null, started: null };
 
-  const runHandler = (handler: (context: WorkflowContext, ...events: WorkflowEventData<unknown>[]) => unknown, inputs: WorkflowEventData<unknown>[], sender: Scope) => {
+  const runHandler = (
+    handler: (context: WorkflowContext, ...events: WorkflowEventData<unknown>[]) => unknown,
+    inputs: WorkflowEventData<unknown>[],
+    sender: Scope,
+  ) => {
     if (hooks.admit !== null && !hooks.admit(inputs)) return;
     let parent: Scope = sender;
     while (parent.parent !== null && !observes(parent)) parent = parent.parent;
@@ -287,9 +296,11 @@ export function createContext({ listeners, timeout = null }: { listeners: Listen
     return controller.signal;
   };
 
-  const senderOf = (scope: Scope) => (...events: WorkflowEventData<unknown>[]) => {
-    for (const event of events) send(scope, event);
-  };
+  const senderOf =
+    (scope: Scope) =>
+    (...events: WorkflowEventData<unknown>[]) => {
+      for (const event of events) send(scope, event);
+    };
 
   const root = {
     get stream() {
@@ -350,10 +361,16 @@ export function createContext({ listeners, timeout = null }: { listeners: Listen
     timer = null;
   };
   if (timeout !== null) {
-    if (!Number.isFinite(timeout) || timeout <= 0) throw new RangeError(`The timeout must be a positive number of milliseconds, or null for none; got ${timeout}.`);
+    if (!Number.isFinite(timeout) || timeout <= 0)
+      throw new RangeError(`The timeout must be a positive number of milliseconds, or null for none; got ${timeout}.`);
     timer = setTimeout(() => {
       timer = null;
-      fail(rootScope, new WorkflowTimeoutError(`The workflow context ran longer than its timeout of ${timeout} ms. Raise createWorkflow({ timeout }), or look for a handler that never sends the event its reader waits for.`));
+      fail(
+        rootScope,
+        new WorkflowTimeoutError(
+          `The workflow context ran longer than its timeout of ${timeout} ms. Raise createWorkflow({ timeout }), or look for a handler that never sends the event its reader waits for.`,
+        ),
+      );
     }, timeout);
     rootController.signal.addEventListener("abort", clearTimer, { once: true });
   }

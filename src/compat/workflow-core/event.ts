@@ -143,7 +143,10 @@ function createEventType<Data, DebugLabel extends string>(
   let uniqueId = config?.uniqueId;
   const event = {
     debugLabel: label ?? id,
-    include: alsoIncludes === undefined ? (instance: unknown) => EventInstance.typeOf(instance) === self : (instance: unknown) => EventInstance.typeOf(instance) === self || (typeof instance === "object" && instance !== null && alsoIncludes(instance)),
+    include:
+      alsoIncludes === undefined
+        ? (instance: unknown) => EventInstance.typeOf(instance) === self
+        : (instance: unknown) => EventInstance.typeOf(instance) === self || (typeof instance === "object" && instance !== null && alsoIncludes(instance)),
     with: (data: Data) => {
       const instance = new EventInstance(self, label, data);
       if (initCallbacks.size > 0) for (const callback of initCallbacks) callback(instance as unknown as WorkflowEventData<unknown>);
@@ -191,7 +194,8 @@ export const or = <const Events extends WorkflowEvent<unknown>[]>(...events: Eve
  * import { isWorkflowEvent, workflowEvent } from "stepflow/compat/workflow-core";
  * console.log(isWorkflowEvent(workflowEvent())); // true
  */
-export const isWorkflowEvent = (instance: unknown): instance is WorkflowEvent<unknown> => typeof instance === "object" && instance !== null && eventTypes.has(instance);
+export const isWorkflowEvent = (instance: unknown): instance is WorkflowEvent<unknown> =>
+  typeof instance === "object" && instance !== null && eventTypes.has(instance);
 
 /**
  * Whether `instance` is an event made by some type's `.with()`.

@@ -96,7 +96,8 @@ export class StreamChannel<T> {
   }
 }
 
-const LOCKED = "This stream is locked: it already has a reader. Read a stream once at a time (for example with stream.until(stop).toArray()), or split it first with stream.tee().";
+const LOCKED =
+  "This stream is locked: it already has a reader. Read a stream once at a time (for example with stream.until(stop).toArray()), or split it first with stream.tee().";
 
 type Predicate<R> = (item: R) => boolean;
 
@@ -531,17 +532,14 @@ export class WorkflowStream<R = WorkflowEventData<unknown>> extends ReadableStre
   async untilEvent(predicate: unknown): Promise<R> {
     const matches = matcher<R>(predicate);
     const found: { item?: R; hit: boolean } = { hit: false };
-    await this.#cut(
-      (item) => {
-        const hit = matches(item);
-        if (hit) {
-          found.item = item;
-          found.hit = true;
-        }
-        return { emit: false, end: hit };
-      },
-      false,
-    ).forEach(() => {});
+    await this.#cut((item) => {
+      const hit = matches(item);
+      if (hit) {
+        found.item = item;
+        found.hit = true;
+      }
+      return { emit: false, end: hit };
+    }, false).forEach(() => {});
     if (!found.hit) throw new Error("Stream ended without matching event");
     return found.item as R;
   }
@@ -620,6 +618,9 @@ function emitLine(line: string, types: Map<string, WorkflowEvent<unknown>>, cont
   if (text.length === 0) return;
   const parsed = JSON.parse(text) as { uniqueId?: unknown; data?: unknown };
   const type = typeof parsed.uniqueId === "string" ? types.get(parsed.uniqueId) : undefined;
-  if (!type) throw new Error(`The response holds an event of unknown type "${String(parsed.uniqueId)}": add its event type to the map passed to WorkflowStream.fromResponse().`);
+  if (!type)
+    throw new Error(
+      `The response holds an event of unknown type "${String(parsed.uniqueId)}": add its event type to the map passed to WorkflowStream.fromResponse().`,
+    );
   controller.enqueue(type.with(parsed.data));
 }

@@ -58,7 +58,8 @@ export function createWorkflow(options: WorkflowOptions = {}): Workflow {
   const listeners: Listeners = new Map();
   return {
     handle(accept, handler) {
-      if (!Array.isArray(accept) || accept.length === 0) throw new TypeError("workflow.handle() takes a non-empty array of event types first, for example workflow.handle([startEvent], handler).");
+      if (!Array.isArray(accept) || accept.length === 0)
+        throw new TypeError("workflow.handle() takes a non-empty array of event types first, for example workflow.handle([startEvent], handler).");
       const key = accept as readonly WorkflowEvent<unknown>[];
       let handlers = listeners.get(key);
       if (handlers === undefined) listeners.set(key, (handlers = new Set()));

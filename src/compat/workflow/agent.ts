@@ -28,7 +28,14 @@ export type AgentToolCall = { agentName: string; toolName: string; toolKwargs: R
  * import type { AgentToolCallResult } from "stepflow/compat/workflow";
  * const read = (r: AgentToolCallResult) => r.toolOutput.output;
  */
-export type AgentToolCallResult = { toolName: string; toolKwargs: Record<string, JSONValue>; toolId: string; toolOutput: ToolResult; returnDirect: boolean; raw: JSONValue };
+export type AgentToolCallResult = {
+  toolName: string;
+  toolKwargs: Record<string, JSONValue>;
+  toolId: string;
+  toolOutput: ToolResult;
+  returnDirect: boolean;
+  raw: JSONValue;
+};
 /**
  * The messages an agent step starts from.
  * @example
@@ -157,7 +164,12 @@ export function agent(params: SingleAgentParams): AgentWorkflow {
         response += ev.delta;
         context.sendEvent(agentStreamEvent.with({ delta: ev.delta, response, currentAgentName: name, raw: null }));
       } else if (ev instanceof ToolCallEvent) {
-        const toolCalls = ev.toolCalls.map((call) => ({ agentName: name, toolName: call.name, toolKwargs: (call.input ?? {}) as Record<string, JSONValue>, toolId: call.id }));
+        const toolCalls = ev.toolCalls.map((call) => ({
+          agentName: name,
+          toolName: call.name,
+          toolKwargs: (call.input ?? {}) as Record<string, JSONValue>,
+          toolId: call.id,
+        }));
         context.sendEvent(agentOutputEvent.with({ response: { role: "assistant", content: response }, toolCalls, raw: null, currentAgentName: name }));
         response = "";
         for (const call of toolCalls) {
@@ -203,4 +215,3 @@ export function agent(params: SingleAgentParams): AgentWorkflow {
     },
   };
 }
-

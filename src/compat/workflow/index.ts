@@ -21,4 +21,13 @@ export {
   startAgentEvent,
   stopAgentEvent,
 } from "./agent.ts";
-export type { AgentInput, AgentInputData, AgentOutput, AgentResultData, AgentToolCall, AgentToolCallResult, AgentWorkflow, SingleAgentParams } from "./agent.ts";
+export type {
+  AgentInput,
+  AgentInputData,
+  AgentOutput,
+  AgentResultData,
+  AgentToolCall,
+  AgentToolCallResult,
+  AgentWorkflow,
+  SingleAgentParams,
+} from "./agent.ts";

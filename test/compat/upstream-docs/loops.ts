@@ -7,9 +7,7 @@ type AgentWorkflowState = {
   max_counter: number;
 };
 
-const { withState } = createStatefulMiddleware(
-  (state: AgentWorkflowState) => state,
-);
+const { withState } = createStatefulMiddleware((state: AgentWorkflowState) => state);
 export const workflow = withState(createWorkflow());
 
 export const startEvent = workflowEvent<void>();

@@ -6,9 +6,7 @@ type MyWorkflowState = {
   previous_message: string;
 };
 
-const { withState } = createStatefulMiddleware(
-  (state: MyWorkflowState) => state,
-);
+const { withState } = createStatefulMiddleware((state: MyWorkflowState) => state);
 export const workflow = withState(createWorkflow());
 
 export const startEvent = workflowEvent<{ userInput: string }>();
@@ -22,11 +20,7 @@ workflow.handle([startEvent], async (context, { data }) => {
   state.previous_message = userInput;
 
   return stopEvent.with({
-    result:
-      "Processed message: " +
-      userInput +
-      " previous message: " +
-      previous_message,
+    result: "Processed message: " + userInput + " previous message: " + previous_message,
   });
 });
 const { stream, sendEvent } = workflow.createContext({

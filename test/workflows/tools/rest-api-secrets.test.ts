@@ -62,7 +62,8 @@ describe("restApiTool: configured secrets never reach the model", () => {
 
   it("hides a secret cut at maxBodyChars, and one in an error text", async () => {
     const server = (hr = await startHrApiServer());
-    const echoOnly = (maxBodyChars: number) => restApiTool({ baseURL: server.baseURL, description: "The HR API.", headers: { "x-api-key": KEY }, maxBodyChars });
+    const echoOnly = (maxBodyChars: number) =>
+      restApiTool({ baseURL: server.baseURL, description: "The HR API.", headers: { "x-api-key": KEY }, maxBodyChars });
     // The echo body holds the key near its end; a limit ending inside the key must not leave its first characters.
     const full = JSON.stringify(await echoOnly(100_000).call({ method: "GET", path: "/api/echo" }));
     for (let limit = 20; limit < 120; limit++) {

@@ -18,7 +18,8 @@ afterEach(async () => {
 });
 
 const HR_API = "The HR API. GET /api/users?page=N lists employees, 6 a page; GET /api/users/{id} reads one; DELETE /api/users/{id} removes one.";
-const rest = (baseURL: string, extra: Partial<Parameters<typeof restApiTool>[0]> = {}) => restApiTool({ baseURL, description: HR_API, headers: { authorization: "Bearer hr-secret" }, ...extra });
+const rest = (baseURL: string, extra: Partial<Parameters<typeof restApiTool>[0]> = {}) =>
+  restApiTool({ baseURL, description: HR_API, headers: { authorization: "Bearer hr-secret" }, ...extra });
 const call = (id: string, method: string, path: string) => ({ id, name: "call_rest_api", input: { method, path } });
 /** A human asked about everything that is not a GET. */
 const changesNeedApproval = (c: { input: unknown }) => (c.input as { method?: string }).method !== "GET";
@@ -50,7 +51,10 @@ describe("restApiTool: seed 000's HR assistant", () => {
     expect(hr.users.map((user) => user.id)).not.toContain(7);
     expect(response.content).toBe("User Lawson has been successfully removed from the system.");
     // The model read the status and the body; the key is in no message and nowhere in the saved context.
-    expect(JSON.parse(sources[1]?.content ?? "")).toMatchObject({ status: 200, body: { page: 2, data: expect.arrayContaining([expect.objectContaining({ id: 7, last_name: "Lawson" })]) } });
+    expect(JSON.parse(sources[1]?.content ?? "")).toMatchObject({
+      status: 200,
+      body: { page: 2, data: expect.arrayContaining([expect.objectContaining({ id: 7, last_name: "Lawson" })]) },
+    });
     expect(sources[2]?.content).toBe('{"status":204,"body":""}');
     expect(JSON.stringify(llm.requests)).not.toContain("hr-secret");
     expect(JSON.stringify(ctx.toJSON())).not.toContain("hr-secret");
@@ -88,7 +92,9 @@ describe("restApiTool: seed 000's HR assistant", () => {
     hr = await startHrApiServer();
     const fromSpec = restApiTool({ baseURL: hr.baseURL, openApi: hrOpenApi });
     // The list goes with the path argument: OpenAI refuses tool descriptions over 1,024 characters.
-    expect(fromSpec.metadata.description).toBe("The HR API.\nSends one request to this API and returns its status and body. The endpoints are listed with the path argument.");
+    expect(fromSpec.metadata.description).toBe(
+      "The HR API.\nSends one request to this API and returns its status and body. The endpoints are listed with the path argument.",
+    );
     expect((fromSpec.metadata.parameters as { properties: { path: { description: string } } }).properties.path.description).toBe(
       [
         "The path on the API, with its query string if any, e.g. /api/users?page=2.",
@@ -113,7 +119,9 @@ describe("restApiTool: seed 000's HR assistant", () => {
       '{"status":200,"body":{"data":{"id":7,"email":"michael.lawson@reqres.in","first_name":"Michael","last_name":"Lawson"}}}',
     ]);
     expect(hr.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["GET /api/users/7"]);
-    expect(() => restApiTool({ baseURL: hr?.baseURL ?? "" })).toThrow("restApiTool: give a description of the API (its endpoints and what they take), or its OpenAPI document as openApi.");
+    expect(() => restApiTool({ baseURL: hr?.baseURL ?? "" })).toThrow(
+      "restApiTool: give a description of the API (its endpoints and what they take), or its OpenAPI document as openApi.",
+    );
   });
 
   it("reads OpenAPI documents as they are written: server paths, $refs, allOf, several and greedy path parameters; refuses Swagger 2", async () => {
@@ -123,14 +131,28 @@ describe("restApiTool: seed 000's HR assistant", () => {
       info: { title: "HR API v3" },
       servers: [{ url: "/api" }], // paths below are under /api
       paths: {
-        "/users": { parameters: [{ $ref: "#/components/parameters/Tenant" }], get: { summary: "List employees", parameters: [{ $ref: "#/components/parameters/Page" }] } },
+        "/users": {
+          parameters: [{ $ref: "#/components/parameters/Tenant" }],
+          get: { summary: "List employees", parameters: [{ $ref: "#/components/parameters/Page" }] },
+        },
         "/users/{id}": { put: { requestBody: { $ref: "#/components/requestBodies/Employee" } } },
         "/teams/{team}/members/{id}": { get: {} },
         "/files/{path+}": { get: {} },
       },
       components: {
-        parameters: { Page: { name: "page", in: "query", schema: { type: "integer" } }, Tenant: { name: "tenant", in: "query", required: true, schema: { type: ["string", "null"] } } },
-        requestBodies: { Employee: { content: { "application/json; charset=utf-8": { schema: { allOf: [{ $ref: "#/components/schemas/Name" }, { properties: { tags: { type: "array", items: { enum: ["a", "b"] } } } }] } } } } },
+        parameters: {
+          Page: { name: "page", in: "query", schema: { type: "integer" } },
+          Tenant: { name: "tenant", in: "query", required: true, schema: { type: ["string", "null"] } },
+        },
+        requestBodies: {
+          Employee: {
+            content: {
+              "application/json; charset=utf-8": {
+                schema: { allOf: [{ $ref: "#/components/schemas/Name" }, { properties: { tags: { type: "array", items: { enum: ["a", "b"] } } } }] },
+              },
+            },
+          },
+        },
         schemas: { Name: { required: ["first_name"], properties: { first_name: { type: "string" } } } },
       },
     };
@@ -154,19 +176,32 @@ describe("restApiTool: seed 000's HR assistant", () => {
     hr = await startHrApiServer();
     const escapes = ["/api/../../admin", "/users/..%2f..%2fadmin", "/users/%2e%2e/admin", "/users/..;/admin", "/users%5c..%5cadmin"];
     const llm = new ScriptedLLM([
-      { toolCalls: [call("u", "GET", "http://example.com/steal"), call("s", "GET", "//example.com/steal"), call("m", "TRACE", "/api/users"), ...escapes.map((path, i) => call(`e${i}`, "GET", path))] },
+      {
+        toolCalls: [
+          call("u", "GET", "http://example.com/steal"),
+          call("s", "GET", "//example.com/steal"),
+          call("m", "TRACE", "/api/users"),
+          ...escapes.map((path, i) => call(`e${i}`, "GET", path)),
+        ],
+      },
       { text: "I cannot do that." },
     ]);
     await new FunctionCallingAgent({ llm, tools: [rest(`${hr.baseURL}/api`)] }).run({ input: "Try everything" });
-    const results = new Map((llm.requests[1]?.messages ?? []).flatMap((m) => {
-      const result = (m.options as { toolResult?: { id: string } } | undefined)?.toolResult;
-      return result ? [[result.id, String(m.content)]] : [];
-    }));
-    expect(results.get("u")).toMatch(/^Invalid arguments for tool call_rest_api: path: must be a path on the API starting with one \/, e\.g\. \/api\/users\?page=2, not a URL\./);
+    const results = new Map(
+      (llm.requests[1]?.messages ?? []).flatMap((m) => {
+        const result = (m.options as { toolResult?: { id: string } } | undefined)?.toolResult;
+        return result ? [[result.id, String(m.content)]] : [];
+      }),
+    );
+    expect(results.get("u")).toMatch(
+      /^Invalid arguments for tool call_rest_api: path: must be a path on the API starting with one \/, e\.g\. \/api\/users\?page=2, not a URL\./,
+    );
     expect(results.get("s")).toMatch(/^Invalid arguments for tool call_rest_api: path: must be a path on the API/);
     expect(results.get("m")).toMatch(/^Invalid arguments for tool call_rest_api: method: /);
     escapes.forEach((path, i) =>
-      expect(results.get(`e${i}`)).toBe(`Encountered error in tool call: The path ${JSON.stringify(path)} leads, or may lead, outside the API at ${hr?.baseURL}/api/; give a plain path under it, without "." or ".." segments or encoded slashes.`),
+      expect(results.get(`e${i}`)).toBe(
+        `Encountered error in tool call: The path ${JSON.stringify(path)} leads, or may lead, outside the API at ${hr?.baseURL}/api/; give a plain path under it, without "." or ".." segments or encoded slashes.`,
+      ),
     );
     expect(hr.requests).toEqual([]);
   });
@@ -220,13 +255,19 @@ describe("restApiTool: seed 000's HR assistant", () => {
     });
     await new Promise<void>((resolve) => endless.listen(0, "127.0.0.1", resolve));
     try {
-      const result = (await rest(`http://127.0.0.1:${(endless.address() as AddressInfo).port}`, { maxBodyChars: 10 }).call({ method: "GET", path: "/logs" })) as { body: string };
+      const result = (await rest(`http://127.0.0.1:${(endless.address() as AddressInfo).port}`, { maxBodyChars: 10 }).call({
+        method: "GET",
+        path: "/logs",
+      })) as { body: string };
       expect(result.body).toBe("ababababab… (cut after 10 characters; ask for less, e.g. a page or one item)");
     } finally {
       endless.closeAllConnections();
       await new Promise((resolve) => endless.close(resolve));
     }
-    const llm = new ScriptedLLM([{ toolCalls: [{ id: "g", name: "call_rest_api", input: { method: "GET", path: "/api/users", body: { page: 2 } } }] }, { text: "ok" }]);
+    const llm = new ScriptedLLM([
+      { toolCalls: [{ id: "g", name: "call_rest_api", input: { method: "GET", path: "/api/users", body: { page: 2 } } }] },
+      { text: "ok" },
+    ]);
     await new FunctionCallingAgent({ llm, tools: [rest("http://127.0.0.1:9")] }).run({ input: "list" });
     expect(String(llm.requests[1]?.messages.at(-1)?.content)).toBe(
       "Invalid arguments for tool call_rest_api: body: a GET request has no body; put its parameters in the path's query string. The tool was not run; call it again with arguments that match its schema.",
@@ -242,8 +283,12 @@ describe("restApiTool: seed 000's HR assistant", () => {
     await hr.close();
     hr = undefined;
     try {
-      expect(await Promise.resolve(rest(goneURL).call({ method: "GET", path: "/api/users" })).catch((e: Error) => e.message)).toBe(`Cannot reach the API at ${goneURL}/: ECONNREFUSED.`);
-      expect(await Promise.resolve(rest(slowURL, { timeout: 0.05 }).call({ method: "GET", path: "/api/users" })).catch((e: Error) => e.message)).toBe(`The API at ${slowURL}/ did not answer GET /api/users within 0.05 s.`);
+      expect(await Promise.resolve(rest(goneURL).call({ method: "GET", path: "/api/users" })).catch((e: Error) => e.message)).toBe(
+        `Cannot reach the API at ${goneURL}/: ECONNREFUSED.`,
+      );
+      expect(await Promise.resolve(rest(slowURL, { timeout: 0.05 }).call({ method: "GET", path: "/api/users" })).catch((e: Error) => e.message)).toBe(
+        `The API at ${slowURL}/ did not answer GET /api/users within 0.05 s.`,
+      );
     } finally {
       silent.closeAllConnections();
       await new Promise((resolve) => silent.close(resolve));
@@ -255,12 +300,18 @@ describe("restApiTool: seed 000's HR assistant", () => {
     expect(() => rest("ftp://hr.example.com")).toThrow('restApiTool: baseURL must be an http(s) URL; got "ftp://hr.example.com".');
     expect(() => rest("http://bob:pw@hr.example.com")).toThrow("restApiTool: baseURL must not hold a user name or password");
     // The error keeps the URL it refused, but never its password.
-    expect(() => rest("http://bob:pw@hr.example.com")).toThrow(expect.objectContaining({ name: "ConfigurationError", option: "baseURL", received: "http://bob:***@hr.example.com" }));
+    expect(() => rest("http://bob:pw@hr.example.com")).toThrow(
+      expect.objectContaining({ name: "ConfigurationError", option: "baseURL", received: "http://bob:***@hr.example.com" }),
+    );
     expect(() => rest("127.0.0.1:8080")).toThrow(expect.objectContaining({ name: "ConfigurationError", option: "baseURL", received: "127.0.0.1:8080" }));
-    expect(() => restApiTool({ baseURL: "http://127.0.0.1:1", description: "x", maxBodyChars: 0 })).toThrow(expect.objectContaining({ option: "maxBodyChars", received: 0 }));
+    expect(() => restApiTool({ baseURL: "http://127.0.0.1:1", description: "x", maxBodyChars: 0 })).toThrow(
+      expect.objectContaining({ option: "maxBodyChars", received: 0 }),
+    );
     expect(() => restApiTool({ baseURL: "http://127.0.0.1:1", description: "x", headers: { "x-api-key": "sk-secret\nmore" } })).toThrow(
       expect.objectContaining({ name: "ConfigurationError", option: "headers", received: "x-api-key" }),
     );
-    expect(() => restApiTool({ baseURL: "http://127.0.0.1:1", openApi: { openapi: "3.0.0", paths: {} } })).toThrow(expect.objectContaining({ name: "ConfigurationError", option: "openApi" }));
+    expect(() => restApiTool({ baseURL: "http://127.0.0.1:1", openApi: { openapi: "3.0.0", paths: {} } })).toThrow(
+      expect.objectContaining({ name: "ConfigurationError", option: "openApi" }),
+    );
   });
 });

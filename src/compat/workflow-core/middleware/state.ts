@@ -71,8 +71,16 @@ export type ResumeFunction<State> = (serializable: Omit<SnapshotData, "unrecover
  * const workflow = withState(createWorkflow());
  */
 export type WorkflowWithState<State, Input> = [Input] extends [void | undefined]
-  ? <W extends Workflow>(workflow: W) => Omit<W, "createContext" | "handle"> & { createContext(): StatefulContext<State>; handle: StatefulHandleFn<State>; resume: ResumeFunction<State> }
-  : <W extends Workflow>(workflow: W) => Omit<W, "createContext" | "handle"> & { createContext(input: Input): StatefulContext<State>; handle: StatefulHandleFn<State>; resume: ResumeFunction<State> };
+  ? <W extends Workflow>(
+      workflow: W,
+    ) => Omit<W, "createContext" | "handle"> & { createContext(): StatefulContext<State>; handle: StatefulHandleFn<State>; resume: ResumeFunction<State> }
+  : <W extends Workflow>(
+      workflow: W,
+    ) => Omit<W, "createContext" | "handle"> & {
+      createContext(input: Input): StatefulContext<State>;
+      handle: StatefulHandleFn<State>;
+      resume: ResumeFunction<State>;
+    };
 
 /**
  * What {@link createStatefulMiddleware} returns.
@@ -99,7 +107,9 @@ export type CreateState<State, Input, Context extends WorkflowContext = Workflow
  * sendEvent(Start.with());
  * console.log((await stream.untilEvent(Stop)).data); // 42
  */
-export function createStatefulMiddleware<State, Input = void, Context extends WorkflowContext = WorkflowContext>(init?: (input: Input) => State): CreateState<State, Input, Context> {
+export function createStatefulMiddleware<State, Input = void, Context extends WorkflowContext = WorkflowContext>(
+  init?: (input: Input) => State,
+): CreateState<State, Input, Context> {
   const withState = (workflow: Workflow) => {
     // Event types get a number in the order the workflow registers them: a snapshot names
     // types by it, so the resuming process must register the same handlers in the same order.
@@ -172,7 +182,10 @@ export function createStatefulMiddleware<State, Input = void, Context extends Wo
         const state = serializable.state === undefined ? undefined : (JSON.parse(serializable.state) as State);
         const events = serializable.queue.map(([data, id]) => {
           const type = typesById[id];
-          if (type === undefined) throw new Error(`The snapshot names event type #${id}, which this workflow does not register. Register the same handlers, in the same order, as the workflow that took the snapshot.`);
+          if (type === undefined)
+            throw new Error(
+              `The snapshot names event type #${id}, which this workflow does not register. Register the same handlers, in the same order, as the workflow that took the snapshot.`,
+            );
           return type.with(data);
         });
         const context = createStatefulContext(state as State);

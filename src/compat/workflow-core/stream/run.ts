@@ -39,7 +39,11 @@ export function run(workflow: Runnable, events: WorkflowEventData<unknown> | Wor
  * workflow.handle([Start], (_ctx, start) => Stop.with(start.data * 2));
  * console.log((await runWorkflow(workflow, Start.with(21), Stop)).data); // 42
  */
-export async function runWorkflow<Data>(workflow: Runnable, inputEvent: WorkflowEventData<unknown>, outputEvent: WorkflowEvent<Data>): Promise<WorkflowEventData<Data>> {
+export async function runWorkflow<Data>(
+  workflow: Runnable,
+  inputEvent: WorkflowEventData<unknown>,
+  outputEvent: WorkflowEvent<Data>,
+): Promise<WorkflowEventData<Data>> {
   const result = (await run(workflow, inputEvent).until(outputEvent).toArray()).at(-1);
   if (!result || !outputEvent.include(result)) throw new Error("No output event received");
   return result;
@@ -56,7 +60,11 @@ export async function runWorkflow<Data>(workflow: Runnable, inputEvent: Workflow
  * workflow.handle([Start], (_ctx, start) => Stop.with(start.data));
  * console.log((await runAndCollect(workflow, Start.with(1), Stop)).length); // 2
  */
-export async function runAndCollect(workflow: Runnable, inputEvent: WorkflowEventData<unknown>, outputEvent: WorkflowEvent<unknown>): Promise<AnyWorkflowEventData[]> {
+export async function runAndCollect(
+  workflow: Runnable,
+  inputEvent: WorkflowEventData<unknown>,
+  outputEvent: WorkflowEvent<unknown>,
+): Promise<AnyWorkflowEventData[]> {
   return run(workflow, inputEvent).until(outputEvent).toArray();
 }
 
@@ -72,6 +80,10 @@ export async function runAndCollect(workflow: Runnable, inputEvent: WorkflowEven
  * workflow.handle([Start], (_ctx, start) => Stop.with(start.data));
  * for await (const event of runStream(workflow, Start.with(1), Stop)) console.log(event.data);
  */
-export function runStream(workflow: Runnable, inputEvent: WorkflowEventData<unknown>, outputEvent: WorkflowEvent<unknown>): AsyncIterableIterator<AnyWorkflowEventData> {
+export function runStream(
+  workflow: Runnable,
+  inputEvent: WorkflowEventData<unknown>,
+  outputEvent: WorkflowEvent<unknown>,
+): AsyncIterableIterator<AnyWorkflowEventData> {
   return run(workflow, inputEvent).until(outputEvent).values();
 }
