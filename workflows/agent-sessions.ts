@@ -5,10 +5,9 @@
  * model, that is, those that fit its token window, with the newest question.
  */
 import type { ChatMessage } from "@llamaindex/core/llms";
-import type { ContextJSON } from "../src/core/context.ts";
 import { recentHistory, toolResultIdOf } from "../src/llm/chat-history.ts";
-import { ContextSerdeError } from "../src/core/serialize.ts";
-import type { Json } from "../src/core/serialize.ts";
+import { ContextSerdeError } from "../src/index.ts";
+import type { ContextJSON, Json } from "../src/index.ts";
 import type { MessageWindow, SessionMemory } from "../src/sessions/session-memory.ts";
 
 /** Options of {@link memorySessions}. */

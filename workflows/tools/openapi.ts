@@ -4,7 +4,7 @@
  * than a tool spec per endpoint, and a check that a request names one of those endpoints, so
  * a made-up endpoint is answered with the real ones instead of being sent.
  */
-import { ConfigurationError } from "../../src/core/errors.ts";
+import { ConfigurationError } from "../../src/index.ts";
 import { isRecord } from "../../src/core/is-record.ts";
 
 /** An OpenAPI 3 document, parsed from JSON or YAML; only `openapi`, `info`, `servers`, `paths` and `components` are read. */

@@ -11,7 +11,7 @@ import { currentToolCall } from "../../src/tools/current-tool-call.ts";
 import { tool } from "../../src/tools/tool.ts";
 import { secretRedactor } from "../../src/tools/secrets.ts";
 import type { Redactor } from "../../src/tools/secrets.ts";
-import { ConfigurationError } from "../../src/core/errors.ts";
+import { ConfigurationError } from "../../src/index.ts";
 import { checkTimeout, startTimer } from "../../src/core/timers.ts";
 import { maskCredentials } from "../../src/core/user-text.ts";
 import { describeOpenApi, openApiEndpoints, openApiServerPath } from "./openapi.ts";
