@@ -67,7 +67,7 @@ class FanOut extends Workflow<{ events: number }, number> {
   }
 }
 
-async function fanOut(events: number): Promise<number> {
+export async function fanOut(events: number): Promise<number> {
   const collected = await new FanOut(events).run({ events });
   if (collected !== events) throw new Error(`collected ${collected} events, expected ${events}`);
   return collected;

@@ -59,15 +59,16 @@ export interface StepExecution {
   waits: number;
   /** Finished (a wait it left pending, say by throwing, answers nothing then). */
   ended: boolean;
-  /** What its `collectEvents` calls did, while it runs: a save undoes them, since a restored run executes it again. */
-  collects?: CollectRecord[];
+  /** An attempt after the first is running: its `collectEvents` calls must not collect its event twice. */
+  retried: boolean;
+  /** The sets its `collectEvents` calls completed: a save gives them back, since a restored run executes it again. */
+  taken: CollectTaken[] | undefined;
 }
 
-/** One execution's use of one `collectEvents` buffer: the event it added, and the set it took. */
-interface CollectRecord {
+/** A set of events an execution's `collectEvents` took out of `buffer`. */
+interface CollectTaken {
   readonly buffer: CollectBuffer;
-  readonly added: Event;
-  taken: Event[] | undefined;
+  readonly events: Event[];
 }
 
 /** A `collectEvents` buffer: events by exact class, each list in arrival order. */
@@ -152,8 +153,6 @@ export class Run {
   readonly #slots = new Map<string, StepSlot>();
   /** `collectEvents` buffers: step name → buffer id → buffer. */
   readonly #collected = new Map<string, Map<string, CollectBuffer>>();
-  /** Executions that added to a buffer, until they end: what a save must undo. */
-  readonly #collecting = new Set<StepExecution>();
   #waiters: Waiter[] = [];
   /** Events that reached no step and no waiter yet: a later `waitForEvent` may claim them. */
   readonly #unclaimed: (Event | SavedEvent)[] = [];
@@ -267,7 +266,16 @@ export class Run {
         for (const { event, execution } of events) {
           const id = execution ?? ++this.#executions;
           const records = execution === undefined ? undefined : once[execution];
-          slot.queue.push({ slot, event, id, once: records ? restoreOnceRecords(records) : undefined, waits: 0, ended: false });
+          slot.queue.push({
+            slot,
+            event,
+            id,
+            once: records ? restoreOnceRecords(records) : undefined,
+            waits: 0,
+            ended: false,
+            retried: false,
+            taken: undefined,
+          });
         }
       }
     }
@@ -325,11 +333,13 @@ export class Run {
     const buffer = this.#buffer(stepName, bufferId ?? plan.key);
     if (plan.members.has(event.constructor as EventClass)) {
       // A retried attempt (or a second call) of the same execution: its event is in already.
-      const record = execution.collects?.find((r) => r.buffer === buffer && r.added === event);
-      if (record) return record.taken ?? null;
-      this.#addToBuffer(buffer, event);
-      (execution.collects ??= []).push({ buffer, added: event, taken: undefined });
-      this.#collecting.add(execution);
+      if (!execution.retried) this.#addToBuffer(buffer, event);
+      else {
+        // A retried attempt: the set its first attempt completed, or its event already in.
+        const done = execution.taken?.find((set) => set.buffer === buffer && set.events.includes(event));
+        if (done) return done.events;
+        if (!buffer.byType.get(event.constructor as EventClass)?.includes(event)) this.#addToBuffer(buffer, event);
+      }
     }
     if (buffer.size < types.length) return null;
     for (const [type, count] of plan.counts) if ((buffer.byType.get(type)?.length ?? 0) < count) return null;
@@ -341,8 +351,7 @@ export class Run {
     });
     for (const [type, count] of taken) (buffer.byType.get(type) as Event[]).splice(0, count);
     buffer.size -= types.length;
-    const record = execution.collects?.find((r) => r.buffer === buffer && r.added === event);
-    if (record) record.taken = events;
+    (execution.taken ??= []).push({ buffer, events });
     return events;
   }
 
@@ -441,22 +450,28 @@ export class Run {
     }
     // A restored run executes the in-flight steps again, and they collect their events again:
     // saved are the buffers as they were before those executions added or took anything.
-    const undone = new Map<CollectBuffer, { removed: Set<Event>; restored: Event[] }>();
-    for (const execution of this.#collecting) {
-      if (execution.ended) continue;
-      for (const record of execution.collects ?? []) {
-        let change = undone.get(record.buffer);
-        if (!change) undone.set(record.buffer, (change = { removed: new Set(), restored: [] }));
-        if (record.taken) change.restored.push(...record.taken.filter((ev) => ev !== record.added));
-        else change.removed.add(record.added);
+    // (Recorded without a cost per event: an in-flight execution's own event leaves its step's
+    // buffers, and the sets it completed go back.)
+    const rerun = new Map<string, Set<Event>>();
+    const restored = new Map<CollectBuffer, Event[]>();
+    for (const [name, slot] of this.#slots) {
+      for (const execution of slot.inFlight) {
+        let events = rerun.get(name);
+        if (!events) rerun.set(name, (events = new Set()));
+        events.add(execution.event);
+        for (const set of execution.taken ?? []) {
+          let back = restored.get(set.buffer);
+          if (!back) restored.set(set.buffer, (back = []));
+          back.push(...set.events);
+        }
       }
     }
     const collected: Record<string, Record<string, Event[]>> = {};
     for (const [name, buffers] of this.#collected) {
+      const removed = rerun.get(name);
       for (const [id, buffer] of buffers) {
-        let events = [...buffer.byType.values()].flat();
-        const change = undone.get(buffer);
-        if (change) events = [...change.restored.filter((ev) => !change.removed.has(ev)), ...events.filter((ev) => !change.removed.has(ev))];
+        let events = [...(restored.get(buffer) ?? []), ...[...buffer.byType.values()].flat()];
+        if (removed) events = events.filter((ev) => !removed.has(ev));
         if (events.length > 0) (collected[name] ??= {})[id] = events;
       }
     }
@@ -535,7 +550,7 @@ export class Run {
     // resume of one saved run gives the same id to the same work and shares its ctx.once records.
     // Fresh runs keep numbered ids: no hash on the hot path.
     const id = typeof from?.id === "string" ? createHash("sha256").update(`${from.id}>${slot.step.name}`).digest("base64url").slice(0, 16) : ++this.#executions;
-    const execution: StepExecution = { slot, event, id, once: undefined, waits: 0, ended: false };
+    const execution: StepExecution = { slot, event, id, once: undefined, waits: 0, ended: false, retried: false, taken: undefined };
     if (this.#started && slot.busy < slot.step.numWorkers) void this.#execute(execution);
     else slot.queue.push(execution);
   }
@@ -557,6 +572,7 @@ export class Run {
     const lifecycle = this.#lifecycle;
     let attempts = 1;
     for (; ; attempts++) {
+      if (attempts > 1) execution.retried = true;
       this.settings.log?.(`Running step ${step.name}`);
       if (lifecycle) this.#stepState(step, event, "started", attempts);
       try {
@@ -593,7 +609,6 @@ export class Run {
     }
     slot.inFlight.splice(slot.inFlight.indexOf(execution), 1);
     execution.ended = true;
-    if (execution.collects) this.#collecting.delete(execution);
     // An execution that ends with a wait still pending (not awaited) gave its worker back already.
     if (execution.waits === 0) slot.busy--;
     if (this.#done) return;
@@ -634,7 +649,6 @@ export class Run {
     this.#recoveries.set(recoverer.name, used + 1);
     slot.inFlight.splice(slot.inFlight.indexOf(execution), 1);
     execution.ended = true;
-    if (execution.collects) this.#collecting.delete(execution);
     if (execution.waits === 0) slot.busy--;
     this.settings.log?.(`Step ${step.name} failed; recovering with step ${recoverer.name}`);
     const failure = error instanceof Error ? { name: error.name, message: error.message } : { name: typeof error, message: describeValue(error) };

@@ -3,8 +3,9 @@ import { checkJournalKey } from "./types.ts";
 import type { Journal, JournalClaim, JournalEntry } from "./types.ts";
 
 /**
- * Keeps the newest `limit` records (default 1,000), so a long-lived process does not grow
- * without end; exactly-once holds for work repeated within that many newer records.
+ * Keeps the newest records, between `limit / 2` and `limit` of them (default 1,000), so a
+ * long-lived process does not grow without end; exactly-once holds for work repeated within
+ * `limit / 2` newer records.
  * @example
  * const journal = new MemoryJournal();
  * await journal.begin("k"); // { claimed: true }
@@ -12,24 +13,33 @@ import type { Journal, JournalClaim, JournalEntry } from "./types.ts";
  */
 export class MemoryJournal implements Journal {
   readonly description = "memory (this process only)";
-  readonly #entries = new Map<string, JournalEntry>();
+  // Two generations instead of evicting the oldest record one at a time: deleting from the
+  // head of a Map leaves holes that every later `keys().next()` walks over, which made each
+  // record cost microseconds once the journal was full.
+  #current = new Map<string, JournalEntry>();
+  #previous = new Map<string, JournalEntry>();
 
   constructor(readonly limit = 1_000) {}
 
   begin(key: string): JournalClaim {
     checkJournalKey(key);
-    const entry = this.#entries.get(key);
+    const entry = this.#current.get(key) ?? this.#previous.get(key);
     if (entry) return { claimed: false, entry };
-    this.#entries.set(key, { state: "started" });
-    if (this.#entries.size > this.limit) this.#entries.delete(this.#entries.keys().next().value as string);
+    this.#current.set(key, { state: "started" });
+    if (this.#current.size >= this.limit / 2) {
+      this.#previous = this.#current;
+      this.#current = new Map();
+    }
     return { claimed: true };
   }
 
   finish(key: string, result: string): void {
-    this.#entries.set(key, { state: "finished", result });
+    const entry: JournalEntry = { state: "finished", result };
+    if (this.#previous.has(key)) this.#previous.set(key, entry);
+    else this.#current.set(key, entry);
   }
 
   release(key: string): void {
-    if (this.#entries.get(key)?.state === "started") this.#entries.delete(key);
+    for (const entries of [this.#current, this.#previous]) if (entries.get(key)?.state === "started") entries.delete(key);
   }
 }
