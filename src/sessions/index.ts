@@ -6,7 +6,6 @@ export type { MessageWindow, SessionAware, SessionMemory } from "./session-memor
 export { DEFAULT_SESSION_STORE, openSessionStore, sessionStoreKind } from "./open-store.ts";
 export { MemorySessionStore } from "./memory-store.ts";
 export { SqliteSessionStore } from "./sqlite-store.ts";
-export { SqliteThreadError } from "./sqlite-thread.ts";
 export { PostgresSessionStore } from "./postgres-store.ts";
-export { CorruptSessionError, SessionConflictError, SessionDriverMissingError, SessionStoreError, checkSessionId } from "./types.ts";
+export { CorruptSessionError, SessionConflictError, SessionDriverMissingError, SessionStoreError, SqliteThreadError, checkSessionId } from "./types.ts";
 export type { LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";

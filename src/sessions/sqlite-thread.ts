@@ -15,31 +15,10 @@ import { Worker } from "node:worker_threads";
 import type { Client, Config, InArgs, InStatement, ResultSet, Row, TransactionMode } from "@libsql/client";
 import { loadDriver, resolveDriver } from "./load-driver.ts";
 import type { ForwardedMethod, SqliteReply, SqliteRequest, WireError, WireResult } from "./sqlite-wire.ts";
-import { SessionStoreError } from "./types.ts";
+import { SqliteThreadError } from "./types.ts";
 
 type Driver = typeof import("@libsql/client");
 type Pending = { resolve: (value: WireResult | WireResult[] | null) => void; reject: (error: unknown) => void };
-
-/**
- * The worker thread of a SQLite store stopped before answering (it crashed, ran out of memory, or
- * was terminated): every call waiting for it fails with this error, and so does every later call.
- * @example
- * if (error instanceof SqliteThreadError) console.error(error.message, error.exitCode);
- */
-export class SqliteThreadError extends SessionStoreError {
-  override name = "SqliteThreadError";
-  constructor(
-    readonly description: string,
-    /** The worker's exit code, if it exited rather than failed to start. */
-    readonly exitCode: number | undefined,
-    options?: { cause?: unknown },
-  ) {
-    super(
-      `The worker thread of the session store ${description} stopped${exitCode === undefined ? "" : ` (exit code ${exitCode})`}${options?.cause instanceof Error ? `: ${options.cause.message}` : ""}. Calls waiting for it failed, and a write among them may or may not have been applied. Open the store again to continue.`,
-      options,
-    );
-  }
-}
 
 /**
  * A `@libsql/client` `Client` for a local file whose statements run in a worker thread.

@@ -220,3 +220,24 @@ export function checkSave(id: string, save: SessionSave): void {
     throw new SessionStoreError(`expectedVersion must be a whole number ≥ 0 (0 for a new session); got ${String(save.expectedVersion)}.`);
   }
 }
+
+/**
+ * The worker thread of a SQLite store stopped before answering (it crashed, ran out of memory, or
+ * was terminated): every call waiting for it fails with this error, and so does every later call.
+ * @example
+ * if (error instanceof SqliteThreadError) console.error(error.message, error.exitCode);
+ */
+export class SqliteThreadError extends SessionStoreError {
+  override name = "SqliteThreadError";
+  constructor(
+    readonly description: string,
+    /** The worker's exit code, if it exited rather than failed to start. */
+    readonly exitCode: number | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `The worker thread of the session store ${description} stopped${exitCode === undefined ? "" : ` (exit code ${exitCode})`}${options?.cause instanceof Error ? `: ${options.cause.message}` : ""}. Calls waiting for it failed, and a write among them may or may not have been applied. Open the store again to continue.`,
+      options,
+    );
+  }
+}

@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { createClient, LibsqlBatchError, LibsqlError } from "@libsql/client";
 import type { Client, InStatement, ResultSet } from "@libsql/client";
 import { afterAll, describe, expect, it } from "vitest";
-import { SqliteThread, SqliteThreadError } from "../../src/sessions/sqlite-thread.ts";
+import { SqliteThread } from "../../src/sessions/sqlite-thread.ts";
+import { SqliteThreadError } from "../../src/sessions/types.ts";
 import { SqliteSessionStore } from "../../src/sessions/sqlite-store.ts";
 import { SessionStoreError } from "../../src/sessions/types.ts";
 
