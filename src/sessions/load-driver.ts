@@ -3,6 +3,9 @@
  * imported: `@libsql/client` and `pg` are optional peer dependencies, so an application that
  * keeps sessions in memory (or in only one of the two databases) installs neither or one.
  */
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { SessionDriverMissingError } from "./types.ts";
 
 /** The drivers, by package name. */
@@ -34,7 +37,10 @@ export async function loadDriver<K extends keyof Drivers>(packageName: K, databa
  */
 export function resolveDriver(packageName: keyof Drivers, database: string): string {
   try {
-    return import.meta.resolve(packageName);
+    if (typeof import.meta.resolve === "function") return import.meta.resolve(packageName);
+    // Hosts that compile modules to CommonJS (tslab's notebooks, Jest) have no import.meta.resolve.
+    const from = typeof import.meta.url === "string" ? import.meta.url : pathToFileURL(join(process.cwd(), "index.js")).href;
+    return pathToFileURL(createRequire(from).resolve(packageName)).href;
   } catch (error) {
     throw missing(error, packageName, database);
   }
