@@ -15,6 +15,7 @@ import { restApiTool } from "../../workflows/tools/rest-api.ts";
 import { startHrApiServer } from "../support/hr-api-server.ts";
 import type { HrApiServer } from "../support/hr-api-server.ts";
 import { gate } from "../support/gate.ts";
+import { emailBob } from "../support/email-agent.ts";
 
 let hr: HrApiServer | undefined;
 afterEach(async () => {
@@ -169,17 +170,7 @@ describe("a saved run resumed twice runs its approved DELETE once", () => {
 describe("a run saved at any moment and resumed twice", () => {
   it("sends its email once in all, whenever the save happened after the model's call", async () => {
     for (let wait = 0; wait <= 60; wait++) {
-      const emails: string[] = [];
-      const sendEmail = tool({
-        name: "send_email",
-        description: "Send an email.",
-        parameters: z.object({ to: z.string() }),
-        execute: ({ to }) => (emails.push(to), "sent"),
-      });
-      const handler = new FunctionCallingAgent({
-        llm: new ScriptedLLM([{ toolCalls: [{ id: "e1", name: "send_email", input: { to: "bob" } }] }, { text: "Sent." }]),
-        tools: [sendEmail],
-      }).run({ input: "Email bob" });
+      const { emails, sendEmail, handler } = emailBob();
       for (let i = 0; i < wait; i++) await Promise.resolve();
       const saved = handler.ctx.toJSON();
       handler.cancel();

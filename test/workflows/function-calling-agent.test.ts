@@ -12,6 +12,7 @@ import { tool as stepflowTool } from "../../src/tools/tool.ts";
 import { AgentMaxIterationsError, FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import { add, divide, multiply } from "../../workflows/tools/calculator.ts";
 import { gate } from "../support/gate.ts";
+import { emailBob } from "../support/email-agent.ts";
 
 const calculatorScript = () =>
   new ScriptedLLM([
@@ -615,17 +616,7 @@ describe("FunctionCallingAgent: saved at any moment", () => {
   // scheduling, every moment of the window is tried; restoring must neither repeat nor lose anything.
   it("a save at any microtask of a turn resumes without a second user message, a second tool run or a lost result", async () => {
     for (let wait = 0; wait <= 60; wait++) {
-      const emails: string[] = [];
-      const sendEmail = stepflowTool({
-        name: "send_email",
-        description: "Send an email.",
-        parameters: z.object({ to: z.string() }),
-        execute: ({ to }) => (emails.push(to), "sent"),
-      });
-      const handler = new FunctionCallingAgent({
-        llm: new ScriptedLLM([{ toolCalls: [{ id: "e1", name: "send_email", input: { to: "bob" } }] }, { text: "Sent." }]),
-        tools: [sendEmail],
-      }).run({ input: "Email bob" });
+      const { emails, sendEmail, handler } = emailBob();
       await microtasks(wait);
       const saved = handler.ctx.toJSON();
       handler.cancel();
@@ -651,17 +642,7 @@ describe("FunctionCallingAgent: saved at any moment", () => {
 
   it("a cancel at any microtask of a turn starts no tool afterwards", async () => {
     for (let wait = 0; wait <= 40; wait++) {
-      const emails: string[] = [];
-      const sendEmail = stepflowTool({
-        name: "send_email",
-        description: "Send an email.",
-        parameters: z.object({ to: z.string() }),
-        execute: ({ to }) => (emails.push(to), "sent"),
-      });
-      const handler = new FunctionCallingAgent({
-        llm: new ScriptedLLM([{ toolCalls: [{ id: "e1", name: "send_email", input: { to: "bob" } }] }, { text: "Sent." }]),
-        tools: [sendEmail],
-      }).run({ input: "Email bob" });
+      const { emails, handler } = emailBob();
       await microtasks(wait);
       const before = emails.length;
       handler.cancel();
