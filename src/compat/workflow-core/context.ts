@@ -5,6 +5,7 @@
  * a many-event handler (`handle([A, B], …)`) may still take them, and a finished handler is
  * forgotten unless someone still reads its stream.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { WorkflowTimeoutError } from "../../index.ts";
 import type { AnyWorkflowEventData, WorkflowEvent, WorkflowEventData } from "./event.ts";
 import { StreamChannel, WorkflowStream } from "./stream.ts";
@@ -67,6 +68,13 @@ export type Listeners = Map<readonly WorkflowEvent<unknown>[], Set<(context: Wor
  */
 export interface ContextOptions {
   /**
+   * Whether `getContext()` works after an `await` in a handler (default true, as upstream).
+   * It runs each handler in an `AsyncLocalStorage`, which on Node 20 and 22 switches on the
+   * process's promise hooks: `false` saves that cost, and `getContext()` then works only in a
+   * handler's synchronous part (use the handler's first argument after an `await`).
+   */
+  readonly asyncContext?: boolean;
+  /**
    * Milliseconds a context may run before its signal aborts with a `WorkflowTimeoutError` and
    * its streams fail with it; counted from `createContext()` to the end of its root stream.
    * `null` (the default, as upstream): no limit.
@@ -105,32 +113,39 @@ interface Scope {
 }
 
 /**
- * The context of the handler whose synchronous code is running. Not an AsyncLocalStorage: that
- * switches on Node's promise hooks, a cost on every promise of the process, for a function
- * upstream itself deprecates (bench/README.md has the numbers).
+ * The context of the handler whose synchronous code is running: the fast path, and the only
+ * one for workflows created with `asyncContext: false`.
  */
 let current: WorkflowContext | null = null;
+/**
+ * The context of the handler a continuation (after an `await`) belongs to. Created on first
+ * use: only a process that runs a compat workflow pays for Node's promise hooks.
+ */
+let storage: AsyncLocalStorage<WorkflowContext> | null = null;
 
 /**
- * The context of the handler running now (deprecated upstream: use the handler's first argument).
- * Works in the synchronous part of a handler (before its first `await`) and in the middleware
- * that runs it; elsewhere it throws, naming the fix.
+ * The context of the handler running now (deprecated upstream: prefer the handler's first
+ * argument). Works anywhere inside a handler, also after an `await` (unless the workflow was
+ * created with `asyncContext: false`: then only before the first `await`), and in the
+ * middleware that runs it; elsewhere it throws, naming the fix.
  * @example
  * import { createWorkflow, getContext, workflowEvent } from "stepflow/compat/workflow-core";
  * const Start = workflowEvent();
  * const Stop = workflowEvent();
  * const workflow = createWorkflow();
- * workflow.handle([Start], () => {
+ * workflow.handle([Start], async () => {
+ *   await Promise.resolve();
  *   getContext().sendEvent(Stop.with());
  * });
  */
 export function getContext(): WorkflowContext {
-  if (current === null) {
+  const context = current ?? storage?.getStore();
+  if (context === undefined || context === null) {
     throw new Error(
-      "No current context found: getContext() works only in the synchronous part of a workflow handler (before its first await). Use the context passed to the handler as its first argument, e.g. workflow.handle([ev], (context, event) => context.sendEvent(...)).",
+      "No current context found: getContext() works only while a workflow handler runs (and, in a workflow created with createWorkflow({ asyncContext: false }), only before its first await). Use the context passed to the handler as its first argument, e.g. workflow.handle([ev], (context, event) => context.sendEvent(...)).",
     );
   }
-  return current;
+  return context;
 }
 
 /**
@@ -172,7 +187,8 @@ function observes(scope: Scope): boolean {
  * const { sendEvent } = createWorkflow().createContext(); // calls createContext({ listeners })
  * sendEvent(workflowEvent().with());
  */
-export function createContext({ listeners, timeout = null }: { listeners: Listeners } & ContextOptions): WorkflowContext {
+export function createContext({ listeners, timeout = null, asyncContext = true }: { listeners: Listeners } & ContextOptions): WorkflowContext {
+  const store = asyncContext ? (storage ??= new AsyncLocalStorage()) : null;
   const channels = new Set<StreamChannel<WorkflowEventData<unknown>>>();
   // Events a many-event handler may still take; nothing else waits.
   const waiting: WorkflowEventData<unknown>[] = [];
@@ -215,7 +231,7 @@ export function createContext({ listeners, timeout = null }: { listeners: Listen
     const outer = current;
     current = context;
     try {
-      result = handler(context, ...inputs);
+      result = store === null ? handler(context, ...inputs) : store.run(context, handler, context, ...inputs);
     } catch (error) {
       scope.running = false;
       return fail(scope, error);
