@@ -69,6 +69,7 @@ agent: (2123 + 2321) * 312 = 1386528
 SessionDriverMissingError: The SQLite session store needs the package @libsql/client, which is not installed. Install it next to stepflow: npm install @libsql/client
 SessionDriverMissingError: The PostgreSQL session store needs the package pg, which is not installed. Install it next to stepflow: npm install pg
 compat: 42
+compat middleware: 42, once: 1, function
 OUT
 expect "node app.mjs (ES module, no build step)" "$work/mjs.expected" node app.mjs
 echo "require: function, 4 tools" >"$work/cjs.expected"

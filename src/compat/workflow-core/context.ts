@@ -58,7 +58,7 @@ export type InheritanceTransformer = (handlerContext: WorkflowContext, originalD
  * @example
  * const listeners: Listeners = new Map();
  */
-export type Listeners = Map<readonly WorkflowEvent<unknown>[], Set<(context: WorkflowContext, ...events: WorkflowEventData<unknown>[]) => unknown>>;
+export type Listeners = Map<readonly WorkflowEvent<unknown>[], Set<HandlerFn>>;
 
 /**
  * Options of a context; `createWorkflow({ timeout })` sets them.
@@ -94,6 +94,26 @@ export interface ContextHooks {
   admit: ((inputs: readonly WorkflowEventData<unknown>[]) => boolean) | null;
   /** An async handler started; `settled` resolves once it has finished and its result was sent. */
   started: ((settled: Promise<void>) => void) | null;
+  /** The trace-events middleware: sees every handler call and every event's sender. */
+  trace: TraceHook | null;
+}
+
+/** @internal A handler as the dispatcher calls it. */
+export type HandlerFn = (context: WorkflowContext, ...events: WorkflowEventData<unknown>[]) => unknown;
+
+/** @internal How the trace-events middleware follows a context: what it attaches to a call is given back with what the call sends. */
+export interface TraceHook {
+  /** A handler is about to take `inputs`, sent by the call traced as `parent` (the root's trace: from outside any handler); returns the function to run instead and this call's trace. */
+  call(
+    handler: HandlerFn,
+    inputEvents: readonly WorkflowEvent<unknown>[],
+    inputs: WorkflowEventData<unknown>[],
+    parent: unknown,
+  ): { run: HandlerFn; trace: unknown };
+  /** `event` was sent by the call traced as `trace`. */
+  sent(event: WorkflowEventData<unknown>, trace: unknown): void;
+  /** The root's trace, asked once when the hook is set. */
+  readonly root: unknown;
 }
 
 interface RootInternals {
@@ -110,6 +130,8 @@ interface Scope {
   controller: AbortController | null;
   channel: StreamChannel<WorkflowEventData<unknown>> | null;
   stream: WorkflowStream<WorkflowEventData<unknown>> | null;
+  /** What the trace-events middleware attached to this call (undefined without it). */
+  trace: unknown;
 }
 
 /**
@@ -194,7 +216,7 @@ export function createContext({ listeners, timeout = null, asyncContext = true }
   const waiting: WorkflowEventData<unknown>[] = [];
   let failure: { readonly reason: unknown } | null = null;
   const rootController = new AbortController();
-  const rootScope: Scope = { parent: null, running: true, listeners: null, controller: rootController, channel: null, stream: null };
+  const rootScope: Scope = { parent: null, running: true, listeners: null, controller: rootController, channel: null, stream: null, trace: undefined };
 
   const publish = (origin: Scope, event: WorkflowEventData<unknown>) => {
     for (let scope: Scope | null = origin; scope !== null; scope = scope.parent) {
@@ -215,17 +237,19 @@ export function createContext({ listeners, timeout = null, asyncContext = true }
     if (isEventData(result)) send(scope, result);
   };
 
-  const hooks: ContextHooks = { sent: null, admit: null, started: null };
+  const hooks: ContextHooks = { sent: null, admit: null, started: null, trace: null };
 
-  const runHandler = (
-    handler: (context: WorkflowContext, ...events: WorkflowEventData<unknown>[]) => unknown,
-    inputs: WorkflowEventData<unknown>[],
-    sender: Scope,
-  ) => {
+  const runHandler = (handler: HandlerFn, inputEvents: readonly WorkflowEvent<unknown>[], inputs: WorkflowEventData<unknown>[], sender: Scope) => {
     if (hooks.admit !== null && !hooks.admit(inputs)) return;
     let parent: Scope = sender;
     while (parent.parent !== null && !observes(parent)) parent = parent.parent;
-    const scope: Scope = { parent, running: true, listeners: null, controller: null, channel: null, stream: null };
+    const scope: Scope = { parent, running: true, listeners: null, controller: null, channel: null, stream: null, trace: undefined };
+    if (hooks.trace !== null) {
+      if (rootScope.trace === undefined) rootScope.trace = hooks.trace.root;
+      const traced = hooks.trace.call(handler, inputEvents, inputs, sender.trace ?? rootScope.trace);
+      handler = traced.run;
+      scope.trace = traced.trace;
+    }
     const context = handlerContext(scope);
     let result: unknown;
     const outer = current;
@@ -254,7 +278,7 @@ export function createContext({ listeners, timeout = null, asyncContext = true }
     let fanIn = false;
     for (const [accepts, handlers] of listeners) {
       if (accepts.length === 1) {
-        if ((accepts[0] as WorkflowEvent<unknown>).include(event)) for (const handler of handlers) runHandler(handler, [event], sender);
+        if ((accepts[0] as WorkflowEvent<unknown>).include(event)) for (const handler of handlers) runHandler(handler, accepts, [event], sender);
       } else if (!fanIn && accepts.some((type) => type.include(event))) {
         fanIn = true;
       }
@@ -266,12 +290,13 @@ export function createContext({ listeners, timeout = null, asyncContext = true }
       const inputs = collect(accepts, waiting);
       if (inputs === null) continue;
       for (const input of inputs) waiting.splice(waiting.indexOf(input), 1);
-      for (const handler of handlers) runHandler(handler, inputs, sender);
+      for (const handler of handlers) runHandler(handler, accepts, inputs, sender);
     }
   };
 
   const send = (sender: Scope, event: WorkflowEventData<unknown>) => {
     if (hooks.sent !== null) hooks.sent(event);
+    if (hooks.trace !== null) hooks.trace.sent(event, sender.trace ?? (rootScope.trace ??= hooks.trace.root));
     publish(sender, event);
     dispatch(event, sender);
   };
