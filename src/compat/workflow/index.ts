@@ -1,6 +1,6 @@
 /**
  * `stepflow/compat/workflow`: `@llamaindex/workflow` (deprecated upstream) on stepflow —
- * workflow-core's API plus `agent()`, run by stepflow's `FunctionCallingAgent`.
+ * workflow-core's API plus `agent()` and `multiAgent()`, run by stepflow's `FunctionCallingAgent`.
  * @example
  * import { agent } from "stepflow/compat/workflow";
  * import { OfflineDemoLLM } from "stepflow/llm/offline";
@@ -10,6 +10,7 @@
 export * from "../workflow-core/index.ts";
 export * from "../workflow-core/middleware/state.ts";
 export * from "../workflow-core/stream/run.ts";
+export { zodEvent } from "../workflow-core/util/zod.ts";
 export {
   agent,
   agentInputEvent,
@@ -18,6 +19,7 @@ export {
   agentStreamEvent,
   agentToolCallEvent,
   agentToolCallResultEvent,
+  multiAgent,
   startAgentEvent,
   stopAgentEvent,
 } from "./agent.ts";
@@ -29,5 +31,8 @@ export type {
   AgentToolCall,
   AgentToolCallResult,
   AgentWorkflow,
+  AgentWorkflowState,
+  MultiAgentParams,
   SingleAgentParams,
+  WorkflowAgent,
 } from "./agent.ts";
