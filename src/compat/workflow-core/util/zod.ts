@@ -36,7 +36,12 @@ export const zodEvent = <T, DebugLabel extends string = string>(
   if (schema === null || typeof schema !== "object" || !("_zod" in schema || typeof (schema as { parse?: unknown }).parse === "function"))
     throw new TypeError("zodEvent() takes a zod schema first, for example zodEvent(z.object({ name: z.string() })).");
   const event = workflowEvent<T, DebugLabel>(config);
-  const parse = "_zod" in schema ? (data: unknown) => z4.parse(schema, data) : (data: unknown) => (schema as { parse(data: unknown): T }).parse(data);
+  // The schema's own parse where it has one (zod and zod/v3): it throws the `ZodError` its users
+  // catch; upstream always used zod/v4/core's, which throws the core `$ZodError` instead.
+  const parse =
+    typeof (schema as { parse?: unknown }).parse === "function"
+      ? (data: unknown) => (schema as { parse(data: unknown): T }).parse(data)
+      : (data: unknown) => z4.parse(schema as z4.$ZodType<T>, data);
   event.onInit((instance) => {
     parse(instance.data);
   });
