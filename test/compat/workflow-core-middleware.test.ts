@@ -17,6 +17,7 @@ import * as compatTrace from "../../src/compat/workflow-core/middleware/trace-ev
 import * as compatValidation from "../../src/compat/workflow-core/middleware/validation.ts";
 import * as compatRun from "../../src/compat/workflow-core/stream/run.ts";
 import * as compatZod from "../../src/compat/workflow-core/util/zod.ts";
+import { createStatefulMiddleware } from "../../src/compat/workflow-core/middleware/state.ts";
 
 type Ev = compatCore.WorkflowEventData<unknown>;
 interface Implementation {
@@ -265,5 +266,32 @@ describe("compat only", () => {
 
   test("zodEvent without a schema says what it takes", () => {
     expect(() => compatZod.zodEvent(undefined as never)).toThrow(/takes a zod schema/);
+  });
+
+  test("zodEvent rejects with the schema's own error: a zod schema's ZodError", () => {
+    const event = compatZod.zodEvent(z.object({ age: z.number() }));
+    expect(() => event.with({ age: "30" } as never)).toThrow(z.ZodError);
+  });
+
+  test("trace-events composes with the state middleware: a traced human-in-the-loop run snapshots and resumes", async () => {
+    const { createWorkflow, workflowEvent } = compatCore;
+    const ask = workflowEvent<string>();
+    const answer = workflowEvent<string>();
+    const done = workflowEvent<string>();
+    const { withState } = createStatefulMiddleware((input: { asked: number }) => input);
+    const workflow = withState(compatTrace.withTraceEvents(createWorkflow()));
+    const once = vi.fn();
+    workflow.handle([ask], (context) => {
+      context.state.asked++;
+      once();
+    });
+    workflow.handle([answer], (context, ev) => done.with(`${ev.data} after ${context.state.asked}`));
+    const context = workflow.createContext({ asked: 0 });
+    context.sendEvent(ask.with("may I?"));
+    const saved = JSON.parse(JSON.stringify(await context.snapshot()));
+    const resumed = workflow.resume(saved);
+    resumed.sendEvent(answer.with("yes"));
+    expect((await resumed.stream.untilEvent(done)).data).toBe("yes after 1");
+    expect(once).toBeCalledTimes(1);
   });
 });
