@@ -11,13 +11,14 @@ import * as upstreamCore from "../../bench/node_modules/@llamaindex/workflow-cor
 import * as upstreamTrace from "../../bench/node_modules/@llamaindex/workflow-core/middleware/trace-events.js";
 import * as upstreamValidation from "../../bench/node_modules/@llamaindex/workflow-core/middleware/validation.js";
 import * as upstreamRun from "../../bench/node_modules/@llamaindex/workflow-core/stream/run.js";
+import * as upstreamState from "../../bench/node_modules/@llamaindex/workflow-core/middleware/state.js";
 import * as upstreamZod from "../../bench/node_modules/@llamaindex/workflow-core/util/zod.js";
 import * as compatCore from "../../src/compat/workflow-core/index.ts";
 import * as compatTrace from "../../src/compat/workflow-core/middleware/trace-events.ts";
 import * as compatValidation from "../../src/compat/workflow-core/middleware/validation.ts";
 import * as compatRun from "../../src/compat/workflow-core/stream/run.ts";
 import * as compatZod from "../../src/compat/workflow-core/util/zod.ts";
-import { createStatefulMiddleware } from "../../src/compat/workflow-core/middleware/state.ts";
+import * as compatState from "../../src/compat/workflow-core/middleware/state.ts";
 
 type Ev = compatCore.WorkflowEventData<unknown>;
 interface Implementation {
@@ -26,6 +27,7 @@ interface Implementation {
   validation: typeof compatValidation;
   run: typeof compatRun;
   zod: typeof compatZod;
+  state: typeof compatState;
 }
 
 const implementations: [string, Implementation][] = [
@@ -37,12 +39,13 @@ const implementations: [string, Implementation][] = [
       validation: upstreamValidation as unknown as typeof compatValidation,
       run: upstreamRun as unknown as typeof compatRun,
       zod: upstreamZod as unknown as typeof compatZod,
+      state: upstreamState as unknown as typeof compatState,
     },
   ],
-  ["compat", { core: compatCore, trace: compatTrace, validation: compatValidation, run: compatRun, zod: compatZod }],
+  ["compat", { core: compatCore, trace: compatTrace, validation: compatValidation, run: compatRun, zod: compatZod, state: compatState }],
 ];
 
-describe.each(implementations)("%s", (_name, { core, trace, validation, run, zod }) => {
+describe.each(implementations)("%s", (_name, { core, trace, validation, run, zod, state }) => {
   const { createWorkflow, workflowEvent } = core;
   const { withTraceEvents, runOnce, createHandlerDecorator, getEventOrigins } = trace;
 
@@ -216,6 +219,23 @@ describe.each(implementations)("%s", (_name, { core, trace, validation, run, zod
     });
   });
 
+  test("all middleware together: state over validation over trace-events, with zod events", async () => {
+    const start = zod.zodEvent(z.string(), { debugLabel: "start" });
+    const stop = zod.zodEvent(z.string(), { debugLabel: "stop" });
+    const { withState } = state.createStatefulMiddleware((id: string) => ({ id }));
+    const workflow = withState(validation.withValidation(withTraceEvents(createWorkflow()), [[[start], [stop]]]));
+    workflow.strictHandle([start], (sendEvent, context, ev) => {
+      expect(ev.data).toBe("start");
+      sendEvent(stop.with((context as compatState.StatefulContext<{ id: string }>).state.id));
+    });
+    expect(typeof workflow.substream).toBe("function");
+    const { sendEvent, stream } = workflow.createContext("run-1");
+    sendEvent(start.with("start"));
+    const events = await stream.until(stop).toArray();
+    expect(events.map((ev) => core.eventSource(ev))).toEqual([start, stop]);
+    expect(events.at(-1)?.data).toBe("run-1");
+  });
+
   describe("zodEvent", () => {
     for (const [version, schema] of [
       ["zod 4", z.object({ name: z.string(), age: z.number() })],
@@ -278,7 +298,7 @@ describe("compat only", () => {
     const ask = workflowEvent<string>();
     const answer = workflowEvent<string>();
     const done = workflowEvent<string>();
-    const { withState } = createStatefulMiddleware((input: { asked: number }) => input);
+    const { withState } = compatState.createStatefulMiddleware((input: { asked: number }) => input);
     const workflow = withState(compatTrace.withTraceEvents(createWorkflow()));
     const once = vi.fn();
     workflow.handle([ask], (context) => {
