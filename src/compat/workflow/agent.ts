@@ -177,7 +177,11 @@ export interface AgentWorkflow extends Workflow {
   runStream(userInput: MessageContent, params?: { chatHistory?: ChatMessage[] }): WorkflowStream<WorkflowEventData<unknown>>;
   /** The agents, in the order given. */
   getAgents(): WorkflowAgent[];
-  /** The `FunctionCallingAgent` that runs the root agent's turns when it hands off to nobody. */
+  /**
+   * The root agent's `FunctionCallingAgent`, as `agent()` configured it: it runs the turns of
+   * `agent()`; `multiAgent()` makes one per agent and turn instead, with the `handOff` tool and
+   * what is left of the turn's timeout.
+   */
   readonly agent: FunctionCallingAgent;
 }
 
