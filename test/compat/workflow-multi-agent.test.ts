@@ -1,8 +1,8 @@
 /**
- * `multiAgent()` of stepflow/compat/workflow against upstream's (`@llamaindex/workflow` 1.1.24,
- * installed for the llamaindex umbrella test): the same scripted model, the same tools, the same
- * events in the same order, each naming its agent; the handoff reaches the next agent with the
- * whole conversation.
+ * `agent()` and `multiAgent()` of stepflow/compat/workflow against upstream's
+ * (`@llamaindex/workflow` 1.1.24, installed for the llamaindex umbrella test): the same scripted
+ * model, the same tools, the same events in the same order, each naming its agent; the handoff
+ * reaches the next agent with the whole conversation.
  */
 import { describe, expect, test } from "vitest";
 import { z } from "zod";
@@ -58,6 +58,48 @@ function describeEvents(api: Api, events: compat.AnyWorkflowEventData[]): string
     return [`${name} ${String(agent)} ${detail}`.trim()];
   });
 }
+
+describe.each(implementations)("%s agent()", (_name, api) => {
+  test("each model call is announced by input and setup events; tool calls and results follow the output that made them", async () => {
+    const add = tool({ name: "add", description: "x + y", parameters: z.object({ x: z.number(), y: z.number() }), execute: ({ x, y }) => x + y });
+    const llm = new ScriptedLLM([
+      {
+        toolCalls: [
+          { name: "add", input: { x: 2, y: 3 } },
+          { name: "add", input: { x: 4, y: 5 } },
+        ],
+      },
+      { text: ["5 and ", "9."] },
+    ]);
+    const events: compat.AnyWorkflowEventData[] = await api
+      .agent({ name: "Math", llm, tools: [add], systemPrompt: "You add." })
+      .runStream("2 + 3 and 4 + 5?")
+      .toArray();
+    const described = describeEvents(api, events).filter((d) => d !== "stream Math");
+    // Upstream runs the calls one after the other (call, result, call, result); compat in parallel.
+    const calls = described.filter((d) => d.startsWith("toolCall") || d.startsWith("toolResult"));
+    expect(calls.filter((d) => d.startsWith("toolCall"))).toEqual(["toolCall Math add", "toolCall Math add"]);
+    expect(calls.filter((d) => d.startsWith("toolResult"))).toEqual(["toolResult  add", "toolResult  add"]);
+    expect(described.filter((d) => !calls.includes(d))).toEqual([
+      "start",
+      "input Math",
+      "setup Math",
+      "output Math",
+      "input Math",
+      "setup Math",
+      "stream Math 5 and",
+      "stream Math 9.",
+      "output Math",
+      "stop",
+    ]);
+    const setups = events.filter((ev) => api.agentSetupEvent.include(ev));
+    expect(setups.map((ev) => ev.data.input[0])).toEqual([
+      { role: "system", content: "You add." },
+      { role: "system", content: "You add." },
+    ]);
+    expect(events.at(-1)?.data.result).toBe("5 and 9.");
+  });
+});
 
 describe.each(implementations)("%s multiAgent()", (_name, api) => {
   const make = (llm: ScriptedLLM) => {

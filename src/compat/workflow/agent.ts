@@ -178,9 +178,10 @@ export interface AgentWorkflow extends Workflow {
   /** The agents, in the order given. */
   getAgents(): WorkflowAgent[];
   /**
-   * The root agent's `FunctionCallingAgent`, as `agent()` configured it: it runs the turns of
-   * `agent()`; `multiAgent()` makes one per agent and turn instead, with the `handOff` tool and
-   * what is left of the turn's timeout.
+   * The root agent's `FunctionCallingAgent`, as `agent()` configured it (its LLM, tools, system
+   * prompt, limits). Each turn runs on a copy of it made for the turn, whose LLM also streams
+   * the input events and, in `multiAgent()`, with the `handOff` tool and what is left of the
+   * turn's timeout.
    */
   readonly agent: FunctionCallingAgent;
 }
@@ -191,6 +192,8 @@ const text = (content: MessageContent): string =>
 interface AgentSpec extends WorkflowAgent {
   readonly toolTimeout: number | undefined;
   readonly maxIterations: number | undefined;
+  /** agent()'s timeout in seconds, or null. */
+  readonly timeout: number | null;
   /** Its names to hand off to, as given: resolved by multiAgent, when every agent exists. */
   readonly handoffTargets: readonly (string | AgentWorkflow)[];
   readonly runner: FunctionCallingAgent;
@@ -213,12 +216,17 @@ interface Handoff {
 }
 
 /**
- * The agent's LLM, except that once `handOff` succeeded the next call answers the handoff note
- * without calling the model: the agent's run ends there, as upstream's `returnDirect` does.
+ * The agent's LLM for one run: each call is first announced with upstream's `agentInputEvent`
+ * and `agentSetupEvent` (the conversation, then all the model reads); once `handOff` succeeded,
+ * the next call answers the handoff note without calling the model, so that the agent's run
+ * ends there, as upstream's `returnDirect` does.
  */
-function handoffAwareLLM(llm: ToolCallLLM, handoff: Handoff): ToolCallLLM {
-  const chat = (params: LLMChatParamsStreaming | { stream?: false }) => {
-    if (handoff.to === null) return (llm.chat as (p: unknown) => Promise<unknown>)(params);
+function turnLLM(llm: ToolCallLLM, handoff: Handoff, announce: (messages: ChatMessage[]) => void): ToolCallLLM {
+  const chat = (params: LLMChatParamsStreaming | { stream?: false; messages: ChatMessage[] }) => {
+    if (handoff.to === null) {
+      announce(params.messages);
+      return (llm.chat as (p: unknown) => Promise<unknown>)(params);
+    }
     const message: ChatMessage = { role: "assistant", content: handoff.note };
     if (params.stream === true) {
       const chunks: ChatResponseChunk[] = [{ delta: handoff.note, raw: null }];
@@ -284,8 +292,9 @@ function specOf(params: SingleAgentParams): AgentSpec {
     handoffTargets: params.canHandoffTo ?? [],
     toolTimeout: params.toolTimeout,
     maxIterations: params.maxIterations,
+    timeout: params.timeout === undefined ? 60 : params.timeout,
   };
-  return { ...base, runner: runnerOf(base, base.llm, base.tools, params.timeout === undefined ? 60 : params.timeout) };
+  return { ...base, runner: runnerOf(base, base.llm, base.tools, base.timeout) };
 }
 
 /** One agent's run inside a turn, its events translated to upstream's. */
@@ -344,7 +353,8 @@ function agentWorkflow(specs: readonly AgentSpec[], root: AgentSpec, timeout: nu
   const byName = new Map(specs.map((spec) => [spec.name, spec]));
   const workflow = createWorkflow();
   workflow.handle([startAgentEvent], async (context: WorkflowContext, start) => {
-    const deadline = timeout === null ? null : Date.now() + timeout * 1000;
+    // multiAgent's timeout covers the whole turn; agent()'s is the agent's own.
+    const deadline = multi && timeout !== null ? Date.now() + timeout * 1000 : null;
     const { userInput, chatHistory } = start.data;
     let history = [...(chatHistory ?? [])];
     let input: ChatMessage;
@@ -353,24 +363,23 @@ function agentWorkflow(specs: readonly AgentSpec[], root: AgentSpec, timeout: nu
     else throw new ConfigurationError("Either provide a user message or a chat history with a user message as the last message.", "userInput", userInput);
     let spec = root;
     for (let handoffs = 0; ; handoffs++) {
-      const messages = [...history, input];
-      context.sendEvent(
-        agentInputEvent.with({ input: messages, currentAgentName: spec.name }),
-        agentSetupEvent.with({
-          input: spec.systemPrompt ? [{ role: "system", content: spec.systemPrompt }, ...messages] : messages,
-          currentAgentName: spec.name,
-        }),
-      );
       const handoff: Handoff = { to: null, note: "" };
-      let runner = spec.runner;
-      if (multi) {
-        const left = deadline === null ? null : (deadline - Date.now()) / 1000;
-        if (left !== null && left <= 0)
-          throw new WorkflowTimeoutError(`The agents' turn ran longer than its timeout of ${timeout} s. Raise multiAgent({ timeout }), or null for none.`);
-        const targets = spec.canHandoffTo.map((name) => byName.get(name) as AgentSpec);
-        const tools = targets.length > 0 ? [...spec.tools, handoffTool(spec, targets, handoff)] : spec.tools;
-        runner = runnerOf(spec, targets.length > 0 ? handoffAwareLLM(spec.llm, handoff) : spec.llm, tools, left);
-      }
+      const name = spec.name;
+      const announce = (messages: ChatMessage[]) => {
+        const conversation = messages[0]?.role === "system" ? messages.slice(1) : messages;
+        context.sendEvent(
+          agentInputEvent.with({ input: conversation, currentAgentName: name }),
+          agentSetupEvent.with({ input: messages, currentAgentName: name }),
+        );
+      };
+      const left = deadline === null ? spec.timeout : (deadline - Date.now()) / 1000;
+      if (left !== null && left <= 0)
+        throw new WorkflowTimeoutError(`The agents' turn ran longer than its timeout of ${timeout} s. Raise multiAgent({ timeout }), or null for none.`);
+      const targets = multi ? spec.canHandoffTo.map((target) => byName.get(target) as AgentSpec) : [];
+      const tools = targets.length > 0 ? [...spec.tools, handoffTool(spec, targets, handoff)] : spec.tools;
+      // A runner per agent run: its LLM announces each call in this context, and its handOff tool
+      // and timeout are this turn's.
+      const runner = runnerOf(spec, turnLLM(spec.llm, handoff, announce), tools, left);
       const { response, ctx } = await runAgent(context, spec, runner, history, input, handoff);
       const memory = (await ctx.store.get("memory")) as Memory;
       if (handoff.to === null) {
