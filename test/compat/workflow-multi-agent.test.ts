@@ -48,10 +48,13 @@ function describeEvents(api: Api, events: compat.AnyWorkflowEventData[]): string
     ["toolCall", api.agentToolCallEvent],
     ["toolResult", api.agentToolCallResultEvent],
     ["stop", api.stopAgentEvent],
+    ["step", api.agentStepEvent],
+    ["toolCalls", api.toolCallsEvent],
+    ["toolResults", api.toolResultsEvent],
   ];
   return events.flatMap((ev) => {
     const name = names.find(([, type]) => type.include(ev))?.[0];
-    if (name === undefined) return []; // upstream's internal steps (agentStepEvent, toolCallsEvent, ...)
+    if (name === undefined) return [];
     const data = ev.data as Record<string, unknown>;
     const agent = data.currentAgentName ?? data.agentName ?? "";
     const detail = name === "toolCall" || name === "toolResult" ? String(data.toolName) : name === "stream" ? String(data.delta) : "";
@@ -77,21 +80,27 @@ describe.each(implementations)("%s agent()", (_name, api) => {
       .toArray();
     const described = describeEvents(api, events).filter((d) => d !== "stream Math");
     // Upstream runs the calls one after the other (call, result, call, result); compat in parallel.
-    const calls = described.filter((d) => d.startsWith("toolCall") || d.startsWith("toolResult"));
+    const calls = described.filter((d) => /^tool(Call|Result) /.test(d));
     expect(calls.filter((d) => d.startsWith("toolCall"))).toEqual(["toolCall Math add", "toolCall Math add"]);
     expect(calls.filter((d) => d.startsWith("toolResult"))).toEqual(["toolResult  add", "toolResult  add"]);
     expect(described.filter((d) => !calls.includes(d))).toEqual([
       "start",
       "input Math",
       "setup Math",
+      "step Math",
       "output Math",
+      "toolCalls Math",
+      "toolResults Math",
       "input Math",
       "setup Math",
       "stream Math 5 and",
       "stream Math 9.",
+      "step Math",
       "output Math",
       "stop",
     ]);
+    const results = events.find((ev) => api.toolResultsEvent.include(ev));
+    expect(results?.data.results.map((r) => r.toolOutput.result).sort()).toEqual(["5", "9"]);
     const setups = events.filter((ev) => api.agentSetupEvent.include(ev));
     expect(setups.map((ev) => ev.data.input[0])).toEqual([
       { role: "system", content: "You add." },
@@ -115,8 +124,8 @@ describe.each(implementations)("%s multiAgent()", (_name, api) => {
     expect(described[0]).toBe("start");
     expect(described.slice(1, 3)).toEqual(["input FrontDesk", "setup FrontDesk"]);
     const handoffAt = described.indexOf("toolResult  handOff");
-    expect(described.filter((d) => d.startsWith("toolCall"))).toEqual(["toolCall FrontDesk handOff", "toolCall WeatherAgent weather"]);
-    expect(described.slice(handoffAt + 1, handoffAt + 3)).toEqual(["input WeatherAgent", "setup WeatherAgent"]);
+    expect(described.filter((d) => d.startsWith("toolCall "))).toEqual(["toolCall FrontDesk handOff", "toolCall WeatherAgent weather"]);
+    expect(described.slice(handoffAt + 1, handoffAt + 4)).toEqual(["toolResults FrontDesk", "input WeatherAgent", "setup WeatherAgent"]);
     // Upstream also streams the empty deltas of tool-call chunks; compat streams text only.
     expect(described.filter((d) => d.startsWith("stream") && d.split(" ").length > 2)).toEqual([
       "stream WeatherAgent It is sunny",

@@ -102,6 +102,33 @@ export const agentSetupEvent = workflowEvent<AgentInput>({ debugLabel: "agentSet
 export const agentStreamEvent = workflowEvent<{ delta: string; response: string; currentAgentName: string; raw: unknown }>({ debugLabel: "agentStream" });
 /** @example import { agentOutputEvent } from "stepflow/compat/workflow"; */
 export const agentOutputEvent = workflowEvent<AgentOutput>({ debugLabel: "agentOutput" });
+/**
+ * One model call of an agent: what it answered and the tool calls it made (upstream's internal step, streamed as upstream does).
+ * @example
+ * import type { AgentStep } from "stepflow/compat/workflow";
+ * const calls = (step: AgentStep) => step.toolCalls.length;
+ */
+export type AgentStep = { agentName: string; response: ChatMessage; toolCalls: AgentToolCall[] };
+/**
+ * The tool calls of one model call.
+ * @example
+ * import type { ToolCalls } from "stepflow/compat/workflow";
+ * const names = (calls: ToolCalls) => calls.toolCalls.map((call) => call.toolName);
+ */
+export type ToolCalls = { agentName: string; toolCalls: AgentToolCall[] };
+/**
+ * The results of all the tool calls of one model call.
+ * @example
+ * import type { ToolResults } from "stepflow/compat/workflow";
+ * const failed = (r: ToolResults) => r.results.filter((result) => result.toolOutput.isError);
+ */
+export type ToolResults = { agentName: string; results: AgentToolCallResult[] };
+/** @example import { agentStepEvent } from "stepflow/compat/workflow"; */
+export const agentStepEvent = workflowEvent<AgentStep>({ debugLabel: "agentStep" });
+/** @example import { toolCallsEvent } from "stepflow/compat/workflow"; */
+export const toolCallsEvent = workflowEvent<ToolCalls>({ debugLabel: "toolCalls" });
+/** @example import { toolResultsEvent } from "stepflow/compat/workflow"; */
+export const toolResultsEvent = workflowEvent<ToolResults>({ debugLabel: "toolResults" });
 /** @example import { startAgentEvent } from "stepflow/compat/workflow"; */
 export const startAgentEvent = workflowEvent<AgentInputData, "llamaindex-start">({ debugLabel: "llamaindex-start" });
 /** @example import { stopAgentEvent } from "stepflow/compat/workflow"; */
@@ -312,6 +339,8 @@ async function runAgent(
   const handler = runner.run({ input }, { ctx, signal: context.signal });
   let response = "";
   const calls = new Map<string, AgentToolCall>();
+  const results: AgentToolCallResult[] = [];
+  let expected = 0;
   for await (const ev of handler.streamEvents()) {
     if (ev instanceof StreamEvent) {
       if (handoff.to !== null) continue; // the handoff note, not the model's words
@@ -324,24 +353,32 @@ async function runAgent(
         toolKwargs: (call.input ?? {}) as Record<string, JSONValue>,
         toolId: call.id,
       }));
-      context.sendEvent(agentOutputEvent.with({ response: { role: "assistant", content: response }, toolCalls, raw: null, currentAgentName: name }));
+      const message: ChatMessage = { role: "assistant", content: response, options: { toolCall: ev.toolCalls } };
+      context.sendEvent(
+        agentStepEvent.with({ agentName: name, response: message, toolCalls }),
+        agentOutputEvent.with({ response: message, toolCalls, raw: null, currentAgentName: name }),
+        toolCallsEvent.with({ agentName: name, toolCalls }),
+      );
       response = "";
+      expected = toolCalls.length;
       for (const call of toolCalls) {
         calls.set(call.toolId, call);
         context.sendEvent(agentToolCallEvent.with(call));
       }
     } else if (ev instanceof FunctionOutputEvent) {
       const source = ev.output;
-      context.sendEvent(
-        agentToolCallResultEvent.with({
-          toolName: source.toolName,
-          toolKwargs: calls.get(source.toolCallId)?.toolKwargs ?? {},
-          toolId: source.toolCallId,
-          toolOutput: { id: source.toolCallId, result: source.content, isError: source.isError },
-          returnDirect: source.toolName === "handOff" && handoff.to !== null,
-          raw: source.output as JSONValue,
-        }),
-      );
+      const result: AgentToolCallResult = {
+        toolName: source.toolName,
+        toolKwargs: calls.get(source.toolCallId)?.toolKwargs ?? {},
+        toolId: source.toolCallId,
+        toolOutput: { id: source.toolCallId, result: source.content, isError: source.isError },
+        returnDirect: source.toolName === "handOff" && handoff.to !== null,
+        raw: source.output as JSONValue,
+      };
+      results.push(result);
+      context.sendEvent(agentToolCallResultEvent.with(result));
+      // All the calls of the model's turn have their result: upstream's toolResultsEvent.
+      if (results.length === expected) context.sendEvent(toolResultsEvent.with({ agentName: name, results: results.splice(0) }));
     }
   }
   const result = await handler;
@@ -383,7 +420,10 @@ function agentWorkflow(specs: readonly AgentSpec[], root: AgentSpec, timeout: nu
       const { response, ctx } = await runAgent(context, spec, runner, history, input, handoff);
       const memory = (await ctx.store.get("memory")) as Memory;
       if (handoff.to === null) {
-        context.sendEvent(agentOutputEvent.with({ response, toolCalls: [], raw: null, currentAgentName: spec.name }));
+        context.sendEvent(
+          agentStepEvent.with({ agentName: spec.name, response, toolCalls: [] }),
+          agentOutputEvent.with({ response, toolCalls: [], raw: null, currentAgentName: spec.name }),
+        );
         const state: AgentWorkflowState = { memory, scratchpad: [], currentAgentName: spec.name, agents: [...byName.keys()], nextAgentName: null };
         return stopAgentEvent.with({ result: text(response.content), message: response, state });
       }
