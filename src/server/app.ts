@@ -152,6 +152,12 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
   });
 
   if (options.webRoot) {
+    // The page loads nothing from elsewhere; Mermaid styles its drawings inline.
+    app.use("/*", async (c, next) => {
+      await next();
+      if (c.res.headers.get("Content-Type")?.startsWith("text/html"))
+        c.res.headers.set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:");
+    });
     app.use("/*", serveStatic({ root: options.webRoot }));
     app.get("/*", serveStatic({ root: options.webRoot, path: "index.html" }));
   }

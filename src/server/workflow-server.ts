@@ -31,8 +31,8 @@ export interface WorkflowServerOptions {
   readonly cors?: { readonly origin: string | readonly string[] };
   /** Largest request body in bytes (default 1 MiB); larger gets 413. */
   readonly bodyLimit?: number;
-  /** A directory of static files served at `/` (the web page). */
-  readonly webRoot?: string;
+  /** A directory of static files served at `/` (the web page); `false` or left out: none. */
+  readonly webRoot?: string | false;
   /** Called when a handler could not be saved (the run goes on); default: one line on stderr. */
   readonly onError?: (error: unknown, handlerId: string) => void;
 }
@@ -86,7 +86,7 @@ export class WorkflowServer {
         token: this.#options.token,
         cors: this.#options.cors,
         bodyLimit: this.#options.bodyLimit ?? 1024 * 1024,
-        webRoot: this.#options.webRoot,
+        webRoot: this.#options.webRoot || undefined,
       });
       this.#state = { store, ownStore: typeof given !== "object", registry, app };
     })();
