@@ -116,10 +116,10 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
     const after = query.after ?? (lastEventId !== undefined ? Number(lastEventId) : 0);
     const accept = c.req.header("Accept") ?? "";
     const format = query.format ?? (accept.includes("application/x-ndjson") ? "ndjson" : accept.includes("application/json") ? "json" : "sse");
-    if (format === "json") return c.json({ events: (await registry.events(served)).slice(after) });
+    if (format === "json") return c.json({ events: (await registry.events(served)).slice(after, served.visibleCount) });
     if (format === "ndjson") return ndjsonResponse(c, registry, served, after);
     // An EventSource reconnecting after the end gets 204, which tells it to stop.
-    if (served.finished && after >= served.eventCount && lastEventId !== undefined) return c.body(null, 204);
+    if (served.finished && after >= served.visibleCount && lastEventId !== undefined) return c.body(null, 204);
     return sseResponse(c, registry, served, after);
   });
   app.post("/api/handlers/:id/events", async (c) => {

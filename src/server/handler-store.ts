@@ -67,7 +67,7 @@ export class HandlerStore {
     const from = this.#savedEvents.get(id) ?? 0;
     const append = events.slice(from).map((ev) => JSON.stringify(ev));
     const context = this.#contexts.get(id);
-    const snapshot: Snapshot = { format: FORMAT, state: { ...handler.state }, ...(context ? { context } : {}) };
+    const snapshot: Snapshot = { format: FORMAT, state: handler.savedState(), ...(context ? { context } : {}) };
     const version = await this.sessions.save(this.#prefix + id, { expectedVersion: this.#versions.get(id) ?? 0, snapshot: JSON.stringify(snapshot), append });
     this.#versions.set(id, version);
     this.#savedEvents.set(id, from + append.length);
