@@ -73,7 +73,8 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
     });
   }
 
-  app.get("/api/health", (c) => c.json({ status: "ok" }));
+  // The counts let a monitor (and the load benchmark) see runs in progress and readers left behind.
+  app.get("/api/health", (c) => c.json({ status: "ok", ...registry.stats() }));
   app.get("/api/openapi.json", (c) => c.json(openApiDocument(workflows)));
 
   app.get("/api/workflows", (c) => c.json({ workflows: [...workflows].map(([name, wf]) => describeWorkflow(name, wf)) }));
