@@ -135,6 +135,7 @@ export class HandlerRegistry {
       if (this.#closing && status === "cancelled") return void (await this.#store.save(served, contextOf(ctx)));
       served.finish(status, outcome, workflow.codecs);
       await this.#store.save(served, contextOf(ctx));
+      if (this.#store.holdsEvents) served.unloadEvents();
     })();
     this.#live.set(id, { handler, ctx, done });
   }
@@ -192,7 +193,8 @@ export class HandlerRegistry {
     const loaded = served.loadedEvents;
     if (loaded) return loaded;
     const events = await this.#store.loadEvents(served.state.id);
-    if (!served.loadedEvents) served.setEvents(events);
+    // A finished handler's events are read from the store each time rather than held for ever.
+    if (!served.loadedEvents && !served.finished) served.setEvents(events);
     return served.loadedEvents ?? events;
   }
 
