@@ -153,14 +153,16 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
   });
 
   if (options.webRoot) {
-    // The page loads nothing from elsewhere; Mermaid styles its drawings inline.
-    app.use("/*", async (c, next) => {
-      await next();
-      if (c.res.headers.get("Content-Type")?.startsWith("text/html"))
-        c.res.headers.set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:");
+    const files = serveStatic({ root: options.webRoot });
+    // Any other path is the page's own (a link to a run): it gets index.html, which routes it.
+    const page = serveStatic({ root: options.webRoot, path: "index.html" });
+    app.get("*", async (c, next) => {
+      if (c.req.path === "/api" || c.req.path.startsWith("/api/")) return next();
+      // The page loads nothing from elsewhere; Mermaid styles its drawings inline.
+      c.header("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:");
+      const none = async () => {};
+      return (await files(c, none)) ?? (await page(c, none)) ?? next();
     });
-    app.use("/*", serveStatic({ root: options.webRoot }));
-    app.get("/*", serveStatic({ root: options.webRoot, path: "index.html" }));
   }
   return app;
 }

@@ -292,3 +292,33 @@ describe("readers that leave", () => {
     await expect.poll(() => server.stats(), { timeout: 10_000 }).toMatchObject({ readers: 0, waiters: 0 });
   });
 });
+
+describe("the web page's files", () => {
+  it("serves a directory at /, index.html with a strict content security policy, and leaves /api alone", async () => {
+    const { mkdtempSync, mkdirSync, writeFileSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const web = mkdtempSync(join(tmpdir(), "stepflow-web-"));
+    mkdirSync(join(web, "assets"));
+    writeFileSync(join(web, "index.html"), "<!doctype html><title>stepflow</title>");
+    writeFileSync(join(web, "assets", "app.js"), "console.log(1);");
+    const { server: withWeb, url: webUrl } = await startServer({ webRoot: web });
+    try {
+      const page = await fetch(`${webUrl}/`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get("Content-Type")).toMatch(/^text\/html/);
+      expect(page.headers.get("Content-Security-Policy")).toBe("default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:");
+      expect(await page.text()).toContain("<title>stepflow</title>");
+      const script = await fetch(`${webUrl}/assets/app.js`);
+      expect(script.headers.get("Content-Type")).toMatch(/^text\/javascript/);
+      expect((await fetch(`${webUrl}/runs/123`)).headers.get("Content-Type")).toMatch(/^text\/html/);
+      expect((await fetch(`${webUrl}/../../etc/passwd`)).status).not.toBe(500);
+      const api = await fetch(`${webUrl}/api/nowhere`);
+      expect(api.status).toBe(404);
+      expect(api.headers.get("Content-Type")).toMatch(/^application\/json/);
+    } finally {
+      await withWeb.close();
+      rmSync(web, { recursive: true, force: true });
+    }
+  });
+});
