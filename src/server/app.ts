@@ -82,12 +82,12 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
 
   app.post("/api/workflows/:name/start", async (c) => {
     const body = await readBody(c, startBody);
-    const served = registry.start(c.req.param("name"), body.input as JsonObject, startOptions(body));
+    const served = registry.start(c.req.param("name"), body.input as JsonObject | undefined, startOptions(body));
     return c.json(served.info(), 202);
   });
   app.post("/api/workflows/:name/run", async (c) => {
     const body = await readBody(c, startBody);
-    const served = registry.start(c.req.param("name"), body.input as JsonObject, startOptions(body));
+    const served = registry.start(c.req.param("name"), body.input as JsonObject | undefined, startOptions(body));
     await registry.settled(served);
     return c.json(served.info(), 200);
   });
@@ -167,8 +167,12 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
   return app;
 }
 
-function startOptions(body: z.output<typeof startBody>): { timeout?: number | null; from?: string } {
-  return { ...(body.timeout !== undefined ? { timeout: body.timeout } : {}), ...(body.continueFrom !== undefined ? { from: body.continueFrom } : {}) };
+function startOptions(body: z.output<typeof startBody>): { timeout?: number | null; from?: string; context?: JsonObject } {
+  return {
+    ...(body.timeout !== undefined ? { timeout: body.timeout } : {}),
+    ...(body.continueFrom !== undefined ? { from: body.continueFrom } : {}),
+    ...(body.context !== undefined ? { context: body.context as JsonObject } : {}),
+  };
 }
 
 /** Reads a JSON body and checks it: 415 when it is not JSON, 400 naming each problem. */

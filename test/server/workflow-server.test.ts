@@ -78,7 +78,7 @@ describe("workflows", () => {
       expect.arrayContaining(["/api/workflows/{name}/start", "/api/handlers/{id}/events", "/api/handlers/{id}/approvals"]),
     );
     expect(doc.paths["/api/workflows/{name}/start"]?.post?.requestBody).toMatchObject({
-      content: { "application/json": { schema: { type: "object", required: ["input"] } } },
+      content: { "application/json": { schema: { type: "object", properties: { input: { type: "object" }, context: { type: "object" } } } } },
     });
   });
 });
@@ -194,6 +194,30 @@ describe("approvals and events sent in", () => {
     expect(done.result).toMatchObject({ sources: [{ content: expect.stringContaining("The reason given: Ask HR first.") }] });
     const late = await client.sendEvent(started.id, "HumanResponseEvent", {}).catch((e: unknown) => e);
     expect(late).toMatchObject({ status: 409, code: "handler_finished" });
+  });
+
+  it("continues a run from a context saved while it waited, sent back in as JSON", async () => {
+    const first = await client.start("hr", { input: "Fire Lawson" });
+    const request = await approvalRequest(first.id);
+    const saved = await client.getContext(first.id);
+    expect(saved).toMatchObject({ running: true });
+    await client.cancel(first.id);
+    const both = await post("/api/workflows/hr/start", { input: { input: "Fire Lawson" }, context: saved });
+    expect(both.status).toBe(400);
+    expect(((await both.json()) as { error: { message: string } }).error.message).toBe(
+      "This context was saved in the middle of a run: send it without input to continue that run.",
+    );
+    const broken = await post("/api/workflows/hr/start", { context: { version: 99 } });
+    expect(((await broken.json()) as { error: { code: string } }).error.code).toBe("invalid_context");
+    const resumed = await post("/api/workflows/hr/start", { context: saved });
+    expect(resumed.status).toBe(202);
+    const { id } = (await resumed.json()) as HandlerInfo;
+    const asked = await approvalRequest(id);
+    expect(asked.data.approvalId).toBe(request.data.approvalId);
+    const before = fired.length;
+    await client.approve(id, String(asked.data.approvalId), true);
+    expect(await client.wait(id)).toMatchObject({ status: "succeeded", input: {} });
+    expect(fired.slice(before)).toEqual([7]);
   });
 
   it("cancels a run waiting for approval", async () => {
