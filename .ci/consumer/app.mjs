@@ -11,6 +11,8 @@ import { runWorkflow } from "stepflow/compat/workflow-core/stream/run";
 import { runOnce, withTraceEvents } from "stepflow/compat/workflow-core/middleware/trace-events";
 import { withValidation } from "stepflow/compat/workflow-core/middleware/validation";
 import { zodEvent } from "stepflow/compat/workflow-core/util/zod";
+import { WorkflowServer } from "stepflow/server";
+import { WorkflowClient } from "stepflow/client";
 
 const flow = new Workflow({ timeout: 10 });
 flow.addStep("double", { accepts: [StartEvent], emits: [StopEvent] }, async (_ctx, ev) => new StopEvent({ result: ev.n * 2 }));
@@ -43,3 +45,8 @@ strict.strictHandle([startEvent], (sendEvent, _context, start) => sendEvent(stop
 const { stream, sendEvent } = strict.createContext();
 sendEvent(startEvent.with(1), startEvent.with(41));
 console.log(`compat middleware: ${(await stream.untilEvent((ev) => stopEvent.include(ev) && ev.data > 2)).data}, once: ${once}, ${typeof zodEvent}`);
+const server = new WorkflowServer({ workflows: { agent }, store: "memory:" });
+const { url } = await server.listen({ port: 0 });
+const done = await new WorkflowClient({ baseUrl: url }).run("agent", { input: "What is 6 * 7?" });
+await server.close();
+console.log(`server: ${done.result.response.content}`);
