@@ -65,6 +65,13 @@ module.exports = {
       to: { path: "^(src/(cli|server|sessions|journal|llm|tools|compat)/|workflows/|events/)" },
     },
     {
+      name: "client-runs-in-browsers",
+      comment: "stepflow/client runs in browsers too: it may import its own files and the error classes, never the server, Node built-ins or packages.",
+      severity: "error",
+      from: { path: "^src/client/" },
+      to: { pathNot: "^src/(client/|core/errors\\.ts$)" },
+    },
+    {
       name: "no-test-code-in-the-product",
       comment: "Tests and benchmarks are not shipped; nothing outside them may import them.",
       severity: "error",
