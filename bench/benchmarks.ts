@@ -23,6 +23,10 @@ export const BENCHMARKS = {
     title: "Sessions at scale: long sessions, and 250 / 500 / 1,000 sessions at once",
     run: async () => (await import("./sessions-scale.ts")).benchSessionsScale(),
   },
+  server: {
+    title: "Server: 200 SSE clients at once, one offline-model turn each, and 200 that hang up mid-stream",
+    run: async () => (await import("./server.ts")).benchServer(),
+  },
 } as const;
 
 export type BenchmarkName = keyof typeof BENCHMARKS;

@@ -73,7 +73,8 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
     });
   }
 
-  app.get("/api/health", (c) => c.json({ status: "ok" }));
+  // The counts let a monitor (and the load benchmark) see runs in progress and readers left behind.
+  app.get("/api/health", (c) => c.json({ status: "ok", ...registry.stats() }));
   app.get("/api/openapi.json", (c) => c.json(openApiDocument(workflows)));
 
   app.get("/api/workflows", (c) => c.json({ workflows: [...workflows].map(([name, wf]) => describeWorkflow(name, wf)) }));
@@ -116,10 +117,10 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
     const after = query.after ?? (lastEventId !== undefined ? Number(lastEventId) : 0);
     const accept = c.req.header("Accept") ?? "";
     const format = query.format ?? (accept.includes("application/x-ndjson") ? "ndjson" : accept.includes("application/json") ? "json" : "sse");
-    if (format === "json") return c.json({ events: (await registry.events(served)).slice(after) });
+    if (format === "json") return c.json({ events: (await registry.events(served)).slice(after, served.visibleCount) });
     if (format === "ndjson") return ndjsonResponse(c, registry, served, after);
     // An EventSource reconnecting after the end gets 204, which tells it to stop.
-    if (served.finished && after >= served.eventCount && lastEventId !== undefined) return c.body(null, 204);
+    if (served.finished && after >= served.visibleCount && lastEventId !== undefined) return c.body(null, 204);
     return sseResponse(c, registry, served, after);
   });
   app.post("/api/handlers/:id/events", async (c) => {

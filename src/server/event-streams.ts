@@ -25,12 +25,12 @@ async function follow(
     let next = after;
     for (;;) {
       const events = await registry.events(served);
-      while (next < events.length && !signal.aborted) {
+      while (next < served.visibleCount && !signal.aborted) {
         await write(events[next] as StreamedEvent);
         next++;
       }
       if (signal.aborted) return "aborted";
-      if (served.finished && next >= served.eventCount) return "ended";
+      if (served.finished && next >= served.visibleCount) return "ended";
       if (registry.closing) return "closing";
       await served.changed(signal);
     }

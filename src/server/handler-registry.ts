@@ -110,8 +110,14 @@ export class HandlerRegistry {
       try {
         for await (const ev of handler.streamEvents()) {
           if (this.#closing) continue; // the cancel of a shutdown is not part of the run's story
-          served.record(ev, workflow.codecs);
-          if (ev instanceof InputRequiredEvent) void this.#store.save(served, contextOf(ctx));
+          if (!(ev instanceof InputRequiredEvent)) {
+            served.record(ev, workflow.codecs);
+            continue;
+          }
+          // Saved before anyone sees it: an answer given to a question shown is never lost to a crash.
+          served.record(ev, workflow.codecs, true);
+          await this.#store.save(served, contextOf(ctx));
+          served.release();
         }
       } catch {
         // The outcome below says what went wrong.
@@ -186,8 +192,8 @@ export class HandlerRegistry {
     const loaded = served.loadedEvents;
     if (loaded) return loaded;
     const events = await this.#store.loadEvents(served.state.id);
-    served.setEvents(events);
-    return events;
+    if (!served.loadedEvents) served.setEvents(events);
+    return served.loadedEvents ?? events;
   }
 
   /** Decodes `{ type, data }` sent by a client into an event of the handler's workflow. */

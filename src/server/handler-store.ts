@@ -8,7 +8,6 @@ import type { SessionStore } from "../sessions/types.ts";
 import type { StreamedEvent } from "../client/types.ts";
 import type { HandlerState, ServedHandler } from "./served-handler.ts";
 
-const PREFIX = "handler:";
 const FORMAT = "stepflow.handler/1";
 
 /** A handler as read back from the store. */
@@ -32,10 +31,13 @@ export class HandlerStore {
   readonly #savedEvents = new Map<string, number>();
   readonly #contexts = new Map<string, ContextJSON>();
   readonly #queues = new Map<string, Promise<void>>();
+  readonly #prefix: string;
 
-  constructor(sessions: SessionStore, onError: (error: unknown, handlerId: string) => void) {
+  /** `namespace` keeps the handlers of several servers sharing one store apart. */
+  constructor(sessions: SessionStore, onError: (error: unknown, handlerId: string) => void, namespace?: string) {
     this.sessions = sessions;
     this.#onError = onError;
+    this.#prefix = namespace === undefined ? "handler:" : `handler:${namespace}:`;
   }
 
   /**
@@ -65,15 +67,17 @@ export class HandlerStore {
     const from = this.#savedEvents.get(id) ?? 0;
     const append = events.slice(from).map((ev) => JSON.stringify(ev));
     const context = this.#contexts.get(id);
-    const snapshot: Snapshot = { format: FORMAT, state: { ...handler.state }, ...(context ? { context } : {}) };
-    const version = await this.sessions.save(PREFIX + id, { expectedVersion: this.#versions.get(id) ?? 0, snapshot: JSON.stringify(snapshot), append });
+    const snapshot: Snapshot = { format: FORMAT, state: handler.savedState(), ...(context ? { context } : {}) };
+    const version = await this.sessions.save(this.#prefix + id, { expectedVersion: this.#versions.get(id) ?? 0, snapshot: JSON.stringify(snapshot), append });
     this.#versions.set(id, version);
     this.#savedEvents.set(id, from + append.length);
   }
 
   /** Every stored handler, newest first (events not loaded: see `loadEvents`). */
   async loadAll(): Promise<StoredHandler[]> {
-    const summaries = (await this.sessions.list({ limit: 1_000_000 })).filter((s) => s.id.startsWith(PREFIX));
+    const summaries = (await this.sessions.list({ limit: 1_000_000 })).filter(
+      (s) => s.id.startsWith(this.#prefix) && !s.id.slice(this.#prefix.length).includes(":"),
+    );
     const handlers: StoredHandler[] = [];
     for (const summary of summaries) {
       const record = await this.sessions.load(summary.id, { newest: 0 });
@@ -91,7 +95,7 @@ export class HandlerStore {
 
   /** The stored event log of a handler. */
   async loadEvents(id: string): Promise<StreamedEvent[]> {
-    const record = await this.sessions.load(PREFIX + id);
+    const record = await this.sessions.load(this.#prefix + id);
     return (record?.messages ?? []).map((m) => JSON.parse(m.json) as StreamedEvent);
   }
 

@@ -31,6 +31,9 @@ export class ServedHandler {
   /** The events in memory; `undefined` until loaded for a handler restored from the store. */
   #events: StreamedEvent[] | undefined;
   #eventCount: number;
+  #visible: number;
+  /** Questions recorded but not shown yet. */
+  #asked: StreamedEvent[] = [];
   #wake: (() => void)[] = [];
   /** Readers following the log now (for the leak check of the load benchmark). */
   readers = 0;
@@ -39,6 +42,7 @@ export class ServedHandler {
     this.state = state;
     this.#events = events;
     this.#eventCount = eventCount;
+    this.#visible = eventCount;
   }
 
   get eventCount(): number {
@@ -57,10 +61,15 @@ export class ServedHandler {
   setEvents(events: StreamedEvent[]): void {
     this.#events = events;
     this.#eventCount = events.length;
+    this.#visible = events.length;
   }
 
-  /** Records one event of the run; returns it as streamed. */
-  record(event: Event, codecs: Codecs): StreamedEvent {
+  /**
+   * Records one event of the run; returns it as streamed. A `held` event is in the log (and
+   * saved with it) but readers see it only after `release()`: a question is shown once it is
+   * saved, so an answer to it can never be lost by a crash.
+   */
+  record(event: Event, codecs: Codecs, held = false): StreamedEvent {
     const seq = this.#eventCount + 1;
     const type = eventTypeName(event.constructor as EventClass);
     let data: JsonObject;
@@ -73,13 +82,36 @@ export class ServedHandler {
     const streamed: StreamedEvent = { seq, type, data, at: new Date().toISOString() };
     (this.#events ??= []).push(streamed);
     this.#eventCount = seq;
-    if (event instanceof InputRequiredEvent) {
-      const key = waitKey(streamed);
-      this.state.waitingFor = [...this.state.waitingFor.filter((w) => waitKey(w) !== key), streamed];
-      if (this.state.status === "running") this.state.status = "waiting";
-    }
-    this.touch();
+    if (event instanceof InputRequiredEvent) this.#asked.push(streamed);
+    if (!held) this.release();
     return streamed;
+  }
+
+  /** Shows readers every event recorded so far. */
+  release(): void {
+    this.#visible = this.#eventCount;
+    const { status, waitingFor } = this.savedState();
+    this.#asked = [];
+    this.state.status = status;
+    this.state.waitingFor = waitingFor;
+    this.touch();
+  }
+
+  /** The state as it is once every question recorded is shown: what is saved, so a restart sees what readers will. */
+  savedState(): HandlerState {
+    let waitingFor = this.state.waitingFor;
+    // A question asked again (a run resumed after a restart) replaces the earlier asking.
+    for (const asked of this.#asked) {
+      const key = waitKey(asked);
+      waitingFor = [...waitingFor.filter((w) => waitKey(w) !== key), asked];
+    }
+    const status = this.state.status === "running" && waitingFor.length > 0 ? "waiting" : this.state.status;
+    return { ...this.state, status, waitingFor };
+  }
+
+  /** How many events readers may see (all but a question not saved yet). */
+  get visibleCount(): number {
+    return this.#visible;
   }
 
   /** Notes that `event` was sent in: the questions it answers are no longer waited for. */
@@ -148,7 +180,7 @@ export class ServedHandler {
       input: s.input,
       createdAt: s.createdAt,
       updatedAt: s.updatedAt,
-      eventCount: this.#eventCount,
+      eventCount: this.#visible,
       ...(s.result !== undefined ? { result: s.result } : {}),
       ...(s.error ? { error: s.error } : {}),
       waitingFor: s.waitingFor,

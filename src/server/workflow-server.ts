@@ -33,6 +33,8 @@ export interface WorkflowServerOptions {
   readonly bodyLimit?: number;
   /** A directory of static files served at `/` (the web page); `false` or left out: none. */
   readonly webRoot?: string | false;
+  /** Keeps this server's handlers apart from other servers' in a shared store (letters, digits, ._-). Default: none. */
+  readonly namespace?: string;
   /** Called when a handler could not be saved (the run goes on); default: one line on stderr. */
   readonly onError?: (error: unknown, handlerId: string) => void;
 }
@@ -62,6 +64,12 @@ export class WorkflowServer {
     const limit = options.bodyLimit;
     if (limit !== undefined && !(Number.isSafeInteger(limit) && limit > 0))
       throw new ConfigurationError(`bodyLimit is the largest request body in bytes, a whole number > 0; got ${String(limit)}.`, "bodyLimit", limit);
+    if (options.namespace !== undefined && !/^[A-Za-z0-9._-]{1,100}$/.test(options.namespace))
+      throw new ConfigurationError(
+        `namespace takes 1 to 100 letters, digits and ._-; got ${JSON.stringify(options.namespace)}.`,
+        "namespace",
+        options.namespace,
+      );
     if (options.token !== undefined && !/^[A-Za-z0-9._~+/-]+=*$/.test(options.token))
       throw new ConfigurationError(
         "token must be a non-empty bearer token of letters, digits and ._~+/- (e.g. from `openssl rand -hex 32`).",
@@ -79,7 +87,7 @@ export class WorkflowServer {
         this.#options.onError ??
         ((error: unknown, id: string) =>
           process.stderr.write(`stepflow server: handler ${id} could not be saved: ${error instanceof Error ? error.message : String(error)}\n`));
-      const store = new HandlerStore(sessions, onError);
+      const store = new HandlerStore(sessions, onError, this.#options.namespace);
       const registry = new HandlerRegistry(this.#workflows, store);
       await registry.restore();
       const app = createApp(registry, this.#workflows, {
