@@ -6,6 +6,7 @@ import { z } from "zod";
 import { calculatorTools } from "../../workflows/tools/calculator.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import { WorkflowServer } from "../server/workflow-server.ts";
+import { webPageDirectory } from "../web/web-page.ts";
 import type { ServedWorkflow } from "../server/served-workflow.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
@@ -49,7 +50,7 @@ export async function serve(
     ...(options.store !== undefined ? { store: options.store } : {}),
     ...(token ? { token } : {}),
     ...(options.cors && options.cors.length > 0 ? { cors: { origin: options.cors.length === 1 && options.cors[0] === "*" ? "*" : options.cors } } : {}),
-    ...(options.web !== undefined ? { webRoot: options.web } : {}),
+    webRoot: options.web ?? (await webPageDirectory()),
   });
   const { url } = await server.listen({ port, ...(options.host !== undefined ? { host: options.host } : {}) });
   term.out.write(`stepflow server listening on ${url}\n`);

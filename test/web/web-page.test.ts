@@ -170,4 +170,21 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     await page.screenshot({ path: join(shots, "5-saved-context.png") });
     expect(problems).toEqual([]);
   });
+
+  it("continues the conversation from one message to the next, until New chat", { timeout: 60_000 }, async () => {
+    await page.getByRole("tab", { name: "Chat" }).click();
+    const ask = async (text: string) => {
+      await page.getByLabel("Message").fill(text);
+      await page.getByLabel("Message").press("Enter");
+      const reply = page.locator(".message.assistant").last();
+      await reply.locator(".status", { hasText: "Done" }).waitFor();
+      return reply.locator(".text").innerText();
+    };
+    expect(await ask("My name is Logan")).toBe("Nice to meet you, Logan!");
+    expect(await ask("What is my name?")).toBe("Your name is Logan.");
+    await page.getByRole("button", { name: "New chat" }).click();
+    expect(await page.locator(".message").count()).toBe(0);
+    expect(await ask("What is my name?")).toBe("You haven't told me your name yet.");
+    expect(problems).toEqual([]);
+  });
 });

@@ -101,7 +101,9 @@ const id = encodeURIComponent;
 
 export const api = {
   workflows: () => json<{ workflows: WorkflowInfo[] }>("api/workflows").then((r) => r.workflows),
-  start: (workflow: string, input: unknown) => json<HandlerInfo>(`api/workflows/${id(workflow)}/start`, { method: "POST", body: JSON.stringify({ input }) }),
+  /** Starts a run; `continueFrom` (a finished run's id) continues its conversation. */
+  start: (workflow: string, input: unknown, continueFrom?: string) =>
+    json<HandlerInfo>(`api/workflows/${id(workflow)}/start`, { method: "POST", body: JSON.stringify(continueFrom ? { input, continueFrom } : { input }) }),
   handlers: (limit = 50) => json<{ handlers: HandlerInfo[] }>(`api/handlers?limit=${limit}`).then((r) => r.handlers),
   handler: (handlerId: string) => json<HandlerInfo>(`api/handlers/${id(handlerId)}`),
   events: (handlerId: string) => json<{ events: StreamedEvent[] }>(`api/handlers/${id(handlerId)}/events?format=json`).then((r) => r.events),

@@ -1,7 +1,8 @@
 /**
- * The chat: each message starts a run of the chosen workflow with `{ input: text }` and shows
- * its events as they stream in: the reply's text token by token, each tool call with its
- * result, and Approve / Deny buttons for a call that waits for a human.
+ * The chat: each message starts a run of the chosen workflow with `{ input: text }`, continuing
+ * the conversation of the last run that finished (the agent remembers it), and shows its events
+ * as they stream in: the reply's text token by token, each tool call with its result, and
+ * Approve / Deny buttons for a call that waits for a human.
  */
 import { api, followEvents } from "./api.ts";
 import type { HandlerInfo, StreamedEvent } from "./api.ts";
@@ -27,10 +28,15 @@ export function mountChat(options: ChatOptions): void {
   const input = byId<HTMLTextAreaElement>("chat-input");
   const sendButton = byId<HTMLButtonElement>("chat-send");
   const stopButton = byId<HTMLButtonElement>("chat-stop");
+  const newButton = byId<HTMLButtonElement>("chat-new");
+  const emptyLog = [...log.childNodes];
   let running: { handlerId?: string; abort: AbortController } | undefined;
+  /** The last run of this conversation that finished: the next one continues from it. */
+  let conversation: { workflow: string; handlerId: string } | undefined;
 
   const setBusy = (busy: boolean) => {
     sendButton.disabled = busy;
+    newButton.disabled = busy;
     stopButton.hidden = !busy;
     form.setAttribute("aria-busy", String(busy));
   };
@@ -40,6 +46,11 @@ export function mountChat(options: ChatOptions): void {
       event.preventDefault();
       form.requestSubmit();
     }
+  });
+  newButton.addEventListener("click", () => {
+    conversation = undefined;
+    log.replaceChildren(...emptyLog);
+    input.focus();
   });
   stopButton.addEventListener("click", () => {
     const handlerId = running?.handlerId;
@@ -59,11 +70,15 @@ export function mountChat(options: ChatOptions): void {
     setBusy(true);
     void (async () => {
       try {
-        const handler = await api.start(workflow, { input: text });
+        const previous = conversation?.workflow === workflow ? conversation.handlerId : undefined;
+        const handler = await api.start(workflow, { input: text }, previous);
         if (running) running.handlerId = handler.id;
         turn.started(handler);
         await followEvents(handler.id, (ev) => turn.event(ev), running?.abort.signal);
-        turn.finished(await api.handler(handler.id));
+        const done = await api.handler(handler.id);
+        turn.finished(done);
+        // A failed or stopped turn is left out: the next message continues from the last good one.
+        if (done.status === "succeeded") conversation = { workflow, handlerId: done.id };
       } catch (error) {
         turn.failed(error instanceof Error ? error.message : String(error));
       } finally {
