@@ -187,4 +187,24 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     expect(await ask("What is my name?")).toBe("You haven't told me your name yet.");
     expect(problems).toEqual([]);
   });
+
+  it("answers, from the inspector, a question a reloaded page no longer shows", { timeout: 60_000 }, async () => {
+    await page.getByLabel("Message").fill("Fire Tobias Funke");
+    await page.getByLabel("Message").press("Enter");
+    await page.locator(".message.assistant").last().getByRole("group", { name: "Approval needed" }).waitFor();
+    await page.reload();
+    expect(await page.locator(".message").count()).toBe(0);
+    await page.getByRole("tab", { name: "Runs" }).click();
+    const waiting = page.locator("#runs button.run", { hasText: "Fire Tobias Funke" });
+    await waiting.locator(".status", { hasText: "waiting" }).waitFor();
+    await waiting.click();
+    const approval = page.locator("#run-detail").getByRole("group", { name: "Approval needed" });
+    expect(await approval.innerText()).toContain('{"method":"DELETE","path":"/api/users/9"}');
+    await page.screenshot({ path: join(shots, "6-inspector-waiting.png") });
+    await approval.getByRole("button", { name: "Approve" }).click();
+    await page.locator("#run-detail .run-header .status", { hasText: "succeeded" }).waitFor();
+    expect(hr.users.some((user) => user.last_name === "Funke")).toBe(false);
+    expect(await page.locator("#run-detail pre.json").first().innerText()).toContain("Tobias Funke (id 9) has been removed from the HR system.");
+    expect(problems).toEqual([]);
+  });
 });

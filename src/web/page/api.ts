@@ -139,6 +139,8 @@ export async function followEvents(handlerId: string, onEvent: (event: StreamedE
     } catch (error) {
       if (signal?.aborted || error instanceof ApiError) throw error;
     }
+    // The connection dropped: try again after a pause that grows, from the last event seen.
+    await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
   }
   throw new Error("The event stream kept breaking off; reload the page to try again.");
 }

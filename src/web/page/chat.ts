@@ -6,6 +6,8 @@
  */
 import { api, followEvents } from "./api.ts";
 import type { HandlerInfo, StreamedEvent } from "./api.ts";
+import { approvalBox } from "./approval.ts";
+import type { ApprovalRequest } from "./approval.ts";
 import { brief, byId, h } from "./dom.ts";
 
 interface ToolCall {
@@ -140,7 +142,7 @@ class Turn {
         break;
       }
       case "agent.ToolApprovalRequestEvent":
-        this.#askApproval(data as { prefix: string; toolCall: ToolCall; approvalId: string });
+        this.#askApproval(data as unknown as ApprovalRequest);
         break;
     }
     this.#scroll();
@@ -188,34 +190,10 @@ class Turn {
     return card;
   }
 
-  #askApproval(request: { prefix: string; toolCall: ToolCall; approvalId: string }): void {
+  #askApproval(request: ApprovalRequest): void {
     const card = this.#cards.get(request.toolCall.id) ?? this.#card(request.toolCall);
     card.querySelector(".result")?.replaceChildren("waiting for your answer…");
-    const reason = h("input", { type: "text", class: "reason", placeholder: "Reason (optional, for the agent)", "aria-label": "Reason" });
-    const answer = async (approved: boolean) => {
-      for (const button of box.querySelectorAll("button")) button.disabled = true;
-      reason.disabled = true;
-      try {
-        await api.approve(this.#handlerId, request.approvalId, approved, reason.value.trim() || undefined);
-        box.replaceChildren(h("p", { class: approved ? "answer approved" : "answer denied", role: "status" }, approved ? "Approved ✓" : "Denied ✗"));
-      } catch (error) {
-        box.append(h("p", { class: "error", role: "alert" }, error instanceof Error ? error.message : String(error)));
-        for (const button of box.querySelectorAll("button")) button.disabled = false;
-        reason.disabled = false;
-      }
-    };
-    const box = h(
-      "div",
-      { class: "approval", role: "group", "aria-label": "Approval needed" },
-      h("p", { class: "question" }, h("strong", {}, "Approval needed: "), request.prefix.replace(/\s*\(yes\/no\)\s*$/, "")),
-      reason,
-      h(
-        "div",
-        { class: "actions" },
-        h("button", { type: "button", class: "approve", onclick: () => void answer(true) }, "Approve"),
-        h("button", { type: "button", class: "deny", onclick: () => void answer(false) }, "Deny"),
-      ),
-    );
+    const box = approvalBox(this.#handlerId, request);
     card.append(box);
     box.querySelector<HTMLButtonElement>("button.approve")?.focus();
   }

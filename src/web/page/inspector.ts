@@ -5,6 +5,8 @@
  */
 import { api, followEvents } from "./api.ts";
 import type { HandlerInfo, StreamedEvent, WorkflowInfo } from "./api.ts";
+import { approvalBox } from "./approval.ts";
+import type { ApprovalRequest } from "./approval.ts";
 import { brief, byId, h } from "./dom.ts";
 import { drawGraph, markedGraph } from "./graph.ts";
 import { renderTimeline, stepSpans } from "./timeline.ts";
@@ -84,6 +86,7 @@ export function mountInspector(workflows: () => readonly WorkflowInfo[]): Inspec
       ),
     );
     let current = handler;
+    const answered = new Set<string>();
     const seen: StreamedEvent[] = [...events];
     let graphText = "";
     const render = async () => {
@@ -102,6 +105,10 @@ export function mountInspector(workflows: () => readonly WorkflowInfo[]): Inspec
         ...(current.status === "running" || current.status === "waiting"
           ? [h("button", { type: "button", class: "danger", onclick: () => void api.cancel(current.id).then(() => show(current.id)) }, "Cancel run")]
           : []),
+        // Questions the run is waiting on, answerable here (the chat that asked may be gone).
+        ...(current.waitingFor ?? [])
+          .filter((ev) => ev.type === "agent.ToolApprovalRequestEvent" && !answered.has(String(ev.data.approvalId)))
+          .map((ev) => approvalBox(current.id, ev.data as unknown as ApprovalRequest, () => answered.add(String(ev.data.approvalId)))),
       );
       timeline.replaceChildren(renderTimeline(seen));
       result.replaceChildren(
@@ -128,17 +135,23 @@ export function mountInspector(workflows: () => readonly WorkflowInfo[]): Inspec
     if (current.status !== "running" && current.status !== "waiting") return;
     // Live: redraw as events come, at most once per animation frame.
     let pending = false;
+    let stale = false;
     const after = seen.at(-1)?.seq ?? 0;
     try {
       await followEvents(
         handlerId,
         (ev) => {
           seen.push(ev);
+          // A question asked, or a tool's result after one was answered: the run's status and open questions changed.
+          if (ev.type === "agent.ToolApprovalRequestEvent" || ev.type === "agent.FunctionOutputEvent") stale = true;
           if (pending) return;
           pending = true;
           requestAnimationFrame(() => {
             pending = false;
-            if (!mine.signal.aborted) void render();
+            if (mine.signal.aborted) return;
+            const refresh = stale ? api.handler(handlerId).then((latest) => void (current = latest)) : Promise.resolve();
+            stale = false;
+            void refresh.then(render, render);
           });
         },
         mine.signal,
