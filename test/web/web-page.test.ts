@@ -29,6 +29,7 @@ if (!haveChromium && process.env.CI) {
 
 let hr: HrApiServer;
 let server: WorkflowServer;
+let startServer: (port: number) => Promise<void>;
 let url: string;
 let browser: BrowserContext;
 let page: Page;
@@ -57,9 +58,13 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
       needsApproval: (call) => call.name === "call_rest_api" && (call.input as { method?: string }).method !== "GET",
       timeout: null,
     });
-    server = new WorkflowServer({ workflows: { agent }, store: "memory:", webRoot: await webPageDirectory() });
-    ({ url } = await server.listen({ port: 0, host: "127.0.0.1" }));
     profile = await mkdtemp(join(tmpdir(), "stepflow-chromium-"));
+    // A SQLite store, so that the last test can restart the server and find its runs.
+    startServer = async (port) => {
+      server = new WorkflowServer({ workflows: { agent }, store: `sqlite:${join(profile, "server.db")}`, webRoot: await webPageDirectory() });
+      ({ url } = await server.listen({ port, host: "127.0.0.1" }));
+    };
+    await startServer(0);
     shots = process.env.STEPFLOW_SCREENSHOTS ?? (await mkdtemp(join(tmpdir(), "stepflow-screenshots-")));
     await mkdir(shots, { recursive: true });
     console.log(`web page screenshots: ${shots}`);
@@ -206,5 +211,27 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     expect(hr.users.some((user) => user.last_name === "Funke")).toBe(false);
     expect(await page.locator("#run-detail pre.json").first().innerText()).toContain("Tobias Funke (id 9) has been removed from the HR system.");
     expect(problems).toEqual([]);
+  });
+
+  it("keeps the chat going across a server restart: the question asked before is answered after", { timeout: 90_000 }, async () => {
+    await page.getByRole("tab", { name: "Chat" }).click();
+    await page.getByLabel("Message").fill("Fire Rachel Howell");
+    await page.getByLabel("Message").press("Enter");
+    const reply = page.locator(".message.assistant").last();
+    const approval = reply.getByRole("group", { name: "Approval needed" });
+    await approval.waitFor();
+    await server.close(); // the waiting run is saved in the SQLite store
+    const before = problems.length;
+    await startServer(Number(new URL(url).port));
+    // The page's event stream reconnects by itself and picks up after the last event it had.
+    await approval.getByRole("button", { name: "Approve" }).click();
+    await reply.locator(".text", { hasText: "Rachel Howell (id 12) has been removed from the HR system." }).waitFor();
+    await reply.locator(".status", { hasText: "Done" }).waitFor();
+    expect(await reply.getByRole("group", { name: "Approval needed" }).count()).toBe(1); // asked again after the restart, shown once
+    expect(await reply.locator(".text").allInnerTexts()).toEqual(["Rachel Howell (id 12) has been removed from the HR system."]);
+    expect(hr.requests.filter((r) => r.method === "DELETE" && r.path === "/api/users/12")).toHaveLength(1);
+    await page.screenshot({ path: join(shots, "7-after-restart.png") });
+    // While the server was down, Chromium logged the refused reconnections; nothing else may go wrong.
+    expect(problems.slice(before).filter((p) => !p.includes("ERR_CONNECTION_REFUSED"))).toEqual([]);
   });
 });

@@ -118,12 +118,13 @@ export const api = {
 
 /**
  * Calls `onEvent` for each event of a run, from after `after`, until the run ends (resolves
- * with its final status) or `signal` aborts. A dropped connection is resumed from the last
- * event seen, so no event is missed or shown twice.
+ * with its final status) or `signal` aborts. A dropped connection (a server restarting, say)
+ * is resumed from the last event seen, so no event is missed or shown twice.
  */
 export async function followEvents(handlerId: string, onEvent: (event: StreamedEvent) => void, signal?: AbortSignal, after = 0): Promise<string | undefined> {
   let last = after;
-  for (let attempt = 0; attempt < 5; attempt++) {
+  // About a minute of tries in all: long enough for a server to restart.
+  for (let attempt = 0; attempt < 12; attempt++) {
     try {
       const response = await send(`api/handlers/${id(handlerId)}/events?after=${last}`, { signal }, { accept: "text/event-stream" });
       if (response.status === 204) return undefined;
@@ -140,7 +141,7 @@ export async function followEvents(handlerId: string, onEvent: (event: StreamedE
       if (signal?.aborted || error instanceof ApiError) throw error;
     }
     // The connection dropped: try again after a pause that grows, from the last event seen.
-    await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
+    await new Promise((resolve) => setTimeout(resolve, Math.min(8000, 250 * 2 ** attempt)));
   }
   throw new Error("The event stream kept breaking off; reload the page to try again.");
 }

@@ -97,6 +97,8 @@ class Turn {
   readonly #body: HTMLElement;
   readonly #footer: HTMLElement;
   readonly #cards = new Map<string, HTMLElement>();
+  /** The approval boxes by approvalId. */
+  readonly #questions = new Map<string, HTMLElement>();
   #text: HTMLElement | undefined;
   #streamed = "";
   #handlerId = "";
@@ -191,9 +193,13 @@ class Turn {
   }
 
   #askApproval(request: ApprovalRequest): void {
+    // A server that restarted asks an open question again, under the same id: the box shown
+    // answers it (or has). Should an answer ever be lost, the inspector shows what a run waits for.
+    if (this.#questions.has(request.approvalId)) return;
     const card = this.#cards.get(request.toolCall.id) ?? this.#card(request.toolCall);
     card.querySelector(".result")?.replaceChildren("waiting for your answer…");
     const box = approvalBox(this.#handlerId, request);
+    this.#questions.set(request.approvalId, box);
     card.append(box);
     box.querySelector<HTMLButtonElement>("button.approve")?.focus();
   }
