@@ -4,7 +4,7 @@
 #   - the tarball holds only the build (with the web page), the command, the license and the docs it needs;
 #   - installing it prints no warning, and its footprint is printed (packages, MB);
 #   - plain `node` runs an ES-module app (a workflow, the agent, a session store whose driver
-#     is not installed, a workflow-core program on stepflow/compat) and a require() one, and the installed `stepflow` command answers;
+#     is not installed, a workflow-core program on stepflow/compat, a server and its client) and a require() one, and the installed `stepflow` command answers;
 #   - strict `tsc --noEmit` (exactOptionalPropertyTypes) passes with moduleResolution nodenext
 #     and bundler, and with skipLibCheck off finds nothing in stepflow's own declarations;
 #   - esbuild bundles run: with its default target, an app using the package's `@step` classes
@@ -70,6 +70,7 @@ agent: (2123 + 2321) * 312 = 1386528
 SessionDriverMissingError: The SQLite session store needs the package @libsql/client, which is not installed. Install it next to stepflow: npm install @libsql/client
 SessionDriverMissingError: The PostgreSQL session store needs the package pg, which is not installed. Install it next to stepflow: npm install pg
 compat: 42
+server: 6 * 7 = 42
 OUT
 expect "node app.mjs (ES module, no build step)" "$work/mjs.expected" node app.mjs
 echo "require: function, 4 tools" >"$work/cjs.expected"
@@ -102,6 +103,7 @@ Why did the chicken cross the road? (joke #1)
 Why did the duck cross the road? (joke #2)
 (2123 + 2321) * 312 = 1386528 (streamed: true)
 function function function function
+server: succeeded
 OUT
 if ./node_modules/.bin/esbuild app.ts --bundle --platform=node --format=esm --target=node20 --outfile=bundle.mjs --log-level=warning >"$work/out" 2>&1; then
   expect "esbuild bundle, target node20, of an app with its own @step workflow" "$work/ts.expected" node bundle.mjs

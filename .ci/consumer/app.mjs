@@ -8,6 +8,8 @@ import { OfflineDemoLLM } from "stepflow/llm/offline";
 import { openSessionStore } from "stepflow/sessions";
 import { createWorkflow, workflowEvent } from "stepflow/compat/workflow-core";
 import { runWorkflow } from "stepflow/compat/workflow-core/stream/run";
+import { WorkflowServer } from "stepflow/server";
+import { WorkflowClient } from "stepflow/client";
 
 const flow = new Workflow({ timeout: 10 });
 flow.addStep("double", { accepts: [StartEvent], emits: [StopEvent] }, async (_ctx, ev) => new StopEvent({ result: ev.n * 2 }));
@@ -29,3 +31,9 @@ const stopEvent = workflowEvent();
 const compat = createWorkflow();
 compat.handle([startEvent], async (_context, start) => stopEvent.with(start.data * 2));
 console.log(`compat: ${(await runWorkflow(compat, startEvent.with(21), stopEvent)).data}`);
+
+const server = new WorkflowServer({ workflows: { agent }, store: "memory:" });
+const { url } = await server.listen({ port: 0 });
+const done = await new WorkflowClient({ baseUrl: url }).run("agent", { input: "What is 6 * 7?" });
+await server.close();
+console.log(`server: ${done.result.response.content}`);

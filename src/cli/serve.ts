@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { calculatorTools } from "../../workflows/tools/calculator.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+import type { FunctionCallingAgentOptions } from "../../workflows/function-calling-agent.ts";
 import { WorkflowServer } from "../server/workflow-server.ts";
 import { webPageDirectory } from "../web/web-page.ts";
 import type { ServedWorkflow } from "../server/served-workflow.ts";
@@ -24,10 +25,20 @@ export interface ServeOptions {
 
 const SYSTEM_PROMPT = "You are a helpful assistant. Use the calculator tools for arithmetic instead of computing in your head.";
 
-/** The agent as the server registers it: its input checked, so a bad body gets a 400 that says what to send. */
-export function servedAgent(provider: Provider): ServedWorkflow {
+/**
+ * The agent as the server registers it: its input checked, so a bad body gets a 400 that says
+ * what to send. `extra` adds tools (and which calls need approval) to the calculator's. Runs
+ * have no time limit: one may wait for an approval for days.
+ */
+export function servedAgent(provider: Provider, extra: Pick<FunctionCallingAgentOptions, "tools" | "needsApproval"> = {}): ServedWorkflow {
   return {
-    workflow: new FunctionCallingAgent({ llm: provider.llm, tools: calculatorTools, systemPrompt: SYSTEM_PROMPT, timeout: null }),
+    workflow: new FunctionCallingAgent({
+      llm: provider.llm,
+      tools: [...calculatorTools, ...(extra.tools ?? [])],
+      ...(extra.needsApproval !== undefined ? { needsApproval: extra.needsApproval } : {}),
+      systemPrompt: SYSTEM_PROMPT,
+      timeout: null,
+    }),
     description: `The function-calling agent with the calculator tools, on ${provider.label}.`,
     inputSchema: z.object({ input: z.string().min(1).describe("The user's message.") }),
   };

@@ -42,6 +42,8 @@ export interface StartOptions {
   readonly timeout?: number | null;
   /** A finished handler of the same workflow whose context the run continues in (a conversation's next turn). */
   readonly continueFrom?: string;
+  /** A saved context to run in (`getContext` of a handler, or `ctx.toJSON()`); one saved mid-run continues that run: pass `undefined` as input. */
+  readonly context?: JsonObject;
   readonly signal?: AbortSignal;
 }
 
@@ -89,12 +91,12 @@ export class WorkflowClient {
   }
 
   /** Runs a workflow and waits for it to end; the handler says how it ended (`status`, `result`, `error`). */
-  run(workflow: string, input: JsonObject, options: StartOptions = {}): Promise<HandlerInfo> {
+  run(workflow: string, input: JsonObject | undefined, options: StartOptions = {}): Promise<HandlerInfo> {
     return this.#json("POST", `/api/workflows/${encodeURIComponent(workflow)}/run`, startBody(input, options), options.signal);
   }
 
   /** Starts a run; follow it with `streamEvents(handler.id)`. */
-  start(workflow: string, input: JsonObject, options: StartOptions = {}): Promise<HandlerInfo> {
+  start(workflow: string, input: JsonObject | undefined, options: StartOptions = {}): Promise<HandlerInfo> {
     return this.#json("POST", `/api/workflows/${encodeURIComponent(workflow)}/start`, startBody(input, options), options.signal);
   }
 
@@ -235,9 +237,10 @@ export class WorkflowClient {
   }
 }
 
-function startBody(input: JsonObject, options: StartOptions): JsonObject {
+function startBody(input: JsonObject | undefined, options: StartOptions): JsonObject {
   return {
-    input,
+    ...(input !== undefined ? { input } : {}),
+    ...(options.context !== undefined ? { context: options.context } : {}),
     ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
     ...(options.continueFrom !== undefined ? { continueFrom: options.continueFrom } : {}),
   };

@@ -5,8 +5,11 @@ const jsonObject = z.record(z.string(), z.json());
 
 /** `POST /api/workflows/:name/run` and `/start`. */
 export const startBody = z.object({
-  input: jsonObject.describe('The StartEvent\'s fields, e.g. { input: "What is 2 + 2?" } for the agent.'),
+  input: jsonObject.optional().describe('The StartEvent\'s fields, e.g. { input: "What is 2 + 2?" } for the agent.'),
   timeout: z.number().positive().nullable().optional().describe("Seconds the run may take (null: no limit); default: the workflow's."),
+  context: jsonObject
+    .optional()
+    .describe("A saved context (ctx.toJSON(), or GET /api/handlers/:id/context) to run in; one saved mid-run continues that run (then no input)."),
   continueFrom: z
     .string()
     .optional()

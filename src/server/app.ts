@@ -82,12 +82,12 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
 
   app.post("/api/workflows/:name/start", async (c) => {
     const body = await readBody(c, startBody);
-    const served = registry.start(c.req.param("name"), body.input as JsonObject, startOptions(body));
+    const served = registry.start(c.req.param("name"), body.input as JsonObject | undefined, startOptions(body));
     return c.json(served.info(), 202);
   });
   app.post("/api/workflows/:name/run", async (c) => {
     const body = await readBody(c, startBody);
-    const served = registry.start(c.req.param("name"), body.input as JsonObject, startOptions(body));
+    const served = registry.start(c.req.param("name"), body.input as JsonObject | undefined, startOptions(body));
     await registry.settled(served);
     return c.json(served.info(), 200);
   });
@@ -153,20 +153,26 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
   });
 
   if (options.webRoot) {
-    // The page loads nothing from elsewhere; Mermaid styles its drawings inline.
-    app.use("/*", async (c, next) => {
-      await next();
-      if (c.res.headers.get("Content-Type")?.startsWith("text/html"))
-        c.res.headers.set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:");
+    const files = serveStatic({ root: options.webRoot });
+    // Any other path is the page's own (a link to a run): it gets index.html, which routes it.
+    const page = serveStatic({ root: options.webRoot, path: "index.html" });
+    app.get("*", async (c, next) => {
+      if (c.req.path === "/api" || c.req.path.startsWith("/api/")) return next();
+      // The page loads nothing from elsewhere; Mermaid styles its drawings inline.
+      c.header("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:");
+      const none = async () => {};
+      return (await files(c, none)) ?? (await page(c, none)) ?? next();
     });
-    app.use("/*", serveStatic({ root: options.webRoot }));
-    app.get("/*", serveStatic({ root: options.webRoot, path: "index.html" }));
   }
   return app;
 }
 
-function startOptions(body: z.output<typeof startBody>): { timeout?: number | null; from?: string } {
-  return { ...(body.timeout !== undefined ? { timeout: body.timeout } : {}), ...(body.continueFrom !== undefined ? { from: body.continueFrom } : {}) };
+function startOptions(body: z.output<typeof startBody>): { timeout?: number | null; from?: string; context?: JsonObject } {
+  return {
+    ...(body.timeout !== undefined ? { timeout: body.timeout } : {}),
+    ...(body.continueFrom !== undefined ? { from: body.continueFrom } : {}),
+    ...(body.context !== undefined ? { context: body.context as JsonObject } : {}),
+  };
 }
 
 /** Reads a JSON body and checks it: 415 when it is not JSON, 400 naming each problem. */

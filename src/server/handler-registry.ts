@@ -68,11 +68,28 @@ export class HandlerRegistry {
   }
 
   /** Starts a run of workflow `name`; `from` continues in the saved context of a finished handler (a conversation's next turn). */
-  start(name: string, input: JsonObject, options: { timeout?: number | null; from?: string } = {}): ServedHandler {
+  start(name: string, input: JsonObject | undefined, options: { timeout?: number | null; from?: string; context?: JsonObject } = {}): ServedHandler {
     if (this.#closing) throw new ServerRequestError(503, "closing", "The server is shutting down; start the run again once it is back.");
     const wf = this.workflow(name);
-    const checked = wf.inputSchema ? parseInput(wf, input) : input;
     let ctx: Context | undefined;
+    if (options.context !== undefined) {
+      if (options.from !== undefined) throw new ServerRequestError(400, "invalid_request", "Give context or continueFrom, not both.");
+      try {
+        ctx = Context.fromJSON(wf.workflow, options.context as unknown as ContextJSON);
+      } catch (error) {
+        throw new ServerRequestError(400, "invalid_context", error instanceof Error ? error.message : String(error));
+      }
+    }
+    // A context saved mid-run continues that run, which takes no new input.
+    if (input === undefined && !ctx?.hasSavedRun)
+      throw new ServerRequestError(
+        400,
+        "invalid_request",
+        "The request is not valid: body.input: the StartEvent's fields are needed, unless context holds a run saved mid-way.",
+      );
+    if (input !== undefined && ctx?.hasSavedRun)
+      throw new ServerRequestError(400, "invalid_request", "This context was saved in the middle of a run: send it without input to continue that run.");
+    const checked = input === undefined ? undefined : wf.inputSchema ? parseInput(wf, input) : input;
     if (options.from !== undefined) {
       const previous = this.get(options.from);
       if (previous.state.workflow !== name)
@@ -89,7 +106,11 @@ export class HandlerRegistry {
     }
     const now = new Date().toISOString();
     const id = randomUUID();
-    const served = new ServedHandler({ id, workflow: name, runId: "", status: "running", input, createdAt: now, updatedAt: now, waitingFor: [] }, [], 0);
+    const served = new ServedHandler(
+      { id, workflow: name, runId: "", status: "running", input: input ?? {}, createdAt: now, updatedAt: now, waitingFor: [] },
+      [],
+      0,
+    );
     const handler = wf.workflow.run(checked, {
       ...(ctx ? { ctx } : {}),
       lifecycleEvents: true,
@@ -135,6 +156,7 @@ export class HandlerRegistry {
       if (this.#closing && status === "cancelled") return void (await this.#store.save(served, contextOf(ctx)));
       served.finish(status, outcome, workflow.codecs);
       await this.#store.save(served, contextOf(ctx));
+      if (this.#store.holdsEvents) served.unloadEvents();
     })();
     this.#live.set(id, { handler, ctx, done });
   }
@@ -192,7 +214,8 @@ export class HandlerRegistry {
     const loaded = served.loadedEvents;
     if (loaded) return loaded;
     const events = await this.#store.loadEvents(served.state.id);
-    if (!served.loadedEvents) served.setEvents(events);
+    // A finished handler's events are read from the store each time rather than held for ever.
+    if (!served.loadedEvents && !served.finished) served.setEvents(events);
     return served.loadedEvents ?? events;
   }
 

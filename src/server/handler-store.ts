@@ -32,6 +32,7 @@ export class HandlerStore {
   readonly #contexts = new Map<string, ContextJSON>();
   readonly #queues = new Map<string, Promise<void>>();
   readonly #prefix: string;
+  #failures = 0;
 
   /** `namespace` keeps the handlers of several servers sharing one store apart. */
   constructor(sessions: SessionStore, onError: (error: unknown, handlerId: string) => void, namespace?: string) {
@@ -48,7 +49,12 @@ export class HandlerStore {
     const id = handler.state.id;
     if (context) this.#contexts.set(id, context);
     const previous = this.#queues.get(id) ?? Promise.resolve();
-    const next = previous.then(() => this.#write(handler)).catch((error: unknown) => this.#onError(error, id));
+    const next = previous
+      .then(() => this.#write(handler))
+      .catch((error: unknown) => {
+        this.#failures++;
+        this.#onError(error, id);
+      });
     this.#queues.set(id, next);
     void next.then(() => {
       if (this.#queues.get(id) === next) this.#queues.delete(id);
@@ -71,6 +77,11 @@ export class HandlerStore {
     const version = await this.sessions.save(this.#prefix + id, { expectedVersion: this.#versions.get(id) ?? 0, snapshot: JSON.stringify(snapshot), append });
     this.#versions.set(id, version);
     this.#savedEvents.set(id, from + append.length);
+  }
+
+  /** Whether every event recorded so far is saved (a failed save keeps them in memory). */
+  get holdsEvents(): boolean {
+    return this.#failures === 0;
   }
 
   /** Every stored handler, newest first (events not loaded: see `loadEvents`). */

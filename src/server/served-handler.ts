@@ -58,6 +58,11 @@ export class ServedHandler {
     return this.#events;
   }
 
+  /** Forgets the events (they are in the store): a finished handler then costs only its record. */
+  unloadEvents(): void {
+    if (this.finished) this.#events = undefined;
+  }
+
   setEvents(events: StreamedEvent[]): void {
     this.#events = events;
     this.#eventCount = events.length;

@@ -78,7 +78,7 @@ describe("workflows", () => {
       expect.arrayContaining(["/api/workflows/{name}/start", "/api/handlers/{id}/events", "/api/handlers/{id}/approvals"]),
     );
     expect(doc.paths["/api/workflows/{name}/start"]?.post?.requestBody).toMatchObject({
-      content: { "application/json": { schema: { type: "object", required: ["input"] } } },
+      content: { "application/json": { schema: { type: "object", properties: { input: { type: "object" }, context: { type: "object" } } } } },
     });
   });
 });
@@ -196,6 +196,30 @@ describe("approvals and events sent in", () => {
     expect(late).toMatchObject({ status: 409, code: "handler_finished" });
   });
 
+  it("continues a run from a context saved while it waited, sent back in as JSON", async () => {
+    const first = await client.start("hr", { input: "Fire Lawson" });
+    const request = await approvalRequest(first.id);
+    const saved = await client.getContext(first.id);
+    expect(saved).toMatchObject({ running: true });
+    await client.cancel(first.id);
+    const both = await post("/api/workflows/hr/start", { input: { input: "Fire Lawson" }, context: saved });
+    expect(both.status).toBe(400);
+    expect(((await both.json()) as { error: { message: string } }).error.message).toBe(
+      "This context was saved in the middle of a run: send it without input to continue that run.",
+    );
+    const broken = await post("/api/workflows/hr/start", { context: { version: 99 } });
+    expect(((await broken.json()) as { error: { code: string } }).error.code).toBe("invalid_context");
+    const resumed = await post("/api/workflows/hr/start", { context: saved });
+    expect(resumed.status).toBe(202);
+    const { id } = (await resumed.json()) as HandlerInfo;
+    const asked = await approvalRequest(id);
+    expect(asked.data.approvalId).toBe(request.data.approvalId);
+    const before = fired.length;
+    await client.approve(id, String(asked.data.approvalId), true);
+    expect(await client.wait(id)).toMatchObject({ status: "succeeded", input: {} });
+    expect(fired.slice(before)).toEqual([7]);
+  });
+
   it("cancels a run waiting for approval", async () => {
     const started = await client.start("hr", { input: "Fire Lawson" });
     await approvalRequest(started.id);
@@ -290,5 +314,35 @@ describe("readers that leave", () => {
     expect((await client.wait(started.id)).status).toBe("succeeded");
     // The server notices the closed connection on its own schedule: poll for it.
     await expect.poll(() => server.stats(), { timeout: 10_000 }).toMatchObject({ readers: 0, waiters: 0 });
+  });
+});
+
+describe("the web page's files", () => {
+  it("serves a directory at /, index.html with a strict content security policy, and leaves /api alone", async () => {
+    const { mkdtempSync, mkdirSync, writeFileSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const web = mkdtempSync(join(tmpdir(), "stepflow-web-"));
+    mkdirSync(join(web, "assets"));
+    writeFileSync(join(web, "index.html"), "<!doctype html><title>stepflow</title>");
+    writeFileSync(join(web, "assets", "app.js"), "console.log(1);");
+    const { server: withWeb, url: webUrl } = await startServer({ webRoot: web });
+    try {
+      const page = await fetch(`${webUrl}/`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get("Content-Type")).toMatch(/^text\/html/);
+      expect(page.headers.get("Content-Security-Policy")).toBe("default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:");
+      expect(await page.text()).toContain("<title>stepflow</title>");
+      const script = await fetch(`${webUrl}/assets/app.js`);
+      expect(script.headers.get("Content-Type")).toMatch(/^text\/javascript/);
+      expect((await fetch(`${webUrl}/runs/123`)).headers.get("Content-Type")).toMatch(/^text\/html/);
+      expect((await fetch(`${webUrl}/../../etc/passwd`)).status).not.toBe(500);
+      const api = await fetch(`${webUrl}/api/nowhere`);
+      expect(api.status).toBe(404);
+      expect(api.headers.get("Content-Type")).toMatch(/^application\/json/);
+    } finally {
+      await withWeb.close();
+      rmSync(web, { recursive: true, force: true });
+    }
   });
 });
