@@ -161,6 +161,9 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     await graph.waitFor();
     // The steps the run went through are drawn marked.
     expect(await page.locator(".graph svg .node.ran").count()).toBe(3);
+    expect(await graph.getAttribute("aria-label")).toBe(
+      "Graph of the workflow agent; this run went through prepareChatHistory, handleLlmInput, handleToolCalls.",
+    );
     const spans = await page.locator(".spans .span-name").allInnerTexts();
     expect(spans.filter((name) => name === "handleToolCalls")).toHaveLength(3); // GET page 1, GET page 2, DELETE
     expect(spans[0]).toBe("prepareChatHistory");

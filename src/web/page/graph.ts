@@ -35,12 +35,14 @@ export function markedGraph(text: string, spans: readonly StepSpan[]): string {
   return lines.join("\n");
 }
 
-/** Draws `text` into `target`; on a Mermaid error shows the text itself. */
-export async function drawGraph(target: HTMLElement, text: string): Promise<void> {
+/** Draws `text` into `target`, the drawing named `label` for screen readers; on a Mermaid error shows the text itself. */
+export async function drawGraph(target: HTMLElement, text: string, label: string): Promise<void> {
   try {
     const { svg } = await (await loadMermaid()).render(`graph-${++drawn}`, text);
     target.innerHTML = svg; // Mermaid's own SVG, made with securityLevel "strict"
-    target.querySelector("svg")?.setAttribute("role", "img");
+    const drawing = target.querySelector("svg");
+    drawing?.setAttribute("role", "img");
+    drawing?.setAttribute("aria-label", label);
   } catch (error) {
     const pre = document.createElement("pre");
     pre.textContent = `${text}\n\n(Mermaid could not draw this: ${error instanceof Error ? error.message : String(error)})`;

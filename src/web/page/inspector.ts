@@ -18,6 +18,12 @@ export interface Inspector {
 
 const time = (iso: string) => new Date(iso).toLocaleTimeString();
 
+/** What the drawing shows, in words: the workflow and the steps this run went through. */
+function graphLabel(workflow: string, spans: readonly { step: string }[]): string {
+  const steps = [...new Set(spans.map((span) => span.step))];
+  return `Graph of the workflow ${workflow}${steps.length > 0 ? `; this run went through ${steps.join(", ")}` : ""}.`;
+}
+
 /** Wires the inspector panel of index.html. */
 export function mountInspector(workflows: () => readonly WorkflowInfo[]): Inspector {
   const list = byId<HTMLElement>("runs");
@@ -69,7 +75,7 @@ export function mountInspector(workflows: () => readonly WorkflowInfo[]): Inspec
     if (mine.signal.aborted) return;
     const info = workflows().find((w) => w.name === handler.workflow);
     const header = h("header", { class: "run-header" });
-    const graph = h("div", { class: "graph", "aria-label": `Graph of the workflow ${handler.workflow}` });
+    const graph = h("div", { class: "graph" });
     const timeline = h("div", {});
     const result = h("div", {});
     const context = h("pre", { class: "json" }, "Loading…");
@@ -121,7 +127,7 @@ export function mountInspector(workflows: () => readonly WorkflowInfo[]): Inspec
       const text = info ? markedGraph(info.mermaid, stepSpans(seen)) : "";
       if (text !== graphText) {
         graphText = text;
-        if (info) await drawGraph(graph, text);
+        if (info) await drawGraph(graph, text, graphLabel(handler.workflow, stepSpans(seen)));
         else graph.replaceChildren(h("p", { class: "muted" }, `The server has no workflow named ${handler.workflow} any more.`));
       }
     };
