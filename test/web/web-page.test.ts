@@ -30,11 +30,21 @@ if (!haveChromium && process.env.CI) {
 let hr: HrApiServer;
 let server: WorkflowServer;
 let startServer: (port: number) => Promise<void>;
+/** The origins of the servers the tests start: the only ones the page may reach. */
+const servers = new Set<string>();
 let url: string;
 let browser: BrowserContext;
 let page: Page;
 let profile: string;
 let shots: string;
+/** Records what goes wrong in `tab`: console errors and uncaught exceptions. */
+function watch(tab: Page): void {
+  tab.on("console", (message) => {
+    if (message.type() === "error") problems.push(`console error: ${message.text()}`);
+  });
+  tab.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+}
+
 /** Run in the page (as text: the tests are type-checked without the DOM's types): keeps in window.replyTexts every text a reply's paragraph showed. */
 const RECORD_REPLY_TEXTS = `{
   const seen = (window.replyTexts = []);
@@ -63,6 +73,7 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     startServer = async (port) => {
       server = new WorkflowServer({ workflows: { agent }, store: `sqlite:${join(profile, "server.db")}`, webRoot: await webPageDirectory() });
       ({ url } = await server.listen({ port, host: "127.0.0.1" }));
+      servers.add(new URL(url).origin);
     };
     await startServer(0);
     shots = process.env.STEPFLOW_SCREENSHOTS ?? (await mkdtemp(join(tmpdir(), "stepflow-screenshots-")));
@@ -87,13 +98,10 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     // (Watched, not intercepted: Chromium's request interception holds back streamed responses.)
     browser.on("request", (request) => {
       const target = new URL(request.url());
-      if (target.origin !== new URL(url).origin && target.protocol !== "data:") problems.push(`request off the server: ${target.href}`);
+      if (!servers.has(target.origin) && target.protocol !== "data:") problems.push(`request off the server: ${target.href}`);
     });
     page = browser.pages()[0] ?? (await browser.newPage());
-    page.on("console", (message) => {
-      if (message.type() === "error") problems.push(`console error: ${message.text()}`);
-    });
-    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+    watch(page);
   }, 120_000);
 
   afterAll(async () => {
@@ -236,5 +244,32 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     await page.screenshot({ path: join(shots, "7-after-restart.png") });
     // While the server was down, Chromium logged the refused reconnections; nothing else may go wrong.
     expect(problems.slice(before).filter((p) => !p.includes("ERR_CONNECTION_REFUSED"))).toEqual([]);
+  });
+
+  it("asks for the server's token when the API refuses the page, and keeps it for the tab", { timeout: 60_000 }, async () => {
+    const agent = new FunctionCallingAgent({ llm: new OfflineDemoLLM(), tools: calculatorTools });
+    const locked = new WorkflowServer({ workflows: { agent }, store: "memory:", token: "s3cret-token", webRoot: await webPageDirectory() });
+    const { url: lockedUrl } = await locked.listen({ port: 0, host: "127.0.0.1" });
+    servers.add(new URL(lockedUrl).origin);
+    try {
+      const tab = await browser.newPage();
+      const before = problems.length;
+      watch(tab);
+      await tab.goto(lockedUrl);
+      const dialog = tab.getByRole("dialog", { name: "This server needs a token" });
+      await dialog.waitFor();
+      await dialog.getByLabel("Token").fill("s3cret-token");
+      await dialog.getByRole("button", { name: "Use token" }).click();
+      await tab.locator("#workflow option[value=agent]").waitFor({ state: "attached" });
+      await tab.getByLabel("Message").fill("What is 6 times 7?");
+      await tab.getByLabel("Message").press("Enter");
+      await tab.locator(".message.assistant .text", { hasText: "6 * 7 = 42" }).waitFor();
+      expect(await tab.evaluate("sessionStorage.getItem('stepflow.token')")).toBe("s3cret-token");
+      // Chromium logs the one refused call (401) that made the page ask; nothing else may go wrong.
+      expect(problems.slice(before)).toEqual([expect.stringContaining("401")]);
+      await tab.close();
+    } finally {
+      await locked.close();
+    }
   });
 });
