@@ -3,15 +3,13 @@
  * the notebooks and the tests show the agent, the engine and sessions working anywhere. It is
  * not a language model. It plans arithmetic into calls of the calculator tools (independent
  * operations in parallel), reads the tool results back from the chat history, remembers a name
- * the user gave in the conversation (from the history, not hidden state), fires an employee
- * through an HR REST API when it has the `call_rest_api` tool ("Fire Lawson",
- * offline-hr-errand.ts), and says what it can do otherwise. Replies stream word by word.
+ * the user gave in the conversation (from the history, not hidden state), and says what it
+ * can do otherwise. Replies stream word by word.
  */
 import type { ChatMessage, ToolCall } from "@llamaindex/core/llms";
 import { extractText } from "@llamaindex/core/utils";
 import { toolCallsOf, toolResultIdOf } from "./chat-history.ts";
 import { LocalLLM } from "./local-llm.ts";
-import { REST_TOOL, fireReply, firedName } from "./offline-hr-errand.ts";
 import type { LocalReply } from "./local-llm.ts";
 
 type Op = "+" | "-" | "*" | "/";
@@ -52,8 +50,6 @@ export function offlineReply(messages: readonly ChatMessage[], tools: readonly s
   const expr = findExpression(question);
   if (expr === "unreadable") return { text: HELP };
   if (expr) return arithmetic(expr, messages.slice(questionIndex + 1), tools, messages.length);
-  const fired = firedName(question);
-  if (fired) return fireReply(fired, messages.slice(questionIndex + 1), tools, messages.length);
   const name = statedName(question);
   if (name) return { text: `Nice to meet you, ${name}!` };
   if (/\b(what(?:'s| is) my name|who am i)\b/i.test(question)) {
@@ -69,7 +65,7 @@ export function offlineReply(messages: readonly ChatMessage[], tools: readonly s
       text: 'Hello! I\'m the offline demo model. I can do arithmetic with the calculator tools and remember your name. Try "What is (2123 + 2321) * 312?"',
     };
   }
-  return { text: tools.includes(REST_TOOL) ? `${HELP} With the HR API's ${REST_TOOL} tool I can also fire an employee: try "Fire Lawson".` : HELP };
+  return { text: HELP };
 }
 
 /** Plans the next tool calls for `expr`, or answers once the tool results give its value. */
