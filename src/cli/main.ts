@@ -146,6 +146,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .option("--token <token>", "require Authorization: Bearer <token> on the API (default: $STEPFLOW_SERVER_TOKEN, else none)")
     .option("--cors <origin...>", "origins browsers may call the API from (* for any)")
     .option("--web <dir>", "serve the web page from this directory instead of the bundled one")
+    .option("--hr-demo", "also start the HR demo API and give the agent its REST tool (deletes wait for approval)")
     .action(async (_options: ServeOptions, cmd: Command) => {
       const options = cmd.optsWithGlobals<ServeOptions & MainOptions>();
       verbose = options.verbose ?? false;

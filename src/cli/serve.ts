@@ -7,6 +7,8 @@ import { calculatorTools } from "../../workflows/tools/calculator.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import type { FunctionCallingAgentOptions } from "../../workflows/function-calling-agent.ts";
 import { WorkflowServer } from "../server/workflow-server.ts";
+import { hrOpenApi, startHrApiServer } from "../../workflows/demo/hr-api-server.ts";
+import { restApiTool } from "../../workflows/tools/rest-api.ts";
 import { webPageDirectory } from "../web/web-page.ts";
 import type { ServedWorkflow } from "../server/served-workflow.ts";
 import type { Provider } from "./provider.ts";
@@ -21,6 +23,7 @@ export interface ServeOptions {
   readonly token?: string;
   readonly cors?: string[];
   readonly web?: string;
+  readonly hrDemo?: boolean;
 }
 
 const SYSTEM_PROMPT = "You are a helpful assistant. Use the calculator tools for arithmetic instead of computing in your head.";
@@ -56,16 +59,21 @@ export async function serve(
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError(`--port takes a port number from 0 to 65535 (0: any free port); got ${JSON.stringify(options.port)}.`);
   const token = options.token ?? env.STEPFLOW_SERVER_TOKEN;
+  const hr = options.hrDemo ? await startHrApiServer() : undefined;
   const server = new WorkflowServer({
-    workflows: { agent: servedAgent(provider) },
+    workflows: { agent: servedAgent(provider, hr ? hrDemoTools(hr.baseURL) : {}) },
     ...(options.store !== undefined ? { store: options.store } : {}),
     ...(token ? { token } : {}),
     ...(options.cors && options.cors.length > 0 ? { cors: { origin: options.cors.length === 1 && options.cors[0] === "*" ? "*" : options.cors } } : {}),
     webRoot: options.web ?? (await webPageDirectory()),
   });
-  const { url } = await server.listen({ port, ...(options.host !== undefined ? { host: options.host } : {}) });
+  const { url } = await server.listen({ port, ...(options.host !== undefined ? { host: options.host } : {}) }).catch(async (error: unknown) => {
+    await hr?.close();
+    throw error;
+  });
   term.out.write(`stepflow server listening on ${url}\n`);
   term.err.write(term.colors.dim(`Workflows: agent (${provider.label}). API: ${url}/api/openapi.json. Stop with Ctrl-C.\n`));
+  if (hr) term.err.write(term.colors.dim(`HR demo API on ${hr.baseURL}: ask the agent to "Fire Lawson"; its DELETE waits for your approval.\n`));
   await new Promise<void>((resolve) => {
     const stop = () => {
       signals.off("SIGINT", stop);
@@ -77,4 +85,13 @@ export async function serve(
   });
   term.err.write(term.colors.dim("Stopping: runs in progress are saved and continue at the next start.\n"));
   await server.close();
+  await hr?.close();
+}
+
+/** The HR demo's REST tool; every call but a GET waits for a human's approval. */
+function hrDemoTools(baseURL: string): Pick<FunctionCallingAgentOptions, "tools" | "needsApproval"> {
+  return {
+    tools: [restApiTool({ baseURL, openApi: hrOpenApi })],
+    needsApproval: (call) => call.name === "call_rest_api" && (call.input as { method?: unknown } | undefined)?.method !== "GET",
+  };
 }

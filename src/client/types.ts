@@ -55,7 +55,7 @@ export interface HandlerInfo {
 }
 
 /** The role of an event type in a workflow. @example `const r: EventRole = "start";` */
-export type EventRole = "start" | "stop" | "internal" | "input-required" | "human-response" | "stream";
+export type EventRole = "start" | "stop" | "internal" | "input-required" | "human-response";
 
 /**
  * A workflow the server runs: its graph (Mermaid text and steps) and its event types.

@@ -24,7 +24,7 @@ export class WorkflowClientError extends StepflowError {
   }
 }
 
-/** Options of {@link WorkflowClient}. */
+/** Options of {@link WorkflowClient}. @example `new WorkflowClient({ baseUrl: "http://127.0.0.1:8787", token: process.env.STEPFLOW_SERVER_TOKEN })` */
 export interface WorkflowClientOptions {
   /** The server's URL, e.g. `http://127.0.0.1:8787`; empty for the page's own origin in a browser. */
   readonly baseUrl: string;
@@ -36,7 +36,7 @@ export interface WorkflowClientOptions {
   readonly reconnects?: number;
 }
 
-/** Options of a run started by the client. */
+/** Options of a run started by the client. @example `await client.run("agent", { input: "What is my name?" }, { continueFrom: previous.id })` */
 export interface StartOptions {
   /** Seconds the run may take; `null` for no limit (default: the workflow's). */
   readonly timeout?: number | null;
@@ -47,7 +47,7 @@ export interface StartOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Filters of {@link WorkflowClient.listHandlers}. */
+/** Filters of {@link WorkflowClient.listHandlers}. @example `await client.listHandlers({ status: ["waiting"], limit: 10 })` */
 export interface HandlerQuery {
   readonly workflow?: string;
   readonly status?: readonly HandlerStatus[];

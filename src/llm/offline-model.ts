@@ -22,7 +22,7 @@ export type OfflineReply = { readonly text: string; readonly toolCalls?: undefin
 const TOOL_OF: Record<Op, string> = { "+": "add", "-": "subtract", "*": "multiply", "/": "divide" };
 const PRECEDENCE: Record<Op, number> = { "+": 1, "-": 1, "*": 2, "/": 2 };
 const HELP =
-  'I\'m the offline demo model, not a language model: I can do arithmetic with the calculator tools (try "What is (2123 + 2321) * 312?") and remember your name. For real answers, set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server such as Ollama.';
+  'I\'m the offline demo model, not a language model: I can do arithmetic with the calculator tools (try "What is (2123 + 2321) * 312?") and remember your name (and, given a REST API tool, fire an employee: "Fire Lawson"). For real answers, set OPENAI_API_KEY, or OPENAI_BASE_URL for a local server such as Ollama.';
 
 /**
  * @example
@@ -41,35 +41,93 @@ export class OfflineDemoLLM extends LocalLLM {
 }
 
 /**
- * The model's decision for a chat history and the tools on offer (pure, for tests).
+ * The model's decision for a chat history and the tools on offer (pure, for tests). A message
+ * holding several questions ("What is 2 + 3? And 4 * 5?") gets an answer to each, one a line:
+ * the tool calls of all of them go out together, and the answer waits for every result.
  * @example offlineReply([{ role: "user", content: "2 * 3?" }], ["multiply"]); // { toolCalls: [{ id: "call_1_0", name: "multiply", input: { x: 2, y: 3 } }] }
  */
 export function offlineReply(messages: readonly ChatMessage[], tools: readonly string[]): OfflineReply {
   const questionIndex = messages.findLastIndex((m) => m.role === "user" && toolResultIdOf(m) === undefined);
   const question = questionIndex >= 0 ? extractText((messages[questionIndex] as ChatMessage).content) : "";
+  const earlier = messages
+    .slice(0, Math.max(0, questionIndex))
+    .filter((m) => m.role === "user" && toolResultIdOf(m) === undefined)
+    .map((m) => extractText(m.content));
+  const turn: Turn = { messages: messages.slice(questionIndex + 1), tools, calls: [], historyLength: messages.length };
+  const parts = splitQuestions(question);
+  if (parts.length <= 1) {
+    const reply = answer(question, earlier, turn);
+    return reply.kind === "calls" ? { toolCalls: turn.calls } : { text: reply.kind === "unknown" ? HELP : reply.text };
+  }
+  const lines: string[] = [];
+  const greetings: string[] = [];
+  const unknown: string[] = [];
+  let waiting = false;
+  parts.forEach((part, i) => {
+    const reply = answer(part, [...earlier, ...parts.slice(0, i)], turn);
+    if (reply.kind === "calls") waiting = true;
+    else if (reply.kind === "text") lines.push(reply.text);
+    else if (reply.kind === "greeting")
+      greetings.push(reply.text); // "Hello! 2 + 2?" needs no introduction before the answer
+    // "Thanks!" needs no answer; a question the model cannot answer is named, so none goes unanswered silently.
+    else if (/\?\s*$/.test(part)) unknown.push(part.trim());
+  });
+  if (waiting) return { toolCalls: turn.calls };
+  if (lines.length === 0) return { text: greetings[0] ?? HELP };
+  for (const part of unknown)
+    lines.push(`I can't answer "${part}": I'm the offline demo model (arithmetic, your name${turn.tools.some(isRestTool) ? ", firing an employee" : ""}).`);
+  return { text: lines.join("\n") };
+}
+
+/** What one reply is being planned from: the current turn's messages, the tools, and the calls planned so far (shared by the questions of a message). */
+interface Turn {
+  readonly messages: readonly ChatMessage[];
+  readonly tools: readonly string[];
+  readonly calls: ToolCall[];
+  readonly historyLength: number;
+}
+
+/** One question's answer: text, tool calls pending (added to `turn.calls`), or none the model has. */
+type Answer = { readonly kind: "text" | "greeting"; readonly text: string } | { readonly kind: "calls" } | { readonly kind: "unknown" };
+
+function answer(question: string, earlier: readonly string[], turn: Turn): Answer {
   const expr = findExpression(question);
-  if (expr === "unreadable") return { text: HELP };
-  if (expr) return arithmetic(expr, messages.slice(questionIndex + 1), tools, messages.length);
+  if (expr === "unreadable") return { kind: "unknown" };
+  if (expr) {
+    const before = turn.calls.length;
+    const reply = arithmetic(expr, turn.messages, turn.tools, turn.historyLength, turn.calls);
+    return reply.text !== undefined ? text(reply.text) : turn.calls.length > before || reply.toolCalls.length > 0 ? { kind: "calls" } : { kind: "unknown" };
+  }
+  const restTool = turn.tools.find(isRestTool);
+  const target = restTool ? firingTarget(question) : undefined;
+  if (restTool && target) return fireEmployee(target, restTool, turn);
   const name = statedName(question);
-  if (name) return { text: `Nice to meet you, ${name}!` };
+  if (name) return text(`Nice to meet you, ${name}!`);
   if (/\b(what(?:'s| is) my name|who am i)\b/i.test(question)) {
-    const earlier = messages
-      .slice(0, questionIndex)
-      .filter((m) => m.role === "user")
-      .map((m) => statedName(extractText(m.content)));
-    const known = earlier.findLast((n) => n !== undefined);
-    return { text: known ? `Your name is ${known}.` : "You haven't told me your name yet." };
+    const known = earlier.map(statedName).findLast((n) => n !== undefined);
+    return text(known ? `Your name is ${known}.` : "You haven't told me your name yet.");
   }
   if (/^\s*(hello|hi|hey|good (morning|afternoon|evening))\b/i.test(question)) {
-    return {
-      text: 'Hello! I\'m the offline demo model. I can do arithmetic with the calculator tools and remember your name. Try "What is (2123 + 2321) * 312?"',
-    };
+    return greeting(
+      'Hello! I\'m the offline demo model. I can do arithmetic with the calculator tools and remember your name. Try "What is (2123 + 2321) * 312?"',
+    );
   }
-  return { text: HELP };
+  return { kind: "unknown" };
+}
+
+/**
+ * A message cut into its questions: at "?" and "!", at a sentence's "." (not a decimal point),
+ * at line breaks, and at ", and what…" / "and who…"; a message of one question stays whole.
+ */
+function splitQuestions(text: string): string[] {
+  return text
+    .split(/(?<=[?!.])\s+|\n+|[,;]?\s+and\s+(?=(?:what|what's|who|how|fire|also)\b)/i)
+    .map((part) => part.trim())
+    .filter((part) => part.length > 0);
 }
 
 /** Plans the next tool calls for `expr`, or answers once the tool results give its value. */
-function arithmetic(expr: Expr, turn: readonly ChatMessage[], tools: readonly string[], historyLength: number): OfflineReply {
+function arithmetic(expr: Expr, turn: readonly ChatMessage[], tools: readonly string[], historyLength: number, ready: ToolCall[] = []): OfflineReply {
   // What the tools already answered this turn, by operation and operands.
   const results = new Map<string, { value: number } | { error: string }>();
   const calls = new Map(turn.flatMap((m) => toolCallsOf(m)).map((c) => [c.id, c]));
@@ -92,7 +150,6 @@ function arithmetic(expr: Expr, turn: readonly ChatMessage[], tools: readonly st
   // How far each value may be from the exact decimal answer (first-order error propagation
   // through the operations), so that formatNumber can tell noise from digits.
   const errorOf = new Map<Expr, number>();
-  const ready: ToolCall[] = [];
   const evaluate = (node: Expr): number | { error: string } | undefined => {
     if (node.kind === "num") {
       note(node.value);
@@ -268,4 +325,136 @@ function statedName(text: string): string | undefined {
     /\b(?:[Mm]y name is|[Mm]y name's|I am|I'm|[Cc]all me)\s+([A-Z][\p{L}'-]*(?:\s+[A-Z][\p{L}'-]*)?)/u.exec(text) ?? /\bmy name is\s+([\p{L}'-]+)/iu.exec(text);
   const name = match?.[1];
   return name ? name[0]?.toUpperCase() + name.slice(1) : undefined;
+}
+
+/** A tool that sends requests to a REST API (`restApiTool`'s default name, or one ending like it). */
+const isRestTool = (name: string) => /(?:^|_)rest_api$/.test(name);
+
+/** "Fire Lawson", "please remove Michael Lawson", "let Lawson go" → "Lawson" / "Michael Lawson". */
+function firingTarget(text: string): string | undefined {
+  const word = String.raw`[\p{L}][\p{L}'-]*`;
+  const name = String.raw`(${word}(?:\s+\p{Lu}[\p{L}'-]*)?)`;
+  const match =
+    new RegExp(String.raw`\b(?:[Ff]ire|[Dd]ismiss|[Ss]ack|[Tt]erminate|[Rr]emove|[Dd]elete)\s+(?:the\s+employee\s+|employee\s+)?${name}`, "u").exec(text) ??
+    new RegExp(String.raw`\b[Ll]et\s+${name}\s+go\b`, "u").exec(text);
+  const target = match?.[1];
+  // "remove my account", "delete it": not someone's name.
+  return target && !NOT_NAMES.has(target.split(/\s/)[0]?.toLowerCase() ?? "") ? target : undefined;
+}
+const NOT_NAMES = new Set([
+  "my",
+  "me",
+  "the",
+  "a",
+  "an",
+  "all",
+  "everyone",
+  "everybody",
+  "it",
+  "this",
+  "that",
+  "them",
+  "him",
+  "her",
+  "someone",
+  "somebody",
+  "us",
+  "you",
+]);
+
+/** An employee of the HR API's shape, as its list answers hold them. */
+interface Employee {
+  readonly id: number;
+  readonly first_name: string;
+  readonly last_name: string;
+}
+
+/**
+ * Fires `target` through the REST tool, the way the HR API works: list the employees a page at
+ * a time until one matches, then DELETE /api/users/{id} (which the app should have a human
+ * approve), then say what happened, a refusal included.
+ */
+function fireEmployee(target: string, restTool: string, turn: Turn): Answer {
+  const results = restResults(turn.messages, restTool);
+  const wanted = target.toLowerCase().split(/\s+/);
+  const matches = (e: Employee) => {
+    const full = [e.first_name, e.last_name].map((n) => String(n).toLowerCase());
+    return wanted.every((w) => full.includes(w));
+  };
+  const found = new Map<number, Employee>();
+  let lastPage = 0;
+  let pages = 1;
+  for (const { call, result } of results) {
+    if (call.method !== "GET" || !call.path.startsWith("/api/users?page=")) continue;
+    if (result.isError || result.status !== 200) return text(`I could not list the employees: ${result.content}`);
+    const body = result.body as { data?: Employee[]; total_pages?: number; page?: number } | undefined;
+    for (const e of body?.data ?? []) if (matches(e)) found.set(e.id, e);
+    lastPage = Math.max(lastPage, Number(body?.page) || 0);
+    pages = Number(body?.total_pages) || pages;
+  }
+  const list = (page: number): Answer => plan(turn, restTool, { method: "GET", path: `/api/users?page=${page}` });
+  // Every page is read first: a name may fit someone on a later page too.
+  if (lastPage < pages) return list(lastPage + 1);
+  if (found.size === 0) return text(`I found no employee named ${target}.`);
+  if (found.size > 1) {
+    const who = [...found.values()].map((e) => `${e.first_name} ${e.last_name} (id ${e.id})`).join(", ");
+    return text(`${found.size} employees match "${target}": ${who}. Which one should I fire? Give the full name.`);
+  }
+  const employee = [...found.values()][0] as Employee;
+  const fullName = `${employee.first_name} ${employee.last_name}`;
+  const deletion = results.find(({ call }) => call.method === "DELETE" && call.path === `/api/users/${employee.id}`);
+  if (!deletion) return plan(turn, restTool, { method: "DELETE", path: `/api/users/${employee.id}` });
+  const { result } = deletion;
+  if (result.isError) return text(`I did not fire ${fullName}: ${result.content}`);
+  if (result.status !== undefined && result.status >= 200 && result.status < 300) return text(`Done: ${fullName} (id ${employee.id}) has been removed.`);
+  return text(`The API refused to remove ${fullName}: it answered ${String(result.status)} ${JSON.stringify(result.body ?? null)}.`);
+}
+
+function text(value: string): Answer {
+  return { kind: "text", text: value };
+}
+
+function greeting(value: string): Answer {
+  return { kind: "greeting", text: value };
+}
+
+/** Adds a call of the REST tool to the turn's plan (once), and says the answer waits for it. */
+function plan(turn: Turn, restTool: string, input: { method: string; path: string }): Answer {
+  if (!turn.calls.some((c) => c.name === restTool && JSON.stringify(c.input) === JSON.stringify(input))) {
+    turn.calls.push({ id: `call_${turn.historyLength}_${turn.calls.length}`, name: restTool, input });
+  }
+  return { kind: "calls" };
+}
+
+/** The REST tool's calls this turn, each with its result: HTTP status and body, or the error text (a call refused by a human, say). */
+function restResults(
+  turn: readonly ChatMessage[],
+  restTool: string,
+): { call: { method: string; path: string }; result: { isError: boolean; content: string; status?: number; body?: unknown } }[] {
+  const calls = new Map(
+    turn
+      .flatMap((m) => toolCallsOf(m))
+      .filter((c) => c.name === restTool)
+      .map((c) => [c.id, c]),
+  );
+  const out: ReturnType<typeof restResults> = [];
+  for (const message of turn) {
+    const id = toolResultIdOf(message);
+    const call = id === undefined ? undefined : calls.get(id);
+    if (!call) continue;
+    const input = call.input as { method?: unknown; path?: unknown };
+    const content = extractText(message.content);
+    const isError = (message.options as { toolResult?: { isError?: boolean } }).toolResult?.isError === true;
+    let parsed: { status?: unknown; body?: unknown } = {};
+    try {
+      parsed = JSON.parse(content) as typeof parsed;
+    } catch {
+      // an error text, not the tool's JSON
+    }
+    out.push({
+      call: { method: String(input.method), path: String(input.path) },
+      result: { isError, content, ...(typeof parsed.status === "number" ? { status: parsed.status, body: parsed.body } : {}) },
+    });
+  }
+  return out;
 }

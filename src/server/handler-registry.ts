@@ -18,7 +18,7 @@ import { ServedHandler } from "./served-handler.ts";
 import type { HandlerStore } from "./handler-store.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
 
-/** A request the server cannot serve, with the HTTP status and error code it answers with. */
+/** A request the server cannot serve, with the HTTP status and error code it answers with. @example `throw new ServerRequestError(404, "handler_not_found", "No handler with id \"x\".")` */
 export class ServerRequestError extends StepflowError {
   override name = "ServerRequestError";
   constructor(

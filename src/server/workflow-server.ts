@@ -16,10 +16,10 @@ import { HandlerRegistry } from "./handler-registry.ts";
 import { HandlerStore } from "./handler-store.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
 
-/** The store used when none is named: a SQLite file in the working directory. */
+/** The store used when none is named: a SQLite file in the working directory. @example `new WorkflowServer({ workflows, store: DEFAULT_SERVER_STORE })` */
 export const DEFAULT_SERVER_STORE = "sqlite:.stepflow/server.db";
 
-/** Options of {@link WorkflowServer}. */
+/** Options of {@link WorkflowServer}. @example `const options: WorkflowServerOptions = { workflows: { agent }, store: "memory:", token: process.env.TOKEN };` */
 export interface WorkflowServerOptions {
   /** The workflows by the name clients use: a workflow, or one with a description, an input schema, events clients may send. */
   readonly workflows: Readonly<Record<string, AnyWorkflow | ServedWorkflow>>;

@@ -41,6 +41,39 @@ it("prints the URL, answers with the offline model, and stops cleanly on SIGTERM
   expect(spawnSync("ls", [join(dir, ".stepflow")], { encoding: "utf8" }).stdout).toContain("server.db");
 });
 
+it("with --hr-demo, fires Lawson through the HR API once the DELETE is approved", { timeout: 60_000 }, async () => {
+  const child = spawn(process.execPath, ["--import", TSX, CLI, "serve", "--port", "0", "--store", "memory:", "--hr-demo"], {
+    cwd: dir,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  try {
+    const line = await Promise.race([
+      new Promise<string>((resolve) => createInterface({ input: child.stdout }).once("line", resolve)),
+      exited.then((code) => Promise.reject(new Error(`stepflow serve exited (${code}) before listening: ${stderr}`))),
+    ]);
+    const client = new WorkflowClient({ baseUrl: line.replace("stepflow server listening on ", "") });
+    const { id } = await client.start("agent", { input: "Fire Lawson" });
+    let asked: string | undefined;
+    for await (const ev of client.streamEvents(id)) {
+      if (ev.type !== "agent.ToolApprovalRequestEvent") continue;
+      expect(ev.data.toolCall).toMatchObject({ name: "call_rest_api", input: { method: "DELETE", path: "/api/users/7" } });
+      asked = String(ev.data.approvalId);
+      await client.approve(id, asked, true);
+    }
+    expect(asked).toBeDefined();
+    const done = await client.getHandler(id);
+    expect(done.result).toMatchObject({ response: { content: "Done: Michael Lawson (id 7) has been removed." } });
+  } finally {
+    child.kill("SIGTERM");
+  }
+  expect(await exited).toBe(0);
+  expect(stderr).toMatch(/HR demo API on http:\/\/127\.0\.0\.1:\d+: ask the agent to "Fire Lawson"/);
+});
+
 it("refuses a port that is not one, saying what it takes", () => {
   const result = spawnSync(process.execPath, ["--import", TSX, CLI, "serve", "--port", "http"], { cwd: dir, env, encoding: "utf8" });
   expect(result.status).toBe(2);

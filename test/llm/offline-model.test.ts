@@ -3,7 +3,10 @@ import { describe, expect, it } from "vitest";
 import { Context } from "../../src/index.ts";
 import { OfflineDemoLLM, offlineReply } from "../../src/llm/offline-model.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
-import { StreamEvent } from "../../events/index.ts";
+import { StreamEvent, ToolApprovalEvent, ToolApprovalRequestEvent } from "../../events/index.ts";
+import { restApiTool } from "../../workflows/tools/rest-api.ts";
+import { hrOpenApi, startHrApiServer } from "../../workflows/demo/hr-api-server.ts";
+import type { HrApiServer } from "../../workflows/demo/hr-api-server.ts";
 import { add, calculatorTools, multiply } from "../../workflows/tools/calculator.ts";
 
 const ALL = ["add", "subtract", "multiply", "divide"];
@@ -144,5 +147,99 @@ describe("OfflineDemoLLM: conversation", () => {
     expect(help).toContain("not a language model");
     expect(help).toContain("OPENAI_API_KEY");
     expect(help).toContain("OPENAI_BASE_URL");
+  });
+});
+
+describe("OfflineDemoLLM: several questions in one message", () => {
+  it("answers each question, one a line, after calling the tools of all of them together", async () => {
+    const { response, sources } = await agent().run({ input: "What is 2 + 3? And what is 4 * 5? Thanks!" });
+    expect(response.content).toBe("2 + 3 = 5\n4 * 5 = 20");
+    expect(sources.map((s) => s.toolName)).toEqual(["add", "multiply"]);
+  });
+
+  it("sends the calls of both questions in one reply", () => {
+    const first = offlineReply([{ role: "user", content: "What is 1 + 2, and what is 6 / 3?" }], ALL);
+    expect(first.toolCalls?.map((c) => [c.id, c.name, c.input])).toEqual([
+      ["call_1_0", "add", { x: 1, y: 2 }],
+      ["call_1_1", "divide", { x: 6, y: 3 }],
+    ]);
+  });
+
+  it("mixes kinds of question and names the one it cannot answer", async () => {
+    const ctx = new Context(agent());
+    const llmAgent = ctx.workflow as FunctionCallingAgent;
+    const { response } = await llmAgent.run({ input: "My name is Logan. What is 10 - 4? What is the capital of France?" }, { ctx });
+    expect(response.content).toBe(
+      "Nice to meet you, Logan!\n10 - 4 = 6\nI can't answer \"What is the capital of France?\": I'm the offline demo model (arithmetic, your name).",
+    );
+    expect((await llmAgent.run({ input: "Who am I? And what is 2 * 2?" }, { ctx })).response.content).toBe("Your name is Logan.\n2 * 2 = 4");
+  });
+
+  it("keeps one question with a decimal point whole", () => {
+    expect(offlineReply([{ role: "user", content: "What is 2.5 + 1.25?" }], ALL).toolCalls).toHaveLength(1);
+  });
+});
+
+describe("OfflineDemoLLM: firing an employee through a REST API tool", () => {
+  const fireAgent = (hr: HrApiServer) =>
+    new FunctionCallingAgent({
+      llm: new OfflineDemoLLM(),
+      tools: [restApiTool({ baseURL: hr.baseURL, openApi: hrOpenApi })],
+      needsApproval: (call) => (call.input as { method?: string }).method !== "GET",
+      timeout: null,
+    });
+  const answering = async (hr: HrApiServer, input: string, approved: boolean) => {
+    const handler = fireAgent(hr).run({ input });
+    const asked: string[] = [];
+    for await (const ev of handler.streamEvents()) {
+      if (ev instanceof ToolApprovalRequestEvent) {
+        asked.push(`${String((ev.toolCall.input as { method: string }).method)} ${String((ev.toolCall.input as { path: string }).path)}`);
+        handler.ctx.sendEvent(new ToolApprovalEvent({ approvalId: ev.approvalId, approved, ...(approved ? {} : { reason: "Ask HR first." }) }));
+      }
+    }
+    return { asked, result: await handler };
+  };
+
+  it("finds Lawson on the second page and deletes him once a human approves", async () => {
+    const hr = await startHrApiServer();
+    try {
+      const { asked, result } = await answering(hr, "Fire Lawson", true);
+      expect(asked).toEqual(["DELETE /api/users/7"]);
+      expect(result.response.content).toBe("Done: Michael Lawson (id 7) has been removed.");
+      expect(hr.users.some((u) => u.last_name === "Lawson")).toBe(false);
+      expect(hr.requests.map((r) => `${r.method} ${r.path}`)).toEqual(["GET /api/users?page=1", "GET /api/users?page=2", "DELETE /api/users/7"]);
+    } finally {
+      await hr.close();
+    }
+  });
+
+  it("deletes nothing when the human says no, and says why", async () => {
+    const hr = await startHrApiServer();
+    try {
+      const { result } = await answering(hr, "please fire Michael Lawson", false);
+      expect(result.response.content).toMatch(/^I did not fire Michael Lawson: .*Ask HR first\./);
+      expect(hr.users).toHaveLength(12);
+      expect(hr.requests.every((r) => r.method === "GET")).toBe(true);
+    } finally {
+      await hr.close();
+    }
+  });
+
+  it("asks which one when the name fits several employees, and says so when it fits none", async () => {
+    const hr = await startHrApiServer();
+    try {
+      expect((await answering(hr, "Fire George", true)).result.response.content).toBe(
+        '2 employees match "George": George Bluth (id 1), George Edwards (id 11). Which one should I fire? Give the full name.',
+      );
+      expect((await answering(hr, "Fire Nobody", true)).result.response.content).toBe("I found no employee named Nobody.");
+      expect(hr.users).toHaveLength(12);
+    } finally {
+      await hr.close();
+    }
+  });
+
+  it("does not treat it as a firing without a REST tool, or for 'remove my account'", () => {
+    expect(offlineReply([{ role: "user", content: "Fire Lawson" }], ALL).text).toMatch(/^I'm the offline demo model/);
+    expect(offlineReply([{ role: "user", content: "Remove my account" }], [...ALL, "call_rest_api"]).text).toMatch(/^I'm the offline demo model/);
   });
 });

@@ -141,7 +141,7 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     expect(hr.users.some((user) => user.last_name === "Lawson")).toBe(true); // nothing deleted while the question waits
     await page.screenshot({ path: join(shots, "2-approval-asked.png") });
     await approval.getByRole("button", { name: "Approve" }).click();
-    await reply.locator(".text", { hasText: "Michael Lawson (id 7) has been removed from the HR system." }).waitFor();
+    await reply.locator(".text", { hasText: "Done: Michael Lawson (id 7) has been removed." }).waitFor();
     await reply.locator(".status", { hasText: "Done" }).waitFor();
     expect(await reply.getByRole("status").filter({ hasText: "Approved" }).count()).toBe(1);
     expect(hr.users.some((user) => user.last_name === "Lawson")).toBe(false);
@@ -156,8 +156,8 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     const approval = reply.getByRole("group", { name: "Approval needed" });
     await approval.getByLabel("Reason").fill("Ask HR first.");
     await approval.getByRole("button", { name: "Deny" }).click();
-    await reply.locator(".text", { hasText: "I did not fire Eve Holt (id 4)." }).waitFor();
-    expect(await reply.locator(".text").innerText()).toContain("The reason given: Ask HR first.");
+    await reply.locator(".text", { hasText: "I did not fire Eve Holt:" }).waitFor();
+    expect(await reply.locator(".text").innerText()).toContain("Ask HR first.");
     expect(hr.users.some((user) => user.last_name === "Holt")).toBe(true);
   });
 
@@ -182,7 +182,7 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     await page.screenshot({ path: join(shots, "4-inspector.png") });
     await page.locator("details.context summary").click();
     const context = JSON.parse(await page.locator("details.context pre").innerText()) as Record<string, unknown>;
-    expect(JSON.stringify(context)).toContain("Michael Lawson (id 7) has been removed from the HR system.");
+    expect(JSON.stringify(context)).toContain("Done: Michael Lawson (id 7) has been removed.");
     await page.screenshot({ path: join(shots, "5-saved-context.png") });
     expect(problems).toEqual([]);
   });
@@ -220,7 +220,7 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     await approval.getByRole("button", { name: "Approve" }).click();
     await page.locator("#run-detail .run-header .status", { hasText: "succeeded" }).waitFor();
     expect(hr.users.some((user) => user.last_name === "Funke")).toBe(false);
-    expect(await page.locator("#run-detail pre.json").first().innerText()).toContain("Tobias Funke (id 9) has been removed from the HR system.");
+    expect(await page.locator("#run-detail pre.json").first().innerText()).toContain("Done: Tobias Funke (id 9) has been removed.");
     expect(problems).toEqual([]);
   });
 
@@ -236,10 +236,10 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     await startServer(Number(new URL(url).port));
     // The page's event stream reconnects by itself and picks up after the last event it had.
     await approval.getByRole("button", { name: "Approve" }).click();
-    await reply.locator(".text", { hasText: "Rachel Howell (id 12) has been removed from the HR system." }).waitFor();
+    await reply.locator(".text", { hasText: "Done: Rachel Howell (id 12) has been removed." }).waitFor();
     await reply.locator(".status", { hasText: "Done" }).waitFor();
     expect(await reply.getByRole("group", { name: "Approval needed" }).count()).toBe(1); // asked again after the restart, shown once
-    expect(await reply.locator(".text").allInnerTexts()).toEqual(["Rachel Howell (id 12) has been removed from the HR system."]);
+    expect(await reply.locator(".text").allInnerTexts()).toEqual(["Done: Rachel Howell (id 12) has been removed."]);
     expect(hr.requests.filter((r) => r.method === "DELETE" && r.path === "/api/users/12")).toHaveLength(1);
     await page.screenshot({ path: join(shots, "7-after-restart.png") });
     // While the server was down, Chromium logged the refused reconnections; nothing else may go wrong.
