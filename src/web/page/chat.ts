@@ -32,7 +32,8 @@ export function mountChat(options: ChatOptions): void {
   const stopButton = byId<HTMLButtonElement>("chat-stop");
   const newButton = byId<HTMLButtonElement>("chat-new");
   const emptyLog = [...log.childNodes];
-  let running: { handlerId?: string; abort: AbortController } | undefined;
+  /** The turn in progress (one at a time), with its run once started. */
+  let running: { handlerId?: string } | undefined;
   /** The last run of this conversation that finished: the next one continues from it. */
   let conversation: { workflow: string; handlerId: string } | undefined;
 
@@ -68,7 +69,7 @@ export function mountChat(options: ChatOptions): void {
     log.querySelector(".empty")?.remove();
     log.append(h("div", { class: "message user" }, h("span", { class: "who" }, "You"), h("p", {}, text)));
     const turn = new Turn(log, options.inspect);
-    running = { abort: new AbortController() };
+    running = {};
     setBusy(true);
     void (async () => {
       try {
@@ -76,7 +77,7 @@ export function mountChat(options: ChatOptions): void {
         const handler = await api.start(workflow, { input: text }, previous);
         if (running) running.handlerId = handler.id;
         turn.started(handler);
-        await followEvents(handler.id, (ev) => turn.event(ev), running?.abort.signal);
+        await followEvents(handler.id, (ev) => turn.event(ev));
         const done = await api.handler(handler.id);
         turn.finished(done);
         // A failed or stopped turn is left out: the next message continues from the last good one.
