@@ -100,6 +100,8 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
       const target = new URL(request.url());
       if (!servers.has(target.origin) && target.protocol !== "data:") problems.push(`request off the server: ${target.href}`);
     });
+    // CI runs the other test files beside this one on two cores: give each wait room (no sleeps: every wait is for a state).
+    browser.setDefaultTimeout(45_000);
     page = browser.pages()[0] ?? (await browser.newPage());
     watch(page);
   }, 120_000);
@@ -111,7 +113,7 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     if (profile) await rm(profile, { recursive: true, force: true });
   });
 
-  it("streams the agent's answer to the arithmetic question token by token", { timeout: 60_000 }, async () => {
+  it("streams the agent's answer to the arithmetic question token by token", { timeout: 120_000 }, async () => {
     await page.goto(url);
     await page.locator("#workflow option[value=agent]").waitFor({ state: "attached" });
     // Every text the reply's paragraph showed, in order: proof that it grew as tokens came.
@@ -131,7 +133,7 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     await page.screenshot({ path: join(shots, "1-chat-arithmetic.png") });
   });
 
-  it("fires Lawson only after the Approve button is clicked", { timeout: 60_000 }, async () => {
+  it("fires Lawson only after the Approve button is clicked", { timeout: 120_000 }, async () => {
     await page.getByLabel("Message").fill("Fire Lawson");
     await page.getByRole("button", { name: "Send" }).click();
     const reply = page.locator(".message.assistant").last();
@@ -149,7 +151,7 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     await page.screenshot({ path: join(shots, "3-approved.png") });
   });
 
-  it("fires no one when Deny is clicked, and the agent gives the reason back", { timeout: 60_000 }, async () => {
+  it("fires no one when Deny is clicked, and the agent gives the reason back", { timeout: 120_000 }, async () => {
     await page.getByLabel("Message").fill("Fire Eve Holt");
     await page.getByLabel("Message").press("Enter");
     const reply = page.locator(".message.assistant").last();
@@ -161,7 +163,7 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     expect(hr.users.some((user) => user.last_name === "Holt")).toBe(true);
   });
 
-  it("inspects the approved run: graph, step timings, events and saved context", { timeout: 60_000 }, async () => {
+  it("inspects the approved run: graph, step timings, events and saved context", { timeout: 120_000 }, async () => {
     await page.locator(".message.assistant").nth(1).getByRole("button", { name: "Inspect run" }).click();
     await page.locator("#runs-panel").waitFor();
     expect(await page.locator("#runs button.run").count()).toBe(3);
@@ -187,7 +189,7 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     expect(problems).toEqual([]);
   });
 
-  it("continues the conversation from one message to the next, until New chat", { timeout: 60_000 }, async () => {
+  it("continues the conversation from one message to the next, until New chat", { timeout: 120_000 }, async () => {
     await page.getByRole("tab", { name: "Chat" }).click();
     const ask = async (text: string) => {
       await page.getByLabel("Message").fill(text);
@@ -204,7 +206,7 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     expect(problems).toEqual([]);
   });
 
-  it("answers, from the inspector, a question a reloaded page no longer shows", { timeout: 60_000 }, async () => {
+  it("answers, from the inspector, a question a reloaded page no longer shows", { timeout: 120_000 }, async () => {
     await page.getByLabel("Message").fill("Fire Tobias Funke");
     await page.getByLabel("Message").press("Enter");
     await page.locator(".message.assistant").last().getByRole("group", { name: "Approval needed" }).waitFor();
@@ -224,7 +226,7 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     expect(problems).toEqual([]);
   });
 
-  it("keeps the chat going across a server restart: the question asked before is answered after", { timeout: 90_000 }, async () => {
+  it("keeps the chat going across a server restart: the question asked before is answered after", { timeout: 150_000 }, async () => {
     await page.getByRole("tab", { name: "Chat" }).click();
     await page.getByLabel("Message").fill("Fire Rachel Howell");
     await page.getByLabel("Message").press("Enter");
@@ -246,7 +248,7 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     expect(problems.slice(before).filter((p) => !p.includes("ERR_CONNECTION_REFUSED"))).toEqual([]);
   });
 
-  it("asks for the server's token when the API refuses the page, and keeps it for the tab", { timeout: 60_000 }, async () => {
+  it("asks for the server's token when the API refuses the page, and keeps it for the tab", { timeout: 120_000 }, async () => {
     const agent = new FunctionCallingAgent({ llm: new OfflineDemoLLM(), tools: calculatorTools });
     const locked = new WorkflowServer({ workflows: { agent }, store: "memory:", token: "s3cret-token", webRoot: await webPageDirectory() });
     const { url: lockedUrl } = await locked.listen({ port: 0, host: "127.0.0.1" });
