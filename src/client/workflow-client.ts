@@ -154,7 +154,10 @@ export class WorkflowClient {
           "application/x-ndjson",
         );
       } catch (error) {
-        if (options.signal?.aborted || error instanceof WorkflowClientError || ++failures > this.#reconnects) throw error;
+        // An HTTP error (404, 401…) is an answer; only an unreachable server is tried again.
+        const unreachable = error instanceof WorkflowClientError && error.status === 0;
+        if (options.signal?.aborted || !unreachable || ++failures > this.#reconnects) throw error;
+        await pause(failures, options.signal);
         continue;
       }
       const body = response.body;
@@ -182,12 +185,14 @@ export class WorkflowClient {
         if (options.signal?.aborted) throw error;
         if (++failures > this.#reconnects)
           throw new WorkflowClientError(`The event stream of handler ${id} kept dropping: ${describe(error)}`, 0, "network", { cause: error });
+        await pause(failures, options.signal);
         continue;
       } finally {
         reader.cancel().catch(() => {});
       }
       // The stream ended without its end line: the server stopped. Ask again (a restarted server continues the run).
       if (++failures > this.#reconnects) throw new WorkflowClientError(`The event stream of handler ${id} ended before the run did.`, 0, "network");
+      await pause(failures, options.signal);
     }
   }
 
@@ -244,6 +249,20 @@ function startBody(input: JsonObject | undefined, options: StartOptions): JsonOb
     ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
     ...(options.continueFrom !== undefined ? { continueFrom: options.continueFrom } : {}),
   };
+}
+
+/** Waits before reconnect number `attempt`: 0.1 s, 0.2 s, 0.4 s… up to 2 s, or until `signal` aborts. */
+function pause(attempt: number, signal: AbortSignal | undefined): Promise<void> {
+  const ms = Math.min(2000, 100 * 2 ** (attempt - 1));
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
 }
 
 function describe(error: unknown): string {

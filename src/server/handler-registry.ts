@@ -111,11 +111,17 @@ export class HandlerRegistry {
       [],
       0,
     );
-    const handler = wf.workflow.run(checked, {
-      ...(ctx ? { ctx } : {}),
-      lifecycleEvents: true,
-      ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
-    });
+    let handler: WorkflowHandler;
+    try {
+      handler = wf.workflow.run(checked, {
+        ...(ctx ? { ctx } : {}),
+        lifecycleEvents: true,
+        ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
+      });
+    } catch (error) {
+      // The engine refuses what it cannot run (a bad timeout, a context mid-run given input): the request's fault.
+      throw new ServerRequestError(400, "cannot_start", error instanceof Error ? error.message : String(error));
+    }
     served.state.runId = handler.runId;
     this.#handlers.set(id, served);
     void this.#store.save(served);

@@ -346,3 +346,49 @@ describe("the web page's files", () => {
     }
   });
 });
+
+describe("the client's event stream", () => {
+  it("picks up after the last event when the connection drops, missing and repeating nothing", async () => {
+    const { id } = await client.run("agent", { input: QUESTION });
+    const all = await collect(id);
+    const asked: string[] = [];
+    // A fetch whose first event stream breaks after its first chunk, as a dropped connection does.
+    let broken = false;
+    const flaky: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      asked.push(String(input).replace(url, ""));
+      if (broken || !String(input).includes("/events") || !response.body) return response;
+      broken = true;
+      // Passes on the first line only, then breaks.
+      const reader = response.body.getReader();
+      let text = "";
+      while (!text.includes("\n")) {
+        const { value } = await reader.read();
+        if (!value) break;
+        text += new TextDecoder().decode(value);
+      }
+      void reader.cancel();
+      const chunks = [new TextEncoder().encode(text.slice(0, text.indexOf("\n") + 1))];
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          const chunk = chunks.shift();
+          if (chunk) controller.enqueue(chunk);
+          else controller.error(new TypeError("terminated"));
+        },
+      });
+      return new Response(body, { status: response.status, headers: response.headers });
+    };
+    const events: StreamedEvent[] = [];
+    for await (const ev of new WorkflowClient({ baseUrl: url, fetch: flaky }).streamEvents(id)) events.push(ev);
+    expect(events).toEqual(all);
+    const resumedAfter = Number(/after=(\d+)/.exec(asked[1] ?? "")?.[1]);
+    expect(resumedAfter).toBe(1);
+  });
+
+  it("does not retry an HTTP error: a handler that does not exist is a 404 at once", async () => {
+    const error = await (async () => {
+      for await (const _ of client.streamEvents("nope")) throw new Error("no event expected");
+    })().catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: "WorkflowClientError", status: 404, code: "handler_not_found" });
+  });
+});
