@@ -27,6 +27,10 @@ export const BENCHMARKS = {
     title: "Server: 200 SSE clients at once, one offline-model turn each, and 200 that hang up mid-stream",
     run: async () => (await import("./server.ts")).benchServer(),
   },
+  "web-page": {
+    title: "Web page: what the chat and the inspector load, and how fast they answer, in Chromium",
+    run: async () => (await import("./web-page.ts")).benchWebPage(),
+  },
 } as const;
 
 export type BenchmarkName = keyof typeof BENCHMARKS;

@@ -9,6 +9,7 @@ import type { FunctionCallingAgentOptions } from "../../workflows/function-calli
 import { WorkflowServer } from "../server/workflow-server.ts";
 import { hrOpenApi, startHrApiServer } from "../../workflows/demo/hr-api-server.ts";
 import { restApiTool } from "../../workflows/tools/rest-api.ts";
+import { webPageDirectory } from "../web/web-page.ts";
 import type { ServedWorkflow } from "../server/served-workflow.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
@@ -64,7 +65,7 @@ export async function serve(
     ...(options.store !== undefined ? { store: options.store } : {}),
     ...(token ? { token } : {}),
     ...(options.cors && options.cors.length > 0 ? { cors: { origin: options.cors.length === 1 && options.cors[0] === "*" ? "*" : options.cors } } : {}),
-    ...(options.web !== undefined ? { webRoot: options.web } : {}),
+    webRoot: options.web ?? (await webPageDirectory()),
   });
   const { url } = await server.listen({ port, ...(options.host !== undefined ? { host: options.host } : {}) }).catch(async (error: unknown) => {
     await hr?.close();

@@ -11,3 +11,4 @@ export type { WorkflowServerOptions } from "./workflow-server.ts";
 export type { ServedWorkflow } from "./served-workflow.ts";
 export { ServerRequestError } from "./handler-registry.ts";
 export type { HandlerInfo, HandlerStatus, StreamedEvent, WorkflowInfo, ErrorBody, EventRole, JsonObject, JsonValue, StreamEnd } from "../client/types.ts";
+export { webPageDirectory, WebPageError } from "../web/web-page.ts";
