@@ -10,13 +10,15 @@
  */
 import { randomUUID } from "node:crypto";
 import type { BaseTool, ChatMessage, ToolCall, ToolCallLLM } from "@llamaindex/core/llms";
-import { FunctionOutputEvent, InputEvent, StreamEvent, ToolCallEvent } from "../events/index.ts";
+import { FunctionOutputEvent, InputEvent, StreamEvent, TokenUsageEvent, ToolCallEvent } from "../events/index.ts";
 import { ConfigurationError, RunLocal, StartEvent, StepflowError, StopEvent, Workflow, step } from "../src/index.ts";
 import type { Codec, Context, WorkflowOptions } from "../src/index.ts";
 import { useJournal } from "../src/journal/index.ts";
 import type { Journal } from "../src/journal/index.ts";
 import { recentHistory, toolCallsOf, wellFormedHistory } from "../src/llm/chat-history.ts";
 import { streamReply } from "../src/llm/stream-reply.ts";
+import { describeCallUsage, runUsage, toolSpecTokens } from "../src/llm/token-usage.ts";
+import type { LLMCallUsage, RunUsage, TokenUsage } from "../src/llm/token-usage.ts";
 import { checkToolTimeout, runToolCall } from "../src/tools/tool-calls.ts";
 import type { ToolSource } from "../src/tools/tool-calls.ts";
 import { describeValue } from "../src/core/user-text.ts";
@@ -36,10 +38,11 @@ export interface AgentInput {
   readonly input: string | ChatMessage;
 }
 
-/** What a run returns: the final assistant message and the tool outputs of this run. */
+/** What a run returns: the final assistant message, the tool outputs of this run, and the tokens its LLM calls took. */
 export interface AgentResult {
   readonly response: ChatMessage;
   readonly sources: ToolSource[];
+  readonly usage: RunUsage;
 }
 
 /** Options of {@link FunctionCallingAgent}. */
@@ -84,6 +87,14 @@ interface Reply {
   readonly message: ChatMessage;
   readonly at: number;
   readonly approvals?: ApprovalMarks | undefined;
+  /** What the call took (absent from replies saved by stepflow 0.1). */
+  readonly cost?: Omit<LLMCallUsage, "call"> | undefined;
+}
+
+/** The run's LLM calls, at ctx.store "usage", and the memory size of the last reply counted, so a step resumed after counting its reply does not count it again. */
+interface UsageRecord {
+  readonly calls: LLMCallUsage[];
+  lastAt: number;
 }
 
 /** What the steps of one run share; not saved: a run restored mid-way makes it again from ctx.store. */
@@ -91,6 +102,7 @@ interface AgentRun extends Conversation {
   llmCalls: number;
   /** The tool outputs of this run: the array at ctx.store "sources". */
   readonly sources: ToolSource[];
+  readonly usage: UsageRecord;
 }
 
 /**
@@ -165,20 +177,40 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     // Recorded before it reaches memory, with the calls a human must approve: a step resumed
     // from a later save reuses this reply, and asks what was marked whatever needsApproval says.
     const reply = await ctx.once("reply", () => this.chat(ctx, ev.input, run), { rerunUnfinished: true });
-    const { message, at, approvals } = reply.value;
+    const { message, at, approvals, cost } = reply.value;
     await appendAt(run, at, [message]);
     const toolCalls = toolCallsOf(message);
-    if (toolCalls.length === 0) return new StopEvent({ result: { response: message, sources: run.sources } });
+    if (toolCalls.length === 0) {
+      if (cost) this.countUsage(ctx, run, at, cost);
+      return new StopEvent({ result: { response: message, sources: run.sources, usage: runUsage(run.usage.calls) } });
+    }
     const event = new ToolCallEvent(approvals ? { toolCalls, approvals } : { toolCalls });
     ctx.writeEventToStream(event);
+    if (cost) this.countUsage(ctx, run, at, cost); // after the calls: an app waiting for them sees them as soon as before
     return event;
   }
 
   /** The model's reply to `history`, streamed; the run's end stops it, so that no cut-off reply is recorded. */
   private async chat(ctx: Context, history: ChatMessage[], run: AgentRun): Promise<Reply> {
     const messages: ChatMessage[] = this.systemPrompt ? [{ role: "system", content: this.systemPrompt }, ...history] : history;
-    const message = await streamReply(this.llm, messages, this.tools, ctx.signal, (delta) => ctx.writeEventToStream(new StreamEvent({ delta })));
-    return { message, at: run.size, approvals: this.approval.mark(toolCallsOf(message)) };
+    const tools = this.tools;
+    let usage: TokenUsage | undefined;
+    const onDelta = (delta: string) => ctx.writeEventToStream(new StreamEvent({ delta }));
+    const message = await streamReply(this.llm, messages, tools, ctx.signal, onDelta, (reported) => (usage = reported));
+    const cost = { usage, toolSpecTokens: toolSpecTokens(tools), toolsSent: tools.length, toolsAvailable: this.tools.length };
+    return { message, at: run.size, approvals: this.approval.mark(toolCallsOf(message)), cost };
+  }
+
+  /** Adds a reply's cost to the run's usage (once, however often the step is resumed) and tells the stream and the verbose log. */
+  private countUsage(ctx: Context, run: AgentRun, at: number, cost: Omit<LLMCallUsage, "call">): void {
+    const record = run.usage;
+    if (at <= record.lastAt || ctx.signal.aborted) return;
+    const call: LLMCallUsage = { call: record.calls.length + 1, ...cost };
+    record.calls.push(call);
+    record.lastAt = at;
+    const { calls: _calls, ...sums } = runUsage(record.calls);
+    ctx.writeEventToStream(new TokenUsageEvent({ call, run: sums }));
+    this.trace(`Tokens of LLM call ${call.call}: ${describeCallUsage(call)}`);
   }
 
   @step({ accepts: [ToolCallEvent], emits: [InputEvent] })
@@ -240,8 +272,10 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const memory = await agentMemory(ctx, this.llm);
     let sources = starting ? undefined : await ctx.store.get<ToolSource[] | undefined>("sources", undefined);
     if (!Array.isArray(sources)) await ctx.store.set("sources", (sources = []));
+    let usage = starting ? undefined : await ctx.store.get<UsageRecord | undefined>("usage", undefined);
+    if (!Array.isArray(usage?.calls)) await ctx.store.set("usage", (usage = { calls: [], lastAt: -1 }));
     const messages = await memory.get();
-    return runs.set(ctx, { llmCalls: 0, memory, size: messages.length, sources, history: recentHistory(messages, this.tokenLimit) });
+    return runs.set(ctx, { llmCalls: 0, memory, size: messages.length, sources, usage, history: recentHistory(messages, this.tokenLimit) });
   }
 }
 
