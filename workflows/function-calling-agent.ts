@@ -19,6 +19,8 @@ import { recentHistory, toolCallsOf, wellFormedHistory } from "../src/llm/chat-h
 import { streamReply } from "../src/llm/stream-reply.ts";
 import { describeCallUsage, runUsage, toolSpecTokens } from "../src/llm/token-usage.ts";
 import type { LLMCallUsage, RunUsage, TokenUsage } from "../src/llm/token-usage.ts";
+import { bm25ToolSelector, checkMaxToolsPerCall, toolsForCall } from "../src/tools/tool-selection.ts";
+import type { ToolSelector } from "../src/tools/tool-selection.ts";
 import { checkToolTimeout, runToolCall } from "../src/tools/tool-calls.ts";
 import type { ToolSource } from "../src/tools/tool-calls.ts";
 import { describeValue } from "../src/core/user-text.ts";
@@ -70,6 +72,14 @@ export interface FunctionCallingAgentOptions extends WorkflowOptions {
    * journal (`Sessions` gives its store's), else this process's memory.
    */
   readonly journal?: Journal;
+  /**
+   * Tools sent to the model on each LLM call, for agents with many: the ones most relevant to
+   * the user's latest message (found by `toolSelector`), plus every tool the model has called
+   * since that message. Default: every tool on every call. Any tool may still be run.
+   */
+  readonly maxToolsPerCall?: number;
+  /** How `maxToolsPerCall` picks tools. Default: `bm25ToolSelector(tools)`, a local BM25 index of their names, descriptions and parameters. */
+  readonly toolSelector?: ToolSelector;
 }
 
 /** The model kept calling tools past `maxIterations`. @example `err instanceof AgentMaxIterationsError && err.iterations` */
@@ -124,6 +134,9 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   readonly toolTimeout: number;
   private readonly approval: ToolApprovalPolicy;
   private readonly journal: Journal | undefined;
+  readonly maxToolsPerCall: number | undefined;
+  /** Made on first use: indexing hundreds of tools is work an agent that never runs should not do. */
+  #toolSelector: ToolSelector | undefined;
   /** Tokens of history sent to the LLM: what Memory.getLLM keeps, 70% of ¾ of the context window. */
   private readonly tokenLimit: number;
   /** How `Sessions` stores this agent's conversation: the memory's messages one row each, and a turn loads those that fit the LLM's window. */
@@ -149,6 +162,16 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     this.toolTimeout = checkToolTimeout("toolTimeout", options.toolTimeout ?? 60);
     this.approval = new ToolApprovalPolicy(options.needsApproval, this.tools);
     this.journal = options.journal;
+    this.maxToolsPerCall = checkMaxToolsPerCall(options.maxToolsPerCall);
+    if (options.toolSelector !== undefined && typeof (options.toolSelector as Partial<ToolSelector> | null)?.select !== "function")
+      throw new ConfigurationError(
+        "toolSelector must be an object with a select(query, k) method, e.g. bm25ToolSelector(tools).",
+        "toolSelector",
+        options.toolSelector,
+      );
+    if (options.toolSelector !== undefined && this.maxToolsPerCall === undefined)
+      throw new ConfigurationError("toolSelector picks maxToolsPerCall tools per LLM call: give maxToolsPerCall too, e.g. 10.", "maxToolsPerCall", undefined);
+    this.#toolSelector = options.toolSelector;
     this.tokenLimit = Math.ceil(Math.ceil(this.llm.metadata.contextWindow * 0.75) * 0.7);
   }
 
@@ -193,12 +216,20 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   /** The model's reply to `history`, streamed; the run's end stops it, so that no cut-off reply is recorded. */
   private async chat(ctx: Context, history: ChatMessage[], run: AgentRun): Promise<Reply> {
     const messages: ChatMessage[] = this.systemPrompt ? [{ role: "system", content: this.systemPrompt }, ...history] : history;
-    const tools = this.tools;
+    const tools = this.toolsToSend(history);
     let usage: TokenUsage | undefined;
     const onDelta = (delta: string) => ctx.writeEventToStream(new StreamEvent({ delta }));
     const message = await streamReply(this.llm, messages, tools, ctx.signal, onDelta, (reported) => (usage = reported));
     const cost = { usage, toolSpecTokens: toolSpecTokens(tools), toolsSent: tools.length, toolsAvailable: this.tools.length };
     return { message, at: run.size, approvals: this.approval.mark(toolCallsOf(message)), cost };
+  }
+
+  /** The tools to send with `history`: all, or with `maxToolsPerCall` those the selector finds and those called in this turn. */
+  private toolsToSend(history: readonly ChatMessage[]): readonly BaseTool[] {
+    const k = this.maxToolsPerCall;
+    if (k === undefined || this.tools.length <= k) return this.tools;
+    this.#toolSelector ??= bm25ToolSelector(this.tools);
+    return toolsForCall(history, this.tools, this.#toolSelector, k);
   }
 
   /** Adds a reply's cost to the run's usage (once, however often the step is resumed) and tells the stream and the verbose log. */
