@@ -23,6 +23,10 @@ export const BENCHMARKS = {
     title: "Sessions at scale: long sessions, and 250 / 500 / 1,000 sessions at once",
     run: async () => (await import("./sessions-scale.ts")).benchSessionsScale(),
   },
+  tools: {
+    title: "Tool selection: 300 OpenAPI operations as tools, recall@k and prompt tokens per request",
+    run: async () => (await import("./tools.ts")).benchTools(),
+  },
 } as const;
 
 export type BenchmarkName = keyof typeof BENCHMARKS;
