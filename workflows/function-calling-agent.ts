@@ -33,6 +33,8 @@ import { memorySessions } from "./agent-sessions.ts";
 
 export { memorySessions } from "./agent-sessions.ts";
 export type { MemorySessionsOptions } from "./agent-sessions.ts";
+export type { LLMCallUsage, RunUsage, TokenUsage } from "../src/llm/token-usage.ts";
+export type { ToolSelector } from "../src/tools/tool-selection.ts";
 
 /** The agent's run input: `agent.run({ input: "Hello!" })`. */
 export interface AgentInput {
