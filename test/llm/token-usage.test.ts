@@ -1,6 +1,7 @@
 import { encode } from "gpt-tokenizer/encoding/cl100k_base";
 import { afterEach, describe, expect, it } from "vitest";
 import { TokenUsageEvent } from "../../events/index.ts";
+import { Context } from "../../src/index.ts";
 import { OpenAI } from "../../src/llm/openai.ts";
 import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
 import { toolSpecTokens, usageOf } from "../../src/llm/token-usage.ts";
@@ -104,6 +105,26 @@ describe("token accounting", () => {
     ]);
     const second = await agent.run({ input: "Hello" }, { ctx: handler.ctx });
     expect(second.usage.llmCalls).toBe(1);
+  });
+
+  it("a run saved at any microtask and resumed counts each LLM call once", async () => {
+    // The model adds, then answers once it has the result.
+    const model = () =>
+      new ScriptedLLM((request) => (request.messages.at(-1)?.options ? { text: "3" } : { toolCalls: [{ id: "a1", name: "add", input: { x: 1, y: 2 } }] }));
+    let resumed = 0;
+    for (let wait = 0; wait <= 60; wait++) {
+      const handler = new FunctionCallingAgent({ llm: model(), tools: [add] }).run({ input: "1 + 2?" });
+      for (let i = 0; i < wait; i++) await Promise.resolve();
+      const saved = JSON.stringify(handler.ctx.toJSON());
+      handler.cancel();
+      await handler.catch(() => undefined);
+      if (!(JSON.parse(saved) as { running?: boolean }).running) continue; // before the run began, or after it ended
+      const second = new FunctionCallingAgent({ llm: model(), tools: [add] });
+      const { usage } = await second.run(undefined, { ctx: Context.fromJSON(second, saved) });
+      expect({ wait, calls: usage.calls.map((call) => call.call), llmCalls: usage.llmCalls }).toEqual({ wait, calls: [1, 2], llmCalls: 2 });
+      resumed++;
+    }
+    expect(resumed).toBeGreaterThan(20);
   });
 
   it("reads the usage shapes servers send, and nothing from a chunk without one", () => {
