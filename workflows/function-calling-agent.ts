@@ -243,7 +243,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     record.lastAt = at;
     const { calls: _calls, ...sums } = runUsage(record.calls);
     ctx.writeEventToStream(new TokenUsageEvent({ call, run: sums }));
-    this.trace(`Tokens of LLM call ${call.call}: ${describeCallUsage(call)}`);
+    if (this.verbose) this.trace(`Tokens of LLM call ${call.call}: ${describeCallUsage(call)}`); // toLocaleString is slow: only when shown
   }
 
   @step({ accepts: [ToolCallEvent], emits: [InputEvent] })
