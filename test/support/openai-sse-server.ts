@@ -100,19 +100,23 @@ export async function startOpenAIServer(options: OpenAIServerOptions): Promise<O
       const turn = typeof options.turns === "function" ? options.turns(body, index) : options.turns[index];
       // 400, not 500: the SDK retries 5xx, and a missing turn is a bug in the test to report at once.
       if (!turn) return sendError(res, 400, `The test server has no turn #${index + 1} (it was given ${(options.turns as readonly ServerTurn[]).length}).`);
-      const usage = usageOf(turn, body);
-      if (!body.stream) return sendJSON(res, 200, { ...completion(turn, body.model), usage });
+      if (!body.stream) return sendJSON(res, 200, { ...completion(turn, body.model), usage: usageOf(turn, body) });
       // As OpenAI does with stream_options.include_usage: `usage: null` on every chunk, then one
       // chunk with no choices and the usage.
       const includeUsage = (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
       for (const chunk of chunks(turn, body.model, options.variant ?? "openai"))
         res.write(`data: ${JSON.stringify(includeUsage ? { ...chunk, usage: null } : chunk)}\n\n`);
-      if (includeUsage)
-        res.write(
-          `data: ${JSON.stringify({ id: "chatcmpl-test", object: "chat.completion.chunk", created: 1_700_000_000, model: body.model, choices: [], usage })}\n\n`,
-        );
-      res.end("data: [DONE]\n\n");
+      // Sent with [DONE]: OpenAI's arrive together.
+      const usageChunk = () => ({
+        id: "chatcmpl-test",
+        object: "chat.completion.chunk",
+        created: 1_700_000_000,
+        model: body.model,
+        choices: [],
+        usage: usageOf(turn, body),
+      });
+      res.end(`${includeUsage ? `data: ${JSON.stringify(usageChunk())}\n\n` : ""}data: [DONE]\n\n`);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
