@@ -1,4 +1,8 @@
+import { encode } from "gpt-tokenizer/encoding/cl100k_base";
 import { describe, expect, it } from "vitest";
+import { OpenAI } from "../../src/llm/openai.ts";
+import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+import { startOpenAIServer } from "../support/openai-sse-server.ts";
 import { businessSuiteOpenApi } from "../support/business-suite-openapi.ts";
 import { TOOL_SELECTION_QUESTIONS } from "../support/tool-selection-questions.ts";
 import { evaluateToolSelection } from "../support/tool-selection-eval.ts";
@@ -21,5 +25,33 @@ describe("tool selection on a 300-operation API", () => {
     expect(at10?.recall).toBeGreaterThanOrEqual(0.96);
     expect(at10?.toolSpecTokens).toBeLessThan(evaluation.all.toolSpecTokens / 20);
     expect(at5?.toolSpecTokens).toBeLessThan(evaluation.all.toolSpecTokens / 30);
+  });
+
+  it("an agent holding the 300 operations sends an OpenAI-compatible server only the 10 selected, and counts what they cost", async () => {
+    const server = await startOpenAIServer({
+      turns: [
+        { toolCalls: [{ id: "c1", name: "listEmployees", arguments: { q: "Lawson" } }], usage: { prompt_tokens: 1500, completion_tokens: 12 } },
+        { text: "Found him.", usage: { prompt_tokens: 1600, completion_tokens: 3 } },
+      ],
+    });
+    try {
+      const tools = openApiTools({ openApi: businessSuiteOpenApi(), baseURL: "http://127.0.0.1:9" }); // the call fails: the model reads why
+      const llm = new OpenAI({ model: "gpt-4o-mini", baseURL: server.baseURL, apiKey: "k", maxRetries: 0 });
+      const agent = new FunctionCallingAgent({ llm, tools, maxToolsPerCall: 10 });
+      const { usage } = await agent.run({ input: "Fire Michael Lawson, today is his last day." });
+      const sent = server.requests.map((request) => (request.body.tools ?? []).map((tool) => tool.function.name));
+      expect(sent[0]).toHaveLength(10);
+      expect(sent[0]).toContain("terminateEmployee");
+      // listEmployees, called meanwhile, goes along on the next call.
+      expect(sent[1]).toEqual(expect.arrayContaining([...(sent[0] ?? []), "listEmployees"]));
+      const specTokens = (request: (typeof server.requests)[number]) =>
+        (request.body.tools ?? []).reduce((sum, tool) => sum + encode(JSON.stringify(tool)).length, 0);
+      expect(usage.calls.map((call) => [call.toolsSent, call.toolsAvailable, call.toolSpecTokens])).toEqual(
+        server.requests.map((request) => [request.body.tools?.length, 300, specTokens(request)]),
+      );
+      expect(usage).toMatchObject({ promptTokens: 3100, completionTokens: 15, llmCalls: 2 });
+    } finally {
+      await server.close();
+    }
   });
 });
