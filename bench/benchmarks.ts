@@ -31,6 +31,10 @@ export const BENCHMARKS = {
     title: "Web page: what the chat and the inspector load, and how fast they answer, in Chromium",
     run: async () => (await import("./web-page.ts")).benchWebPage(),
   },
+  tools: {
+    title: "Tool selection: 300 OpenAPI operations as tools, recall@k and prompt tokens per request",
+    run: async () => (await import("./tools.ts")).benchTools(),
+  },
 } as const;
 
 export type BenchmarkName = keyof typeof BENCHMARKS;
