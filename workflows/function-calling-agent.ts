@@ -21,6 +21,7 @@ import { checkToolTimeout, runToolCall } from "../src/tools/tool-calls.ts";
 import type { ToolSource } from "../src/tools/tool-calls.ts";
 import { describeValue } from "../src/core/user-text.ts";
 import { MEMORY_KEY, agentMemory, appendAt, memoryCodec } from "./agent-memory.ts";
+import { chatHistory, countedTokens } from "./agent-history.ts";
 import type { Conversation } from "./agent-memory.ts";
 import { legacyTurn } from "./agent-saved-by-0.1.ts";
 import { ToolApprovalPolicy, approvalOnce, describeArguments, notApproved } from "./tool-approval.ts";
@@ -154,7 +155,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const at = await ctx.once("memory size", () => run.size, { rerunUnfinished: true });
     // A question asked again after a run that failed before the model answered is kept once.
     if (!isNewest(message, run.history)) await appendAt(run, at.value, [message]);
-    run.history = recentHistory(run.history, this.tokenLimit);
+    run.history = recentHistory(run.history, this.tokenLimit, countedTokens);
     return new InputEvent({ input: wellFormedHistory(run.history) });
   }
 
@@ -205,7 +206,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     if (written) run.sources.push(...results); // in the tick memory gets them: a save has both or neither
     await written;
     if (legacy) await legacy.done();
-    run.history = recentHistory(run.history, this.tokenLimit);
+    run.history = recentHistory(run.history, this.tokenLimit, countedTokens);
     return new InputEvent({ input: wellFormedHistory(run.history) });
   }
 
@@ -240,8 +241,8 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const memory = await agentMemory(ctx, this.llm);
     let sources = starting ? undefined : await ctx.store.get<ToolSource[] | undefined>("sources", undefined);
     if (!Array.isArray(sources)) await ctx.store.set("sources", (sources = []));
-    const messages = await memory.get();
-    return runs.set(ctx, { llmCalls: 0, memory, size: messages.length, sources, history: recentHistory(messages, this.tokenLimit) });
+    const messages = await chatHistory(memory);
+    return runs.set(ctx, { llmCalls: 0, memory, size: messages.length, sources, history: recentHistory(messages, this.tokenLimit, countedTokens) });
   }
 }
 

@@ -96,8 +96,11 @@ function countTokens(text: string, atMost: number): number {
   return count;
 }
 
-/** Tokens of a message as {@link recentHistory} counts them (exactly up to `atMost`). */
-const messageTokens = (message: ChatMessage, atMost: number): number => countTokens(messageText(message), atMost);
+/**
+ * Tokens of a message as {@link recentHistory} counts them (exactly up to `atMost`; past it, any count over it).
+ * @example messageTokens({ role: "user", content: "Hello!" }, 100); // 2
+ */
+export const messageTokens = (message: ChatMessage, atMost: number): number => countTokens(messageText(message), atMost);
 
 /**
  * The newest messages whose text (tool calls' arguments included) fits in `tokenLimit` tokens,
