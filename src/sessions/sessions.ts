@@ -275,23 +275,24 @@ export class Sessions<TInput extends object, TResult> {
    */
   async #continue(id: string, record: SessionRecord, cached: CachedWindow): Promise<{ window: MessageWindow; kept: Kept } | undefined> {
     if (record.createdAt.getTime() !== cached.createdAt || record.version < cached.version || record.messageCount < cached.total) return undefined;
-    if (record.messageCount === cached.total) return record.messages.at(-1)?.json === cached.last ? { window: cached, kept: cached } : undefined;
-    // The messages since, with the newest cached one again: it must be the one cached.
-    const from = Math.max(1, cached.total);
-    const since = await this.store.readMessages(id, { from, to: record.messageCount });
-    if (since.length !== record.messageCount - from + 1) throw new SessionConflictError(id, record.version, undefined);
-    if (cached.total > 0 && since.shift()?.json !== cached.last) return undefined;
-    const added = since.map((stored) => deepFreeze(parseMessage(id, stored.seq, stored.json)));
-    const grown = { messages: [...cached.messages, ...added], firstSeq: cached.firstSeq, total: record.messageCount };
-    const last = since.at(-1)?.json;
-    if (grown.messages.length <= 2 * cached.cutAt) {
-      return {
-        window: grown,
-        kept: { createdAt: cached.createdAt, bytes: cached.bytes + since.reduce((sum, m) => sum + m.json.length, 0), cutAt: cached.cutAt, last },
-      };
+    let grown: MessageWindow = cached;
+    let kept: Kept = cached;
+    if (record.messageCount === cached.total) {
+      if (record.messages.at(-1)?.json !== cached.last) return undefined;
+    } else {
+      // The messages since, with the newest cached one again: it must be the one cached.
+      const from = Math.max(1, cached.total);
+      const since = await this.store.readMessages(id, { from, to: record.messageCount });
+      if (since.length !== record.messageCount - from + 1) throw new SessionConflictError(id, record.version, undefined);
+      if (cached.total > 0 && since.shift()?.json !== cached.last) return undefined;
+      const added = since.map((stored) => deepFreeze(parseMessage(id, stored.seq, stored.json)));
+      grown = { messages: [...cached.messages, ...added], firstSeq: cached.firstSeq, total: record.messageCount };
+      kept = { ...kept, bytes: cached.bytes + since.reduce((sum, m) => sum + m.json.length, 0), last: since.at(-1)?.json };
     }
+    // Turns only add to a window: once it has doubled, it is cut back to what a turn needs (a load's window).
+    if (grown.messages.length <= 2 * Math.max(kept.cutAt, this.memory.initialWindow)) return { window: grown, kept };
     const window = await this.#cut(id, record.version, grown);
-    return { window, kept: { createdAt: cached.createdAt, bytes: jsonBytes(window.messages), cutAt: window.messages.length, last } };
+    return { window, kept: { ...kept, bytes: jsonBytes(window.messages), cutAt: window.messages.length } };
   }
 
   /** Keeps the window of a turn just saved (as version `version`) for the next turn on the session. */
