@@ -6,7 +6,7 @@
  */
 import type { ChatMessage } from "@llamaindex/core/llms";
 import type { Memory, MemoryMessage } from "@llamaindex/core/memory";
-import { messageTokens } from "../src/llm/chat-history.ts";
+import { isQuestion, messageText, messageTokens, toolCallsOf, toolResultIdOf } from "../src/llm/chat-history.ts";
 
 // Keyed by the message objects themselves: gone with them.
 const chatMessages = new WeakMap<object, ChatMessage>();
@@ -50,4 +50,215 @@ export function countedTokens(message: ChatMessage, atMost: number): number {
   // messageTokens counts past atMost only as far as it must: then the count is a lower bound.
   tokenCounts.set(message, count > atMost ? -count : count);
   return count;
+}
+
+/** How a message enters what is sent: itself, nothing, or (a tool call whose results are missing) its text alone. */
+type Sent = ChatMessage | null;
+
+/**
+ * The history one run sends the model, kept up to date as the run adds messages: what
+ * `wellFormedHistory(recentHistory(history, tokenLimit))` gives, applied after each addition to
+ * the history the previous call kept (as the agent did), in time proportional to the messages
+ * added rather than to the history. Each message's bytes and tokens are counted once; the
+ * newest messages that fit move forward as a window (its start only ever moves forward).
+ * @example
+ * const history = new RunHistory(await chatHistory(memory), tokenLimit);
+ * history.push({ role: "user", content: "Hi" });
+ * history.trim();
+ * const input = history.wellFormed();
+ */
+export class RunHistory {
+  readonly #limit: number;
+  /** Every message of the run, from the first in memory: the history kept is `#pinned` and `#all[#start..]`. */
+  readonly #all: ChatMessage[];
+  #start = 0;
+  /** The newest question, kept before `#start` (recentHistory always keeps it). */
+  #pinned: number | undefined;
+  readonly #costs: number[] = []; // tokens + 1, as recentHistory counts them; filled lazily
+  /** Bytes of the kept history while it is known to fit by bytes alone (no token counted), else undefined. */
+  #fitBytes: number | undefined;
+  /** Tokens of `#all[#start..]` once counted (undefined until a trim needed tokens). */
+  #sum: number | undefined;
+  #lastQuestion = -1;
+  #lastNotResult = -1;
+  /** What each message contributes to `wellFormed()`, once its tool-call block is complete. */
+  readonly #sent: (Sent | undefined)[] = [];
+  /** Start of the last tool-call block: its decision may change as results arrive. */
+  #openBlock = -1;
+  /** The kept history as recentHistory returned it, rebuilt when it changed. */
+  #kept: ChatMessage[] | undefined;
+
+  constructor(messages: readonly ChatMessage[], tokenLimit: number) {
+    this.#limit = tokenLimit;
+    this.#all = [];
+    for (const message of messages) this.#append(message); // not push(...messages): a long memory would overflow the stack
+  }
+
+  /** Adds messages at the end (not trimmed until `trim()`). */
+  push(...messages: ChatMessage[]): number {
+    for (const message of messages) this.#append(message);
+    return this.length;
+  }
+
+  #append(message: ChatMessage): void {
+    const at = this.#all.length;
+    this.#all.push(message);
+    if (isQuestion(message)) this.#lastQuestion = at;
+    if (toolResultIdOf(message) === undefined) this.#lastNotResult = at;
+    if (this.#fitBytes !== undefined) this.#fitBytes += this.#bytes(at);
+    if (this.#sum !== undefined) this.#sum += this.#cost(at);
+    this.#kept = undefined;
+  }
+
+  /** How many messages the kept history has (as `recentHistory`'s result). */
+  get length(): number {
+    return this.#all.length - this.#start + (this.#pinned === undefined ? 0 : 1);
+  }
+
+  /** The newest message kept. */
+  get last(): ChatMessage | undefined {
+    return this.#all.length > this.#start ? this.#all.at(-1) : this.#pinned === undefined ? undefined : this.#all[this.#pinned];
+  }
+
+  /** The kept history, as `recentHistory` returned it: the newest question first if it is older than the rest. */
+  messages(): ChatMessage[] {
+    if (!this.#kept) {
+      const range = this.#all.slice(this.#start);
+      this.#kept = this.#pinned === undefined ? range : [this.#all[this.#pinned] as ChatMessage, ...range];
+    }
+    return this.#kept;
+  }
+
+  /** Drops the oldest messages that no longer fit, as `recentHistory(this.messages(), tokenLimit)` does. */
+  trim(): void {
+    const n = this.#all.length;
+    if (this.#sum === undefined) {
+      // Fits by bytes (no token is shorter than a byte): nothing to drop, and nothing tokenized.
+      if (this.#fitBytes === undefined) {
+        let bytes = this.#pinned === undefined ? 0 : this.#bytes(this.#pinned);
+        for (let i = n - 1; i >= this.#start && bytes <= this.#limit; i--) bytes += this.#bytes(i);
+        if (bytes <= this.#limit) this.#fitBytes = bytes;
+      }
+      if (this.#fitBytes !== undefined && this.#fitBytes <= this.#limit) return;
+      this.#fitBytes = undefined;
+      this.#walk();
+      return;
+    }
+    const q = this.#lastQuestion >= this.#start ? this.#lastQuestion : this.#pinned;
+    // The newest message that is not a tool result, with its results, is always kept; if the
+    // whole range is results, everything kept is.
+    const newest = this.#lastNotResult >= this.#start ? this.#lastNotResult : this.#start;
+    const budget = this.#limit - (q === undefined ? 0 : this.#cost(q));
+    let s = this.#start;
+    let sum = this.#sum - (q !== undefined && q >= s ? this.#cost(q) : 0);
+    while (s < newest && sum > budget) {
+      if (s !== q) sum -= this.#cost(s);
+      s++;
+    }
+    if (s === this.#start) {
+      // Everything from #start fits; an older question kept before it stays if it fits too.
+      if (this.#pinned !== undefined && this.#pinned !== q && this.#lastNotResult >= this.#start && this.#cost(this.#pinned) > budget - sum) {
+        this.#pinned = undefined;
+        this.#kept = undefined;
+      }
+      return;
+    }
+    this.#sum = this.#sum - this.#range(this.#start, s);
+    this.#start = s;
+    this.#pinned = q !== undefined && q < s ? q : undefined;
+    this.#kept = undefined;
+  }
+
+  /** `wellFormedHistory` of the kept history. */
+  wellFormed(): ChatMessage[] {
+    const out: ChatMessage[] = [];
+    if (this.#openBlock >= 0) this.#decide(this.#openBlock); // results may have arrived since
+    if (this.#pinned !== undefined) out.push(this.#all[this.#pinned] as ChatMessage); // a question: kept as it is
+    let i = this.#start;
+    // Results at the start lost their call (or follow the pinned question): dropped.
+    while (i < this.#all.length && toolResultIdOf(this.#all[i] as ChatMessage) !== undefined) i++;
+    for (; i < this.#all.length; i++) {
+      const sent = this.#sentAt(i);
+      if (sent) out.push(sent);
+    }
+    return out;
+  }
+
+  /** The first trim that counts tokens: recentHistory's walk from the newest message back. */
+  #walk(): void {
+    const n = this.#all.length;
+    const q = this.#lastQuestion >= this.#start ? this.#lastQuestion : this.#pinned;
+    const newest = this.#lastNotResult >= this.#start ? this.#lastNotResult : this.#start;
+    let budget = this.#limit - (q === undefined ? 0 : this.#cost(q));
+    let s = n;
+    while (s > this.#start) {
+      const index = s - 1;
+      if (index !== q) {
+        const cost = this.#cost(index);
+        if (cost > budget && index < newest) break;
+        budget -= cost;
+      }
+      s--;
+    }
+    if (s === this.#start && this.#pinned !== undefined && this.#pinned !== q && this.#lastNotResult >= this.#start && this.#cost(this.#pinned) > budget)
+      this.#pinned = undefined;
+    else if (s > this.#start) this.#pinned = q !== undefined && q < s ? q : undefined;
+    this.#start = s;
+    this.#sum = this.#range(s, n);
+    this.#kept = undefined;
+  }
+
+  #range(from: number, to: number): number {
+    let sum = 0;
+    for (let i = from; i < to; i++) sum += this.#cost(i);
+    return sum;
+  }
+
+  #bytes(i: number): number {
+    return Buffer.byteLength(messageText(this.#all[i] as ChatMessage)) + 1;
+  }
+
+  #cost(i: number): number {
+    return (this.#costs[i] ??= countedTokens(this.#all[i] as ChatMessage, this.#limit) + 1);
+  }
+
+  /** What message `i` (not a leading result) contributes: wellFormedHistory's decision for its tool-call block. */
+  #sentAt(i: number): Sent {
+    let sent = this.#sent[i];
+    if (sent === undefined) {
+      // The block of the nearest call before i (results follow their call directly).
+      let call = i;
+      while (call > 0 && toolCallsOf(this.#all[call] as ChatMessage).length === 0 && toolResultIdOf(this.#all[call] as ChatMessage) !== undefined) call--;
+      this.#decide(toolCallsOf(this.#all[call] as ChatMessage).length > 0 ? call : i);
+      sent = this.#sent[i] as Sent;
+    }
+    return sent;
+  }
+
+  /** Decides the block starting at `start`: a plain message, a result with no call before it, or a call with its results. */
+  #decide(start: number): void {
+    const message = this.#all[start] as ChatMessage;
+    const calls = toolCallsOf(message);
+    if (calls.length === 0) {
+      this.#sent[start] = toolResultIdOf(message) === undefined ? message : null;
+      return;
+    }
+    let end = start + 1;
+    while (end < this.#all.length && toolResultIdOf(this.#all[end] as ChatMessage) !== undefined) end++;
+    // A block that reaches the newest message may still get results: decided again when read.
+    this.#openBlock = end === this.#all.length ? start : this.#openBlock === start ? -1 : this.#openBlock;
+    const answered = new Set<string | undefined>();
+    for (let i = start + 1; i < end; i++) answered.add(toolResultIdOf(this.#all[i] as ChatMessage));
+    const complete = calls.every((call) => answered.has(call.id));
+    const callIds = new Set(calls.map((call) => call.id));
+    this.#sent[start] = complete
+      ? message
+      : message.content !== "" && typeof message.content === "string"
+        ? { role: "assistant", content: message.content }
+        : null;
+    for (let i = start + 1; i < end; i++) {
+      const result = this.#all[i] as ChatMessage;
+      this.#sent[i] = complete && callIds.has(toolResultIdOf(result) as string) ? result : null;
+    }
+  }
 }

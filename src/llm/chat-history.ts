@@ -74,8 +74,11 @@ const DIGEST_ABOVE = 256; // characters
 // thrashes on text that never repeats).
 const PIECE = 2_000;
 
-/** What the model reads of a message: its text, and for an assistant's tool calls their names and arguments. */
-function messageText(message: ChatMessage): string {
+/**
+ * What the model reads of a message: its text, and for an assistant's tool calls their names and arguments.
+ * @example Buffer.byteLength(messageText(message)); // what recentHistory counts before it tokenizes
+ */
+export function messageText(message: ChatMessage): string {
   const text = extractText(message.content);
   const calls = toolCallsOf(message);
   return calls.length === 0 ? text : `${text}${JSON.stringify(calls.map((call) => [call.name, call.input]))}`;
@@ -145,7 +148,10 @@ export function recentHistory(
   return question >= 0 && question < start ? [messages[question] as ChatMessage, ...kept] : kept;
 }
 
-/** A message from the user, not a tool result. */
-function isQuestion(message: ChatMessage): boolean {
+/**
+ * A message from the user, not a tool result: the question `recentHistory` always keeps.
+ * @example isQuestion({ role: "user", content: "Hi" }); // true
+ */
+export function isQuestion(message: ChatMessage): boolean {
   return message.role === "user" && toolResultIdOf(message) === undefined;
 }

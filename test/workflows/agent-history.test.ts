@@ -1,0 +1,82 @@
+/**
+ * RunHistory keeps, message by message, what the agent sends the model: it must give exactly
+ * what `wellFormedHistory(recentHistory(…))` gives when applied after each addition, on random
+ * conversations (questions, answers, tool calls with results missing or out of place, long
+ * texts) and token limits from tiny to roomy.
+ */
+import type { ChatMessage } from "@llamaindex/core/llms";
+import { describe, expect, it } from "vitest";
+import { recentHistory, wellFormedHistory } from "../../src/llm/chat-history.ts";
+import { RunHistory, chatHistory, countedTokens } from "../../workflows/agent-history.ts";
+import { createMemory } from "@llamaindex/core/memory";
+
+/** A small deterministic random generator (mulberry32), so that a failure can be replayed by its seed. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function conversation(next: () => number) {
+  let calls = 0;
+  const pending: string[] = [];
+  const text = () => "word ".repeat(Math.floor(next() ** 3 * 120)) + String(Math.floor(next() * 1000));
+  return (): ChatMessage => {
+    const r = next();
+    if (r < 0.25) return { role: "user", content: `Question ${text()}` };
+    if (r < 0.45) return { role: "assistant", content: text() };
+    if (r < 0.6) {
+      const ids = Array.from({ length: 1 + Math.floor(next() * 2) }, () => `call_${++calls}`);
+      pending.push(...ids);
+      return {
+        role: "assistant",
+        content: next() < 0.3 ? "Let me check." : "",
+        options: { toolCall: ids.map((id) => ({ id, name: "add", input: { x: 1, y: 2 } })) },
+      };
+    }
+    // A result: usually of the newest pending call, sometimes of an unknown one.
+    const id = pending.length > 0 && next() < 0.9 ? (pending.shift() as string) : `call_unknown_${Math.floor(next() * 5)}`;
+    return { role: "user", content: text(), options: { toolResult: { id, result: "3", isError: false } } };
+  };
+}
+
+describe("RunHistory", () => {
+  it("gives what recentHistory and wellFormedHistory give, after every addition, on 300 random conversations", () => {
+    for (let seed = 1; seed <= 300; seed++) {
+      const next = random(seed);
+      const message = conversation(next);
+      const limit = [5, 20, 60, 200, 1000, 5000][seed % 6] as number;
+      const memory = Array.from({ length: Math.floor(next() * 80) }, message);
+      let expected = recentHistory(memory, limit, countedTokens);
+      const history = new RunHistory(memory, limit);
+      history.trim();
+      for (let step = 0; step < 25; step++) {
+        const where = `seed ${seed}, step ${step}, limit ${limit}`;
+        expect(history.messages(), where).toEqual(expected);
+        expect(history.wellFormed(), where).toEqual(wellFormedHistory(expected));
+        expect(history.last, where).toBe(expected.at(-1));
+        expect(history.length, where).toBe(expected.length);
+        const added = Array.from({ length: 1 + Math.floor(next() * 3) }, message);
+        expected.push(...added);
+        history.push(...added);
+        expected = recentHistory(expected, limit, countedTokens);
+        history.trim();
+      }
+    }
+  });
+
+  it("reads a memory's messages as memory.get() does, with the same objects on every call", async () => {
+    const memory = createMemory([]);
+    await memory.add({ role: "user", content: "Hi" });
+    await memory.add({ role: "assistant", content: "Hello!", options: { toolCall: [{ id: "c", name: "add", input: {} }] } });
+    const first = await chatHistory(memory);
+    expect(first).toEqual(await memory.get());
+    const again = await chatHistory(memory);
+    expect(again[0]).toBe(first[0]);
+    expect(again[1]).toBe(first[1]);
+  });
+});
