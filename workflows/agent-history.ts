@@ -31,11 +31,7 @@ export function memoryMessages(memory: Memory): MemoryMessage[] | undefined {
 export async function chatHistory(memory: Memory): Promise<ChatMessage[]> {
   const messages = memoryMessages(memory);
   if (!messages) return memory.get();
-  return messages.map((message) => {
-    let chat = chatMessages.get(message);
-    if (!chat) chatMessages.set(message, (chat = { content: message.content, role: message.role, options: message.options } as ChatMessage));
-    return chat;
-  });
+  return messages.map(chatMessage);
 }
 
 /**
@@ -50,6 +46,50 @@ export function countedTokens(message: ChatMessage, atMost: number): number {
   // messageTokens counts past atMost only as far as it must: then the count is a lower bound.
   tokenCounts.set(message, count > atMost ? -count : count);
   return count;
+}
+
+// The history each memory's last run started from, by the memory's first message: the next
+// run on the same messages (the same Memory, or the window Sessions keeps between turns) starts
+// from what was counted and decided then.
+const lastRuns = new WeakMap<object, { readonly source: readonly object[]; readonly history: RunHistory }>();
+
+/**
+ * The history a new run on `memory` sends the model, trimmed to `tokenLimit` tokens: what
+ * `new RunHistory(await chatHistory(memory), tokenLimit)` gives, reusing what the previous run
+ * on the same messages counted, so that a run costs the messages added since, not the history.
+ * @example
+ * const history = await runHistory(memory, tokenLimit);
+ * const input = history.wellFormed();
+ */
+export async function runHistory(memory: Memory, tokenLimit: number): Promise<RunHistory> {
+  const source = memoryMessages(memory);
+  if (!source) {
+    const history = new RunHistory(await memory.get(), tokenLimit);
+    history.trim();
+    return history;
+  }
+  const first = source[0];
+  const last = first === undefined ? undefined : lastRuns.get(first);
+  let same = last && last.history.tokenLimit === tokenLimit && last.source.length <= source.length ? last.source.length : 0;
+  for (let i = 0; i < same; i++) {
+    if (source[i] !== last?.source[i]) same = 0; // another history with the same first message: start afresh
+  }
+  const history = last && same > 0 ? RunHistory.after(last.history, same, toChat(source, same)) : new RunHistory(toChat(source, 0), tokenLimit);
+  if (first !== undefined) lastRuns.set(first, { source: source.slice(), history });
+  history.trim();
+  return history;
+}
+
+function toChat(source: readonly MemoryMessage[], from: number): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (let i = from; i < source.length; i++) out.push(chatMessage(source[i] as MemoryMessage));
+  return out;
+}
+
+function chatMessage(message: MemoryMessage): ChatMessage {
+  let chat = chatMessages.get(message);
+  if (!chat) chatMessages.set(message, (chat = { content: message.content, role: message.role, options: message.options } as ChatMessage));
+  return chat;
 }
 
 /** How a message enters what is sent: itself, nothing, or (a tool call whose results are missing) its text alone. */
@@ -68,13 +108,14 @@ type Sent = ChatMessage | null;
  * const input = history.wellFormed();
  */
 export class RunHistory {
+  readonly tokenLimit: number;
   readonly #limit: number;
   /** Every message of the run, from the first in memory: the history kept is `#pinned` and `#all[#start..]`. */
-  readonly #all: ChatMessage[];
+  #all: ChatMessage[];
   #start = 0;
   /** The newest question, kept before `#start` (recentHistory always keeps it). */
   #pinned: number | undefined;
-  readonly #costs: number[] = []; // tokens + 1, as recentHistory counts them; filled lazily
+  #costs: number[] = []; // tokens + 1, as recentHistory counts them; filled lazily
   /** Bytes of the kept history while it is known to fit by bytes alone (no token counted), else undefined. */
   #fitBytes: number | undefined;
   /** Tokens of `#all[#start..]` once counted (undefined until a trim needed tokens). */
@@ -82,16 +123,39 @@ export class RunHistory {
   #lastQuestion = -1;
   #lastNotResult = -1;
   /** What each message contributes to `wellFormed()`, once its tool-call block is complete. */
-  readonly #sent: (Sent | undefined)[] = [];
+  #sent: (Sent | undefined)[] = [];
   /** Start of the last tool-call block: its decision may change as results arrive. */
   #openBlock = -1;
   /** The kept history as recentHistory returned it, rebuilt when it changed. */
   #kept: ChatMessage[] | undefined;
 
   constructor(messages: readonly ChatMessage[], tokenLimit: number) {
-    this.#limit = tokenLimit;
+    this.tokenLimit = this.#limit = tokenLimit;
     this.#all = [];
     for (const message of messages) this.#append(message); // not push(...messages): a long memory would overflow the stack
+  }
+
+  /**
+   * A new run's history (not trimmed yet): the first `kept` messages of `previous` (as it was
+   * built, before its run added any), with what was counted of them, then `added`.
+   */
+  static after(previous: RunHistory, kept: number, added: readonly ChatMessage[]): RunHistory {
+    const history = new RunHistory([], previous.#limit);
+    const all = previous.#all;
+    history.#all = all.slice(0, kept);
+    history.#costs = previous.#costs.slice(0, kept);
+    // The decisions of the last tool-call block before `kept` may change with the messages after it.
+    let block = kept;
+    while (block > 0 && toolResultIdOf(all[block - 1] as ChatMessage) !== undefined) block--;
+    if (block > 0 && toolCallsOf(all[block - 1] as ChatMessage).length > 0) block--;
+    history.#sent = previous.#sent.slice(0, block);
+    for (let i = kept - 1; i >= 0 && (history.#lastQuestion < 0 || history.#lastNotResult < 0); i--) {
+      const message = all[i] as ChatMessage;
+      if (history.#lastQuestion < 0 && isQuestion(message)) history.#lastQuestion = i;
+      if (history.#lastNotResult < 0 && toolResultIdOf(message) === undefined) history.#lastNotResult = i;
+    }
+    for (const message of added) history.#append(message);
+    return history;
   }
 
   /** Adds messages at the end (not trimmed until `trim()`). */
@@ -108,6 +172,11 @@ export class RunHistory {
     if (this.#fitBytes !== undefined) this.#fitBytes += this.#bytes(at);
     if (this.#sum !== undefined) this.#sum += this.#cost(at);
     this.#kept = undefined;
+  }
+
+  /** How many messages the run has seen: those it started with, and those added since. */
+  get size(): number {
+    return this.#all.length;
   }
 
   /** How many messages the kept history has (as `recentHistory`'s result). */

@@ -21,7 +21,8 @@ import { checkToolTimeout, runToolCall } from "../src/tools/tool-calls.ts";
 import type { ToolSource } from "../src/tools/tool-calls.ts";
 import { describeValue } from "../src/core/user-text.ts";
 import { MEMORY_KEY, agentMemory, appendAt, memoryCodec } from "./agent-memory.ts";
-import { RunHistory, chatHistory } from "./agent-history.ts";
+import { runHistory } from "./agent-history.ts";
+import type { RunHistory } from "./agent-history.ts";
 import type { Conversation } from "./agent-memory.ts";
 import { legacyTurn } from "./agent-saved-by-0.1.ts";
 import { ToolApprovalPolicy, approvalOnce, describeArguments, notApproved } from "./tool-approval.ts";
@@ -241,10 +242,8 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const memory = await agentMemory(ctx, this.llm);
     let sources = starting ? undefined : await ctx.store.get<ToolSource[] | undefined>("sources", undefined);
     if (!Array.isArray(sources)) await ctx.store.set("sources", (sources = []));
-    const messages = await chatHistory(memory);
-    const history = new RunHistory(messages, this.tokenLimit);
-    history.trim();
-    return runs.set(ctx, { llmCalls: 0, memory, size: messages.length, sources, history });
+    const history = await runHistory(memory, this.tokenLimit);
+    return runs.set(ctx, { llmCalls: 0, memory, size: history.size, sources, history });
   }
 }
 

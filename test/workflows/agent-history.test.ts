@@ -7,7 +7,7 @@
 import type { ChatMessage } from "@llamaindex/core/llms";
 import { describe, expect, it } from "vitest";
 import { recentHistory, wellFormedHistory } from "../../src/llm/chat-history.ts";
-import { RunHistory, chatHistory, countedTokens } from "../../workflows/agent-history.ts";
+import { RunHistory, chatHistory, countedTokens, runHistory } from "../../workflows/agent-history.ts";
 import { createMemory } from "@llamaindex/core/memory";
 
 /** A small deterministic random generator (mulberry32), so that a failure can be replayed by its seed. */
@@ -78,5 +78,32 @@ describe("RunHistory", () => {
     const again = await chatHistory(memory);
     expect(again[0]).toBe(first[0]);
     expect(again[1]).toBe(first[1]);
+  });
+});
+
+describe("runHistory", () => {
+  it("starts each run on a memory from what the previous run counted, and gives what a fresh count gives", async () => {
+    for (let seed = 1; seed <= 60; seed++) {
+      const next = random(seed);
+      const message = conversation(next);
+      const limit = [20, 200, 1000][seed % 3] as number;
+      const memory = createMemory([]);
+      for (let i = 0; i < Math.floor(next() * 60); i++) await memory.add(message());
+      for (let run = 0; run < 6; run++) {
+        const history = await runHistory(memory, limit);
+        const expected = recentHistory(await memory.get(), limit, countedTokens);
+        const where = `seed ${seed}, run ${run}`;
+        expect(history.messages(), where).toEqual(expected);
+        expect(history.wellFormed(), where).toEqual(wellFormedHistory(expected));
+        expect(history.size, where).toBe((await memory.get()).length);
+        // The run adds its messages to memory and to its history, as the agent does.
+        for (let i = 0; i < 1 + Math.floor(next() * 4); i++) {
+          const added = message();
+          await memory.add(added);
+          history.push(added);
+          history.trim();
+        }
+      }
+    }
   });
 });
