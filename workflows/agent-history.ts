@@ -51,7 +51,8 @@ export function countedTokens(message: ChatMessage, atMost: number): number {
 // The history each memory's last run started from, by the memory's first message: the next
 // run on the same messages (the same Memory, or the window Sessions keeps between turns) starts
 // from what was counted and decided then.
-const lastRuns = new WeakMap<object, { readonly source: readonly object[]; readonly history: RunHistory }>();
+// `source` is the memory's own array, which only grows: its first `length` messages stay as they were.
+const lastRuns = new WeakMap<object, { readonly source: readonly object[]; readonly length: number; readonly history: RunHistory }>();
 
 /**
  * The history a new run on `memory` sends the model, trimmed to `tokenLimit` tokens: what
@@ -70,12 +71,12 @@ export async function runHistory(memory: Memory, tokenLimit: number): Promise<Ru
   }
   const first = source[0];
   const last = first === undefined ? undefined : lastRuns.get(first);
-  let same = last && last.history.tokenLimit === tokenLimit && last.source.length <= source.length ? last.source.length : 0;
+  let same = last && last.history.tokenLimit === tokenLimit && last.length <= source.length ? last.length : 0;
   for (let i = 0; i < same; i++) {
     if (source[i] !== last?.source[i]) same = 0; // another history with the same first message: start afresh
   }
   const history = last && same > 0 ? RunHistory.after(last.history, same, toChat(source, same)) : new RunHistory(toChat(source, 0), tokenLimit);
-  if (first !== undefined) lastRuns.set(first, { source: source.slice(), history });
+  if (first !== undefined) lastRuns.set(first, { source, length: source.length, history });
   history.trim();
   return history;
 }
@@ -115,17 +116,32 @@ export class RunHistory {
   #start = 0;
   /** The newest question, kept before `#start` (recentHistory always keeps it). */
   #pinned: number | undefined;
+  // Arrays kept dense (V8's fast elements), one entry per message: 0 or undefined where not known yet.
   #costs: number[] = []; // tokens + 1, as recentHistory counts them; filled lazily
-  /** Bytes of the kept history while it is known to fit by bytes alone (no token counted), else undefined. */
-  #fitBytes: number | undefined;
-  /** Tokens of `#all[#start..]` once counted (undefined until a trim needed tokens). */
-  #sum: number | undefined;
+  /** `#bytePrefix[i]`: the bytes (+ 1 each) of messages 0 to i - 1, as recentHistory counts them before it tokenizes. */
+  #bytePrefix: number[] = [0];
+  /** Whether tokens are counted: not while the history fits by bytes. */
+  #counting = false;
+  /** `#tokenPrefix[j] - #tokenPrefix[i]`: the tokens (+ 1 each) of messages i to j - 1, for i ≥ `#countedFrom`. */
+  #tokenPrefix: number[] = [];
+  #countedFrom = 0;
   #lastQuestion = -1;
   #lastNotResult = -1;
   /** What each message contributes to `wellFormed()`, once its tool-call block is complete. */
   #sent: (Sent | undefined)[] = [];
   /** Start of the last tool-call block: its decision may change as results arrive. */
   #openBlock = -1;
+  /** What `wellFormed()` returned last, with the position of each message sent, to start the next call from. */
+  #lastSent:
+    | {
+        readonly out: ChatMessage[];
+        readonly positions: number[];
+        readonly pinned: number | undefined;
+        readonly first: number;
+        readonly stableUpTo: number;
+        readonly stableCount: number;
+      }
+    | undefined;
   /** The kept history as recentHistory returned it, rebuilt when it changed. */
   #kept: ChatMessage[] | undefined;
 
@@ -144,15 +160,35 @@ export class RunHistory {
     const all = previous.#all;
     history.#all = all.slice(0, kept);
     history.#costs = previous.#costs.slice(0, kept);
+    history.#bytePrefix = previous.#bytePrefix.slice(0, kept + 1);
+    if (previous.#counting) {
+      history.#counting = true;
+      if (previous.#countedFrom <= kept) {
+        history.#tokenPrefix = previous.#tokenPrefix.slice(0, kept + 1);
+        history.#countedFrom = previous.#countedFrom;
+      } else {
+        history.#tokenPrefix = new Array<number>(kept + 1).fill(0);
+        history.#countedFrom = kept;
+      }
+    }
     // The decisions of the last tool-call block before `kept` may change with the messages after it.
     let block = kept;
     while (block > 0 && toolResultIdOf(all[block - 1] as ChatMessage) !== undefined) block--;
     if (block > 0 && toolCallsOf(all[block - 1] as ChatMessage).length > 0) block--;
-    history.#sent = previous.#sent.slice(0, block);
+    history.#sent = previous.#sent.slice(0, kept);
+    history.#sent.fill(undefined, block);
     for (let i = kept - 1; i >= 0 && (history.#lastQuestion < 0 || history.#lastNotResult < 0); i--) {
       const message = all[i] as ChatMessage;
       if (history.#lastQuestion < 0 && isQuestion(message)) history.#lastQuestion = i;
       if (history.#lastNotResult < 0 && toolResultIdOf(message) === undefined) history.#lastNotResult = i;
+    }
+    // What the previous run last sent, up to that block, is what this run sends of them.
+    const sent = previous.#lastSent;
+    if (sent && sent.pinned === undefined) {
+      const stableUpTo = Math.min(sent.stableUpTo, block);
+      let stableCount = sent.stableCount;
+      while (stableCount > 0 && (sent.positions[stableCount - 1] as number) >= stableUpTo) stableCount--;
+      history.#lastSent = { ...sent, stableUpTo, stableCount };
     }
     for (const message of added) history.#append(message);
     return history;
@@ -169,8 +205,10 @@ export class RunHistory {
     this.#all.push(message);
     if (isQuestion(message)) this.#lastQuestion = at;
     if (toolResultIdOf(message) === undefined) this.#lastNotResult = at;
-    if (this.#fitBytes !== undefined) this.#fitBytes += this.#bytes(at);
-    if (this.#sum !== undefined) this.#sum += this.#cost(at);
+    this.#bytePrefix.push((this.#bytePrefix[at] as number) + Buffer.byteLength(messageText(message)) + 1);
+    this.#costs.push(0);
+    this.#sent.push(undefined);
+    if (this.#counting) this.#tokenPrefix.push((this.#tokenPrefix[at] as number) + this.#cost(at));
     this.#kept = undefined;
   }
 
@@ -201,94 +239,95 @@ export class RunHistory {
   /** Drops the oldest messages that no longer fit, as `recentHistory(this.messages(), tokenLimit)` does. */
   trim(): void {
     const n = this.#all.length;
-    if (this.#sum === undefined) {
+    if (!this.#counting) {
       // Fits by bytes (no token is shorter than a byte): nothing to drop, and nothing tokenized.
-      if (this.#fitBytes === undefined) {
-        let bytes = this.#pinned === undefined ? 0 : this.#bytes(this.#pinned);
-        for (let i = n - 1; i >= this.#start && bytes <= this.#limit; i--) bytes += this.#bytes(i);
-        if (bytes <= this.#limit) this.#fitBytes = bytes;
-      }
-      if (this.#fitBytes !== undefined && this.#fitBytes <= this.#limit) return;
-      this.#fitBytes = undefined;
-      this.#walk();
-      return;
+      const bytes = this.#bytesBetween(this.#start, n) + (this.#pinned === undefined ? 0 : this.#bytesBetween(this.#pinned, this.#pinned + 1));
+      if (bytes <= this.#limit) return;
+      this.#counting = true;
+      this.#tokenPrefix = new Array<number>(n + 1).fill(0);
+      this.#countedFrom = n;
     }
     const q = this.#lastQuestion >= this.#start ? this.#lastQuestion : this.#pinned;
     // The newest message that is not a tool result, with its results, is always kept; if the
     // whole range is results, everything kept is.
     const newest = this.#lastNotResult >= this.#start ? this.#lastNotResult : this.#start;
     const budget = this.#limit - (q === undefined ? 0 : this.#cost(q));
-    let s = this.#start;
-    let sum = this.#sum - (q !== undefined && q >= s ? this.#cost(q) : 0);
-    while (s < newest && sum > budget) {
-      if (s !== q) sum -= this.#cost(s);
-      s++;
+    // Counted from the newest back: the messages always kept, then older ones while they fit.
+    while (this.#countedFrom > newest) this.#countBack();
+    while (this.#countedFrom > this.#start && this.#tokensFrom(this.#countedFrom, q) <= budget) this.#countBack();
+    // The oldest message kept: the first from which the rest fits (the sums only shrink forward).
+    let s = Math.max(this.#start, this.#countedFrom);
+    let hi = Math.max(newest, s);
+    while (s < hi) {
+      const mid = (s + hi) >> 1;
+      if (this.#tokensFrom(mid, q) <= budget) hi = mid;
+      else s = mid + 1;
     }
     if (s === this.#start) {
       // Everything from #start fits; an older question kept before it stays if it fits too.
-      if (this.#pinned !== undefined && this.#pinned !== q && this.#lastNotResult >= this.#start && this.#cost(this.#pinned) > budget - sum) {
+      const pinned = this.#pinned;
+      if (pinned !== undefined && pinned !== q && this.#lastNotResult >= this.#start && this.#cost(pinned) > budget - this.#tokensFrom(s, q)) {
         this.#pinned = undefined;
         this.#kept = undefined;
       }
       return;
     }
-    this.#sum = this.#sum - this.#range(this.#start, s);
     this.#start = s;
     this.#pinned = q !== undefined && q < s ? q : undefined;
     this.#kept = undefined;
   }
 
-  /** `wellFormedHistory` of the kept history. */
+  /** Tokens (+ 1 each) of the messages from `from` on, the question `q` left out (recentHistory counts it first). */
+  #tokensFrom(from: number, q: number | undefined): number {
+    const prefix = this.#tokenPrefix;
+    return (prefix[this.#all.length] as number) - (prefix[from] as number) - (q !== undefined && q >= from ? this.#cost(q) : 0);
+  }
+
+  #countBack(): void {
+    const at = --this.#countedFrom;
+    this.#tokenPrefix[at] = (this.#tokenPrefix[at + 1] as number) - this.#cost(at);
+  }
+
+  /** `wellFormedHistory` of the kept history (a new array each call: the caller may keep it). */
   wellFormed(): ChatMessage[] {
-    const out: ChatMessage[] = [];
     if (this.#openBlock >= 0) this.#decide(this.#openBlock); // results may have arrived since
-    if (this.#pinned !== undefined) out.push(this.#all[this.#pinned] as ChatMessage); // a question: kept as it is
     let i = this.#start;
     // Results at the start lost their call (or follow the pinned question): dropped.
     while (i < this.#all.length && toolResultIdOf(this.#all[i] as ChatMessage) !== undefined) i++;
+    let out: ChatMessage[] = [];
+    let positions: number[] = [];
+    // What the last call sent for messages up to the last open block is final: only the window's
+    // start moved, and messages were added after.
+    const last = this.#lastSent;
+    if (last && last.pinned === this.#pinned && last.first <= i && i <= last.stableUpTo) {
+      const skip = this.#pinned === undefined ? 0 : 1;
+      let from = 0;
+      while (from < last.stableCount && (last.positions[from] as number) < i) from++;
+      out = last.out.slice(from + skip, last.stableCount + skip);
+      positions = last.positions.slice(from, last.stableCount);
+      i = last.stableUpTo;
+    }
+    if (this.#pinned !== undefined) out.unshift(this.#all[this.#pinned] as ChatMessage); // a question: kept as it is
     for (; i < this.#all.length; i++) {
       const sent = this.#sentAt(i);
-      if (sent) out.push(sent);
+      if (sent) {
+        out.push(sent);
+        positions.push(i);
+      }
     }
+    const stableUpTo = this.#openBlock >= 0 ? this.#openBlock : this.#all.length;
+    let stableCount = positions.length;
+    while (stableCount > 0 && (positions[stableCount - 1] as number) >= stableUpTo) stableCount--;
+    this.#lastSent = { out, positions, pinned: this.#pinned, first: positions[0] ?? i, stableUpTo, stableCount };
     return out;
   }
 
-  /** The first trim that counts tokens: recentHistory's walk from the newest message back. */
-  #walk(): void {
-    const n = this.#all.length;
-    const q = this.#lastQuestion >= this.#start ? this.#lastQuestion : this.#pinned;
-    const newest = this.#lastNotResult >= this.#start ? this.#lastNotResult : this.#start;
-    let budget = this.#limit - (q === undefined ? 0 : this.#cost(q));
-    let s = n;
-    while (s > this.#start) {
-      const index = s - 1;
-      if (index !== q) {
-        const cost = this.#cost(index);
-        if (cost > budget && index < newest) break;
-        budget -= cost;
-      }
-      s--;
-    }
-    if (s === this.#start && this.#pinned !== undefined && this.#pinned !== q && this.#lastNotResult >= this.#start && this.#cost(this.#pinned) > budget)
-      this.#pinned = undefined;
-    else if (s > this.#start) this.#pinned = q !== undefined && q < s ? q : undefined;
-    this.#start = s;
-    this.#sum = this.#range(s, n);
-    this.#kept = undefined;
-  }
-
-  #range(from: number, to: number): number {
-    let sum = 0;
-    for (let i = from; i < to; i++) sum += this.#cost(i);
-    return sum;
-  }
-
-  #bytes(i: number): number {
-    return Buffer.byteLength(messageText(this.#all[i] as ChatMessage)) + 1;
+  #bytesBetween(from: number, to: number): number {
+    return (this.#bytePrefix[to] as number) - (this.#bytePrefix[from] as number);
   }
 
   #cost(i: number): number {
-    return (this.#costs[i] ??= countedTokens(this.#all[i] as ChatMessage, this.#limit) + 1);
+    return (this.#costs[i] ||= countedTokens(this.#all[i] as ChatMessage, this.#limit) + 1);
   }
 
   /** What message `i` (not a leading result) contributes: wellFormedHistory's decision for its tool-call block. */
