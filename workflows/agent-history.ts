@@ -2,16 +2,11 @@
  * The agent's history as a run reads it from memory, counted once per message: a session
  * continued turn after turn in one process hands the agent the same message objects (its
  * window cache keeps them), so neither converting a message for the model nor counting its
- * tokens is done again on the next LLM call or the next turn.
+ * tokens nor deciding its tool-call block is done again on the next LLM call or the next turn.
  */
 import type { ChatMessage } from "@llamaindex/core/llms";
 import type { Memory, MemoryMessage } from "@llamaindex/core/memory";
 import { isQuestion, messageText, messageTokens, toolCallsOf, toolResultIdOf } from "../src/llm/chat-history.ts";
-
-// Keyed by the message objects themselves: gone with them.
-const chatMessages = new WeakMap<object, ChatMessage>();
-// Exact counts; a negative one is a lower bound, counted only until the message could not fit.
-const tokenCounts = new WeakMap<ChatMessage, number>();
 
 /**
  * The messages of a LlamaIndex `Memory` (its private `messages` field, which it only appends
@@ -23,31 +18,6 @@ export function memoryMessages(memory: Memory): MemoryMessage[] | undefined {
   return Array.isArray(messages) ? (messages as MemoryMessage[]) : undefined;
 }
 
-/**
- * What `memory.get()` returns (the chat messages, oldest first), without a new object per
- * message on each call: one made per memory message is reused.
- * @example const history = await chatHistory(memory);
- */
-export async function chatHistory(memory: Memory): Promise<ChatMessage[]> {
-  const messages = memoryMessages(memory);
-  if (!messages) return memory.get();
-  return messages.map(chatMessage);
-}
-
-/**
- * `messageTokens`, remembered per message object: pass it to `recentHistory` so that each LLM
- * call of a long conversation does not look every message up again by its text.
- * @example recentHistory(history, tokenLimit, countedTokens);
- */
-export function countedTokens(message: ChatMessage, atMost: number): number {
-  const known = tokenCounts.get(message);
-  if (known !== undefined && (known >= 0 || -known > atMost)) return Math.abs(known);
-  const count = messageTokens(message, atMost);
-  // messageTokens counts past atMost only as far as it must: then the count is a lower bound.
-  tokenCounts.set(message, count > atMost ? -count : count);
-  return count;
-}
-
 // The history each memory's last run started from, by the memory's first message: the next
 // run on the same messages (the same Memory, or the window Sessions keeps between turns) starts
 // from what was counted and decided then.
@@ -56,7 +26,7 @@ const lastRuns = new WeakMap<object, { readonly source: readonly object[]; reado
 
 /**
  * The history a new run on `memory` sends the model, trimmed to `tokenLimit` tokens: what
- * `new RunHistory(await chatHistory(memory), tokenLimit)` gives, reusing what the previous run
+ * `new RunHistory(await memory.get(), tokenLimit)` gives, reusing what the previous run
  * on the same messages counted, so that a run costs the messages added since, not the history.
  * @example
  * const history = await runHistory(memory, tokenLimit);
@@ -88,9 +58,8 @@ function toChat(source: readonly MemoryMessage[], from: number): ChatMessage[] {
 }
 
 function chatMessage(message: MemoryMessage): ChatMessage {
-  let chat = chatMessages.get(message);
-  if (!chat) chatMessages.set(message, (chat = { content: message.content, role: message.role, options: message.options } as ChatMessage));
-  return chat;
+  // What memory.get() makes of it (LlamaIndex's ChatMessageAdapter.fromMemory).
+  return { content: message.content, role: message.role, options: message.options } as ChatMessage;
 }
 
 /** How a message enters what is sent: itself, nothing, or (a tool call whose results are missing) its text alone. */
@@ -103,7 +72,7 @@ type Sent = ChatMessage | null;
  * added rather than to the history. Each message's bytes and tokens are counted once; the
  * newest messages that fit move forward as a window (its start only ever moves forward).
  * @example
- * const history = new RunHistory(await chatHistory(memory), tokenLimit);
+ * const history = new RunHistory(await memory.get(), tokenLimit);
  * history.push({ role: "user", content: "Hi" });
  * history.trim();
  * const input = history.wellFormed();
@@ -327,7 +296,8 @@ export class RunHistory {
   }
 
   #cost(i: number): number {
-    return (this.#costs[i] ||= countedTokens(this.#all[i] as ChatMessage, this.#limit) + 1);
+    // Counted up to the limit: past it, any count over it decides as the exact one would.
+    return (this.#costs[i] ||= messageTokens(this.#all[i] as ChatMessage, this.#limit) + 1);
   }
 
   /** What message `i` (not a leading result) contributes: wellFormedHistory's decision for its tool-call block. */
