@@ -100,11 +100,10 @@ export class RunHistory {
   #sent: (Sent | undefined)[] = [];
   /** Start of the last tool-call block: its decision may change as results arrive. */
   #openBlock = -1;
-  /** What `wellFormed()` returned last, with the position of each message sent, to start the next call from. */
+  /** What `wellFormed()` returned last (from message `first`; those before `stableUpTo` are final, `stableCount` of them sent), to start the next call from. */
   #lastSent:
     | {
         readonly out: ChatMessage[];
-        readonly positions: number[];
         readonly pinned: number | undefined;
         readonly first: number;
         readonly stableUpTo: number;
@@ -153,10 +152,10 @@ export class RunHistory {
     }
     // What the previous run last sent, up to that block, is what this run sends of them.
     const sent = previous.#lastSent;
-    if (sent && sent.pinned === undefined) {
+    if (sent && sent.pinned === undefined && block > sent.first) {
       const stableUpTo = Math.min(sent.stableUpTo, block);
       let stableCount = sent.stableCount;
-      while (stableCount > 0 && (sent.positions[stableCount - 1] as number) >= stableUpTo) stableCount--;
+      for (let p = stableUpTo; p < sent.stableUpTo; p++) if (previous.#sent[p]) stableCount--;
       history.#lastSent = { ...sent, stableUpTo, stableCount };
     }
     for (const message of added) history.#append(message);
@@ -263,31 +262,33 @@ export class RunHistory {
     let i = this.#start;
     // Results at the start lost their call (or follow the pinned question): dropped.
     while (i < this.#all.length && toolResultIdOf(this.#all[i] as ChatMessage) !== undefined) i++;
+    const first = i;
     let out: ChatMessage[] = [];
-    let positions: number[] = [];
+    let stableCount = 0;
     // What the last call sent for messages up to the last open block is final: only the window's
     // start moved, and messages were added after.
     const last = this.#lastSent;
     if (last && last.pinned === this.#pinned && last.first <= i && i <= last.stableUpTo) {
       const skip = this.#pinned === undefined ? 0 : 1;
       let from = 0;
-      while (from < last.stableCount && (last.positions[from] as number) < i) from++;
+      for (let p = last.first; p < i; p++) if (this.#sent[p]) from++;
       out = last.out.slice(from + skip, last.stableCount + skip);
-      positions = last.positions.slice(from, last.stableCount);
+      stableCount = last.stableCount - from;
       i = last.stableUpTo;
     }
     if (this.#pinned !== undefined) out.unshift(this.#all[this.#pinned] as ChatMessage); // a question: kept as it is
+    const tail = i;
     for (; i < this.#all.length; i++) {
       const sent = this.#sentAt(i);
       if (sent) {
         out.push(sent);
-        positions.push(i);
+        stableCount++;
       }
     }
+    // Deciding may have opened a block at the end: what it sent is not final.
     const stableUpTo = this.#openBlock >= 0 ? this.#openBlock : this.#all.length;
-    let stableCount = positions.length;
-    while (stableCount > 0 && (positions[stableCount - 1] as number) >= stableUpTo) stableCount--;
-    this.#lastSent = { out, positions, pinned: this.#pinned, first: positions[0] ?? i, stableUpTo, stableCount };
+    for (let p = Math.max(stableUpTo, tail); p < this.#all.length; p++) if (this.#sent[p]) stableCount--;
+    this.#lastSent = { out, pinned: this.#pinned, first, stableUpTo, stableCount };
     return out;
   }
 

@@ -84,7 +84,7 @@ export function memorySessions(options: MemorySessionsOptions): SessionMemory {
           );
         return snapshot;
       }
-      memory.messages = [...window.messages];
+      memory.messages = window.messages.slice(); // the memory appends to it: not the caller's array
       memory.memoryCursor = Math.max(0, (memory.memoryCursor ?? 0) - (window.firstSeq - 1));
       return snapshot;
     },

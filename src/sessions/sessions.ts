@@ -286,7 +286,7 @@ export class Sessions<TInput extends object, TResult> {
       if (since.length !== record.messageCount - from + 1) throw new SessionConflictError(id, record.version, undefined);
       if (cached.total > 0 && since.shift()?.json !== cached.last) return undefined;
       const added = since.map((stored) => deepFreeze(parseMessage(id, stored.seq, stored.json)));
-      grown = { messages: [...cached.messages, ...added], firstSeq: cached.firstSeq, total: record.messageCount };
+      grown = { messages: cached.messages.concat(added), firstSeq: cached.firstSeq, total: record.messageCount };
       kept = { ...kept, bytes: cached.bytes + since.reduce((sum, m) => sum + m.json.length, 0), last: since.at(-1)?.json };
     }
     // Turns only add to a window: once it has doubled, it is cut back to what a turn needs (a load's window).
@@ -302,7 +302,7 @@ export class Sessions<TInput extends object, TResult> {
       ...kept,
       version,
       total: window.total + append.length,
-      messages: added.length === 0 ? window.messages : [...window.messages, ...added],
+      messages: added.length === 0 ? window.messages : window.messages.concat(added),
       firstSeq: window.firstSeq,
       last: append.at(-1) ?? kept.last,
       bytes: kept.bytes + append.reduce((sum, json) => sum + json.length, 0),
