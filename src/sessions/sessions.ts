@@ -239,12 +239,16 @@ export class Sessions<TInput extends object, TResult> {
         if (!record) return this.#load(id); // deleted meanwhile: a new session
       }
       const window = await this.#window(id, record.version, record.messages, record.messageCount);
+      const keep = this.#cache.enabled;
       continued = {
         window,
-        kept: { createdAt: record.createdAt.getTime(), bytes: jsonBytes(window.messages), cutAt: window.messages.length, last: record.messages.at(-1)?.json },
+        kept: keep
+          ? { createdAt: record.createdAt.getTime(), bytes: jsonBytes(window.messages), cutAt: window.messages.length, last: record.messages.at(-1)?.json }
+          : undefined,
       };
     }
     const { window, kept } = continued;
+
     let snapshot: unknown;
     try {
       snapshot = JSON.parse(record.snapshot);
@@ -273,7 +277,7 @@ export class Sessions<TInput extends object, TResult> {
    * the store no longer holds the cached window (the session was deleted and started again):
    * the turn then loads as if nothing were cached.
    */
-  async #continue(id: string, record: SessionRecord, cached: CachedWindow): Promise<{ window: MessageWindow; kept: Kept } | undefined> {
+  async #continue(id: string, record: SessionRecord, cached: CachedWindow): Promise<{ window: MessageWindow; kept: Kept | undefined } | undefined> {
     if (record.createdAt.getTime() !== cached.createdAt || record.version < cached.version || record.messageCount < cached.total) return undefined;
     let grown: MessageWindow = cached;
     let kept: Kept = cached;
@@ -320,7 +324,7 @@ export class Sessions<TInput extends object, TResult> {
    * asks for more, taken from `held` (messages already parsed) while it has them, else read.
    */
   async #window(id: string, version: number, newest: readonly StoredMessage[] | readonly Json[], total: number, held?: MessageWindow): Promise<MessageWindow> {
-    let messages: Json[] = held ? [...(newest as Json[])] : (newest as StoredMessage[]).map((stored) => deepFreeze(parseMessage(id, stored.seq, stored.json)));
+    let messages: Json[] = held ? [...(newest as Json[])] : (newest as StoredMessage[]).map((stored) => this.#parse(id, stored));
     let firstSeq = total - messages.length + 1;
     for (;;) {
       const window = { messages, firstSeq, total };
@@ -339,9 +343,15 @@ export class Sessions<TInput extends object, TResult> {
       const older = await this.store.readMessages(id, { from, to: firstSeq - 1 });
       // Fewer only if the session was deleted (and maybe started again) since it was loaded.
       if (older.length !== firstSeq - from) throw new SessionConflictError(id, version, undefined);
-      messages = [...older.map((stored) => deepFreeze(parseMessage(id, stored.seq, stored.json))), ...messages];
+      messages = [...older.map((stored) => this.#parse(id, stored)), ...messages];
       firstSeq = from;
     }
+  }
+
+  /** A stored message, parsed (and frozen when windows are kept: a kept message must not change in place). */
+  #parse(id: string, stored: StoredMessage): Json {
+    const message = parseMessage(id, stored.seq, stored.json);
+    return this.#cache.enabled ? deepFreeze(message) : message;
   }
 }
 

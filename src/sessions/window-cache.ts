@@ -73,6 +73,11 @@ export class WindowCache {
     this.#bytes -= entry.bytes;
   }
 
+  /** Whether any window is kept (`sessions` ≥ 1). */
+  get enabled(): boolean {
+    return this.#maxSessions > 0;
+  }
+
   /** How many sessions and bytes are kept now. */
   get size(): { readonly sessions: number; readonly bytes: number } {
     return { sessions: this.#entries.size, bytes: this.#bytes };
