@@ -2,8 +2,9 @@
  * CPU per `Sessions` turn of this checkout against another, in one process:
  * `node --import tsx --expose-gc bench/sessions-ab.ts OTHER_CHECKOUT [ROUNDS]`. Each round runs,
  * for each side in turn (rotating which goes first), a batch of 100 new sessions at once (one
- * agent turn each: 3 LLM calls answering at once, 2 tool calls), on the in-memory store and on
- * SQLite, then 20 turns on a session of 1,000 stored turns (in-memory store). Prints the median
+ * agent turn each: 3 LLM calls answering at once, 2 tool calls), on the in-memory store, on
+ * SQLite, and on SQLite without the store's journal (what its claims cost), then 20 turns on a
+ * session of 1,000 stored turns (in-memory store). Prints the median
  * CPU milliseconds per turn (every thread of the process) of each side, and their ratio.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -47,9 +48,21 @@ async function sideOf(root: string, side: string): Promise<Turns[]> {
   const { add, multiply } = await load("workflows/tools/calculator.ts");
   const agent = () => new FunctionCallingAgent({ llm: new ScriptedLLM(agentTurn, { record: false }), tools: [add, multiply], timeout: null });
   const question = { input: "What is (2123 + 2321) * 312?" };
-  const newSessions = async (name: string, url: string): Promise<Turns> => {
+  const newSessions = async (name: string, url: string, withJournal = true): Promise<Turns> => {
     const store = await openSessionStore(url);
-    const sessions = new Sessions(agent(), store);
+    // Without the store's journal: what the journal's claims of each ctx.once cost.
+    const target = withJournal
+      ? store
+      : {
+          description: store.description,
+          load: store.load.bind(store),
+          readMessages: store.readMessages.bind(store),
+          save: store.save.bind(store),
+          list: store.list.bind(store),
+          delete: store.delete.bind(store),
+          close: store.close.bind(store),
+        };
+    const sessions = new Sessions(agent(), target);
     return {
       name,
       run: async (tag) => {
@@ -68,6 +81,7 @@ async function sideOf(root: string, side: string): Promise<Turns[]> {
   return [
     await newSessions("100 new sessions at once, in-memory store", "memory:"),
     await newSessions("100 new sessions at once, SQLite", `sqlite:${join(dir, `${side}.db`)}`),
+    await newSessions("100 new sessions at once, SQLite, the store's journal left off", `sqlite:${join(dir, `${side}-no-journal.db`)}`, false),
     {
       name: "a turn on a 1,000-turn session, in-memory store",
       run: async (tag) => {
