@@ -6,7 +6,10 @@
 import type { Json } from "../core/serialize.ts";
 import { SessionStoreError } from "./types.ts";
 
-/** Bounds of the window cache of {@link Sessions}: `SessionsOptions.windowCache`. */
+/**
+ * Bounds of the windows a `Sessions` keeps between turns: `SessionsOptions.windowCache`.
+ * @example new Sessions(agent, store, { windowCache: { sessions: 10_000, bytes: 256 * 2 ** 20 } });
+ */
 export interface WindowCacheOptions {
   /** Sessions kept at most (a whole number ≥ 0; 0 turns the cache off). Default 1,000. */
   readonly sessions?: number;

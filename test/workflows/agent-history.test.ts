@@ -68,7 +68,6 @@ describe("RunHistory", () => {
       }
     }
   });
-
 });
 
 describe("runHistory", () => {
