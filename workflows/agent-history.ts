@@ -22,6 +22,7 @@ export function memoryMessages(memory: Memory): MemoryMessage[] | undefined {
 // run on the same messages (the same Memory, or the window Sessions keeps between turns) starts
 // from what was counted and decided then.
 // `source` is the memory's own array, which only grows: its first `length` messages stay as they were.
+const REMEMBER_FROM = 64; // messages
 const lastRuns = new WeakMap<object, { readonly source: readonly object[]; readonly length: number; readonly history: RunHistory }>();
 
 /**
@@ -46,7 +47,8 @@ export async function runHistory(memory: Memory, tokenLimit: number): Promise<Ru
     if (source[i] !== last?.source[i]) same = 0; // another history with the same first message: start afresh
   }
   const history = last && same > 0 ? RunHistory.after(last.history, same, toChat(source, same)) : new RunHistory(toChat(source, 0), tokenLimit);
-  if (first !== undefined) lastRuns.set(first, { source, length: source.length, history });
+  // A short history is counted again faster than it is looked up (and a WeakMap entry per run costs the GC).
+  if (first !== undefined && source.length >= REMEMBER_FROM) lastRuns.set(first, { source, length: source.length, history });
   history.trim();
   return history;
 }
