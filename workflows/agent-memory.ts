@@ -54,7 +54,7 @@ export interface Conversation<H extends HistoryLike = ChatMessage[]> {
   readonly memory: Memory;
   size: number;
   /** The history the run sends the model (the agent's `RunHistory`, or an array). */
-  readonly history: H;
+  history: H;
 }
 
 /** What `appendAt` needs of a history: messages pushed at its end. @example `const h: HistoryLike = [];` */
