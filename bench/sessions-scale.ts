@@ -33,6 +33,7 @@ const LLM_MS = 50;
 const CALLS_PER_TURN = 3;
 const IDEAL_MS = LLM_MS * CALLS_PER_TURN;
 const only = process.env.BENCH_SCALE_ONLY;
+const TURNS_PER_LENGTH = Number(process.env.BENCH_SCALE_TURNS ?? 40);
 
 /** add, then multiply, then the answer: 3 LLM calls and 2 tool calls a turn, whatever the history. */
 function agentTurn(request: ScriptedRequest): ScriptedReply {
@@ -133,39 +134,60 @@ export function stallMonitor(): { stop(): number } {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 
-/** Per length: median ms of one store save (a turn's messages), and of one whole turn. */
-async function lengths(name: string, url: string): Promise<Map<number, { save: number; turn: number }>> {
-  const results = new Map<number, { save: number; turn: number }>();
+/** What a turn on a long session costs: the store's save alone, and the whole turn (wall and CPU). */
+interface LengthResult {
+  readonly save: number;
+  readonly turn: number;
+  readonly cpu: number;
+}
+
+/**
+ * Per length: median ms of one store save (a turn's messages), and of one whole turn, wall and
+ * CPU (every thread of the process). The turns of the three lengths take turns, so that the
+ * drift of a shared machine falls on each alike: the ratios are measured in one run.
+ */
+async function lengths(name: string, url: string): Promise<Map<number, LengthResult>> {
+  const results = new Map<number, LengthResult>();
   const store = await openSessionStore(url);
   const sessions = new Sessions(newAgent(0), store);
+  const ids = LENGTHS.map((turns) => `scale-${turns}-${process.pid}-${name}`);
   try {
-    for (const turns of LENGTHS) {
-      const id = `scale-${turns}-${process.pid}-${name}`;
+    for (const [i, turns] of LENGTHS.entries()) {
+      const id = ids[i] as string;
       await sessions.run(id, { input: "What is (2123 + 2321) * 312?" });
       await grow(url, store, id, turns);
-      for (let i = 0; i < 3; i++) await sessions.run(id, { input: "warm up" });
-      const times: number[] = [];
-      for (let i = 0; i < 15; i++) {
+      // The first turn loads the window (and tokenizes it); the steady state of a server is what follows.
+      for (let k = 0; k < 3; k++) await sessions.run(id, { input: "warm up" });
+    }
+    const times: number[][] = LENGTHS.map(() => []);
+    const cpus: number[][] = LENGTHS.map(() => []);
+    for (let round = 0; round < TURNS_PER_LENGTH; round++) {
+      for (const [i] of LENGTHS.entries()) {
+        const cpu = process.cpuUsage();
         const started = performance.now();
-        await sessions.run(id, { input: `Turn ${i}` });
-        times.push(performance.now() - started);
+        await sessions.run(ids[i] as string, { input: `Turn ${round}` });
+        times[i]?.push(performance.now() - started);
+        const used = process.cpuUsage(cpu);
+        cpus[i]?.push((used.user + used.system) / 1000);
       }
+    }
+    for (const [i, turns] of LENGTHS.entries()) {
       // The save alone: a turn's six messages and a snapshot, onto the session as it is.
-      const saveId = `${id}-save`;
+      const saveId = `${ids[i]}-save`;
       await sessions.run(saveId, { input: "What is (2123 + 2321) * 312?" });
       await grow(url, store, saveId, turns);
-      const record = await store.load(saveId);
+      const record = await store.load(saveId, { newest: 0 });
       if (!record) throw new Error("session vanished");
       let version = record.version;
       const saves: number[] = [];
-      for (let i = 0; i < 20; i++) {
+      for (let k = 0; k < 20; k++) {
         const append = Array.from({ length: 6 }, (_, j) => storedMessage(j));
         const started = performance.now();
         version = await store.save(saveId, { expectedVersion: version, snapshot: record.snapshot, append });
         saves.push(performance.now() - started);
       }
-      results.set(turns, { save: median(saves.slice(3)), turn: median(times) });
-      await store.delete(id);
+      results.set(turns, { save: median(saves.slice(3)), turn: median(times[i] ?? []), cpu: median(cpus[i] ?? []) });
+      await store.delete(ids[i] as string);
       await store.delete(saveId);
     }
   } finally {
@@ -319,14 +341,37 @@ export async function benchSessionsScale(): Promise<void> {
   else console.log("(PostgreSQL skipped: DATABASE_URL is not set; bash .ci/postgres.sh starts one)\n");
   try {
     if (only === undefined || only === "length") {
-      const byStore = new Map<string, Map<number, { save: number; turn: number }>>();
+      const byStore = new Map<string, Map<number, LengthResult>>();
       for (const [name, url] of targets) byStore.set(name, await lengths(name, url));
-      const cell = (turns: number, field: "save" | "turn") => targets.map(([name]) => byStore.get(name)?.get(turns)?.[field].toFixed(2) ?? "-").join(" / ");
+      const cell = (turns: number, field: keyof LengthResult) => targets.map(([name]) => byStore.get(name)?.get(turns)?.[field].toFixed(2) ?? "-").join(" / ");
+      const ratio = (turns: number, field: keyof LengthResult) =>
+        targets
+          .map(([name]) => {
+            const of = byStore.get(name);
+            return ((of?.get(turns)?.[field] ?? NaN) / (of?.get(LENGTHS[0] as number)?.[field] ?? NaN)).toFixed(2);
+          })
+          .join(" / ");
       const names = targets.map(([name]) => name).join(" / ");
-      console.log(`A turn on a long session (medians; the agent's turn: 3 LLM calls answering at once, 2 tool calls, 6 messages stored):\n`);
+      console.log(
+        `A turn on a long session (medians of ${TURNS_PER_LENGTH} turns per length, the lengths taking turns; the agent's turn: 3 LLM calls answering at once, 2 tool calls, 6 messages stored):\n`,
+      );
       printTable(
-        ["session length", `store save of one turn, ms (${names})`, `whole turn, ms (${names})`],
-        LENGTHS.map((turns) => [`${turns.toLocaleString("en")} turns`, cell(turns, "save"), cell(turns, "turn")]),
+        [
+          "session length",
+          `store save of one turn, ms (${names})`,
+          `whole turn, ms (${names})`,
+          `× the 10-turn turn (${names})`,
+          `CPU ms per turn (${names})`,
+          `CPU × the 10-turn turn (${names})`,
+        ],
+        LENGTHS.map((turns) => [
+          `${turns.toLocaleString("en")} turns`,
+          cell(turns, "save"),
+          cell(turns, "turn"),
+          ratio(turns, "turn"),
+          cell(turns, "cpu"),
+          ratio(turns, "cpu"),
+        ]),
       );
       console.log();
     }

@@ -50,10 +50,16 @@ export async function agentMemory(ctx: Context, llm: ToolCallLLM): Promise<Memor
  * history's token limit (kept up to date, so each LLM call does not read all of memory).
  * @example const conversation: Conversation = { memory, size: 0, history: [] };
  */
-export interface Conversation {
+export interface Conversation<H extends HistoryLike = ChatMessage[]> {
   readonly memory: Memory;
   size: number;
-  history: ChatMessage[];
+  /** The history the run sends the model (the agent's `RunHistory`, or an array). */
+  history: H;
+}
+
+/** What `appendAt` needs of a history: messages pushed at its end. @example `const h: HistoryLike = [];` */
+export interface HistoryLike {
+  push(...messages: ChatMessage[]): unknown;
 }
 
 /**
@@ -65,7 +71,7 @@ export interface Conversation {
  * const at = (await ctx.once("memory size", () => conversation.size, { rerunUnfinished: true })).value;
  * await appendAt(conversation, at, [message]);
  */
-export function appendAt(conversation: Conversation, at: number, messages: readonly ChatMessage[]): Promise<unknown> | undefined {
+export function appendAt(conversation: Conversation<HistoryLike>, at: number, messages: readonly ChatMessage[]): Promise<unknown> | undefined {
   if (conversation.size !== at) return undefined;
   conversation.size += messages.length;
   conversation.history.push(...messages);

@@ -7,7 +7,9 @@
 import type { ChatMessage } from "@llamaindex/core/llms";
 import { recentHistory, toolResultIdOf } from "../src/llm/chat-history.ts";
 import { ContextSerdeError } from "../src/index.ts";
-import type { ContextJSON, Json } from "../src/index.ts";
+import type { Context, ContextJSON, Json } from "../src/index.ts";
+import { Memory } from "@llamaindex/core/memory";
+import { memoryMessages } from "./agent-history.ts";
 import type { MessageWindow, SessionMemory } from "../src/sessions/session-memory.ts";
 
 /** Options of {@link memorySessions}. */
@@ -58,7 +60,7 @@ export function memorySessions(options: MemorySessionsOptions): SessionMemory {
     return value as SavedMemory;
   };
 
-  return {
+  const sessionMemory: SessionMemory = {
     initialWindow,
     more(window: MessageWindow): number {
       const messages = window.messages as unknown as ChatMessage[];
@@ -82,7 +84,7 @@ export function memorySessions(options: MemorySessionsOptions): SessionMemory {
           );
         return snapshot;
       }
-      memory.messages = [...window.messages];
+      memory.messages = window.messages.slice(); // the memory appends to it: not the caller's array
       memory.memoryCursor = Math.max(0, (memory.memoryCursor ?? 0) - (window.firstSeq - 1));
       return snapshot;
     },
@@ -105,7 +107,28 @@ export function memorySessions(options: MemorySessionsOptions): SessionMemory {
       memory.memoryCursor = (memory.memoryCursor ?? 0) + (window.firstSeq - 1);
       return { snapshot: saved, append: messages.slice(window.messages.length) };
     },
+    saveContext(ctx: Context, window: MessageWindow) {
+      const memory = ctx.store.entries()[storeKey];
+      const messages = memory instanceof Memory ? memoryMessages(memory) : undefined;
+      const loaded = window.messages.length;
+      // The memory restore made holds the window's messages first (the same objects), unless the turn replaced them.
+      if (!memory || !messages || messages.length < loaded || (loaded > 0 && messages[loaded - 1] !== window.messages[loaded - 1])) {
+        return sessionMemory.save(ctx.toJSON(), window);
+      }
+      // Encoded without the messages put back from the window: they are stored already. The
+      // swap is undone before anything else runs (toJSON does not await).
+      const field = memory as unknown as { messages: unknown[] };
+      field.messages = messages.slice(loaded);
+      let saved: ContextJSON;
+      try {
+        saved = ctx.toJSON();
+      } finally {
+        field.messages = messages;
+      }
+      return sessionMemory.save(saved, { messages: [], firstSeq: window.firstSeq, total: window.total });
+    },
   };
+  return sessionMemory;
 }
 
 /** A message from the user, not a tool result (as recentHistory counts the question). */

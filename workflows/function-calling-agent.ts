@@ -15,7 +15,7 @@ import { ConfigurationError, RunLocal, StartEvent, StepflowError, StopEvent, Wor
 import type { Codec, Context, WorkflowOptions } from "../src/index.ts";
 import { useJournal } from "../src/journal/index.ts";
 import type { Journal } from "../src/journal/index.ts";
-import { recentHistory, toolCallsOf, wellFormedHistory } from "../src/llm/chat-history.ts";
+import { toolCallsOf } from "../src/llm/chat-history.ts";
 import { streamReply } from "../src/llm/stream-reply.ts";
 import { describeCallUsage, runUsage, toolSpecTokens } from "../src/llm/token-usage.ts";
 import type { LLMCallUsage, RunUsage, TokenUsage } from "../src/llm/token-usage.ts";
@@ -25,6 +25,8 @@ import { checkToolTimeout, runToolCall } from "../src/tools/tool-calls.ts";
 import type { ToolSource } from "../src/tools/tool-calls.ts";
 import { describeValue } from "../src/core/user-text.ts";
 import { MEMORY_KEY, agentMemory, appendAt, memoryCodec } from "./agent-memory.ts";
+import { runHistory } from "./agent-history.ts";
+import type { RunHistory } from "./agent-history.ts";
 import type { Conversation } from "./agent-memory.ts";
 import { legacyTurn } from "./agent-saved-by-0.1.ts";
 import { ToolApprovalPolicy, approvalOnce, describeArguments, notApproved } from "./tool-approval.ts";
@@ -110,7 +112,7 @@ interface UsageRecord {
 }
 
 /** What the steps of one run share; not saved: a run restored mid-way makes it again from ctx.store. */
-interface AgentRun extends Conversation {
+interface AgentRun extends Conversation<RunHistory> {
   llmCalls: number;
   /** The tool outputs of this run: the array at ctx.store "sources". */
   readonly sources: ToolSource[];
@@ -190,9 +192,9 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const message: ChatMessage = typeof ev.input === "string" ? { role: "user", content: ev.input } : ev.input;
     const at = await ctx.once("memory size", () => run.size, { rerunUnfinished: true });
     // A question asked again after a run that failed before the model answered is kept once.
-    if (!isNewest(message, run.history)) await appendAt(run, at.value, [message]);
-    run.history = recentHistory(run.history, this.tokenLimit);
-    return new InputEvent({ input: wellFormedHistory(run.history) });
+    if (!isNewest(message, run.history.last)) await appendAt(run, at.value, [message]);
+    run.history.trim();
+    return new InputEvent({ input: run.history.wellFormed() });
   }
 
   @step({ accepts: [InputEvent], emits: [ToolCallEvent, StopEvent] })
@@ -270,8 +272,8 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     if (written) run.sources.push(...results); // in the tick memory gets them: a save has both or neither
     await written;
     if (legacy) await legacy.done();
-    run.history = recentHistory(run.history, this.tokenLimit);
-    return new InputEvent({ input: wellFormedHistory(run.history) });
+    run.history.trim();
+    return new InputEvent({ input: run.history.wellFormed() });
   }
 
   /** Runs `call` once in all (after a human approved it, if one must): its result, or what the model reads instead. */
@@ -307,8 +309,8 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     if (!Array.isArray(sources)) await ctx.store.set("sources", (sources = []));
     let usage = starting ? undefined : await ctx.store.get<UsageRecord | undefined>("usage", undefined);
     if (!Array.isArray(usage?.calls)) await ctx.store.set("usage", (usage = { calls: [], lastAt: -1 }));
-    const messages = await memory.get();
-    return runs.set(ctx, { llmCalls: 0, memory, size: messages.length, sources, usage, history: recentHistory(messages, this.tokenLimit) });
+    const history = await runHistory(memory, this.tokenLimit);
+    return runs.set(ctx, { llmCalls: 0, memory, size: history.size, sources, usage, history });
   }
 }
 
@@ -329,9 +331,8 @@ function unknownOutcome(call: ToolCall): ToolSource {
   return { toolCallId: call.id, toolName: call.name, input: call.input, output: message, content: message, isError: true };
 }
 
-/** Whether `message` is already the newest of `history`, as a question without options. */
-function isNewest(message: ChatMessage, history: readonly ChatMessage[]): boolean {
-  const last = history.at(-1);
+/** Whether `message` is already `last`, the newest of the history, as a question without options. */
+function isNewest(message: ChatMessage, last: ChatMessage | undefined): boolean {
   return (
     last !== undefined &&
     last.role === message.role &&

@@ -74,8 +74,11 @@ const DIGEST_ABOVE = 256; // characters
 // thrashes on text that never repeats).
 const PIECE = 2_000;
 
-/** What the model reads of a message: its text, and for an assistant's tool calls their names and arguments. */
-function messageText(message: ChatMessage): string {
+/**
+ * What the model reads of a message: its text, and for an assistant's tool calls their names and arguments.
+ * @example Buffer.byteLength(messageText(message)); // what recentHistory counts before it tokenizes
+ */
+export function messageText(message: ChatMessage): string {
   const text = extractText(message.content);
   const calls = toolCallsOf(message);
   return calls.length === 0 ? text : `${text}${JSON.stringify(calls.map((call) => [call.name, call.input]))}`;
@@ -96,8 +99,11 @@ function countTokens(text: string, atMost: number): number {
   return count;
 }
 
-/** Tokens of a message as {@link recentHistory} counts them (exactly up to `atMost`). */
-const messageTokens = (message: ChatMessage, atMost: number): number => countTokens(messageText(message), atMost);
+/**
+ * Tokens of a message as {@link recentHistory} counts them (exactly up to `atMost`; past it, any count over it).
+ * @example messageTokens({ role: "user", content: "Hello!" }, 100); // 2
+ */
+export const messageTokens = (message: ChatMessage, atMost: number): number => countTokens(messageText(message), atMost);
 
 /**
  * The newest messages whose text (tool calls' arguments included) fits in `tokenLimit` tokens,
@@ -142,7 +148,10 @@ export function recentHistory(
   return question >= 0 && question < start ? [messages[question] as ChatMessage, ...kept] : kept;
 }
 
-/** A message from the user, not a tool result. */
-function isQuestion(message: ChatMessage): boolean {
+/**
+ * A message from the user, not a tool result: the question `recentHistory` always keeps.
+ * @example isQuestion({ role: "user", content: "Hi" }); // true
+ */
+export function isQuestion(message: ChatMessage): boolean {
   return message.role === "user" && toolResultIdOf(message) === undefined;
 }

@@ -1,6 +1,7 @@
 /** Persisted sessions: `Sessions` runs turns on stored conversations; the stores keep them. */
 export { Sessions, SessionTurn } from "./sessions.ts";
 export type { SessionMessage, SessionMessagePage, SessionsOptions } from "./sessions.ts";
+export type { WindowCacheOptions } from "./window-cache.ts";
 export { checkSessionMemory, sessionMemoryOf, wholeContextMemory } from "./session-memory.ts";
 export type { MessageWindow, SessionAware, SessionMemory } from "./session-memory.ts";
 export { DEFAULT_SESSION_STORE, openSessionStore, sessionStoreKind } from "./open-store.ts";

@@ -69,17 +69,32 @@ export class PostgresSessionStore implements SessionStore {
     checkSessionId(id);
     loadedRange(0, options); // a bad `newest` fails before any query
     try {
-      const session = await this.#pool.query("SELECT version, snapshot, message_count, created_at, updated_at FROM stepflow_sessions WHERE id = $1", [id]);
+      // One round trip: the session's row and its newest messages, read by one statement (so of
+      // one version), the messages as a JSON array of [seq, message, created_at].
+      const session = await this.#pool.query(
+        `SELECT s.version, s.snapshot, s.message_count, s.created_at, s.updated_at, m.rows::text AS messages
+         FROM stepflow_sessions s
+         LEFT JOIN LATERAL (
+           SELECT json_agg(json_build_array(seq, message, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')) ORDER BY seq) AS rows
+           FROM stepflow_session_messages WHERE session_id = s.id AND seq > s.message_count - $2::bigint) m ON true
+         WHERE s.id = $1`,
+        [id, options.newest ?? Number.MAX_SAFE_INTEGER],
+      );
       const row = session.rows[0];
       if (!row) return undefined;
       const messageCount = Number(row.message_count);
-      // Messages are only ever appended: those up to message_count belong to the version read above.
       const range = loadedRange(messageCount, options);
+      const rows = (row.messages === null ? [] : JSON.parse(String(row.messages))) as [number, string, string][];
+      checkStoredMessages(
+        id,
+        range,
+        rows.map(([seq]) => seq),
+      );
       return {
         id,
         version: Number(row.version),
         snapshot: String(row.snapshot),
-        messages: await this.#messages(id, range),
+        messages: rows.map(([seq, json, createdAt]) => ({ seq, json, createdAt: new Date(createdAt) })),
         messageCount,
         createdAt: new Date(row.created_at),
         updatedAt: new Date(row.updated_at),

@@ -4,7 +4,7 @@
  * each and load back only the newest the next turn reads. `Sessions` knows no store key and no
  * codec of any workflow; the `FunctionCallingAgent` supplies one (workflows/agent-sessions.ts).
  */
-import type { ContextJSON } from "../core/context.ts";
+import type { Context, ContextJSON } from "../core/context.ts";
 import type { Json } from "../core/serialize.ts";
 import { SessionStoreError } from "./types.ts";
 
@@ -58,6 +58,13 @@ export interface SessionMemory {
    * Sessions only append: a turn that removed loaded messages cannot be saved (throw).
    */
   save(saved: ContextJSON, window: MessageWindow): { readonly snapshot: ContextJSON; readonly append: readonly Json[] };
+  /**
+   * Optional: what `save(ctx.toJSON(), window)` returns, made from the context itself, so that
+   * a workflow can leave out of the encoding the messages `window` put back (they are stored
+   * already): with it, saving a turn costs its new messages, not the window. `Sessions` calls it
+   * instead of `save` when it is there.
+   */
+  saveContext?(ctx: Context, window: MessageWindow): { readonly snapshot: ContextJSON; readonly append: readonly Json[] };
 }
 
 /**
@@ -114,6 +121,7 @@ export function checkSessionMemory(memory: SessionMemory): void {
     if (!Number.isSafeInteger(memory.initialWindow) || memory.initialWindow < 0)
       problems.push(`initialWindow must be a whole number ≥ 0, got ${String(memory.initialWindow)}`);
     for (const name of ["more", "restore", "save"] as const) if (typeof memory[name] !== "function") problems.push(`${name} must be a function`);
+    if (memory.saveContext !== undefined && typeof memory.saveContext !== "function") problems.push("saveContext must be a function if given");
   }
   if (problems.length > 0) throw new SessionStoreError(`Not a SessionMemory: ${problems.join("; ")}. See docs/sessions.md, "The workflow's side".`);
 }

@@ -18,8 +18,10 @@ import type { RunOptions, Workflow } from "../core/workflow.ts";
 import { checkSessionMemory, sessionMemoryOf } from "./session-memory.ts";
 import type { MessageWindow, SessionMemory } from "./session-memory.ts";
 import { SessionConflictError, SessionStoreError, checkSessionId } from "./types.ts";
-import type { SessionStore, SessionSummary, StoredMessage } from "./types.ts";
+import type { SessionRecord, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
 import { useJournal } from "../core/journal/context-journal.ts";
+import { WindowCache, deepFreeze } from "./window-cache.ts";
+import type { CachedWindow, WindowCacheOptions } from "./window-cache.ts";
 
 /** A stored chat message with the time it was saved. */
 export interface SessionMessage {
@@ -46,6 +48,12 @@ export interface SessionMessagePage {
 export interface SessionsOptions {
   /** How the workflow's conversation is stored; default: the workflow's own `sessionMemory`, else the whole context is saved each turn. */
   readonly memory?: SessionMemory;
+  /**
+   * How many sessions' windows this `Sessions` keeps decoded between turns (least recently used
+   * out first), so that the next turn on one reads only the messages stored since. Default
+   * 1,000 sessions and 64 MiB of message JSON; `{ sessions: 0 }` keeps none.
+   */
+  readonly windowCache?: WindowCacheOptions;
 }
 
 const DEFAULT_PAGE_SIZE = 50;
@@ -114,6 +122,7 @@ export class SessionTurn<R> implements PromiseLike<R> {
 export class Sessions<TInput extends object, TResult> {
   /** How the workflow's conversation is stored and how much of it a turn loads. */
   readonly memory: SessionMemory;
+  readonly #cache: WindowCache;
 
   constructor(
     readonly workflow: Workflow<TInput, TResult>,
@@ -122,6 +131,7 @@ export class Sessions<TInput extends object, TResult> {
   ) {
     if (options.memory !== undefined) checkSessionMemory(options.memory);
     this.memory = options.memory ?? sessionMemoryOf(workflow);
+    this.#cache = new WindowCache(options.windowCache);
   }
 
   /**
@@ -134,15 +144,23 @@ export class Sessions<TInput extends object, TResult> {
     const started = loaded.then(({ ctx }) => ({ handler: this.workflow.run(input, { ...options, ctx }) }));
     const result = started.then(async ({ handler: running }) => {
       const value = await running;
-      const { version, window } = await loaded;
+      const { version, window, kept } = await loaded;
       let saved: { readonly snapshot: ContextJSON; readonly append: readonly Json[] };
       try {
-        saved = this.memory.save(running.ctx.toJSON(), window);
+        saved = this.memory.saveContext ? this.memory.saveContext(running.ctx, window) : this.memory.save(running.ctx.toJSON(), window);
       } catch (error) {
         if (!(error instanceof ContextSerdeError)) throw error;
         throw new ContextSerdeError(`Session "${id}": ${error.message} The stored session was not changed.`, { cause: error });
       }
-      await this.store.save(id, { expectedVersion: version, snapshot: JSON.stringify(saved.snapshot), append: saved.append.map((m) => JSON.stringify(m)) });
+      const append = saved.append.map((m) => JSON.stringify(m));
+      let savedVersion: number;
+      try {
+        savedVersion = await this.store.save(id, { expectedVersion: version, snapshot: JSON.stringify(saved.snapshot), append });
+      } catch (error) {
+        this.#cache.delete(id); // a conflict, or a save that may or may not have been applied
+        throw error;
+      }
+      if (kept) this.#remember(id, savedVersion, window, kept, append);
       return value;
     });
     return new SessionTurn(started, result);
@@ -199,16 +217,38 @@ export class Sessions<TInput extends object, TResult> {
 
   /** Deletes a session; false if there was none. */
   delete(id: string): Promise<boolean> {
+    this.#cache.delete(id);
     return this.store.delete(id);
   }
 
-  async #load(id: string): Promise<{ ctx: Context; version: number; window: MessageWindow }> {
-    const record = await this.store.load(id, { newest: this.memory.initialWindow });
+  async #load(id: string): Promise<Loaded> {
+    const cached = this.#cache.get(id);
+    // With a window cached, the newest message alone confirms the store still holds it.
+    let record = await this.store.load(id, { newest: cached ? 1 : this.memory.initialWindow });
     if (!record) {
+      this.#cache.delete(id);
       const ctx = new Context(this.workflow);
       if (this.store.journal) useJournal(ctx, this.store.journal);
-      return { ctx, version: 0, window: { messages: [], firstSeq: 1, total: 0 } };
+      return { ctx, version: 0, window: { messages: [], firstSeq: 1, total: 0 }, kept: undefined };
     }
+    let continued = cached && (await this.#continue(id, record, cached));
+    if (!continued) {
+      if (cached) {
+        this.#cache.delete(id);
+        record = await this.store.load(id, { newest: this.memory.initialWindow });
+        if (!record) return this.#load(id); // deleted meanwhile: a new session
+      }
+      const window = await this.#window(id, record.version, record.messages, record.messageCount);
+      const keep = this.#cache.enabled;
+      continued = {
+        window,
+        kept: keep
+          ? { createdAt: record.createdAt.getTime(), bytes: jsonBytes(window.messages), cutAt: window.messages.length, last: record.messages.at(-1)?.json }
+          : undefined,
+      };
+    }
+    const { window, kept } = continued;
+
     let snapshot: unknown;
     try {
       snapshot = JSON.parse(record.snapshot);
@@ -217,7 +257,6 @@ export class Sessions<TInput extends object, TResult> {
         `Session "${id}" (version ${record.version}) has a corrupt context snapshot: ${(error as Error).message}. The stored session was not changed.`,
       );
     }
-    const window = await this.#window(id, record.version, record.messages, record.messageCount);
     let ctx: Context;
     try {
       ctx = Context.fromJSON(this.workflow, this.memory.restore(snapshot as ContextJSON, window));
@@ -229,12 +268,63 @@ export class Sessions<TInput extends object, TResult> {
     // The store's journal, shared by every process serving the session: a tool call started by
     // one is not started again by another.
     if (this.store.journal) useJournal(ctx, this.store.journal);
-    return { ctx, version: record.version, window };
+    return { ctx, version: record.version, window, kept };
   }
 
-  /** The newest messages the next turn needs: those loaded, and older ones while the workflow asks for more. */
-  async #window(id: string, version: number, newest: readonly StoredMessage[], total: number): Promise<MessageWindow> {
-    let messages: Json[] = newest.map((stored) => parseMessage(id, stored.seq, stored.json));
+  /**
+   * The cached window brought up to date with `record` (loaded with its newest message): the
+   * messages stored since, by this process or another, are read and appended. `undefined` when
+   * the store no longer holds the cached window (the session was deleted and started again):
+   * the turn then loads as if nothing were cached.
+   */
+  async #continue(id: string, record: SessionRecord, cached: CachedWindow): Promise<{ window: MessageWindow; kept: Kept | undefined } | undefined> {
+    if (record.createdAt.getTime() !== cached.createdAt || record.version < cached.version || record.messageCount < cached.total) return undefined;
+    let grown: MessageWindow = cached;
+    let kept: Kept = cached;
+    if (record.messageCount === cached.total) {
+      if (record.messages.at(-1)?.json !== cached.last) return undefined;
+    } else {
+      // The messages since, with the newest cached one again: it must be the one cached.
+      const from = Math.max(1, cached.total);
+      const since = await this.store.readMessages(id, { from, to: record.messageCount });
+      if (since.length !== record.messageCount - from + 1) throw new SessionConflictError(id, record.version, undefined);
+      if (cached.total > 0 && since.shift()?.json !== cached.last) return undefined;
+      const added = since.map((stored) => deepFreeze(parseMessage(id, stored.seq, stored.json)));
+      grown = { messages: cached.messages.concat(added), firstSeq: cached.firstSeq, total: record.messageCount };
+      kept = { ...kept, bytes: cached.bytes + since.reduce((sum, m) => sum + m.json.length, 0), last: since.at(-1)?.json };
+    }
+    // Turns only add to a window: once it has doubled, it is cut back to what a turn needs (a load's window).
+    if (grown.messages.length <= 2 * Math.max(kept.cutAt, this.memory.initialWindow)) return { window: grown, kept };
+    const window = await this.#cut(id, record.version, grown);
+    return { window, kept: { ...kept, bytes: jsonBytes(window.messages), cutAt: window.messages.length } };
+  }
+
+  /** Keeps the window of a turn just saved (as version `version`) for the next turn on the session. */
+  #remember(id: string, version: number, window: MessageWindow, kept: Kept, append: readonly string[]): void {
+    const added = append.map((json, i) => deepFreeze(parseMessage(id, window.total + i + 1, json)));
+    this.#cache.set(id, {
+      ...kept,
+      version,
+      total: window.total + append.length,
+      messages: added.length === 0 ? window.messages : window.messages.concat(added),
+      firstSeq: window.firstSeq,
+      last: append.at(-1) ?? kept.last,
+      bytes: kept.bytes + append.reduce((sum, json) => sum + json.length, 0),
+    });
+  }
+
+  /** A window grown by turns, cut back to the newest messages the workflow needs (as a load would read them). */
+  async #cut(id: string, version: number, grown: MessageWindow): Promise<MessageWindow> {
+    const keep = Math.min(this.memory.initialWindow, grown.messages.length);
+    return this.#window(id, version, grown.messages.slice(grown.messages.length - keep), grown.total, grown);
+  }
+
+  /**
+   * The newest messages the next turn needs: those loaded, and older ones while the workflow
+   * asks for more, taken from `held` (messages already parsed) while it has them, else read.
+   */
+  async #window(id: string, version: number, newest: readonly StoredMessage[] | readonly Json[], total: number, held?: MessageWindow): Promise<MessageWindow> {
+    let messages: Json[] = held ? [...(newest as Json[])] : (newest as StoredMessage[]).map((stored) => this.#parse(id, stored));
     let firstSeq = total - messages.length + 1;
     for (;;) {
       const window = { messages, firstSeq, total };
@@ -243,16 +333,41 @@ export class Sessions<TInput extends object, TResult> {
       if (!Number.isSafeInteger(more) || more < 0)
         throw new SessionStoreError(`SessionMemory.more must return a whole number ≥ 0 (how many older messages to load); got ${String(more)}.`);
       if (more === 0) return window;
-      // Messages are only appended: those before the loaded ones belong to the version loaded.
       const from = Math.max(1, firstSeq - more);
+      if (held && from >= held.firstSeq) {
+        messages = [...held.messages.slice(from - held.firstSeq, firstSeq - held.firstSeq), ...messages];
+        firstSeq = from;
+        continue;
+      }
+      // Messages are only appended: those before the loaded ones belong to the version loaded.
       const older = await this.store.readMessages(id, { from, to: firstSeq - 1 });
       // Fewer only if the session was deleted (and maybe started again) since it was loaded.
       if (older.length !== firstSeq - from) throw new SessionConflictError(id, version, undefined);
-      messages = [...older.map((stored) => parseMessage(id, stored.seq, stored.json)), ...messages];
+      messages = [...older.map((stored) => this.#parse(id, stored)), ...messages];
       firstSeq = from;
     }
   }
+
+  /** A stored message, parsed (and frozen when windows are kept: a kept message must not change in place). */
+  #parse(id: string, stored: StoredMessage): Json {
+    const message = parseMessage(id, stored.seq, stored.json);
+    return this.#cache.enabled ? deepFreeze(message) : message;
+  }
 }
+
+/** What a turn loaded, with what the window cache keeps of it (`undefined` for a new session, whose creation time the store sets). */
+interface Loaded {
+  readonly ctx: Context;
+  readonly version: number;
+  readonly window: MessageWindow;
+  readonly kept: Kept | undefined;
+}
+
+/** The fields of a cached window that a turn carries from its load to its save. */
+type Kept = Pick<CachedWindow, "createdAt" | "bytes" | "cutAt" | "last">;
+
+/** The size of messages' JSON text, as the window cache counts it. */
+const jsonBytes = (messages: readonly Json[]) => messages.reduce<number>((sum, message) => sum + JSON.stringify(message).length, 0);
 
 function sessionMessage(id: string, stored: StoredMessage): SessionMessage {
   const message = parseMessage(id, stored.seq, stored.json);
