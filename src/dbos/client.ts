@@ -1,0 +1,132 @@
+/**
+ * Starting durable runs and following them from any process (a CLI, a server, a script):
+ * runs are put on the queue the workers take them from; their events, answers and results go
+ * through the database. A client needs no worker in its own process.
+ */
+import { DBOSClient } from "@dbos-inc/dbos-sdk";
+import { randomUUID } from "node:crypto";
+import { isEvent } from "../core/event.ts";
+import type { Event } from "../core/event.ts";
+import { encodeEvent } from "../core/serialize.ts";
+import type { Json, SavedEvent } from "../core/serialize.ts";
+import { describeDatabase, openPool, unreachable } from "./checkpoints.ts";
+import { DbosAnswerTimeoutError, DbosRunFailedError, DbosRuntimeError } from "./errors.ts";
+import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, RUN_WORKFLOW } from "./protocol.ts";
+import type { RunRecord } from "./protocol.ts";
+
+/**
+ * Options of {@link DbosRuns.connect}.
+ * @example
+ * const options: DbosRunsOptions = { database: "postgres://localhost/stepflow" };
+ */
+export interface DbosRunsOptions {
+  /** The PostgreSQL the workers use. */
+  readonly database: string;
+  /** The queue runs are put on. Default `"stepflow"`. */
+  readonly queue?: string;
+  /** The version of the workers that may take the runs started here. Default `"stepflow-dbos-1"`. */
+  readonly version?: string;
+}
+
+/** Where a durable run is: waiting on the queue, running (or waiting for an answer), or ended. @example `if ((await runs.status(id)) === "succeeded") …` */
+export type DbosRunStatus = "enqueued" | "pending" | "succeeded" | "failed" | "cancelled" | "unknown";
+
+/**
+ * Durable runs, seen from any process.
+ * @example
+ * import { DbosRuns } from "stepflow/dbos";
+ * const runs = await DbosRuns.connect({ database: process.env.DATABASE_URL! });
+ * const runId = await runs.start("agent", { input: "Fire Lawson" });
+ * for await (const ev of runs.events(runId)) console.log(ev.type);
+ * console.log(await runs.result(runId));
+ * await runs.close();
+ */
+export class DbosRuns {
+  readonly #client: DBOSClient;
+  readonly #queue: string;
+  readonly #version: string;
+
+  private constructor(
+    client: DBOSClient,
+    queue: string,
+    version: string,
+    /** The database, without its password. */
+    readonly database: string,
+  ) {
+    this.#client = client;
+    this.#queue = queue;
+    this.#version = version;
+  }
+
+  /** Connects to the workers' database; a `DbosDatabaseError` says what is missing if it cannot be used. */
+  static async connect(options: DbosRunsOptions): Promise<DbosRuns> {
+    // Checked (and the checkpoint table made) first, so an unreachable database is reported as such.
+    await (await openPool(options.database)).end();
+    let client: DBOSClient;
+    try {
+      client = await DBOSClient.create({ systemDatabaseUrl: options.database });
+    } catch (error) {
+      throw unreachable(options.database, error);
+    }
+    return new DbosRuns(client, options.queue ?? DEFAULT_QUEUE, options.version ?? DEFAULT_VERSION, describeDatabase(options.database));
+  }
+
+  /**
+   * Puts a run of the workflow named `workflow` on the queue, with the fields of its
+   * StartEvent; returns its id. Starting again with the same `runId` starts nothing new.
+   */
+  async start(workflow: string, input: object, options: { readonly runId?: string } = {}): Promise<string> {
+    if (typeof workflow !== "string" || workflow.length === 0)
+      throw new DbosRuntimeError(`start() takes the name a worker knows the workflow by, like "agent"; got ${String(workflow)}.`);
+    const runId = options.runId ?? randomUUID();
+    await this.#client.enqueue({ workflowName: RUN_WORKFLOW, queueName: this.#queue, workflowID: runId, appVersion: this.#version }, workflow, input as Json);
+    return runId;
+  }
+
+  /**
+   * The events the run writes to its stream, as saved events (`{ type, data }`), from the
+   * first; ends when the run ends. A part of a run that a worker takes over after a crash
+   * streams its events again.
+   */
+  async *events(runId: string): AsyncGenerator<SavedEvent, void, undefined> {
+    yield* this.#client.readStream<SavedEvent>(runId, EVENTS_STREAM);
+  }
+
+  /**
+   * Answers the question the run waits for (a `HumanResponseEvent`, a `ToolApprovalEvent`…):
+   * the run goes on on a worker, however long it has waited. An answer sent before the
+   * question is kept for it.
+   */
+  async respond(runId: string, answer: Event | SavedEvent): Promise<void> {
+    const saved = isEvent(answer) ? encodeEvent(answer, "the answer") : answer;
+    if (typeof saved?.type !== "string")
+      throw new DbosRuntimeError('respond() takes an event, like new HumanResponseEvent({ response: "yes" }), or a saved one ({ type, data }).');
+    await this.#client.send(runId, saved, ANSWER_TOPIC);
+  }
+
+  /** The run's result (its StopEvent's, as JSON) once it ends; throws `DbosRunFailedError` (or `DbosAnswerTimeoutError`) if it failed. */
+  async result<T = unknown>(runId: string): Promise<T> {
+    const record = await this.#client.retrieveWorkflow<RunRecord>(runId).getResult();
+    if (record.ok) return record.result as T;
+    const { name, message } = record.error;
+    if (name === "DbosAnswerTimeoutError") throw new DbosAnswerTimeoutError(message, runId);
+    throw new DbosRunFailedError(`Run ${runId} failed with ${name}: ${message}`, runId, name);
+  }
+
+  /** Where the run is. */
+  async status(runId: string): Promise<DbosRunStatus> {
+    const status = (await this.#client.retrieveWorkflow(runId).getStatus())?.status;
+    const known: Record<string, DbosRunStatus> = { ENQUEUED: "enqueued", PENDING: "pending", SUCCESS: "succeeded", ERROR: "failed", CANCELLED: "cancelled" };
+    return (status ? known[status] : undefined) ?? "unknown";
+  }
+
+  /** Which worker (its id) runs or ran `runId`, if one took it. */
+  async workerOf(runId: string): Promise<string | undefined> {
+    return (await this.#client.retrieveWorkflow(runId).getStatus())?.executorId;
+  }
+
+  /** Disconnects. */
+  async close(): Promise<void> {
+    await this.#client.destroy();
+  }
+}
