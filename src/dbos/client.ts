@@ -11,7 +11,7 @@ import { encodeEvent } from "../core/serialize.ts";
 import type { Json, SavedEvent } from "../core/serialize.ts";
 import { describeDatabase, openPool, unreachable } from "./checkpoints.ts";
 import { DbosAnswerTimeoutError, DbosRunFailedError, DbosRuntimeError } from "./errors.ts";
-import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, RUN_WORKFLOW } from "./protocol.ts";
+import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, PARKED_EVENT, RUN_WORKFLOW } from "./protocol.ts";
 import type { RunRecord } from "./protocol.ts";
 
 /**
@@ -102,6 +102,15 @@ export class DbosRuns {
     if (typeof saved?.type !== "string")
       throw new DbosRuntimeError('respond() takes an event, like new HumanResponseEvent({ response: "yes" }), or a saved one ({ type, data }).');
     await this.#client.send(runId, saved, ANSWER_TOPIC);
+  }
+
+  /**
+   * Waits (up to `timeout` seconds, default 60) until the run has parked in the database to
+   * wait for an answer, its question on its stream; resolves with how many times it has
+   * parked so far, or 0 if it did not park in time.
+   */
+  async parked(runId: string, timeout = 60): Promise<number> {
+    return (await this.#client.getEvent<number>(runId, PARKED_EVENT, timeout)) ?? 0;
   }
 
   /** The run's result (its StopEvent's, as JSON) once it ends; throws `DbosRunFailedError` (or `DbosAnswerTimeoutError`) if it failed. */

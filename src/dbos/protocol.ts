@@ -9,6 +9,8 @@ export const DEFAULT_QUEUE = "stepflow";
 export const EVENTS_STREAM = "stepflow.events";
 /** The DBOS message topic of the answers sent to a run. */
 export const ANSWER_TOPIC = "stepflow.answer";
+/** The DBOS event a run sets each time it parks to wait for an answer: how many times it has. */
+export const PARKED_EVENT = "stepflow.parked";
 /** The DBOS application version of workers that name none: runs are dequeued and recovered only by workers of their version. */
 export const DEFAULT_VERSION = "stepflow-dbos-1";
 

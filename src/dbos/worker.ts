@@ -15,7 +15,7 @@ import type { AnyWorkflow } from "../core/workflow.ts";
 import type { Json, SavedEvent } from "../core/serialize.ts";
 import { Checkpoints, describeDatabase, openPool, unreachable } from "./checkpoints.ts";
 import { DbosRuntimeError } from "./errors.ts";
-import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, RUN_WORKFLOW } from "./protocol.ts";
+import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, PARKED_EVENT, RUN_WORKFLOW } from "./protocol.ts";
 import type { RunRecord } from "./protocol.ts";
 import { runSegment } from "./segment.ts";
 import type { SegmentOutcome } from "./segment.ts";
@@ -88,6 +88,7 @@ async function durableRun(workflowName: string, input: Json): Promise<RunRecord>
     );
     if (outcome.kind !== "waiting")
       return end(runId, worker, outcome.kind === "finished" ? { ok: true, result: outcome.result } : { ok: false, error: outcome.error });
+    await DBOS.setEvent(PARKED_EVENT, answers.length + 1);
     const answer = await DBOS.recv<SavedEvent>(ANSWER_TOPIC, worker.answerTimeout);
     if (answer === null) {
       const message = `Run ${runId} waited ${worker.answerTimeout} seconds for an answer and got none.`;
