@@ -45,7 +45,8 @@ module.exports = {
     },
     {
       name: "dbos-beside-the-apps",
-      comment: "src/dbos runs any workflow durably on DBOS; it uses the engine and the journals, never the agent, the CLI or a server, and nothing below the apps imports it, so DBOS stays out of their import graph.",
+      comment:
+        "src/dbos runs any workflow durably on DBOS; it uses the engine and the journals, never the agent, the CLI or a server, and nothing below the apps imports it, so DBOS stays out of their import graph.",
       severity: "error",
       from: { path: "^src/dbos/" },
       to: { path: "^(src/(cli|server|compat)/|workflows/|events/)" },

@@ -64,7 +64,7 @@ export class DbosRuns {
     await (await openPool(options.database)).end();
     let client: DBOSClient;
     try {
-      client = await DBOSClient.create({ systemDatabaseUrl: options.database });
+      client = await DBOSClient.create({ systemDatabaseUrl: options.database, systemDatabaseIdleTransactionTimeoutMs: 0 });
     } catch (error) {
       throw unreachable(options.database, error);
     }

@@ -146,6 +146,8 @@ export class DbosWorker {
         applicationVersion: options.version ?? DEFAULT_VERSION,
         runAdminServer: false,
         logLevel: options.logLevel ?? "warn",
+        // Else DBOS sets it with a query queued on each new connection, which pg 8 warns about on stderr.
+        systemDatabaseIdleTransactionTimeoutMs: 0,
       });
       registered ??= DBOS.registerWorkflow(durableRun, { name: RUN_WORKFLOW });
       await DBOS.launch();
