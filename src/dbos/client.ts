@@ -10,8 +10,8 @@ import type { Event } from "../core/event.ts";
 import { encodeEvent } from "../core/serialize.ts";
 import type { Json, SavedEvent } from "../core/serialize.ts";
 import { describeDatabase, openPool, unreachable } from "./checkpoints.ts";
-import { DbosAnswerTimeoutError, DbosRunFailedError, DbosRuntimeError } from "./errors.ts";
-import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, PARKED_EVENT, RUN_WORKFLOW } from "./protocol.ts";
+import { DbosRuntimeError } from "./errors.ts";
+import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, PARKED_EVENT, RUN_WORKFLOW, settle } from "./protocol.ts";
 import type { RunRecord } from "./protocol.ts";
 
 /**
@@ -26,6 +26,8 @@ export interface DbosRunsOptions {
   readonly queue?: string;
   /** The version of the workers that may take the runs started here. Default `"stepflow-dbos-1"`. */
   readonly version?: string;
+  /** How often (milliseconds) `result()`, `events()` and `parked()` look for news in the database. Default 1000. */
+  readonly pollingInterval?: number;
 }
 
 /** Where a durable run is: waiting on the queue, running (or waiting for an answer), or ended. @example `if ((await runs.status(id)) === "succeeded") …` */
@@ -45,17 +47,20 @@ export class DbosRuns {
   readonly #client: DBOSClient;
   readonly #queue: string;
   readonly #version: string;
+  readonly #polling: number;
 
   private constructor(
     client: DBOSClient,
     queue: string,
     version: string,
+    polling: number,
     /** The database, without its password. */
     readonly database: string,
   ) {
     this.#client = client;
     this.#queue = queue;
     this.#version = version;
+    this.#polling = polling;
   }
 
   /** Connects to the workers' database; a `DbosDatabaseError` says what is missing if it cannot be used. */
@@ -68,7 +73,13 @@ export class DbosRuns {
     } catch (error) {
       throw unreachable(options.database, error);
     }
-    return new DbosRuns(client, options.queue ?? DEFAULT_QUEUE, options.version ?? DEFAULT_VERSION, describeDatabase(options.database));
+    return new DbosRuns(
+      client,
+      options.queue ?? DEFAULT_QUEUE,
+      options.version ?? DEFAULT_VERSION,
+      options.pollingInterval ?? 1000,
+      describeDatabase(options.database),
+    );
   }
 
   /**
@@ -89,7 +100,7 @@ export class DbosRuns {
    * streams its events again.
    */
   async *events(runId: string): AsyncGenerator<SavedEvent, void, undefined> {
-    yield* this.#client.readStream<SavedEvent>(runId, EVENTS_STREAM);
+    yield* this.#client.readStream<SavedEvent>(runId, EVENTS_STREAM, { pollingIntervalMs: this.#polling });
   }
 
   /**
@@ -110,16 +121,12 @@ export class DbosRuns {
    * parked so far, or 0 if it did not park in time.
    */
   async parked(runId: string, timeout = 60): Promise<number> {
-    return (await this.#client.getEvent<number>(runId, PARKED_EVENT, timeout)) ?? 0;
+    return (await this.#client.getEvent<number>(runId, PARKED_EVENT, { timeoutSeconds: timeout, pollingIntervalMs: this.#polling })) ?? 0;
   }
 
   /** The run's result (its StopEvent's, as JSON) once it ends; throws `DbosRunFailedError` (or `DbosAnswerTimeoutError`) if it failed. */
   async result<T = unknown>(runId: string): Promise<T> {
-    const record = await this.#client.retrieveWorkflow<RunRecord>(runId).getResult();
-    if (record.ok) return record.result as T;
-    const { name, message } = record.error;
-    if (name === "DbosAnswerTimeoutError") throw new DbosAnswerTimeoutError(message, runId);
-    throw new DbosRunFailedError(`Run ${runId} failed with ${name}: ${message}`, runId, name);
+    return settle<T>(runId, await this.#client.retrieveWorkflow<RunRecord>(runId).getResult({ pollingIntervalMs: this.#polling }));
   }
 
   /** Where the run is. */

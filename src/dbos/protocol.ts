@@ -1,5 +1,6 @@
 /** What the workers and the clients of durable runs agree on: names in DBOS, and what a run returns. */
 import type { Json } from "../core/serialize.ts";
+import { DbosAnswerTimeoutError, DbosRunFailedError } from "./errors.ts";
 
 /** The DBOS workflow every stepflow run is (its arguments: the workflow's name and the run's input). */
 export const RUN_WORKFLOW = "stepflow.run";
@@ -17,3 +18,11 @@ export const DEFAULT_VERSION = "stepflow-dbos-1";
 /** How a durable run ended, as DBOS records it. @example `{ ok: true, result: { response: "Done." } }` */
 export type RunRecord =
   { readonly ok: true; readonly result: Json } | { readonly ok: false; readonly error: { readonly name: string; readonly message: string } };
+
+/** The result of a run that ended as `record`, or its error. */
+export function settle<T>(runId: string, record: RunRecord): T {
+  if (record.ok) return record.result as T;
+  const { name, message } = record.error;
+  if (name === "DbosAnswerTimeoutError") throw new DbosAnswerTimeoutError(message, runId);
+  throw new DbosRunFailedError(`Run ${runId} failed with ${name}: ${message}`, runId, name);
+}

@@ -7,6 +7,7 @@
  * once by the journal, so that DBOS's recovery of a run (a restarted worker with the same id)
  * goes on from the last step execution that finished.
  */
+import { randomUUID } from "node:crypto";
 import { DBOS } from "@dbos-inc/dbos-sdk";
 import type { Pool } from "pg";
 import { ConfigurationError } from "../core/errors.ts";
@@ -15,7 +16,7 @@ import type { AnyWorkflow } from "../core/workflow.ts";
 import type { Json, SavedEvent } from "../core/serialize.ts";
 import { Checkpoints, describeDatabase, openPool, unreachable } from "./checkpoints.ts";
 import { DbosRuntimeError } from "./errors.ts";
-import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, PARKED_EVENT, RUN_WORKFLOW } from "./protocol.ts";
+import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, PARKED_EVENT, RUN_WORKFLOW, settle } from "./protocol.ts";
 import type { RunRecord } from "./protocol.ts";
 import { runSegment } from "./segment.ts";
 import type { SegmentOutcome } from "./segment.ts";
@@ -45,6 +46,8 @@ export interface DbosWorkerOptions {
   readonly answerTimeout?: number;
   /** Only workers of the same version take a run; change it when a deployment changes what runs mean. Default `"stepflow-dbos-1"`. */
   readonly version?: string;
+  /** How often (milliseconds) the worker looks for runs on the queue. Default 1000. */
+  readonly pollingInterval?: number;
   /** DBOS's log level. Default `"warn"`. */
   readonly logLevel?: "error" | "warn" | "info" | "debug";
 }
@@ -128,8 +131,8 @@ export class DbosWorker {
 
   /** Connects to the database, starts DBOS, recovers this worker id's unfinished runs and takes runs from the queue. */
   static async start(options: DbosWorkerOptions): Promise<DbosWorker> {
-    if (live) throw new DbosRuntimeError("A DbosWorker already runs in this process (DBOS allows one per process). Stop it first, or give it every workflow.");
     const settings = checkOptions(options);
+    if (live) throw new DbosRuntimeError("A DbosWorker already runs in this process (DBOS allows one per process). Stop it first, or give it every workflow.");
     const pool = await openPool(options.database);
     const database = describeDatabase(options.database);
     live = {
@@ -153,6 +156,7 @@ export class DbosWorker {
       await DBOS.launch();
       await DBOS.registerQueue(settings.queue, {
         workerConcurrency: settings.workerConcurrency,
+        ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
         ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
         onConflict: "always_update",
       });
@@ -164,6 +168,24 @@ export class DbosWorker {
       throw error instanceof ConfigurationError ? error : unreachable(options.database, error);
     }
     return new DbosWorker(settings.workerId, database, pool);
+  }
+
+  /**
+   * Runs the workflow named `workflow` durably in this process, without the queue (and its
+   * polling), and resolves with its result; a worker with this worker's id recovers it if the
+   * process dies. Starting again with the same `runId` waits for the same run.
+   * @example
+   * const result = await worker.run("agent", { input: "What is 2 + 2?" });
+   */
+  async run<T = unknown>(workflow: string, input: object, options: { readonly runId?: string } = {}): Promise<T> {
+    const start = registered;
+    if (!live || !start) throw new DbosRuntimeError("This DbosWorker has stopped; start a new one to run workflows.");
+    if (!Object.hasOwn(live.workflows, workflow)) {
+      throw new DbosRuntimeError(`No workflow named "${workflow}" on this worker; it runs ${Object.keys(live.workflows).join(", ")}.`);
+    }
+    const runId = options.runId ?? randomUUID();
+    const handle = await DBOS.startWorkflow(start, { workflowID: runId })(workflow, input as Json);
+    return settle<T>(runId, await handle.getResult());
   }
 
   /**
@@ -190,6 +212,7 @@ function checkOptions(options: DbosWorkerOptions): { queue: string; workerId: st
     return value;
   };
   positive("concurrency", options.concurrency, 1);
+  positive("pollingInterval", options.pollingInterval, 1000);
   const text = (name: string, value: string | undefined, fallback: string) => {
     if (value === undefined) return fallback;
     if (typeof value !== "string" || !/^[\w.:-]{1,100}$/.test(value)) {

@@ -49,7 +49,7 @@ const agent = new FunctionCallingAgent({
   timeout: 60,
 });
 
-const worker = await DbosWorker.start({ database, workflows: { agent }, workerId, workerConcurrency: Number(concurrency) });
+const worker = await DbosWorker.start({ database, workflows: { agent }, workerId, workerConcurrency: Number(concurrency), pollingInterval: 100 });
 process.on("SIGTERM", () => {
   void worker.stop().then(() => process.exit(0));
 });

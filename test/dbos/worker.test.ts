@@ -1,0 +1,108 @@
+/** A DBOS worker in this process: runs, failures, answers, and the mistakes it names. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigurationError, Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
+import type { Context } from "../../src/index.ts";
+import { DbosRunFailedError, DbosRuns, DbosRuntimeError, DbosWorker } from "../../src/dbos/index.ts";
+import { freshDatabase } from "../support/postgres-database.ts";
+
+const DATABASE_URL = process.env.DATABASE_URL;
+
+class Doubled extends Event<{ n: number }> {}
+
+class Arithmetic extends Workflow<{ n: number }, number> {
+  @step({ accepts: [StartEvent], emits: [Doubled] })
+  async double(_ctx: Context, ev: StartEvent<{ n: number }>) {
+    if (ev.n < 0) throw new RangeError(`n must not be negative; got ${ev.n}`);
+    return new Doubled({ n: ev.n * 2 });
+  }
+
+  @step({ accepts: [Doubled], emits: [StopEvent] })
+  async plusOne(_ctx: Context, ev: Doubled) {
+    return new StopEvent({ result: ev.n + 1 });
+  }
+}
+
+class Question extends Workflow<{ item: string }, string> {
+  @step({ accepts: [StartEvent], emits: [StopEvent] })
+  async ask(ctx: Context, ev: StartEvent<{ item: string }>) {
+    const answer = await ctx.waitForEvent(HumanResponseEvent<{ response: string }>, { waiterEvent: new InputRequiredEvent({ prefix: `Buy ${ev.item}?` }) });
+    return new StopEvent({ result: `${ev.item}: ${answer.response}` });
+  }
+}
+
+describe.skipIf(!DATABASE_URL)("DbosWorker in this process", () => {
+  let db: { url: string; drop: () => Promise<void> };
+  let worker: DbosWorker;
+  let runs: DbosRuns;
+
+  beforeAll(async () => {
+    db = await freshDatabase(DATABASE_URL as string, "stepflow_dbos_worker");
+    worker = await DbosWorker.start({
+      database: db.url,
+      workflows: { arithmetic: new Arithmetic({ timeout: 30 }), question: new Question({ timeout: 30 }) },
+      pollingInterval: 100,
+    });
+    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100 });
+  }, 60_000);
+  afterAll(async () => {
+    await runs?.close();
+    await worker?.stop();
+    await db?.drop();
+  });
+
+  it("runs a workflow here, and one put on the queue, to their results", { timeout: 60_000 }, async () => {
+    expect(await worker.run("arithmetic", { n: 20 })).toBe(41);
+    const runId = await runs.start("arithmetic", { n: 3 });
+    expect(await runs.result(runId)).toBe(7);
+    expect(await runs.workerOf(runId)).toBe("local");
+  });
+
+  it("reports a run whose workflow failed with the error's class and message", { timeout: 60_000 }, async () => {
+    const failed = await worker.run("arithmetic", { n: -1 }, { runId: "negative" }).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(DbosRunFailedError);
+    expect(failed).toMatchObject({ runId: "negative", errorName: "RangeError" });
+    expect((failed as Error).message).toBe("Run negative failed with RangeError: n must not be negative; got -1");
+    expect(await runs.status("negative")).toBe("succeeded"); // for DBOS the run ended; its record says how
+  });
+
+  it("keeps an answer sent before the question for it", { timeout: 60_000 }, async () => {
+    const runId = await runs.start("question", { item: "a laptop" });
+    await runs.respond(runId, new HumanResponseEvent({ response: "yes" }));
+    expect(await runs.result(runId)).toBe("a laptop: yes");
+  });
+
+  it("answers a run that parked, and streams its question", { timeout: 60_000 }, async () => {
+    const runId = await runs.start("question", { item: "a chair" });
+    expect(await runs.parked(runId)).toBe(1);
+    const [question] = await (async () => {
+      for await (const ev of runs.events(runId)) return [ev];
+      return [];
+    })();
+    expect(question).toEqual({ type: "InputRequiredEvent", data: { prefix: "Buy a chair?" } });
+    await runs.respond(runId, { type: "HumanResponseEvent", data: { response: "no" } });
+    expect(await runs.result(runId)).toBe("a chair: no");
+  });
+
+  it("names the workflows it knows when asked for another", async () => {
+    await expect(worker.run("poem", {})).rejects.toThrow(new DbosRuntimeError('No workflow named "poem" on this worker; it runs arithmetic, question.'));
+  });
+
+  it("refuses a second worker in the process, and bad options", async () => {
+    await expect(DbosWorker.start({ database: db.url, workflows: { arithmetic: new Arithmetic() } })).rejects.toThrow(
+      "A DbosWorker already runs in this process (DBOS allows one per process). Stop it first, or give it every workflow.",
+    );
+  });
+});
+
+describe("DbosWorker options", () => {
+  it("says which option is wrong, before connecting", async () => {
+    const url = "postgres://nobody@127.0.0.1:1/none";
+    const zero = await DbosWorker.start({ database: url, workflows: { a: new Arithmetic() }, workerConcurrency: 0 }).catch((error: unknown) => error);
+    expect(zero).toBeInstanceOf(ConfigurationError);
+    expect(zero).toMatchObject({ option: "workerConcurrency", received: 0 });
+    const none = await DbosWorker.start({ database: url, workflows: {} }).catch((error: unknown) => error);
+    expect(none).toMatchObject({ option: "workflows" });
+    const id = await DbosWorker.start({ database: url, workflows: { a: new Arithmetic() }, workerId: "two words" }).catch((error: unknown) => error);
+    expect(id).toMatchObject({ option: "workerId", message: 'workerId must be 1 to 100 letters, digits, or . _ : -; got "two words".' });
+  });
+});
