@@ -61,6 +61,30 @@ export async function openPool(url: string): Promise<Pool> {
   return pool;
 }
 
+const STARTUP_LOCK = 748_213_927;
+
+/**
+ * Runs `work` (DBOS creating or upgrading its tables) while no other worker or client of this
+ * database does: DBOS's migrations fail when several processes start on a new database at once.
+ */
+export async function whileStartingAlone<T>(pool: Pool, work: () => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    // Tried, not waited for: a waiting lock query is a transaction, and DBOS's CREATE INDEX
+    // CONCURRENTLY in the process holding the lock waits for every transaction to end.
+    for (let wait = 20; !(await client.query("SELECT pg_try_advisory_lock($1) AS ok", [STARTUP_LOCK])).rows[0]?.ok; wait = Math.min(wait * 2, 500)) {
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+    try {
+      return await work();
+    } finally {
+      await client.query("SELECT pg_advisory_unlock($1)", [STARTUP_LOCK]);
+    }
+  } finally {
+    client.release();
+  }
+}
+
 /** The error for a database that cannot be used: which one, why, and what to do. */
 export function unreachable(url: string, error: unknown): DbosDatabaseError {
   const where = describeDatabase(url);

@@ -9,7 +9,7 @@ import { isEvent } from "../core/event.ts";
 import type { Event } from "../core/event.ts";
 import { encodeEvent } from "../core/serialize.ts";
 import type { Json, SavedEvent } from "../core/serialize.ts";
-import { describeDatabase, openPool, unreachable } from "./checkpoints.ts";
+import { describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import { DbosRuntimeError } from "./errors.ts";
 import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, PARKED_EVENT, RUN_WORKFLOW, settle } from "./protocol.ts";
 import type { RunRecord } from "./protocol.ts";
@@ -66,12 +66,14 @@ export class DbosRuns {
   /** Connects to the workers' database; a `DbosDatabaseError` says what is missing if it cannot be used. */
   static async connect(options: DbosRunsOptions): Promise<DbosRuns> {
     // Checked (and the checkpoint table made) first, so an unreachable database is reported as such.
-    await (await openPool(options.database)).end();
+    const pool = await openPool(options.database);
     let client: DBOSClient;
     try {
-      client = await DBOSClient.create({ systemDatabaseUrl: options.database, systemDatabaseIdleTransactionTimeoutMs: 0 });
+      client = await whileStartingAlone(pool, () => DBOSClient.create({ systemDatabaseUrl: options.database, systemDatabaseIdleTransactionTimeoutMs: 0 }));
     } catch (error) {
       throw unreachable(options.database, error);
+    } finally {
+      await pool.end();
     }
     return new DbosRuns(
       client,

@@ -14,7 +14,7 @@ import { ConfigurationError } from "../core/errors.ts";
 import { PostgresJournal } from "../journal/postgres-journal.ts";
 import type { AnyWorkflow } from "../core/workflow.ts";
 import type { Json, SavedEvent } from "../core/serialize.ts";
-import { Checkpoints, describeDatabase, openPool, unreachable } from "./checkpoints.ts";
+import { Checkpoints, describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import { DbosRuntimeError } from "./errors.ts";
 import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, PARKED_EVENT, RUN_WORKFLOW, settle } from "./protocol.ts";
 import type { RunRecord } from "./protocol.ts";
@@ -153,7 +153,7 @@ export class DbosWorker {
         systemDatabaseIdleTransactionTimeoutMs: 0,
       });
       registered ??= DBOS.registerWorkflow(durableRun, { name: RUN_WORKFLOW });
-      await DBOS.launch();
+      await whileStartingAlone(pool, () => DBOS.launch());
       await DBOS.registerQueue(settings.queue, {
         workerConcurrency: settings.workerConcurrency,
         ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
