@@ -23,6 +23,10 @@ export const BENCHMARKS = {
     title: "Sessions at scale: long sessions, and 250 / 500 / 1,000 sessions at once",
     run: async () => (await import("./sessions-scale.ts")).benchSessionsScale(),
   },
+  dbos: {
+    title: "DBOS runtime: overhead per step and per agent turn, and worker processes' throughput",
+    run: async () => (await import("./dbos.ts")).benchDbos(),
+  },
 } as const;
 
 export type BenchmarkName = keyof typeof BENCHMARKS;

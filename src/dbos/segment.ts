@@ -32,6 +32,8 @@ export interface SegmentInput {
   readonly answers: readonly SavedEvent[];
   readonly checkpoints: Checkpoints;
   readonly journal: Journal;
+  /** Whether an event goes to the run's stream. */
+  readonly streamed: (event: Event) => boolean;
   /** Writes an event of the run to its stream (DBOS's, readable from any process). */
   readonly write: (event: SavedEvent) => Promise<void>;
 }
@@ -71,8 +73,10 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
       parked = true;
       handler.cancel();
     }
+    // A question is always streamed: whoever answers it reads it there.
+    if (!(event instanceof InputRequiredEvent) && !part.streamed(event)) continue;
     try {
-      await part.write(encodeEvent(event as Event, `an event of run ${runId}`, workflow.codecs));
+      await part.write(encodeEvent(event, `an event of run ${runId}`, workflow.codecs));
     } catch (error) {
       writeError ??= error;
     }

@@ -13,6 +13,7 @@ import type { Pool } from "pg";
 import { ConfigurationError } from "../core/errors.ts";
 import { PostgresJournal } from "../journal/postgres-journal.ts";
 import type { AnyWorkflow } from "../core/workflow.ts";
+import type { Event } from "../core/event.ts";
 import type { Json, SavedEvent } from "../core/serialize.ts";
 import { Checkpoints, describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import { DbosRuntimeError } from "./errors.ts";
@@ -46,6 +47,12 @@ export interface DbosWorkerOptions {
   readonly answerTimeout?: number;
   /** Only workers of the same version take a run; change it when a deployment changes what runs mean. Default `"stepflow-dbos-1"`. */
   readonly version?: string;
+  /**
+   * Which events of a run go to its stream, for `DbosRuns.events` (each is a write to the
+   * database, some 15 ms on DBOS 5): all of them (`true`, the default), none (`false`), or
+   * those a test of the event accepts. Questions (`InputRequiredEvent`s) are always streamed.
+   */
+  readonly streamEvents?: boolean | ((event: Event) => boolean);
   /** How often (milliseconds) the worker looks for runs on the queue. Default 1000. */
   readonly pollingInterval?: number;
   /** DBOS's log level. Default `"warn"`. */
@@ -58,6 +65,7 @@ interface Live {
   readonly checkpoints: Checkpoints;
   readonly journal: PostgresJournal;
   readonly answerTimeout: number;
+  readonly streamed: (event: Event) => boolean;
 }
 
 let live: Live | undefined;
@@ -85,6 +93,7 @@ async function durableRun(workflowName: string, input: Json): Promise<RunRecord>
           answers,
           checkpoints: worker.checkpoints,
           journal: worker.journal,
+          streamed: worker.streamed,
           write: (event) => DBOS.writeStream(EVENTS_STREAM, event),
         }),
       { name: "stepflow.part", retriesAllowed: true, maxAttempts: 3, intervalSeconds: 1 },
@@ -140,6 +149,7 @@ export class DbosWorker {
       checkpoints: new Checkpoints(pool, database),
       journal: new PostgresJournal(pool, `PostgreSQL ${database}`),
       answerTimeout: settings.answerTimeout,
+      streamed: typeof options.streamEvents === "function" ? options.streamEvents : options.streamEvents === false ? () => false : () => true,
     };
     try {
       DBOS.setConfig({
@@ -213,6 +223,10 @@ function checkOptions(options: DbosWorkerOptions): { queue: string; workerId: st
   };
   positive("concurrency", options.concurrency, 1);
   positive("pollingInterval", options.pollingInterval, 1000);
+  const { streamEvents } = options;
+  if (streamEvents !== undefined && typeof streamEvents !== "boolean" && typeof streamEvents !== "function") {
+    throw new ConfigurationError("streamEvents takes true, false, or a function of an event that says whether to stream it.", "streamEvents", streamEvents);
+  }
   const text = (name: string, value: string | undefined, fallback: string) => {
     if (value === undefined) return fallback;
     if (typeof value !== "string" || !/^[\w.:-]{1,100}$/.test(value)) {

@@ -8,11 +8,14 @@ import { freshDatabase } from "../support/postgres-database.ts";
 const DATABASE_URL = process.env.DATABASE_URL;
 
 class Doubled extends Event<{ n: number }> {}
+class Note extends Event<{ text: string }> {}
 
 class Arithmetic extends Workflow<{ n: number }, number> {
   @step({ accepts: [StartEvent], emits: [Doubled] })
-  async double(_ctx: Context, ev: StartEvent<{ n: number }>) {
+  async double(ctx: Context, ev: StartEvent<{ n: number }>) {
     if (ev.n < 0) throw new RangeError(`n must not be negative; got ${ev.n}`);
+    ctx.writeEventToStream(new Note({ text: "not streamed: the worker's streamEvents leaves notes out" }));
+    ctx.writeEventToStream(new Doubled({ n: ev.n * 2 }));
     return new Doubled({ n: ev.n * 2 });
   }
 
@@ -41,6 +44,7 @@ describe.skipIf(!DATABASE_URL)("DbosWorker in this process", () => {
       database: db.url,
       workflows: { arithmetic: new Arithmetic({ timeout: 30 }), question: new Question({ timeout: 30 }) },
       pollingInterval: 100,
+      streamEvents: (ev) => !(ev instanceof Note),
     });
     runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100 });
   }, 60_000);
@@ -55,6 +59,9 @@ describe.skipIf(!DATABASE_URL)("DbosWorker in this process", () => {
     const runId = await runs.start("arithmetic", { n: 3 });
     expect(await runs.result(runId)).toBe(7);
     expect(await runs.workerOf(runId)).toBe("local");
+    const streamed = [];
+    for await (const ev of runs.events(runId)) streamed.push(ev);
+    expect(streamed).toEqual([{ type: "Doubled", data: { n: 6 } }]);
   });
 
   it("reports a run whose workflow failed with the error's class and message", { timeout: 60_000 }, async () => {
