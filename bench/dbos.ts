@@ -61,10 +61,11 @@ async function overhead(): Promise<void> {
   const countdown = new Countdown({ timeout: null });
   const agent = newAgent(0);
   const question = { input: "What is (2123 + 2321) * 312?" };
+  // In process a run takes microseconds: many more of them, for a mean that holds still.
   const local = {
-    one: await mean(RUNS, () => countdown.run({ steps: 1 })),
-    many: await mean(RUNS, () => countdown.run({ steps: STEPS })),
-    turn: await mean(RUNS, () => agent.run(question)),
+    one: await mean(RUNS * 100, () => countdown.run({ steps: 1 })),
+    many: await mean(RUNS * 100, () => countdown.run({ steps: STEPS })),
+    turn: await mean(RUNS * 100, () => agent.run(question)),
   };
   const durable = await withDatabase("stepflow_bench_dbos", async (database) => {
     const worker = await DbosWorker.start({ database, workflows: { countdown, agent } });
@@ -79,7 +80,7 @@ async function overhead(): Promise<void> {
     }
   });
   const perStep = (m: { one: number; many: number }) => (m.many - m.one) / (STEPS - 1);
-  const ms = (n: number) => n.toFixed(2);
+  const ms = (n: number) => n.toFixed(3);
   printTable(
     ["", "in process", "DBOS runtime (DbosWorker.run)", "overhead"],
     [
@@ -89,13 +90,23 @@ async function overhead(): Promise<void> {
       ["an agent turn (3 LLM calls, 2 tool calls; instant model), ms", ms(local.turn), ms(durable.turn), ms(durable.turn - local.turn)],
     ],
   );
-  console.log(`\n(mean of ${RUNS} runs one after another; the DBOS runs go through PostgreSQL at ${new URL(process.env.DATABASE_URL as string).host})\n`);
+  console.log(
+    `\n(means of runs one after another: ${RUNS * 100} of each in process, ${RUNS} on DBOS, through the PostgreSQL at ${new URL(process.env.DATABASE_URL as string).host})\n`,
+  );
 }
 
-function startWorkerProcess(database: string, id: string): Promise<ChildProcess> {
+function startWorkerProcess(database: string, id: string, stream: boolean): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", fileURLToPath(new URL("./dbos-worker-child.ts", import.meta.url)), database, id, String(WORKER_CONCURRENCY)],
+    [
+      "--import",
+      "tsx",
+      fileURLToPath(new URL("./dbos-worker-child.ts", import.meta.url)),
+      database,
+      id,
+      String(WORKER_CONCURRENCY),
+      stream ? "stream" : "nostream",
+    ],
     {
       stdio: ["ignore", "pipe", "inherit"],
     },
@@ -108,9 +119,9 @@ function startWorkerProcess(database: string, id: string): Promise<ChildProcess>
 
 async function throughput(): Promise<void> {
   const rows: string[][] = [];
-  for (const workers of [1, 2, 4]) {
+  for (const [workers, stream] of [1, 2, 4].flatMap((n) => [[n, true] as const, [n, false] as const])) {
     await withDatabase("stepflow_bench_dbos_tp", async (database) => {
-      const children = await Promise.all(Array.from({ length: workers }, (_, i) => startWorkerProcess(database, `bench-${i + 1}`)));
+      const children = await Promise.all(Array.from({ length: workers }, (_, i) => startWorkerProcess(database, `bench-${i + 1}`, stream)));
       const runs = await DbosRuns.connect({ database, pollingInterval: 50 });
       try {
         const started = performance.now();
@@ -124,6 +135,7 @@ async function throughput(): Promise<void> {
         }
         rows.push([
           String(workers),
+          stream ? "all" : "none",
           String(workers * WORKER_CONCURRENCY),
           (TURNS / seconds).toFixed(1),
           seconds.toFixed(2),
@@ -135,7 +147,7 @@ async function throughput(): Promise<void> {
       }
     });
   }
-  printTable(["worker processes", "runs at once (8 each)", "agent turns / s", `${TURNS} turns, s`, "turns per worker"], rows);
+  printTable(["worker processes", "events streamed", "runs at once (8 each)", "agent turns / s", `${TURNS} turns, s`, "turns per worker"], rows);
   console.log(
     "\n(each turn: 3 calls to the scripted model, 50 ms each, and 2 tool calls; the turns are put on the queue at once and awaited from another process)",
   );

@@ -35,14 +35,14 @@ export function describeDatabase(url: string): string {
  * Connects to `url` and checks it answers, so that a worker fails at once, saying what is
  * missing, rather than when its first run starts.
  */
-export async function openPool(url: string): Promise<Pool> {
+export async function openPool(url: string, connections = 4): Promise<Pool> {
   if (typeof url !== "string" || !/^postgres(ql)?:\/\//.test(url)) {
     throw new DbosDatabaseError(
       `The DBOS runtime needs a PostgreSQL URL like postgres://user:password@localhost:5432/stepflow; got ${typeof url === "string" ? JSON.stringify(describeDatabase(url)) : typeof url}.`,
       typeof url === "string" ? describeDatabase(url) : "",
     );
   }
-  const pool = new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 10_000 });
+  const pool = new pg.Pool({ connectionString: url, max: connections, connectionTimeoutMillis: 10_000 });
   pool.on("error", () => {}); // an idle client's lost connection: the next query reports it
   try {
     const client = await pool.connect();

@@ -26,6 +26,8 @@ export interface DbosRunsOptions {
   readonly queue?: string;
   /** The version of the workers that may take the runs started here. Default `"stepflow-dbos-1"`. */
   readonly version?: string;
+  /** PostgreSQL connections the client opens. Default 10. */
+  readonly connections?: number;
   /** How often (milliseconds) `result()`, `events()` and `parked()` look for news in the database. Default 1000. */
   readonly pollingInterval?: number;
 }
@@ -66,10 +68,16 @@ export class DbosRuns {
   /** Connects to the workers' database; a `DbosDatabaseError` says what is missing if it cannot be used. */
   static async connect(options: DbosRunsOptions): Promise<DbosRuns> {
     // Checked (and the checkpoint table made) first, so an unreachable database is reported as such.
-    const pool = await openPool(options.database);
+    const pool = await openPool(options.database, 1);
     let client: DBOSClient;
     try {
-      client = await whileStartingAlone(pool, () => DBOSClient.create({ systemDatabaseUrl: options.database, systemDatabaseIdleTransactionTimeoutMs: 0 }));
+      client = await whileStartingAlone(pool, () =>
+        DBOSClient.create({
+          systemDatabaseUrl: options.database,
+          systemDatabaseIdleTransactionTimeoutMs: 0,
+          ...(options.connections !== undefined ? { systemDatabasePoolSize: options.connections } : {}),
+        }),
+      );
     } catch (error) {
       throw unreachable(options.database, error);
     } finally {

@@ -53,6 +53,8 @@ export interface DbosWorkerOptions {
    * those a test of the event accepts. Questions (`InputRequiredEvent`s) are always streamed.
    */
   readonly streamEvents?: boolean | ((event: Event) => boolean);
+  /** PostgreSQL connections DBOS opens for this worker (stepflow's checkpoints use up to 4 more). Default 10. */
+  readonly connections?: number;
   /** How often (milliseconds) the worker looks for runs on the queue. Default 1000. */
   readonly pollingInterval?: number;
   /** DBOS's log level. Default `"warn"`. */
@@ -142,7 +144,7 @@ export class DbosWorker {
   static async start(options: DbosWorkerOptions): Promise<DbosWorker> {
     const settings = checkOptions(options);
     if (live) throw new DbosRuntimeError("A DbosWorker already runs in this process (DBOS allows one per process). Stop it first, or give it every workflow.");
-    const pool = await openPool(options.database);
+    const pool = await openPool(options.database, Math.min(4, settings.connections));
     const database = describeDatabase(options.database);
     live = {
       workflows: options.workflows,
@@ -161,6 +163,7 @@ export class DbosWorker {
         logLevel: options.logLevel ?? "warn",
         // Else DBOS sets it with a query queued on each new connection, which pg 8 warns about on stderr.
         systemDatabaseIdleTransactionTimeoutMs: 0,
+        systemDatabasePoolSize: settings.connections,
       });
       registered ??= DBOS.registerWorkflow(durableRun, { name: RUN_WORKFLOW });
       await whileStartingAlone(pool, () => DBOS.launch());
@@ -210,7 +213,7 @@ export class DbosWorker {
   }
 }
 
-function checkOptions(options: DbosWorkerOptions): { queue: string; workerId: string; workerConcurrency: number; answerTimeout: number } {
+function checkOptions(options: DbosWorkerOptions): { queue: string; workerId: string; workerConcurrency: number; answerTimeout: number; connections: number } {
   if (typeof options !== "object" || options === null) throw new ConfigurationError("DbosWorker.start takes { database, workflows }.", "options", options);
   const { workflows } = options;
   if (typeof workflows !== "object" || workflows === null || Object.keys(workflows).length === 0) {
@@ -239,5 +242,6 @@ function checkOptions(options: DbosWorkerOptions): { queue: string; workerId: st
     workerId: text("workerId", options.workerId, "local"),
     workerConcurrency: positive("workerConcurrency", options.workerConcurrency, 10),
     answerTimeout: positive("answerTimeout", options.answerTimeout, 30 * 24 * 3600),
+    connections: positive("connections", options.connections, 10),
   };
 }

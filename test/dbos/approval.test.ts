@@ -44,7 +44,7 @@ describe.skipIf(!DATABASE_URL)("a durable run waiting for approval", () => {
 
   it("is answered from another process after the worker that asked has exited, and runs the approved DELETE once", { timeout: 120_000 }, async () => {
     const asking = await startWorker([db.url, "w1", hr.baseURL, gates.baseURL, "approval"]);
-    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100 });
+    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100, connections: 2 });
     const runId = await runs.start("agent", { input: "Fire Lawson" });
     expect(await runs.parked(runId)).toBe(1);
     let approvalId = "";

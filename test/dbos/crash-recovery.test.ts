@@ -51,7 +51,7 @@ describe.skipIf(!DATABASE_URL)("a durable run on DBOS, its worker killed", () =>
   it("in the middle of a tool call: the next worker makes the call, and the DELETE happens once", { timeout: 120_000 }, async () => {
     gates.hold("tool");
     const first = await startWorker(args("w1"));
-    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100 });
+    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100, connections: 2 });
     const runId = await runs.start("agent", { input: "Fire Lawson" });
     await gates.reached("tool"); // the tool has started; its DELETE is not sent yet
     await first.kill();
@@ -76,7 +76,7 @@ describe.skipIf(!DATABASE_URL)("a durable run on DBOS, its worker killed", () =>
   it("between two steps: the tool's step finished before the kill, and is not run again", { timeout: 120_000 }, async () => {
     gates.hold("llm-2");
     const first = await startWorker(args("w1"));
-    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100 });
+    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100, connections: 2 });
     const runId = await runs.start("agent", { input: "Fire Lawson" });
     await gates.reached("llm-2"); // the tool's step has finished; the model is asked again
     await first.kill();

@@ -29,7 +29,7 @@ describe.skipIf(!DATABASE_URL)("workers starting together on a new database", ()
     gates = await startGateServer();
     const args = (id: string) => [(db as { url: string }).url, id, (hr as HrApiServer).baseURL, (gates as GateServer).baseURL];
     const [connected] = await Promise.all([
-      DbosRuns.connect({ database: db.url, pollingInterval: 100 }),
+      DbosRuns.connect({ database: db.url, pollingInterval: 100, connections: 2 }),
       startWorker(args("w1")),
       startWorker(args("w2")),
       startWorker(args("w3")),

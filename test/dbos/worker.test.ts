@@ -44,9 +44,10 @@ describe.skipIf(!DATABASE_URL)("DbosWorker in this process", () => {
       database: db.url,
       workflows: { arithmetic: new Arithmetic({ timeout: 30 }), question: new Question({ timeout: 30 }) },
       pollingInterval: 100,
+      connections: 3,
       streamEvents: (ev) => !(ev instanceof Note),
     });
-    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100 });
+    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100, connections: 2 });
   }, 60_000);
   afterAll(async () => {
     await runs?.close();

@@ -45,7 +45,7 @@ describe.skipIf(!DATABASE_URL)("durable runs on several workers", () => {
   it("spread over two workers of concurrency 1: each holds one run, the third waits on the queue", { timeout: 120_000 }, async () => {
     gates.hold("llm-1");
     await startWorker([db.url, "w1", hr.baseURL, gates.baseURL, "", "1"]);
-    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100 });
+    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100, connections: 2 });
     const ids = [
       await runs.start("agent", { input: "Fire Lawson" }),
       await runs.start("agent", { input: "Fire Lawson" }),
@@ -68,7 +68,7 @@ describe.skipIf(!DATABASE_URL)("durable runs on several workers", () => {
   it("streams a run's events to a process that runs no worker, as they happen", { timeout: 120_000 }, async () => {
     gates.hold("llm-2");
     await startWorker([db.url, "w1", hr.baseURL, gates.baseURL]);
-    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100 });
+    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100, connections: 2 });
     const runId = await runs.start("agent", { input: "Fire Lawson" });
     const seen: string[] = [];
     for await (const ev of runs.events(runId)) {

@@ -49,7 +49,14 @@ const agent = new FunctionCallingAgent({
   timeout: 60,
 });
 
-const worker = await DbosWorker.start({ database, workflows: { agent }, workerId, workerConcurrency: Number(concurrency), pollingInterval: 100 });
+const worker = await DbosWorker.start({
+  database,
+  workflows: { agent },
+  workerId,
+  workerConcurrency: Number(concurrency),
+  pollingInterval: 100,
+  connections: 3,
+});
 process.on("SIGTERM", () => {
   void worker.stop().then(() => process.exit(0));
 });
