@@ -65,6 +65,13 @@ describe.skipIf(!DATABASE_URL)("DbosWorker in this process", () => {
     expect(streamed).toEqual([{ type: "Doubled", data: { n: 6 } }]);
   });
 
+  it("starts nothing new when started again with the same runId", { timeout: 60_000 }, async () => {
+    expect(await runs.start("arithmetic", { n: 5 }, { runId: "once" })).toBe("once");
+    expect(await runs.start("arithmetic", { n: 5 }, { runId: "once" })).toBe("once");
+    expect(await runs.result("once")).toBe(11);
+    expect(await worker.run("arithmetic", { n: 5 }, { runId: "once" })).toBe(11);
+  });
+
   it("reports a run whose workflow failed with the error's class and message", { timeout: 60_000 }, async () => {
     const failed = await worker.run("arithmetic", { n: -1 }, { runId: "negative" }).catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(DbosRunFailedError);
