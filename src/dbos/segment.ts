@@ -54,9 +54,18 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
   let seq = checkpoint.seq;
   let saving: Promise<void> = Promise.resolve();
   let saveError: unknown;
+  let unsaveable: unknown;
   // Taken when the step's output is already queued (the stream hands this event over a tick later); written in order.
   const save = () => {
-    const snapshot = ctx.toJSON();
+    let snapshot: ContextJSON;
+    try {
+      snapshot = ctx.toJSON();
+    } catch (error) {
+      // A run that cannot be saved cannot be durable: it ends here, and the run fails with this error.
+      unsaveable ??= error;
+      handler.cancel();
+      return;
+    }
     const next = { seq: ++seq, answered, context: snapshot };
     saving = saving.then(() => checkpoints.save(runId, next)).catch((error: unknown) => void (saveError ??= error));
   };
@@ -82,6 +91,15 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
     }
   }
   let outcome: SegmentOutcome;
+  if (unsaveable !== undefined) {
+    await handler.then(
+      () => undefined,
+      () => undefined,
+    );
+    await saving;
+    const { name, message } = unsaveable instanceof Error ? unsaveable : { name: "Error", message: String(unsaveable) };
+    return { kind: "failed", error: { name, message } };
+  }
   try {
     const result: unknown = await handler;
     outcome = { kind: "finished", result: encodeValue(result ?? null, `the result of run ${runId}`, workflow.codecs) };

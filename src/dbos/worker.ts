@@ -86,6 +86,7 @@ async function durableRun(workflowName: string, input: Json): Promise<RunRecord>
   }
   const answers: SavedEvent[] = [];
   for (;;) {
+    // A part that still fails after DBOS's retries (a database that stays away) ends the run, as one that failed.
     const outcome = await DBOS.runStep(
       (): Promise<SegmentOutcome> =>
         runSegment({
@@ -99,7 +100,7 @@ async function durableRun(workflowName: string, input: Json): Promise<RunRecord>
           write: (event) => DBOS.writeStream(EVENTS_STREAM, event),
         }),
       { name: "stepflow.part", retriesAllowed: true, maxAttempts: 3, intervalSeconds: 1 },
-    );
+    ).catch((error: unknown): SegmentOutcome => ({ kind: "failed", error: describeError(error) }));
     if (outcome.kind !== "waiting")
       return end(runId, worker, outcome.kind === "finished" ? { ok: true, result: outcome.result } : { ok: false, error: outcome.error });
     await DBOS.setEvent(PARKED_EVENT, answers.length + 1);
@@ -110,6 +111,12 @@ async function durableRun(workflowName: string, input: Json): Promise<RunRecord>
     }
     answers.push(answer);
   }
+}
+
+function describeError(error: unknown): { name: string; message: string } {
+  // DBOS wraps the last attempt's error when a step runs out of retries.
+  const cause = (error as { errors?: unknown[] }).errors?.at(-1) ?? error;
+  return cause instanceof Error ? { name: cause.name, message: cause.message } : { name: "Error", message: String(cause) };
 }
 
 async function end(runId: string, worker: Live, record: RunRecord): Promise<RunRecord> {

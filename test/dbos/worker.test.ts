@@ -25,6 +25,20 @@ class Arithmetic extends Workflow<{ n: number }, number> {
   }
 }
 
+/** Keeps a function in its store: a run that cannot be saved. */
+class Unsaveable extends Workflow<{}, string> {
+  @step({ accepts: [StartEvent], emits: [Doubled] })
+  async keep(ctx: Context) {
+    await ctx.store.set("callback", () => "not JSON");
+    return new Doubled({ n: 1 });
+  }
+
+  @step({ accepts: [Doubled], emits: [StopEvent] })
+  async done() {
+    return new StopEvent({ result: "should not get here" });
+  }
+}
+
 class Question extends Workflow<{ item: string }, string> {
   @step({ accepts: [StartEvent], emits: [StopEvent] })
   async ask(ctx: Context, ev: StartEvent<{ item: string }>) {
@@ -42,7 +56,7 @@ describe.skipIf(!DATABASE_URL)("DbosWorker in this process", () => {
     db = await freshDatabase(DATABASE_URL as string, "stepflow_dbos_worker");
     worker = await DbosWorker.start({
       database: db.url,
-      workflows: { arithmetic: new Arithmetic({ timeout: 30 }), question: new Question({ timeout: 30 }) },
+      workflows: { arithmetic: new Arithmetic({ timeout: 30 }), question: new Question({ timeout: 30 }), unsaveable: new Unsaveable({ timeout: 30 }) },
       pollingInterval: 100,
       connections: 3,
       streamEvents: (ev) => !(ev instanceof Note),
@@ -80,6 +94,12 @@ describe.skipIf(!DATABASE_URL)("DbosWorker in this process", () => {
     expect(await runs.status("negative")).toBe("succeeded"); // for DBOS the run ended; its record says how
   });
 
+  it("fails a run that cannot be saved, saying why, instead of running it without checkpoints", { timeout: 60_000 }, async () => {
+    const failed = await worker.run("unsaveable", {}).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(DbosRunFailedError);
+    expect(failed).toMatchObject({ errorName: "ContextSerdeError" });
+  });
+
   it("keeps an answer sent before the question for it", { timeout: 60_000 }, async () => {
     const runId = await runs.start("question", { item: "a laptop" });
     await runs.respond(runId, new HumanResponseEvent({ response: "yes" }));
@@ -99,7 +119,9 @@ describe.skipIf(!DATABASE_URL)("DbosWorker in this process", () => {
   });
 
   it("names the workflows it knows when asked for another", async () => {
-    await expect(worker.run("poem", {})).rejects.toThrow(new DbosRuntimeError('No workflow named "poem" on this worker; it runs arithmetic, question.'));
+    await expect(worker.run("poem", {})).rejects.toThrow(
+      new DbosRuntimeError('No workflow named "poem" on this worker; it runs arithmetic, question, unsaveable.'),
+    );
   });
 
   it("refuses a second worker in the process, and bad options", async () => {
