@@ -10,7 +10,7 @@ import type { Event } from "../core/event.ts";
 import { encodeEvent } from "../core/serialize.ts";
 import type { Json, SavedEvent } from "../core/serialize.ts";
 import { describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
-import { DbosRuntimeError } from "./errors.ts";
+import { DbosRunFailedError, DbosRuntimeError } from "./errors.ts";
 import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, PARKED_EVENT, RUN_WORKFLOW, settle } from "./protocol.ts";
 import type { RunRecord } from "./protocol.ts";
 
@@ -134,9 +134,30 @@ export class DbosRuns {
     return (await this.#client.getEvent<number>(runId, PARKED_EVENT, { timeoutSeconds: timeout, pollingIntervalMs: this.#polling })) ?? 0;
   }
 
-  /** The run's result (its StopEvent's, as JSON) once it ends; throws `DbosRunFailedError` (or `DbosAnswerTimeoutError`) if it failed. */
+  /**
+   * The run's result (its StopEvent's, as JSON) once it ends; throws `DbosRunFailedError` if
+   * it failed or was cancelled (`errorName` then `WorkflowCancelledByUser`), or
+   * `DbosAnswerTimeoutError`.
+   */
   async result<T = unknown>(runId: string): Promise<T> {
-    return settle<T>(runId, await this.#client.retrieveWorkflow<RunRecord>(runId).getResult({ pollingIntervalMs: this.#polling }));
+    const handle = this.#client.retrieveWorkflow<RunRecord>(runId);
+    let record: RunRecord;
+    try {
+      record = await handle.getResult({ pollingIntervalMs: this.#polling });
+    } catch (error) {
+      if ((await handle.getStatus())?.status !== "CANCELLED") throw error;
+      throw new DbosRunFailedError(`Run ${runId} was cancelled.`, runId, "WorkflowCancelledByUser");
+    }
+    return settle<T>(runId, record);
+  }
+
+  /**
+   * Cancels the run: a run on the queue never starts, a parked one stops waiting, and a running
+   * one is cancelled at once on its worker (its steps see `ctx.signal` aborted). Its result
+   * then throws `DbosRunFailedError`.
+   */
+  async cancel(runId: string): Promise<void> {
+    await this.#client.cancelWorkflow(runId);
   }
 
   /** Where the run is. */

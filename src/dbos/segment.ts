@@ -32,6 +32,8 @@ export interface SegmentInput {
   readonly answers: readonly SavedEvent[];
   readonly checkpoints: Checkpoints;
   readonly journal: Journal;
+  /** Aborted when the run is cancelled (`DbosRuns.cancel`): the stepflow run is cancelled with it. */
+  readonly signal?: AbortSignal | undefined;
   /** Whether an event goes to the run's stream. */
   readonly streamed: (event: Event) => boolean;
   /** Writes an event of the run to its stream (DBOS's, readable from any process). */
@@ -49,7 +51,7 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
   const answered = Math.max(checkpoint.answered, part.answers.length);
   const ctx = Context.fromJSON(workflow, context);
   useJournal(ctx, part.journal);
-  const handler = workflow.run(undefined, { ctx, lifecycleEvents: true });
+  const handler = workflow.run(undefined, { ctx, lifecycleEvents: true, ...(part.signal ? { signal: part.signal } : {}) });
 
   let seq = checkpoint.seq;
   let saving: Promise<void> = Promise.resolve();

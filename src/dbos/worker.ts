@@ -97,6 +97,7 @@ async function durableRun(workflowName: string, input: Json): Promise<RunRecord>
           checkpoints: worker.checkpoints,
           journal: worker.journal,
           streamed: worker.streamed,
+          signal: DBOS.stepStatus?.cancelSignal,
           write: (event) => DBOS.writeStream(EVENTS_STREAM, event),
         }),
       { name: "stepflow.part", retriesAllowed: true, maxAttempts: 3, intervalSeconds: 1 },

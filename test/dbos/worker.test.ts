@@ -4,6 +4,7 @@ import { ConfigurationError, Event, HumanResponseEvent, InputRequiredEvent, Star
 import type { Context } from "../../src/index.ts";
 import { DbosRunFailedError, DbosRuns, DbosRuntimeError, DbosWorker } from "../../src/dbos/index.ts";
 import { freshDatabase } from "../support/postgres-database.ts";
+import { gate } from "../support/gate.ts";
 
 const DATABASE_URL = process.env.DATABASE_URL;
 
@@ -39,6 +40,19 @@ class Unsaveable extends Workflow<{}, string> {
   }
 }
 
+/** Waits in its step until the run is cancelled, and says when it was. */
+const entered = gate();
+const aborted = gate<string>();
+class Patient extends Workflow<{}, string> {
+  @step({ accepts: [StartEvent], emits: [StopEvent] })
+  async wait(ctx: Context) {
+    entered.open();
+    await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve, { once: true }));
+    aborted.open((ctx.signal.reason as Error).name);
+    return new StopEvent({ result: "cancelled" });
+  }
+}
+
 class Question extends Workflow<{ item: string }, string> {
   @step({ accepts: [StartEvent], emits: [StopEvent] })
   async ask(ctx: Context, ev: StartEvent<{ item: string }>) {
@@ -56,7 +70,12 @@ describe.skipIf(!DATABASE_URL)("DbosWorker in this process", () => {
     db = await freshDatabase(DATABASE_URL as string, "stepflow_dbos_worker");
     worker = await DbosWorker.start({
       database: db.url,
-      workflows: { arithmetic: new Arithmetic({ timeout: 30 }), question: new Question({ timeout: 30 }), unsaveable: new Unsaveable({ timeout: 30 }) },
+      workflows: {
+        arithmetic: new Arithmetic({ timeout: 30 }),
+        question: new Question({ timeout: 30 }),
+        unsaveable: new Unsaveable({ timeout: 30 }),
+        patient: new Patient({ timeout: 60 }),
+      },
       pollingInterval: 100,
       connections: 3,
       streamEvents: (ev) => !(ev instanceof Note),
@@ -100,6 +119,20 @@ describe.skipIf(!DATABASE_URL)("DbosWorker in this process", () => {
     expect(failed).toMatchObject({ errorName: "ContextSerdeError" });
   });
 
+  it("cancels a run in the middle of its step, and one parked waiting for an answer", { timeout: 60_000 }, async () => {
+    const running = await runs.start("patient", {});
+    await entered.promise;
+    await runs.cancel(running);
+    expect(await aborted.promise).toBe("WorkflowCancelledByUser");
+    await expect(runs.result(running)).rejects.toMatchObject({ name: "DbosRunFailedError", errorName: "WorkflowCancelledByUser" });
+    expect(await runs.status(running)).toBe("cancelled");
+
+    const parked = await runs.start("question", { item: "a boat" });
+    expect(await runs.parked(parked)).toBe(1);
+    await runs.cancel(parked);
+    await expect(runs.result(parked)).rejects.toThrow(`Run ${parked} was cancelled.`);
+  });
+
   it("keeps an answer sent before the question for it", { timeout: 60_000 }, async () => {
     const runId = await runs.start("question", { item: "a laptop" });
     await runs.respond(runId, new HumanResponseEvent({ response: "yes" }));
@@ -120,7 +153,7 @@ describe.skipIf(!DATABASE_URL)("DbosWorker in this process", () => {
 
   it("names the workflows it knows when asked for another", async () => {
     await expect(worker.run("poem", {})).rejects.toThrow(
-      new DbosRuntimeError('No workflow named "poem" on this worker; it runs arithmetic, question, unsaveable.'),
+      new DbosRuntimeError('No workflow named "poem" on this worker; it runs arithmetic, question, unsaveable, patient.'),
     );
   });
 
