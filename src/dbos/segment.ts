@@ -50,11 +50,18 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
   if (fresh.length > 0 && context.run) context.run = { ...context.run, unclaimed: [...context.run.unclaimed, ...fresh] };
   const answered = Math.max(checkpoint.answered, part.answers.length);
   const ctx = Context.fromJSON(workflow, context);
-  useJournal(ctx, part.journal);
+  let saving: Promise<void> = Promise.resolve();
+  // Work with a side effect waits until the checkpoints of the step executions finished before
+  // it are written: a worker taking over never runs again a step whose successors had effects.
+  useJournal(ctx, {
+    description: part.journal.description,
+    begin: (key) => saving.then(() => part.journal.begin(key)),
+    finish: (key, result) => part.journal.finish(key, result),
+    release: (key) => part.journal.release(key),
+  });
   const handler = workflow.run(undefined, { ctx, lifecycleEvents: true, ...(part.signal ? { signal: part.signal } : {}) });
 
   let seq = checkpoint.seq;
-  let saving: Promise<void> = Promise.resolve();
   let saveError: unknown;
   let unsaveable: unknown;
   // Taken when the step's output is already queued (the stream hands this event over a tick later); written in order.
