@@ -14,8 +14,8 @@ import { DbosRuns, DbosWorker } from "../src/dbos/index.ts";
 import { printTable } from "./measure.ts";
 import { newAgent } from "./sessions-scale.ts";
 
-const STEPS = 20;
-const RUNS = Number(process.env.BENCH_DBOS_RUNS ?? 20);
+const STEPS = 100;
+const RUNS = Number(process.env.BENCH_DBOS_RUNS ?? 30);
 const TURNS = Number(process.env.BENCH_DBOS_TURNS ?? 48);
 const WORKER_CONCURRENCY = 8;
 
