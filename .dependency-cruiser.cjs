@@ -44,6 +44,21 @@ module.exports = {
       to: { path: "^(src/(cli|server|compat)/|workflows/|events/)" },
     },
     {
+      name: "dbos-beside-the-apps",
+      comment:
+        "src/dbos runs any workflow durably on DBOS; it uses the engine and the journals, never the agent, the CLI or a server, and nothing below the apps imports it, so DBOS stays out of their import graph.",
+      severity: "error",
+      from: { path: "^src/dbos/" },
+      to: { path: "^(src/(cli|server|compat)/|workflows/|events/)" },
+    },
+    {
+      name: "nothing-below-imports-dbos",
+      comment: "DBOS is an optional dependency: the engine, tools, LLMs, journals, sessions, the agent and its events must load without it.",
+      severity: "error",
+      from: { path: "^(src/(core|tools|llm|journal|sessions|compat)/|workflows/|events/|src/index\\.ts$)" },
+      to: { path: "^src/dbos/" },
+    },
+    {
       name: "workflows-and-events-below-cli",
       comment: "The CLI is one user of the agent and its events; they must work without it.",
       severity: "error",

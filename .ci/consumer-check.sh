@@ -10,6 +10,7 @@
 #   - esbuild bundles run: with its default target, an app using the package's `@step` classes
 #     (the agent); with target node20, an app declaring its own `@step` workflow (esbuild keeps
 #     decorators as written for its default target, esnext, which Node does not run yet);
+#   - `stepflow/dbos` loads once its optional peer @dbos-inc/dbos-sdk is installed;
 #   - publint and @arethetypeswrong/cli find no error.
 # Uses the npm registry for the package's dependencies and the checking tools (pinned below).
 #
@@ -111,6 +112,12 @@ if ./node_modules/.bin/esbuild app.ts --bundle --platform=node --format=esm --ta
 else
   fail "esbuild bundle (target node20)"; cat "$work/out" >&2
 fi
+
+echo "== stepflow/dbos, with its optional peer @dbos-inc/dbos-sdk installed"
+cd "$app"
+npm_install "@dbos-inc/dbos-sdk@^5.3.0" >"$work/dbos-install.log" 2>&1 || { cat "$work/dbos-install.log" >&2; exit 1; }
+echo "DbosWorker: function, DbosRuns: function" >"$work/dbos.expected"
+expect 'import("stepflow/dbos")' "$work/dbos.expected" node -e 'import("stepflow/dbos").then((m) => console.log(`DbosWorker: ${typeof m.DbosWorker}, DbosRuns: ${typeof m.DbosRuns}`))'
 
 echo "== publint $PUBLINT and @arethetypeswrong/cli $ATTW"
 mkdir -p "$work/tools" "$work/extracted" && cd "$work/tools"

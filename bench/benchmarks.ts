@@ -35,6 +35,10 @@ export const BENCHMARKS = {
     title: "Tool selection: 300 OpenAPI operations as tools, recall@k and prompt tokens per request",
     run: async () => (await import("./tools.ts")).benchTools(),
   },
+  dbos: {
+    title: "DBOS runtime: overhead per step and per agent turn, and worker processes' throughput",
+    run: async () => (await import("./dbos.ts")).benchDbos(),
+  },
 } as const;
 
 export type BenchmarkName = keyof typeof BENCHMARKS;

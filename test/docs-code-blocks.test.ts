@@ -12,6 +12,8 @@
  * - `// prints: TEXT` at the end of a line states one line the block prints. When a block has
  *   such comments, its output must be exactly those lines, in order; so state every line it
  *   prints, or none.
+ * - A block whose first line is `// Needs PostgreSQL: DATABASE_URL` runs only when the tests
+ *   have a PostgreSQL (DATABASE_URL), with DATABASE_URL set to a database of its own.
  * - Blocks of other languages (sh, text, json…) are not run; keep them true by hand.
  */
 import { execFile } from "node:child_process";
@@ -19,6 +21,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { dirname, join, relative } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { REPO, runTypeScript } from "./support/run-typescript.ts";
+import { freshDatabase } from "./support/postgres-database.ts";
 
 interface CodeBlock {
   /** `docs/agent.md:42`: where the block's opening fence is. */
@@ -81,19 +84,25 @@ describe("code blocks in README.md and docs/", () => {
   });
 
   for (const block of blocks) {
-    it(`${block.where} runs${block.prints.length > 0 ? " and prints what it states" : ""}`, async () => {
-      const run = await runTypeScript(relative(REPO, fileOf.get(block) as string));
-      expect(run.stderr, `${block.where} wrote to stderr`).toBe("");
-      expect(run.code, `${block.where} exit code`).toBe(0);
-      expect(run.stdout.trim(), `${block.where} printed nothing`).not.toBe("");
-      if (block.prints.length > 0)
-        expect(
-          run.stdout
-            .trimEnd()
-            .split("\n")
-            .map((line) => line.trimEnd()),
-        ).toEqual(block.prints);
-    }, 120_000);
+    const needsPostgres = block.code.startsWith("// Needs PostgreSQL: DATABASE_URL");
+    it.skipIf(needsPostgres && !process.env.DATABASE_URL)(
+      `${block.where} runs${block.prints.length > 0 ? " and prints what it states" : ""}`,
+      async () => {
+        const db = needsPostgres ? await freshDatabase(process.env.DATABASE_URL as string, "stepflow_doc_block") : undefined;
+        const run = await runTypeScript(relative(REPO, fileOf.get(block) as string), 60_000, db ? { DATABASE_URL: db.url } : {}).finally(() => db?.drop());
+        expect(run.stderr, `${block.where} wrote to stderr`).toBe("");
+        expect(run.code, `${block.where} exit code`).toBe(0);
+        expect(run.stdout.trim(), `${block.where} printed nothing`).not.toBe("");
+        if (block.prints.length > 0)
+          expect(
+            run.stdout
+              .trimEnd()
+              .split("\n")
+              .map((line) => line.trimEnd()),
+          ).toEqual(block.prints);
+      },
+      120_000,
+    );
   }
 
   it("links between the docs reach a file and, with #, a heading in it", () => {

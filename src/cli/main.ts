@@ -19,6 +19,7 @@ import { chat, ask } from "./chat.ts";
 import { serve } from "./serve.ts";
 import type { ServeOptions } from "./serve.ts";
 import { DEFAULT_SERVER_STORE } from "../server/workflow-server.ts";
+import { askOnDbos, databaseOption, runWorker } from "./dbos.ts";
 import type { ChatOptions } from "./chat.ts";
 import { NoSuchSessionError, UsageError } from "./errors.ts";
 import { packageVersion } from "./version.ts";
@@ -39,6 +40,8 @@ interface MainOptions {
   verbose?: boolean;
   session?: string;
   store?: string;
+  runtime?: "inprocess" | "dbos";
+  database?: string;
 }
 
 /**
@@ -87,6 +90,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .option("-v, --verbose", "print the workflow's step trace, and stack traces on errors")
     .option("-s, --session <id>", "keep the conversation in a stored session (continues it if it exists)")
     .option("--store <url>", "session store: sqlite:PATH (default .stepflow/sessions.db), postgres://…, memory:")
+    .addOption(
+      new Option("--runtime <kind>", "where the question runs: in this process, or durably on DBOS workers (stepflow worker)").choices(["inprocess", "dbos"]),
+    )
+    .option("--database <url>", "with --runtime dbos: the workers' PostgreSQL, postgres://… (default DATABASE_URL)")
     .version(VERSION, "-V, --version", "print the version")
     .showSuggestionAfterError(true)
     .exitOverride()
@@ -98,6 +105,14 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       if (options.session !== undefined) checkSessionId(options.session);
       if (options.store !== undefined) checkStoreURL(options.store);
       if (options.json && words.length === 0) throw new UsageError(`--json needs a question: ${command} --json "What is 2 + 2?"`);
+      if (options.runtime === "dbos") {
+        if (words.length === 0) throw new UsageError(`--runtime dbos asks one question: ${command} --runtime dbos --database postgres://… "What is 2 + 2?"`);
+        if (options.session !== undefined) throw new UsageError("--session does not go with --runtime dbos: each question is a durable run of its own.");
+        const database = databaseOption(options.database, env, command, "--runtime dbos");
+        return askOnDbos(words.join(" "), { database, term, json: options.json ?? false });
+      }
+      if (options.database !== undefined)
+        throw new UsageError(`--database goes with --runtime dbos: ${command} --runtime dbos --database ${options.database} "…"`);
       provider = chooseProvider({ llm: options.llm, model: options.model, env });
       const agent = new FunctionCallingAgent({
         llm: provider.llm,
@@ -153,6 +168,26 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       if (options.store !== undefined) checkStoreURL(options.store);
       provider = chooseProvider({ llm: options.llm, model: options.model, env });
       await serve({ ...options, store: options.store ?? DEFAULT_SERVER_STORE }, provider, term, env);
+    });
+
+  program
+    .command("worker")
+    .description("run the agent's durable runs on DBOS: take questions from the PostgreSQL queue until Ctrl-C")
+    .option("--database <url>", "PostgreSQL, postgres://… (default DATABASE_URL)")
+    .option("--id <name>", "this worker's id; a worker started again with it recovers its unfinished runs (default local)")
+    .option("--concurrency <n>", "runs this worker executes at once (default 10)")
+    .option("--queue-concurrency <n>", "runs executed at once by all workers together (default no limit)")
+    .action(async (options: { database?: string; id?: string; concurrency?: string; queueConcurrency?: string }) => {
+      const globals = program.opts<MainOptions>();
+      verbose = globals.verbose ?? false;
+      const database = databaseOption(options.database ?? globals.database, env, command, "worker");
+      const workerConcurrency = options.concurrency === undefined ? undefined : wholeNumber("--concurrency", options.concurrency, "the default is 10");
+      const concurrency =
+        options.queueConcurrency === undefined ? undefined : wholeNumber("--queue-concurrency", options.queueConcurrency, "the default is no limit");
+      provider = chooseProvider({ llm: globals.llm, model: globals.model, env });
+      term.err.write(term.colors.dim(`Using ${provider.kind === "offline" ? "the offline demo model" : provider.label}.\n`));
+      const agent = new FunctionCallingAgent({ llm: provider.llm, tools: calculatorTools, systemPrompt: SYSTEM_PROMPT, timeout: 300, verbose });
+      await runWorker({ database, agent, term, workerId: options.id, workerConcurrency, concurrency });
     });
 
   const sessions = program

@@ -18,10 +18,12 @@ export interface ProgramRun {
  * @example
  * const { code, stdout } = await runTypeScript("examples/minimal-workflow.ts");
  */
-export function runTypeScript(file: string, timeoutMs = 60_000): Promise<ProgramRun> {
-  // No model keys or server URLs from the developer's shell: every program must run offline.
+export function runTypeScript(file: string, timeoutMs = 60_000, given: Record<string, string> = {}): Promise<ProgramRun> {
+  // No model keys or server URLs from the developer's shell: every program must run offline,
+  // with only what the caller gives it (a database of its own).
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
   for (const name of ["OPENAI_API_KEY", "OPENAI_BASE_URL", "DATABASE_URL"]) delete env[name];
+  Object.assign(env, given);
   return new Promise((resolve) => {
     execFile(process.execPath, ["--import", "tsx", file], { cwd: REPO, env, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;

@@ -1,0 +1,163 @@
+/**
+ * DBOS runtime benchmark (needs DATABASE_URL): what durability costs per step execution and
+ * per agent turn, against the same runs in process; and how many agent turns a second 1, 2
+ * and 4 worker processes finish with the 50 ms scripted model. Each part uses a database of
+ * its own, made on the server of DATABASE_URL and dropped after.
+ */
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { Event, StartEvent, StopEvent, Workflow, step } from "../src/index.ts";
+import type { Context } from "../src/index.ts";
+import { DbosRuns, DbosWorker } from "../src/dbos/index.ts";
+import { printTable } from "./measure.ts";
+import { newAgent } from "./sessions-scale.ts";
+
+const STEPS = 100;
+const RUNS = Number(process.env.BENCH_DBOS_RUNS ?? 30);
+const TURNS = Number(process.env.BENCH_DBOS_TURNS ?? 48);
+const WORKER_CONCURRENCY = 8;
+
+class Tick extends Event<{ left: number }> {}
+
+/** One step that runs `steps` times in a row: each execution is one checkpoint on DBOS. */
+class Countdown extends Workflow<{ steps: number }, number> {
+  @step({ accepts: [StartEvent, Tick], emits: [Tick, StopEvent] })
+  async tick(_ctx: Context, ev: StartEvent<{ steps: number }> | Tick) {
+    const left = ev instanceof Tick ? ev.left : ev.steps;
+    return left > 1 ? new Tick({ left: left - 1 }) : new StopEvent({ result: 0 });
+  }
+}
+
+async function withDatabase<T>(name: string, body: (url: string) => Promise<T>): Promise<T> {
+  const server = process.env.DATABASE_URL as string;
+  const db = `${name}_${process.pid}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: server });
+    await client.connect();
+    await client.query(sql).finally(() => client.end());
+  };
+  await admin(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+  await admin(`CREATE DATABASE ${db}`);
+  const url = new URL(server);
+  url.pathname = `/${db}`;
+  try {
+    return await body(url.toString());
+  } finally {
+    await admin(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+  }
+}
+
+/** Mean milliseconds of `run`, over `times` runs one after another (after one to warm up). */
+async function mean(times: number, run: () => PromiseLike<unknown>): Promise<number> {
+  await run();
+  const started = performance.now();
+  for (let i = 0; i < times; i++) await run();
+  return (performance.now() - started) / times;
+}
+
+async function overhead(): Promise<void> {
+  const countdown = new Countdown({ timeout: null });
+  const agent = newAgent(0);
+  const question = { input: "What is (2123 + 2321) * 312?" };
+  // In process a run takes microseconds: many more of them, for a mean that holds still.
+  const local = {
+    one: await mean(RUNS * 100, () => countdown.run({ steps: 1 })),
+    many: await mean(RUNS * 100, () => countdown.run({ steps: STEPS })),
+    turn: await mean(RUNS * 100, () => agent.run(question)),
+  };
+  const durable = await withDatabase("stepflow_bench_dbos", async (database) => {
+    const worker = await DbosWorker.start({ database, workflows: { countdown, agent } });
+    try {
+      return {
+        one: await mean(RUNS, () => worker.run("countdown", { steps: 1 })),
+        many: await mean(RUNS, () => worker.run("countdown", { steps: STEPS })),
+        turn: await mean(RUNS, () => worker.run("agent", question)),
+      };
+    } finally {
+      await worker.stop();
+    }
+  });
+  const perStep = (m: { one: number; many: number }) => (m.many - m.one) / (STEPS - 1);
+  const ms = (n: number) => n.toFixed(3);
+  printTable(
+    ["", "in process", "DBOS runtime (DbosWorker.run)", "overhead"],
+    [
+      ["a run of 1 step, ms", ms(local.one), ms(durable.one), ms(durable.one - local.one)],
+      [`a run of ${STEPS} steps, ms`, ms(local.many), ms(durable.many), ms(durable.many - local.many)],
+      ["each step execution after the first, ms", ms(perStep(local)), ms(perStep(durable)), ms(perStep(durable) - perStep(local))],
+      ["an agent turn (3 LLM calls, 2 tool calls; instant model), ms", ms(local.turn), ms(durable.turn), ms(durable.turn - local.turn)],
+    ],
+  );
+  console.log(
+    `\n(means of runs one after another: ${RUNS * 100} of each in process, ${RUNS} on DBOS, through the PostgreSQL at ${new URL(process.env.DATABASE_URL as string).host})\n`,
+  );
+}
+
+function startWorkerProcess(database: string, id: string, stream: boolean): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      fileURLToPath(new URL("./dbos-worker-child.ts", import.meta.url)),
+      database,
+      id,
+      String(WORKER_CONCURRENCY),
+      stream ? "stream" : "nostream",
+    ],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  return new Promise((resolve, reject) => {
+    child.stdout?.on("data", (d: Buffer) => String(d).includes("ready") && resolve(child));
+    child.on("exit", (code) => reject(new Error(`worker ${id} exited with ${code}`)));
+  });
+}
+
+async function throughput(): Promise<void> {
+  const rows: string[][] = [];
+  for (const [workers, stream] of [1, 2, 4].flatMap((n) => [[n, true] as const, [n, false] as const])) {
+    await withDatabase("stepflow_bench_dbos_tp", async (database) => {
+      const children = await Promise.all(Array.from({ length: workers }, (_, i) => startWorkerProcess(database, `bench-${i + 1}`, stream)));
+      const runs = await DbosRuns.connect({ database, pollingInterval: 50 });
+      try {
+        const started = performance.now();
+        const ids = await Promise.all(Array.from({ length: TURNS }, () => runs.start("agent", { input: "What is (2123 + 2321) * 312?" })));
+        await Promise.all(ids.map((id) => runs.result(id)));
+        const seconds = (performance.now() - started) / 1000;
+        const by = new Map<string, number>();
+        for (const id of ids) {
+          const worker = (await runs.workerOf(id)) ?? "?";
+          by.set(worker, (by.get(worker) ?? 0) + 1);
+        }
+        rows.push([
+          String(workers),
+          stream ? "all" : "none",
+          String(workers * WORKER_CONCURRENCY),
+          (TURNS / seconds).toFixed(1),
+          seconds.toFixed(2),
+          [...by.values()].sort((a, b) => b - a).join(" / "),
+        ]);
+      } finally {
+        await runs.close();
+        await Promise.all(children.map((child) => new Promise((resolve) => (child.once("exit", resolve), child.kill("SIGTERM")))));
+      }
+    });
+  }
+  printTable(["worker processes", "events streamed", "runs at once (8 each)", "agent turns / s", `${TURNS} turns, s`, "turns per worker"], rows);
+  console.log(
+    "\n(each turn: 3 calls to the scripted model, 50 ms each, and 2 tool calls; the turns are put on the queue at once and awaited from another process)",
+  );
+}
+
+export async function benchDbos(): Promise<void> {
+  if (!process.env.DATABASE_URL) {
+    console.log("(skipped: DATABASE_URL is not set; bash .ci/postgres.sh starts a PostgreSQL)");
+    return;
+  }
+  await overhead();
+  await throughput();
+}

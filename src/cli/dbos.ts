@@ -1,0 +1,102 @@
+/**
+ * The CLI on DBOS: `stepflow worker` runs the agent's durable runs, and
+ * `stepflow --runtime dbos --database URL "question"` puts a question on their queue and
+ * streams the answer from whichever worker takes it. `stepflow/dbos` is loaded only here, when
+ * asked for, so the CLI runs without `@dbos-inc/dbos-sdk` installed.
+ */
+import { eventTypeName } from "../core/event.ts";
+import type { Event, EventClass } from "../core/event.ts";
+import { decodeEvent } from "../core/serialize.ts";
+import type { SavedEvent } from "../core/serialize.ts";
+import { FunctionOutputEvent, StreamEvent, ToolCallEvent } from "../../events/index.ts";
+import type { AgentResult, FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+import { renderTurn } from "./render.ts";
+import type { Terminal } from "./render.ts";
+import { UsageError } from "./errors.ts";
+
+/** The name the CLI's workers know the agent by. */
+const AGENT = "agent";
+const SHOWN: readonly EventClass[] = [StreamEvent, ToolCallEvent, FunctionOutputEvent];
+const SHOWN_BY_NAME = new Map(SHOWN.map((type) => [eventTypeName(type), type]));
+
+async function loadDbos(): Promise<typeof import("../dbos/index.ts")> {
+  try {
+    return await import("../dbos/index.ts");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND" && String((error as Error).message).includes("@dbos-inc/dbos-sdk")) {
+      throw new UsageError(
+        "The DBOS runtime needs the package @dbos-inc/dbos-sdk, which is not installed. Install it next to stepflow: npm install @dbos-inc/dbos-sdk",
+      );
+    }
+    throw error;
+  }
+}
+
+/** The database option, or a usage error saying how to give it. */
+export function databaseOption(database: string | undefined, env: NodeJS.ProcessEnv, command: string, usage: string): string {
+  const url = database ?? env.DATABASE_URL;
+  if (!url)
+    throw new UsageError(
+      `${usage} needs PostgreSQL: pass --database postgres://user:password@host:5432/db (or set DATABASE_URL). Example: ${command} ${usage} --database postgres://localhost/stepflow`,
+    );
+  if (!/^postgres(ql)?:\/\//.test(url))
+    throw new UsageError(`--database takes a PostgreSQL URL like postgres://user:password@host:5432/db; got "${url.split("@").at(-1)}".`);
+  return url;
+}
+
+/**
+ * Puts `question` on the queue, streams the run's answer from the worker that takes it, and
+ * prints it (or `{ response, sources }` with `json`).
+ * @example await askOnDbos("What is 2 + 2?", { database, term, json: false });
+ */
+export async function askOnDbos(question: string, options: { readonly database: string; readonly term: Terminal; readonly json: boolean }): Promise<void> {
+  const { DbosRuns } = await loadDbos();
+  const runs = await DbosRuns.connect({ database: options.database });
+  try {
+    const runId = await runs.start(AGENT, { input: question });
+    options.term.err.write(options.term.colors.dim(`Run ${runId} is on the queue of ${runs.database}; a worker (stepflow worker) takes it.\n`));
+    if (options.json) {
+      options.term.out.write(`${JSON.stringify(await runs.result<AgentResult>(runId), null, 2)}\n`);
+      return;
+    }
+    await renderTurn(shownEvents(runs.events(runId)), options.term);
+    await runs.result(runId); // a failed run throws here
+  } finally {
+    await runs.close();
+  }
+}
+
+/** The events the terminal shows, as the agent's classes; the others are skipped. */
+async function* shownEvents(saved: AsyncIterable<SavedEvent>): AsyncGenerator<Event> {
+  for await (const event of saved) if (SHOWN_BY_NAME.has(event.type)) yield decodeEvent(event, SHOWN_BY_NAME, "an event of the run");
+}
+
+/**
+ * Runs a worker for `agent` until SIGINT or SIGTERM; resolves once it has stopped.
+ * @example await runWorker({ database, agent, term, workerId: "w1", workerConcurrency: 4 });
+ */
+export async function runWorker(options: {
+  readonly database: string;
+  readonly agent: FunctionCallingAgent;
+  readonly term: Terminal;
+  readonly workerId?: string | undefined;
+  readonly workerConcurrency?: number | undefined;
+  readonly concurrency?: number | undefined;
+}): Promise<void> {
+  const { DbosWorker } = await loadDbos();
+  const worker = await DbosWorker.start({
+    database: options.database,
+    workflows: { [AGENT]: options.agent },
+    ...(options.workerId !== undefined ? { workerId: options.workerId } : {}),
+    ...(options.workerConcurrency !== undefined ? { workerConcurrency: options.workerConcurrency } : {}),
+    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+  });
+  options.term.err.write(
+    `Worker "${worker.workerId}" takes runs from ${worker.database}. Ctrl-C stops it; runs it leaves unfinished go on when a worker with this id starts again.\n`,
+  );
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  await worker.stop();
+}

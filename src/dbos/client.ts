@@ -1,0 +1,179 @@
+/**
+ * Starting durable runs and following them from any process (a CLI, a server, a script):
+ * runs are put on the queue the workers take them from; their events, answers and results go
+ * through the database. A client needs no worker in its own process.
+ */
+import { DBOSClient } from "@dbos-inc/dbos-sdk";
+import { randomUUID } from "node:crypto";
+import { isEvent } from "../core/event.ts";
+import type { Event } from "../core/event.ts";
+import { encodeEvent } from "../core/serialize.ts";
+import type { Json, SavedEvent } from "../core/serialize.ts";
+import { describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
+import { DbosRunFailedError, DbosRuntimeError } from "./errors.ts";
+import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, PARKED_EVENT, RUN_WORKFLOW, settle } from "./protocol.ts";
+import type { RunRecord } from "./protocol.ts";
+
+/**
+ * Options of {@link DbosRuns.connect}.
+ * @example
+ * const options: DbosRunsOptions = { database: "postgres://localhost/stepflow" };
+ */
+export interface DbosRunsOptions {
+  /** The PostgreSQL the workers use. */
+  readonly database: string;
+  /** The queue runs are put on. Default `"stepflow"`. */
+  readonly queue?: string;
+  /** The version of the workers that may take the runs started here. Default `"stepflow-dbos-1"`. */
+  readonly version?: string;
+  /** PostgreSQL connections the client opens. Default 10. */
+  readonly connections?: number;
+  /** How often (milliseconds) `result()`, `events()` and `parked()` look for news in the database. Default 1000. */
+  readonly pollingInterval?: number;
+}
+
+/** Where a durable run is: waiting on the queue, running (or waiting for an answer), or ended. @example `if ((await runs.status(id)) === "succeeded") …` */
+export type DbosRunStatus = "enqueued" | "pending" | "succeeded" | "failed" | "cancelled" | "unknown";
+
+/**
+ * Durable runs, seen from any process.
+ * @example
+ * import { DbosRuns } from "stepflow/dbos";
+ * const runs = await DbosRuns.connect({ database: process.env.DATABASE_URL! });
+ * const runId = await runs.start("agent", { input: "Fire Lawson" });
+ * for await (const ev of runs.events(runId)) console.log(ev.type);
+ * console.log(await runs.result(runId));
+ * await runs.close();
+ */
+export class DbosRuns {
+  readonly #client: DBOSClient;
+  readonly #queue: string;
+  readonly #version: string;
+  readonly #polling: number;
+
+  private constructor(
+    client: DBOSClient,
+    queue: string,
+    version: string,
+    polling: number,
+    /** The database, without its password. */
+    readonly database: string,
+  ) {
+    this.#client = client;
+    this.#queue = queue;
+    this.#version = version;
+    this.#polling = polling;
+  }
+
+  /** Connects to the workers' database; a `DbosDatabaseError` says what is missing if it cannot be used. */
+  static async connect(options: DbosRunsOptions): Promise<DbosRuns> {
+    // Checked (and the checkpoint table made) first, so an unreachable database is reported as such.
+    const pool = await openPool(options.database, 1);
+    let client: DBOSClient;
+    try {
+      client = await whileStartingAlone(pool, () =>
+        DBOSClient.create({
+          systemDatabaseUrl: options.database,
+          systemDatabaseIdleTransactionTimeoutMs: 0,
+          ...(options.connections !== undefined ? { systemDatabasePoolSize: options.connections } : {}),
+        }),
+      );
+    } catch (error) {
+      throw unreachable(options.database, error);
+    } finally {
+      await pool.end();
+    }
+    return new DbosRuns(
+      client,
+      options.queue ?? DEFAULT_QUEUE,
+      options.version ?? DEFAULT_VERSION,
+      options.pollingInterval ?? 1000,
+      describeDatabase(options.database),
+    );
+  }
+
+  /**
+   * Puts a run of the workflow named `workflow` on the queue, with the fields of its
+   * StartEvent; returns its id. Starting again with the same `runId` starts nothing new.
+   */
+  async start(workflow: string, input: object, options: { readonly runId?: string } = {}): Promise<string> {
+    if (typeof workflow !== "string" || workflow.length === 0)
+      throw new DbosRuntimeError(`start() takes the name a worker knows the workflow by, like "agent"; got ${String(workflow)}.`);
+    const runId = options.runId ?? randomUUID();
+    await this.#client.enqueue({ workflowName: RUN_WORKFLOW, queueName: this.#queue, workflowID: runId, appVersion: this.#version }, workflow, input as Json);
+    return runId;
+  }
+
+  /**
+   * The events the run writes to its stream, as saved events (`{ type, data }`), from the
+   * first; ends when the run ends. A part of a run that a worker takes over after a crash
+   * streams its events again.
+   */
+  async *events(runId: string): AsyncGenerator<SavedEvent, void, undefined> {
+    yield* this.#client.readStream<SavedEvent>(runId, EVENTS_STREAM, { pollingIntervalMs: this.#polling });
+  }
+
+  /**
+   * Answers the question the run waits for (a `HumanResponseEvent`, a `ToolApprovalEvent`…):
+   * the run goes on on a worker, however long it has waited. An answer sent before the
+   * question is kept for it.
+   */
+  async respond(runId: string, answer: Event | SavedEvent): Promise<void> {
+    const saved = isEvent(answer) ? encodeEvent(answer, "the answer") : answer;
+    if (typeof saved?.type !== "string")
+      throw new DbosRuntimeError('respond() takes an event, like new HumanResponseEvent({ response: "yes" }), or a saved one ({ type, data }).');
+    await this.#client.send(runId, saved, ANSWER_TOPIC);
+  }
+
+  /**
+   * Waits (up to `timeout` seconds, default 60) until the run has parked in the database to
+   * wait for an answer, its question on its stream; resolves with how many times it has
+   * parked so far, or 0 if it did not park in time.
+   */
+  async parked(runId: string, timeout = 60): Promise<number> {
+    return (await this.#client.getEvent<number>(runId, PARKED_EVENT, { timeoutSeconds: timeout, pollingIntervalMs: this.#polling })) ?? 0;
+  }
+
+  /**
+   * The run's result (its StopEvent's, as JSON) once it ends; throws `DbosRunFailedError` if
+   * it failed or was cancelled (`errorName` then `WorkflowCancelledByUser`), or
+   * `DbosAnswerTimeoutError`.
+   */
+  async result<T = unknown>(runId: string): Promise<T> {
+    const handle = this.#client.retrieveWorkflow<RunRecord>(runId);
+    let record: RunRecord;
+    try {
+      record = await handle.getResult({ pollingIntervalMs: this.#polling });
+    } catch (error) {
+      if ((await handle.getStatus())?.status !== "CANCELLED") throw error;
+      throw new DbosRunFailedError(`Run ${runId} was cancelled.`, runId, "WorkflowCancelledByUser");
+    }
+    return settle<T>(runId, record);
+  }
+
+  /**
+   * Cancels the run: a run on the queue never starts, a parked one stops waiting, and a running
+   * one is cancelled at once on its worker (its steps see `ctx.signal` aborted). Its result
+   * then throws `DbosRunFailedError`.
+   */
+  async cancel(runId: string): Promise<void> {
+    await this.#client.cancelWorkflow(runId);
+  }
+
+  /** Where the run is. */
+  async status(runId: string): Promise<DbosRunStatus> {
+    const status = (await this.#client.retrieveWorkflow(runId).getStatus())?.status;
+    const known: Record<string, DbosRunStatus> = { ENQUEUED: "enqueued", PENDING: "pending", SUCCESS: "succeeded", ERROR: "failed", CANCELLED: "cancelled" };
+    return (status ? known[status] : undefined) ?? "unknown";
+  }
+
+  /** Which worker (its id) runs or ran `runId`, if one took it. */
+  async workerOf(runId: string): Promise<string | undefined> {
+    return (await this.#client.retrieveWorkflow(runId).getStatus())?.executorId;
+  }
+
+  /** Disconnects. */
+  async close(): Promise<void> {
+    await this.#client.destroy();
+  }
+}

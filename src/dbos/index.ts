@@ -1,0 +1,12 @@
+/**
+ * `stepflow/dbos`: durable, distributed runs of any stepflow workflow on DBOS and PostgreSQL.
+ * Workers (`DbosWorker`) take runs from a queue, record every finished step execution and
+ * every side effect, and pick runs up again after a crash; clients (`DbosRuns`) start runs,
+ * read their events, answer their questions and get their results from any process.
+ */
+export { DbosWorker } from "./worker.ts";
+export type { DbosWorkerOptions } from "./worker.ts";
+export { DbosRuns } from "./client.ts";
+export type { DbosRunStatus, DbosRunsOptions } from "./client.ts";
+export { DbosAnswerTimeoutError, DbosDatabaseError, DbosRunFailedError, DbosRuntimeError } from "./errors.ts";
+export type { RunRecord } from "./protocol.ts";

@@ -1,0 +1,28 @@
+/** What the workers and the clients of durable runs agree on: names in DBOS, and what a run returns. */
+import type { Json } from "../core/serialize.ts";
+import { DbosAnswerTimeoutError, DbosRunFailedError } from "./errors.ts";
+
+/** The DBOS workflow every stepflow run is (its arguments: the workflow's name and the run's input). */
+export const RUN_WORKFLOW = "stepflow.run";
+/** The queue runs wait on when none is named. */
+export const DEFAULT_QUEUE = "stepflow";
+/** The DBOS stream of a run's events. */
+export const EVENTS_STREAM = "stepflow.events";
+/** The DBOS message topic of the answers sent to a run. */
+export const ANSWER_TOPIC = "stepflow.answer";
+/** The DBOS event a run sets each time it parks to wait for an answer: how many times it has. */
+export const PARKED_EVENT = "stepflow.parked";
+/** The DBOS application version of workers that name none: runs are dequeued and recovered only by workers of their version. */
+export const DEFAULT_VERSION = "stepflow-dbos-1";
+
+/** How a durable run ended, as DBOS records it. @example `{ ok: true, result: { response: "Done." } }` */
+export type RunRecord =
+  { readonly ok: true; readonly result: Json } | { readonly ok: false; readonly error: { readonly name: string; readonly message: string } };
+
+/** The result of a run that ended as `record`, or its error. */
+export function settle<T>(runId: string, record: RunRecord): T {
+  if (record.ok) return record.result as T;
+  const { name, message } = record.error;
+  if (name === "DbosAnswerTimeoutError") throw new DbosAnswerTimeoutError(message, runId);
+  throw new DbosRunFailedError(`Run ${runId} failed with ${name}: ${message}`, runId, name);
+}

@@ -1,0 +1,147 @@
+/**
+ * One part of a durable run, recorded by DBOS as one step: the run continues from its newest
+ * checkpoint until it ends or waits for an answer from outside. Every step execution that
+ * finishes meanwhile is checkpointed, so a worker that takes the part over after a crash starts
+ * from the last of them; the journal keeps the side effects (`ctx.once`, the agent's tool
+ * calls) of the execution that was cut short from happening twice.
+ */
+import { Context } from "../core/context.ts";
+import type { ContextJSON } from "../core/context-format.ts";
+import { InputRequiredEvent, StopEvent } from "../core/event.ts";
+import type { Event } from "../core/event.ts";
+import { useJournal } from "../core/journal/context-journal.ts";
+import type { Journal } from "../core/journal/types.ts";
+import { RunEndedEvent, RunStartedEvent, StepStateChangedEvent } from "../core/lifecycle.ts";
+import { encodeEvent, encodeValue } from "../core/serialize.ts";
+import type { Json, SavedEvent } from "../core/serialize.ts";
+import type { AnyWorkflow } from "../core/workflow.ts";
+import type { Checkpoints } from "./checkpoints.ts";
+
+/** How a part ended: the run finished (its result), failed, or waits for an answer. */
+export type SegmentOutcome =
+  | { readonly kind: "finished"; readonly result: Json }
+  | { readonly kind: "failed"; readonly error: { readonly name: string; readonly message: string } }
+  | { readonly kind: "waiting" };
+
+/** What a part needs: the run, its workflow, where to record, where to stream. */
+export interface SegmentInput {
+  readonly runId: string;
+  readonly workflow: AnyWorkflow;
+  readonly input: Json;
+  /** Every answer sent to the run so far, in order; those the checkpoint lacks are delivered. */
+  readonly answers: readonly SavedEvent[];
+  readonly checkpoints: Checkpoints;
+  readonly journal: Journal;
+  /** Aborted when the run is cancelled (`DbosRuns.cancel`): the stepflow run is cancelled with it. */
+  readonly signal?: AbortSignal | undefined;
+  /** Whether an event goes to the run's stream. */
+  readonly streamed: (event: Event) => boolean;
+  /** Writes an event of the run to its stream (DBOS's, readable from any process). */
+  readonly write: (event: SavedEvent) => Promise<void>;
+}
+
+/** Runs the part; see the module's comment. */
+export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
+  const { runId, workflow, checkpoints } = part;
+  const checkpoint = (await checkpoints.load(runId)) ?? (await firstCheckpoint(part));
+  const context = structuredClone(checkpoint.context) as { -readonly [K in keyof ContextJSON]: ContextJSON[K] };
+  // An answer goes where a `waitForEvent` finds it, decoded by the class the step waits for.
+  const fresh = part.answers.slice(checkpoint.answered);
+  if (fresh.length > 0 && context.run) context.run = { ...context.run, unclaimed: [...context.run.unclaimed, ...fresh] };
+  const answered = Math.max(checkpoint.answered, part.answers.length);
+  const ctx = Context.fromJSON(workflow, context);
+  let saving: Promise<void> = Promise.resolve();
+  // Work with a side effect waits until the checkpoints of the step executions finished before
+  // it are written: a worker taking over never runs again a step whose successors had effects.
+  useJournal(ctx, {
+    description: part.journal.description,
+    begin: (key) => saving.then(() => part.journal.begin(key)),
+    finish: (key, result) => part.journal.finish(key, result),
+    release: (key) => part.journal.release(key),
+  });
+  const handler = workflow.run(undefined, { ctx, lifecycleEvents: true, ...(part.signal ? { signal: part.signal } : {}) });
+
+  let seq = checkpoint.seq;
+  let saveError: unknown;
+  let unsaveable: unknown;
+  // Taken when the step's output is already queued (the stream hands this event over a tick later); written in order.
+  const save = () => {
+    let snapshot: ContextJSON;
+    try {
+      snapshot = ctx.toJSON();
+    } catch (error) {
+      // A run that cannot be saved cannot be durable: it ends here, and the run fails with this error.
+      unsaveable ??= error;
+      handler.cancel();
+      return;
+    }
+    const next = { seq: ++seq, answered, context: snapshot };
+    saving = saving.then(() => checkpoints.save(runId, next)).catch((error: unknown) => void (saveError ??= error));
+  };
+  let parked = false;
+  let writeError: unknown;
+  for await (const event of handler.streamEvents()) {
+    if (event instanceof StepStateChangedEvent) {
+      if (event.state === "finished") save();
+      continue;
+    }
+    if (event instanceof RunStartedEvent || event instanceof RunEndedEvent || event instanceof StopEvent) continue;
+    if (event instanceof InputRequiredEvent && !parked) {
+      // Nothing can answer in this process: the run is kept in the database until an answer comes.
+      parked = true;
+      handler.cancel();
+    }
+    // A question is always streamed: whoever answers it reads it there.
+    if (!(event instanceof InputRequiredEvent) && !part.streamed(event)) continue;
+    try {
+      await part.write(encodeEvent(event, `an event of run ${runId}`, workflow.codecs));
+    } catch (error) {
+      writeError ??= error;
+    }
+  }
+  let outcome: SegmentOutcome;
+  if (unsaveable !== undefined) {
+    await handler.then(
+      () => undefined,
+      () => undefined,
+    );
+    await saving;
+    const { name, message } = unsaveable instanceof Error ? unsaveable : { name: "Error", message: String(unsaveable) };
+    return { kind: "failed", error: { name, message } };
+  }
+  try {
+    const result: unknown = await handler;
+    outcome = { kind: "finished", result: encodeValue(result ?? null, `the result of run ${runId}`, workflow.codecs) };
+  } catch (error) {
+    if (parked) {
+      save();
+      outcome = { kind: "waiting" };
+    } else {
+      const { name, message } = error instanceof Error ? error : { name: "Error", message: String(error) };
+      outcome = { kind: "failed", error: { name, message } };
+    }
+  }
+  await saving;
+  // A lost checkpoint or stream write fails the part: DBOS runs it again, from the last checkpoint that was written.
+  if (saveError !== undefined) throw saveError;
+  if (writeError !== undefined) throw writeError;
+  return outcome;
+}
+
+/**
+ * The run as it is before its first step: saved before anything runs, so that a worker taking
+ * over keeps the run's id (its journal keys) and never starts it a second time.
+ */
+async function firstCheckpoint(part: SegmentInput): Promise<{ seq: number; answered: number; context: ContextJSON }> {
+  const ctx = new Context(part.workflow);
+  const handler = part.workflow.run(part.input as object, { ctx });
+  const context = ctx.toJSON(); // the StartEvent is queued; the run starts a microtask later
+  handler.cancel();
+  await handler.then(
+    () => undefined,
+    () => undefined,
+  );
+  const checkpoint = { seq: 0, answered: 0, context };
+  await part.checkpoints.save(part.runId, checkpoint);
+  return checkpoint;
+}

@@ -1,0 +1,255 @@
+/**
+ * A DBOS worker: a process that runs stepflow workflows durably. Each run is one DBOS workflow
+ * (`stepflow.run`) whose body is deterministic, as DBOS requires: it runs the stepflow run in
+ * parts, each recorded as one DBOS step (see `segment.ts`), and between two parts waits in
+ * the database (`DBOS.recv`) for the answer to the question that ended the first. The step
+ * executions inside a part are checkpointed by stepflow itself, and their side effects kept
+ * once by the journal, so that DBOS's recovery of a run (a restarted worker with the same id)
+ * goes on from the last step execution that finished.
+ */
+import { randomUUID } from "node:crypto";
+import { DBOS } from "@dbos-inc/dbos-sdk";
+import type { Pool } from "pg";
+import { ConfigurationError } from "../core/errors.ts";
+import { PostgresJournal } from "../journal/postgres-journal.ts";
+import type { AnyWorkflow } from "../core/workflow.ts";
+import type { Event } from "../core/event.ts";
+import type { Json, SavedEvent } from "../core/serialize.ts";
+import { Checkpoints, describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
+import { DbosRuntimeError } from "./errors.ts";
+import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, PARKED_EVENT, RUN_WORKFLOW, settle } from "./protocol.ts";
+import type { RunRecord } from "./protocol.ts";
+import { runSegment } from "./segment.ts";
+import type { SegmentOutcome } from "./segment.ts";
+
+/**
+ * Options of {@link DbosWorker.start}.
+ * @example
+ * const options: DbosWorkerOptions = { database: "postgres://localhost/stepflow", workflows: { agent }, workerConcurrency: 4 };
+ */
+export interface DbosWorkerOptions {
+  /** The PostgreSQL that holds the runs (DBOS's tables, the checkpoints and the journal): postgres://user:password@host:port/db. */
+  readonly database: string;
+  /** The workflows this worker runs, by the name clients start them with. */
+  readonly workflows: Readonly<Record<string, AnyWorkflow>>;
+  /** The queue to take runs from. Default `"stepflow"`. */
+  readonly queue?: string;
+  /** How many runs this worker executes at once. Default 10. */
+  readonly workerConcurrency?: number;
+  /** How many runs of the queue execute at once on all workers together. Default: no limit. */
+  readonly concurrency?: number;
+  /**
+   * This worker's id (DBOS's executor id). A worker started with the id of one that died
+   * recovers that one's runs. Give each live worker its own. Default `"local"`.
+   */
+  readonly workerId?: string;
+  /** How long a run waits for an answer (a human's approval), in seconds. Default 30 days. */
+  readonly answerTimeout?: number;
+  /** Only workers of the same version take a run; change it when a deployment changes what runs mean. Default `"stepflow-dbos-1"`. */
+  readonly version?: string;
+  /**
+   * Which events of a run go to its stream, for `DbosRuns.events` (each is a write to the
+   * database, some 15 ms on DBOS 5): all of them (`true`, the default), none (`false`), or
+   * those a test of the event accepts. Questions (`InputRequiredEvent`s) are always streamed.
+   */
+  readonly streamEvents?: boolean | ((event: Event) => boolean);
+  /** PostgreSQL connections DBOS opens for this worker (stepflow's checkpoints use up to 4 more). Default 10. */
+  readonly connections?: number;
+  /** How often (milliseconds) the worker looks for runs on the queue. Default 1000. */
+  readonly pollingInterval?: number;
+  /** DBOS's log level. Default `"warn"`. */
+  readonly logLevel?: "error" | "warn" | "info" | "debug";
+}
+
+/** What the registered DBOS workflow reaches: the worker running in this process. */
+interface Live {
+  readonly workflows: Readonly<Record<string, AnyWorkflow>>;
+  readonly checkpoints: Checkpoints;
+  readonly journal: PostgresJournal;
+  readonly answerTimeout: number;
+  readonly streamed: (event: Event) => boolean;
+}
+
+let live: Live | undefined;
+
+/** The body of every durable run: deterministic, so DBOS can replay it from its records. */
+async function durableRun(workflowName: string, input: Json): Promise<RunRecord> {
+  const worker = live;
+  const runId = DBOS.workflowID;
+  if (!worker || runId === undefined) throw new DbosRuntimeError("A durable run started in a process whose DbosWorker has stopped.");
+  const workflow = worker.workflows[workflowName];
+  if (!workflow) {
+    return {
+      ok: false,
+      error: { name: "DbosRuntimeError", message: `No workflow named "${workflowName}" on this worker; it runs ${Object.keys(worker.workflows).join(", ")}.` },
+    };
+  }
+  const answers: SavedEvent[] = [];
+  for (;;) {
+    // A part that still fails after DBOS's retries (a database that stays away) ends the run, as one that failed.
+    const outcome = await DBOS.runStep(
+      (): Promise<SegmentOutcome> =>
+        runSegment({
+          runId,
+          workflow,
+          input,
+          answers,
+          checkpoints: worker.checkpoints,
+          journal: worker.journal,
+          streamed: worker.streamed,
+          signal: DBOS.stepStatus?.cancelSignal,
+          write: (event) => DBOS.writeStream(EVENTS_STREAM, event),
+        }),
+      { name: "stepflow.part", retriesAllowed: true, maxAttempts: 3, intervalSeconds: 1 },
+    ).catch((error: unknown): SegmentOutcome => ({ kind: "failed", error: describeError(error) }));
+    if (outcome.kind !== "waiting")
+      return end(runId, worker, outcome.kind === "finished" ? { ok: true, result: outcome.result } : { ok: false, error: outcome.error });
+    await DBOS.setEvent(PARKED_EVENT, answers.length + 1);
+    const answer = await DBOS.recv<SavedEvent>(ANSWER_TOPIC, worker.answerTimeout);
+    if (answer === null) {
+      const message = `Run ${runId} waited ${worker.answerTimeout} seconds for an answer and got none.`;
+      return end(runId, worker, { ok: false, error: { name: "DbosAnswerTimeoutError", message } });
+    }
+    answers.push(answer);
+  }
+}
+
+function describeError(error: unknown): { name: string; message: string } {
+  // DBOS wraps the last attempt's error when a step runs out of retries.
+  const cause = (error as { errors?: unknown[] }).errors?.at(-1) ?? error;
+  return cause instanceof Error ? { name: cause.name, message: cause.message } : { name: "Error", message: String(cause) };
+}
+
+async function end(runId: string, worker: Live, record: RunRecord): Promise<RunRecord> {
+  await DBOS.closeStream(EVENTS_STREAM);
+  await DBOS.runStep(() => worker.checkpoints.remove(runId), { name: "stepflow.forget" });
+  return record;
+}
+
+let registered: ((workflowName: string, input: Json) => Promise<RunRecord>) | undefined;
+
+/**
+ * A worker of durable runs in this process (DBOS allows one per process).
+ * @example
+ * import { DbosWorker } from "stepflow/dbos";
+ * const worker = await DbosWorker.start({ database: process.env.DATABASE_URL!, workflows: { agent }, workerId: "worker-1" });
+ * process.on("SIGTERM", () => void worker.stop());
+ */
+export class DbosWorker {
+  readonly #pool: Pool;
+
+  private constructor(
+    /** This worker's id: a worker started later with the same id recovers the runs this one leaves unfinished. */
+    readonly workerId: string,
+    /** The database, without its password. */
+    readonly database: string,
+    pool: Pool,
+  ) {
+    this.#pool = pool;
+  }
+
+  /** Connects to the database, starts DBOS, recovers this worker id's unfinished runs and takes runs from the queue. */
+  static async start(options: DbosWorkerOptions): Promise<DbosWorker> {
+    const settings = checkOptions(options);
+    if (live) throw new DbosRuntimeError("A DbosWorker already runs in this process (DBOS allows one per process). Stop it first, or give it every workflow.");
+    const pool = await openPool(options.database, Math.min(4, settings.connections));
+    const database = describeDatabase(options.database);
+    live = {
+      workflows: options.workflows,
+      checkpoints: new Checkpoints(pool, database),
+      journal: new PostgresJournal(pool, `PostgreSQL ${database}`),
+      answerTimeout: settings.answerTimeout,
+      streamed: typeof options.streamEvents === "function" ? options.streamEvents : options.streamEvents === false ? () => false : () => true,
+    };
+    try {
+      DBOS.setConfig({
+        name: "stepflow",
+        systemDatabaseUrl: options.database,
+        executorID: settings.workerId,
+        applicationVersion: options.version ?? DEFAULT_VERSION,
+        runAdminServer: false,
+        logLevel: options.logLevel ?? "warn",
+        // Else DBOS sets it with a query queued on each new connection, which pg 8 warns about on stderr.
+        systemDatabaseIdleTransactionTimeoutMs: 0,
+        systemDatabasePoolSize: settings.connections,
+      });
+      registered ??= DBOS.registerWorkflow(durableRun, { name: RUN_WORKFLOW });
+      await whileStartingAlone(pool, () => DBOS.launch());
+      await DBOS.registerQueue(settings.queue, {
+        workerConcurrency: settings.workerConcurrency,
+        ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
+        ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+        onConflict: "always_update",
+      });
+    } catch (error) {
+      live = undefined;
+      await DBOS.shutdown({ deregister: true }).catch(() => undefined);
+      registered = undefined;
+      await pool.end().catch(() => undefined);
+      throw error instanceof ConfigurationError ? error : unreachable(options.database, error);
+    }
+    return new DbosWorker(settings.workerId, database, pool);
+  }
+
+  /**
+   * Runs the workflow named `workflow` durably in this process, without the queue (and its
+   * polling), and resolves with its result; a worker with this worker's id recovers it if the
+   * process dies. Starting again with the same `runId` waits for the same run.
+   * @example
+   * const result = await worker.run("agent", { input: "What is 2 + 2?" });
+   */
+  async run<T = unknown>(workflow: string, input: object, options: { readonly runId?: string } = {}): Promise<T> {
+    const start = registered;
+    if (!live || !start) throw new DbosRuntimeError("This DbosWorker has stopped; start a new one to run workflows.");
+    if (!Object.hasOwn(live.workflows, workflow)) {
+      throw new DbosRuntimeError(`No workflow named "${workflow}" on this worker; it runs ${Object.keys(live.workflows).join(", ")}.`);
+    }
+    const runId = options.runId ?? randomUUID();
+    const handle = await DBOS.startWorkflow(start, { workflowID: runId })(workflow, input as Json);
+    return settle<T>(runId, await handle.getResult());
+  }
+
+  /**
+   * Stops taking runs and disconnects. Runs under way here stay unfinished in the database:
+   * a worker started with this worker's id recovers them.
+   */
+  async stop(): Promise<void> {
+    live = undefined;
+    await DBOS.shutdown({ deregister: true });
+    registered = undefined;
+    await this.#pool.end();
+  }
+}
+
+function checkOptions(options: DbosWorkerOptions): { queue: string; workerId: string; workerConcurrency: number; answerTimeout: number; connections: number } {
+  if (typeof options !== "object" || options === null) throw new ConfigurationError("DbosWorker.start takes { database, workflows }.", "options", options);
+  const { workflows } = options;
+  if (typeof workflows !== "object" || workflows === null || Object.keys(workflows).length === 0) {
+    throw new ConfigurationError("DbosWorker.start needs the workflows it runs by name, like { workflows: { agent } }.", "workflows", workflows);
+  }
+  const positive = (name: string, value: number | undefined, fallback: number) => {
+    if (value === undefined) return fallback;
+    if (!Number.isInteger(value) || value < 1) throw new ConfigurationError(`${name} must be a whole number of at least 1; got ${String(value)}.`, name, value);
+    return value;
+  };
+  positive("concurrency", options.concurrency, 1);
+  positive("pollingInterval", options.pollingInterval, 1000);
+  const { streamEvents } = options;
+  if (streamEvents !== undefined && typeof streamEvents !== "boolean" && typeof streamEvents !== "function") {
+    throw new ConfigurationError("streamEvents takes true, false, or a function of an event that says whether to stream it.", "streamEvents", streamEvents);
+  }
+  const text = (name: string, value: string | undefined, fallback: string) => {
+    if (value === undefined) return fallback;
+    if (typeof value !== "string" || !/^[\w.:-]{1,100}$/.test(value)) {
+      throw new ConfigurationError(`${name} must be 1 to 100 letters, digits, or . _ : -; got ${JSON.stringify(value)}.`, name, value);
+    }
+    return value;
+  };
+  return {
+    queue: text("queue", options.queue, DEFAULT_QUEUE),
+    workerId: text("workerId", options.workerId, "local"),
+    workerConcurrency: positive("workerConcurrency", options.workerConcurrency, 10),
+    answerTimeout: positive("answerTimeout", options.answerTimeout, 30 * 24 * 3600),
+    connections: positive("connections", options.connections, 10),
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * A DBOS worker process running the "Fire Lawson" agent, for the durable-run tests:
+ * `node --import tsx dbos-worker-child.ts DATABASE_URL WORKER_ID HR_BASE_URL GATE_BASE_URL [approval] [concurrency]`.
+ * Before each model reply and inside the tool (before its DELETE), it asks the test's gate
+ * server (`GET /gate/NAME?worker=ID`), which answers when the test lets it: that is where the
+ * test kills it. Prints "ready" once it takes runs; SIGTERM stops it cleanly.
+ */
+import type { ChatMessage } from "@llamaindex/core/llms";
+import { z } from "zod";
+import { DbosWorker } from "../../src/dbos/index.ts";
+import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
+import { tool } from "../../src/tools/tool.ts";
+import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+
+const [database, workerId, hrURL, gateURL, mode = "", concurrency = "10"] = process.argv.slice(2) as [string, string, string, string, string?, string?];
+
+const pass = async (name: string) => {
+  const response = await fetch(`${gateURL}/gate/${name}?worker=${workerId}`);
+  if (!response.ok) throw new Error(`gate ${name}: ${response.status}`);
+};
+
+/** The model: fire employee 7, then say "Done." once it has read the tool's result; each reply first passes its gate. */
+class GatedLLM extends ScriptedLLM {
+  protected override async reply(messages: ChatMessage[], tools: string[]) {
+    await pass(messages.some((m) => m.options && "toolResult" in m.options) ? "llm-2" : "llm-1");
+    return super.reply(messages, tools);
+  }
+}
+
+const fire = tool({
+  name: "fire_employee",
+  description: "Remove an employee from the HR system.",
+  parameters: z.object({ id: z.number() }),
+  execute: async ({ id }) => {
+    await pass("tool");
+    const response = await fetch(`${hrURL}/api/users/${id}`, { method: "DELETE" });
+    return `Employee ${id}: HTTP ${response.status}`;
+  },
+});
+
+const agent = new FunctionCallingAgent({
+  llm: new GatedLLM((request) =>
+    request.messages.some((m) => m.options && "toolResult" in m.options)
+      ? { text: "Done." }
+      : { toolCalls: [{ id: "fire-7", name: "fire_employee", input: { id: 7 } }] },
+  ),
+  tools: [fire],
+  ...(mode === "approval" ? { needsApproval: ["fire_employee"] } : {}),
+  timeout: 60,
+});
+
+const worker = await DbosWorker.start({
+  database,
+  workflows: { agent },
+  workerId,
+  workerConcurrency: Number(concurrency),
+  pollingInterval: 100,
+  connections: 3,
+});
+process.on("SIGTERM", () => {
+  void worker.stop().then(() => process.exit(0));
+});
+process.stdout.write("ready\n");
