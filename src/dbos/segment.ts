@@ -50,7 +50,10 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
   if (fresh.length > 0 && context.run) context.run = { ...context.run, unclaimed: [...context.run.unclaimed, ...fresh] };
   const answered = Math.max(checkpoint.answered, part.answers.length);
   const ctx = Context.fromJSON(workflow, context);
-  let saving: Promise<void> = Promise.resolve();
+  // The part's writes (checkpoints and stream events) in the order the run made them: a step's
+  // checkpoint is written after its events, so a worker taking over never skips an event.
+  let writes: Promise<void> = Promise.resolve();
+  let saving: Promise<void> = writes;
   // Work with a side effect waits until the checkpoints of the step executions finished before
   // it are written: a worker taking over never runs again a step whose successors had effects.
   useJournal(ctx, {
@@ -76,10 +79,12 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
       return;
     }
     const next = { seq: ++seq, answered, context: snapshot };
-    saving = saving.then(() => checkpoints.save(runId, next)).catch((error: unknown) => void (saveError ??= error));
+    saving = writes = writes.then(() => checkpoints.save(runId, next)).catch((error: unknown) => void (saveError ??= error));
   };
   let parked = false;
   let writeError: unknown;
+  // Writes are queued, not awaited here: a loop that waited for each (a database write) would
+  // fall behind the run, and a step's checkpoint would be taken after later steps had started.
   for await (const event of handler.streamEvents()) {
     if (event instanceof StepStateChangedEvent) {
       if (event.state === "finished") save();
@@ -94,18 +99,20 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
     // A question is always streamed: whoever answers it reads it there.
     if (!(event instanceof InputRequiredEvent) && !part.streamed(event)) continue;
     try {
-      await part.write(encodeEvent(event, `an event of run ${runId}`, workflow.codecs));
+      const encoded = encodeEvent(event, `an event of run ${runId}`, workflow.codecs);
+      writes = writes.then(() => part.write(encoded)).catch((error: unknown) => void (writeError ??= error));
     } catch (error) {
       writeError ??= error;
     }
   }
+  await writes;
   let outcome: SegmentOutcome;
   if (unsaveable !== undefined) {
     await handler.then(
       () => undefined,
       () => undefined,
     );
-    await saving;
+    await writes;
     const { name, message } = unsaveable instanceof Error ? unsaveable : { name: "Error", message: String(unsaveable) };
     return { kind: "failed", error: { name, message } };
   }
@@ -121,7 +128,7 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
       outcome = { kind: "failed", error: { name, message } };
     }
   }
-  await saving;
+  await writes;
   // A lost checkpoint or stream write fails the part: DBOS runs it again, from the last checkpoint that was written.
   if (saveError !== undefined) throw saveError;
   if (writeError !== undefined) throw writeError;
