@@ -51,6 +51,20 @@ module.exports = {
       to: { path: "^src/(cli|server)/" },
     },
     {
+      name: "otel-on-the-core-only",
+      comment: "stepflow/otel turns the core's run observers into OpenTelemetry spans; it needs nothing else of stepflow, and nothing of stepflow needs it.",
+      severity: "error",
+      from: { path: "^src/otel/" },
+      to: { path: "^(src/(?!core/|otel/)|workflows/|events/)" },
+    },
+    {
+      name: "mcp-beside-tools",
+      comment: "stepflow/mcp makes tools of MCP servers' tools; it builds on the core and src/tools, never on LLMs, sessions, the agent or the CLI.",
+      severity: "error",
+      from: { path: "^src/mcp/" },
+      to: { path: "^(src/(?!core/|tools/|mcp/)|workflows/|events/)" },
+    },
+    {
       name: "no-test-code-in-the-product",
       comment: "Tests and benchmarks are not shipped; nothing outside them may import them.",
       severity: "error",

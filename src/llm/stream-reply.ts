@@ -3,6 +3,8 @@
  * it streams, and its tool calls complete.
  */
 import type { BaseTool, ChatMessage, ToolCall, ToolCallLLM } from "@llamaindex/core/llms";
+import { observeOperation, observing } from "../core/observer.ts";
+import type { ObservedAttributes } from "../core/observer.ts";
 
 /**
  * Streams `llm`'s reply to `messages`, calling `onDelta` with each piece of text, and returns
@@ -19,6 +21,37 @@ export async function streamReply(
   signal: AbortSignal,
   onDelta: (delta: string) => void,
 ): Promise<ChatMessage> {
+  const model = llm.metadata.model;
+  const operation = observeOperation({
+    kind: "llm",
+    name: `chat ${model}`,
+    attributes: {
+      "gen_ai.operation.name": "chat",
+      "gen_ai.provider.name": providerName(llm),
+      "gen_ai.request.model": model,
+      "gen_ai.request.temperature": llm.metadata.temperature,
+    },
+  });
+  // Raw chunks are read only for an observer: the stream's hot loop stays as it was otherwise.
+  const seen: ResponseFacts | undefined = observing() ? {} : undefined;
+  try {
+    const message = await gather(llm, messages, tools, signal, onDelta, seen);
+    if (seen) operation.end(responseAttributes(seen, message));
+    return message;
+  } catch (error) {
+    operation.end(seen && responseAttributes(seen), error);
+    throw error;
+  }
+}
+
+async function gather(
+  llm: ToolCallLLM,
+  messages: ChatMessage[],
+  tools: readonly BaseTool[],
+  signal: AbortSignal,
+  onDelta: (delta: string) => void,
+  seen: ResponseFacts | undefined,
+): Promise<ChatMessage> {
   // An LLM that can abort a request (stepflow's OpenAI) gets the signal: an aborted run closes its request.
   const options = (llm as { supportsAbortSignal?: boolean }).supportsAbortSignal === true ? { additionalChatOptions: { signal } } : {};
   let content = "";
@@ -26,6 +59,7 @@ export async function streamReply(
   const calls = new Map<string, ToolCall>();
   for await (const chunk of await llm.chat({ messages, tools: tools as BaseTool[], stream: true, ...options })) {
     if (signal.aborted) break;
+    if (seen && chunk.raw) noteRaw(chunk.raw, seen);
     if (chunk.delta) {
       content += chunk.delta;
       onDelta(chunk.delta);
@@ -35,4 +69,57 @@ export async function streamReply(
   if (signal.aborted) throw signal.reason;
   const toolCalls = [...calls.values()];
   return toolCalls.length > 0 ? { role: "assistant", content, options: { toolCall: toolCalls } } : { role: "assistant", content };
+}
+
+/** What the server said about its response, read from OpenAI-style raw chunks when they carry it. */
+interface ResponseFacts {
+  id?: string;
+  model?: string;
+  finishReasons?: string[];
+  inputTokens?: number;
+  outputTokens?: number;
+  cachedTokens?: number;
+}
+
+function noteRaw(raw: object, seen: ResponseFacts): void {
+  const part = raw as {
+    id?: unknown;
+    model?: unknown;
+    choices?: { finish_reason?: unknown }[];
+    usage?: { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } } | null;
+  };
+  if (typeof part.id === "string") seen.id = part.id;
+  if (typeof part.model === "string") seen.model = part.model;
+  for (const choice of Array.isArray(part.choices) ? part.choices : []) {
+    if (typeof choice?.finish_reason === "string") (seen.finishReasons ??= []).push(choice.finish_reason);
+  }
+  const usage = part.usage;
+  if (usage && typeof usage === "object") {
+    if (typeof usage.prompt_tokens === "number") seen.inputTokens = usage.prompt_tokens;
+    if (typeof usage.completion_tokens === "number") seen.outputTokens = usage.completion_tokens;
+    if (typeof usage.prompt_tokens_details?.cached_tokens === "number") seen.cachedTokens = usage.prompt_tokens_details.cached_tokens;
+  }
+}
+
+function responseAttributes(seen: ResponseFacts, message?: ChatMessage): ObservedAttributes {
+  const calls = (message?.options as { toolCall?: unknown[] } | undefined)?.toolCall?.length ?? 0;
+  return {
+    "gen_ai.response.id": seen.id,
+    "gen_ai.response.model": seen.model,
+    // A server that does not say gets the reason the reply itself shows.
+    "gen_ai.response.finish_reasons": seen.finishReasons ?? (message ? [calls > 0 ? "tool_calls" : "stop"] : undefined),
+    "gen_ai.usage.input_tokens": seen.inputTokens,
+    "gen_ai.usage.output_tokens": seen.outputTokens,
+    "gen_ai.usage.cache_read.input_tokens": seen.cachedTokens,
+  };
+}
+
+/** `gen_ai.provider.name`: the well-known names for the clients people use, else the LLM's class name. */
+function providerName(llm: ToolCallLLM): string {
+  const name = llm.constructor.name;
+  if (/openai/i.test(name)) return "openai";
+  if (/anthropic/i.test(name)) return "anthropic";
+  if (/ollama/i.test(name)) return "ollama";
+  if (/gemini/i.test(name)) return "gcp.gemini";
+  return name;
 }

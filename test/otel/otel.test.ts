@@ -1,0 +1,121 @@
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
+import type { Context } from "../../src/index.ts";
+import { instrumentStepflow } from "../../src/otel/index.ts";
+import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
+import { OpenAI } from "../../src/llm/openai.ts";
+import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+import { add, calculatorTools } from "../../workflows/tools/calculator.ts";
+import { startOpenAIServer } from "../support/openai-sse-server.ts";
+
+let exporter: InMemorySpanExporter;
+let provider: BasicTracerProvider;
+let stop: () => void;
+
+beforeEach(() => {
+  exporter = new InMemorySpanExporter();
+  provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  stop = instrumentStepflow({ tracerProvider: provider });
+});
+afterEach(async () => {
+  stop();
+  await provider.shutdown();
+});
+
+const spans = () => exporter.getFinishedSpans();
+const named = (name: string) => spans().filter((s) => s.name === name);
+const parentOf = (span: ReadableSpan) => spans().find((s) => s.spanContext().spanId === span.parentSpanContext?.spanId);
+
+describe("stepflow/otel: spans of an agent run", () => {
+  it("nests the LLM and tool calls under their steps, under one run span, with GenAI attributes", async () => {
+    const llm = new ScriptedLLM([{ toolCalls: [{ name: "add", input: { x: 2123, y: 2321 } }] }, { text: ["The answer ", "is 4444."] }]);
+    const agent = new FunctionCallingAgent({ llm, tools: [add] });
+    await agent.run({ input: "2123 + 2321?" });
+
+    const [run] = named("invoke_workflow FunctionCallingAgent");
+    expect(run?.attributes).toMatchObject({
+      "gen_ai.operation.name": "invoke_workflow",
+      "gen_ai.workflow.name": "FunctionCallingAgent",
+      "stepflow.run.status": "succeeded",
+    });
+    expect(run?.parentSpanContext).toBeUndefined();
+    expect(spans().every((s) => s.spanContext().traceId === run?.spanContext().traceId)).toBe(true);
+
+    const steps = spans().filter((s) => s.name.startsWith("step "));
+    expect(steps.map((s) => s.name)).toEqual(["step prepareChatHistory", "step handleLlmInput", "step handleToolCalls", "step handleLlmInput"]);
+    expect(steps.every((s) => parentOf(s) === run)).toBe(true);
+    expect(steps[1]?.attributes).toMatchObject({
+      "stepflow.step.attempt": 1,
+      "stepflow.step.input_event": "agent.InputEvent",
+      "stepflow.step.output_event": "agent.ToolCallEvent",
+    });
+
+    const chats = named(`chat ${llm.metadata.model}`);
+    expect(chats).toHaveLength(2);
+    expect(chats.map((s) => parentOf(s)?.name)).toEqual(["step handleLlmInput", "step handleLlmInput"]);
+    expect(chats[0]?.kind).toBe(SpanKind.CLIENT);
+    expect(chats[0]?.attributes).toMatchObject({
+      "gen_ai.operation.name": "chat",
+      "gen_ai.request.model": llm.metadata.model,
+      "gen_ai.response.finish_reasons": ["tool_calls"],
+    });
+    expect(chats[1]?.attributes["gen_ai.response.finish_reasons"]).toEqual(["stop"]);
+
+    const [tool] = named("execute_tool add");
+    expect(parentOf(tool as ReadableSpan)?.name).toBe("step handleToolCalls");
+    expect(tool?.attributes).toMatchObject({ "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "add", "gen_ai.tool.type": "function" });
+    expect(tool?.attributes["gen_ai.tool.call.id"]).toEqual(expect.any(String));
+    expect(tool?.status.code).not.toBe(SpanStatusCode.ERROR);
+  });
+
+  it("records token usage and the response model an OpenAI-compatible server reports", async () => {
+    const server = await startOpenAIServer({
+      turns: [{ text: "Hi there.", usage: { prompt_tokens: 42, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 32 } } }],
+    });
+    try {
+      const llm = new OpenAI({ model: "gpt-4o-mini", apiKey: "sk-test", baseURL: server.baseURL });
+      await new FunctionCallingAgent({ llm, tools: calculatorTools }).run({ input: "Hello" });
+      const [chat] = named("chat gpt-4o-mini");
+      expect(chat?.attributes).toMatchObject({
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "gpt-4o-mini",
+        "gen_ai.usage.input_tokens": 42,
+        "gen_ai.usage.output_tokens": 7,
+        "gen_ai.usage.cache_read.input_tokens": 32,
+      });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("marks a failed tool call, and a failed run, as errors", async () => {
+    const llm = new ScriptedLLM([{ toolCalls: [{ name: "divide", input: { x: 1, y: 0 } }] }, { text: ["Cannot."] }]);
+    await new FunctionCallingAgent({ llm, tools: calculatorTools }).run({ input: "1 / 0" });
+    const [tool] = named("execute_tool divide");
+    expect(tool?.status.code).toBe(SpanStatusCode.ERROR);
+    expect(tool?.status.message).toMatch(/divide|zero/i);
+
+    class Broken extends Workflow<{ what: string }, string> {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async explode(_ctx: Context, ev: StartEvent<{ what: string }>): Promise<StopEvent<string>> {
+        throw new RangeError(`no such ${ev.what}`);
+      }
+    }
+    await expect(new Broken().run({ what: "thing" })).rejects.toThrow("no such thing");
+    const [run] = named("invoke_workflow Broken");
+    expect(run?.status).toMatchObject({ code: SpanStatusCode.ERROR, message: "no such thing" });
+    expect(run?.attributes).toMatchObject({ "stepflow.run.status": "failed", "error.type": "RangeError" });
+    const [explode] = named("step explode");
+    expect(explode?.status.code).toBe(SpanStatusCode.ERROR);
+    expect(explode?.events.map((e) => e.name)).toEqual(["exception"]);
+  });
+
+  it("records nothing once stopped", async () => {
+    stop();
+    await new FunctionCallingAgent({ llm: new ScriptedLLM([{ text: ["ok"] }]), tools: [] }).run({ input: "hi" });
+    expect(spans()).toEqual([]);
+  });
+});
