@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
@@ -9,7 +11,6 @@ import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
 import { OpenAI } from "../../src/llm/openai.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import { add, calculatorTools } from "../../workflows/tools/calculator.ts";
-import { startOpenAIServer } from "../support/openai-sse-server.ts";
 
 let exporter: InMemorySpanExporter;
 let provider: BasicTracerProvider;
@@ -72,22 +73,32 @@ describe("stepflow/otel: spans of an agent run", () => {
   });
 
   it("records token usage and the response model an OpenAI-compatible server reports", async () => {
-    const server = await startOpenAIServer({
-      turns: [{ text: "Hi there.", usage: { prompt_tokens: 42, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 32 } } }],
+    // A server that streams one reply and then its usage, as OpenAI does with stream_options.include_usage.
+    const chunk = (fields: object) =>
+      `data: ${JSON.stringify({ id: "chatcmpl-1", object: "chat.completion.chunk", created: 0, model: "gpt-4o-mini-2024-07-18", ...fields })}\n\n`;
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(chunk({ choices: [{ index: 0, delta: { role: "assistant", content: "Hi there." }, finish_reason: null }] }));
+      res.write(chunk({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }));
+      res.write(chunk({ choices: [], usage: { prompt_tokens: 42, completion_tokens: 7, total_tokens: 49, prompt_tokens_details: { cached_tokens: 32 } } }));
+      res.end("data: [DONE]\n\n");
     });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {
-      const llm = new OpenAI({ model: "gpt-4o-mini", apiKey: "sk-test", baseURL: server.baseURL });
+      const llm = new OpenAI({ model: "gpt-4o-mini", apiKey: "sk-test", baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` });
       await new FunctionCallingAgent({ llm, tools: calculatorTools }).run({ input: "Hello" });
       const [chat] = named("chat gpt-4o-mini");
       expect(chat?.attributes).toMatchObject({
         "gen_ai.provider.name": "openai",
         "gen_ai.request.model": "gpt-4o-mini",
+        "gen_ai.response.model": "gpt-4o-mini-2024-07-18",
+        "gen_ai.response.id": "chatcmpl-1",
         "gen_ai.usage.input_tokens": 42,
         "gen_ai.usage.output_tokens": 7,
         "gen_ai.usage.cache_read.input_tokens": 32,
       });
     } finally {
-      await server.close();
+      server.close();
     }
   });
 

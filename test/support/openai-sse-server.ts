@@ -11,8 +11,6 @@ import type { AddressInfo } from "node:net";
 export interface ServerTurn {
   readonly text?: string | readonly string[];
   readonly toolCalls?: readonly { readonly id: string; readonly name: string; readonly arguments: string | Record<string, unknown> }[];
-  /** Token usage, sent as OpenAI does with `stream_options.include_usage`: a last chunk with no choices. */
-  readonly usage?: Readonly<Record<string, unknown>>;
 }
 
 /**
@@ -180,5 +178,4 @@ function* chunks(turn: ServerTurn, model: string, variant: StreamVariant) {
     }
   }
   yield chunk({}, calls.length > 0 ? "tool_calls" : "stop");
-  if (turn.usage) yield { ...chunk({}), choices: [], usage: turn.usage };
 }
