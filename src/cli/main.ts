@@ -19,6 +19,7 @@ import { chat, ask } from "./chat.ts";
 import type { ChatOptions } from "./chat.ts";
 import { NoSuchSessionError, UsageError } from "./errors.ts";
 import { packageVersion } from "./version.ts";
+import { API_AUTHORIZATION, needsTerminalApproval, restApiSetup } from "./rest-api-setup.ts";
 import { chooseProvider } from "./provider.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
@@ -36,6 +37,9 @@ interface MainOptions {
   verbose?: boolean;
   session?: string;
   store?: string;
+  openapi?: string;
+  api?: string;
+  hrDemo?: boolean;
 }
 
 /**
@@ -54,8 +58,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   let verbose = argv.includes("--verbose") || argv.includes("-v");
   let provider: Provider | undefined;
   let code = 0;
-  // Nothing printed may hold the key: a server may echo it in an error, a stack may carry it.
-  const redact = secretRedactor([env.OPENAI_API_KEY?.trim()]);
+  // Nothing printed may hold a key: a server may echo it in an error, a stack may carry it.
+  const redact = secretRedactor([env.OPENAI_API_KEY?.trim(), env[API_AUTHORIZATION]?.trim()]);
   // An error may quote a server or a model: its text is made as safe to print as their replies.
   const fail = (message: string) => term.err.write(`${term.colors.red("stepflow:")} ${terminalSafe(redact(message))}\n`);
   /** One line for any failure (and its stack trace with --verbose); the exit code it means. */
@@ -84,6 +88,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .option("-v, --verbose", "print the workflow's step trace, and stack traces on errors")
     .option("-s, --session <id>", "keep the conversation in a stored session (continues it if it exists)")
     .option("--store <url>", "session store: sqlite:PATH (default .stepflow/sessions.db), postgres://…, memory:")
+    .option("--openapi <file-or-url>", "give the chat a REST API tool for this OpenAPI document (JSON or YAML); calls that change data ask you first")
+    .option("--api <url>", `the REST API's base URL (with --openapi, or alone); ${API_AUTHORIZATION} is sent as its authorization header`)
+    .option("--hr-demo", "start the bundled HR demo API locally and chat with it (try: Fire Lawson)")
     .version(VERSION, "-V, --version", "print the version")
     .showSuggestionAfterError(true)
     .exitOverride()
@@ -96,11 +103,14 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       if (options.store !== undefined) checkStoreURL(options.store);
       if (options.json && words.length === 0) throw new UsageError(`--json needs a question: ${command} --json "What is 2 + 2?"`);
       provider = chooseProvider({ llm: options.llm, model: options.model, env });
+      const api = await restApiSetup({ openapi: options.openapi, api: options.api, hrDemo: options.hrDemo }, env, command);
       const agent = new FunctionCallingAgent({
         llm: provider.llm,
-        tools: calculatorTools,
-        systemPrompt: SYSTEM_PROMPT,
-        timeout: 300,
+        tools: [...calculatorTools, ...(api?.tools ?? [])],
+        systemPrompt: api ? `${SYSTEM_PROMPT} Use the call_rest_api tool for ${api.about}; look things up before you change them.` : SYSTEM_PROMPT,
+        // A turn may wait for the user's answer to an approval question: no run timeout then.
+        timeout: api ? null : 300,
+        ...(api ? { needsApproval: needsTerminalApproval } : {}),
         verbose,
         log: (line) => term.err.write(`${term.colors.dim(redact(line))}\n`),
       });
@@ -115,12 +125,14 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       } else {
         term.err.write(term.colors.dim(`Using ${provider.label}.\n`));
       }
+      if (api) term.err.write(term.colors.dim(`${api.banner}\n`));
       try {
-        if (words.length > 0) await ask(words.join(" "), { ...chatOptions, json: options.json ?? false });
+        if (words.length > 0) await ask(words.join(" "), { ...chatOptions, json: options.json ?? false, input: process.stdin });
         // A failed turn is reported and the chat goes on; the exit code says whether any failed.
         else if ((await chat({ ...chatOptions, report }, process.stdin)) > 0) code = 1;
       } finally {
         await store?.close();
+        await api?.close();
       }
     });
 
