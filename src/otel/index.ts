@@ -10,7 +10,7 @@
  * or secrets, as the conventions warn.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { SpanKind, SpanStatusCode, context, trace } from "@opentelemetry/api";
+import { SpanKind, SpanStatusCode, context, isSpanContextValid, trace } from "@opentelemetry/api";
 import type { Attributes, Span, Tracer, TracerProvider } from "@opentelemetry/api";
 import { addRunObserver } from "../core/observer.ts";
 import type { ObservedAttributes, OperationObservation, RunObservation, RunObserver, StepObservation } from "../core/observer.ts";
@@ -62,7 +62,7 @@ class OpenTelemetryObserver implements RunObserver {
     return trace.getTracer(SCOPE);
   }
 
-  runStarted(run: { runId: string; workflow: string; resumed: boolean }): RunObservation {
+  runStarted(run: { runId: string; workflow: string; resumed: boolean }): RunObservation | undefined {
     const span = this.tracer.startSpan(`invoke_workflow ${run.workflow}`, {
       kind: SpanKind.INTERNAL,
       attributes: {
@@ -72,6 +72,9 @@ class OpenTelemetryObserver implements RunObserver {
         "stepflow.run.resumed": run.resumed,
       },
     });
+    // No tracer provider registered: OpenTelemetry's no-op span. Following the steps would cost
+    // an async context per step execution for spans that go nowhere.
+    if (!isSpanContextValid(span.spanContext())) return undefined;
     const parent = trace.setSpan(context.active(), span);
     const open = new Set<Span>();
     const tracer = this.tracer;

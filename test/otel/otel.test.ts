@@ -2,7 +2,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
-import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
 import type { Context } from "../../src/index.ts";
@@ -122,6 +122,22 @@ describe("stepflow/otel: spans of an agent run", () => {
     const [explode] = named("step explode");
     expect(explode?.status.code).toBe(SpanStatusCode.ERROR);
     expect(explode?.events.map((e) => e.name)).toEqual(["exception"]);
+  });
+
+  it("is a no-op until the application registers a provider, and uses the global one once it does", async () => {
+    stop();
+    const stopGlobal = instrumentStepflow();
+    try {
+      const agent = new FunctionCallingAgent({ llm: new ScriptedLLM([{ text: ["ok"] }, { text: ["again"] }]), tools: [] });
+      expect((await agent.run({ input: "hi" })).response.content).toBe("ok");
+      expect(spans()).toEqual([]);
+      trace.setGlobalTracerProvider(provider);
+      await agent.run({ input: "hi" });
+      expect(spans().map((s) => s.name)).toContain("invoke_workflow FunctionCallingAgent");
+    } finally {
+      stopGlobal();
+      trace.disable();
+    }
   });
 
   it("records nothing once stopped", async () => {
