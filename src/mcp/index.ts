@@ -10,7 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { StepflowError } from "../core/errors.ts";
+import { ConfigurationError, StepflowError } from "../core/errors.ts";
 import { maskCredentials } from "../core/user-text.ts";
 
 /** An MCP server started as a child process, spoken to over its stdin and stdout. @example `{ command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] }` */
@@ -58,7 +58,7 @@ export interface McpToolset {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** The MCP server could not be started or reached, or did not list its tools. @example `if (err instanceof McpConnectionError) console.error(err.message)` */
+/** The MCP server could not be started or reached, or did not list its tools (bad options throw `ConfigurationError`). @example `if (err instanceof McpConnectionError) console.error(err.message)` */
 export class McpConnectionError extends StepflowError {
   override name = "McpConnectionError";
 }
@@ -78,12 +78,14 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  */
 export async function mcpTools(server: McpStdioServer | McpHttpServer, options: McpToolsOptions = {}): Promise<McpToolset> {
   const timeout = options.timeout ?? 60;
-  if (!(Number.isFinite(timeout) && timeout > 0)) throw new McpConnectionError(`mcpTools: timeout must be a number of seconds > 0, got ${String(timeout)}.`);
+  if (!(typeof timeout === "number" && Number.isFinite(timeout) && timeout > 0))
+    throw new ConfigurationError(`mcpTools: timeout must be a number of seconds > 0 (the default is 60), got ${String(timeout)}.`, "timeout", timeout);
   const where = describeServer(server);
   const client = new Client({ name: options.clientName ?? "stepflow", version: "1" });
   const requestOptions = { timeout: timeout * 1000 };
+  const transport = transportFor(server); // bad options fail here, before anything starts
   try {
-    await client.connect(transportFor(server), requestOptions);
+    await client.connect(transport, requestOptions);
   } catch (error) {
     await client.close().catch(() => undefined);
     throw new McpConnectionError(`Could not connect to the MCP server ${where}: ${messageOf(error)}. Check that it starts and speaks MCP.`, { cause: error });
@@ -171,8 +173,10 @@ function toolName(name: string, prefix: string | undefined, where: string): stri
 function transportFor(server: McpStdioServer | McpHttpServer): Transport {
   if ("command" in server) {
     if (typeof server.command !== "string" || server.command.trim() === "")
-      throw new McpConnectionError(
+      throw new ConfigurationError(
         'mcpTools: give the command that starts the MCP server, e.g. { command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] }.',
+        "command",
+        server.command,
       );
     return new StdioClientTransport({
       command: server.command,
@@ -186,15 +190,13 @@ function transportFor(server: McpStdioServer | McpHttpServer): Transport {
   try {
     url = new URL(server.url);
   } catch (error) {
-    throw new McpConnectionError(
-      `mcpTools: url must be an absolute http(s) URL, e.g. http://127.0.0.1:3000/mcp; got ${JSON.stringify(maskCredentials(String(server.url)))}.`,
-      {
-        cause: error,
-      },
-    );
+    const shown = maskCredentials(String(server.url));
+    throw new ConfigurationError(`mcpTools: url must be an absolute http(s) URL, e.g. http://127.0.0.1:3000/mcp; got ${JSON.stringify(shown)}.`, "url", shown, {
+      cause: error,
+    });
   }
   if (url.protocol !== "http:" && url.protocol !== "https:")
-    throw new McpConnectionError(`mcpTools: url must be an http(s) URL; got ${JSON.stringify(maskCredentials(url.href))}.`);
+    throw new ConfigurationError(`mcpTools: url must be an http(s) URL; got ${JSON.stringify(maskCredentials(url.href))}.`, "url", maskCredentials(url.href));
   return new StreamableHTTPClientTransport(url, server.headers ? { requestInit: { headers: { ...server.headers } } } : undefined);
 }
 

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ToolApprovalEvent, ToolApprovalRequestEvent } from "../../events/index.ts";
+import { ConfigurationError } from "../../src/index.ts";
 import { McpConnectionError, mcpTools } from "../../src/mcp/index.ts";
 import type { McpToolset } from "../../src/mcp/index.ts";
 import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
@@ -123,5 +124,16 @@ describe("mcpTools over streamable HTTP", () => {
     http = undefined;
     await expect(mcpTools({ url }, { timeout: 10 })).rejects.toThrow(McpConnectionError);
     await expect(mcpTools({ url: "ftp://example.com/mcp" })).rejects.toThrow(/url must be an http\(s\) URL/);
+  });
+});
+
+describe("mcpTools options", () => {
+  it("refuses bad options with a ConfigurationError naming the option, before starting anything", async () => {
+    const bad = async (run: () => Promise<unknown>) => run().catch((e: unknown) => e as ConfigurationError);
+    const timeout = await bad(() => mcpTools({ command: "node" }, { timeout: 0 }));
+    expect(timeout).toBeInstanceOf(ConfigurationError);
+    expect(timeout).toMatchObject({ option: "timeout", received: 0 });
+    expect(await bad(() => mcpTools({ command: " " }))).toMatchObject({ option: "command" });
+    expect(await bad(() => mcpTools({ url: "not a url" }))).toMatchObject({ option: "url", message: expect.stringContaining("absolute http(s) URL") });
   });
 });
