@@ -27,6 +27,10 @@ export const BENCHMARKS = {
     title: "Tracing: the engine and offline agent turns without an observer, with no-op spans, and with spans recorded by the OpenTelemetry SDK",
     run: async () => (await import("./otel.ts")).benchOtel(),
   },
+  tools: {
+    title: "Tool selection: 300 OpenAPI operations as tools, recall@k and prompt tokens per request",
+    run: async () => (await import("./tools.ts")).benchTools(),
+  },
 } as const;
 
 export type BenchmarkName = keyof typeof BENCHMARKS;

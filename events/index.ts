@@ -7,6 +7,7 @@ import { ConfigurationError } from "../src/core/errors.ts";
 import { Event, HumanResponseEvent, InputRequiredEvent } from "../src/core/event.ts";
 import { describeValue } from "../src/core/user-text.ts";
 import type { ToolSource } from "../src/tools/tool-calls.ts";
+import type { LLMCallUsage, RunUsage } from "../src/llm/token-usage.ts";
 
 /**
  * The chat history to send to the LLM next.
@@ -90,4 +91,15 @@ export class ToolApprovalEvent extends HumanResponseEvent<ToolApproval> {
     }
     super(fields);
   }
+}
+
+/**
+ * The tokens of one LLM call of the agent (written to the stream when its reply is complete):
+ * the server's figures (`call.usage`, when it reports them), the tool specs' weight counted
+ * locally, and the run's sums so far (`run`, without the per-call list).
+ * @example
+ * if (ev instanceof TokenUsageEvent) console.log(`call ${ev.call.call}: ${ev.call.usage?.promptTokens ?? "?"} prompt tokens; run so far ${ev.run.totalTokens}`);
+ */
+export class TokenUsageEvent extends Event<{ call: LLMCallUsage; run: Omit<RunUsage, "calls"> }> {
+  static readonly typeName = "agent.TokenUsageEvent";
 }

@@ -10,13 +10,17 @@
  */
 import { randomUUID } from "node:crypto";
 import type { BaseTool, ChatMessage, ToolCall, ToolCallLLM } from "@llamaindex/core/llms";
-import { FunctionOutputEvent, InputEvent, StreamEvent, ToolCallEvent } from "../events/index.ts";
+import { FunctionOutputEvent, InputEvent, StreamEvent, TokenUsageEvent, ToolCallEvent } from "../events/index.ts";
 import { ConfigurationError, RunLocal, StartEvent, StepflowError, StopEvent, Workflow, step } from "../src/index.ts";
 import type { Codec, Context, WorkflowOptions } from "../src/index.ts";
 import { useJournal } from "../src/journal/index.ts";
 import type { Journal } from "../src/journal/index.ts";
 import { recentHistory, toolCallsOf, wellFormedHistory } from "../src/llm/chat-history.ts";
 import { streamReply } from "../src/llm/stream-reply.ts";
+import { describeCallUsage, runUsage, toolSpecTokens } from "../src/llm/token-usage.ts";
+import type { LLMCallUsage, RunUsage, TokenUsage } from "../src/llm/token-usage.ts";
+import { bm25ToolSelector, checkMaxToolsPerCall, toolsForCall } from "../src/tools/tool-selection.ts";
+import type { ToolSelector } from "../src/tools/tool-selection.ts";
 import { checkToolTimeout, runToolCall } from "../src/tools/tool-calls.ts";
 import type { ToolSource } from "../src/tools/tool-calls.ts";
 import { describeValue } from "../src/core/user-text.ts";
@@ -29,6 +33,8 @@ import { memorySessions } from "./agent-sessions.ts";
 
 export { memorySessions } from "./agent-sessions.ts";
 export type { MemorySessionsOptions } from "./agent-sessions.ts";
+export type { LLMCallUsage, RunUsage, TokenUsage } from "../src/llm/token-usage.ts";
+export type { ToolSelector } from "../src/tools/tool-selection.ts";
 
 /** The agent's run input: `agent.run({ input: "Hello!" })`. */
 export interface AgentInput {
@@ -36,10 +42,11 @@ export interface AgentInput {
   readonly input: string | ChatMessage;
 }
 
-/** What a run returns: the final assistant message and the tool outputs of this run. */
+/** What a run returns: the final assistant message, the tool outputs of this run, and the tokens its LLM calls took. */
 export interface AgentResult {
   readonly response: ChatMessage;
   readonly sources: ToolSource[];
+  readonly usage: RunUsage;
 }
 
 /** Options of {@link FunctionCallingAgent}. */
@@ -67,6 +74,14 @@ export interface FunctionCallingAgentOptions extends WorkflowOptions {
    * journal (`Sessions` gives its store's), else this process's memory.
    */
   readonly journal?: Journal;
+  /**
+   * Tools sent to the model on each LLM call, for agents with many: the ones most relevant to
+   * the user's latest message (found by `toolSelector`), plus every tool the model has called
+   * since that message. Default: every tool on every call. Any tool may still be run.
+   */
+  readonly maxToolsPerCall?: number;
+  /** How `maxToolsPerCall` picks tools. Default: `bm25ToolSelector(tools)`, a local BM25 index of their names, descriptions and parameters. */
+  readonly toolSelector?: ToolSelector;
 }
 
 /** The model kept calling tools past `maxIterations`. @example `err instanceof AgentMaxIterationsError && err.iterations` */
@@ -84,6 +99,14 @@ interface Reply {
   readonly message: ChatMessage;
   readonly at: number;
   readonly approvals?: ApprovalMarks | undefined;
+  /** What the call took (absent from replies saved by stepflow 0.1). */
+  readonly cost?: Omit<LLMCallUsage, "call"> | undefined;
+}
+
+/** The run's LLM calls, at ctx.store "usage", and the memory size of the last reply counted, so a step resumed after counting its reply does not count it again. */
+interface UsageRecord {
+  readonly calls: LLMCallUsage[];
+  lastAt: number;
 }
 
 /** What the steps of one run share; not saved: a run restored mid-way makes it again from ctx.store. */
@@ -91,6 +114,7 @@ interface AgentRun extends Conversation {
   llmCalls: number;
   /** The tool outputs of this run: the array at ctx.store "sources". */
   readonly sources: ToolSource[];
+  readonly usage: UsageRecord;
 }
 
 /**
@@ -112,6 +136,9 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   readonly toolTimeout: number;
   private readonly approval: ToolApprovalPolicy;
   private readonly journal: Journal | undefined;
+  readonly maxToolsPerCall: number | undefined;
+  /** Made on first use: indexing hundreds of tools is work an agent that never runs should not do. */
+  #toolSelector: ToolSelector | undefined;
   /** Tokens of history sent to the LLM: what Memory.getLLM keeps, 70% of ¾ of the context window. */
   private readonly tokenLimit: number;
   /** How `Sessions` stores this agent's conversation: the memory's messages one row each, and a turn loads those that fit the LLM's window. */
@@ -137,6 +164,16 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     this.toolTimeout = checkToolTimeout("toolTimeout", options.toolTimeout ?? 60);
     this.approval = new ToolApprovalPolicy(options.needsApproval, this.tools);
     this.journal = options.journal;
+    this.maxToolsPerCall = checkMaxToolsPerCall(options.maxToolsPerCall);
+    if (options.toolSelector !== undefined && typeof (options.toolSelector as Partial<ToolSelector> | null)?.select !== "function")
+      throw new ConfigurationError(
+        "toolSelector must be an object with a select(query, k) method, e.g. bm25ToolSelector(tools).",
+        "toolSelector",
+        options.toolSelector,
+      );
+    if (options.toolSelector !== undefined && this.maxToolsPerCall === undefined)
+      throw new ConfigurationError("toolSelector picks maxToolsPerCall tools per LLM call: give maxToolsPerCall too, e.g. 10.", "maxToolsPerCall", undefined);
+    this.#toolSelector = options.toolSelector;
     this.tokenLimit = Math.ceil(Math.ceil(this.llm.metadata.contextWindow * 0.75) * 0.7);
   }
 
@@ -165,20 +202,48 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     // Recorded before it reaches memory, with the calls a human must approve: a step resumed
     // from a later save reuses this reply, and asks what was marked whatever needsApproval says.
     const reply = await ctx.once("reply", () => this.chat(ctx, ev.input, run), { rerunUnfinished: true });
-    const { message, at, approvals } = reply.value;
+    const { message, at, approvals, cost } = reply.value;
     await appendAt(run, at, [message]);
     const toolCalls = toolCallsOf(message);
-    if (toolCalls.length === 0) return new StopEvent({ result: { response: message, sources: run.sources } });
+    if (toolCalls.length === 0) {
+      if (cost) this.countUsage(ctx, run, at, cost);
+      return new StopEvent({ result: { response: message, sources: run.sources, usage: runUsage(run.usage.calls) } });
+    }
     const event = new ToolCallEvent(approvals ? { toolCalls, approvals } : { toolCalls });
     ctx.writeEventToStream(event);
+    if (cost) this.countUsage(ctx, run, at, cost); // after the calls: an app waiting for them sees them as soon as before
     return event;
   }
 
   /** The model's reply to `history`, streamed; the run's end stops it, so that no cut-off reply is recorded. */
   private async chat(ctx: Context, history: ChatMessage[], run: AgentRun): Promise<Reply> {
     const messages: ChatMessage[] = this.systemPrompt ? [{ role: "system", content: this.systemPrompt }, ...history] : history;
-    const message = await streamReply(this.llm, messages, this.tools, ctx.signal, (delta) => ctx.writeEventToStream(new StreamEvent({ delta })));
-    return { message, at: run.size, approvals: this.approval.mark(toolCallsOf(message)) };
+    const tools = this.toolsToSend(history);
+    let usage: TokenUsage | undefined;
+    const onDelta = (delta: string) => ctx.writeEventToStream(new StreamEvent({ delta }));
+    const message = await streamReply(this.llm, messages, tools, ctx.signal, onDelta, (reported) => (usage = reported));
+    const cost = { usage, toolSpecTokens: toolSpecTokens(tools), toolsSent: tools.length, toolsAvailable: this.tools.length };
+    return { message, at: run.size, approvals: this.approval.mark(toolCallsOf(message)), cost };
+  }
+
+  /** The tools to send with `history`: all, or with `maxToolsPerCall` those the selector finds and those called in this turn. */
+  private toolsToSend(history: readonly ChatMessage[]): readonly BaseTool[] {
+    const k = this.maxToolsPerCall;
+    if (k === undefined || this.tools.length <= k) return this.tools;
+    this.#toolSelector ??= bm25ToolSelector(this.tools);
+    return toolsForCall(history, this.tools, this.#toolSelector, k);
+  }
+
+  /** Adds a reply's cost to the run's usage (once, however often the step is resumed) and tells the stream and the verbose log. */
+  private countUsage(ctx: Context, run: AgentRun, at: number, cost: Omit<LLMCallUsage, "call">): void {
+    const record = run.usage;
+    if (at <= record.lastAt || ctx.signal.aborted) return;
+    const call: LLMCallUsage = { call: record.calls.length + 1, ...cost };
+    record.calls.push(call);
+    record.lastAt = at;
+    const { calls: _calls, ...sums } = runUsage(record.calls);
+    ctx.writeEventToStream(new TokenUsageEvent({ call, run: sums }));
+    if (this.verbose) this.trace(`Tokens of LLM call ${call.call}: ${describeCallUsage(call)}`); // toLocaleString is slow: only when shown
   }
 
   @step({ accepts: [ToolCallEvent], emits: [InputEvent] })
@@ -240,8 +305,10 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const memory = await agentMemory(ctx, this.llm);
     let sources = starting ? undefined : await ctx.store.get<ToolSource[] | undefined>("sources", undefined);
     if (!Array.isArray(sources)) await ctx.store.set("sources", (sources = []));
+    let usage = starting ? undefined : await ctx.store.get<UsageRecord | undefined>("usage", undefined);
+    if (!Array.isArray(usage?.calls)) await ctx.store.set("usage", (usage = { calls: [], lastAt: -1 }));
     const messages = await memory.get();
-    return runs.set(ctx, { llmCalls: 0, memory, size: messages.length, sources, history: recentHistory(messages, this.tokenLimit) });
+    return runs.set(ctx, { llmCalls: 0, memory, size: messages.length, sources, usage, history: recentHistory(messages, this.tokenLimit) });
   }
 }
 

@@ -213,6 +213,9 @@ export class OpenAI extends LlamaIndexOpenAI {
       tools: params.tools?.length ? params.tools.map((tool) => LlamaIndexOpenAI.toTool(tool)) : undefined,
       messages: LlamaIndexOpenAI.toOpenAIMessage(params.messages),
       top_p: this.topP,
+      // The last chunk then carries the call's token usage (OpenAI, vLLM, Ollama, llama.cpp
+      // send it); `additionalChatOptions: { stream_options: … }` replaces this.
+      stream_options: { include_usage: true },
       ...chatOptions,
       stream: true,
     };

@@ -5,12 +5,16 @@
 import type { BaseTool, ChatMessage, ToolCall, ToolCallLLM } from "@llamaindex/core/llms";
 import { observeOperation, observing } from "../core/observer.ts";
 import type { ObservedAttributes } from "../core/observer.ts";
+import { usageOf } from "./token-usage.ts";
+import type { TokenUsage } from "./token-usage.ts";
 
 /**
  * Streams `llm`'s reply to `messages`, calling `onDelta` with each piece of text, and returns
  * the reply as one assistant message (`options.toolCall` when the model called tools). Throws
  * the signal's reason when `signal` aborts meanwhile, so that a cut-off reply is never taken
- * for a whole one (the OpenAI SDK ends an aborted stream quietly).
+ * for a whole one (the OpenAI SDK ends an aborted stream quietly). `onUsage` gets the token
+ * usage the server reported in a chunk's `raw` (OpenAI's last chunk, with `include_usage`), if any.
+ * The call is a `chat {model}` operation for run observers (`stepflow/otel`).
  * @example
  * const reply = await streamReply(llm, history, tools, ctx.signal, (delta) => process.stdout.write(delta));
  */
@@ -20,6 +24,7 @@ export async function streamReply(
   tools: readonly BaseTool[],
   signal: AbortSignal,
   onDelta: (delta: string) => void,
+  onUsage?: (usage: TokenUsage) => void,
 ): Promise<ChatMessage> {
   const model = llm.metadata.model;
   const operation = observeOperation({
@@ -35,7 +40,8 @@ export async function streamReply(
   // Raw chunks are read only for an observer: the stream's hot loop stays as it was otherwise.
   const seen: ResponseFacts | undefined = observing() ? {} : undefined;
   try {
-    const message = await gather(llm, messages, tools, signal, onDelta, seen);
+    const report = seen ? (usage: TokenUsage) => ((seen.usage = usage), onUsage?.(usage)) : onUsage;
+    const message = await gather(llm, messages, tools, signal, onDelta, report, seen);
     if (seen) operation.end(responseAttributes(seen, message));
     return message;
   } catch (error) {
@@ -50,6 +56,7 @@ async function gather(
   tools: readonly BaseTool[],
   signal: AbortSignal,
   onDelta: (delta: string) => void,
+  onUsage: ((usage: TokenUsage) => void) | undefined,
   seen: ResponseFacts | undefined,
 ): Promise<ChatMessage> {
   // An LLM that can abort a request (stepflow's OpenAI) gets the signal: an aborted run closes its request.
@@ -64,6 +71,10 @@ async function gather(
       content += chunk.delta;
       onDelta(chunk.delta);
     }
+    if (onUsage && chunk.raw) {
+      const usage = usageOf(chunk.raw);
+      if (usage) onUsage(usage);
+    }
     for (const call of (chunk.options as { toolCall?: ToolCall[] } | undefined)?.toolCall ?? []) calls.set(call.id, call);
   }
   if (signal.aborted) throw signal.reason;
@@ -76,9 +87,7 @@ interface ResponseFacts {
   id?: string;
   model?: string;
   finishReasons?: string[];
-  inputTokens?: number;
-  outputTokens?: number;
-  cachedTokens?: number;
+  usage?: TokenUsage;
 }
 
 function noteRaw(raw: object, seen: ResponseFacts): void {
@@ -86,18 +95,11 @@ function noteRaw(raw: object, seen: ResponseFacts): void {
     id?: unknown;
     model?: unknown;
     choices?: { finish_reason?: unknown }[];
-    usage?: { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } } | null;
   };
   if (typeof part.id === "string") seen.id = part.id;
   if (typeof part.model === "string") seen.model = part.model;
   for (const choice of Array.isArray(part.choices) ? part.choices : []) {
     if (typeof choice?.finish_reason === "string") (seen.finishReasons ??= []).push(choice.finish_reason);
-  }
-  const usage = part.usage;
-  if (usage && typeof usage === "object") {
-    if (typeof usage.prompt_tokens === "number") seen.inputTokens = usage.prompt_tokens;
-    if (typeof usage.completion_tokens === "number") seen.outputTokens = usage.completion_tokens;
-    if (typeof usage.prompt_tokens_details?.cached_tokens === "number") seen.cachedTokens = usage.prompt_tokens_details.cached_tokens;
   }
 }
 
@@ -108,9 +110,9 @@ function responseAttributes(seen: ResponseFacts, message?: ChatMessage): Observe
     "gen_ai.response.model": seen.model,
     // A server that does not say gets the reason the reply itself shows.
     "gen_ai.response.finish_reasons": seen.finishReasons ?? (message ? [calls > 0 ? "tool_calls" : "stop"] : undefined),
-    "gen_ai.usage.input_tokens": seen.inputTokens,
-    "gen_ai.usage.output_tokens": seen.outputTokens,
-    "gen_ai.usage.cache_read.input_tokens": seen.cachedTokens,
+    "gen_ai.usage.input_tokens": seen.usage?.promptTokens,
+    "gen_ai.usage.output_tokens": seen.usage?.completionTokens,
+    "gen_ai.usage.cache_read.input_tokens": seen.usage?.cachedTokens,
   };
 }
 

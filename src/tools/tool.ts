@@ -62,3 +62,5 @@ export function zodSchemaOf(made: BaseTool): ArgumentSchema | undefined {
 
 export { currentToolCall } from "./current-tool-call.ts";
 export type { CurrentToolCall } from "./current-tool-call.ts";
+export { bm25ToolSelector } from "./tool-selection.ts";
+export type { Bm25ToolSelectorOptions, ToolSelector } from "./tool-selection.ts";

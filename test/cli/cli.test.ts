@@ -239,12 +239,16 @@ describe("stepflow CLI (offline demo model)", { timeout: 60_000 }, () => {
 
 describe("stepflow CLI with an OpenAI-compatible server", { timeout: 60_000 }, () => {
   it("uses OPENAI_BASE_URL and shows the server's reply, sending the key only as a header", async () => {
-    const server = await startOpenAIServer({ turns: [{ text: "Hello from the test server." }] });
+    const server = await startOpenAIServer({
+      turns: [{ text: "Hello from the test server.", usage: { prompt_tokens: 1210, completion_tokens: 7, cached_tokens: 1024 } }],
+    });
     try {
       const { code, stdout, stderr } = await cli(["--verbose", "Hello!"], { env: { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: SECRET } });
       expect(code).toBe(0);
       expect(stdout.trim()).toBe("Hello from the test server.");
       expect(stderr).toContain(`Using gpt-4o-mini at ${server.baseURL}`);
+      // --verbose shows what each LLM call took, as the server reported it, and the tool specs' share counted locally.
+      expect(stderr).toMatch(/Tokens of LLM call 1: prompt 1,210 \(1,024 cached\), completion 7; tool specs \d+ \(\d+ tools\)/);
       expect(server.requests[0]?.body).toMatchObject({ model: "gpt-4o-mini", stream: true });
       expect(stdout + stderr).not.toContain(SECRET);
     } finally {

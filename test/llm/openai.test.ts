@@ -103,7 +103,7 @@ describe("@llamaindex/openai as published (why src/llm/openai.ts overrides strea
 });
 
 describe("OpenAI streaming requests", () => {
-  it("sends the same request body as @llamaindex/openai", async () => {
+  it("sends the same request body as @llamaindex/openai, asking for the token usage", async () => {
     server = await startOpenAIServer({ turns: () => ({ text: "ok" }) });
     const messages = [
       { role: "system" as const, content: "Be brief." },
@@ -119,8 +119,8 @@ describe("OpenAI streaming requests", () => {
       for await (const _chunk of await llm.chat({ messages, stream: true }));
     }
     const [upstreamWithTools, upstreamBare, oursWithTools, oursBare] = server.requests.map((r) => r.body);
-    expect(oursWithTools).toEqual(upstreamWithTools);
-    expect(oursBare).toEqual(upstreamBare);
+    expect(oursWithTools).toEqual({ ...upstreamWithTools, stream_options: { include_usage: true } });
+    expect(oursBare).toEqual({ ...upstreamBare, stream_options: { include_usage: true } });
     expect(oursBare).not.toHaveProperty("tools");
   });
 
@@ -134,7 +134,8 @@ describe("OpenAI streaming requests", () => {
     try {
       for await (const _chunk of await openai(server.baseURL).chat({ messages: [{ role: "user", content: "Hi" }], stream: true }));
       await Promise.resolve(); // callbacks are dispatched in microtasks
-      expect(seen).toEqual(["start 1", "stream Hel", "stream lo", "end Hello"]);
+      // The last chunk, without text, carries the usage (stream_options.include_usage).
+      expect(seen).toEqual(["start 1", "stream Hel", "stream lo", "stream ", "end Hello"]);
     } finally {
       Settings.callbackManager.off("llm-start", onStart).off("llm-stream", onStream).off("llm-end", onEnd);
     }

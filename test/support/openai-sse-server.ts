@@ -11,6 +11,8 @@ import type { AddressInfo } from "node:net";
 export interface ServerTurn {
   readonly text?: string | readonly string[];
   readonly toolCalls?: readonly { readonly id: string; readonly name: string; readonly arguments: string | Record<string, unknown> }[];
+  /** The usage reported for this turn; default: about a token per 4 characters of the request's messages and tools, and of the reply. */
+  readonly usage?: { readonly prompt_tokens: number; readonly completion_tokens: number; readonly cached_tokens?: number };
 }
 
 /**
@@ -98,10 +100,23 @@ export async function startOpenAIServer(options: OpenAIServerOptions): Promise<O
       const turn = typeof options.turns === "function" ? options.turns(body, index) : options.turns[index];
       // 400, not 500: the SDK retries 5xx, and a missing turn is a bug in the test to report at once.
       if (!turn) return sendError(res, 400, `The test server has no turn #${index + 1} (it was given ${(options.turns as readonly ServerTurn[]).length}).`);
-      if (!body.stream) return sendJSON(res, 200, completion(turn, body.model));
+      if (!body.stream) return sendJSON(res, 200, { ...completion(turn, body.model), usage: usageOf(turn, body) });
+      // As OpenAI does with stream_options.include_usage: `usage: null` on every chunk, then one
+      // chunk with no choices and the usage.
+      const includeUsage = (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-      for (const chunk of chunks(turn, body.model, options.variant ?? "openai")) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
-      res.end("data: [DONE]\n\n");
+      for (const chunk of chunks(turn, body.model, options.variant ?? "openai"))
+        res.write(`data: ${JSON.stringify(includeUsage ? { ...chunk, usage: null } : chunk)}\n\n`);
+      // Sent with [DONE]: OpenAI's arrive together.
+      const usageChunk = () => ({
+        id: "chatcmpl-test",
+        object: "chat.completion.chunk",
+        created: 1_700_000_000,
+        model: body.model,
+        choices: [],
+        usage: usageOf(turn, body),
+      });
+      res.end(`${includeUsage ? `data: ${JSON.stringify(usageChunk())}\n\n` : ""}data: [DONE]\n\n`);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -123,6 +138,20 @@ const sendError = (res: Res, status: number, message: string) => sendJSON(res, s
 const argumentsOf = (call: NonNullable<ServerTurn["toolCalls"]>[number]) =>
   typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
 const textOf = (turn: ServerTurn) => (typeof turn.text === "string" ? [turn.text] : [...(turn.text ?? [])]);
+
+/** OpenAI's usage object for a turn: the turn's own figures, else about a token per 4 characters. */
+function usageOf(turn: ServerTurn, body: ChatRequestBody) {
+  const estimate = (text: string) => Math.ceil(text.length / 4);
+  const prompt = turn.usage?.prompt_tokens ?? estimate(JSON.stringify({ messages: body.messages, tools: body.tools ?? [] }));
+  const completion = turn.usage?.completion_tokens ?? estimate(textOf(turn).join("") + (turn.toolCalls ?? []).map(argumentsOf).join(""));
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: turn.usage?.cached_tokens ?? 0, audio_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  };
+}
 
 function completion(turn: ServerTurn, model: string) {
   const calls = turn.toolCalls ?? [];

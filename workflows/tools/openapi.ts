@@ -38,17 +38,17 @@ const MAX_DEPTH = 4; // $ref hops and nested types followed, so recursive schema
  * @example
  * openApiEndpoints(spec).map((e) => e.line); // ["GET /api/users — List users. Query: page? (integer).", …]
  */
-export function openApiEndpoints(document: OpenApiDocument): OpenApiEndpoint[] {
+export function openApiEndpoints(document: OpenApiDocument, who = "restApiTool"): OpenApiEndpoint[] {
   if (!isRecord(document) || !isRecord(document.paths)) {
     throw new ConfigurationError(
-      "restApiTool: openApi must be an OpenAPI 3 document: a parsed JSON or YAML object with `paths` (parse a YAML text first, e.g. with the yaml package).",
+      `${who}: openApi must be an OpenAPI 3 document: a parsed JSON or YAML object with \`paths\` (parse a YAML text first, e.g. with the yaml package).`,
       "openApi",
       document,
     );
   }
   if (document.swagger !== undefined || (typeof document.openapi === "string" && !document.openapi.startsWith("3."))) {
     throw new ConfigurationError(
-      `restApiTool: openApi must be an OpenAPI 3 document; this one is ${document.swagger ? `Swagger ${document.swagger}` : `OpenAPI ${document.openapi}`}. Convert it to OpenAPI 3 first (e.g. with swagger2openapi).`,
+      `${who}: openApi must be an OpenAPI 3 document; this one is ${document.swagger ? `Swagger ${document.swagger}` : `OpenAPI ${document.openapi}`}. Convert it to OpenAPI 3 first (e.g. with swagger2openapi).`,
       "openApi",
       document,
     );
@@ -65,13 +65,13 @@ export function openApiEndpoints(document: OpenApiDocument): OpenApiEndpoint[] {
       try {
         line = describeOperation(document, method, path, value, shared);
       } catch (error) {
-        throw new ConfigurationError(`restApiTool: openApi: cannot read ${method} ${path} (the cause says why).`, "openApi", document, { cause: error });
+        throw new ConfigurationError(`${who}: openApi: cannot read ${method} ${path} (the cause says why).`, "openApi", document, { cause: error });
       }
       endpoints.push({ method, path, line, matches: (pathname) => pattern.test(safeDecode(pathname)) });
     }
   }
   if (endpoints.length === 0)
-    throw new ConfigurationError("restApiTool: openApi has no endpoints (no get, post, put, patch or delete under `paths`).", "openApi", document);
+    throw new ConfigurationError(`${who}: openApi has no endpoints (no get, post, put, patch or delete under \`paths\`).`, "openApi", document);
   return endpoints;
 }
 
@@ -166,8 +166,11 @@ function typeName(document: OpenApiDocument, schema: unknown, depth: number): st
   return isRecord(resolved.properties) || Array.isArray(resolved.allOf) ? "object" : "any";
 }
 
-/** `value`, or what its local `$ref` (`#/components/schemas/User`, `#/components/parameters/Page`, …) points to, followed a few hops. */
-function resolve(document: OpenApiDocument, value: unknown): Json | undefined {
+/**
+ * `value`, or what its local `$ref` (`#/components/schemas/User`, `#/components/parameters/Page`, …) points to, followed a few hops.
+ * @example resolve(spec, { $ref: "#/components/schemas/User" }); // { type: "object", properties: { … } }
+ */
+export function resolve(document: OpenApiDocument, value: unknown): Json | undefined {
   let current = value;
   for (let hops = 0; hops <= MAX_DEPTH; hops++) {
     if (!isRecord(current)) return undefined;
@@ -180,11 +183,11 @@ function resolve(document: OpenApiDocument, value: unknown): Json | undefined {
   return undefined;
 }
 
-function oneLine(text: string): string {
+export function oneLine(text: string): string {
   return text.replace(/\s+/g, " ").trim();
 }
 
-function shorten(text: string, max: number): string {
+export function shorten(text: string, max: number): string {
   if (text.length <= max) return text;
   const firstSentence = /^.+?[.!?](?=\s|$)/.exec(text)?.[0];
   return firstSentence && firstSentence.length <= max ? firstSentence : `${text.slice(0, max - 1).trimEnd()}…`;

@@ -1,0 +1,138 @@
+/**
+ * Tokens an agent spends: what the server says each LLM call cost (OpenAI's `usage`, sent as
+ * the last chunk of a stream asked for with `stream_options: { include_usage: true }`), and
+ * what the tool specs sent on each call weigh, counted locally.
+ */
+import type { BaseTool } from "@llamaindex/core/llms";
+import { tokenizers } from "@llamaindex/env/tokenizers";
+import { isRecord } from "../core/is-record.ts";
+
+/**
+ * What one LLM call cost, as the server reported it.
+ * @example const usage: TokenUsage = { promptTokens: 1210, completionTokens: 42, totalTokens: 1252, cachedTokens: 1024 };
+ */
+export interface TokenUsage {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly totalTokens: number;
+  /** Prompt tokens the server read from its cache (OpenAI's `prompt_tokens_details.cached_tokens`), when it says. */
+  readonly cachedTokens?: number;
+}
+
+/**
+ * One LLM call of an agent run.
+ * @example
+ * if (ev instanceof TokenUsageEvent) console.log(ev.call.usage?.promptTokens, ev.call.toolSpecTokens);
+ */
+export interface LLMCallUsage {
+  /** 1 for the run's first LLM call, 2 for the next, … */
+  readonly call: number;
+  /** The server's figures; `undefined` when it sent none (a local model, or a server without `include_usage`). */
+  readonly usage: TokenUsage | undefined;
+  /** Tokens of the tool specs sent on this call, counted locally (cl100k_base, on their JSON): part of `promptTokens`. */
+  readonly toolSpecTokens: number;
+  /** Tools sent on this call, and tools the agent has (fewer are sent with `maxToolsPerCall`). */
+  readonly toolsSent: number;
+  readonly toolsAvailable: number;
+}
+
+/**
+ * The LLM calls of one agent run, and their sums.
+ * @example
+ * const { usage } = await agent.run({ input: "What is 2 + 2?" });
+ * console.log(`${usage.llmCalls} calls, ${usage.promptTokens} prompt tokens (${usage.toolSpecTokens} of them tool specs)`);
+ */
+export interface RunUsage extends TokenUsage {
+  readonly llmCalls: number;
+  /** Calls whose server reported its usage: the token sums cover these. */
+  readonly reportedCalls: number;
+  readonly toolSpecTokens: number;
+  readonly calls: readonly LLMCallUsage[];
+}
+
+const count = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined);
+
+/**
+ * The usage in a raw streamed chunk or response, if it carries one: OpenAI's chat completions
+ * (`prompt_tokens`, `completion_tokens`) or its Responses API and Anthropic's (`input_tokens`, `output_tokens`).
+ * @example usageOf({ usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 } }); // { promptTokens: 10, completionTokens: 2, totalTokens: 12 }
+ */
+export function usageOf(raw: unknown): TokenUsage | undefined {
+  const usage = isRecord(raw) ? raw.usage : undefined;
+  if (!isRecord(usage)) return undefined;
+  const promptTokens = count(usage.prompt_tokens) ?? count(usage.input_tokens);
+  const completionTokens = count(usage.completion_tokens) ?? count(usage.output_tokens);
+  if (promptTokens === undefined || completionTokens === undefined) return undefined;
+  const details = usage.prompt_tokens_details ?? usage.input_tokens_details;
+  const cachedTokens = (isRecord(details) ? count(details.cached_tokens) : undefined) ?? count(usage.cache_read_input_tokens);
+  const totalTokens = count(usage.total_tokens) ?? promptTokens + completionTokens;
+  return cachedTokens === undefined ? { promptTokens, completionTokens, totalTokens } : { promptTokens, completionTokens, totalTokens, cachedTokens };
+}
+
+/**
+ * The sums of `calls`.
+ * @example runUsage([]); // { llmCalls: 0, reportedCalls: 0, promptTokens: 0, completionTokens: 0, totalTokens: 0, toolSpecTokens: 0, calls: [] }
+ */
+export function runUsage(calls: readonly LLMCallUsage[]): RunUsage {
+  let promptTokens = 0;
+  let completionTokens = 0;
+  let totalTokens = 0;
+  let cachedTokens: number | undefined;
+  let reportedCalls = 0;
+  let toolSpecTokens = 0;
+  for (const call of calls) {
+    toolSpecTokens += call.toolSpecTokens;
+    if (!call.usage) continue;
+    reportedCalls++;
+    promptTokens += call.usage.promptTokens;
+    completionTokens += call.usage.completionTokens;
+    totalTokens += call.usage.totalTokens;
+    if (call.usage.cachedTokens !== undefined) cachedTokens = (cachedTokens ?? 0) + call.usage.cachedTokens;
+  }
+  const sums = { llmCalls: calls.length, reportedCalls, promptTokens, completionTokens, totalTokens, toolSpecTokens, calls };
+  return cachedTokens === undefined ? sums : { ...sums, cachedTokens };
+}
+
+/**
+ * The tool's spec as OpenAI-compatible servers receive it in `tools`.
+ * @example toolSpec(add); // { type: "function", function: { name: "add", description: "Add two numbers.", parameters: { … } } }
+ */
+export function toolSpec(tool: BaseTool): { type: "function"; function: { name: string; description: string; parameters: unknown } } {
+  const { name, description, parameters } = tool.metadata;
+  return { type: "function", function: { name, description, parameters: parameters ?? { type: "object", properties: {} } } };
+}
+
+const specTokens = new WeakMap<BaseTool, number>();
+
+/**
+ * Tokens of the tools' specs (their JSON, in cl100k_base: `gpt-tokenizer` when installed, else
+ * js-tiktoken), counted once per tool. The server's own count differs a little: OpenAI rewrites
+ * specs into its own format before the model reads them.
+ * @example toolSpecTokens([add, multiply]); // 92
+ */
+export function toolSpecTokens(tools: readonly BaseTool[]): number {
+  let total = 0;
+  for (const tool of tools) {
+    let tokens = specTokens.get(tool);
+    if (tokens === undefined) {
+      tokens = tokenizers.tokenizer().encode(JSON.stringify(toolSpec(tool))).length;
+      specTokens.set(tool, tokens);
+    }
+    total += tokens;
+  }
+  return total;
+}
+
+/**
+ * A line for a log: `prompt 1,210 (1,024 cached), completion 42; tool specs 640 (5 of 300 tools)`.
+ * @example describeCallUsage(ev.call);
+ */
+export function describeCallUsage(call: LLMCallUsage): string {
+  const n = (value: number) => value.toLocaleString("en-US");
+  const usage = call.usage;
+  const server = usage
+    ? `prompt ${n(usage.promptTokens)}${usage.cachedTokens ? ` (${n(usage.cachedTokens)} cached)` : ""}, completion ${n(usage.completionTokens)}`
+    : "usage not reported by the server";
+  const tools = call.toolsSent === call.toolsAvailable ? `${call.toolsSent} tools` : `${call.toolsSent} of ${call.toolsAvailable} tools`;
+  return `${server}; tool specs ${n(call.toolSpecTokens)} (${tools})`;
+}

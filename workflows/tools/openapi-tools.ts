@@ -1,0 +1,192 @@
+/**
+ * An OpenAPI 3 document as one tool per operation: the model reads each operation's name,
+ * summary and argument schema (path and query parameters by name, the JSON body as `body`),
+ * and the tool runner checks its arguments against that schema before anything is sent. More
+ * tokens per tool than `restApiTool`'s single tool, so pair a large API with the agent's
+ * `maxToolsPerCall`, which sends the model only the operations relevant to the conversation.
+ */
+import type { JSONValue } from "@llamaindex/core/global";
+import type { ToolMetadata } from "@llamaindex/core/llms";
+import { FunctionTool } from "@llamaindex/core/tools";
+import { isRecord } from "../../src/core/is-record.ts";
+import { currentToolCall } from "../../src/tools/current-tool-call.ts";
+import { openApiEndpoints, openApiServerPath, oneLine, resolve, shorten } from "./openapi.ts";
+import type { OpenApiDocument } from "./openapi.ts";
+import { markOperationTool, operationPath } from "./rest-calls.ts";
+import type { OperationRequest } from "./rest-calls.ts";
+import { METHODS, restClient } from "./rest-request.ts";
+import type { RestApiResult, RestMethod } from "./rest-request.ts";
+
+/** Options of {@link openApiTools}: those of `restApiTool` that say how to reach the API. */
+export interface OpenApiToolsOptions {
+  /** The API's OpenAPI 3 document, parsed from JSON or YAML. */
+  readonly openApi: OpenApiDocument;
+  /** The API root the document's paths are under; a `baseURL` without a path takes the document's first server path. */
+  readonly baseURL: string;
+  /** Sent with every request (say, an `authorization` header); never shown to the model, and hidden wherever the API repeats them. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Other values the model must never read: hidden like the headers' values. */
+  readonly secrets?: readonly string[];
+  /** The header carrying the call's idempotency key on every request but a GET; `false` sends none. Default `Idempotency-Key`. */
+  readonly idempotencyKeyHeader?: string | false;
+  /** Seconds a request may take, its body included. Default 30. */
+  readonly timeout?: number;
+  /** Characters of a response body the model reads. Default 20,000. */
+  readonly maxBodyChars?: number;
+  /** Which operations become tools, by method and path template (`"DELETE"`, `"/api/users/{id}"`). Default: all. */
+  readonly include?: (method: string, path: string) => boolean;
+}
+
+/** The arguments of an operation tool: its parameters by name, and its JSON body under `body`. */
+export type OperationArguments = Record<string, JSONValue>;
+
+type Json = { readonly [key: string]: unknown };
+
+const MAX_NAME = 64; // OpenAI's limit on tool names
+const MAX_DESCRIPTION = 1024; // OpenAI refuses longer tool descriptions
+const MAX_DEPTH = 6; // nested schemas inlined before a recursive one is left open
+// OpenAPI keywords JSON Schema does not have, or that say nothing about a request.
+const DROPPED = new Set(["nullable", "example", "examples", "xml", "discriminator", "externalDocs", "deprecated", "readOnly", "writeOnly"]);
+
+/**
+ * Makes one tool per operation of an OpenAPI 3 document. A tool is named after the
+ * operation's `operationId` (else its method and path, e.g. `delete_api_users_id`); its
+ * description is the method, path, summary and description. Requests stay under `baseURL`,
+ * redirects are reported, not followed, and `headers` never reach the model, as with
+ * `restApiTool`. Use `changesData(tools)` as the agent's `needsApproval` so that a human
+ * approves every call that is not a GET.
+ * @example
+ * const openApi = JSON.parse(await readFile("petstore.json", "utf8"));
+ * const tools = openApiTools({ openApi, baseURL: "https://petstore3.swagger.io", headers: { authorization: `Bearer ${process.env.PET_KEY}` } });
+ * const agent = new FunctionCallingAgent({ llm, tools, needsApproval: changesData(tools), maxToolsPerCall: 10 });
+ */
+export function openApiTools(options: OpenApiToolsOptions): FunctionTool<OperationArguments, Promise<RestApiResult>>[] {
+  const who = "openApiTools";
+  const document = options.openApi;
+  openApiEndpoints(document, who); // the document's problems, said once, before any tool is made
+  const api = restClient({ ...options, who, serverPath: openApiServerPath(document) });
+  const names = new Set<string>();
+  const tools: FunctionTool<OperationArguments, Promise<RestApiResult>>[] = [];
+  for (const [path, item] of Object.entries(document.paths)) {
+    if (!isRecord(item)) continue;
+    const shared = Array.isArray(item.parameters) ? item.parameters : [];
+    for (const [key, operation] of Object.entries(item)) {
+      const method = key.toUpperCase() as RestMethod;
+      if (!METHODS.includes(method) || !isRecord(operation) || !(options.include?.(method, path) ?? true)) continue;
+      const { parameters, request } = operationSchema(document, method, path, operation, shared);
+      const name = uniqueName(operationName(operation, method, path), names);
+      const metadata = { name, description: operationDescription(method, path, operation), parameters } as ToolMetadata;
+      const send = (input: OperationArguments): Promise<RestApiResult> =>
+        // The key is read as the call starts: the agent sets it only while starting the tool.
+        api.send(
+          method,
+          operationPath(request, input),
+          request.bodyArgument === undefined ? undefined : input[request.bodyArgument],
+          currentToolCall()?.idempotencyKey,
+        );
+      const made = new FunctionTool<OperationArguments, Promise<RestApiResult>>(send, metadata as ConstructorParameters<typeof FunctionTool>[1]);
+      markOperationTool(made, request);
+      tools.push(made);
+    }
+  }
+  return tools;
+}
+
+/** The operation's id as a tool name (letters, digits, `_` and `-`, at most 64), else its method and path. */
+function operationName(operation: Json, method: string, path: string): string {
+  const id = typeof operation.operationId === "string" ? operation.operationId.replace(/[^A-Za-z0-9_-]+/g, "_").replace(/^_+|_+$/g, "") : "";
+  const name = id || `${method.toLowerCase()}_${path.replace(/[^A-Za-z0-9]+/g, "_").replace(/^_+|_+$/g, "")}`;
+  return name.slice(0, MAX_NAME);
+}
+
+function uniqueName(name: string, taken: Set<string>): string {
+  let unique = name;
+  for (let n = 2; taken.has(unique); n++) unique = `${name.slice(0, MAX_NAME - String(n).length - 1)}_${n}`;
+  taken.add(unique);
+  return unique;
+}
+
+function operationDescription(method: string, path: string, operation: Json): string {
+  const texts = [operation.summary, operation.description].filter((text): text is string => typeof text === "string" && text.trim() !== "");
+  const about = [...new Set(texts.map(oneLine))].join(" ");
+  return shorten(`${method} ${path}${about ? `: ${about}` : ""}`, MAX_DESCRIPTION);
+}
+
+/** The JSON schema of the operation's arguments, and how a call's arguments become its request. */
+function operationSchema(
+  document: OpenApiDocument,
+  method: string,
+  path: string,
+  operation: Json,
+  shared: readonly unknown[],
+): { parameters: Json; request: OperationRequest } {
+  const byName = new Map<string, Json>();
+  for (const parameter of [...shared, ...(Array.isArray(operation.parameters) ? operation.parameters : [])].map((p) => resolve(document, p))) {
+    if (isRecord(parameter) && typeof parameter.name === "string" && (parameter.in === "path" || parameter.in === "query"))
+      byName.set(parameter.name, parameter);
+  }
+  const properties: Record<string, unknown> = {};
+  const required: string[] = [];
+  const pathParameters: string[] = [];
+  const queryParameters: string[] = [];
+  for (const [name, parameter] of byName) {
+    const schema = { ...jsonSchema(document, parameter.schema, 0) };
+    if (typeof parameter.description === "string" && parameter.description.trim()) schema.description = oneLine(parameter.description);
+    properties[name] = schema;
+    if (parameter.in === "path") {
+      pathParameters.push(name);
+      required.push(name); // a path parameter always is
+    } else {
+      queryParameters.push(name);
+      if (parameter.required === true) required.push(name);
+    }
+  }
+  let bodyArgument: string | undefined;
+  const requestBody = resolve(document, operation.requestBody);
+  const content = requestBody?.content;
+  const jsonType = isRecord(content) ? Object.keys(content).find((type) => /[/+]json\b/i.test(type)) : undefined;
+  if (jsonType && isRecord(content)) {
+    bodyArgument = byName.has("body") ? "requestBody" : "body";
+    const schema = { ...jsonSchema(document, (content[jsonType] as Json | undefined)?.schema, 0) };
+    if (typeof requestBody?.description === "string" && requestBody.description.trim()) schema.description = oneLine(requestBody.description);
+    properties[bodyArgument] = schema;
+    if (requestBody?.required === true) required.push(bodyArgument);
+  }
+  return {
+    parameters: { type: "object", properties, required, additionalProperties: false },
+    request: { method, path, bodyArgument, pathParameters, queryParameters },
+  };
+}
+
+/**
+ * An OpenAPI schema as plain JSON Schema for the model and the tool runner: `$ref`s inlined,
+ * `nullable` as a `null` type, read-only properties (the server sets them) left out.
+ */
+function jsonSchema(document: OpenApiDocument, value: unknown, depth: number): Record<string, unknown> {
+  const schema = resolve(document, value);
+  if (!schema || depth > MAX_DEPTH) return {};
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(schema)) {
+    if (DROPPED.has(key)) continue;
+    if (key === "properties" && isRecord(field)) {
+      const properties: Record<string, unknown> = {};
+      for (const [name, property] of Object.entries(field)) {
+        if (resolve(document, property)?.readOnly === true) continue;
+        properties[name] = jsonSchema(document, property, depth + 1);
+      }
+      out.properties = properties;
+    } else if ((key === "items" || key === "additionalProperties" || key === "not") && isRecord(field)) {
+      out[key] = jsonSchema(document, field, depth + 1);
+    } else if ((key === "allOf" || key === "anyOf" || key === "oneOf") && Array.isArray(field)) {
+      out[key] = field.map((part) => jsonSchema(document, part, depth + 1));
+    } else {
+      out[key] = field;
+    }
+  }
+  if (Array.isArray(out.required) && isRecord(out.properties)) {
+    const properties = out.properties;
+    out.required = out.required.filter((name) => typeof name === "string" && name in properties);
+  }
+  if (schema.nullable === true && typeof out.type === "string") out.type = [out.type, "null"];
+  return out;
+}
