@@ -4,7 +4,8 @@
  * one queue, whichever asks first gets the next line.
  */
 import type { Interface } from "node:readline";
-import type { ToolCall } from "@llamaindex/core/llms";
+import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
+import { describeRestCall } from "../../workflows/tools/rest-api.ts";
 import type { ToolApprovalRequestEvent } from "../../events/index.ts";
 import { terminalSafe } from "./terminal-text.ts";
 import type { Terminal } from "./render.ts";
@@ -61,15 +62,15 @@ export interface TerminalAnswer {
 }
 
 /**
- * The question for a call: `Approve DELETE /api/users/7?` for a REST call, else the tool's name
- * and arguments.
- * @example approvalQuestion({ id: "c1", name: "call_rest_api", input: { method: "DELETE", path: "/api/users/7" } }); // "Approve DELETE /api/users/7?"
+ * The question for a call: `Approve DELETE /api/users/7?` for a REST tool's call (with the body
+ * it sends, if any), else the tool's name and arguments.
+ * @example approvalQuestion({ id: "c1", name: "call_rest_api", input: { method: "DELETE", path: "/api/users/7" } }, [hr]); // "Approve DELETE /api/users/7?"
  */
-export function approvalQuestion(call: ToolCall): string {
-  const input = call.input as { method?: unknown; path?: unknown; body?: unknown } | null;
-  if (typeof input?.method === "string" && typeof input.path === "string") {
-    const body = input.body === undefined ? "" : ` with ${JSON.stringify(input.body)}`;
-    return terminalSafe(`Approve ${input.method} ${input.path}${body}?`);
+export function approvalQuestion(call: ToolCall, tools: readonly BaseTool[]): string {
+  const request = describeRestCall(call, tools);
+  if (request !== undefined) {
+    const body = (call.input as { body?: unknown } | null)?.body;
+    return terminalSafe(`Approve ${request}${body === undefined ? "" : ` with ${JSON.stringify(body)}`}?`);
   }
   return terminalSafe(`Approve ${call.name}(${typeof call.input === "string" ? call.input : JSON.stringify(call.input)})?`);
 }
@@ -78,14 +79,21 @@ export function approvalQuestion(call: ToolCall): string {
  * Asks `request` in the terminal and reads the answer from `lines`: "y" or "yes" approves,
  * anything else (an empty line included) refuses; the end of the input, or `signal` (the turn
  * was cancelled), refuses too.
- * @example const answer = await askApproval(ev, { term, lines, interactive: true });
+ * @example const answer = await askApproval(ev, { term, lines, interactive: true, tools: agent.tools });
  */
 export async function askApproval(
   request: ToolApprovalRequestEvent,
-  options: { readonly term: Terminal; readonly lines: LineQueue; readonly interactive: boolean; readonly signal?: AbortSignal },
+  options: {
+    readonly term: Terminal;
+    readonly lines: LineQueue;
+    readonly interactive: boolean;
+    /** The agent's tools, to show a REST call as the request it sends. */
+    readonly tools: readonly BaseTool[];
+    readonly signal?: AbortSignal;
+  },
 ): Promise<TerminalAnswer> {
   const { term, lines, interactive } = options;
-  const question = `${approvalQuestion(request.toolCall)} [y/N] `;
+  const question = `${approvalQuestion(request.toolCall, options.tools)} [y/N] `;
   const c = term.colors;
   if (interactive) {
     // Readline draws the question as its prompt, so the user edits the answer as a message.

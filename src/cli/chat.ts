@@ -73,7 +73,7 @@ export async function ask(question: string, options: ChatOptions & { readonly js
   const approve = async (request: ToolApprovalRequestEvent) => {
     // Made at the first question only: a one-shot answer that needs no approval leaves stdin alone.
     lines ??= new LineQueue(readerOf(options.input, options.term));
-    const answer = await askApproval(request, { term: options.term, lines, interactive: isTTY(options.input) });
+    const answer = await askApproval(request, { term: options.term, lines, interactive: isTTY(options.input), tools: options.agent.tools });
     turn.sendEvent(new ToolApprovalEvent({ approvalId: request.approvalId, ...answer }));
   };
   try {
@@ -158,7 +158,7 @@ export async function chat(options: ChatOptions, input: Readable): Promise<numbe
       const turn = (current = conversation.turn(line));
       const cancelled = (cancelTurn = new AbortController()).signal;
       const approve = async (request: ToolApprovalRequestEvent) => {
-        const answer = await askApproval(request, { term, lines, interactive, signal: cancelled });
+        const answer = await askApproval(request, { term, lines, interactive, tools: options.agent.tools, signal: cancelled });
         if (!cancelled.aborted) turn.sendEvent(new ToolApprovalEvent({ approvalId: request.approvalId, ...answer }));
       };
       try {

@@ -19,7 +19,7 @@ import { chat, ask } from "./chat.ts";
 import type { ChatOptions } from "./chat.ts";
 import { NoSuchSessionError, UsageError } from "./errors.ts";
 import { packageVersion } from "./version.ts";
-import { API_AUTHORIZATION, needsTerminalApproval, restApiSetup } from "./rest-api-setup.ts";
+import { API_AUTHORIZATION, restApiSetup } from "./rest-api-setup.ts";
 import { chooseProvider } from "./provider.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
@@ -40,6 +40,7 @@ interface MainOptions {
   openapi?: string;
   api?: string;
   hrDemo?: boolean;
+  toolPerOperation?: boolean;
 }
 
 /**
@@ -91,6 +92,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .option("--openapi <file-or-url>", "give the chat a REST API tool for this OpenAPI document (JSON or YAML); calls that change data ask you first")
     .option("--api <url>", `the REST API's base URL (with --openapi, or alone); ${API_AUTHORIZATION} is sent as its authorization header`)
     .option("--hr-demo", "start the bundled HR demo API locally and chat with it (try: Fire Lawson)")
+    .option("--tool-per-operation", "with --openapi or --hr-demo: one tool per API operation instead of one call_rest_api tool")
     .version(VERSION, "-V, --version", "print the version")
     .showSuggestionAfterError(true)
     .exitOverride()
@@ -103,14 +105,18 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       if (options.store !== undefined) checkStoreURL(options.store);
       if (options.json && words.length === 0) throw new UsageError(`--json needs a question: ${command} --json "What is 2 + 2?"`);
       provider = chooseProvider({ llm: options.llm, model: options.model, env });
-      const api = await restApiSetup({ openapi: options.openapi, api: options.api, hrDemo: options.hrDemo }, env, command);
+      const api = await restApiSetup(
+        { openapi: options.openapi, api: options.api, hrDemo: options.hrDemo, toolPerOperation: options.toolPerOperation },
+        env,
+        command,
+      );
       const agent = new FunctionCallingAgent({
         llm: provider.llm,
         tools: [...calculatorTools, ...(api?.tools ?? [])],
-        systemPrompt: api ? `${SYSTEM_PROMPT} Use the call_rest_api tool for ${api.about}; look things up before you change them.` : SYSTEM_PROMPT,
+        systemPrompt: api ? `${SYSTEM_PROMPT} Use the REST API tools for ${api.about}; look things up before you change them.` : SYSTEM_PROMPT,
         // A turn may wait for the user's answer to an approval question: no run timeout then.
         timeout: api ? null : 300,
-        ...(api ? { needsApproval: needsTerminalApproval } : {}),
+        ...(api ? { needsApproval: api.needsApproval } : {}),
         verbose,
         log: (line) => term.err.write(`${term.colors.dim(redact(line))}\n`),
       });

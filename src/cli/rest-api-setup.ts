@@ -6,7 +6,7 @@
 import { readFile } from "node:fs/promises";
 import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
 import { parse as parseYaml } from "yaml";
-import { restApiTool } from "../../workflows/tools/rest-api.ts";
+import { changesData, openApiTools, restApiTool } from "../../workflows/tools/rest-api.ts";
 import type { OpenApiDocument } from "../../workflows/tools/openapi.ts";
 import { hrOpenApi, startHrApiServer } from "../../workflows/demo/hr-api-server.ts";
 import { ConfigurationError } from "../core/errors.ts";
@@ -18,6 +18,8 @@ export interface RestApiFlags {
   readonly openapi?: string | undefined;
   readonly api?: string | undefined;
   readonly hrDemo?: boolean | undefined;
+  /** One tool per operation of the document (`openApiTools`) instead of the one `call_rest_api` tool. */
+  readonly toolPerOperation?: boolean | undefined;
 }
 
 /** The REST tool and what goes with it. @example `const api = await restApiSetup(flags, env); tools.push(...api.tools);` */
@@ -29,6 +31,8 @@ export interface RestApiSetup {
   readonly banner: string;
   /** Values to hide in everything printed (the API's authorization). */
   readonly secrets: string[];
+  /** The agent's `needsApproval`: every call of the API's tools but a GET. */
+  readonly needsApproval: (call: ToolCall) => boolean;
   /** Stops what was started (the demo API). */
   close(): Promise<void>;
 }
@@ -46,8 +50,11 @@ export async function restApiSetup(flags: RestApiFlags, env: NodeJS.ProcessEnv, 
     if (flags.openapi !== undefined || flags.api !== undefined)
       throw new UsageError(`--hr-demo starts its own API: drop --openapi and --api, or drop --hr-demo (${command} --openapi spec.json --api URL).`);
     const hr = await startHrApiServer();
+    const openApi = hrOpenApi as unknown as OpenApiDocument;
+    const tools = flags.toolPerOperation ? openApiTools({ openApi, baseURL: hr.baseURL }) : [restApiTool({ baseURL: hr.baseURL, openApi })];
     return {
-      tools: [restApiTool({ baseURL: hr.baseURL, openApi: hrOpenApi as unknown as OpenApiDocument })],
+      tools,
+      needsApproval: changesData(tools),
       about: `the HR API of the company's employees (${hr.baseURL})`,
       banner: `HR demo API at ${hr.baseURL} (${hr.users.length} employees; it forgets changes when the command ends). Try: "Fire Lawson" — you approve the DELETE.`,
       secrets: [],
@@ -62,36 +69,34 @@ export async function restApiSetup(flags: RestApiFlags, env: NodeJS.ProcessEnv, 
       `--openapi ${flags.openapi ?? ""} needs --api <base URL>: the document names no absolute server URL. Example: ${command} --openapi spec.json --api http://127.0.0.1:8080`,
     );
   const authorization = env[API_AUTHORIZATION]?.trim() || undefined;
-  let tool: BaseTool;
+  if (flags.toolPerOperation && !document) throw new UsageError(`--tool-per-operation needs --openapi: the tools are made from the document's operations.`);
+  let tools: BaseTool[];
   try {
-    tool = restApiTool({
-      baseURL,
-      ...(document ? { openApi: document } : { description: `The REST API at ${maskCredentials(baseURL)}.` }),
-      ...(authorization ? { headers: { authorization } } : {}),
-    });
+    const headers = authorization ? { headers: { authorization } } : {};
+    tools =
+      flags.toolPerOperation && document
+        ? openApiTools({ openApi: document, baseURL, ...headers })
+        : [
+            restApiTool({
+              baseURL,
+              ...(document ? { openApi: document } : { description: `The REST API at ${maskCredentials(baseURL)}.` }),
+              ...headers,
+            }),
+          ];
   } catch (error) {
     // restApiTool's messages name the option; here the user gave flags.
-    if (error instanceof ConfigurationError) throw new UsageError(error.message.replace(/^restApiTool: baseURL/, "--api"));
+    if (error instanceof ConfigurationError) throw new UsageError(error.message.replace(/^(restApiTool|openApiTools): baseURL/, "--api"));
     throw error;
   }
   const title = typeof document?.info?.title === "string" ? document.info.title : "the REST API";
   return {
-    tools: [tool],
+    tools,
+    needsApproval: changesData(tools),
     about: `${title} (${maskCredentials(baseURL)})`,
     banner: `REST API: ${title} at ${maskCredentials(baseURL)}${authorization ? ` (with the ${API_AUTHORIZATION} header)` : ""}. Calls that change data ask you first.`,
     secrets: authorization ? [authorization] : [],
     close: async () => {},
   };
-}
-
-/**
- * Whether a call needs the user's yes: every REST call but a GET (and any call of another tool
- * named here).
- * @example needsTerminalApproval({ id: "c1", name: "call_rest_api", input: { method: "DELETE", path: "/api/users/7" } }); // true
- */
-export function needsTerminalApproval(call: ToolCall): boolean {
-  const method = (call.input as { method?: unknown } | null)?.method;
-  return call.name === "call_rest_api" && method !== "GET";
 }
 
 /** The OpenAPI document at `source` (a file or an http(s) URL), JSON or YAML. */

@@ -11,6 +11,7 @@ import { stringify as toYaml } from "yaml";
 import { afterEach, describe, expect, it } from "vitest";
 import { hrOpenApi, startHrApiServer } from "../../workflows/demo/hr-api-server.ts";
 import type { HrApiServer } from "../../workflows/demo/hr-api-server.ts";
+import { startOpenAIServer } from "../support/openai-sse-server.ts";
 
 const REPO = join(import.meta.dirname, "..", "..");
 const CLI = join(REPO, "src", "cli", "main.ts");
@@ -98,6 +99,27 @@ describe("stepflow --openapi FILE --api URL", { timeout: 60_000 }, () => {
     expect(`${stdout}${stderr}`).not.toContain("hr-secret-123");
   });
 
+  it("gives a real model one tool per operation with --tool-per-operation, and asks before the DELETE", async () => {
+    const llm = await startOpenAIServer({
+      turns: [{ toolCalls: [{ id: "c1", name: "delete_api_users_id", arguments: { id: 7 } }] }, { text: "Michael Lawson is gone." }],
+    });
+    try {
+      const { code, stdout, stderr } = await cli(["--hr-demo", "--tool-per-operation", "Fire Lawson"], {
+        stdin: "y\n",
+        env: { OPENAI_BASE_URL: llm.baseURL },
+      });
+      expect(code).toBe(0);
+      expect(stderr).toContain("Approve DELETE /api/users/7? [y/N] y");
+      expect(stdout.trim()).toBe("Michael Lawson is gone.");
+      expect(llm.requests[0]?.body.tools?.map((t) => t.function.name)).toEqual(
+        expect.arrayContaining(["get_api_users", "post_api_users", "get_api_users_id", "patch_api_users_id", "delete_api_users_id"]),
+      );
+      expect(llm.requests[1]?.body.messages.at(-1)?.content).toContain('"status":204');
+    } finally {
+      await llm.close();
+    }
+  });
+
   it("refuses flags that cannot work, in one line with exit code 2", async () => {
     const dir = mkdtempSync(join(tmpdir(), "stepflow-openapi-"));
     const noServers = join(dir, "no-servers.json");
@@ -110,6 +132,7 @@ describe("stepflow --openapi FILE --api URL", { timeout: 60_000 }, () => {
       [["--openapi", noServers], /needs --api <base URL>/],
       [["--openapi", notOpenApi, "--api", "http://127.0.0.1:1"], /is not an OpenAPI document/],
       [["--api", "ftp://example.com"], /--api must be an http\(s\) URL/],
+      [["--api", "http://127.0.0.1:1", "--tool-per-operation"], /--tool-per-operation needs --openapi/],
     ];
     for (const [args, message] of cases) {
       const { code, stderr } = await cli([...args, "hi"]);
