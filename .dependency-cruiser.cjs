@@ -65,6 +65,27 @@ module.exports = {
       to: { path: "^(src/(?!core/|tools/|mcp/)|workflows/|events/)" },
     },
     {
+      name: "web-page-is-browser-code",
+      comment: "src/web/page/ runs in the browser and talks to the server over HTTP: it imports only itself and Mermaid, never Node code.",
+      severity: "error",
+      from: { path: "^src/web/page/" },
+      to: { pathNot: "^(src/web/page/|node_modules/mermaid/|mermaid$)" },
+    },
+    {
+      name: "web-below-server",
+      comment: "src/web/ builds and finds the page; the server and the CLI serve it, not the other way.",
+      severity: "error",
+      from: { path: "^src/web/" },
+      to: { path: "^(src/(cli|server|sessions|journal|llm|tools|compat)/|workflows/|events/)" },
+    },
+    {
+      name: "client-runs-in-browsers",
+      comment: "stepflow/client runs in browsers too: it may import its own files and the error classes, never the server, Node built-ins or packages.",
+      severity: "error",
+      from: { path: "^src/client/" },
+      to: { pathNot: "^src/(client/|core/errors\\.ts$)" },
+    },
+    {
       name: "no-test-code-in-the-product",
       comment: "Tests and benchmarks are not shipped; nothing outside them may import them.",
       severity: "error",

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The package as its users get it: `npm pack`, then the tarball installed into fresh projects
 # under /tmp. Fails (naming the check) unless
-#   - the tarball holds only the build, the command, the license and the docs it needs;
+#   - the tarball holds only the build (with the web page), the command, the license and the docs it needs;
 #   - installing it prints no warning, and its footprint is printed (packages, MB);
 #   - plain `node` runs an ES-module app (a workflow, the agent, a session store whose driver
-#     is not installed, a workflow-core program on stepflow/compat) and a require() one, and the installed `stepflow` command answers;
+#     is not installed, a workflow-core program on stepflow/compat, a server and its client) and a require() one, and the installed `stepflow` command answers;
 #   - with their peer packages installed, stepflow/otel traces an agent run and stepflow/mcp
 #     gives the agent an MCP server's tools;
 #   - strict `tsc --noEmit` (exactOptionalPropertyTypes) passes with moduleResolution nodenext
@@ -46,11 +46,12 @@ echo "== npm pack (prepack builds dist/)"
 npm pack --pack-destination "$work" --silent >"$work/pack.txt" 2>"$work/pack.err" || { cat "$work/pack.err" >&2; exit 1; }
 tarball=$work/$(tail -n 1 "$work/pack.txt")
 tar -tzf "$tarball" | sed 's|^package/||' | sort >"$work/files"
-unexpected=$(grep -vE '^(dist/.*\.(js|d\.ts)|bin/stepflow\.js|package\.json|README\.md|LICENSE|CHANGELOG\.md)$' "$work/files" || true)
-if [ -z "$unexpected" ] && grep -qx LICENSE "$work/files" && grep -qx dist/src/index.js "$work/files"; then
+# dist/web/ is the server's web page: HTML, CSS, scripts and the licenses of what they bundle.
+unexpected=$(grep -vE '^(dist/.*\.(js|d\.ts)|dist/web/(index\.html|assets/[^/]+\.(js|css|LEGAL\.txt))|bin/stepflow\.js|package\.json|README\.md|LICENSE|CHANGELOG\.md)$' "$work/files" || true)
+if [ -z "$unexpected" ] && grep -qx LICENSE "$work/files" && grep -qx dist/src/index.js "$work/files" && grep -qx dist/web/index.html "$work/files" && grep -qx dist/web/assets/main.js "$work/files"; then
   ok "tarball: $(wc -l <"$work/files") files, $(du -k "$tarball" | cut -f1) kB packed"
 else
-  fail "tarball: unexpected or missing files"; echo "${unexpected:-(LICENSE or dist/src/index.js missing)}" >&2
+  fail "tarball: unexpected or missing files"; echo "${unexpected:-(LICENSE, dist/src/index.js or the web page in dist/web/ missing)}" >&2
 fi
 
 echo "== install the tarball into a fresh project"
@@ -72,6 +73,8 @@ agent: (2123 + 2321) * 312 = 1386528
 SessionDriverMissingError: The SQLite session store needs the package @libsql/client, which is not installed. Install it next to stepflow: npm install @libsql/client
 SessionDriverMissingError: The PostgreSQL session store needs the package pg, which is not installed. Install it next to stepflow: npm install pg
 compat: 42
+compat middleware: 42, once: 1, function
+server: 6 * 7 = 42
 OUT
 expect "node app.mjs (ES module, no build step)" "$work/mjs.expected" node app.mjs
 echo "require: function, 4 tools" >"$work/cjs.expected"
@@ -117,6 +120,7 @@ Why did the chicken cross the road? (joke #1)
 Why did the duck cross the road? (joke #2)
 (2123 + 2321) * 312 = 1386528 (streamed: true)
 function function function function
+server: succeeded
 OUT
 if ./node_modules/.bin/esbuild app.ts --bundle --platform=node --format=esm --target=node20 --outfile=bundle.mjs --log-level=warning >"$work/out" 2>&1; then
   expect "esbuild bundle, target node20, of an app with its own @step workflow" "$work/ts.expected" node bundle.mjs

@@ -27,6 +27,14 @@ export const BENCHMARKS = {
     title: "Tracing: the engine and offline agent turns without an observer, with no-op spans, and with spans recorded by the OpenTelemetry SDK",
     run: async () => (await import("./otel.ts")).benchOtel(),
   },
+  server: {
+    title: "Server: 200 SSE clients at once, one offline-model turn each, and 200 that hang up mid-stream",
+    run: async () => (await import("./server.ts")).benchServer(),
+  },
+  "web-page": {
+    title: "Web page: what the chat and the inspector load, and how fast they answer, in Chromium",
+    run: async () => (await import("./web-page.ts")).benchWebPage(),
+  },
   tools: {
     title: "Tool selection: 300 OpenAPI operations as tools, recall@k and prompt tokens per request",
     run: async () => (await import("./tools.ts")).benchTools(),

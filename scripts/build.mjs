@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * `npm run build`: compiles src/, events/ and workflows/ into dist/ (ESM JavaScript with the
- * `@step` decorators lowered for ES2022, plus .d.ts) with the repository's own TypeScript.
+ * `@step` decorators lowered for ES2022, plus .d.ts) with the repository's own TypeScript, and
+ * bundles the web page (src/web/page/) into dist/web/.
  *
  * tsc rewrites the sources' `./x.ts` import paths to `./x.js` in the JavaScript but keeps them
  * in the declarations; TypeScript before 5.0, and resolvers that do not map `.ts` to `.d.ts`,
@@ -41,4 +42,13 @@ for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true }))
 // JavaScript that tsc does not compile: the SQLite store's worker thread, which must start
 // without a TypeScript loader (see src/sessions/sqlite-worker.js).
 copyFileSync(join(root, "src", "sessions", "sqlite-worker.js"), join(dist, "src", "sessions", "sqlite-worker.js"));
+// The web page the server serves at / (src/web/page/, bundled for browsers with Mermaid): dist/web/.
+execFileSync(
+  process.execPath,
+  ["--import", "tsx", "--input-type=module", "--eval", `await (await import("./src/web/bundle-web-page.ts")).bundleWebPage("dist/web")`],
+  {
+    cwd: root,
+    stdio: "inherit",
+  },
+);
 console.log(`build: dist/ written (${files} declaration files)`);

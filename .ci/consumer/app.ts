@@ -10,6 +10,8 @@ import { OfflineDemoLLM } from "stepflow/llm/offline";
 import { ScriptedLLM } from "stepflow/llm/scripted";
 import { OpenAI } from "stepflow/llm/openai";
 import { MemorySessionStore, Sessions, type SessionStore } from "stepflow/sessions";
+import { WorkflowServer } from "stepflow/server";
+import { WorkflowClient, type HandlerInfo } from "stepflow/client";
 
 class Joke extends Event<{ text: string }> {}
 
@@ -43,3 +45,9 @@ console.log(`${result.response.content} (streamed: ${streamed > 0})`);
 const store: SessionStore = new MemorySessionStore();
 const sessions = new Sessions(agent, store);
 console.log(typeof sessions.run, typeof restApiTool, typeof ScriptedLLM, typeof OpenAI);
+
+const server = new WorkflowServer({ workflows: { agent }, store: new MemorySessionStore() });
+const { url } = await server.listen({ port: 0 });
+const done: HandlerInfo = await new WorkflowClient({ baseUrl: url }).run("agent", { input: "What is 6 * 7?" });
+await server.close();
+console.log(`server: ${done.status}`);

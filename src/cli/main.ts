@@ -16,6 +16,9 @@ import { Sessions } from "../sessions/sessions.ts";
 import type { SessionMessage } from "../sessions/sessions.ts";
 import { SessionStoreError, checkSessionId as checkStoredSessionId } from "../sessions/types.ts";
 import { chat, ask } from "./chat.ts";
+import { serve } from "./serve.ts";
+import type { ServeOptions } from "./serve.ts";
+import { DEFAULT_SERVER_STORE } from "../server/workflow-server.ts";
 import type { ChatOptions } from "./chat.ts";
 import { NoSuchSessionError, UsageError } from "./errors.ts";
 import { packageVersion } from "./version.ts";
@@ -151,6 +154,23 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       if (!options.html) return void term.out.write(`${mermaid}\n`);
       await writeFile(options.html, htmlPage(mermaid));
       term.out.write(`Wrote ${options.html}; open it in a browser.\n`);
+    });
+
+  program
+    .command("serve")
+    .description("serve the agent over HTTP: a JSON/SSE API (and the web page) until Ctrl-C")
+    .option("-p, --port <port>", "port to listen on (default 8787; 0 for any free port)")
+    .option("--host <host>", "address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)")
+    .option("--token <token>", "require Authorization: Bearer <token> on the API (default: $STEPFLOW_SERVER_TOKEN, else none)")
+    .option("--cors <origin...>", "origins browsers may call the API from (* for any)")
+    .option("--web <dir>", "serve the web page from this directory instead of the bundled one")
+    .option("--hr-demo", "also start the HR demo API and give the agent its REST tool (deletes wait for approval)")
+    .action(async (_options: ServeOptions, cmd: Command) => {
+      const options = cmd.optsWithGlobals<ServeOptions & MainOptions>();
+      verbose = options.verbose ?? false;
+      if (options.store !== undefined) checkStoreURL(options.store);
+      provider = chooseProvider({ llm: options.llm, model: options.model, env });
+      await serve({ ...options, store: options.store ?? DEFAULT_SERVER_STORE }, provider, term, env);
     });
 
   const sessions = program

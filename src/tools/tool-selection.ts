@@ -20,7 +20,10 @@ export interface ToolSelector {
   select(query: string, k: number): readonly BaseTool[];
 }
 
-/** Options of {@link bm25ToolSelector}. */
+/**
+ * Options of {@link bm25ToolSelector}.
+ * @example bm25ToolSelector(tools, { boost: { name: 3, parameters: 0 } });
+ */
 export interface Bm25ToolSelectorOptions {
   /** How much a word in a field counts: defaults `{ name: 2, description: 1, parameters: 0.5 }`. */
   readonly boost?: { readonly name?: number; readonly description?: number; readonly parameters?: number };

@@ -1,9 +1,10 @@
 /**
  * Upstream's documented examples (run-llama/workflows-ts docs/examples: branching, loops,
- * fan-in/fan-out, human in the loop, state), with only their imports changed, checked by the
- * same assertions as upstream's docs/tests.
+ * fan-in/fan-out, human in the loop, state, the tracing plugin), with only their imports
+ * changed, checked by the same assertions as upstream's docs/tests. (Its other tracing example
+ * needs the separate @llamaindex/workflow-otel package; its map-reduce page has no code.)
  */
-import { describe, expect, test } from "vitest";
+import { describe, expect, test, vi } from "vitest";
 import * as branching from "./upstream-docs/branching.ts";
 import * as fanInFanOut from "./upstream-docs/fan_in_fan_out.ts";
 import * as humanInTheLoop from "./upstream-docs/human_in_the_loop.ts";
@@ -60,5 +61,17 @@ describe("upstream's documented examples on stepflow/compat/workflow-core", () =
     const { stream, sendEvent } = workflow.createContext({ previous_message: "my initial previous message" });
     sendEvent(startEvent.with({ userInput: "Hello, how are you?" }));
     expect((await stream.untilEvent(stopEvent)).data.result).toBe("Processed message: Hello, how are you? previous message: my initial previous message");
+  });
+
+  test("tracing plugin: a handler decorator times each handler", async () => {
+    const log = vi.spyOn(console, "log").mockImplementation(() => undefined);
+    try {
+      const { workflow } = await import("./upstream-docs/tracing_plugin.ts");
+      expect(typeof workflow.substream).toBe("function");
+      await vi.waitFor(() => expect(log).toHaveBeenCalledWith("[trace] handler duration (ms):", expect.any(Number)), { timeout: 10_000 });
+      expect(log).toHaveBeenCalledTimes(1);
+    } finally {
+      log.mockRestore();
+    }
   });
 });

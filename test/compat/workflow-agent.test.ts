@@ -12,12 +12,14 @@ import {
   agentInputEvent,
   agentOutputEvent,
   agentSetupEvent,
+  agentStepEvent,
   agentStreamEvent,
   agentToolCallEvent,
   agentToolCallResultEvent,
   eventSource,
   startAgentEvent,
   stopAgentEvent,
+  toolCallsEvent,
   type AnyWorkflowEventData,
 } from "../../src/compat/workflow/index.ts";
 
@@ -26,7 +28,7 @@ const add = tool({ name: "add", description: "x + y", parameters: operands, exec
 const multiply = tool({ name: "multiply", description: "x * y", parameters: operands, execute: ({ x, y }) => x * y });
 
 describe("agent()", () => {
-  test("streams upstream's events: input, setup, output with tool calls, each call and result, deltas, output, stop", async () => {
+  test("streams upstream's events: input, setup, step, output with tool calls, each call and result, deltas, output, stop", async () => {
     const llm = new ScriptedLLM([
       {
         toolCalls: [
@@ -39,7 +41,7 @@ describe("agent()", () => {
     const math = agent({ llm, tools: [add, multiply], systemPrompt: "You do arithmetic." });
     const events: AnyWorkflowEventData[] = await math.runStream("2 + 3 and 4 * 5?").toArray();
     const names = events.map((e) => eventSource(e));
-    expect(names.slice(0, 4)).toEqual([startAgentEvent, agentInputEvent, agentSetupEvent, agentOutputEvent]);
+    expect(names.slice(0, 6)).toEqual([startAgentEvent, agentInputEvent, agentSetupEvent, agentStepEvent, agentOutputEvent, toolCallsEvent]);
     expect(names.filter((n) => n === agentToolCallEvent)).toHaveLength(2);
     const results = events.filter((e) => agentToolCallResultEvent.include(e)).map((e) => [e.data.toolName, e.data.toolOutput.result]);
     expect(results.sort()).toEqual([

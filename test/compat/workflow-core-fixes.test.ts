@@ -132,8 +132,8 @@ describe("memory", () => {
 });
 
 describe("getContext()", () => {
-  test("works before the handler's first await, and after it throws naming the context argument", async () => {
-    const workflow = createWorkflow();
+  test("with createWorkflow({ asyncContext: false }) it works before the handler's first await, and after it throws naming the context argument", async () => {
+    const workflow = createWorkflow({ asyncContext: false });
     const seen: string[] = [];
     workflow.handle([start], async (context) => {
       seen.push(getContext() === context ? "same" : "other");
@@ -150,6 +150,10 @@ describe("getContext()", () => {
     await stream.until(stop).toArray();
     expect(seen[0]).toBe("same");
     expect(seen[1]).toMatch(/Use the context passed to the handler as its first argument/);
+  });
+
+  test("outside any handler it throws, naming the context argument", () => {
+    expect(() => getContext()).toThrow(/Use the context passed to the handler as its first argument/);
   });
 });
 

@@ -205,6 +205,29 @@ describe.each(implementations)("%s", (_name, core, helpers) => {
       expect(() => getContext()).toThrow();
     });
 
+    test("getContext() after an await is still the handler's own context, also when handlers interleave", async () => {
+      const a = workflowEvent<string>();
+      const b = workflowEvent<string>();
+      const done = workflowEvent<string>();
+      const workflow = createWorkflow();
+      const handler = async (context: compatCore.WorkflowContext, ev: Ev) => {
+        await new Promise((resolve) => setImmediate(resolve));
+        const after = getContext();
+        await Promise.resolve();
+        after.sendEvent(done.with(`${String(ev.data)}:${after === context && getContext() === context}`));
+      };
+      workflow.handle([a], handler);
+      workflow.handle([b], handler);
+      const { stream, sendEvent } = workflow.createContext();
+      sendEvent(a.with("a"), b.with("b"));
+      const seen: string[] = [];
+      for await (const ev of stream) {
+        if (done.include(ev)) seen.push(ev.data);
+        if (seen.length === 2) break;
+      }
+      expect(seen.sort()).toEqual(["a:true", "b:true"]);
+    });
+
     test("handlers are run synchronously inside sendEvent", () => {
       const workflow = createWorkflow();
       const seen: string[] = [];

@@ -17,7 +17,10 @@ import type { OperationRequest } from "./rest-calls.ts";
 import { METHODS, restClient } from "./rest-request.ts";
 import type { RestApiResult, RestMethod } from "./rest-request.ts";
 
-/** Options of {@link openApiTools}: those of `restApiTool` that say how to reach the API. */
+/**
+ * Options of {@link openApiTools}: those of `restApiTool` that say how to reach the API.
+ * @example const options: OpenApiToolsOptions = { openApi, baseURL: "https://api.example.com", headers: { authorization: "Bearer …" } };
+ */
 export interface OpenApiToolsOptions {
   /** The API's OpenAPI 3 document, parsed from JSON or YAML. */
   readonly openApi: OpenApiDocument;
@@ -37,7 +40,10 @@ export interface OpenApiToolsOptions {
   readonly include?: (method: string, path: string) => boolean;
 }
 
-/** The arguments of an operation tool: its parameters by name, and its JSON body under `body`. */
+/**
+ * The arguments of an operation tool: its parameters by name, and its JSON body under `body`.
+ * @example const args: OperationArguments = { orderId: "A7", body: { amount: 3 } };
+ */
 export type OperationArguments = Record<string, JSONValue>;
 
 type Json = { readonly [key: string]: unknown };

@@ -5,6 +5,7 @@
  * a many-event handler (`handle([A, B], …)`) may still take them, and a finished handler is
  * forgotten unless someone still reads its stream.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { WorkflowTimeoutError } from "../../index.ts";
 import type { AnyWorkflowEventData, WorkflowEvent, WorkflowEventData } from "./event.ts";
 import { StreamChannel, WorkflowStream } from "./stream.ts";
@@ -57,7 +58,7 @@ export type InheritanceTransformer = (handlerContext: WorkflowContext, originalD
  * @example
  * const listeners: Listeners = new Map();
  */
-export type Listeners = Map<readonly WorkflowEvent<unknown>[], Set<(context: WorkflowContext, ...events: WorkflowEventData<unknown>[]) => unknown>>;
+export type Listeners = Map<readonly WorkflowEvent<unknown>[], Set<HandlerFn>>;
 
 /**
  * Options of a context; `createWorkflow({ timeout })` sets them.
@@ -66,6 +67,13 @@ export type Listeners = Map<readonly WorkflowEvent<unknown>[], Set<(context: Wor
  * const options: ContextOptions = { timeout: 30_000 };
  */
 export interface ContextOptions {
+  /**
+   * Whether `getContext()` works after an `await` in a handler (default true, as upstream).
+   * It runs each handler in an `AsyncLocalStorage`, which on Node 20 and 22 switches on the
+   * process's promise hooks: `false` saves that cost, and `getContext()` then works only in a
+   * handler's synchronous part (use the handler's first argument after an `await`).
+   */
+  readonly asyncContext?: boolean;
   /**
    * Milliseconds a context may run before its signal aborts with a `WorkflowTimeoutError` and
    * its streams fail with it; counted from `createContext()` to the end of its root stream.
@@ -86,6 +94,26 @@ export interface ContextHooks {
   admit: ((inputs: readonly WorkflowEventData<unknown>[]) => boolean) | null;
   /** An async handler started; `settled` resolves once it has finished and its result was sent. */
   started: ((settled: Promise<void>) => void) | null;
+  /** The trace-events middleware: sees every handler call and every event's sender. */
+  trace: TraceHook | null;
+}
+
+/** @internal A handler as the dispatcher calls it. */
+export type HandlerFn = (context: WorkflowContext, ...events: WorkflowEventData<unknown>[]) => unknown;
+
+/** @internal How the trace-events middleware follows a context: what it attaches to a call is given back with what the call sends. */
+export interface TraceHook {
+  /** A handler is about to take `inputs`, sent by the call traced as `parent` (the root's trace: from outside any handler); returns the function to run instead and this call's trace. */
+  call(
+    handler: HandlerFn,
+    inputEvents: readonly WorkflowEvent<unknown>[],
+    inputs: WorkflowEventData<unknown>[],
+    parent: unknown,
+  ): { run: HandlerFn; trace: unknown };
+  /** `event` was sent by the call traced as `trace`. */
+  sent(event: WorkflowEventData<unknown>, trace: unknown): void;
+  /** The root's trace, asked once when the hook is set. */
+  readonly root: unknown;
 }
 
 interface RootInternals {
@@ -102,35 +130,44 @@ interface Scope {
   controller: AbortController | null;
   channel: StreamChannel<WorkflowEventData<unknown>> | null;
   stream: WorkflowStream<WorkflowEventData<unknown>> | null;
+  /** What the trace-events middleware attached to this call (undefined without it). */
+  trace: unknown;
 }
 
 /**
- * The context of the handler whose synchronous code is running. Not an AsyncLocalStorage: that
- * switches on Node's promise hooks, a cost on every promise of the process, for a function
- * upstream itself deprecates (bench/README.md has the numbers).
+ * The context of the handler whose synchronous code is running: the fast path, and the only
+ * one for workflows created with `asyncContext: false`.
  */
 let current: WorkflowContext | null = null;
+/**
+ * The context of the handler a continuation (after an `await`) belongs to. Created on first
+ * use: only a process that runs a compat workflow pays for Node's promise hooks.
+ */
+let storage: AsyncLocalStorage<WorkflowContext> | null = null;
 
 /**
- * The context of the handler running now (deprecated upstream: use the handler's first argument).
- * Works in the synchronous part of a handler (before its first `await`) and in the middleware
- * that runs it; elsewhere it throws, naming the fix.
+ * The context of the handler running now (deprecated upstream: prefer the handler's first
+ * argument). Works anywhere inside a handler, also after an `await` (unless the workflow was
+ * created with `asyncContext: false`: then only before the first `await`), and in the
+ * middleware that runs it; elsewhere it throws, naming the fix.
  * @example
  * import { createWorkflow, getContext, workflowEvent } from "stepflow/compat/workflow-core";
  * const Start = workflowEvent();
  * const Stop = workflowEvent();
  * const workflow = createWorkflow();
- * workflow.handle([Start], () => {
+ * workflow.handle([Start], async () => {
+ *   await Promise.resolve();
  *   getContext().sendEvent(Stop.with());
  * });
  */
 export function getContext(): WorkflowContext {
-  if (current === null) {
+  const context = current ?? storage?.getStore();
+  if (context === undefined || context === null) {
     throw new Error(
-      "No current context found: getContext() works only in the synchronous part of a workflow handler (before its first await). Use the context passed to the handler as its first argument, e.g. workflow.handle([ev], (context, event) => context.sendEvent(...)).",
+      "No current context found: getContext() works only while a workflow handler runs (and, in a workflow created with createWorkflow({ asyncContext: false }), only before its first await). Use the context passed to the handler as its first argument, e.g. workflow.handle([ev], (context, event) => context.sendEvent(...)).",
     );
   }
-  return current;
+  return context;
 }
 
 /**
@@ -172,13 +209,14 @@ function observes(scope: Scope): boolean {
  * const { sendEvent } = createWorkflow().createContext(); // calls createContext({ listeners })
  * sendEvent(workflowEvent().with());
  */
-export function createContext({ listeners, timeout = null }: { listeners: Listeners } & ContextOptions): WorkflowContext {
+export function createContext({ listeners, timeout = null, asyncContext = true }: { listeners: Listeners } & ContextOptions): WorkflowContext {
+  const store = asyncContext ? (storage ??= new AsyncLocalStorage()) : null;
   const channels = new Set<StreamChannel<WorkflowEventData<unknown>>>();
   // Events a many-event handler may still take; nothing else waits.
   const waiting: WorkflowEventData<unknown>[] = [];
   let failure: { readonly reason: unknown } | null = null;
   const rootController = new AbortController();
-  const rootScope: Scope = { parent: null, running: true, listeners: null, controller: rootController, channel: null, stream: null };
+  const rootScope: Scope = { parent: null, running: true, listeners: null, controller: rootController, channel: null, stream: null, trace: undefined };
 
   const publish = (origin: Scope, event: WorkflowEventData<unknown>) => {
     for (let scope: Scope | null = origin; scope !== null; scope = scope.parent) {
@@ -199,23 +237,25 @@ export function createContext({ listeners, timeout = null }: { listeners: Listen
     if (isEventData(result)) send(scope, result);
   };
 
-  const hooks: ContextHooks = { sent: null, admit: null, started: null };
+  const hooks: ContextHooks = { sent: null, admit: null, started: null, trace: null };
 
-  const runHandler = (
-    handler: (context: WorkflowContext, ...events: WorkflowEventData<unknown>[]) => unknown,
-    inputs: WorkflowEventData<unknown>[],
-    sender: Scope,
-  ) => {
+  const runHandler = (handler: HandlerFn, inputEvents: readonly WorkflowEvent<unknown>[], inputs: WorkflowEventData<unknown>[], sender: Scope) => {
     if (hooks.admit !== null && !hooks.admit(inputs)) return;
     let parent: Scope = sender;
     while (parent.parent !== null && !observes(parent)) parent = parent.parent;
-    const scope: Scope = { parent, running: true, listeners: null, controller: null, channel: null, stream: null };
+    const scope: Scope = { parent, running: true, listeners: null, controller: null, channel: null, stream: null, trace: undefined };
+    if (hooks.trace !== null) {
+      if (rootScope.trace === undefined) rootScope.trace = hooks.trace.root;
+      const traced = hooks.trace.call(handler, inputEvents, inputs, sender.trace ?? rootScope.trace);
+      handler = traced.run;
+      scope.trace = traced.trace;
+    }
     const context = handlerContext(scope);
     let result: unknown;
     const outer = current;
     current = context;
     try {
-      result = handler(context, ...inputs);
+      result = store === null ? handler(context, ...inputs) : store.run(context, handler, context, ...inputs);
     } catch (error) {
       scope.running = false;
       return fail(scope, error);
@@ -238,7 +278,7 @@ export function createContext({ listeners, timeout = null }: { listeners: Listen
     let fanIn = false;
     for (const [accepts, handlers] of listeners) {
       if (accepts.length === 1) {
-        if ((accepts[0] as WorkflowEvent<unknown>).include(event)) for (const handler of handlers) runHandler(handler, [event], sender);
+        if ((accepts[0] as WorkflowEvent<unknown>).include(event)) for (const handler of handlers) runHandler(handler, accepts, [event], sender);
       } else if (!fanIn && accepts.some((type) => type.include(event))) {
         fanIn = true;
       }
@@ -250,12 +290,13 @@ export function createContext({ listeners, timeout = null }: { listeners: Listen
       const inputs = collect(accepts, waiting);
       if (inputs === null) continue;
       for (const input of inputs) waiting.splice(waiting.indexOf(input), 1);
-      for (const handler of handlers) runHandler(handler, inputs, sender);
+      for (const handler of handlers) runHandler(handler, accepts, inputs, sender);
     }
   };
 
   const send = (sender: Scope, event: WorkflowEventData<unknown>) => {
     if (hooks.sent !== null) hooks.sent(event);
+    if (hooks.trace !== null) hooks.trace.sent(event, sender.trace ?? (rootScope.trace ??= hooks.trace.root));
     publish(sender, event);
     dispatch(event, sender);
   };

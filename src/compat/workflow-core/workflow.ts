@@ -66,7 +66,7 @@ export function createWorkflow(options: WorkflowOptions = {}): Workflow {
       handlers.add(handler as unknown as (context: WorkflowContext, ...events: WorkflowEventData<unknown>[]) => unknown);
     },
     createContext() {
-      return createContext({ listeners, timeout: options.timeout ?? null });
+      return createContext({ listeners, timeout: options.timeout ?? null, asyncContext: options.asyncContext ?? true });
     },
   };
 }

@@ -1,6 +1,6 @@
 /**
  * `stepflow/compat/workflow`: `@llamaindex/workflow` (deprecated upstream) on stepflow —
- * workflow-core's API plus `agent()`, run by stepflow's `FunctionCallingAgent`.
+ * workflow-core's API plus `agent()` and `multiAgent()`, run by stepflow's `FunctionCallingAgent`.
  * @example
  * import { agent } from "stepflow/compat/workflow";
  * import { OfflineDemoLLM } from "stepflow/llm/offline";
@@ -10,24 +10,35 @@
 export * from "../workflow-core/index.ts";
 export * from "../workflow-core/middleware/state.ts";
 export * from "../workflow-core/stream/run.ts";
+export { zodEvent } from "../workflow-core/util/zod.ts";
 export {
   agent,
   agentInputEvent,
   agentOutputEvent,
   agentSetupEvent,
+  agentStepEvent,
   agentStreamEvent,
   agentToolCallEvent,
   agentToolCallResultEvent,
+  multiAgent,
   startAgentEvent,
   stopAgentEvent,
+  toolCallsEvent,
+  toolResultsEvent,
 } from "./agent.ts";
 export type {
   AgentInput,
   AgentInputData,
   AgentOutput,
   AgentResultData,
+  AgentStep,
   AgentToolCall,
   AgentToolCallResult,
   AgentWorkflow,
+  AgentWorkflowState,
+  MultiAgentParams,
   SingleAgentParams,
+  ToolCalls,
+  ToolResults,
+  WorkflowAgent,
 } from "./agent.ts";

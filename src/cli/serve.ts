@@ -1,0 +1,97 @@
+/**
+ * `stepflow serve`: the function-calling agent behind the HTTP server, until Ctrl-C. A run
+ * waiting for approval when the server stops is saved and continues at the next start.
+ */
+import { z } from "zod";
+import { calculatorTools } from "../../workflows/tools/calculator.ts";
+import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+import type { FunctionCallingAgentOptions } from "../../workflows/function-calling-agent.ts";
+import { WorkflowServer } from "../server/workflow-server.ts";
+import { hrOpenApi, startHrApiServer } from "../../workflows/demo/hr-api-server.ts";
+import { restApiTool } from "../../workflows/tools/rest-api.ts";
+import { webPageDirectory } from "../web/web-page.ts";
+import type { ServedWorkflow } from "../server/served-workflow.ts";
+import type { Provider } from "./provider.ts";
+import type { Terminal } from "./render.ts";
+import { UsageError } from "./errors.ts";
+
+/** Options of `stepflow serve`. */
+export interface ServeOptions {
+  readonly port?: string;
+  readonly host?: string;
+  readonly store?: string;
+  readonly token?: string;
+  readonly cors?: string[];
+  readonly web?: string;
+  readonly hrDemo?: boolean;
+}
+
+const SYSTEM_PROMPT = "You are a helpful assistant. Use the calculator tools for arithmetic instead of computing in your head.";
+
+/**
+ * The agent as the server registers it: its input checked, so a bad body gets a 400 that says
+ * what to send. `extra` adds tools (and which calls need approval) to the calculator's. Runs
+ * have no time limit: one may wait for an approval for days.
+ */
+export function servedAgent(provider: Provider, extra: Pick<FunctionCallingAgentOptions, "tools" | "needsApproval"> = {}): ServedWorkflow {
+  return {
+    workflow: new FunctionCallingAgent({
+      llm: provider.llm,
+      tools: [...calculatorTools, ...(extra.tools ?? [])],
+      ...(extra.needsApproval !== undefined ? { needsApproval: extra.needsApproval } : {}),
+      systemPrompt: SYSTEM_PROMPT,
+      timeout: null,
+    }),
+    description: `The function-calling agent with the calculator tools, on ${provider.label}.`,
+    inputSchema: z.object({ input: z.string().min(1).describe("The user's message.") }),
+  };
+}
+
+/** Starts the server and resolves once it has stopped (SIGINT/SIGTERM). */
+export async function serve(
+  options: ServeOptions,
+  provider: Provider,
+  term: Terminal,
+  env: NodeJS.ProcessEnv,
+  signals: NodeJS.EventEmitter = process,
+): Promise<void> {
+  const port = options.port === undefined ? 8787 : Number(options.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`--port takes a port number from 0 to 65535 (0: any free port); got ${JSON.stringify(options.port)}.`);
+  const token = options.token ?? env.STEPFLOW_SERVER_TOKEN;
+  const hr = options.hrDemo ? await startHrApiServer() : undefined;
+  const server = new WorkflowServer({
+    workflows: { agent: servedAgent(provider, hr ? hrDemoTools(hr.baseURL) : {}) },
+    ...(options.store !== undefined ? { store: options.store } : {}),
+    ...(token ? { token } : {}),
+    ...(options.cors && options.cors.length > 0 ? { cors: { origin: options.cors.length === 1 && options.cors[0] === "*" ? "*" : options.cors } } : {}),
+    webRoot: options.web ?? (await webPageDirectory()),
+  });
+  const { url } = await server.listen({ port, ...(options.host !== undefined ? { host: options.host } : {}) }).catch(async (error: unknown) => {
+    await hr?.close();
+    throw error;
+  });
+  term.out.write(`stepflow server listening on ${url}\n`);
+  term.err.write(term.colors.dim(`Workflows: agent (${provider.label}). API: ${url}/api/openapi.json. Stop with Ctrl-C.\n`));
+  if (hr) term.err.write(term.colors.dim(`HR demo API on ${hr.baseURL}: ask the agent to "Fire Lawson"; its DELETE waits for your approval.\n`));
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      signals.off("SIGINT", stop);
+      signals.off("SIGTERM", stop);
+      resolve();
+    };
+    signals.on("SIGINT", stop);
+    signals.on("SIGTERM", stop);
+  });
+  term.err.write(term.colors.dim("Stopping: runs in progress are saved and continue at the next start.\n"));
+  await server.close();
+  await hr?.close();
+}
+
+/** The HR demo's REST tool; every call but a GET waits for a human's approval. */
+function hrDemoTools(baseURL: string): Pick<FunctionCallingAgentOptions, "tools" | "needsApproval"> {
+  return {
+    tools: [restApiTool({ baseURL, openApi: hrOpenApi })],
+    needsApproval: (call) => call.name === "call_rest_api" && (call.input as { method?: unknown } | undefined)?.method !== "GET",
+  };
+}

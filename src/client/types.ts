@@ -1,0 +1,86 @@
+/**
+ * The JSON a stepflow server sends and receives: shared by the server and `WorkflowClient`,
+ * types only, so that a browser bundle of the client carries no server code.
+ */
+
+/** A JSON value. @example `const v: JsonValue = { a: [1, "b", null] };` */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/** A JSON object. @example `const o: JsonObject = { input: "What is 2 + 2?" };` */
+export type JsonObject = { [key: string]: JsonValue };
+
+/**
+ * One event of a run as the server records it: in order, numbered from 1 (`seq`, also the SSE
+ * `id`), with the event's type name and its fields as JSON.
+ * @example
+ * const ev: StreamedEvent = { seq: 3, type: "agent.StreamEvent", data: { delta: "Hi" }, at: "2026-01-01T00:00:00.000Z" };
+ */
+export interface StreamedEvent {
+  readonly seq: number;
+  readonly type: string;
+  readonly data: JsonObject;
+  /** When the server saw the event (ISO 8601). */
+  readonly at: string;
+}
+
+/**
+ * Where a run is: `waiting` is a running run with at least one unanswered `InputRequiredEvent`
+ * (a tool call waiting for approval, say); the last four are final.
+ * @example `const done = (s: HandlerStatus) => !["running", "waiting"].includes(s);`
+ */
+export type HandlerStatus = "running" | "waiting" | "succeeded" | "failed" | "cancelled" | "timedOut";
+
+/**
+ * A run the server holds (live, finished, or restored after a restart).
+ * @example
+ * const info: HandlerInfo = await client.start("agent", { input: "Fire Lawson" });
+ * console.log(info.id, info.status);
+ */
+export interface HandlerInfo {
+  readonly id: string;
+  readonly workflow: string;
+  readonly runId: string;
+  readonly status: HandlerStatus;
+  readonly input: JsonObject;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  /** How many events the run has written so far (the `seq` of the last). */
+  readonly eventCount: number;
+  /** The run's result (the `StopEvent`'s `result`), once it succeeded. */
+  readonly result?: JsonValue;
+  /** Why it did not succeed. */
+  readonly error?: { readonly name: string; readonly message: string };
+  /** The `InputRequiredEvent`s not answered yet, oldest first. */
+  readonly waitingFor: readonly StreamedEvent[];
+}
+
+/** The role of an event type in a workflow. @example `const r: EventRole = "start";` */
+export type EventRole = "start" | "stop" | "internal" | "input-required" | "human-response";
+
+/**
+ * A workflow the server runs: its graph (Mermaid text and steps) and its event types.
+ * @example
+ * const { workflows } = await client.listWorkflows();
+ * console.log(workflows[0]?.mermaid);
+ */
+export interface WorkflowInfo {
+  readonly name: string;
+  readonly description?: string;
+  readonly mermaid: string;
+  readonly steps: readonly { readonly name: string; readonly accepts: readonly string[]; readonly emits: readonly string[] }[];
+  /** Event types; `schema` (JSON Schema) where the server was given one. */
+  readonly events: readonly { readonly type: string; readonly role: EventRole; readonly schema?: JsonObject }[];
+  /** JSON Schema of the `input` a run takes, when the server was given one. */
+  readonly inputSchema?: JsonObject;
+}
+
+/** An error body: every 4xx/5xx answer of the server. @example `{ error: { code: "not_found", message: "No handler …" } }` */
+export interface ErrorBody {
+  readonly error: { readonly code: string; readonly message: string };
+}
+
+/** The line that ends an NDJSON event stream. @example `{ end: true, status: "succeeded" }` */
+export interface StreamEnd {
+  readonly end: true;
+  readonly status: HandlerStatus;
+}

@@ -1,0 +1,271 @@
+/**
+ * `WorkflowClient`: a stepflow server's API from another program, over `fetch` only, so the
+ * same code runs in Node, Deno, Bun and browsers. Event streams read NDJSON and pick up where
+ * they left off when the connection drops.
+ */
+import { StepflowError } from "../core/errors.ts";
+import type { ErrorBody, HandlerInfo, HandlerStatus, JsonObject, JsonValue, StreamEnd, StreamedEvent, WorkflowInfo } from "./types.ts";
+
+/**
+ * The server answered with an error (`status` and `code` from its JSON body), or could not be
+ * reached (`status` 0, `code` "network").
+ * @example
+ * try { await client.getHandler("nope"); } catch (e) { if (e instanceof WorkflowClientError && e.status === 404) console.log("gone"); }
+ */
+export class WorkflowClientError extends StepflowError {
+  override name = "WorkflowClientError";
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Options of {@link WorkflowClient}. @example `new WorkflowClient({ baseUrl: "http://127.0.0.1:8787", token: process.env.STEPFLOW_SERVER_TOKEN })` */
+export interface WorkflowClientOptions {
+  /** The server's URL, e.g. `http://127.0.0.1:8787`; empty for the page's own origin in a browser. */
+  readonly baseUrl: string;
+  /** Sent as `Authorization: Bearer <token>`. */
+  readonly token?: string;
+  /** A `fetch` of your own (default: the global one). */
+  readonly fetch?: typeof fetch;
+  /** How many times a dropped event stream reconnects before `streamEvents` throws (default 5). */
+  readonly reconnects?: number;
+}
+
+/** Options of a run started by the client. @example `await client.run("agent", { input: "What is my name?" }, { continueFrom: previous.id })` */
+export interface StartOptions {
+  /** Seconds the run may take; `null` for no limit (default: the workflow's). */
+  readonly timeout?: number | null;
+  /** A finished handler of the same workflow whose context the run continues in (a conversation's next turn). */
+  readonly continueFrom?: string;
+  /** A saved context to run in (`getContext` of a handler, or `ctx.toJSON()`); one saved mid-run continues that run: pass `undefined` as input. */
+  readonly context?: JsonObject;
+  readonly signal?: AbortSignal;
+}
+
+/** Filters of {@link WorkflowClient.listHandlers}. @example `await client.listHandlers({ status: ["waiting"], limit: 10 })` */
+export interface HandlerQuery {
+  readonly workflow?: string;
+  readonly status?: readonly HandlerStatus[];
+  readonly limit?: number;
+}
+
+/** A finished run's status. @example `FINISHED.has(info.status)` */
+const FINISHED: ReadonlySet<HandlerStatus> = new Set(["succeeded", "failed", "cancelled", "timedOut"]);
+
+/**
+ * @example
+ * import { WorkflowClient } from "stepflow/client";
+ * const client = new WorkflowClient({ baseUrl: "http://127.0.0.1:8787" });
+ * const handler = await client.start("agent", { input: "What is (2123 + 2321) * 312?" });
+ * for await (const ev of client.streamEvents(handler.id)) if (ev.type === "agent.StreamEvent") console.log(ev.data.delta);
+ * console.log((await client.getHandler(handler.id)).result);
+ */
+export class WorkflowClient {
+  readonly #base: string;
+  readonly #token: string | undefined;
+  readonly #fetch: typeof fetch;
+  readonly #reconnects: number;
+
+  constructor(options: WorkflowClientOptions) {
+    if (typeof options?.baseUrl !== "string")
+      throw new WorkflowClientError('WorkflowClient needs { baseUrl }, like { baseUrl: "http://127.0.0.1:8787" }.', 0, "config");
+    this.#base = options.baseUrl.replace(/\/+$/, "");
+    this.#token = options.token;
+    this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.#reconnects = options.reconnects ?? 5;
+  }
+
+  /** The workflows the server runs, with their graphs and event types. */
+  async listWorkflows(): Promise<WorkflowInfo[]> {
+    return (await this.#json<{ workflows: WorkflowInfo[] }>("GET", "/api/workflows")).workflows;
+  }
+
+  /** One workflow. */
+  getWorkflow(name: string): Promise<WorkflowInfo> {
+    return this.#json("GET", `/api/workflows/${encodeURIComponent(name)}`);
+  }
+
+  /** Runs a workflow and waits for it to end; the handler says how it ended (`status`, `result`, `error`). */
+  run(workflow: string, input: JsonObject | undefined, options: StartOptions = {}): Promise<HandlerInfo> {
+    return this.#json("POST", `/api/workflows/${encodeURIComponent(workflow)}/run`, startBody(input, options), options.signal);
+  }
+
+  /** Starts a run; follow it with `streamEvents(handler.id)`. */
+  start(workflow: string, input: JsonObject | undefined, options: StartOptions = {}): Promise<HandlerInfo> {
+    return this.#json("POST", `/api/workflows/${encodeURIComponent(workflow)}/start`, startBody(input, options), options.signal);
+  }
+
+  /** A handler's status, result or error, and what it waits for. */
+  getHandler(id: string): Promise<HandlerInfo> {
+    return this.#json("GET", `/api/handlers/${encodeURIComponent(id)}`);
+  }
+
+  /** Handlers, newest first. */
+  async listHandlers(query: HandlerQuery = {}): Promise<HandlerInfo[]> {
+    const params = new URLSearchParams();
+    if (query.workflow !== undefined) params.set("workflow", query.workflow);
+    if (query.status !== undefined) params.set("status", query.status.join(","));
+    if (query.limit !== undefined) params.set("limit", String(query.limit));
+    const qs = params.size > 0 ? `?${params.toString()}` : "";
+    return (await this.#json<{ handlers: HandlerInfo[] }>("GET", `/api/handlers${qs}`)).handlers;
+  }
+
+  /** Sends an event into a running handler (`type` is its type name, e.g. `HumanResponseEvent`). */
+  async sendEvent(id: string, type: string, data: JsonObject = {}): Promise<void> {
+    await this.#json("POST", `/api/handlers/${encodeURIComponent(id)}/events`, { type, data });
+  }
+
+  /** Answers a tool approval request (`agent.ToolApprovalRequestEvent`'s `approvalId`). */
+  approve(id: string, approvalId: string, approved: boolean, reason?: string): Promise<HandlerInfo> {
+    return this.#json("POST", `/api/handlers/${encodeURIComponent(id)}/approvals`, { approvalId, approved, ...(reason !== undefined ? { reason } : {}) });
+  }
+
+  /** Cancels a run; resolves with the handler once it has ended. */
+  cancel(id: string): Promise<HandlerInfo> {
+    return this.#json("POST", `/api/handlers/${encodeURIComponent(id)}/cancel`);
+  }
+
+  /** The run's saved context (`ctx.toJSON()`): live for a running handler. */
+  getContext(id: string): Promise<JsonObject> {
+    return this.#json("GET", `/api/handlers/${encodeURIComponent(id)}/context`);
+  }
+
+  /**
+   * The handler's events after `after` (default: from the first), following the run until it
+   * ends. A dropped connection is picked up after the last event received, so none is missed or
+   * repeated. Leaving the loop closes the connection; the run goes on.
+   */
+  async *streamEvents(id: string, options: { after?: number; signal?: AbortSignal } = {}): AsyncGenerator<StreamedEvent, HandlerStatus | undefined> {
+    let after = options.after ?? 0;
+    let failures = 0;
+    for (;;) {
+      let response: Response;
+      try {
+        response = await this.#request(
+          "GET",
+          `/api/handlers/${encodeURIComponent(id)}/events?after=${after}`,
+          undefined,
+          options.signal,
+          "application/x-ndjson",
+        );
+      } catch (error) {
+        // An HTTP error (404, 401…) is an answer; only an unreachable server is tried again.
+        const unreachable = error instanceof WorkflowClientError && error.status === 0;
+        if (options.signal?.aborted || !unreachable || ++failures > this.#reconnects) throw error;
+        await pause(failures, options.signal);
+        continue;
+      }
+      const body = response.body;
+      if (!body) throw new WorkflowClientError("The server sent an event stream with no body.", response.status, "no_body");
+      const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffered = "";
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffered += value;
+          let newline: number;
+          while ((newline = buffered.indexOf("\n")) >= 0) {
+            const line = buffered.slice(0, newline).trim();
+            buffered = buffered.slice(newline + 1);
+            if (!line) continue;
+            const item = JSON.parse(line) as StreamedEvent | StreamEnd;
+            if ("end" in item) return item.status;
+            after = item.seq;
+            failures = 0;
+            yield item;
+          }
+        }
+      } catch (error) {
+        if (options.signal?.aborted) throw error;
+        if (++failures > this.#reconnects)
+          throw new WorkflowClientError(`The event stream of handler ${id} kept dropping: ${describe(error)}`, 0, "network", { cause: error });
+        await pause(failures, options.signal);
+        continue;
+      } finally {
+        reader.cancel().catch(() => {});
+      }
+      // The stream ended without its end line: the server stopped. Ask again (a restarted server continues the run).
+      if (++failures > this.#reconnects) throw new WorkflowClientError(`The event stream of handler ${id} ended before the run did.`, 0, "network");
+      await pause(failures, options.signal);
+    }
+  }
+
+  /** Waits for the handler to end (following its events) and returns it. */
+  async wait(id: string, options: { signal?: AbortSignal } = {}): Promise<HandlerInfo> {
+    const current = await this.getHandler(id);
+    if (FINISHED.has(current.status)) return current;
+    for await (const _ of this.streamEvents(id, { after: current.eventCount, ...(options.signal ? { signal: options.signal } : {}) })) {
+      // only the end matters
+    }
+    return this.getHandler(id);
+  }
+
+  async #json<T>(method: string, path: string, body?: JsonValue, signal?: AbortSignal): Promise<T> {
+    const response = await this.#request(method, path, body, signal, "application/json");
+    return (await response.json()) as T;
+  }
+
+  async #request(method: string, path: string, body: JsonValue | undefined, signal: AbortSignal | undefined, accept: string): Promise<Response> {
+    const headers: Record<string, string> = { Accept: accept };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (this.#token !== undefined) headers.Authorization = `Bearer ${this.#token}`;
+    let response: Response;
+    try {
+      response = await this.#fetch(`${this.#base}${path}`, {
+        method,
+        headers,
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        ...(signal ? { signal } : {}),
+      });
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw new WorkflowClientError(`Could not reach the stepflow server at ${this.#base || "this origin"}: ${describe(error)}`, 0, "network", {
+        cause: error,
+      });
+    }
+    if (response.ok) return response;
+    let code = "http_error";
+    let message = `${method} ${path} failed with HTTP ${response.status}.`;
+    try {
+      const parsed = (await response.json()) as Partial<ErrorBody>;
+      if (parsed.error?.message) ({ code, message } = parsed.error);
+    } catch {
+      // Not our JSON (a proxy's page): the status line says enough.
+    }
+    throw new WorkflowClientError(message, response.status, code);
+  }
+}
+
+function startBody(input: JsonObject | undefined, options: StartOptions): JsonObject {
+  return {
+    ...(input !== undefined ? { input } : {}),
+    ...(options.context !== undefined ? { context: options.context } : {}),
+    ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
+    ...(options.continueFrom !== undefined ? { continueFrom: options.continueFrom } : {}),
+  };
+}
+
+/** Waits before reconnect number `attempt`: 0.1 s, 0.2 s, 0.4 s… up to 2 s, or until `signal` aborts. */
+function pause(attempt: number, signal: AbortSignal | undefined): Promise<void> {
+  const ms = Math.min(2000, 100 * 2 ** (attempt - 1));
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+function describe(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? ` (${error.cause.message})` : "";
+  return `${error instanceof Error ? error.message : String(error)}${cause}`;
+}

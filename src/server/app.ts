@@ -1,0 +1,198 @@
+/**
+ * The HTTP API as a Hono app: routes, JSON errors, body limit, bearer auth, CORS and the
+ * static web page. Runs are the registry's business; this file only speaks HTTP.
+ */
+import { Hono } from "hono";
+import type { Context } from "hono";
+import { bearerAuth } from "hono/bearer-auth";
+import { bodyLimit } from "hono/body-limit";
+import { cors } from "hono/cors";
+import { HTTPException } from "hono/http-exception";
+import { serveStatic } from "@hono/node-server/serve-static";
+import type { z } from "zod";
+import { ToolApprovalEvent } from "../../events/index.ts";
+import type { ErrorBody, JsonObject } from "../client/types.ts";
+import { approvalBody, eventsQuery, listQuery, sendEventBody, startBody } from "./api-schemas.ts";
+import { ndjsonResponse, sseResponse } from "./event-streams.ts";
+import { ServerRequestError } from "./handler-registry.ts";
+import type { HandlerRegistry } from "./handler-registry.ts";
+import { openApiDocument } from "./openapi.ts";
+import type { ServedWorkflow } from "./served-workflow.ts";
+import { describeWorkflow } from "./workflow-info.ts";
+
+/** The HTTP settings of {@link createApp}. */
+export interface AppOptions {
+  readonly token?: string | undefined;
+  readonly cors?: { readonly origin: string | readonly string[] } | undefined;
+  readonly bodyLimit: number;
+  readonly webRoot?: string | undefined;
+}
+
+const errorBody = (code: string, message: string): ErrorBody => ({ error: { code, message } });
+
+/** Builds the app over a registry of handlers and the registered workflows. */
+export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<string, ServedWorkflow>, options: AppOptions): Hono {
+  const app = new Hono();
+
+  app.onError((error, c) => {
+    if (error instanceof ServerRequestError) return c.json(errorBody(error.code, error.message), error.status);
+    if (error instanceof HTTPException) return error.getResponse();
+    return c.json(errorBody("internal", `The server failed: ${error instanceof Error ? error.message : String(error)}`), 500);
+  });
+  app.notFound((c) => c.json(errorBody("not_found", `No route ${c.req.method} ${c.req.path}. The API is described at /api/openapi.json.`), 404));
+
+  if (options.cors) {
+    const origin = options.cors.origin;
+    app.use(
+      "/api/*",
+      cors({
+        origin: typeof origin === "string" ? origin : [...origin],
+        allowHeaders: ["Authorization", "Content-Type", "Last-Event-ID"],
+        exposeHeaders: ["Content-Type"],
+      }),
+    );
+  }
+  app.use(
+    "/api/*",
+    bodyLimit({
+      maxSize: options.bodyLimit,
+      onError: (c) => c.json(errorBody("body_too_large", `The request body is larger than the server's limit of ${options.bodyLimit} bytes.`), 413),
+    }),
+  );
+  if (options.token) {
+    const auth = bearerAuth({
+      token: options.token,
+      noAuthenticationHeader: { message: errorBody("unauthorized", "This server needs a bearer token: send Authorization: Bearer <token>.") },
+      invalidAuthenticationHeader: { message: errorBody("bad_authorization", "The Authorization header must be: Bearer <token>.") },
+      invalidToken: { message: errorBody("unauthorized", "The bearer token is not this server's.") },
+    });
+    app.use("/api/*", async (c, next) => {
+      // Health and the API's description are public, and so is a CORS preflight.
+      if (c.req.path === "/api/health" || c.req.path === "/api/openapi.json" || c.req.method === "OPTIONS") return next();
+      return auth(c, next);
+    });
+  }
+
+  // The counts let a monitor (and the load benchmark) see runs in progress and readers left behind.
+  app.get("/api/health", (c) => c.json({ status: "ok", ...registry.stats() }));
+  app.get("/api/openapi.json", (c) => c.json(openApiDocument(workflows)));
+
+  app.get("/api/workflows", (c) => c.json({ workflows: [...workflows].map(([name, wf]) => describeWorkflow(name, wf)) }));
+  app.get("/api/workflows/:name", (c) => c.json(describeWorkflow(c.req.param("name"), registry.workflow(c.req.param("name")))));
+
+  app.post("/api/workflows/:name/start", async (c) => {
+    const body = await readBody(c, startBody);
+    const served = registry.start(c.req.param("name"), body.input as JsonObject | undefined, startOptions(body));
+    return c.json(served.info(), 202);
+  });
+  app.post("/api/workflows/:name/run", async (c) => {
+    const body = await readBody(c, startBody);
+    const served = registry.start(c.req.param("name"), body.input as JsonObject | undefined, startOptions(body));
+    await registry.settled(served);
+    return c.json(served.info(), 200);
+  });
+
+  app.get("/api/handlers", (c) => {
+    const query = parse(listQuery, c.req.query(), "query");
+    return c.json({ handlers: registry.list({ ...query, ...(query.status ? { status: query.status } : {}) } as Parameters<HandlerRegistry["list"]>[0]) });
+  });
+  app.get("/api/handlers/:id", (c) => c.json(registry.get(c.req.param("id")).info()));
+  app.get("/api/handlers/:id/context", (c) => {
+    const served = registry.get(c.req.param("id"));
+    const context = registry.context(served);
+    if (!context)
+      throw new ServerRequestError(404, "no_context", `Handler ${served.state.id} has no saved context (a value in its state could not be saved as JSON).`);
+    return c.json(context);
+  });
+  app.get("/api/handlers/:id/events", async (c) => {
+    const served = registry.get(c.req.param("id"));
+    const query = parse(eventsQuery, c.req.query(), "query");
+    const lastEventId = c.req.header("Last-Event-ID");
+    if (lastEventId !== undefined && !/^\d+$/.test(lastEventId.trim()))
+      throw new ServerRequestError(
+        400,
+        "invalid_last_event_id",
+        `Last-Event-ID must be the seq of the last event received (a whole number); got ${JSON.stringify(lastEventId)}.`,
+      );
+    const after = query.after ?? (lastEventId !== undefined ? Number(lastEventId) : 0);
+    const accept = c.req.header("Accept") ?? "";
+    const format = query.format ?? (accept.includes("application/x-ndjson") ? "ndjson" : accept.includes("application/json") ? "json" : "sse");
+    if (format === "json") return c.json({ events: (await registry.events(served)).slice(after, served.visibleCount) });
+    if (format === "ndjson") return ndjsonResponse(c, registry, served, after);
+    // An EventSource reconnecting after the end gets 204, which tells it to stop.
+    if (served.finished && after >= served.visibleCount && lastEventId !== undefined) return c.body(null, 204);
+    return sseResponse(c, registry, served, after);
+  });
+  app.post("/api/handlers/:id/events", async (c) => {
+    const served = registry.get(c.req.param("id"));
+    const body = await readBody(c, sendEventBody);
+    registry.send(served, registry.decode(served, body.type, body.data as JsonObject));
+    return c.json({ accepted: true }, 202);
+  });
+  app.post("/api/handlers/:id/approvals", async (c) => {
+    const served = registry.get(c.req.param("id"));
+    const body = await readBody(c, approvalBody);
+    if (!served.finished && !served.state.waitingFor.some((w) => w.data.approvalId === body.approvalId)) {
+      const open = served.state.waitingFor.map((w) => w.data.approvalId).filter((id) => typeof id === "string");
+      throw new ServerRequestError(
+        404,
+        "approval_not_found",
+        `Handler ${served.state.id} is not waiting for approval ${JSON.stringify(body.approvalId)}. ${open.length > 0 ? `It waits for: ${open.join(", ")}.` : "It waits for no approval."}`,
+      );
+    }
+    registry.send(
+      served,
+      new ToolApprovalEvent({ approvalId: body.approvalId, approved: body.approved, ...(body.reason !== undefined ? { reason: body.reason } : {}) }),
+    );
+    return c.json(served.info(), 202);
+  });
+  app.post("/api/handlers/:id/cancel", async (c) => {
+    const served = registry.get(c.req.param("id"));
+    await registry.cancel(served);
+    return c.json(served.info());
+  });
+
+  if (options.webRoot) {
+    const files = serveStatic({ root: options.webRoot });
+    // Any other path is the page's own (a link to a run): it gets index.html, which routes it.
+    const page = serveStatic({ root: options.webRoot, path: "index.html" });
+    app.get("*", async (c, next) => {
+      if (c.req.path === "/api" || c.req.path.startsWith("/api/")) return next();
+      // The page loads nothing from elsewhere; Mermaid styles its drawings inline.
+      c.header("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:");
+      const none = async () => {};
+      return (await files(c, none)) ?? (await page(c, none)) ?? next();
+    });
+  }
+  return app;
+}
+
+function startOptions(body: z.output<typeof startBody>): { timeout?: number | null; from?: string; context?: JsonObject } {
+  return {
+    ...(body.timeout !== undefined ? { timeout: body.timeout } : {}),
+    ...(body.continueFrom !== undefined ? { from: body.continueFrom } : {}),
+    ...(body.context !== undefined ? { context: body.context as JsonObject } : {}),
+  };
+}
+
+/** Reads a JSON body and checks it: 415 when it is not JSON, 400 naming each problem. */
+async function readBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
+  const type = c.req.header("Content-Type") ?? "";
+  if (!/^application\/json\b/i.test(type))
+    throw new ServerRequestError(415, "not_json", `Send the body as JSON with Content-Type: application/json (got ${type ? JSON.stringify(type) : "none"}).`);
+  let json: unknown;
+  try {
+    json = await c.req.json();
+  } catch (error) {
+    if (error instanceof HTTPException) throw error;
+    throw new ServerRequestError(400, "invalid_json", `The body is not valid JSON: ${error instanceof Error ? error.message : String(error)}.`);
+  }
+  return parse(schema, json, "body");
+}
+
+function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => `${[what, ...i.path.map(String)].join(".")}: ${i.message}`).join("; ");
+  throw new ServerRequestError(400, "invalid_request", `The request is not valid: ${issues}.`);
+}

@@ -1,0 +1,69 @@
+/**
+ * A handler's events over HTTP: Server-Sent Events for browsers, NDJSON for programs, both
+ * from any offset, both following the run until it ends. A reader that goes away only stops
+ * reading: the run goes on.
+ */
+import type { Context } from "hono";
+import { stream, streamSSE } from "hono/streaming";
+import type { StreamedEvent } from "../client/types.ts";
+import type { HandlerRegistry } from "./handler-registry.ts";
+import type { ServedHandler } from "./served-handler.ts";
+
+/** How often an idle SSE stream sends a comment, so that proxies keep it open. */
+const HEARTBEAT_MS = 15_000;
+
+/** Writes the events after `after` with `write`, following the run; says how the reading ended. */
+async function follow(
+  registry: HandlerRegistry,
+  served: ServedHandler,
+  after: number,
+  write: (ev: StreamedEvent) => Promise<unknown>,
+  signal: AbortSignal,
+): Promise<"ended" | "aborted" | "closing"> {
+  served.readers++;
+  try {
+    let next = after;
+    for (;;) {
+      const events = await registry.events(served);
+      while (next < served.visibleCount && !signal.aborted) {
+        await write(events[next] as StreamedEvent);
+        next++;
+      }
+      if (signal.aborted) return "aborted";
+      if (served.finished && next >= served.visibleCount) return "ended";
+      if (registry.closing) return "closing";
+      await served.changed(signal);
+    }
+  } finally {
+    served.readers--;
+  }
+}
+
+/** `text/event-stream`: `id` is the event's seq, `event` its type; an `end` event closes a finished run's stream. */
+export function sseResponse(c: Context, registry: HandlerRegistry, served: ServedHandler, after: number): Response {
+  c.header("X-Accel-Buffering", "no");
+  return streamSSE(c, async (sse) => {
+    const aborted = new AbortController();
+    sse.onAbort(() => aborted.abort());
+    const heartbeat = setInterval(() => void sse.write(": ping\n\n").catch(() => aborted.abort()), HEARTBEAT_MS);
+    try {
+      const how = await follow(registry, served, after, (ev) => sse.writeSSE({ id: String(ev.seq), event: ev.type, data: JSON.stringify(ev) }), aborted.signal);
+      if (how === "ended") await sse.writeSSE({ event: "end", data: JSON.stringify({ end: true, status: served.state.status }) });
+    } finally {
+      clearInterval(heartbeat);
+    }
+  });
+}
+
+/** `application/x-ndjson`: one event per line, then `{ "end": true, "status": … }` once the run has ended. */
+export function ndjsonResponse(c: Context, registry: HandlerRegistry, served: ServedHandler, after: number): Response {
+  c.header("Content-Type", "application/x-ndjson; charset=utf-8");
+  c.header("Cache-Control", "no-cache");
+  c.header("X-Accel-Buffering", "no");
+  return stream(c, async (out) => {
+    const aborted = new AbortController();
+    out.onAbort(() => aborted.abort());
+    const how = await follow(registry, served, after, (ev) => out.write(`${JSON.stringify(ev)}\n`), aborted.signal);
+    if (how === "ended") await out.write(`${JSON.stringify({ end: true, status: served.state.status })}\n`);
+  });
+}

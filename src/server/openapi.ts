@@ -1,0 +1,149 @@
+/** The OpenAPI 3.1 document of the HTTP API, built from the same zod schemas that check requests. */
+import { z } from "zod";
+import type { JsonObject } from "../client/types.ts";
+import { approvalBody, sendEventBody, startBody, statusValues } from "./api-schemas.ts";
+import type { ServedWorkflow } from "./served-workflow.ts";
+import { jsonSchema } from "./workflow-info.ts";
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: object) => ({ "application/json": { schema } });
+const ok = (description: string, schema: object) => ({ description, content: json(schema) });
+const errors = {
+  "400": ok("The request is not valid (the message says what to change).", ref("Error")),
+  "401": ok("A bearer token is needed, or it is not this server's.", ref("Error")),
+  "404": ok("No such workflow or handler.", ref("Error")),
+};
+const idParam = { name: "id", in: "path", required: true, schema: { type: "string" }, description: "The handler id." };
+const nameParam = { name: "name", in: "path", required: true, schema: { type: "string" }, description: "The workflow's name." };
+const body = (schema: z.ZodType) => ({ required: true, content: json(jsonSchema(schema)) });
+
+const streamedEvent = z.object({
+  seq: z.number().int().describe("1 for the first event of the run; the SSE id."),
+  type: z.string().describe("The event's type name."),
+  data: z.record(z.string(), z.json()).describe("The event's fields."),
+  at: z.string().describe("When the server saw it (ISO 8601)."),
+});
+const handlerInfo = z.object({
+  id: z.string(),
+  workflow: z.string(),
+  runId: z.string(),
+  status: z.enum(statusValues),
+  input: z.record(z.string(), z.json()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  eventCount: z.number().int(),
+  result: z.json().optional(),
+  error: z.object({ name: z.string(), message: z.string() }).optional(),
+  waitingFor: z.array(streamedEvent).describe("InputRequiredEvents not answered yet."),
+});
+const errorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
+
+/** The document for the registered workflows (their input schemas name the run bodies). */
+export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>): JsonObject {
+  const workflowNames = [...workflows.keys()];
+  const document: object = {
+    openapi: "3.1.0",
+    info: {
+      title: "stepflow workflow server",
+      version: "1",
+      description: "Run stepflow workflows over HTTP: start runs, stream their events (SSE or NDJSON), answer their questions.",
+    },
+    components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+      schemas: { HandlerInfo: jsonSchema(handlerInfo), StreamedEvent: jsonSchema(streamedEvent), Error: jsonSchema(errorSchema) },
+    },
+    security: [{ bearer: [] }],
+    paths: {
+      "/api/health": { get: { summary: "Whether the server is up", security: [], responses: { "200": ok("Up.", { type: "object" }) } } },
+      "/api/workflows": {
+        get: {
+          summary: `The workflows (${workflowNames.join(", ")}) with their graph and event types`,
+          responses: { "200": ok("The list.", { type: "object" }) },
+        },
+      },
+      "/api/workflows/{name}": {
+        get: { summary: "One workflow", parameters: [nameParam], responses: { "200": ok("The workflow.", { type: "object" }), ...errors } },
+      },
+      "/api/workflows/{name}/run": {
+        post: {
+          summary: "Run a workflow and wait for it to end",
+          parameters: [nameParam],
+          requestBody: body(startBody),
+          responses: { "200": ok("The ended handler.", ref("HandlerInfo")), ...errors },
+        },
+      },
+      "/api/workflows/{name}/start": {
+        post: {
+          summary: "Start a run; follow it with /api/handlers/{id}/events",
+          parameters: [nameParam],
+          requestBody: body(startBody),
+          responses: { "202": ok("The handler.", ref("HandlerInfo")), ...errors },
+        },
+      },
+      "/api/handlers": {
+        get: {
+          summary: "Handlers, newest first",
+          parameters: [
+            { name: "workflow", in: "query", schema: { type: "string" } },
+            { name: "status", in: "query", schema: { type: "string" }, description: `Comma-separated: ${statusValues.join(", ")}.` },
+            { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 10000, default: 100 } },
+          ],
+          responses: { "200": ok("The handlers.", { type: "object", properties: { handlers: { type: "array", items: ref("HandlerInfo") } } }), ...errors },
+        },
+      },
+      "/api/handlers/{id}": {
+        get: { summary: "A handler's status and result", parameters: [idParam], responses: { "200": ok("The handler.", ref("HandlerInfo")), ...errors } },
+      },
+      "/api/handlers/{id}/events": {
+        get: {
+          summary: "A handler's events, followed until the run ends",
+          description:
+            'Accept: text/event-stream (default) gives SSE frames `id: seq`, `event: type`, `data: StreamedEvent`, then `event: end`. Accept: application/x-ndjson gives one StreamedEvent per line, then {"end":true,"status":…}. Resume with Last-Event-ID or ?after=seq. ?format=json returns the events so far at once.',
+          parameters: [
+            idParam,
+            { name: "after", in: "query", schema: { type: "integer", minimum: 0 }, description: "Only events with a greater seq." },
+            { name: "format", in: "query", schema: { type: "string", enum: ["sse", "ndjson", "json"] } },
+            { name: "Last-Event-ID", in: "header", schema: { type: "string" } },
+          ],
+          responses: {
+            "200": {
+              description: "The events.",
+              content: {
+                "text/event-stream": { schema: { type: "string" } },
+                "application/x-ndjson": { schema: ref("StreamedEvent") },
+                "application/json": { schema: { type: "object", properties: { events: { type: "array", items: ref("StreamedEvent") } } } },
+              },
+            },
+            "204": { description: "An EventSource reconnecting after the end: nothing more." },
+            ...errors,
+          },
+        },
+        post: {
+          summary: "Send an event into a running handler",
+          parameters: [idParam],
+          requestBody: body(sendEventBody),
+          responses: { "202": ok("Sent.", { type: "object" }), "409": ok("The handler has ended.", ref("Error")), ...errors },
+        },
+      },
+      "/api/handlers/{id}/approvals": {
+        post: {
+          summary: "Answer a tool approval request (sends agent.ToolApprovalEvent)",
+          parameters: [idParam],
+          requestBody: body(approvalBody),
+          responses: { "202": ok("Sent.", ref("HandlerInfo")), "409": ok("The handler has ended.", ref("Error")), ...errors },
+        },
+      },
+      "/api/handlers/{id}/cancel": {
+        post: { summary: "Cancel a run", parameters: [idParam], responses: { "200": ok("The cancelled handler.", ref("HandlerInfo")), ...errors } },
+      },
+      "/api/handlers/{id}/context": {
+        get: {
+          summary: "The run's saved context (ctx.toJSON())",
+          parameters: [idParam],
+          responses: { "200": ok("The context.", { type: "object" }), ...errors },
+        },
+      },
+    },
+  };
+  return document as JsonObject;
+}

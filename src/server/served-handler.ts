@@ -1,0 +1,199 @@
+/**
+ * One run the server holds: its numbered event log, what it waits for, how it ended, and the
+ * readers following it. Persistence and HTTP live elsewhere; this is the in-memory truth.
+ */
+import { eventTypeName, HumanResponseEvent, InputRequiredEvent } from "../core/event.ts";
+import type { Event, EventClass } from "../core/event.ts";
+import { encodeEvent, encodeValue } from "../core/serialize.ts";
+import type { Codecs } from "../core/serialize.ts";
+import type { HandlerInfo, HandlerStatus, JsonObject, JsonValue, StreamedEvent } from "../client/types.ts";
+
+/** The final statuses: a handler in one of them writes no more events. */
+export const FINAL_STATUSES: ReadonlySet<HandlerStatus> = new Set(["succeeded", "failed", "cancelled", "timedOut"]);
+
+/** What a handler's record holds besides its events (the stored snapshot minus the context). */
+export interface HandlerState {
+  readonly id: string;
+  readonly workflow: string;
+  runId: string;
+  status: HandlerStatus;
+  readonly input: JsonObject;
+  readonly createdAt: string;
+  updatedAt: string;
+  result?: JsonValue;
+  error?: { name: string; message: string };
+  waitingFor: StreamedEvent[];
+}
+
+/** A handler's event log and status, with a wake-up for readers waiting on the next event. */
+export class ServedHandler {
+  readonly state: HandlerState;
+  /** The events in memory; `undefined` until loaded for a handler restored from the store. */
+  #events: StreamedEvent[] | undefined;
+  #eventCount: number;
+  #visible: number;
+  /** Questions recorded but not shown yet. */
+  #asked: StreamedEvent[] = [];
+  #wake: (() => void)[] = [];
+  /** Readers following the log now (for the leak check of the load benchmark). */
+  readers = 0;
+
+  constructor(state: HandlerState, events: StreamedEvent[] | undefined, eventCount: number) {
+    this.state = state;
+    this.#events = events;
+    this.#eventCount = eventCount;
+    this.#visible = eventCount;
+  }
+
+  get eventCount(): number {
+    return this.#eventCount;
+  }
+
+  get finished(): boolean {
+    return FINAL_STATUSES.has(this.state.status);
+  }
+
+  /** The events in memory, or undefined when they are only in the store. */
+  get loadedEvents(): readonly StreamedEvent[] | undefined {
+    return this.#events;
+  }
+
+  /** Forgets the events (they are in the store): a finished handler then costs only its record. */
+  unloadEvents(): void {
+    if (this.finished) this.#events = undefined;
+  }
+
+  setEvents(events: StreamedEvent[]): void {
+    this.#events = events;
+    this.#eventCount = events.length;
+    this.#visible = events.length;
+  }
+
+  /**
+   * Records one event of the run; returns it as streamed. A `held` event is in the log (and
+   * saved with it) but readers see it only after `release()`: a question is shown once it is
+   * saved, so an answer to it can never be lost by a crash.
+   */
+  record(event: Event, codecs: Codecs, held = false): StreamedEvent {
+    const seq = this.#eventCount + 1;
+    const type = eventTypeName(event.constructor as EventClass);
+    let data: JsonObject;
+    try {
+      data = encodeEvent(event, `event #${seq}`, codecs).data as JsonObject;
+    } catch (error) {
+      // An event the app cannot save (a function in a field) is still shown, as what went wrong.
+      data = { unserializable: error instanceof Error ? error.message : String(error) };
+    }
+    const streamed: StreamedEvent = { seq, type, data, at: new Date().toISOString() };
+    (this.#events ??= []).push(streamed);
+    this.#eventCount = seq;
+    if (event instanceof InputRequiredEvent) this.#asked.push(streamed);
+    if (!held) this.release();
+    return streamed;
+  }
+
+  /** Shows readers every event recorded so far. */
+  release(): void {
+    this.#visible = this.#eventCount;
+    const { status, waitingFor } = this.savedState();
+    this.#asked = [];
+    this.state.status = status;
+    this.state.waitingFor = waitingFor;
+    this.touch();
+  }
+
+  /** The state as it is once every question recorded is shown: what is saved, so a restart sees what readers will. */
+  savedState(): HandlerState {
+    let waitingFor = this.state.waitingFor;
+    // A question asked again (a run resumed after a restart) replaces the earlier asking.
+    for (const asked of this.#asked) {
+      const key = waitKey(asked);
+      waitingFor = [...waitingFor.filter((w) => waitKey(w) !== key), asked];
+    }
+    const status = this.state.status === "running" && waitingFor.length > 0 ? "waiting" : this.state.status;
+    return { ...this.state, status, waitingFor };
+  }
+
+  /** How many events readers may see (all but a question not saved yet). */
+  get visibleCount(): number {
+    return this.#visible;
+  }
+
+  /** Notes that `event` was sent in: the questions it answers are no longer waited for. */
+  answered(event: Event): void {
+    if (!(event instanceof HumanResponseEvent)) return;
+    const approvalId = (event as { approvalId?: unknown }).approvalId;
+    this.state.waitingFor =
+      typeof approvalId === "string"
+        ? this.state.waitingFor.filter((w) => w.data.approvalId !== approvalId)
+        : this.state.waitingFor.filter((w) => "approvalId" in w.data);
+    if (this.state.status === "waiting" && this.state.waitingFor.length === 0) this.state.status = "running";
+    this.touch();
+  }
+
+  /** Ends the handler with a final status. */
+  finish(status: HandlerStatus, outcome: { result?: unknown; error?: unknown }, codecs: Codecs): void {
+    this.state.status = status;
+    this.state.waitingFor = [];
+    if (status === "succeeded") {
+      try {
+        this.state.result = encodeValue(outcome.result, "result", codecs) as JsonValue;
+      } catch (error) {
+        this.state.result = { unserializable: error instanceof Error ? error.message : String(error) };
+      }
+    } else if (outcome.error !== undefined) {
+      const error = outcome.error;
+      this.state.error = error instanceof Error ? { name: error.name, message: error.message } : { name: "Error", message: String(error) };
+    }
+    this.touch();
+  }
+
+  /** Wakes every reader waiting for news. */
+  touch(): void {
+    this.state.updatedAt = new Date().toISOString();
+    const wake = this.#wake;
+    this.#wake = [];
+    for (const fn of wake) fn();
+  }
+
+  /** Resolves at the next event or status change, or when `signal` aborts. */
+  changed(signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      if (signal?.aborted) return resolve();
+      const done = () => {
+        signal?.removeEventListener("abort", done);
+        this.#wake = this.#wake.filter((fn) => fn !== done);
+        resolve();
+      };
+      this.#wake.push(done);
+      signal?.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  /** How many readers wait for news (the leak check counts them). */
+  get waiters(): number {
+    return this.#wake.length;
+  }
+
+  info(): HandlerInfo {
+    const s = this.state;
+    return {
+      id: s.id,
+      workflow: s.workflow,
+      runId: s.runId,
+      status: s.status,
+      input: s.input,
+      createdAt: s.createdAt,
+      updatedAt: s.updatedAt,
+      eventCount: this.#visible,
+      ...(s.result !== undefined ? { result: s.result } : {}),
+      ...(s.error ? { error: s.error } : {}),
+      waitingFor: s.waitingFor,
+    };
+  }
+}
+
+/** A question's identity: its approvalId for an approval, else its place in the log. */
+function waitKey(ev: StreamedEvent): string {
+  return typeof ev.data.approvalId === "string" ? `approval:${ev.data.approvalId}` : `seq:${ev.seq}`;
+}

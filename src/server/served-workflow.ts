@@ -1,0 +1,21 @@
+/** How a workflow is registered with a server: the workflow and what the server tells clients about it. */
+import type { z } from "zod";
+import type { EventClass } from "../core/event.ts";
+import type { AnyWorkflow } from "../core/workflow.ts";
+
+/**
+ * A workflow the server runs under a name.
+ * @example
+ * const served: ServedWorkflow = { workflow: agent, description: "Chat with tools", inputSchema: z.object({ input: z.string() }) };
+ */
+export interface ServedWorkflow {
+  readonly workflow: AnyWorkflow;
+  /** One line for the workflow list. */
+  readonly description?: string;
+  /** Checks a run's input (a 400 names what is wrong) and describes it in the workflow list and the OpenAPI document. */
+  readonly inputSchema?: z.ZodType;
+  /** Event classes clients may send into a run besides those its steps name (HumanResponseEvent and ToolApprovalEvent always). */
+  readonly events?: readonly EventClass[];
+  /** JSON Schemas of event types by type name, shown in the workflow list. */
+  readonly eventSchemas?: Readonly<Record<string, z.ZodType>>;
+}

@@ -1,0 +1,49 @@
+/** What the server tells clients about a workflow: its graph and its event types, as JSON. */
+import { z } from "zod";
+import { eventTypeName, HumanResponseEvent, InputRequiredEvent, isSubclassOf, StartEvent, StopEvent } from "../core/event.ts";
+import type { EventClass } from "../core/event.ts";
+import { toMermaid } from "../core/graph.ts";
+import { ToolApprovalEvent } from "../../events/index.ts";
+import type { EventRole, JsonObject, WorkflowInfo } from "../client/types.ts";
+import type { ServedWorkflow } from "./served-workflow.ts";
+import { sendableTypes } from "./handler-registry.ts";
+
+/** The schema of the answer clients send most: a tool approval. */
+export const toolApprovalSchema = z.object({
+  approvalId: z.string().min(1).describe("The approvalId of the ToolApprovalRequestEvent answered."),
+  approved: z.boolean().describe("true runs the call; false does not, and the model is told so."),
+  reason: z.string().optional().describe("Why not, for the model to read."),
+});
+
+/** Describes a registered workflow. */
+export function describeWorkflow(name: string, wf: ServedWorkflow): WorkflowInfo {
+  const graph = wf.workflow.graph;
+  const classes = new Map<string, EventClass>(graph.eventTypes);
+  for (const [type, cls] of sendableTypes(wf)) classes.set(type, cls);
+  const schemas: Record<string, z.ZodType> = { [eventTypeName(ToolApprovalEvent)]: toolApprovalSchema, ...wf.eventSchemas };
+  const events = [...classes].map(([type, cls]) => {
+    const schema = schemas[type];
+    return { type, role: roleOf(cls), ...(schema ? { schema: jsonSchema(schema) } : {}) };
+  });
+  return {
+    name,
+    ...(wf.description ? { description: wf.description } : {}),
+    mermaid: toMermaid(graph),
+    steps: [...graph.steps.values()].map((s) => ({ name: s.name, accepts: s.accepts.map(eventTypeName), emits: s.emits.map(eventTypeName) })),
+    events,
+    ...(wf.inputSchema ? { inputSchema: jsonSchema(wf.inputSchema) } : {}),
+  };
+}
+
+/** A zod schema as JSON Schema (what cannot be expressed is left open rather than failing the list). */
+export function jsonSchema(schema: z.ZodType): JsonObject {
+  return z.toJSONSchema(schema, { unrepresentable: "any", io: "input" }) as JsonObject;
+}
+
+function roleOf(cls: EventClass): EventRole {
+  if (isSubclassOf(cls, StartEvent)) return "start";
+  if (isSubclassOf(cls, StopEvent)) return "stop";
+  if (isSubclassOf(cls, InputRequiredEvent)) return "input-required";
+  if (isSubclassOf(cls, HumanResponseEvent)) return "human-response";
+  return "internal";
+}

@@ -1,0 +1,164 @@
+/**
+ * `WorkflowServer`: registered workflows over HTTP (Hono on Node's http server), their runs
+ * kept in a session store so that a restart loses none.
+ */
+import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
+import { serve } from "@hono/node-server";
+import type { Hono } from "hono";
+import { ConfigurationError } from "../core/errors.ts";
+import { Workflow } from "../core/workflow.ts";
+import type { AnyWorkflow } from "../core/workflow.ts";
+import { openSessionStore } from "../sessions/open-store.ts";
+import type { SessionStore } from "../sessions/types.ts";
+import { createApp } from "./app.ts";
+import { HandlerRegistry } from "./handler-registry.ts";
+import { HandlerStore } from "./handler-store.ts";
+import type { ServedWorkflow } from "./served-workflow.ts";
+
+/** The store used when none is named: a SQLite file in the working directory. @example `new WorkflowServer({ workflows, store: DEFAULT_SERVER_STORE })` */
+export const DEFAULT_SERVER_STORE = "sqlite:.stepflow/server.db";
+
+/** Options of {@link WorkflowServer}. @example `const options: WorkflowServerOptions = { workflows: { agent }, store: "memory:", token: process.env.TOKEN };` */
+export interface WorkflowServerOptions {
+  /** The workflows by the name clients use: a workflow, or one with a description, an input schema, events clients may send. */
+  readonly workflows: Readonly<Record<string, AnyWorkflow | ServedWorkflow>>;
+  /** Where handlers are kept: `sqlite:PATH` (default `sqlite:.stepflow/server.db`), `postgres://…`, `memory:`, or a `SessionStore` (not closed by the server). */
+  readonly store?: string | SessionStore;
+  /** When set, every `/api` route but health and the OpenAPI document needs `Authorization: Bearer <token>`. */
+  readonly token?: string;
+  /** CORS for `/api`: the origins browsers may call it from (`"*"` for any). Default: none (same origin only). */
+  readonly cors?: { readonly origin: string | readonly string[] };
+  /** Largest request body in bytes (default 1 MiB); larger gets 413. */
+  readonly bodyLimit?: number;
+  /** A directory of static files served at `/` (the web page); `false` or left out: none. */
+  readonly webRoot?: string | false;
+  /** Keeps this server's handlers apart from other servers' in a shared store (letters, digits, ._-). Default: none. */
+  readonly namespace?: string;
+  /** Called when a handler could not be saved (the run goes on); default: one line on stderr. */
+  readonly onError?: (error: unknown, handlerId: string) => void;
+}
+
+/**
+ * @example
+ * import { WorkflowServer } from "stepflow/server";
+ * import { OfflineDemoLLM } from "stepflow/llm/offline";
+ * import { calculatorTools } from "stepflow/tools/calculator";
+ * import { FunctionCallingAgent } from "stepflow/workflows/function-calling-agent";
+ *
+ * const agent = new FunctionCallingAgent({ llm: new OfflineDemoLLM(), tools: calculatorTools });
+ * const server = new WorkflowServer({ workflows: { agent }, store: "memory:" });
+ * const { url } = await server.listen({ port: 8787 });
+ * console.log(`listening on ${url}`);
+ */
+export class WorkflowServer {
+  readonly #options: WorkflowServerOptions;
+  readonly #workflows: ReadonlyMap<string, ServedWorkflow>;
+  #state: { store: HandlerStore; ownStore: boolean; registry: HandlerRegistry; app: Hono } | undefined;
+  #opening: Promise<void> | undefined;
+  #http: Server | undefined;
+
+  constructor(options: WorkflowServerOptions) {
+    this.#options = options;
+    this.#workflows = checkWorkflows(options.workflows);
+    const limit = options.bodyLimit;
+    if (limit !== undefined && !(Number.isSafeInteger(limit) && limit > 0))
+      throw new ConfigurationError(`bodyLimit is the largest request body in bytes, a whole number > 0; got ${String(limit)}.`, "bodyLimit", limit);
+    if (options.namespace !== undefined && !/^[A-Za-z0-9._-]{1,100}$/.test(options.namespace))
+      throw new ConfigurationError(
+        `namespace takes 1 to 100 letters, digits and ._-; got ${JSON.stringify(options.namespace)}.`,
+        "namespace",
+        options.namespace,
+      );
+    if (options.token !== undefined && !/^[A-Za-z0-9._~+/-]+=*$/.test(options.token))
+      throw new ConfigurationError(
+        "token must be a non-empty bearer token of letters, digits and ._~+/- (e.g. from `openssl rand -hex 32`).",
+        "token",
+        "(hidden)",
+      );
+  }
+
+  /** Opens the store and brings back the handlers it holds (unfinished ones continue). `listen` does it too. */
+  ready(): Promise<void> {
+    this.#opening ??= (async () => {
+      const given = this.#options.store;
+      const sessions = typeof given === "object" ? given : await openSessionStore(given ?? DEFAULT_SERVER_STORE);
+      const onError =
+        this.#options.onError ??
+        ((error: unknown, id: string) =>
+          process.stderr.write(`stepflow server: handler ${id} could not be saved: ${error instanceof Error ? error.message : String(error)}\n`));
+      const store = new HandlerStore(sessions, onError, this.#options.namespace);
+      const registry = new HandlerRegistry(this.#workflows, store);
+      await registry.restore();
+      const app = createApp(registry, this.#workflows, {
+        token: this.#options.token,
+        cors: this.#options.cors,
+        bodyLimit: this.#options.bodyLimit ?? 1024 * 1024,
+        webRoot: this.#options.webRoot || undefined,
+      });
+      this.#state = { store, ownStore: typeof given !== "object", registry, app };
+    })();
+    return this.#opening;
+  }
+
+  /** The Hono app (after `ready()`), to mount in an app of your own or call with `app.fetch(request)`. */
+  get app(): Hono {
+    return this.#opened().app;
+  }
+
+  /** Counts of runs in progress, handlers held and readers following streams (for monitoring and leak checks). */
+  stats(): { live: number; handlers: number; readers: number; waiters: number } {
+    return this.#opened().registry.stats();
+  }
+
+  /** Starts serving HTTP; resolves with the URL once listening. Port 0 picks a free port. */
+  async listen(options: { port?: number; host?: string } = {}): Promise<{ url: string; port: number }> {
+    await this.ready();
+    if (this.#http) throw new ConfigurationError("This server is listening already; close() it first.", "listen", undefined);
+    const host = options.host ?? "127.0.0.1";
+    const app = this.app;
+    const http = await new Promise<Server>((resolve, reject) => {
+      const server = serve({ fetch: app.fetch, port: options.port ?? 8787, hostname: host }, () => resolve(server as Server)) as Server;
+      server.once("error", reject);
+    });
+    this.#http = http;
+    const port = (http.address() as AddressInfo).port;
+    return { url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`, port };
+  }
+
+  /** Stops: runs in progress are saved to continue at the next start on this store, streams end, the port is freed. */
+  async close(): Promise<void> {
+    const state = this.#state;
+    if (state) await state.registry.close();
+    const http = this.#http;
+    this.#http = undefined;
+    if (http) {
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeIdleConnections();
+      });
+    }
+    if (state?.ownStore) await state.store.sessions.close();
+  }
+
+  #opened(): { store: HandlerStore; registry: HandlerRegistry; app: Hono } {
+    if (!this.#state) throw new ConfigurationError("The server is not open yet: await server.ready() or server.listen() first.", "ready", undefined);
+    return this.#state;
+  }
+}
+
+function checkWorkflows(workflows: WorkflowServerOptions["workflows"]): Map<string, ServedWorkflow> {
+  const map = new Map<string, ServedWorkflow>();
+  if (typeof workflows !== "object" || workflows === null || Object.keys(workflows).length === 0)
+    throw new ConfigurationError("workflows takes at least one workflow by name, like { agent }.", "workflows", workflows);
+  for (const [name, value] of Object.entries(workflows)) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name))
+      throw new ConfigurationError(`A workflow's name is used in URLs: letters, digits and ._- (up to 100); got ${JSON.stringify(name)}.`, "workflows", name);
+    const served = value instanceof Workflow ? { workflow: value } : value;
+    if (!(served?.workflow instanceof Workflow))
+      throw new ConfigurationError(`workflows.${name} must be a Workflow, or { workflow, description?, inputSchema?, events? }.`, `workflows.${name}`, value);
+    served.workflow.validate();
+    map.set(name, served);
+  }
+  return map;
+}

@@ -1,0 +1,55 @@
+/**
+ * Builds the web page (src/web/page/) into a directory the server serves: `index.html`, and
+ * `assets/` with the page's script (Mermaid split into chunks loaded on first use) and its
+ * style sheet. esbuild does it; it is a development dependency, so this runs when the package
+ * is built (`npm run build` → dist/web/) or when the server runs from a clone's sources.
+ */
+import { copyFile, mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { StepflowError } from "../core/errors.ts";
+
+/** The page's sources: next to this module in a clone (not shipped in the package). */
+export const PAGE_SOURCES = fileURLToPath(new URL("./page/", import.meta.url));
+
+/**
+ * The web page could not be built or found. @example `if (err instanceof WebPageError) console.error(err.message)`
+ */
+export class WebPageError extends StepflowError {
+  override name = "WebPageError";
+}
+
+/**
+ * Writes the bundled page into `outDir` (made if missing); `index.html` is written last, so a
+ * directory that has it is complete.
+ * @example await bundleWebPage("dist/web");
+ */
+export async function bundleWebPage(outDir: string, sources = PAGE_SOURCES): Promise<void> {
+  let esbuild: typeof import("esbuild");
+  try {
+    esbuild = await import("esbuild");
+  } catch (error) {
+    throw new WebPageError(
+      `Building the web page needs esbuild, a development dependency of stepflow, which is not installed here (${(error as Error).message}). Run npm install in the stepflow clone, or use the built package, whose page is prebuilt.`,
+      { cause: error },
+    );
+  }
+  const assets = join(outDir, "assets");
+  await mkdir(assets, { recursive: true });
+  await esbuild.build({
+    entryPoints: [join(sources, "main.ts")],
+    outdir: assets,
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    target: "es2022",
+    platform: "browser",
+    minify: true,
+    legalComments: "linked",
+    chunkNames: "chunk-[hash]",
+    tsconfig: join(sources, "tsconfig.json"),
+    logLevel: "error",
+  });
+  await copyFile(join(sources, "style.css"), join(assets, "style.css"));
+  await copyFile(join(sources, "index.html"), join(outDir, "index.html"));
+}

@@ -1,0 +1,182 @@
+/**
+ * The page's side of the server's HTTP API (same origin, relative URLs): JSON calls, and the
+ * event stream of a run read with fetch (not EventSource, which cannot send a bearer token),
+ * resumed after the last event seen when the connection drops.
+ */
+
+/** One recorded event of a run, as the server streams it. */
+export interface StreamedEvent {
+  readonly seq: number;
+  readonly type: string;
+  readonly data: Record<string, unknown>;
+  /** ISO time the server recorded it. */
+  readonly at: string;
+}
+
+export type HandlerStatus = "running" | "waiting" | "succeeded" | "failed" | "cancelled" | "timedOut";
+
+/** A run the server knows (`HandlerInfo`). */
+export interface HandlerInfo {
+  readonly id: string;
+  readonly workflow: string;
+  readonly runId: string;
+  readonly status: HandlerStatus;
+  readonly input: unknown;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly eventCount: number;
+  readonly result?: unknown;
+  readonly error?: { readonly name: string; readonly message: string };
+  readonly waitingFor?: readonly StreamedEvent[];
+}
+
+/** A registered workflow (`WorkflowInfo`). */
+export interface WorkflowInfo {
+  readonly name: string;
+  readonly description?: string;
+  readonly mermaid: string;
+  readonly steps: readonly { readonly name: string; readonly accepts: readonly string[]; readonly emits: readonly string[] }[];
+}
+
+/** The server answered with an error (`{ error: { code, message } }`). */
+export class ApiError extends Error {
+  override name = "ApiError";
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const TOKEN_KEY = "stepflow.token";
+
+/** Asked for when the server wants a bearer token; the page's shell sets how (a dialog). */
+let askToken: () => Promise<string | undefined> = async () => undefined;
+
+/** How the page asks the user for the server's token after a 401. */
+export function onTokenNeeded(ask: () => Promise<string | undefined>): void {
+  askToken = ask;
+}
+
+function headers(extra: Record<string, string> = {}): Record<string, string> {
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  return token ? { ...extra, authorization: `Bearer ${token}` } : extra;
+}
+
+/** A fetch that asks for the token once on 401 and tries again with it. */
+async function send(path: string, init: RequestInit = {}, extra: Record<string, string> = {}): Promise<Response> {
+  let response = await fetch(path, { ...init, headers: headers(extra) });
+  if (response.status === 401) {
+    const token = await askToken();
+    if (token) {
+      sessionStorage.setItem(TOKEN_KEY, token);
+      response = await fetch(path, { ...init, headers: headers(extra) });
+    }
+  }
+  return response;
+}
+
+async function json<T>(path: string, init: RequestInit = {}): Promise<T> {
+  const response = await send(
+    path,
+    init,
+    init.body === undefined ? { accept: "application/json" } : { accept: "application/json", "content-type": "application/json" },
+  );
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = text;
+  }
+  if (!response.ok) {
+    const message = (body as { error?: { message?: string } } | undefined)?.error?.message ?? (typeof body === "string" && body ? body : response.statusText);
+    throw new ApiError(response.status, `${response.status}: ${message}`);
+  }
+  return body as T;
+}
+
+const id = encodeURIComponent;
+
+export const api = {
+  workflows: () => json<{ workflows: WorkflowInfo[] }>("api/workflows").then((r) => r.workflows),
+  /** Starts a run; `continueFrom` (a finished run's id) continues its conversation. */
+  start: (workflow: string, input: unknown, continueFrom?: string) =>
+    json<HandlerInfo>(`api/workflows/${id(workflow)}/start`, { method: "POST", body: JSON.stringify(continueFrom ? { input, continueFrom } : { input }) }),
+  handlers: (limit = 50) => json<{ handlers: HandlerInfo[] }>(`api/handlers?limit=${limit}`).then((r) => r.handlers),
+  handler: (handlerId: string) => json<HandlerInfo>(`api/handlers/${id(handlerId)}`),
+  events: (handlerId: string) => json<{ events: StreamedEvent[] }>(`api/handlers/${id(handlerId)}/events?format=json`).then((r) => r.events),
+  context: (handlerId: string) => json<unknown>(`api/handlers/${id(handlerId)}/context`),
+  approve: (handlerId: string, approvalId: string, approved: boolean, reason?: string) =>
+    json<HandlerInfo>(`api/handlers/${id(handlerId)}/approvals`, {
+      method: "POST",
+      body: JSON.stringify(reason ? { approvalId, approved, reason } : { approvalId, approved }),
+    }),
+  cancel: (handlerId: string) => json<HandlerInfo>(`api/handlers/${id(handlerId)}/cancel`, { method: "POST" }),
+};
+
+/**
+ * Calls `onEvent` for each event of a run, from after `after`, until the run ends (resolves
+ * with its final status) or `signal` aborts. A dropped connection (a server restarting, say)
+ * is resumed from the last event seen, so no event is missed or shown twice.
+ */
+export async function followEvents(handlerId: string, onEvent: (event: StreamedEvent) => void, signal?: AbortSignal, after = 0): Promise<string | undefined> {
+  let last = after;
+  // About a minute of tries in all: long enough for a server to restart.
+  for (let attempt = 0; attempt < 12; attempt++) {
+    try {
+      const response = await send(`api/handlers/${id(handlerId)}/events?after=${last}`, { signal }, { accept: "text/event-stream" });
+      if (response.status === 204) return undefined;
+      if (!response.ok || !response.body) throw new ApiError(response.status, `${response.status}: the event stream could not be opened.`);
+      for await (const frame of sseFrames(response.body)) {
+        if (frame.event === "end") return (JSON.parse(frame.data) as { status?: string }).status;
+        const event = JSON.parse(frame.data) as StreamedEvent;
+        if (event.seq <= last) continue;
+        last = event.seq;
+        attempt = 0;
+        onEvent(event);
+      }
+    } catch (error) {
+      if (signal?.aborted || error instanceof ApiError) throw error;
+    }
+    // The connection dropped: try again after a pause that grows, from the last event seen.
+    await new Promise((resolve) => setTimeout(resolve, Math.min(8000, 250 * 2 ** attempt)));
+  }
+  throw new Error("The event stream kept breaking off; reload the page to try again.");
+}
+
+/** The frames of a server-sent event stream (`event`, `data`, `id`); comments are skipped. */
+async function* sseFrames(body: ReadableStream<Uint8Array>): AsyncGenerator<{ event: string; data: string; id?: string }> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  let frame: { event: string; data: string[]; id?: string } = { event: "message", data: [] };
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += decoder.decode(value, { stream: true });
+      let newline: number;
+      // A "\r" that ends the buffer may be the first half of "\r\n": wait for what follows.
+      while ((newline = buffer.search(/\r\n|\n|\r(?!$)/)) >= 0) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + (buffer.startsWith("\r\n", newline) ? 2 : 1));
+        if (line === "") {
+          if (frame.data.length > 0) yield { event: frame.event, data: frame.data.join("\n"), ...(frame.id === undefined ? {} : { id: frame.id }) };
+          frame = { event: "message", data: [] };
+          continue;
+        }
+        if (line.startsWith(":")) continue;
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+        if (field === "event") frame.event = value;
+        else if (field === "data") frame.data.push(value);
+        else if (field === "id") frame.id = value;
+      }
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}

@@ -1,0 +1,81 @@
+/** `stepflow serve` as a user starts it: from the sources, no key, the offline model. */
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { createInterface } from "node:readline";
+import { afterAll, expect, it } from "vitest";
+import { WorkflowClient } from "../../src/client/workflow-client.ts";
+import { REPO } from "../support/run-typescript.ts";
+
+const CLI = join(REPO, "src/cli/main.ts");
+// The server runs in a folder of its own (its default store is made there): tsx is named by path.
+const TSX = pathToFileURL(join(REPO, "node_modules/tsx/dist/loader.mjs")).href;
+const dir = mkdtempSync(join(tmpdir(), "stepflow-serve-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
+for (const name of ["OPENAI_API_KEY", "OPENAI_BASE_URL", "STEPFLOW_SERVER_TOKEN"]) delete env[name];
+
+it("prints the URL, answers with the offline model, and stops cleanly on SIGTERM", { timeout: 60_000 }, async () => {
+  const child = spawn(process.execPath, ["--import", TSX, CLI, "serve", "--port", "0"], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  try {
+    const line = await Promise.race([
+      new Promise<string>((resolve) => createInterface({ input: child.stdout }).once("line", resolve)),
+      exited.then((code) => Promise.reject(new Error(`stepflow serve exited (${code}) before listening: ${stderr}`))),
+    ]);
+    expect(line).toMatch(/^stepflow server listening on http:\/\/127\.0\.0\.1:\d+$/);
+    const client = new WorkflowClient({ baseUrl: line.replace("stepflow server listening on ", "") });
+    const done = await client.run("agent", { input: "What is (2123 + 2321) * 312?" });
+    expect(done.result).toMatchObject({ response: { content: "(2123 + 2321) * 312 = 1386528" } });
+    expect((await client.listWorkflows())[0]?.description).toBe("The function-calling agent with the calculator tools, on the offline demo model.");
+  } finally {
+    child.kill("SIGTERM");
+  }
+  expect(await exited).toBe(0);
+  expect(stderr).toContain("Stopping: runs in progress are saved and continue at the next start.");
+  // The default store is a SQLite file in the working directory.
+  expect(spawnSync("ls", [join(dir, ".stepflow")], { encoding: "utf8" }).stdout).toContain("server.db");
+});
+
+it("with --hr-demo, fires Lawson through the HR API once the DELETE is approved", { timeout: 60_000 }, async () => {
+  const child = spawn(process.execPath, ["--import", TSX, CLI, "serve", "--port", "0", "--store", "memory:", "--hr-demo"], {
+    cwd: dir,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  try {
+    const line = await Promise.race([
+      new Promise<string>((resolve) => createInterface({ input: child.stdout }).once("line", resolve)),
+      exited.then((code) => Promise.reject(new Error(`stepflow serve exited (${code}) before listening: ${stderr}`))),
+    ]);
+    const client = new WorkflowClient({ baseUrl: line.replace("stepflow server listening on ", "") });
+    const { id } = await client.start("agent", { input: "Fire Lawson" });
+    let asked: string | undefined;
+    for await (const ev of client.streamEvents(id)) {
+      if (ev.type !== "agent.ToolApprovalRequestEvent") continue;
+      expect(ev.data.toolCall).toMatchObject({ name: "call_rest_api", input: { method: "DELETE", path: "/api/users/7" } });
+      asked = String(ev.data.approvalId);
+      await client.approve(id, asked, true);
+    }
+    expect(asked).toBeDefined();
+    const done = await client.getHandler(id);
+    expect(done.result).toMatchObject({ response: { content: "Done: Michael Lawson (id 7) has been removed." } });
+  } finally {
+    child.kill("SIGTERM");
+  }
+  expect(await exited).toBe(0);
+  expect(stderr).toMatch(/HR demo API on http:\/\/127\.0\.0\.1:\d+: ask the agent to "Fire Lawson"/);
+});
+
+it("refuses a port that is not one, saying what it takes", () => {
+  const result = spawnSync(process.execPath, ["--import", TSX, CLI, "serve", "--port", "http"], { cwd: dir, env, encoding: "utf8" });
+  expect(result.status).toBe(2);
+  expect(result.stderr).toBe('stepflow: --port takes a port number from 0 to 65535 (0: any free port); got "http".\n');
+});

@@ -1,0 +1,65 @@
+/** Servers for the server tests: the offline agent, and an agent whose firing tool needs approval. */
+import { z } from "zod";
+import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
+import type { ScriptedReply, ScriptedReplyFn } from "../../src/llm/scripted-llm.ts";
+import { OfflineDemoLLM } from "../../src/llm/offline-model.ts";
+import { tool } from "../../src/tools/tool.ts";
+import { calculatorTools } from "../../workflows/tools/calculator.ts";
+import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+import { WorkflowServer } from "../../src/server/workflow-server.ts";
+import type { WorkflowServerOptions } from "../../src/server/workflow-server.ts";
+
+export const QUESTION = "What is (2123 + 2321) * 312?";
+
+/** An HR agent: the model asks to fire employee 7, which a human must approve, then says `finalText`. */
+export function firingAgent(
+  fired: number[],
+  replies: ScriptedReply[] | ScriptedReplyFn = [{ toolCalls: [{ name: "fire_employee", input: { id: 7 } }] }, { text: "Lawson has been let go." }],
+) {
+  const fireEmployee = tool({
+    name: "fire_employee",
+    description: "Remove an employee from the HR system.",
+    parameters: z.object({ id: z.number() }),
+    execute: ({ id }) => {
+      fired.push(id);
+      return `employee ${id} removed`;
+    },
+  });
+  return new FunctionCallingAgent({ llm: new ScriptedLLM(replies), tools: [fireEmployee], needsApproval: ["fire_employee"], timeout: null });
+}
+
+/** Starts a server on a free port of 127.0.0.1 with the offline agent (`agent`) and whatever else is given. */
+export async function startServer(options: Partial<WorkflowServerOptions> = {}): Promise<{ server: WorkflowServer; url: string }> {
+  const server = new WorkflowServer({
+    store: "memory:",
+    ...options,
+    workflows: {
+      agent: {
+        workflow: new FunctionCallingAgent({ llm: new OfflineDemoLLM(), tools: calculatorTools, timeout: null }),
+        description: "The offline agent.",
+        inputSchema: z.object({ input: z.string().min(1) }),
+      },
+      ...options.workflows,
+    },
+  });
+  const { url } = await server.listen({ port: 0, host: "127.0.0.1" });
+  return { server, url };
+}
+
+/** The frames of an SSE body: `{ id, event, data }` each. */
+export function sseFrames(text: string): { id?: string; event?: string; data: string }[] {
+  return text
+    .split("\n\n")
+    .filter((block) => block.trim() && !block.startsWith(":"))
+    .map((block) => {
+      const frame: { id?: string; event?: string; data: string } = { data: "" };
+      for (const line of block.split("\n")) {
+        const [field, ...rest] = line.split(":");
+        const value = rest.join(":").replace(/^ /, "");
+        if (field === "id") frame.id = value;
+        else if (field === "event") frame.event = value;
+        else if (field === "data") frame.data += value;
+      }
+      return frame;
+    });
+}

@@ -1,0 +1,44 @@
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { REPO } from "../support/run-typescript.ts";
+import { webPageDirectory } from "../../src/web/web-page.ts";
+
+/** Every file a built page refers to, from its HTML and the imports between its scripts, that is missing. */
+function missingFiles(dir: string): string[] {
+  const html = readFileSync(join(dir, "index.html"), "utf8");
+  const referenced = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string).filter((ref) => !ref.startsWith("data:"));
+  const missing = referenced.filter((ref) => !existsSync(join(dir, ref)));
+  const assets = join(dir, "assets");
+  for (const file of readdirSync(assets).filter((name) => name.endsWith(".js"))) {
+    const code = readFileSync(join(assets, file), "utf8");
+    for (const m of code.matchAll(/(?:from|import\()\s*"(\.\/[^"]+\.js)"/g)) if (!existsSync(join(assets, m[1] as string))) missing.push(`${file} → ${m[1]}`);
+  }
+  return missing;
+}
+
+describe("webPageDirectory", () => {
+  it("builds the page from the sources once per process, complete: the HTML's files and every chunk the scripts import", async () => {
+    const dir = await webPageDirectory();
+    expect(await webPageDirectory()).toBe(dir);
+    expect(dir.startsWith(join(REPO, "node_modules", ".cache", "stepflow-web"))).toBe(true);
+    const html = readFileSync(join(dir, "index.html"), "utf8");
+    expect(html).toContain('<script type="module" src="assets/main.js"></script>');
+    // Nothing from another site: every URL in the HTML is relative (or data:).
+    expect(html.match(/(?:src|href)="(?!assets\/|data:)[^"]*"/g)).toBeNull();
+    expect(missingFiles(dir)).toEqual([]);
+    // Mermaid is bundled: some chunk holds its flowchart renderer.
+    const chunks = readdirSync(join(dir, "assets")).filter((name) => name.startsWith("chunk-"));
+    expect(chunks.length).toBeGreaterThan(10);
+    expect(chunks.some((name) => readFileSync(join(dir, "assets", name), "utf8").includes("flowchart"))).toBe(true);
+  });
+
+  it("in the built package, is dist/web, complete", async () => {
+    const built = join(REPO, "dist", "src", "web", "web-page.js");
+    expect(existsSync(built), "npm test builds dist/ first (pretest); run npm run build").toBe(true);
+    const { webPageDirectory: fromDist } = (await import(built)) as { webPageDirectory: () => Promise<string> };
+    const dir = await fromDist();
+    expect(dir).toBe(join(REPO, "dist", "web"));
+    expect(missingFiles(dir)).toEqual([]);
+  });
+});
