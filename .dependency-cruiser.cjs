@@ -66,6 +66,20 @@ module.exports = {
       to: { path: "^src/(cli|server)/" },
     },
     {
+      name: "otel-on-the-core-only",
+      comment: "stepflow/otel turns the core's run observers into OpenTelemetry spans; it needs nothing else of stepflow, and nothing of stepflow needs it.",
+      severity: "error",
+      from: { path: "^src/otel/" },
+      to: { path: "^(src/(?!core/|otel/)|workflows/|events/)" },
+    },
+    {
+      name: "mcp-beside-tools",
+      comment: "stepflow/mcp makes tools of MCP servers' tools; it builds on the core and src/tools, never on LLMs, sessions, the agent or the CLI.",
+      severity: "error",
+      from: { path: "^src/mcp/" },
+      to: { path: "^(src/(?!core/|tools/|mcp/)|workflows/|events/)" },
+    },
+    {
       name: "web-page-is-browser-code",
       comment: "src/web/page/ runs in the browser and talks to the server over HTTP: it imports only itself and Mermaid, never Node code.",
       severity: "error",

@@ -5,6 +5,8 @@
 #   - installing it prints no warning, and its footprint is printed (packages, MB);
 #   - plain `node` runs an ES-module app (a workflow, the agent, a session store whose driver
 #     is not installed, a workflow-core program on stepflow/compat, a server and its client) and a require() one, and the installed `stepflow` command answers;
+#   - with their peer packages installed, stepflow/otel traces an agent run and stepflow/mcp
+#     gives the agent an MCP server's tools;
 #   - strict `tsc --noEmit` (exactOptionalPropertyTypes) passes with moduleResolution nodenext
 #     and bundler, and with skipLibCheck off finds nothing in stepflow's own declarations;
 #   - esbuild bundles run: with its default target, an app using the package's `@step` classes
@@ -20,6 +22,7 @@ cd "$(dirname "$0")/.."
 repo=$PWD
 fixtures=$repo/.ci/consumer
 TYPESCRIPT=5.9.3 TYPES_NODE=20.19.25 ESBUILD=0.28.2 PUBLINT=0.3.25 ATTW=0.18.5
+OTEL_API=1.9.1 OTEL_SDK=2.12.1 MCP_SDK=1.32.2 ZOD=^4.1.0
 
 work=$(mktemp -d /tmp/stepflow-consumer.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -83,6 +86,19 @@ if env -u OPENAI_API_KEY -u OPENAI_BASE_URL ./node_modules/.bin/stepflow "What i
 else
   fail "the stepflow command"; cat "$work/diff" "$work/err" "$work/out" >&2
 fi
+
+echo "== the optional integrations (stepflow/otel, stepflow/mcp) with their peers installed"
+integrations=$work/integrations
+mkdir -p "$integrations" && cd "$integrations"
+echo '{ "name": "consumer-integrations", "private": true, "type": "module" }' >package.json
+npm_install "$tarball" "@opentelemetry/api@$OTEL_API" "@opentelemetry/sdk-trace-base@$OTEL_SDK" "@modelcontextprotocol/sdk@$MCP_SDK" "zod@$ZOD" >"$work/integrations.log" 2>&1 || { cat "$work/integrations.log" >&2; exit 1; }
+cp "$fixtures/integrations.mjs" .
+cat >"$work/integrations.expected" <<'OUT'
+otel: chat offline-demo, execute_tool add, chat offline-demo, invoke_workflow FunctionCallingAgent
+mcp: Hello, Ada!
+OUT
+expect "node integrations.mjs (stepflow/otel and stepflow/mcp)" "$work/integrations.expected" node integrations.mjs
+cd "$app"
 
 echo "== TypeScript $TYPESCRIPT and esbuild $ESBUILD in the project"
 npm_install -D "typescript@$TYPESCRIPT" "@types/node@$TYPES_NODE" "esbuild@$ESBUILD" >"$work/tools.log" 2>&1 || { cat "$work/tools.log" >&2; exit 1; }

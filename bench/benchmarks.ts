@@ -23,6 +23,10 @@ export const BENCHMARKS = {
     title: "Sessions at scale: long sessions, and 250 / 500 / 1,000 sessions at once",
     run: async () => (await import("./sessions-scale.ts")).benchSessionsScale(),
   },
+  otel: {
+    title: "Tracing: the engine and offline agent turns without an observer, with no-op spans, and with spans recorded by the OpenTelemetry SDK",
+    run: async () => (await import("./otel.ts")).benchOtel(),
+  },
   server: {
     title: "Server: 200 SSE clients at once, one offline-model turn each, and 200 that hang up mid-stream",
     run: async () => (await import("./server.ts")).benchServer(),

@@ -12,6 +12,19 @@ export type { BackoffOptions, ErrorClass } from "./core/retry.ts";
 export { StepFailedEvent } from "./core/step-failed.ts";
 export { RunStartedEvent, StepStateChangedEvent, RunEndedEvent } from "./core/lifecycle.ts";
 export type { RunStatus, StepState } from "./core/lifecycle.ts";
+export { addRunObserver } from "./core/observer.ts";
+export type {
+  ObservedAttributes,
+  ObservedOperation,
+  ObservedRun,
+  ObservedStep,
+  OperationObservation,
+  RunEnd,
+  RunObservation,
+  RunObserver,
+  StepObservation,
+  StepOutcome,
+} from "./core/observer.ts";
 export { resource, isResource } from "./core/resource.ts";
 export type { Resource, ResourceCache, ResourceMap, ResourceValues } from "./core/resource.ts";
 export { Workflow } from "./core/workflow.ts";

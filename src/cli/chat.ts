@@ -3,12 +3,16 @@
  * a stored session. Ctrl-C cancels the turn in progress; at the prompt it quits.
  */
 import { createInterface } from "node:readline";
-import type { Readable } from "node:stream";
+import type { Interface } from "node:readline";
+import { Readable } from "node:stream";
 import { Context } from "../core/context.ts";
 import type { Event } from "../core/event.ts";
 import { WorkflowCancelledByUser } from "../core/errors.ts";
 import type { AgentInput, AgentResult, FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import type { Sessions } from "../sessions/sessions.ts";
+import { ToolApprovalEvent, ToolApprovalRequestEvent as ToolApprovalRequestEventClass } from "../../events/index.ts";
+import type { ToolApprovalRequestEvent } from "../../events/index.ts";
+import { LineQueue, askApproval } from "./approval-prompt.ts";
 import { renderTurn } from "./render.ts";
 import type { Terminal } from "./render.ts";
 
@@ -29,6 +33,7 @@ export interface ChatOptions {
 interface Turn extends PromiseLike<AgentResult> {
   streamEvents(): AsyncIterable<Event>;
   cancel(): void;
+  sendEvent(event: Event): void;
 }
 
 /** A conversation in memory (one Context) or in a stored session. */
@@ -40,7 +45,9 @@ class Conversation {
 
   turn(input: string): Turn {
     const { sessions, sessionId, agent } = this.options;
-    return sessions && sessionId !== undefined ? sessions.run(sessionId, { input }) : agent.run({ input }, { ctx: this.#ctx });
+    if (sessions && sessionId !== undefined) return sessions.run(sessionId, { input });
+    const handler = agent.run({ input }, { ctx: this.#ctx });
+    return Object.assign(handler, { sendEvent: (event: Event) => handler.ctx.sendEvent(event) });
   }
 
   async reset(): Promise<string> {
@@ -56,17 +63,52 @@ class Conversation {
 
 /**
  * Asks one question: streams the answer to stdout, or prints `{ response, sources }` with `json`.
+ * A tool call the agent must have approved is asked on the terminal, its answer read from
+ * `input` (stdin); without `input`, or once it has ended, such calls are refused.
  * @example await ask("What is (2123 + 2321) * 312?", { agent, term, json: false });
  */
-export async function ask(question: string, options: ChatOptions & { readonly json: boolean }): Promise<void> {
+export async function ask(question: string, options: ChatOptions & { readonly json: boolean; readonly input?: Readable }): Promise<void> {
   const turn = new Conversation(options).turn(question);
-  if (options.json) {
-    const result = await turn;
-    options.term.out.write(`${JSON.stringify(result, null, 2)}\n`);
-    return;
+  let lines: LineQueue | undefined;
+  const approve = async (request: ToolApprovalRequestEvent) => {
+    // Made at the first question only: a one-shot answer that needs no approval leaves stdin alone.
+    lines ??= new LineQueue(readerOf(options.input, options.term));
+    const answer = await askApproval(request, { term: options.term, lines, interactive: isTTY(options.input), tools: options.agent.tools });
+    turn.sendEvent(new ToolApprovalEvent({ approvalId: request.approvalId, ...answer }));
+  };
+  try {
+    if (options.json) {
+      // Nothing is rendered, but approvals are still asked (on stderr).
+      for await (const ev of turn.streamEvents()) if (isApprovalRequest(ev)) await approve(ev);
+      const result = await turn;
+      options.term.out.write(`${JSON.stringify(result, null, 2)}\n`);
+      return;
+    }
+    await renderTurn(turn.streamEvents(), options.term, approve);
+    await turn;
+  } finally {
+    lines?.rl.close();
   }
-  await renderTurn(turn.streamEvents(), options.term);
-  await turn;
+}
+
+const isTTY = (input: Readable | undefined) => Boolean((input as { isTTY?: boolean } | undefined)?.isTTY);
+
+function readerOf(input: Readable | undefined, term: Terminal): Interface {
+  const interactive = isTTY(input);
+  return createInterface({
+    input: input ?? emptyInput(),
+    output: interactive ? (term.out as NodeJS.WritableStream) : undefined,
+    terminal: interactive,
+  });
+}
+
+async function* nothing(): AsyncGenerator<string> {}
+function emptyInput(): Readable {
+  return Readable.from(nothing());
+}
+
+function isApprovalRequest(ev: Event): ev is ToolApprovalRequestEvent {
+  return ev instanceof ToolApprovalRequestEventClass;
 }
 
 /**
@@ -78,8 +120,11 @@ export async function chat(options: ChatOptions, input: Readable): Promise<numbe
   const { term } = options;
   const interactive = Boolean((input as { isTTY?: boolean }).isTTY);
   const rl = createInterface({ input, output: interactive ? (term.out as NodeJS.WritableStream) : undefined, terminal: interactive });
+  // The chat's messages and the answers to approval questions come from the same lines.
+  const lines = new LineQueue(rl);
   const conversation = new Conversation(options);
   let current: Turn | undefined;
+  let cancelTurn: AbortController | undefined;
   let failed = 0;
   const failedTurn = (error: unknown) => {
     if (!options.report) throw error;
@@ -87,15 +132,20 @@ export async function chat(options: ChatOptions, input: Readable): Promise<numbe
     failed++;
   };
   rl.on("SIGINT", () => {
-    if (current) current.cancel();
-    else rl.close();
+    if (current) {
+      current.cancel();
+      cancelTurn?.abort(); // an approval question waiting for its answer is answered no
+    } else rl.close();
   });
+  const prompt = () => {
+    rl.setPrompt((term.outColors ?? term.colors).bold("you › ")); // the prompt is written to `out`; an approval question changes it
+    rl.prompt();
+  };
   if (interactive) {
     term.err.write(term.colors.dim("Type a message; /reset starts over, /exit (or Ctrl-C) quits.\n"));
-    rl.setPrompt((term.outColors ?? term.colors).bold("you › ")); // the prompt is written to `out`
-    rl.prompt();
+    prompt();
   }
-  for await (const raw of rl) {
+  for (let raw = await lines.next(); raw !== undefined; raw = await lines.next()) {
     const line = raw.trim();
     if (line === "/exit" || line === "/quit") break;
     if (line === "/reset") {
@@ -105,18 +155,24 @@ export async function chat(options: ChatOptions, input: Readable): Promise<numbe
         failedTurn(error); // e.g. the session store is unreachable
       }
     } else if (line !== "") {
-      current = conversation.turn(line);
+      const turn = (current = conversation.turn(line));
+      const cancelled = (cancelTurn = new AbortController()).signal;
+      const approve = async (request: ToolApprovalRequestEvent) => {
+        const answer = await askApproval(request, { term, lines, interactive, tools: options.agent.tools, signal: cancelled });
+        if (!cancelled.aborted) turn.sendEvent(new ToolApprovalEvent({ approvalId: request.approvalId, ...answer }));
+      };
       try {
-        await renderTurn(current.streamEvents(), term);
-        await current;
+        await renderTurn(turn.streamEvents(), term, approve);
+        await turn;
       } catch (error) {
         if (error instanceof WorkflowCancelledByUser) term.err.write(term.colors.yellow("(cancelled)\n"));
         else failedTurn(error);
       } finally {
         current = undefined;
+        cancelTurn = undefined;
       }
     }
-    if (interactive) rl.prompt();
+    if (interactive) prompt();
   }
   rl.close();
   return failed;

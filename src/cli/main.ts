@@ -23,6 +23,7 @@ import { askOnDbos, databaseOption, runWorker } from "./dbos.ts";
 import type { ChatOptions } from "./chat.ts";
 import { NoSuchSessionError, UsageError } from "./errors.ts";
 import { packageVersion } from "./version.ts";
+import { API_AUTHORIZATION, restApiSetup } from "./rest-api-setup.ts";
 import { chooseProvider } from "./provider.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
@@ -42,6 +43,10 @@ interface MainOptions {
   store?: string;
   runtime?: "inprocess" | "dbos";
   database?: string;
+  openapi?: string;
+  api?: string;
+  hrDemo?: boolean;
+  toolPerOperation?: boolean;
 }
 
 /**
@@ -60,8 +65,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   let verbose = argv.includes("--verbose") || argv.includes("-v");
   let provider: Provider | undefined;
   let code = 0;
-  // Nothing printed may hold the key: a server may echo it in an error, a stack may carry it.
-  const redact = secretRedactor([env.OPENAI_API_KEY?.trim()]);
+  // Nothing printed may hold a key: a server may echo it in an error, a stack may carry it.
+  const redact = secretRedactor([env.OPENAI_API_KEY?.trim(), env[API_AUTHORIZATION]?.trim()]);
   // An error may quote a server or a model: its text is made as safe to print as their replies.
   const fail = (message: string) => term.err.write(`${term.colors.red("stepflow:")} ${terminalSafe(redact(message))}\n`);
   /** One line for any failure (and its stack trace with --verbose); the exit code it means. */
@@ -94,6 +99,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       new Option("--runtime <kind>", "where the question runs: in this process, or durably on DBOS workers (stepflow worker)").choices(["inprocess", "dbos"]),
     )
     .option("--database <url>", "with --runtime dbos: the workers' PostgreSQL, postgres://… (default DATABASE_URL)")
+    .option("--openapi <file-or-url>", "give the chat a REST API tool for this OpenAPI document (JSON or YAML); calls that change data ask you first")
+    .option("--api <url>", `the REST API's base URL (with --openapi, or alone); ${API_AUTHORIZATION} is sent as its authorization header`)
+    .option("--hr-demo", "start the bundled HR demo API locally and chat with it (try: Fire Lawson)")
+    .option("--tool-per-operation", "with --openapi or --hr-demo: one tool per API operation instead of one call_rest_api tool")
     .version(VERSION, "-V, --version", "print the version")
     .showSuggestionAfterError(true)
     .exitOverride()
@@ -108,17 +117,26 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       if (options.runtime === "dbos") {
         if (words.length === 0) throw new UsageError(`--runtime dbos asks one question: ${command} --runtime dbos --database postgres://… "What is 2 + 2?"`);
         if (options.session !== undefined) throw new UsageError("--session does not go with --runtime dbos: each question is a durable run of its own.");
+        if (options.openapi !== undefined || options.api !== undefined || options.hrDemo)
+          throw new UsageError("--openapi, --api and --hr-demo do not go with --runtime dbos: the workers run the agent with the calculator tools.");
         const database = databaseOption(options.database, env, command, "--runtime dbos");
         return askOnDbos(words.join(" "), { database, term, json: options.json ?? false });
       }
       if (options.database !== undefined)
         throw new UsageError(`--database goes with --runtime dbos: ${command} --runtime dbos --database ${options.database} "…"`);
       provider = chooseProvider({ llm: options.llm, model: options.model, env });
+      const api = await restApiSetup(
+        { openapi: options.openapi, api: options.api, hrDemo: options.hrDemo, toolPerOperation: options.toolPerOperation },
+        env,
+        command,
+      );
       const agent = new FunctionCallingAgent({
         llm: provider.llm,
-        tools: calculatorTools,
-        systemPrompt: SYSTEM_PROMPT,
-        timeout: 300,
+        tools: [...calculatorTools, ...(api?.tools ?? [])],
+        systemPrompt: api ? `${SYSTEM_PROMPT} Use the REST API tools for ${api.about}; look things up before you change them.` : SYSTEM_PROMPT,
+        // A turn may wait for the user's answer to an approval question: no run timeout then.
+        timeout: api ? null : 300,
+        ...(api ? { needsApproval: api.needsApproval } : {}),
         verbose,
         log: (line) => term.err.write(`${term.colors.dim(redact(line))}\n`),
       });
@@ -133,12 +151,14 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       } else {
         term.err.write(term.colors.dim(`Using ${provider.label}.\n`));
       }
+      if (api) term.err.write(term.colors.dim(`${api.banner}\n`));
       try {
-        if (words.length > 0) await ask(words.join(" "), { ...chatOptions, json: options.json ?? false });
+        if (words.length > 0) await ask(words.join(" "), { ...chatOptions, json: options.json ?? false, input: process.stdin });
         // A failed turn is reported and the chat goes on; the exit code says whether any failed.
         else if ((await chat({ ...chatOptions, report }, process.stdin)) > 0) code = 1;
       } finally {
         await store?.close();
+        await api?.close();
       }
     });
 

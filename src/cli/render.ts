@@ -5,7 +5,7 @@
 import type pc from "picocolors";
 
 type Colors = ReturnType<typeof pc.createColors>;
-import { FunctionOutputEvent, StreamEvent, ToolCallEvent } from "../../events/index.ts";
+import { FunctionOutputEvent, StreamEvent, ToolApprovalRequestEvent, ToolCallEvent } from "../../events/index.ts";
 import type { Event } from "../core/event.ts";
 import { TerminalTextFilter, terminalSafe } from "./terminal-text.ts";
 
@@ -47,12 +47,13 @@ class StatusLine {
 }
 
 /**
- * Writes a turn's events as they stream; returns once the stream ends.
+ * Writes a turn's events as they stream; returns once the stream ends. A tool call that needs
+ * the user's yes is handed to `approve`, which asks and answers before the turn goes on.
  * @example
  * await renderTurn(handler.streamEvents(), terminal);
  * const result = await handler;
  */
-export async function renderTurn(events: AsyncIterable<Event>, term: Terminal): Promise<void> {
+export async function renderTurn(events: AsyncIterable<Event>, term: Terminal, approve?: (request: ToolApprovalRequestEvent) => Promise<void>): Promise<void> {
   const status = new StatusLine(term);
   const c = term.colors;
   let atLineStart = true;
@@ -81,6 +82,12 @@ export async function renderTurn(events: AsyncIterable<Event>, term: Terminal): 
         const result = terminalSafe(content);
         term.err.write(`${c.dim("  ↳")} ${c.bold(terminalSafe(toolName))}${c.dim(`(${args})`)} ${c.dim("→")} ${isError ? c.red(result) : c.green(result)}\n`);
         status.show("thinking…");
+      } else if (ev instanceof ToolApprovalRequestEvent && approve) {
+        status.clear();
+        if (!atLineStart) term.out.write("\n");
+        atLineStart = true;
+        await approve(ev);
+        status.show(`running ${terminalSafe(ev.toolCall.name)}…`);
       }
     }
   } finally {

@@ -33,6 +33,8 @@ import type { Delivery, RestoredRun } from "./saved-run.ts";
 import type { Journal } from "./journal/types.ts";
 import type { SavedRun } from "./context-format.ts";
 import { describeValue } from "./user-text.ts";
+import { observeRun, observing } from "./observer.ts";
+import type { RunObservation, StepObservation } from "./observer.ts";
 
 /** How a run ended. */
 export type RunOutcome = { readonly ok: true; readonly stop: StopEvent } | { readonly ok: false; readonly error: unknown };
@@ -173,6 +175,8 @@ export class Run {
   // comes already aborted, with the recorded reason.
   #signalGiven = false;
   #abortReason: { readonly reason: unknown } | undefined;
+  /** What run observers (tracing) follow of this run; `undefined` when none does. */
+  #observation: RunObservation | undefined;
   /** `settings.lifecycleEvents`, read once: it is checked at every step execution. */
   readonly #lifecycle: boolean;
   /** Values of resources cached for this run. */
@@ -284,6 +288,7 @@ export class Run {
   #start(restored: boolean): void {
     this.#started = true;
     if (this.settings.lifecycleEvents) this.stream.push(new RunStartedEvent({ runId: this.id, workflow: this.settings.workflowName, resumed: restored }));
+    if (observing()) this.#observation = observeRun({ runId: this.id, workflow: this.settings.workflowName, resumed: restored });
     const timeout = this.settings.timeout;
     if (timeout !== null) {
       this.#cancelTimeout = startTimer(timeout, () => {
@@ -570,26 +575,33 @@ export class Run {
     // Read only for steps that retry: a clock read per execution would cost the hot path.
     const startedAt = step.retry ? performance.now() : 0;
     const lifecycle = this.#lifecycle;
+    let observed: StepObservation | undefined;
     let attempts = 1;
     for (; ; attempts++) {
       if (attempts > 1) execution.retried = true;
       this.settings.log?.(`Running step ${step.name}`);
       if (lifecycle) this.#stepState(step, event, "started", attempts);
+      observed = this.#observation?.stepStarted({
+        runId: this.id,
+        step: step.name,
+        attempt: attempts,
+        inputEvent: eventTypeName(event.constructor as EventClass),
+      });
       try {
-        if (step.resources === undefined && step.timeout === null) output = await step.handler(ctx, event, NO_RESOURCES);
-        else {
-          const resources = step.resources ? await resolveResources(step.resources, this.#resources, this.graph.resourceCache) : NO_RESOURCES;
-          output = step.timeout === null ? await step.handler(ctx, event, resources) : await this.#withStepTimeout(step, ctx, event, resources);
-        }
+        if (observed) output = await observed.run(() => this.#invoke(step, ctx, event));
+        else if (step.resources === undefined && step.timeout === null) output = await step.handler(ctx, event, NO_RESOURCES);
+        else output = await this.#invoke(step, ctx, event);
         break;
       } catch (error) {
-        if (this.#done) return;
+        if (this.#done) return observed?.ended({ ok: false, error, willRetry: false });
         let delay: number | null;
         try {
           delay = retryDelay(step, attempts, error, (performance.now() - startedAt) / 1000);
         } catch (policyError) {
+          observed?.ended({ ok: false, error, willRetry: false });
           return this.fail(policyError); // a retry function that throws or returns nonsense
         }
+        observed?.ended({ ok: false, error, willRetry: delay !== null });
         if (lifecycle) this.#stepState(step, event, "failed", attempts, { error: errorMessage(error), willRetry: delay !== null });
         if (delay === null && this.#recover(slot, event, execution, attempts, error)) return;
         if (delay === null)
@@ -607,6 +619,7 @@ export class Run {
         if (this.#done) return;
       }
     }
+    observed?.ended(isEvent(output) ? { ok: true, outputEvent: eventTypeName(output.constructor as EventClass) } : { ok: true });
     slot.inFlight.splice(slot.inFlight.indexOf(execution), 1);
     execution.ended = true;
     // An execution that ends with a wait still pending (not awaited) gave its worker back already.
@@ -672,6 +685,13 @@ export class Run {
     );
   }
 
+  /** Calls the step's handler with its resources and under its timeout, if it has them. */
+  async #invoke(step: StepDefinition, ctx: Context, event: Event): Promise<unknown> {
+    if (step.resources === undefined && step.timeout === null) return step.handler(ctx, event, NO_RESOURCES);
+    const resources = step.resources ? await resolveResources(step.resources, this.#resources, this.graph.resourceCache) : NO_RESOURCES;
+    return step.timeout === null ? step.handler(ctx, event, resources) : this.#withStepTimeout(step, ctx, event, resources);
+  }
+
   #withStepTimeout(step: StepDefinition, ctx: Context, event: Event, resources: Record<string, unknown>): Promise<unknown> {
     const seconds = step.timeout as number;
     return new Promise((resolve, reject) => {
@@ -724,6 +744,7 @@ export class Run {
     }
     this.#waiters = [];
     if (this.settings.lifecycleEvents) this.stream.push(runEnded(this.id, outcome));
+    this.#observation?.runEnded(outcome.ok ? { status: "succeeded" } : { status: runStatus(outcome.error), error: outcome.error });
     this.stream.close();
     this.#settle(outcome);
   }
@@ -736,8 +757,12 @@ const RUN_FINISHED = new WorkflowRuntimeError("The run has finished.");
 function runEnded(runId: string, outcome: RunOutcome): RunEndedEvent {
   if (outcome.ok) return new RunEndedEvent({ runId, status: "succeeded" });
   const error = outcome.error;
-  const status: RunStatus = error instanceof WorkflowCancelledByUser ? "cancelled" : error instanceof WorkflowTimeoutError ? "timedOut" : "failed";
+  const status = runStatus(error);
   return new RunEndedEvent({ runId, status, error: { name: error instanceof Error ? error.name : typeof error, message: errorMessage(error) } });
+}
+
+function runStatus(error: unknown): RunStatus {
+  return error instanceof WorkflowCancelledByUser ? "cancelled" : error instanceof WorkflowTimeoutError ? "timedOut" : "failed";
 }
 
 function errorMessage(error: unknown): string {

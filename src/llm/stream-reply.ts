@@ -3,6 +3,8 @@
  * it streams, and its tool calls complete.
  */
 import type { BaseTool, ChatMessage, ToolCall, ToolCallLLM } from "@llamaindex/core/llms";
+import { observeOperation, observing } from "../core/observer.ts";
+import type { ObservedAttributes } from "../core/observer.ts";
 import { usageOf } from "./token-usage.ts";
 import type { TokenUsage } from "./token-usage.ts";
 
@@ -12,6 +14,7 @@ import type { TokenUsage } from "./token-usage.ts";
  * the signal's reason when `signal` aborts meanwhile, so that a cut-off reply is never taken
  * for a whole one (the OpenAI SDK ends an aborted stream quietly). `onUsage` gets the token
  * usage the server reported in a chunk's `raw` (OpenAI's last chunk, with `include_usage`), if any.
+ * The call is a `chat {model}` operation for run observers (`stepflow/otel`).
  * @example
  * const reply = await streamReply(llm, history, tools, ctx.signal, (delta) => process.stdout.write(delta));
  */
@@ -23,6 +26,39 @@ export async function streamReply(
   onDelta: (delta: string) => void,
   onUsage?: (usage: TokenUsage) => void,
 ): Promise<ChatMessage> {
+  const model = llm.metadata.model;
+  const operation = observeOperation({
+    kind: "llm",
+    name: `chat ${model}`,
+    attributes: {
+      "gen_ai.operation.name": "chat",
+      "gen_ai.provider.name": providerName(llm),
+      "gen_ai.request.model": model,
+      "gen_ai.request.temperature": llm.metadata.temperature,
+    },
+  });
+  // Raw chunks are read only for an observer: the stream's hot loop stays as it was otherwise.
+  const seen: ResponseFacts | undefined = observing() ? {} : undefined;
+  try {
+    const report = seen ? (usage: TokenUsage) => ((seen.usage = usage), onUsage?.(usage)) : onUsage;
+    const message = await gather(llm, messages, tools, signal, onDelta, report, seen);
+    if (seen) operation.end(responseAttributes(seen, message));
+    return message;
+  } catch (error) {
+    operation.end(seen && responseAttributes(seen), error);
+    throw error;
+  }
+}
+
+async function gather(
+  llm: ToolCallLLM,
+  messages: ChatMessage[],
+  tools: readonly BaseTool[],
+  signal: AbortSignal,
+  onDelta: (delta: string) => void,
+  onUsage: ((usage: TokenUsage) => void) | undefined,
+  seen: ResponseFacts | undefined,
+): Promise<ChatMessage> {
   // An LLM that can abort a request (stepflow's OpenAI) gets the signal: an aborted run closes its request.
   const options = (llm as { supportsAbortSignal?: boolean }).supportsAbortSignal === true ? { additionalChatOptions: { signal } } : {};
   let content = "";
@@ -30,6 +66,7 @@ export async function streamReply(
   const calls = new Map<string, ToolCall>();
   for await (const chunk of await llm.chat({ messages, tools: tools as BaseTool[], stream: true, ...options })) {
     if (signal.aborted) break;
+    if (seen && chunk.raw) noteRaw(chunk.raw, seen);
     if (chunk.delta) {
       content += chunk.delta;
       onDelta(chunk.delta);
@@ -43,4 +80,48 @@ export async function streamReply(
   if (signal.aborted) throw signal.reason;
   const toolCalls = [...calls.values()];
   return toolCalls.length > 0 ? { role: "assistant", content, options: { toolCall: toolCalls } } : { role: "assistant", content };
+}
+
+/** What the server said about its response, read from OpenAI-style raw chunks when they carry it. */
+interface ResponseFacts {
+  id?: string;
+  model?: string;
+  finishReasons?: string[];
+  usage?: TokenUsage;
+}
+
+function noteRaw(raw: object, seen: ResponseFacts): void {
+  const part = raw as {
+    id?: unknown;
+    model?: unknown;
+    choices?: { finish_reason?: unknown }[];
+  };
+  if (typeof part.id === "string") seen.id = part.id;
+  if (typeof part.model === "string") seen.model = part.model;
+  for (const choice of Array.isArray(part.choices) ? part.choices : []) {
+    if (typeof choice?.finish_reason === "string") (seen.finishReasons ??= []).push(choice.finish_reason);
+  }
+}
+
+function responseAttributes(seen: ResponseFacts, message?: ChatMessage): ObservedAttributes {
+  const calls = (message?.options as { toolCall?: unknown[] } | undefined)?.toolCall?.length ?? 0;
+  return {
+    "gen_ai.response.id": seen.id,
+    "gen_ai.response.model": seen.model,
+    // A server that does not say gets the reason the reply itself shows.
+    "gen_ai.response.finish_reasons": seen.finishReasons ?? (message ? [calls > 0 ? "tool_calls" : "stop"] : undefined),
+    "gen_ai.usage.input_tokens": seen.usage?.promptTokens,
+    "gen_ai.usage.output_tokens": seen.usage?.completionTokens,
+    "gen_ai.usage.cache_read.input_tokens": seen.usage?.cachedTokens,
+  };
+}
+
+/** `gen_ai.provider.name`: the well-known names for the clients people use, else the LLM's class name. */
+function providerName(llm: ToolCallLLM): string {
+  const name = llm.constructor.name;
+  if (/openai/i.test(name)) return "openai";
+  if (/anthropic/i.test(name)) return "anthropic";
+  if (/ollama/i.test(name)) return "ollama";
+  if (/gemini/i.test(name)) return "gcp.gemini";
+  return name;
 }

@@ -95,6 +95,14 @@ export class SessionTurn<R> implements PromiseLike<R> {
     };
   }
 
+  /** Sends `event` to the turn's run (a human's answer, say), once it has started. @example `turn.sendEvent(new ToolApprovalEvent({ approvalId, approved: true }))` */
+  sendEvent(event: Event): void {
+    void this.#handler.then(
+      (box) => box.handler.ctx.sendEvent(event),
+      () => {},
+    );
+  }
+
   /** Cancels the turn; the stored session stays as it was. */
   cancel(): void {
     void this.#handler.then(

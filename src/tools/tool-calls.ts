@@ -10,6 +10,7 @@ import { z } from "zod";
 import { checkTimeout, startTimer } from "../core/timers.ts";
 import { startingToolCall } from "./current-tool-call.ts";
 import { zodSchemaOf } from "./tool.ts";
+import { observeOperation, observing } from "../core/observer.ts";
 import type { ArgumentSchema } from "./tool.ts";
 
 /** What one tool call produced: kept in `sources` and sent back to the model as `content`. */
@@ -76,6 +77,41 @@ export function checkToolTimeout(option: string, seconds: number): number {
  * source.content; // "4444"
  */
 export function runToolCall(call: ToolCall, tools: readonly BaseTool[], options: RunToolCallOptions = {}): ToolSource | Promise<ToolSource> {
+  if (!observing()) return runCall(call, tools, options);
+  const operation = observeOperation({
+    kind: "tool",
+    name: `execute_tool ${call.name}`,
+    attributes: {
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": call.name,
+      "gen_ai.tool.call.id": call.id,
+      "gen_ai.tool.type": "function",
+      "gen_ai.tool.description": findTool(tools, call.name)?.metadata.description,
+    },
+  });
+  // The model reads a failure as the call's result; a trace shows it as the span's error.
+  const ended = (source: ToolSource): ToolSource => (operation.end({}, source.isError ? new ToolCallFailure(source.content) : undefined), source);
+  let result: ToolSource | Promise<ToolSource>;
+  try {
+    result = runCall(call, tools, options);
+  } catch (error) {
+    operation.end({}, error);
+    throw error;
+  }
+  return result instanceof Promise
+    ? result.then(ended, (error: unknown) => {
+        operation.end({}, error);
+        throw error;
+      })
+    : ended(result);
+}
+
+/** A tool call that failed, as a trace records it (the model read `message` as the call's result). */
+class ToolCallFailure extends Error {
+  override name = "ToolCallFailure";
+}
+
+function runCall(call: ToolCall, tools: readonly BaseTool[], options: RunToolCallOptions): ToolSource | Promise<ToolSource> {
   const timeout = options.timeout === undefined ? 60 : checkToolTimeout("timeout", options.timeout);
   // The run ended before the call could start (cancelled, timed out): it does not start now.
   if (options.signal?.aborted) return failure(call, `Encountered error in tool call: ${call.name} was not run: the run ended.`);

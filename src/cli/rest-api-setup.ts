@@ -1,0 +1,146 @@
+/**
+ * The REST API the chat may call: `--openapi <file-or-url>` with `--api <base URL>`, or
+ * `--hr-demo`, which starts the bundled HR API on 127.0.0.1. Either gives the agent the
+ * `call_rest_api` tool, and every call that is not a GET asks the user first.
+ */
+import { readFile } from "node:fs/promises";
+import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
+import { parse as parseYaml } from "yaml";
+import { changesData, openApiTools, restApiTool } from "../../workflows/tools/rest-api.ts";
+import type { OpenApiDocument } from "../../workflows/tools/openapi.ts";
+import { hrOpenApi, startHrApiServer } from "../../workflows/demo/hr-api-server.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import { maskCredentials, quoteInput } from "../core/user-text.ts";
+import { UsageError } from "./errors.ts";
+
+/** The command-line options this reads. @example `{ openapi: "hr.yaml", api: "http://127.0.0.1:8080" }` */
+export interface RestApiFlags {
+  readonly openapi?: string | undefined;
+  readonly api?: string | undefined;
+  readonly hrDemo?: boolean | undefined;
+  /** One tool per operation of the document (`openApiTools`) instead of the one `call_rest_api` tool. */
+  readonly toolPerOperation?: boolean | undefined;
+}
+
+/** The REST tool and what goes with it. @example `const api = await restApiSetup(flags, env); tools.push(...api.tools);` */
+export interface RestApiSetup {
+  readonly tools: BaseTool[];
+  /** For the system prompt: which API the tool reaches. */
+  readonly about: string;
+  /** One line for the user at start. */
+  readonly banner: string;
+  /** Values to hide in everything printed (the API's authorization). */
+  readonly secrets: string[];
+  /** The agent's `needsApproval`: every call of the API's tools but a GET. */
+  readonly needsApproval: (call: ToolCall) => boolean;
+  /** Stops what was started (the demo API). */
+  close(): Promise<void>;
+}
+
+/** The variable whose value goes as the `authorization` header of every API request, never shown. */
+export const API_AUTHORIZATION = "STEPFLOW_API_AUTHORIZATION";
+
+/**
+ * The REST API the flags ask for, or `undefined` when they ask for none; a `UsageError` for
+ * flags that cannot work.
+ * @example const api = await restApiSetup({ hrDemo: true }, process.env);
+ */
+export async function restApiSetup(flags: RestApiFlags, env: NodeJS.ProcessEnv, command = "npm start --"): Promise<RestApiSetup | undefined> {
+  if (flags.hrDemo) {
+    if (flags.openapi !== undefined || flags.api !== undefined)
+      throw new UsageError(`--hr-demo starts its own API: drop --openapi and --api, or drop --hr-demo (${command} --openapi spec.json --api URL).`);
+    const hr = await startHrApiServer();
+    const openApi = hrOpenApi as unknown as OpenApiDocument;
+    const tools = flags.toolPerOperation ? openApiTools({ openApi, baseURL: hr.baseURL }) : [restApiTool({ baseURL: hr.baseURL, openApi })];
+    return {
+      tools,
+      needsApproval: changesData(tools),
+      about: `the HR API of the company's employees (${hr.baseURL})`,
+      banner: `HR demo API at ${hr.baseURL} (${hr.users.length} employees; it forgets changes when the command ends). Try: "Fire Lawson" — you approve the DELETE.`,
+      secrets: [],
+      close: () => hr.close(),
+    };
+  }
+  if (flags.openapi === undefined && flags.api === undefined) return undefined;
+  const document = flags.openapi === undefined ? undefined : await loadOpenApi(flags.openapi);
+  const baseURL = flags.api ?? absoluteServer(document, flags.openapi);
+  if (baseURL === undefined)
+    throw new UsageError(
+      `--openapi ${flags.openapi ?? ""} needs --api <base URL>: the document names no absolute server URL. Example: ${command} --openapi spec.json --api http://127.0.0.1:8080`,
+    );
+  const authorization = env[API_AUTHORIZATION]?.trim() || undefined;
+  if (flags.toolPerOperation && !document) throw new UsageError(`--tool-per-operation needs --openapi: the tools are made from the document's operations.`);
+  let tools: BaseTool[];
+  try {
+    const headers = authorization ? { headers: { authorization } } : {};
+    tools =
+      flags.toolPerOperation && document
+        ? openApiTools({ openApi: document, baseURL, ...headers })
+        : [
+            restApiTool({
+              baseURL,
+              ...(document ? { openApi: document } : { description: `The REST API at ${maskCredentials(baseURL)}.` }),
+              ...headers,
+            }),
+          ];
+  } catch (error) {
+    // restApiTool's messages name the option; here the user gave flags.
+    if (error instanceof ConfigurationError) throw new UsageError(error.message.replace(/^(restApiTool|openApiTools): baseURL/, "--api"));
+    throw error;
+  }
+  const title = typeof document?.info?.title === "string" ? document.info.title : "the REST API";
+  return {
+    tools,
+    needsApproval: changesData(tools),
+    about: `${title} (${maskCredentials(baseURL)})`,
+    banner: `REST API: ${title} at ${maskCredentials(baseURL)}${authorization ? ` (with the ${API_AUTHORIZATION} header)` : ""}. Calls that change data ask you first.`,
+    secrets: authorization ? [authorization] : [],
+    close: async () => {},
+  };
+}
+
+/** The OpenAPI document at `source` (a file or an http(s) URL), JSON or YAML. */
+async function loadOpenApi(source: string): Promise<OpenApiDocument> {
+  let text: string;
+  if (/^https?:\/\//i.test(source)) {
+    let response: Response;
+    try {
+      response = await fetch(source, { signal: AbortSignal.timeout(30_000), headers: { accept: "application/json, application/yaml, text/yaml, */*" } });
+    } catch (error) {
+      const cause = (error as Error).cause as { code?: unknown } | undefined;
+      throw new UsageError(`--openapi: cannot fetch ${maskCredentials(source)}: ${String(cause?.code ?? (error as Error).message)}.`);
+    }
+    if (!response.ok)
+      throw new UsageError(`--openapi: ${maskCredentials(source)} answered HTTP ${response.status}; give the URL of the OpenAPI document itself.`);
+    text = await response.text();
+  } else {
+    try {
+      text = await readFile(source, "utf8");
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new UsageError(
+        `--openapi: cannot read ${quoteInput(source, 300)} (${code === "ENOENT" ? "no such file" : String(code ?? (error as Error).message)}).`,
+      );
+    }
+  }
+  let parsed: unknown;
+  try {
+    parsed = text.trimStart().startsWith("{") ? JSON.parse(text) : parseYaml(text);
+  } catch (error) {
+    throw new UsageError(`--openapi: ${quoteInput(source, 300)} is neither JSON nor YAML: ${(error as Error).message.split("\n")[0] ?? ""}`);
+  }
+  if (typeof parsed !== "object" || parsed === null || typeof (parsed as { paths?: unknown }).paths !== "object")
+    throw new UsageError(`--openapi: ${quoteInput(source, 300)} is not an OpenAPI document (it has no "paths").`);
+  return parsed as OpenApiDocument;
+}
+
+/** The document's first server URL when it is absolute (or relative to the document's own URL). */
+function absoluteServer(document: OpenApiDocument | undefined, source: string | undefined): string | undefined {
+  const url = document?.servers?.[0]?.url;
+  if (typeof url !== "string") return undefined;
+  try {
+    return new URL(url, source !== undefined && /^https?:\/\//i.test(source) ? source : undefined).href;
+  } catch {
+    return undefined;
+  }
+}

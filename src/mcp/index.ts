@@ -1,0 +1,216 @@
+/**
+ * `stepflow/mcp`: the tools of a Model Context Protocol server as agent tools. The server runs
+ * as a child process (stdio) or answers over HTTP (streamable HTTP); each tool it lists becomes a
+ * LlamaIndex `BaseTool` whose input schema the agent checks, like any tool's, before the call
+ * goes to the server.
+ */
+import type { JSONValue } from "@llamaindex/core/global";
+import type { BaseTool, ToolMetadata } from "@llamaindex/core/llms";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ConfigurationError, StepflowError } from "../core/errors.ts";
+import { maskCredentials } from "../core/user-text.ts";
+
+/** An MCP server started as a child process, spoken to over its stdin and stdout. @example `{ command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] }` */
+export interface McpStdioServer {
+  readonly command: string;
+  readonly args?: readonly string[];
+  /**
+   * The child's environment. Default: only the variables the MCP SDK deems safe (PATH, HOME, …),
+   * so that the application's secrets (OPENAI_API_KEY, …) do not reach the server unless given here.
+   */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  /** The child's stderr: `"inherit"` (default: its logs show in this process's stderr), `"ignore"` or `"pipe"`. */
+  readonly stderr?: "inherit" | "ignore" | "pipe";
+}
+
+/** An MCP server reached over streamable HTTP. @example `{ url: "http://127.0.0.1:3000/mcp", headers: { authorization: "Bearer …" } }` */
+export interface McpHttpServer {
+  readonly url: string | URL;
+  /** Sent with every request (an `authorization` header, say). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** Options of {@link mcpTools}. @example `{ prefix: "files", timeout: 30 }` */
+export interface McpToolsOptions {
+  /** Put before each tool's name (`files_read_file`), so that tools of several servers do not clash. */
+  readonly prefix?: string;
+  /** Only these of the server's tools (names as the server gives them). Default: all. */
+  readonly include?: readonly string[];
+  /** Seconds a call (and connecting) may take before it fails. Default 60. */
+  readonly timeout?: number;
+  /** The name this client gives the server. Default `stepflow`. */
+  readonly clientName?: string;
+}
+
+/** The tools of a connected MCP server. Close it when done: a stdio server's process ends then. @example `await using files = await mcpTools({ command: "mcp-files" });` */
+export interface McpToolset {
+  /** The server's tools, ready for `new FunctionCallingAgent({ tools })`. */
+  readonly tools: BaseTool[];
+  /** Per tool name (as in `tools`): whether the server says the tool only reads (`readOnlyHint`), for `needsApproval`. */
+  readonly readOnly: ReadonlySet<string>;
+  /** The server's name and version, as it introduced itself. */
+  readonly server: { readonly name: string; readonly version: string } | undefined;
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** The MCP server could not be started or reached, or did not list its tools (bad options throw `ConfigurationError`). @example `if (err instanceof McpConnectionError) console.error(err.message)` */
+export class McpConnectionError extends StepflowError {
+  override name = "McpConnectionError";
+}
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * Connects to an MCP server and makes its tools agent tools. A call's result is the tool's
+ * structured content when it has some, else its text (images and other content are described
+ * in a line); a result the server marks as an error reaches the model as a failed call.
+ * @example
+ * import { mcpTools } from "stepflow/mcp";
+ * const files = await mcpTools({ command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"] }, { prefix: "files" });
+ * const agent = new FunctionCallingAgent({ llm, tools: [...files.tools], needsApproval: (call) => !files.readOnly.has(call.name) });
+ * await agent.run({ input: "What files are in /tmp?" });
+ * await files.close();
+ */
+export async function mcpTools(server: McpStdioServer | McpHttpServer, options: McpToolsOptions = {}): Promise<McpToolset> {
+  const timeout = options.timeout ?? 60;
+  if (!(typeof timeout === "number" && Number.isFinite(timeout) && timeout > 0))
+    throw new ConfigurationError(`mcpTools: timeout must be a number of seconds > 0 (the default is 60), got ${String(timeout)}.`, "timeout", timeout);
+  const where = describeServer(server);
+  const client = new Client({ name: options.clientName ?? "stepflow", version: "1" });
+  const requestOptions = { timeout: timeout * 1000 };
+  const transport = transportFor(server); // bad options fail here, before anything starts
+  try {
+    await client.connect(transport, requestOptions);
+  } catch (error) {
+    await client.close().catch(() => undefined);
+    throw new McpConnectionError(`Could not connect to the MCP server ${where}: ${messageOf(error)}. Check that it starts and speaks MCP.`, { cause: error });
+  }
+  const tools: BaseTool[] = [];
+  const readOnly = new Set<string>();
+  try {
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor === undefined ? {} : { cursor }, requestOptions);
+      for (const listed of page.tools) {
+        if (options.include && !options.include.includes(listed.name)) continue;
+        const name = toolName(listed.name, options.prefix, where);
+        if (tools.some((t) => t.metadata.name === name))
+          throw new McpConnectionError(
+            `The MCP server ${where} lists two tools named ${JSON.stringify(name)} once made valid tool names; give a prefix or use include.`,
+          );
+        if (listed.annotations?.readOnlyHint === true) readOnly.add(name);
+        tools.push(mcpTool(client, listed, name, requestOptions));
+      }
+      cursor = page.nextCursor;
+    } while (cursor);
+  } catch (error) {
+    await client.close().catch(() => undefined);
+    if (error instanceof McpConnectionError) throw error;
+    throw new McpConnectionError(`The MCP server ${where} did not list its tools: ${messageOf(error)}.`, { cause: error });
+  }
+  const missing = (options.include ?? []).filter((wanted) => !tools.some((t) => t.metadata.name === toolName(wanted, options.prefix, where)));
+  if (missing.length > 0) {
+    await client.close().catch(() => undefined);
+    throw new McpConnectionError(
+      `The MCP server ${where} has no tool ${missing.map((m) => JSON.stringify(m)).join(", ")}; it has: ${tools.map((t) => t.metadata.name).join(", ") || "none"}.`,
+    );
+  }
+  const version = client.getServerVersion();
+  const close = () => client.close();
+  return { tools, readOnly, server: version ? { name: version.name, version: version.version } : undefined, close, [Symbol.asyncDispose]: close };
+}
+
+interface ListedTool {
+  readonly name: string;
+  readonly description?: string | undefined;
+  readonly inputSchema: { readonly type: "object"; readonly [key: string]: unknown };
+}
+
+function mcpTool(client: Client, listed: ListedTool, name: string, requestOptions: { timeout: number }): BaseTool {
+  const metadata: ToolMetadata = {
+    name,
+    description: listed.description?.trim() || `The ${listed.name} tool of an MCP server.`,
+    parameters: { ...listed.inputSchema, type: "object" } as ToolMetadata["parameters"],
+  };
+  return {
+    metadata,
+    call: async (input: unknown): Promise<JSONValue> => {
+      const result = await client.callTool({ name: listed.name, arguments: input as Record<string, unknown> }, undefined, requestOptions);
+      const text = contentText(result.content);
+      if (result.isError === true) throw new Error(text || `${listed.name} failed (the MCP server gave no reason).`);
+      if (result.structuredContent !== undefined && result.structuredContent !== null) return result.structuredContent as JSONValue;
+      if ("toolResult" in result && result.content === undefined) return result.toolResult as JSONValue; // servers of the 2024-10-07 protocol
+      return text;
+    },
+  };
+}
+
+/** The content of a result as the model reads it: texts as they are, other content as a line saying what it is. */
+function contentText(content: unknown): string {
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((item: { type?: unknown; text?: unknown; mimeType?: unknown; resource?: { uri?: unknown; text?: unknown }; uri?: unknown; name?: unknown }) => {
+      if (item.type === "text" && typeof item.text === "string") return item.text;
+      if (item.type === "resource" && typeof item.resource?.text === "string") return item.resource.text;
+      if (item.type === "resource_link") return `[resource ${String(item.name ?? item.uri)}: ${String(item.uri)}]`;
+      return `[${String(item.type)}${typeof item.mimeType === "string" ? ` ${item.mimeType}` : ""} content]`;
+    })
+    .join("\n");
+}
+
+/** A name the OpenAI API takes (`^[a-zA-Z0-9_-]{1,64}$`): other characters become `_`. */
+function toolName(name: string, prefix: string | undefined, where: string): string {
+  const made = `${prefix ? `${prefix}_` : ""}${name}`.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64);
+  if (!TOOL_NAME.test(made)) throw new McpConnectionError(`The MCP server ${where} lists a tool with an empty name.`);
+  return made;
+}
+
+function transportFor(server: McpStdioServer | McpHttpServer): Transport {
+  if ("command" in server) {
+    if (typeof server.command !== "string" || server.command.trim() === "")
+      throw new ConfigurationError(
+        'mcpTools: give the command that starts the MCP server, e.g. { command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] }.',
+        "command",
+        server.command,
+      );
+    return new StdioClientTransport({
+      command: server.command,
+      args: [...(server.args ?? [])],
+      ...(server.env ? { env: { ...server.env } } : {}),
+      ...(server.cwd ? { cwd: server.cwd } : {}),
+      stderr: server.stderr ?? "inherit",
+    });
+  }
+  let url: URL;
+  try {
+    url = new URL(server.url);
+  } catch (error) {
+    const shown = maskCredentials(String(server.url));
+    throw new ConfigurationError(`mcpTools: url must be an absolute http(s) URL, e.g. http://127.0.0.1:3000/mcp; got ${JSON.stringify(shown)}.`, "url", shown, {
+      cause: error,
+    });
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new ConfigurationError(`mcpTools: url must be an http(s) URL; got ${JSON.stringify(maskCredentials(url.href))}.`, "url", maskCredentials(url.href));
+  return new StreamableHTTPClientTransport(url, server.headers ? { requestInit: { headers: { ...server.headers } } } : undefined);
+}
+
+/** The server as error messages name it: the command, or the URL without credentials or query. */
+function describeServer(server: McpStdioServer | McpHttpServer): string {
+  if ("command" in server) return `\`${[server.command, ...(server.args ?? [])].join(" ")}\``;
+  try {
+    const url = new URL(server.url);
+    return `at ${url.origin}${url.pathname}`;
+  } catch {
+    return "at an invalid URL";
+  }
+}
+
+function messageOf(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).replace(/\.$/, "");
+}

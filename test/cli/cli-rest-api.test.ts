@@ -1,0 +1,143 @@
+/**
+ * The CLI with a REST API: `--hr-demo` and `--openapi … --api …`, where every call that changes
+ * data asks `Approve DELETE /api/users/7? [y/N]` and reads the answer from stdin, between the
+ * chat's own lines. The CLI runs as a child process, its stdin piped.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { stringify as toYaml } from "yaml";
+import { afterEach, describe, expect, it } from "vitest";
+import { hrOpenApi, startHrApiServer } from "../../workflows/demo/hr-api-server.ts";
+import type { HrApiServer } from "../../workflows/demo/hr-api-server.ts";
+import { startOpenAIServer } from "../support/openai-sse-server.ts";
+
+const REPO = join(import.meta.dirname, "..", "..");
+const CLI = join(REPO, "src", "cli", "main.ts");
+
+function cli(args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
+      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NO_COLOR: "1", ...options.env },
+      cwd: REPO,
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d));
+    child.stderr.on("data", (d: Buffer) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.stdin ?? "");
+  });
+}
+
+let hr: HrApiServer | undefined;
+afterEach(async () => {
+  await hr?.close();
+  hr = undefined;
+});
+
+describe("stepflow --hr-demo (offline model)", { timeout: 60_000 }, () => {
+  it("fires Lawson once the user types y at the approval question, in a piped chat", async () => {
+    const { code, stdout, stderr } = await cli(["--hr-demo"], { stdin: "Fire Lawson\ny\n/exit\n" });
+    expect(code).toBe(0);
+    expect(stderr).toMatch(/HR demo API at http:\/\/127\.0\.0\.1:\d+ \(12 employees/);
+    expect(stderr).toContain("Approve DELETE /api/users/7? [y/N] y\n  approved");
+    expect(stderr).toContain('call_rest_api({"method":"DELETE","path":"/api/users/7"}) → {"status":204');
+    expect(stdout.trim()).toBe("Done: Michael Lawson (id 7) has been removed.");
+  });
+
+  it("deletes nothing when the answer is no: asked again, Lawson is still there", async () => {
+    const { code, stdout, stderr } = await cli(["--hr-demo"], { stdin: "Fire Lawson\nn\nFire Lawson\nyes\n" });
+    expect(code).toBe(0);
+    const lines = stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^I did not fire Michael Lawson: .*The user said no\./);
+    expect(lines[1]).toBe("Done: Michael Lawson (id 7) has been removed.");
+    expect(stderr.match(/Approve DELETE \/api\/users\/7\? \[y\/N\]/g)).toHaveLength(2);
+  });
+
+  it("asks a one-shot question's approval on stdin too, and refuses when stdin has no answer", async () => {
+    const yes = await cli(["--hr-demo", "Fire Lawson"], { stdin: "y\n" });
+    expect(yes.code).toBe(0);
+    expect(yes.stdout.trim()).toBe("Done: Michael Lawson (id 7) has been removed.");
+    const none = await cli(["--hr-demo", "Fire Lawson"]);
+    expect(none.code).toBe(0);
+    expect(none.stderr).toContain("Approve DELETE /api/users/7? [y/N] \n");
+    expect(none.stdout.trim()).toMatch(/^I did not fire Michael Lawson: .*No answer: the input ended\./);
+  });
+
+  it("asks with --json too, printing the result as JSON", async () => {
+    const { code, stdout, stderr } = await cli(["--hr-demo", "--json", "Fire Lawson"], { stdin: "y\n" });
+    expect(code).toBe(0);
+    expect(stderr).toContain("Approve DELETE /api/users/7? [y/N] y");
+    const result = JSON.parse(stdout) as { response: { content: string }; sources: { input: { method: string } }[] };
+    expect(result.response.content).toBe("Done: Michael Lawson (id 7) has been removed.");
+    expect(result.sources.map((s) => s.input.method)).toEqual(["GET", "GET", "DELETE"]);
+  });
+});
+
+describe("stepflow --openapi FILE --api URL", { timeout: 60_000 }, () => {
+  it("calls the API of a YAML OpenAPI document with the authorization it is given, and never prints it", async () => {
+    hr = await startHrApiServer({ apiKey: "hr-secret-123" });
+    const dir = mkdtempSync(join(tmpdir(), "stepflow-openapi-"));
+    const spec = join(dir, "hr.yaml");
+    writeFileSync(spec, toYaml(hrOpenApi));
+    const { code, stdout, stderr } = await cli(["--openapi", spec, "--api", hr.baseURL, "--verbose"], {
+      stdin: "Fire Lawson\ny\n",
+      env: { STEPFLOW_API_AUTHORIZATION: "Bearer hr-secret-123" },
+    });
+    expect(code).toBe(0);
+    expect(stderr).toContain(`REST API: HR API at ${hr.baseURL} (with the STEPFLOW_API_AUTHORIZATION header)`);
+    expect(stdout.trim()).toBe("Done: Michael Lawson (id 7) has been removed.");
+    expect(hr.users.map((u) => u.last_name)).not.toContain("Lawson");
+    expect(hr.requests.map((r) => `${r.method} ${r.path} ${r.authorization}`)).toEqual([
+      "GET /api/users?page=1 Bearer hr-secret-123",
+      "GET /api/users?page=2 Bearer hr-secret-123",
+      "DELETE /api/users/7 Bearer hr-secret-123",
+    ]);
+    expect(`${stdout}${stderr}`).not.toContain("hr-secret-123");
+  });
+
+  it("gives a real model one tool per operation with --tool-per-operation, and asks before the DELETE", async () => {
+    const llm = await startOpenAIServer({
+      turns: [{ toolCalls: [{ id: "c1", name: "delete_api_users_id", arguments: { id: 7 } }] }, { text: "Michael Lawson is gone." }],
+    });
+    try {
+      const { code, stdout, stderr } = await cli(["--hr-demo", "--tool-per-operation", "Fire Lawson"], {
+        stdin: "y\n",
+        env: { OPENAI_BASE_URL: llm.baseURL },
+      });
+      expect(code).toBe(0);
+      expect(stderr).toContain("Approve DELETE /api/users/7? [y/N] y");
+      expect(stdout.trim()).toBe("Michael Lawson is gone.");
+      expect(llm.requests[0]?.body.tools?.map((t) => t.function.name)).toEqual(
+        expect.arrayContaining(["get_api_users", "post_api_users", "get_api_users_id", "patch_api_users_id", "delete_api_users_id"]),
+      );
+      expect(llm.requests[1]?.body.messages.at(-1)?.content).toContain('"status":204');
+    } finally {
+      await llm.close();
+    }
+  });
+
+  it("refuses flags that cannot work, in one line with exit code 2", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "stepflow-openapi-"));
+    const noServers = join(dir, "no-servers.json");
+    writeFileSync(noServers, JSON.stringify(hrOpenApi));
+    const notOpenApi = join(dir, "other.json");
+    writeFileSync(notOpenApi, JSON.stringify({ hello: "world" }));
+    const cases: [string[], RegExp][] = [
+      [["--hr-demo", "--api", "http://127.0.0.1:1"], /--hr-demo starts its own API/],
+      [["--openapi", join(dir, "missing.json"), "--api", "http://127.0.0.1:1"], /--openapi: cannot read .*missing\.json.* \(no such file\)/],
+      [["--openapi", noServers], /needs --api <base URL>/],
+      [["--openapi", notOpenApi, "--api", "http://127.0.0.1:1"], /is not an OpenAPI document/],
+      [["--api", "ftp://example.com"], /--api must be an http\(s\) URL/],
+      [["--api", "http://127.0.0.1:1", "--tool-per-operation"], /--tool-per-operation needs --openapi/],
+    ];
+    for (const [args, message] of cases) {
+      const { code, stderr } = await cli([...args, "hi"]);
+      expect({ args, code, stderr }).toEqual({ args, code: 2, stderr: expect.stringMatching(message) });
+      expect(stderr.trim().split("\n")).toHaveLength(1);
+    }
+  });
+});

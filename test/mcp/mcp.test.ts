@@ -1,0 +1,139 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { ToolApprovalEvent, ToolApprovalRequestEvent } from "../../events/index.ts";
+import { ConfigurationError } from "../../src/index.ts";
+import { McpConnectionError, mcpTools } from "../../src/mcp/index.ts";
+import type { McpToolset } from "../../src/mcp/index.ts";
+import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
+import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+import { startMcpHttpServer } from "../support/mcp-server.ts";
+import type { McpHttpServer } from "../support/mcp-server.ts";
+import { REPO } from "../support/run-typescript.ts";
+
+const stdioServer = { command: process.execPath, args: ["--import", "tsx", "test/support/mcp-server.ts"], cwd: REPO, stderr: "pipe" as const };
+
+let toolset: McpToolset | undefined;
+let http: McpHttpServer | undefined;
+afterEach(async () => {
+  await toolset?.close();
+  await http?.close();
+  toolset = http = undefined;
+});
+
+describe("mcpTools over stdio (the server is a child process)", () => {
+  it("lists the server's tools as agent tools, with valid names, and says which only read", async () => {
+    toolset = await mcpTools(stdioServer, { timeout: 30 });
+    expect(toolset.server).toEqual({ name: "notes", version: "1.2.3" });
+    expect(toolset.tools.map((t) => t.metadata.name)).toEqual(["add", "list_notes", "delete_note", "notes_search", "always_fails"]);
+    expect([...toolset.readOnly].sort()).toEqual(["add", "list_notes", "notes_search"]);
+    const add = toolset.tools[0];
+    expect(add?.metadata.description).toBe("Add two numbers.");
+    expect(add?.metadata.parameters).toMatchObject({ type: "object", properties: { x: { type: "number" }, y: { type: "number" } }, required: ["x", "y"] });
+  });
+
+  it("lets the agent call them: the model reads the server's answer", async () => {
+    toolset = await mcpTools(stdioServer, { prefix: "notes", timeout: 30 });
+    const llm = new ScriptedLLM([{ toolCalls: [{ name: "notes_add", input: { x: 2123, y: 2321 } }] }, { text: ["4444."] }]);
+    const { sources } = await new FunctionCallingAgent({ llm, tools: toolset.tools }).run({ input: "2123 + 2321?" });
+    expect(sources.map((s) => [s.toolName, s.output, s.isError])).toEqual([["notes_add", "4444", false]]);
+    expect(llm.requests[1]?.messages.at(-1)?.content).toBe("4444");
+  });
+
+  it("fails with a clear error when the command does not start", async () => {
+    const error = await mcpTools({ command: "/nonexistent/mcp-server", stderr: "ignore" }, { timeout: 10 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(McpConnectionError);
+    expect((error as Error).message).toMatch(/^Could not connect to the MCP server `\/nonexistent\/mcp-server`: .*ENOENT/);
+  });
+});
+
+describe("mcpTools over streamable HTTP", () => {
+  it("sends the headers, returns structured content, and reports an error result as a failed call", async () => {
+    http = await startMcpHttpServer();
+    toolset = await mcpTools({ url: http.url, headers: { authorization: "Bearer mcp-secret" } });
+    const llm = new ScriptedLLM([
+      {
+        toolCalls: [
+          { name: "notes_search", input: { word: "milk" } },
+          { name: "always_fails", input: {} },
+        ],
+      },
+      { text: ["Done."] },
+    ]);
+    const { sources } = await new FunctionCallingAgent({ llm, tools: toolset.tools }).run({ input: "Find milk." });
+    expect(sources.map((s) => [s.toolName, s.output])).toEqual([
+      ["notes_search", { ids: ["n1", "n3"] }],
+      ["always_fails", "Encountered error in tool call: The disk is full."],
+    ]);
+    expect(sources.map((s) => s.isError)).toEqual([false, true]);
+    expect(http.authorizations.length).toBeGreaterThan(0);
+    expect(http.authorizations.every((a) => a === "Bearer mcp-secret")).toBe(true);
+  });
+
+  it("checks arguments against the tool's input schema before the server is called", async () => {
+    http = await startMcpHttpServer();
+    toolset = await mcpTools({ url: http.url });
+    const llm = new ScriptedLLM([
+      {
+        toolCalls: [
+          { name: "delete_note", input: { id: 7 } },
+          { name: "add", input: { x: "two", y: 2 } },
+        ],
+      },
+      { text: ["Sorry."] },
+    ]);
+    const { sources } = await new FunctionCallingAgent({ llm, tools: toolset.tools }).run({ input: "Delete note 7." });
+    expect(sources.map((s) => s.content)).toEqual([
+      expect.stringMatching(/^Invalid arguments for tool delete_note: id: .*string.*The tool was not run/),
+      expect.stringMatching(/^Invalid arguments for tool add: x: .*number.*The tool was not run/),
+    ]);
+    expect(http.calls).toEqual([]);
+    expect(http.notes.size).toBe(3);
+  });
+
+  it("works with the agent's approval: a human approves the tools that do not only read", async () => {
+    http = await startMcpHttpServer();
+    const tools = (toolset = await mcpTools({ url: http.url }));
+    const llm = new ScriptedLLM([
+      {
+        toolCalls: [
+          { name: "list_notes", input: {} },
+          { name: "delete_note", input: { id: "n2" } },
+        ],
+      },
+      { text: ["Deleted."] },
+    ]);
+    const agent = new FunctionCallingAgent({ llm, tools: tools.tools, needsApproval: (call) => !tools.readOnly.has(call.name), timeout: null });
+    const handler = agent.run({ input: "Delete the Lawson note." });
+    const asked: string[] = [];
+    for await (const ev of handler.streamEvents()) {
+      if (ev instanceof ToolApprovalRequestEvent) {
+        asked.push(ev.toolCall.name);
+        handler.ctx.sendEvent(new ToolApprovalEvent({ approvalId: ev.approvalId, approved: true }));
+      }
+    }
+    await handler;
+    expect(asked).toEqual(["delete_note"]);
+    expect(http.calls.sort()).toEqual(["delete_note n2", "list_notes"]);
+    expect([...http.notes.keys()]).toEqual(["n1", "n3"]);
+  });
+
+  it("refuses a tool the server does not have, and a URL nothing answers", async () => {
+    http = await startMcpHttpServer();
+    await expect(mcpTools({ url: http.url }, { include: ["add", "launch"] })).rejects.toThrow(/has no tool "launch"; it has: add\.$/);
+    const url = http.url;
+    await http.close();
+    http = undefined;
+    await expect(mcpTools({ url }, { timeout: 10 })).rejects.toThrow(McpConnectionError);
+    await expect(mcpTools({ url: "ftp://example.com/mcp" })).rejects.toThrow(/url must be an http\(s\) URL/);
+  });
+});
+
+describe("mcpTools options", () => {
+  it("refuses bad options with a ConfigurationError naming the option, before starting anything", async () => {
+    const bad = async (run: () => Promise<unknown>) => run().catch((e: unknown) => e as ConfigurationError);
+    const timeout = await bad(() => mcpTools({ command: "node" }, { timeout: 0 }));
+    expect(timeout).toBeInstanceOf(ConfigurationError);
+    expect(timeout).toMatchObject({ option: "timeout", received: 0 });
+    expect(await bad(() => mcpTools({ command: " " }))).toMatchObject({ option: "command" });
+    expect(await bad(() => mcpTools({ url: "not a url" }))).toMatchObject({ option: "url", message: expect.stringContaining("absolute http(s) URL") });
+  });
+});
