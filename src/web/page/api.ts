@@ -4,39 +4,9 @@
  * resumed after the last event seen when the connection drops.
  */
 
-/** One recorded event of a run, as the server streams it. */
-export interface StreamedEvent {
-  readonly seq: number;
-  readonly type: string;
-  readonly data: Record<string, unknown>;
-  /** ISO time the server recorded it. */
-  readonly at: string;
-}
-
-export type HandlerStatus = "running" | "waiting" | "succeeded" | "failed" | "cancelled" | "timedOut";
-
-/** A run the server knows (`HandlerInfo`). */
-export interface HandlerInfo {
-  readonly id: string;
-  readonly workflow: string;
-  readonly runId: string;
-  readonly status: HandlerStatus;
-  readonly input: unknown;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  readonly eventCount: number;
-  readonly result?: unknown;
-  readonly error?: { readonly name: string; readonly message: string };
-  readonly waitingFor?: readonly StreamedEvent[];
-}
-
-/** A registered workflow (`WorkflowInfo`). */
-export interface WorkflowInfo {
-  readonly name: string;
-  readonly description?: string;
-  readonly mermaid: string;
-  readonly steps: readonly { readonly name: string; readonly accepts: readonly string[]; readonly emits: readonly string[] }[];
-}
+// The server's JSON shapes are the client's: one definition, which the page only reads.
+import type { HandlerInfo, StreamedEvent, WorkflowInfo } from "../../client/types.ts";
+export type { HandlerInfo, HandlerStatus, StreamedEvent, WorkflowInfo } from "../../client/types.ts";
 
 /** The server answered with an error (`{ error: { code, message } }`). */
 export class ApiError extends Error {
