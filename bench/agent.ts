@@ -46,10 +46,13 @@ async function handWrittenTurn(client: OpenAISDK, chunks: typeof sdkChunks): Pro
     function: { name: t.metadata.name, description: t.metadata.description, parameters: t.metadata.parameters },
   }));
   const messages: ChatCompletionMessageParam[] = [{ role: "user", content: QUESTION }];
+  let tokens = 0; // a loop that keeps track of cost asks for usage, as stepflow's OpenAI does
   for (;;) {
     let content = "";
     const calls: { id: string; name: string; arguments: string }[] = [];
-    for await (const chunk of await chunks(client, { model: "gpt-4o-mini", messages, tools: specs, stream: true })) {
+    for await (const chunk of await chunks(client, { model: "gpt-4o-mini", messages, tools: specs, stream: true, stream_options: { include_usage: true } })) {
+      const usage = (chunk as { usage?: { total_tokens: number } | null }).usage;
+      if (usage) tokens += usage.total_tokens;
       const delta = chunk.choices[0]?.delta;
       if (delta?.content) content += delta.content;
       for (const part of delta?.tool_calls ?? []) {
@@ -59,7 +62,10 @@ async function handWrittenTurn(client: OpenAISDK, chunks: typeof sdkChunks): Pro
         if (part.function?.arguments) call.arguments += part.function.arguments;
       }
     }
-    if (calls.length === 0) return content;
+    if (calls.length === 0) {
+      if (tokens === 0) throw new Error("the server reported no token usage");
+      return content;
+    }
     messages.push({
       role: "assistant",
       content,
