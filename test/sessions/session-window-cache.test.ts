@@ -18,6 +18,7 @@ import { SessionConflictError, SessionStoreError } from "../../src/sessions/type
 import type { SessionStore } from "../../src/sessions/types.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import { calculatorTools } from "../../workflows/tools/calculator.ts";
+import { countingReads } from "../support/counting-store.ts";
 
 const stores: [string, () => string][] = [
   ["memory", () => "memory:"],
@@ -35,30 +36,6 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((s) => s.close()));
 });
 const unique = (name: string) => `${name}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-
-/** Counts the stored messages a store hands out. */
-function counting(store: SessionStore): { store: SessionStore; read: () => number } {
-  let read = 0;
-  const counted: SessionStore = {
-    description: store.description,
-    journal: store.journal,
-    load: async (id, options) => {
-      const record = await store.load(id, options);
-      read += record?.messages.length ?? 0;
-      return record;
-    },
-    readMessages: async (id, range) => {
-      const messages = await store.readMessages(id, range);
-      read += messages.length;
-      return messages;
-    },
-    save: (id, save) => store.save(id, save),
-    list: (options) => store.list(options),
-    delete: (id) => store.delete(id),
-    close: () => store.close(),
-  };
-  return { store: counted, read: () => read };
-}
 
 /** An agent that adds with a tool call, then answers with the sum and the first question it can see. */
 function addingAgent(contextWindow?: number) {
@@ -94,7 +71,7 @@ describe.each(stores)("the window cache: %s", (_name, url) => {
   it("a turn on a session this Sessions served reads only its newest message, and the rows another Sessions stored since", async () => {
     const store = await open(url());
     const id = unique("two");
-    const reads = counting(store);
+    const reads = countingReads(store);
     const a = addingAgent();
     const sessionsA = new Sessions(a.agent, reads.store);
     const sessionsB = new Sessions(addingAgent().agent, store);
@@ -233,7 +210,7 @@ describe.each(stores)("the window cache: %s", (_name, url) => {
 describe("the window cache's bounds", () => {
   it("keeps at most `sessions` windows, least recently used out first, and none larger than `bytes`", async () => {
     const store = await open("memory:");
-    const reads = counting(store);
+    const reads = countingReads(store);
     const turn = async (sessions: Sessions<{ input: string }, unknown>, id: string) => {
       const before = reads.read();
       await sessions.run(id, { input: "What is 20000 + 26?" });

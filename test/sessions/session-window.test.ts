@@ -17,6 +17,7 @@ import { SessionStoreError } from "../../src/sessions/types.ts";
 import type { SessionStore } from "../../src/sessions/types.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import { calculatorTools } from "../../workflows/tools/calculator.ts";
+import { countingReads } from "../support/counting-store.ts";
 
 const stores: [string, () => string][] = [
   ["memory", () => "memory:"],
@@ -46,30 +47,6 @@ function storedTurn(n: number): string[] {
     { id: `r${n}`, createdAt: at, role: "user", content: String(n + 1), options: { toolResult: { id: call.id, result: String(n + 1), isError: false } } },
     { id: `a${n}`, createdAt: at, role: "assistant", content: `${n} + 1 = ${n + 1}.` },
   ].map((m) => JSON.stringify(m));
-}
-
-/** Counts the messages a store hands out, by load and by range. */
-function counting(store: SessionStore): { store: SessionStore; read: () => number } {
-  let read = 0;
-  const counted: SessionStore = {
-    description: store.description,
-    journal: store.journal,
-    load: async (id, options) => {
-      const record = await store.load(id, options);
-      read += record?.messages.length ?? 0;
-      return record;
-    },
-    readMessages: async (id, range) => {
-      const messages = await store.readMessages(id, range);
-      read += messages.length;
-      return messages;
-    },
-    save: (id, save) => store.save(id, save),
-    list: (options) => store.list(options),
-    delete: (id) => store.delete(id),
-    close: () => store.close(),
-  };
-  return { store: counted, read: () => read };
 }
 
 /** An agent on a scripted model that adds with a tool call, then answers; it records what it was sent. */
@@ -104,7 +81,7 @@ describe.each(stores)("a 10,000-turn session: %s", (_name, url) => {
       const total = 40_004; // the first turn's 4 messages, then 10,000 × 4
 
       const a = addingAgent(contextWindow);
-      const reads = counting(store);
+      const reads = countingReads(store);
       const { response } = await new Sessions(a.agent, reads.store).run(windowed, { input: "What is 20000 + 26?" });
       expect(response.content).toBe("The sum is 20026.");
 
