@@ -26,6 +26,8 @@ export async function streamReply(
   onDelta: (delta: string) => void,
   onUsage?: (usage: TokenUsage) => void,
 ): Promise<ChatMessage> {
+  // Without an observer the call is only the stream: no operation, no raw chunks read for one.
+  if (!observing()) return gather(llm, messages, tools, signal, onDelta, onUsage, undefined);
   const model = llm.metadata.model;
   const operation = observeOperation({
     kind: "llm",
@@ -37,15 +39,14 @@ export async function streamReply(
       "gen_ai.request.temperature": llm.metadata.temperature,
     },
   });
-  // Raw chunks are read only for an observer: the stream's hot loop stays as it was otherwise.
-  const seen: ResponseFacts | undefined = observing() ? {} : undefined;
+  const seen: ResponseFacts = {};
   try {
-    const report = seen ? (usage: TokenUsage) => ((seen.usage = usage), onUsage?.(usage)) : onUsage;
+    const report = (usage: TokenUsage) => ((seen.usage = usage), onUsage?.(usage));
     const message = await gather(llm, messages, tools, signal, onDelta, report, seen);
-    if (seen) operation.end(responseAttributes(seen, message));
+    operation.end(responseAttributes(seen, message));
     return message;
   } catch (error) {
-    operation.end(seen && responseAttributes(seen), error);
+    operation.end(responseAttributes(seen), error);
     throw error;
   }
 }
