@@ -34,6 +34,8 @@ const BUILT_IN = new Map<string, Codec>([
   ["Date", { test: (v) => v instanceof Date, encode: (d) => (d as Date).toISOString(), decode: (s) => new Date(s as string) }],
 ]);
 const processWide = new Map<string, Codec>();
+/** Counts `registerCodec` calls, so that each `Codecs` knows when its lookup list is stale. */
+let processWideVersion = 0;
 
 /**
  * The codecs one workflow's contexts use: its own (the `codecs` option), then the built-in
@@ -44,6 +46,9 @@ const processWide = new Map<string, Codec>();
  */
 export class Codecs {
   readonly #own: ReadonlyMap<string, Codec>;
+  /** Every codec in lookup order, for `find`: made again when one is registered process-wide. */
+  #all: readonly (readonly [string, Codec])[] = [];
+  #allVersion = -1;
 
   constructor(own: Readonly<Record<string, Codec>> = {}) {
     this.#own = new Map(Object.entries(own));
@@ -55,10 +60,13 @@ export class Codecs {
   }
 
   /** The first codec, in lookup order, whose test accepts `value`. */
-  find(value: unknown): [string, Codec] | undefined {
-    for (const group of [this.#own, BUILT_IN, processWide]) {
-      for (const entry of group) if (entry[1].test(value)) return entry;
+  find(value: unknown): readonly [string, Codec] | undefined {
+    // Asked of every object a save encodes: a plain array, not three map iterators a call.
+    if (this.#allVersion !== processWideVersion) {
+      this.#all = [...this.#own, ...BUILT_IN, ...processWide];
+      this.#allVersion = processWideVersion;
     }
+    for (const entry of this.#all) if (entry[1].test(value)) return entry;
     return undefined;
   }
 }
@@ -76,61 +84,99 @@ export const DEFAULT_CODECS = new Codecs();
  */
 export function registerCodec<T>(name: string, codec: Codec<T>): void {
   processWide.set(name, codec as Codec);
+  processWideVersion++;
 }
 
 const typeOf = (value: unknown): string =>
   value === null ? "null" : typeof value === "object" ? `${(value as object).constructor?.name ?? "Object"} object` : typeof value;
 
 /**
- * Encodes a value found at `where` (a path for error messages). `ancestors`: the arrays and
- * objects being encoded around it, with their paths, so that a cycle is reported, not a stack overflow.
+ * Encodes a value found at `where` (a path for error messages), reporting a cycle rather than
+ * overflowing the stack.
  */
-export function encodeValue(value: unknown, where: string, codecs: Codecs = DEFAULT_CODECS, ancestors: Map<object, string> = new Map()): Json {
-  if (value === null || typeof value === "string" || typeof value === "boolean") return value;
-  if (typeof value === "number") {
-    if (Number.isFinite(value)) return value;
-    throw new ContextSerdeError(`Cannot save the context: ${where} is ${value}, which JSON cannot hold. Store a finite number or null.`);
-  }
-  if (typeof value === "object" && ancestors.has(value)) {
-    throw new ContextSerdeError(
-      `Cannot save the context: ${where} refers back to ${ancestors.get(value)} (a cycle), which JSON cannot hold. Store plain data without cycles.`,
-    );
-  }
-  if (Array.isArray(value)) return within(value, where, ancestors, () => value.map((item, i) => encodeValue(item, `${where}[${i}]`, codecs, ancestors)));
-  if (typeof value === "object") {
-    const found = codecs.find(value);
-    if (found) {
-      const [name, codec] = found;
-      try {
-        return { [CODEC_KEY]: name, value: codec.encode(value) };
-      } catch (error) {
-        throw new ContextSerdeError(`Cannot save the context: codec "${name}" failed on ${where}: ${(error as Error).message}`, { cause: error });
-      }
+export function encodeValue(value: unknown, where: string, codecs: Codecs = DEFAULT_CODECS): Json {
+  return new Encoder(where, codecs).encode(value, 0);
+}
+
+/**
+ * One `encodeValue` call. The path of the value being encoded is kept as a stack of keys, and
+ * spelt out only for an error message: a save encodes every value of the store, and building
+ * a path string for each was most of what saving a context allocated.
+ */
+class Encoder {
+  /** The arrays and objects being encoded around the current value, outermost first. */
+  readonly #ancestors: object[] = [];
+  /** `#keys[d]`: where the value at depth `d + 1` sits in `#ancestors[d]` (an index or a key). */
+  readonly #keys: (string | number)[] = [];
+
+  constructor(
+    readonly where: string,
+    readonly codecs: Codecs,
+  ) {}
+
+  encode(value: unknown, depth: number): Json {
+    if (value === null || typeof value === "string" || typeof value === "boolean") return value;
+    if (typeof value === "number") {
+      if (Number.isFinite(value)) return value;
+      throw new ContextSerdeError(`Cannot save the context: ${this.#path(depth)} is ${value}, which JSON cannot hold. Store a finite number or null.`);
     }
-    const proto = Object.getPrototypeOf(value);
-    if (proto === Object.prototype || proto === null) {
-      return within(value, where, ancestors, () => {
+    if (typeof value === "object") {
+      const ancestors = this.#ancestors;
+      // Arrays are only as deep as the value is: a linear search allocates nothing.
+      const cycle = depth > 0 ? ancestors.lastIndexOf(value, depth - 1) : -1;
+      if (cycle >= 0) {
+        throw new ContextSerdeError(
+          `Cannot save the context: ${this.#path(depth)} refers back to ${this.#path(cycle)} (a cycle), which JSON cannot hold. Store plain data without cycles.`,
+        );
+      }
+      if (Array.isArray(value)) {
+        ancestors[depth] = value;
+        const out: Json[] = new Array<Json>(value.length);
+        for (let i = 0; i < value.length; i++) {
+          const item: unknown = value[i];
+          if (item === undefined && !(i in value)) continue; // a hole stays a hole (JSON.stringify writes null)
+          this.#keys[depth] = i;
+          out[i] = this.encode(item, depth + 1);
+        }
+        return out;
+      }
+      const found = this.codecs.find(value);
+      if (found) {
+        const [name, codec] = found;
+        try {
+          return { [CODEC_KEY]: name, value: codec.encode(value) };
+        } catch (error) {
+          throw new ContextSerdeError(`Cannot save the context: codec "${name}" failed on ${this.#path(depth)}: ${(error as Error).message}`, { cause: error });
+        }
+      }
+      const proto = Object.getPrototypeOf(value);
+      if (proto === Object.prototype || proto === null) {
+        ancestors[depth] = value;
         const out: Record<string, Json> = {};
-        for (const [key, item] of Object.entries(value)) {
-          if (item !== undefined) out[key] = encodeValue(item, `${where}.${key}`, codecs, ancestors);
+        const record = value as Record<string, unknown>;
+        for (const key of Object.keys(record)) {
+          const item = record[key];
+          if (item === undefined) continue;
+          this.#keys[depth] = key;
+          out[key] = this.encode(item, depth + 1);
         }
         // A user's own "$codec" key must not be mistaken for a codec on the way back.
         return CODEC_KEY in out ? { [CODEC_KEY]: "object", value: out } : out;
-      });
+      }
     }
+    throw new ContextSerdeError(
+      `Cannot save the context: ${this.#path(depth)} holds a ${typeOf(value)}, which is not JSON. Store plain data there, or give the workflow a codec for it: new MyWorkflow({ codecs: { "${typeOf(value).replace(/ object$/, "")}": { test, encode, decode } } }).`,
+    );
   }
-  throw new ContextSerdeError(
-    `Cannot save the context: ${where} holds a ${typeOf(value)}, which is not JSON. Store plain data there, or give the workflow a codec for it: new MyWorkflow({ codecs: { "${typeOf(value).replace(/ object$/, "")}": { test, encode, decode } } }).`,
-  );
-}
 
-/** Encodes `value`'s contents with `value` among the ancestors; the same object may appear twice side by side, just not inside itself. */
-function within(value: object, where: string, ancestors: Map<object, string>, encode: () => Json): Json {
-  ancestors.set(value, where);
-  try {
-    return encode();
-  } finally {
-    ancestors.delete(value);
+  /** The path of the value at `depth`: `where`, then `[i]` for an array item, `.key` for a field. */
+  #path(depth: number): string {
+    let path = this.where;
+    for (let d = 0; d < depth; d++) {
+      const key = this.#keys[d] as string | number;
+      path += typeof key === "number" ? `[${key}]` : `.${key}`;
+    }
+    return path;
   }
 }
 

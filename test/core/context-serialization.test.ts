@@ -183,6 +183,10 @@ describe("ctx.toJSON / Context.fromJSON", () => {
     const shared = { n: 1 }; // the same object twice, not inside itself: saved twice
     await ctx.store.set("seenAt", { a: shared, b: [shared, shared] });
     expect(ctx.toJSON().store.seenAt).toEqual({ a: { n: 1 }, b: [{ n: 1 }, { n: 1 }] });
+    const holes: number[] = [1];
+    holes[2] = 3; // a hole is saved as JSON.stringify writes it: null
+    await ctx.store.set("seenAt", holes);
+    expect(JSON.parse(JSON.stringify(ctx.toJSON())).store.seenAt).toEqual([1, null, 3]);
   });
 
   it("rejects malformed JSON, a newer version, unknown event types and unknown codecs with ContextSerdeError", () => {
