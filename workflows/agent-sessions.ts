@@ -115,17 +115,21 @@ export function memorySessions(options: MemorySessionsOptions): SessionMemory {
       if (!memory || !messages || messages.length < loaded || (loaded > 0 && messages[loaded - 1] !== window.messages[loaded - 1])) {
         return sessionMemory.save(ctx.toJSON(), window);
       }
-      // Encoded without the messages put back from the window: they are stored already. The
-      // swap is undone before anything else runs (toJSON does not await).
+      // Encoded without its messages: those put back from the window are stored already, and
+      // the turn's own are appended as they are. The swap is undone before anything else runs
+      // (toJSON does not await).
       const field = memory as unknown as { messages: unknown[] };
-      field.messages = messages.slice(loaded);
+      field.messages = [];
       let saved: ContextJSON;
       try {
         saved = ctx.toJSON();
       } finally {
         field.messages = messages;
       }
-      return sessionMemory.save(saved, { messages: [], firstSeq: window.firstSeq, total: window.total });
+      const { snapshot } = sessionMemory.save(saved, { messages: [], firstSeq: window.firstSeq, total: window.total });
+      // The memory's own message objects, not a JSON copy of them (the codec's snapshot): written
+      // with JSON.stringify, as Sessions writes them, they make the same text (a Date its ISO string).
+      return { snapshot, append: messages.slice(loaded) as unknown as Json[] };
     },
   };
   return sessionMemory;

@@ -62,7 +62,9 @@ export interface SessionMemory {
    * Optional: what `save(ctx.toJSON(), window)` returns, made from the context itself, so that
    * a workflow can leave out of the encoding the messages `window` put back (they are stored
    * already): with it, saving a turn costs its new messages, not the window. `Sessions` calls it
-   * instead of `save` when it is there.
+   * instead of `save` when it is there. Each message of `append` is stored as `JSON.stringify`
+   * writes it, so it may be the workflow's own object (a `Date` in it is written as its ISO
+   * string), with no JSON copy made first.
    */
   saveContext?(ctx: Context, window: MessageWindow): { readonly snapshot: ContextJSON; readonly append: readonly Json[] };
 }
