@@ -4,9 +4,9 @@
  *
  * All run state is plain data (queues of events, in-flight events, collect buffers,
  * waiters), so a context can be saved and restored. Each step execution resolves in its own
- * microtask, so the stack never grows with the chain length; and the loop gives the event
- * loop a turn every few milliseconds, so timers (the run's timeout among them) fire even
- * when every step resolves at once.
+ * microtask, so the stack never grows with the chain length; and step executions start within
+ * time slices shared by all runs (time-slices.ts), so timers (the run's timeout among them)
+ * fire even when every step resolves at once, or a thousand runs wake at once.
  */
 import { createHash, randomUUID } from "node:crypto";
 import { eventTypeName, HumanResponseEvent, InputRequiredEvent, isEvent, StopEvent } from "./event.ts";
@@ -26,6 +26,7 @@ import { contextEngine } from "./context.ts";
 import { decodeEvent, encodeValue } from "./serialize.ts";
 import type { SavedEvent } from "./serialize.ts";
 import { startTimer } from "./timers.ts";
+import { currentSlice, nextSlice, sliceSpent, workDone } from "./time-slices.ts";
 import { restoreOnceRecords, runOnce } from "./step-once.ts";
 import type { OnceOptions, OnceRecord, OnceResult } from "./step-once.ts";
 import { encodeRun } from "./saved-run.ts";
@@ -141,9 +142,7 @@ export interface RunSettings {
   readonly log: ((line: string) => void) | undefined;
 }
 
-const YIELD_EVERY_MS = 8;
 const NO_RESOURCES: Record<string, unknown> = Object.freeze({});
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The engine of one run. Created by `workflow.run()`; users meet it through the handler and the context. */
 export class Run {
@@ -168,8 +167,6 @@ export class Run {
   #cancelTimeout: (() => void) | undefined;
   /** Step timeouts and retry delays under way: cleared when the run ends, so they do not keep the process alive. */
   readonly #timers = new Set<() => void>();
-  #ticks = 0;
-  #nextYieldAt = 0;
   // The AbortSignal is created on first use, as creating and aborting one is not free: a run
   // whose steps never read ctx.signal creates none. One first read after the run was aborted
   // comes already aborted, with the recorded reason.
@@ -304,7 +301,6 @@ export class Run {
         );
       });
     }
-    this.#nextYieldAt = performance.now() + YIELD_EVERY_MS;
     for (const slot of this.#slots.values()) {
       this.#pump(slot);
     }
@@ -566,11 +562,11 @@ export class Run {
     slot.inFlight.push(execution);
     slot.busy++;
     const ctx = contextEngine.forExecution(this.ctx, execution);
-    if ((++this.#ticks & 255) === 0 && performance.now() >= this.#nextYieldAt) {
-      await yieldToEventLoop();
-      this.#nextYieldAt = performance.now() + YIELD_EVERY_MS;
+    if (sliceSpent()) {
+      await nextSlice();
       if (this.#done) return;
     }
+    const slice = currentSlice();
     let output: unknown;
     // Read only for steps that retry: a clock read per execution would cost the hot path.
     const startedAt = step.retry ? performance.now() : 0;
@@ -619,6 +615,7 @@ export class Run {
         if (this.#done) return;
       }
     }
+    workDone(slice);
     observed?.ended(isEvent(output) ? { ok: true, outputEvent: eventTypeName(output.constructor as EventClass) } : { ok: true });
     slot.inFlight.splice(slot.inFlight.indexOf(execution), 1);
     execution.ended = true;

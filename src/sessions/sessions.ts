@@ -20,6 +20,7 @@ import type { MessageWindow, SessionMemory } from "./session-memory.ts";
 import { SessionConflictError, SessionStoreError, checkSessionId } from "./types.ts";
 import type { SessionRecord, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
 import { useJournal } from "../core/journal/context-journal.ts";
+import { currentSlice, nextSlice, sliceSpent, workDone } from "../core/time-slices.ts";
 import { WindowCache, deepFreeze } from "./window-cache.ts";
 import type { CachedWindow, WindowCacheOptions } from "./window-cache.ts";
 
@@ -152,6 +153,9 @@ export class Sessions<TInput extends object, TResult> {
     const started = loaded.then(({ ctx }) => ({ handler: this.workflow.run(input, { ...options, ctx }) }));
     const result = started.then(async ({ handler: running }) => {
       const value = await running;
+      // Saving is work of its own: with many turns ending at once, it waits its slice as steps do.
+      if (sliceSpent()) await nextSlice();
+      const slice = currentSlice();
       const { version, window, kept } = await loaded;
       let saved: { readonly snapshot: ContextJSON; readonly append: readonly Json[] };
       try {
@@ -169,6 +173,7 @@ export class Sessions<TInput extends object, TResult> {
         throw error;
       }
       if (kept) this.#remember(id, savedVersion, window, kept, append);
+      workDone(slice);
       return value;
     });
     return new SessionTurn(started, result);
@@ -230,6 +235,17 @@ export class Sessions<TInput extends object, TResult> {
   }
 
   async #load(id: string): Promise<Loaded> {
+    // Many turns started at once load in slices of time, as their steps run: not all in one go.
+    if (sliceSpent()) await nextSlice();
+    const slice = currentSlice();
+    try {
+      return await this.#read(id);
+    } finally {
+      workDone(slice);
+    }
+  }
+
+  async #read(id: string): Promise<Loaded> {
     const cached = this.#cache.get(id);
     // With a window cached, the newest message alone confirms the store still holds it.
     let record = await this.store.load(id, { newest: cached ? 1 : this.memory.initialWindow });
@@ -244,7 +260,7 @@ export class Sessions<TInput extends object, TResult> {
       if (cached) {
         this.#cache.delete(id);
         record = await this.store.load(id, { newest: this.memory.initialWindow });
-        if (!record) return this.#load(id); // deleted meanwhile: a new session
+        if (!record) return this.#read(id); // deleted meanwhile: a new session
       }
       const window = await this.#window(id, record.version, record.messages, record.messageCount);
       const keep = this.#cache.enabled;

@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { type Context, Event, StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
+
+class Halfway extends Event<{ n: number }> {}
+
+/** Two steps, each with an await inside, as real steps have; counts the steps run. */
+function countingFlow() {
+  const ran = { first: 0, second: 0 };
+  class TwoSteps extends Workflow<{ n: number }, number> {
+    @step({ accepts: [StartEvent], emits: [Halfway] })
+    async first(_ctx: Context, ev: StartEvent<{ n: number }>) {
+      await Promise.resolve();
+      ran.first++;
+      return new Halfway({ n: ev.n });
+    }
+
+    @step({ accepts: [Halfway], emits: [StopEvent] })
+    async second(_ctx: Context, ev: Halfway) {
+      await Promise.resolve();
+      ran.second++;
+      return new StopEvent({ result: ev.n * 2 });
+    }
+  }
+  return { flow: new TwoSteps({ timeout: null }), ran };
+}
+
+describe("time slices shared by all runs", () => {
+  it("many runs started at once leave the event loop a turn before all their steps ran, and all finish", async () => {
+    const { flow, ran } = countingFlow();
+    const steps = () => ran.first + ran.second;
+    const atFirstTurn = new Promise<number>((resolve) => setImmediate(() => resolve(steps())));
+    const runs = Array.from({ length: 500 }, (_, n) => flow.run({ n }));
+    // Without slices, all 1,000 steps would run in microtasks before the event loop turns.
+    expect(await atFirstTurn).toBeGreaterThan(0);
+    expect(await atFirstTurn).toBeLessThan(1_000);
+    expect(await Promise.all(runs)).toEqual(Array.from({ length: 500 }, (_, n) => n * 2));
+    expect(ran).toEqual({ first: 500, second: 500 });
+  });
+
+  it("a few runs started at once run their steps before the event loop turns", async () => {
+    await new Promise((resolve) => setImmediate(resolve)); // a fresh slice: not the end of the one the test before filled
+    const { flow, ran } = countingFlow();
+    const atFirstTurn = new Promise<number>((resolve) => setImmediate(() => resolve(ran.first + ran.second)));
+    const runs = Array.from({ length: 10 }, (_, n) => flow.run({ n }));
+    expect(await atFirstTurn).toBe(20);
+    expect(await Promise.all(runs)).toEqual(Array.from({ length: 10 }, (_, n) => n * 2));
+  });
+});
