@@ -71,7 +71,8 @@ export function sliceSpent(): boolean {
 export function nextSlice(): Promise<void> {
   return new Promise((resolve) => {
     waiting.push(resolve);
-    if (workers < MAX_WORKERS) {
+    // One worker per waiting piece at most: a worker stays until the queue is empty.
+    if (workers < MAX_WORKERS && workers < waiting.length - head) {
       workers++;
       setImmediate(work);
     }
