@@ -131,12 +131,16 @@ class Encoder {
       }
       if (Array.isArray(value)) {
         ancestors[depth] = value;
-        const out: Json[] = new Array<Json>(value.length);
+        // Filled in order, so that V8 keeps it a packed array (a hole only where the value has one).
+        const out: Json[] = [];
         for (let i = 0; i < value.length; i++) {
           const item: unknown = value[i];
-          if (item === undefined && !(i in value)) continue; // a hole stays a hole (JSON.stringify writes null)
+          if (item === undefined && !(i in value)) {
+            out.length = i + 1; // a hole stays a hole (JSON.stringify writes null)
+            continue;
+          }
           this.#keys[depth] = i;
-          out[i] = this.encode(item, depth + 1);
+          out.push(this.encode(item, depth + 1));
         }
         return out;
       }
