@@ -60,13 +60,13 @@ export class Codecs {
   }
 
   /** The first codec, in lookup order, whose test accepts `value`. */
-  find(value: unknown): readonly [string, Codec] | undefined {
+  find(value: unknown): [string, Codec] | undefined {
     // Asked of every object a save encodes: a plain array, not three map iterators a call.
     if (this.#allVersion !== processWideVersion) {
       this.#all = [...this.#own, ...BUILT_IN, ...processWide];
       this.#allVersion = processWideVersion;
     }
-    for (const entry of this.#all) if (entry[1].test(value)) return entry;
+    for (const [name, codec] of this.#all) if (codec.test(value)) return [name, codec]; // the caller's own copy, as before
     return undefined;
   }
 }
