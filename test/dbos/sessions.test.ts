@@ -6,10 +6,12 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
+import pg from "pg";
 import { DbosRunFailedError, DbosRuntimeError, DbosSessions } from "../../src/dbos/index.ts";
 import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
 import { PostgresSessionStore } from "../../src/sessions/postgres-store.ts";
 import { Sessions } from "../../src/sessions/sessions.ts";
+import { SessionTurns } from "../../src/dbos/sessions.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import { freshDatabase } from "../support/postgres-database.ts";
 import { startGateServer } from "../support/gate-server.ts";
@@ -57,7 +59,7 @@ describe.skipIf(!DATABASE_URL)("sessions on DBOS", () => {
     await hr.close();
   });
 
-  const worker = (id: string) => startWorker([db.url, id, hr.baseURL, gates.baseURL], CHILD);
+  const worker = (id: string, mode = "") => startWorker([db.url, id, hr.baseURL, gates.baseURL, mode], CHILD);
   const turn = async (session: string, input: string, options: { turnId?: string } = {}) => {
     const id = await sessions.start(session, { input }, options);
     return { id, result: await sessions.runs.result<AgentResult>(id) };
@@ -127,6 +129,35 @@ describe.skipIf(!DATABASE_URL)("sessions on DBOS", () => {
     expect((await store.load("bob"))?.version).toBe(2);
   });
 
+  it("parks a turn for approval, the session's next turn waiting behind it, and goes on once answered", { timeout: 180_000 }, async () => {
+    const asking = await worker("w1", "approval");
+    await turn("hal", "My name is Hal.");
+    const firing = await sessions.start("hal", { input: "fire 7" });
+    expect(await sessions.runs.parked(firing)).toBe(1);
+    let approvalId = "";
+    for await (const ev of sessions.runs.events(firing)) {
+      if (ev.type !== "agent.ToolApprovalRequestEvent") continue;
+      approvalId = (ev.data as { approvalId: string }).approvalId;
+      break;
+    }
+    const next = await sessions.start("hal", { input: "after" });
+    expect(await asking.stop()).toBe(0);
+    // The parked turn holds its session: the next one stays on the queue, however long the answer takes.
+    expect(await sessions.runs.status(next)).toBe("enqueued");
+    await sessions.runs.respond(firing, { type: "agent.ToolApprovalEvent", data: { approvalId, approved: true } });
+
+    await worker("w1", "approval");
+    expect((await sessions.runs.result<AgentResult>(firing)).response.content).toBe("Heard: My name is Hal. | fire 7");
+    expect((await sessions.runs.result<AgentResult>(next)).response.content).toBe("Heard: My name is Hal. | fire 7 | after");
+    expect(deletes()).toEqual(["/api/users/7"]);
+    expect((await stored("hal")).filter((m) => m.startsWith("user:"))).toEqual([
+      "user: My name is Hal.",
+      "user: fire 7",
+      "user: Employee 7: HTTP 204",
+      "user: after",
+    ]);
+  });
+
   it("runs two turns of one session started at once one after the other: no message lost or doubled", { timeout: 180_000 }, async () => {
     await worker("w1");
     await worker("w2");
@@ -171,5 +202,34 @@ describe.skipIf(!DATABASE_URL)("sessions on DBOS", () => {
     expect(failed).toBeInstanceOf(DbosRunFailedError);
     expect(failed).toMatchObject({ errorName: "SessionConflictError", runId: id });
     expect(await stored("fay")).toEqual(["user: from in process", "assistant: Saved in process."]);
+  });
+
+  it("saves a turn once when its last part runs again after the save, and passes other runs through", { timeout: 60_000 }, async () => {
+    const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+    const turns = await SessionTurns.open(pool, db.url);
+    try {
+      const agent = new FunctionCallingAgent({ llm: new ScriptedLLM(() => ({ text: "Hi Gus." })), tools: [], timeout: 60 });
+      expect(await turns.start("not-a-turn", agent)).toBeUndefined();
+      await pool.query("INSERT INTO stepflow_dbos_session_turns (run_id, session_id) VALUES ('gus-1', 'gus'), ('gus-2', 'gus')");
+      const ctx = await turns.start("gus-1", agent);
+      if (!ctx) throw new Error("gus-1 is a turn");
+      await agent.run({ input: "I am Gus." }, { ctx });
+      expect(await turns.finish("gus-1", agent, ctx)).toBeUndefined();
+      // A worker killed after the save and before DBOS recorded the part: the part runs again, and saves nothing more.
+      expect(await turns.finish("gus-1", agent, ctx)).toBeUndefined();
+      expect(await stored("gus")).toEqual(["user: I am Gus.", "assistant: Hi Gus."]);
+      expect((await store.load("gus"))?.version).toBe(1);
+
+      // A turn that loaded version 1, saved over by another: a conflict, not a second save.
+      const late = await turns.start("gus-2", agent);
+      if (!late) throw new Error("gus-2 is a turn");
+      await local.run("gus", { input: "in between" });
+      await agent.run({ input: "Late." }, { ctx: late });
+      expect(await turns.finish("gus-2", agent, late)).toMatchObject({ name: "SessionConflictError" });
+      expect(await stored("gus")).toEqual(["user: I am Gus.", "assistant: Hi Gus.", "user: in between", "assistant: Saved in process."]);
+    } finally {
+      await turns.close();
+      await pool.end();
+    }
   });
 });

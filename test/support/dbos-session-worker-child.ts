@@ -1,8 +1,9 @@
 /**
  * A DBOS worker process for the tests of sessions on DBOS:
- * `node --import tsx dbos-session-worker-child.ts DATABASE_URL WORKER_ID HR_BASE_URL GATE_BASE_URL`.
+ * `node --import tsx dbos-session-worker-child.ts DATABASE_URL WORKER_ID HR_BASE_URL GATE_BASE_URL [approval]`.
  * Its agent's model answers "Heard: " and every user message it was sent, so a test sees the
- * history a turn carried; asked "fire N", it first calls the tool that DELETEs employee N.
+ * history a turn carried; asked "fire N", it first calls the tool that DELETEs employee N
+ * (which, with `approval`, must be approved first).
  * Each model reply first passes the gate `llm`, the tool the gate `tool` (before its DELETE).
  * Prints "ready" once it takes runs; SIGTERM stops it cleanly.
  */
@@ -13,7 +14,7 @@ import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
 import { tool } from "../../src/tools/tool.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 
-const [database, workerId, hrURL, gateURL] = process.argv.slice(2) as [string, string, string, string];
+const [database, workerId, hrURL, gateURL, mode = ""] = process.argv.slice(2) as [string, string, string, string, string?];
 
 const pass = async (name: string) => {
   const response = await fetch(`${gateURL}/gate/${name}?worker=${workerId}`);
@@ -49,6 +50,7 @@ const agent = new FunctionCallingAgent({
     return { text: `Heard: ${heard.join(" | ")}` };
   }),
   tools: [fire],
+  ...(mode === "approval" ? { needsApproval: ["fire_employee"] } : {}),
   timeout: 60,
 });
 
