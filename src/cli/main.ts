@@ -19,7 +19,7 @@ import { chat, ask } from "./chat.ts";
 import { serve } from "./serve.ts";
 import type { ServeOptions } from "./serve.ts";
 import { DEFAULT_SERVER_STORE } from "../server/workflow-server.ts";
-import { askOnDbos, databaseOption, runWorker } from "./dbos.ts";
+import { askOnDbos, databaseOption, runWorker, sessionOnDbos } from "./dbos.ts";
 import type { ChatOptions } from "./chat.ts";
 import { NoSuchSessionError, UsageError } from "./errors.ts";
 import { packageVersion } from "./version.ts";
@@ -115,12 +115,24 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       if (options.store !== undefined) checkStoreURL(options.store);
       if (options.json && words.length === 0) throw new UsageError(`--json needs a question: ${command} --json "What is 2 + 2?"`);
       if (options.runtime === "dbos") {
-        if (words.length === 0) throw new UsageError(`--runtime dbos asks one question: ${command} --runtime dbos --database postgres://… "What is 2 + 2?"`);
-        if (options.session !== undefined) throw new UsageError("--session does not go with --runtime dbos: each question is a durable run of its own.");
+        if (words.length === 0 && options.session === undefined)
+          throw new UsageError(
+            `--runtime dbos asks one question, or chats in a stored session: ${command} --runtime dbos --database postgres://… "What is 2 + 2?", or ${command} --runtime dbos --database postgres://… --session NAME`,
+          );
+        if (options.store !== undefined)
+          throw new UsageError("--store does not go with --runtime dbos: the session is kept in the workers' PostgreSQL (--database).");
         if (options.openapi !== undefined || options.api !== undefined || options.hrDemo)
           throw new UsageError("--openapi, --api and --hr-demo do not go with --runtime dbos: the workers run the agent with the calculator tools.");
         const database = databaseOption(options.database, env, command, "--runtime dbos");
-        return askOnDbos(words.join(" "), { database, term, json: options.json ?? false });
+        if (options.session === undefined) return askOnDbos(words.join(" "), { database, term, json: options.json ?? false });
+        // The workers' agent, here only to describe its tools in approval questions.
+        const agent = new FunctionCallingAgent({ llm: chooseProvider({ llm: "offline", env: {} }).llm, tools: calculatorTools });
+        const question = words.length > 0 ? words.join(" ") : undefined;
+        if (
+          (await sessionOnDbos({ database, sessionId: options.session, agent, term, json: options.json ?? false, question, input: process.stdin, report })) > 0
+        )
+          code = 1;
+        return;
       }
       if (options.database !== undefined)
         throw new UsageError(`--database goes with --runtime dbos: ${command} --runtime dbos --database ${options.database} "…"`);
