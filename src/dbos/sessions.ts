@@ -75,6 +75,8 @@ interface TurnRow {
  */
 export class SessionTurns {
   #store: Promise<PostgresSessionStore> | undefined;
+  /** What `start` learnt of the runs it started in this process, for their `finish` (`null`: not a turn): two round trips fewer a run. */
+  readonly #started = new Map<string, { readonly turn: TurnRow; readonly window: MessageWindow } | null>();
 
   private constructor(
     private readonly pool: Pool,
@@ -92,7 +94,10 @@ export class SessionTurns {
   /** The context run `runId` starts from: its session's, if it is a session turn (`undefined` otherwise). */
   async start(runId: string, workflow: AnyWorkflow): Promise<Context | undefined> {
     const turn = await this.#turn(runId);
-    if (!turn) return undefined;
+    if (!turn) {
+      this.#remember(runId, null);
+      return undefined;
+    }
     const store = await this.#sessions();
     const memory = sessionMemoryOf(workflow);
     const id = turn.sessionId;
@@ -122,6 +127,7 @@ export class SessionTurns {
       window.firstSeq,
       window.total,
     ]);
+    this.#remember(runId, { turn: { sessionId: id, loadedVersion: record?.version ?? 0, firstSeq: window.firstSeq, total: window.total }, window });
     return ctx;
   }
 
@@ -131,17 +137,23 @@ export class SessionTurns {
    * database could not be used (the part then runs again).
    */
   async finish(runId: string, workflow: AnyWorkflow, ctx: Context): Promise<{ name: string; message: string } | undefined> {
-    const turn = await this.#turn(runId);
+    const started = this.#started.get(runId);
+    this.#started.delete(runId);
+    if (started === null) return undefined;
+    const turn = started?.turn ?? (await this.#turn(runId));
     if (!turn) return undefined;
     const { sessionId: id, loadedVersion: version, firstSeq, total } = turn;
     if (version === null || firstSeq === null || total === null)
       throw new DbosRuntimeError(`Turn ${runId} of session "${id}" finished, but its load was not noted.`);
     const store = await this.#sessions();
     const memory = sessionMemoryOf(workflow);
-    // The window the turn started from: messages are only appended, so those it loaded are still there unless the session was deleted.
-    const stored = total >= firstSeq ? await store.readMessages(id, { from: firstSeq, to: total }) : [];
-    if (stored.length !== total - firstSeq + 1) return failure(new SessionConflictError(id, version, undefined));
-    const window: MessageWindow = { messages: stored.map(parseMessage(id)), firstSeq, total };
+    let window = started?.window;
+    if (!window) {
+      // Started by another worker: the window it loaded is read again. Messages are only appended, so they are there unless the session was deleted.
+      const stored = total >= firstSeq ? await store.readMessages(id, { from: firstSeq, to: total }) : [];
+      if (stored.length !== total - firstSeq + 1) return failure(new SessionConflictError(id, version, undefined));
+      window = { messages: stored.map(parseMessage(id)), firstSeq, total };
+    }
     let saved: { readonly snapshot: ContextJSON; readonly append: readonly Json[] };
     try {
       saved = memory.saveContext ? memory.saveContext(ctx, window) : memory.save(ctx.toJSON(), window);
@@ -168,6 +180,12 @@ export class SessionTurns {
     const store = this.#store;
     this.#store = undefined;
     await (await store?.catch(() => undefined))?.close();
+  }
+
+  #remember(runId: string, started: { readonly turn: TurnRow; readonly window: MessageWindow } | null): void {
+    // Runs that fail never reach `finish`: the oldest entries go.
+    if (this.#started.size >= 1000) this.#started.delete(this.#started.keys().next().value as string);
+    this.#started.set(runId, started);
   }
 
   async #turn(runId: string): Promise<TurnRow | undefined> {
