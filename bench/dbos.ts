@@ -12,6 +12,7 @@ import pg from "pg";
 import { Event, StartEvent, StopEvent, Workflow, step } from "../src/index.ts";
 import type { Context } from "../src/index.ts";
 import { DbosRuns, DbosSessions, DbosWorker } from "../src/dbos/index.ts";
+import { SessionTurns } from "../src/dbos/sessions.ts";
 import { PostgresSessionStore } from "../src/sessions/postgres-store.ts";
 import { Sessions } from "../src/sessions/sessions.ts";
 import { printTable } from "./measure.ts";
@@ -21,7 +22,7 @@ const STEPS = 100;
 const RUNS = Number(process.env.BENCH_DBOS_RUNS ?? 30);
 const TURNS = Number(process.env.BENCH_DBOS_TURNS ?? 48);
 const WORKER_CONCURRENCY = 8;
-const SESSION_TURNS = Number(process.env.BENCH_DBOS_SESSION_TURNS ?? 30);
+const SESSION_TURNS = Number(process.env.BENCH_DBOS_SESSION_TURNS ?? 60);
 const POLLING_MS = 20;
 
 class Tick extends Event<{ left: number }> {}
@@ -174,10 +175,45 @@ async function sessionTurns(): Promise<void> {
     const sessions = await DbosSessions.connect({ database, pollingInterval: POLLING_MS });
     try {
       const local = new Sessions(agent, store);
+      const inProcess = await mean(SESSION_TURNS, () => local.run("in-process", question));
+      // Taken in turns, so that the machine's load, which changes by the second here, weighs on both alike.
+      const plain = async () => runs.result(await runs.start("agent", question));
+      const turn = async () => sessions.runs.result(await sessions.start("on-dbos", question));
+      await plain();
+      await turn();
+      let plainMs = 0;
+      let turnMs = 0;
+      for (let i = 0; i < SESSION_TURNS; i++) {
+        const started = performance.now();
+        await plain();
+        const between = performance.now();
+        await turn();
+        plainMs += between - started;
+        turnMs += performance.now() - between;
+      }
+      // The worker's side of a turn alone, without DBOS: noting the turn, loading the session, noting what it loaded, and saving.
+      const pool = new pg.Pool({ connectionString: database, max: 2 });
+      const hooks = await SessionTurns.open(pool, database);
+      let hooksMs = 0;
+      for (let i = 0; i <= SESSION_TURNS; i++) {
+        const runId = `hooks-${i}`;
+        const started = performance.now();
+        await pool.query("INSERT INTO stepflow_dbos_session_turns (run_id, session_id) VALUES ($1, 'hooks')", [runId]);
+        const ctx = await hooks.start(runId, agent);
+        const loaded = performance.now();
+        await agent.run(question, { ctx });
+        const ran = performance.now();
+        const failed = await hooks.finish(runId, agent, ctx as NonNullable<typeof ctx>);
+        if (failed) throw new Error(failed.message);
+        if (i > 0) hooksMs += loaded - started + (performance.now() - ran);
+      }
+      await hooks.close();
+      await pool.end();
       return {
-        inProcess: await mean(SESSION_TURNS, () => local.run("in-process", question)),
-        plainRun: await mean(SESSION_TURNS, async () => runs.result(await runs.start("agent", question))),
-        sessionTurn: await mean(SESSION_TURNS, async () => sessions.runs.result(await sessions.start("on-dbos", question))),
+        inProcess,
+        hooks: hooksMs / SESSION_TURNS,
+        plainRun: plainMs / SESSION_TURNS,
+        sessionTurn: turnMs / SESSION_TURNS,
         messages: (await store.load("on-dbos", { newest: 0 }))?.messageCount ?? 0,
       };
     } finally {
@@ -194,12 +230,13 @@ async function sessionTurns(): Promise<void> {
       ["a session turn in process (Sessions, PostgreSQL store)", ms(measured.inProcess)],
       ["a run without session on DBOS, through the queue", ms(measured.plainRun)],
       ["a session turn on DBOS (DbosSessions), through the queue", ms(measured.sessionTurn)],
-      ["what the session adds on DBOS (load, note, save)", ms(measured.sessionTurn - measured.plainRun)],
+      ["what the session adds on DBOS", ms(measured.sessionTurn - measured.plainRun)],
+      ["of which the turn's load, notes and save (measured alone)", ms(measured.hooks)],
       ["what DBOS adds to a session turn", ms(measured.sessionTurn - measured.inProcess)],
     ],
   );
   console.log(
-    `\n(means of ${SESSION_TURNS} turns after one to warm up, each session growing to ${measured.messages} messages; queue and results polled every ${POLLING_MS} ms; worker and client in this process)\n`,
+    `\n(means of ${SESSION_TURNS} turns after one to warm up, the runs on DBOS with and without a session taken in turns, each session growing to ${measured.messages} messages; queue and results polled every ${POLLING_MS} ms; worker and client in this process)\n`,
   );
 }
 
