@@ -85,6 +85,11 @@ describe("stepflow --runtime dbos --session", { timeout: 120_000 }, () => {
         "assistant: Your name is Logan.",
         "",
       ]);
+      // /reset deletes the stored session: the next turn starts a new one.
+      const reset = await cli(["--runtime", "dbos", "--session", "logan"], env, "/reset\nWhat is my name?\n");
+      expect(reset.code).toBe(0);
+      expect(reset.stderr).toContain('Started a new conversation (deleted the stored session "logan").');
+      expect(reset.stdout.trim()).toBe("You haven't told me your name yet.");
       const exited = new Promise((resolve) => worker.on("exit", resolve));
       worker.kill("SIGTERM");
       expect(await exited).toBe(0);
