@@ -53,6 +53,11 @@ const SCHEMA = [
 const SELECT_MESSAGES =
   "SELECT json_group_array(message ORDER BY seq) AS messages, json_group_array(created_at ORDER BY seq) AS times, json_group_array(seq ORDER BY seq) AS seqs FROM stepflow_session_messages WHERE session_id = ?";
 
+/** A session's row with its newest `?1` messages (`SELECT_MESSAGES`' columns) of session `?2`. */
+const LOAD = `SELECT s.version, s.snapshot, s.message_count, s.created_at, s.updated_at, m.messages, m.times, m.seqs
+  FROM stepflow_sessions s, (${SELECT_MESSAGES.replace("session_id = ?", "session_id = ?2")} AND seq > (SELECT message_count FROM stepflow_sessions WHERE id = ?2) - ?1) m
+  WHERE s.id = ?2`;
+
 /**
  * @example
  * const store = await SqliteSessionStore.open(".stepflow/sessions.db");
@@ -95,21 +100,14 @@ export class SqliteSessionStore implements SessionStore {
     checkSessionId(id);
     loadedRange(0, options); // a bad `newest` fails before any query
     try {
-      const [sessions, messages] = await this.#db.batch(
-        [
-          { sql: "SELECT version, snapshot, message_count, created_at, updated_at FROM stepflow_sessions WHERE id = ?", args: [id] },
-          // Only the newest messages, by the (session_id, seq) key: a turn reads the window it needs, not the history.
-          {
-            sql: `${SELECT_MESSAGES} AND seq > (SELECT message_count FROM stepflow_sessions WHERE id = ?) - ?`,
-            args: [id, id, options.newest ?? Number.MAX_SAFE_INTEGER],
-          },
-        ],
-        "read",
-      );
-      const row = sessions?.rows[0];
+      // One statement (one read, so of one version): the session's row and its newest messages,
+      // by the (session_id, seq) key, as a turn reads the window it needs, not the history. As two
+      // statements of a batch, a load cost the worker twice as much, and a turn is a load and a save.
+      const { rows } = await this.#db.execute({ sql: LOAD, args: [options.newest ?? Number.MAX_SAFE_INTEGER, id] });
+      const row = rows[0];
       if (!row) return undefined;
       const messageCount = Number(row.message_count);
-      const stored = joinedMessages(messages?.rows[0]);
+      const stored = joinedMessages(row);
       checkStoredMessages(
         id,
         loadedRange(messageCount, options),
