@@ -4,14 +4,14 @@
  * application's event loop. It answers each request with plain data (rows as arrays, errors as
  * their fields) that the main thread turns back into `@libsql/client`'s own shapes and classes.
  *
- * Requests that arrive together run in one transaction, each write in a savepoint of its own:
- * with many sessions at once, a commit per save (a WAL append and index update each) was most
- * of the worker's time. A write that fails rolls back only its savepoint, with the error it
- * would have had alone; a read (SELECTs only) has nothing to roll back and runs without one, as
- * the SAVEPOINT and RELEASE statements cost as much as the read. A group of reads only takes no
- * write lock. The callers hear back only after the commit. If the group's own transaction
+ * Requests that arrive together run in one transaction: with many sessions at once, a commit
+ * per save (a WAL append and index update each) was most of the worker's time. The callers hear
+ * back only after the commit. If a write in the group fails, or the group's own transaction
  * cannot start or commit (a read-only file, another process's lock held past the busy timeout),
- * each request runs again alone, so each gets the answer it would have had.
+ * the group is rolled back and each request runs again alone, so each gets the answer it would
+ * have had alone. (Writes are rare to fail; a savepoint around each, to undo only the one that
+ * failed, made a turn's load and save four statements more, and each costs the worker as much
+ * as a small read.) A group of reads only takes no write lock.
  *
  * JavaScript, not TypeScript: a worker does not inherit the loader hooks (tsx) of the thread
  * that starts it, and loading a TypeScript loader in every worker tripled the time to open a
@@ -86,7 +86,7 @@ function groupable(request) {
   if (request.method !== "execute") return false;
   return DATA_STATEMENT.test(sqlOf(request.args[0]));
 }
-/** Whether a grouped request only reads: it then needs no savepoint, and a group of them no write lock. */
+/** Whether a grouped request only reads: its failure undoes nothing, and a group of them takes no write lock. */
 function readOnly(request) {
   const [first] = request.args;
   return (Array.isArray(first) && request.method === "batch" ? first : [first]).every((statement) => READ_STATEMENT.test(sqlOf(statement)));
@@ -109,21 +109,20 @@ async function runGroup(group) {
   const outcomes = [];
   try {
     for (const [i, request] of group.entries()) {
-      const write = !reads[i];
-      if (write) await tx.execute("SAVEPOINT stepflow_request");
       const outcome = await settle(async () => {
         // A batch's mode only chose how alone it would begin its transaction; here it is in the group's.
         const [first] = request.args;
         return toWire(Array.isArray(first) ? await tx.batch(first) : await tx.execute(first));
       });
-      if (write && !outcome.ok) await tx.execute("ROLLBACK TO stepflow_request");
-      if (write) await tx.execute("RELEASE stepflow_request");
+      // A write that fails may have kept part of its batch: the whole group is undone and run again alone, below.
+      if (!outcome.ok && !reads[i]) throw outcome.error;
       outcomes.push(outcome);
     }
     await tx.commit();
   } catch {
-    // The transaction itself failed (rolled back by SQLite, or the commit failed): nothing of
-    // the group was kept, so each request runs again alone and gets its own answer.
+    // A write failed, or the transaction itself did (rolled back by SQLite, or the commit
+    // failed): nothing of the group is kept, and each request runs again alone and gets the
+    // answer it would have had alone.
     tx.close();
     return alone();
   }
