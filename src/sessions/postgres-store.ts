@@ -5,13 +5,15 @@
  * `SessionConflictError`.
  *
  * A turn's load and save are named (prepared) statements: each connection parses and plans them
- * once, not per turn, which cut the server's CPU per turn to a third.
+ * once, not per turn, which cut the server's CPU per turn to a third. The loads of many
+ * sessions at once share statements (`LoadBatch`).
  */
 import type { Pool, PoolClient } from "pg";
 import { StepflowError } from "../core/errors.ts";
 import { PostgresJournal } from "../journal/postgres-journal.ts";
 import { maskCredentials } from "../core/user-text.ts";
 import { loadDriver } from "./load-driver.ts";
+import { LoadBatch } from "./load-batch.ts";
 import { SessionConflictError, SessionStoreError, checkRange, checkSave, checkSessionId, checkStoredMessages, listLimit, loadedRange } from "./types.ts";
 import type { LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
 
@@ -30,6 +32,18 @@ const SCHEMA = `
     created_at TIMESTAMPTZ NOT NULL,
     PRIMARY KEY (session_id, seq));
   CREATE INDEX IF NOT EXISTS stepflow_sessions_updated ON stepflow_sessions (updated_at DESC);`;
+/** A session's row as a load reads it. */
+interface SessionRow {
+  readonly id: string;
+  readonly version: number;
+  readonly snapshot: string;
+  readonly message_count: number;
+  readonly created_at: Date;
+  readonly updated_at: Date;
+  /** JSON: [seq, message, created_at] of each message loaded, or null for none. */
+  readonly messages: string | null;
+}
+
 const SCHEMA_LOCK = 748_213_901; // serialises CREATE … IF NOT EXISTS of processes starting together
 
 /**
@@ -39,6 +53,7 @@ const SCHEMA_LOCK = 748_213_901; // serialises CREATE … IF NOT EXISTS of proce
 export class PostgresSessionStore implements SessionStore {
   readonly description: string;
   readonly #pool: Pool;
+  readonly #loads = new LoadBatch<SessionRow>((ids, newest) => this.#readSessions(ids, newest));
   /** Tool calls of this store's sessions, in the same database. */
   readonly journal: PostgresJournal;
 
@@ -72,19 +87,7 @@ export class PostgresSessionStore implements SessionStore {
     checkSessionId(id);
     loadedRange(0, options); // a bad `newest` fails before any query
     try {
-      // One round trip: the session's row and its newest messages, read by one statement (so of
-      // one version), the messages as a JSON array of [seq, message, created_at].
-      const session = await this.#pool.query({
-        name: "stepflow_session_load",
-        text: `SELECT s.version, s.snapshot, s.message_count, s.created_at, s.updated_at, m.rows::text AS messages
-         FROM stepflow_sessions s
-         LEFT JOIN LATERAL (
-           SELECT json_agg(json_build_array(seq, message, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')) ORDER BY seq) AS rows
-           FROM stepflow_session_messages WHERE session_id = s.id AND seq > s.message_count - $2::bigint) m ON true
-         WHERE s.id = $1`,
-        values: [id, options.newest ?? Number.MAX_SAFE_INTEGER],
-      });
-      const row = session.rows[0];
+      const row = await this.#loads.load(id, options.newest ?? Number.MAX_SAFE_INTEGER);
       if (!row) return undefined;
       const messageCount = Number(row.message_count);
       const range = loadedRange(messageCount, options);
@@ -106,6 +109,25 @@ export class PostgresSessionStore implements SessionStore {
     } catch (error) {
       throw this.#failed(error);
     }
+  }
+
+  /**
+   * The rows of sessions `ids` with their newest messages, by one statement (so each of one
+   * version), the messages as a JSON array of [seq, message, created_at]: the loads of many
+   * sessions at once share it (see `LoadBatch`).
+   */
+  async #readSessions(ids: readonly string[], newest: number): Promise<ReadonlyMap<string, SessionRow>> {
+    const result = await this.#pool.query<SessionRow>({
+      name: "stepflow_session_load_many",
+      text: `SELECT s.id, s.version, s.snapshot, s.message_count, s.created_at, s.updated_at, m.rows::text AS messages
+         FROM stepflow_sessions s
+         LEFT JOIN LATERAL (
+           SELECT json_agg(json_build_array(seq, message, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')) ORDER BY seq) AS rows
+           FROM stepflow_session_messages WHERE session_id = s.id AND seq > s.message_count - $2::bigint) m ON true
+         WHERE s.id = ANY($1::text[])`,
+      values: [ids, newest],
+    });
+    return new Map(result.rows.map((row) => [String(row.id), row]));
   }
 
   async readMessages(id: string, range: MessageRange): Promise<StoredMessage[]> {

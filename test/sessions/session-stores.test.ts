@@ -267,6 +267,51 @@ describe.each(stores.filter(([name]) => name !== "memory"))("a missing message r
   });
 });
 
+describe.each(stores.filter(([name]) => name !== "memory"))("many loads at once, read together: %s", (_name, makeURL) => {
+  it("gives each caller its own session, its own newest messages, and its own error", async () => {
+    const url = makeURL();
+    const store = await openSessionStore(url);
+    try {
+      const ids = Array.from({ length: 250 }, (_, i) => unique(`many-${i}`));
+      await Promise.all(
+        ids.map((id, i) =>
+          store.save(id, { expectedVersion: 0, snapshot: `snap ${i}`, append: Array.from({ length: 1 + (i % 5) }, (_, k) => `${id} m${k + 1}`) }),
+        ),
+      );
+      const corrupt = ids[7] as string; // 3 messages
+      await deleteMessageRow(url, corrupt, 3);
+      // Started in one turn of the event loop: asked of the database together, in a few statements.
+      const loads = await Promise.allSettled([
+        ...ids.map((id, i) => store.load(id, i % 2 === 0 ? { newest: 2 } : {})),
+        store.load(unique("never-saved")),
+        store.load(ids[0] as string, { newest: 0 }),
+      ]);
+      for (const [i, id] of ids.entries()) {
+        const outcome = loads[i] as PromiseSettledResult<Awaited<ReturnType<SessionStore["load"]>>>;
+        if (id === corrupt) {
+          expect(outcome.status === "rejected" && outcome.reason).toBeInstanceOf(CorruptSessionError);
+          continue;
+        }
+        const count = 1 + (i % 5);
+        const newest = i % 2 === 0 ? Math.min(2, count) : count;
+        expect(outcome.status === "fulfilled" && outcome.value).toMatchObject({
+          id,
+          version: 1,
+          snapshot: `snap ${i}`,
+          messageCount: count,
+          messages: Array.from({ length: newest }, (_, k) =>
+            expect.objectContaining({ seq: count - newest + k + 1, json: `${id} m${count - newest + k + 1}` }),
+          ),
+        });
+      }
+      expect(loads[ids.length]).toEqual({ status: "fulfilled", value: undefined });
+      expect(loads[ids.length + 1]).toMatchObject({ status: "fulfilled", value: { id: ids[0], messages: [], messageCount: 1 } });
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe.skipIf(!process.env.DATABASE_URL)("PostgreSQL going away after the store opened", () => {
   it("fails a save with a SessionStoreError naming the store, which no model-server message claims", async () => {
     // A TCP relay to the real server, closed mid-session: PostgreSQL "goes down" without touching the shared server.
