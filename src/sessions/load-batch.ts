@@ -11,6 +11,19 @@ export type ReadSessions<Row> = (ids: readonly string[], newest: number) => Prom
 /** Sessions read by one statement at most: the statement's text and its answer stay small. */
 const MAX_PER_STATEMENT = 100;
 
+/**
+ * Callers answered per turn of the event loop: each starts its session's turn, and a hundred
+ * started in one stretch would hold up every timer and request meanwhile.
+ */
+const ANSWERS_PER_TURN = 16;
+
+/** Answers the callers of `chunk` from `at` on, a few now and the rest on the next turns of the event loop. */
+function answer<Row>(chunk: readonly Waiting<Row>[], rows: ReadonlyMap<string, Row>, at: number): void {
+  const end = Math.min(chunk.length, at + ANSWERS_PER_TURN);
+  for (let i = at; i < end; i++) chunk[i]?.resolve(rows.get(chunk[i]?.id as string));
+  if (end < chunk.length) setImmediate(() => answer(chunk, rows, end));
+}
+
 interface Waiting<Row> {
   readonly id: string;
   readonly newest: number;
@@ -49,9 +62,7 @@ export class LoadBatch<Row> {
       for (let i = 0; i < group.length; i += MAX_PER_STATEMENT) {
         const chunk = group.slice(i, i + MAX_PER_STATEMENT);
         this.read([...new Set(chunk.map((waiting) => waiting.id))], newest).then(
-          (rows) => {
-            for (const waiting of chunk) waiting.resolve(rows.get(waiting.id));
-          },
+          (rows) => answer(chunk, rows, 0),
           (error: unknown) => {
             for (const waiting of chunk) waiting.reject(error);
           },
