@@ -5,7 +5,7 @@
  * - 250, 500 and 1,000 sessions each running one agent turn at once on a scripted LLM that
  *   answers in 50 ms (3 calls a turn, so 150 ms is the ideal): wall time against the ideal, the
  *   longest stall of the event loop, and the CPU a turn costs, where: the main thread, the
- *   process's other threads (the SQLite store's worker, V8's garbage-collection helpers), and
+ *   process's other threads (the SQLite store's worker, V8's helpers: garbage collection, compilation), and
  *   PostgreSQL's backends. Each store serves a warm-up batch first (a server runs warm: the
  *   first batches measure the JIT compiler), then each concurrency a few rounds: medians.
  * - the SQLite store alone at the same concurrency: the longest event-loop stall of its statements,
@@ -586,7 +586,7 @@ export async function benchSessionsScale(): Promise<void> {
           "max event-loop delay, ms (worst round)",
           "CPU ms per turn (all threads)",
           "main thread CPU ms per turn",
-          "other threads' CPU ms per turn (SQLite worker, GC helpers)",
+          "other threads' CPU ms per turn (SQLite worker, V8 helpers)",
           "main thread busy ms per turn",
           "PostgreSQL backends' CPU ms per turn",
           "failed",
