@@ -5,8 +5,8 @@
  * - 250, 500 and 1,000 sessions each running one agent turn at once on a scripted LLM that
  *   answers in 50 ms (3 calls a turn, so 150 ms is the ideal): wall time against the ideal, the
  *   longest stall of the event loop, and the CPU a turn costs, where: the main thread, the
- *   process's other threads (the SQLite store's worker, V8's helpers: garbage collection, compilation), and
- *   PostgreSQL's backends. Each store serves a warm-up batch first (a server runs warm: the
+ *   SQLite store's worker thread, the process's other threads (V8's helpers: garbage collection,
+ *   compilation), and PostgreSQL's backends. Each store serves a warm-up batch first (a server runs warm: the
  *   first batches measure the JIT compiler), then each concurrency a few rounds: medians.
  * - the SQLite store alone at the same concurrency: the longest event-loop stall of its statements,
  *   on the main thread (as before) and on its worker thread (now).
@@ -72,6 +72,29 @@ export function benchStore(store: SessionStore): SessionStore {
 /** CPU ms of this process's main thread (Linux: /proc; NaN elsewhere). */
 export function mainThreadCpuMs(): number {
   return procCpuMs(`/proc/self/task/${process.pid}/stat`);
+}
+
+/** This process's threads (Linux: /proc; empty elsewhere). */
+function threadIds(): Set<string> {
+  try {
+    return new Set(readdirSync("/proc/self/task"));
+  } catch {
+    return new Set();
+  }
+}
+
+/**
+ * Opens the store at `url`, noting the threads it started (the SQLite store's worker, and the
+ * threads libsql starts in it), so that their CPU can be told from V8's helper threads.
+ */
+export async function openWithThreads(url: string): Promise<{ store: SessionStore; storeThreadsCpuMs: () => number }> {
+  const before = threadIds();
+  const store = await openSessionStore(url);
+  const started = [...threadIds()].filter((tid) => !before.has(tid));
+  return {
+    store,
+    storeThreadsCpuMs: () => (started.length === 0 ? NaN : started.reduce((sum, tid) => sum + (procCpuMs(`/proc/self/task/${tid}/stat`) || 0), 0)),
+  };
 }
 
 /** utime + stime of a /proc stat file, in ms (the kernel counts in ticks of 10 ms). */
@@ -276,6 +299,8 @@ interface ConcurrentRun {
   readonly cpuMsPerTurn: number;
   /** CPU of the main thread per turn (NaN where /proc is not readable). */
   readonly mainCpuMsPerTurn: number;
+  /** CPU of the threads the store started (the SQLite worker) per turn (NaN if none). */
+  readonly storeThreadsCpuMsPerTurn: number;
   /** Time the main thread's event loop was busy, per turn (NaN for processes). */
   readonly mainMsPerTurn: number;
   /** CPU of the PostgreSQL backends serving the run, per turn (NaN if not PostgreSQL or not on this machine). */
@@ -290,7 +315,7 @@ const question = { input: "What is (2123 + 2321) * 312?" };
  * a server keeps it), after `WARMUP` sessions at once three times: the medians of the rounds.
  */
 async function concurrent(url: string, counts: readonly number[]): Promise<Map<number, ConcurrentRun>> {
-  const store = await openSessionStore(url);
+  const { store, storeThreadsCpuMs } = await openWithThreads(url);
   const sessions = new Sessions(newAgent(LLM_MS), benchStore(store));
   const results = new Map<number, ConcurrentRun>();
   try {
@@ -302,6 +327,7 @@ async function concurrent(url: string, counts: readonly number[]): Promise<Map<n
         const elu = performance.eventLoopUtilization();
         const cpu = process.cpuUsage();
         const main = mainThreadCpuMs();
+        const storeThreads = storeThreadsCpuMs();
         const db = postgresCpuMs(url);
         const stalls = stallMonitor();
         const started = performance.now();
@@ -318,6 +344,7 @@ async function concurrent(url: string, counts: readonly number[]): Promise<Map<n
           worstDelayMs: maxDelayMs,
           cpuMsPerTurn: (used.user + used.system) / 1000 / n,
           mainCpuMsPerTurn: (mainThreadCpuMs() - main) / n,
+          storeThreadsCpuMsPerTurn: (storeThreadsCpuMs() - storeThreads) / n,
           mainMsPerTurn: busy.active / n,
           dbCpuMsPerTurn: (postgresCpuMs(url) - db) / n,
           failed: failed.length,
@@ -340,6 +367,7 @@ function medianRun(runs: readonly ConcurrentRun[]): ConcurrentRun {
     worstDelayMs: Math.max(...runs.map((run) => run.worstDelayMs)),
     cpuMsPerTurn: of("cpuMsPerTurn"),
     mainCpuMsPerTurn: of("mainCpuMsPerTurn"),
+    storeThreadsCpuMsPerTurn: of("storeThreadsCpuMsPerTurn"),
     mainMsPerTurn: of("mainMsPerTurn"),
     dbCpuMsPerTurn: of("dbCpuMsPerTurn"),
     failed: runs.reduce((sum, run) => sum + run.failed, 0),
@@ -406,6 +434,8 @@ export interface ChildReport {
   readonly maxDelayMs: number;
   readonly cpuMs: number;
   readonly mainCpuMs: number;
+  /** null if the store started no thread. */
+  readonly storeThreadsCpuMs: number | null;
   readonly failed: number;
 }
 
@@ -465,6 +495,7 @@ async function concurrentProcesses(url: string, n: number, processes: number): P
         worstDelayMs: maxDelayMs,
         cpuMsPerTurn: all.reduce((t, r) => t + r.cpuMs, 0) / n,
         mainCpuMsPerTurn: all.reduce((t, r) => t + r.mainCpuMs, 0) / n,
+        storeThreadsCpuMsPerTurn: all.reduce((t, r) => t + (r.storeThreadsCpuMs ?? NaN), 0) / n,
         mainMsPerTurn: NaN,
         dbCpuMsPerTurn: (postgresCpuMs(url) - db) / n,
         failed: all.reduce((t, r) => t + r.failed, 0),
@@ -549,7 +580,7 @@ export async function benchSessionsScale(): Promise<void> {
       const rows: string[][] = [];
       const row = (name: string, n: number, run: ConcurrentRun) => {
         const ms = (value: number) => (Number.isNaN(value) ? "-" : value.toFixed(2));
-        const others = run.cpuMsPerTurn - run.mainCpuMsPerTurn;
+        const others = run.cpuMsPerTurn - run.mainCpuMsPerTurn - (Number.isNaN(run.storeThreadsCpuMsPerTurn) ? 0 : run.storeThreadsCpuMsPerTurn);
         rows.push([
           name,
           n.toLocaleString("en"),
@@ -558,6 +589,7 @@ export async function benchSessionsScale(): Promise<void> {
           `${run.maxDelayMs.toFixed(1)} (${run.worstDelayMs.toFixed(1)})`,
           ms(run.cpuMsPerTurn),
           ms(run.mainCpuMsPerTurn),
+          ms(run.storeThreadsCpuMsPerTurn),
           ms(others),
           ms(run.mainMsPerTurn),
           ms(run.dbCpuMsPerTurn),
@@ -586,7 +618,8 @@ export async function benchSessionsScale(): Promise<void> {
           "max event-loop delay, ms (worst round)",
           "CPU ms per turn (all threads)",
           "main thread CPU ms per turn",
-          "other threads' CPU ms per turn (SQLite worker, V8 helpers)",
+          "the SQLite worker's CPU ms per turn",
+          "other threads' CPU ms per turn (V8's helpers)",
           "main thread busy ms per turn",
           "PostgreSQL backends' CPU ms per turn",
           "failed",
