@@ -44,6 +44,17 @@ interface SessionRow {
   readonly messages: string | null;
 }
 
+/** A save waiting to be sent; resolves to whether it was applied (false: the version had changed). */
+interface QueuedSave {
+  readonly id: string;
+  readonly save: SessionSave;
+  readonly resolve: (saved: boolean) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** Saves sent as one statement at most. */
+const SAVES_PER_STATEMENT = 100;
+
 const SCHEMA_LOCK = 748_213_901; // serialises CREATE … IF NOT EXISTS of processes starting together
 
 /**
@@ -54,6 +65,8 @@ export class PostgresSessionStore implements SessionStore {
   readonly description: string;
   readonly #pool: Pool;
   readonly #loads = new LoadBatch<SessionRow>((ids, newest) => this.#readSessions(ids, newest));
+  /** Saves asked for in this turn of the event loop, not yet sent (see `#sendSaves`). */
+  #saves: QueuedSave[] = [];
   /** Tool calls of this store's sessions, in the same database. */
   readonly journal: PostgresJournal;
 
@@ -160,15 +173,64 @@ export class PostgresSessionStore implements SessionStore {
   async save(id: string, save: SessionSave): Promise<number> {
     checkSave(id, save);
     try {
-      const count = save.append.length;
-      // One statement, so one round trip and its own transaction: the row change takes the row
-      // lock (a concurrent save of the session waits, then finds the version changed), and the
-      // messages are appended only if it changed a row. As BEGIN, two queries and COMMIT, a save
-      // held a pooled connection for four round trips, and 1,000 sessions at once queued for them.
-      const change =
-        save.expectedVersion === 0
-          ? "INSERT INTO stepflow_sessions (id, version, snapshot, message_count, created_at, updated_at) VALUES ($3, 1, $1, $2, now(), now()) ON CONFLICT (id) DO NOTHING RETURNING message_count"
-          : "UPDATE stepflow_sessions SET version = version + 1, snapshot = $1, message_count = message_count + $2, updated_at = now() WHERE id = $3 AND version = $5 RETURNING message_count";
+      const saved = await new Promise<boolean>((resolve, reject) => {
+        if (this.#saves.length === 0) setImmediate(() => this.#sendSaves());
+        this.#saves.push({ id, save, resolve, reject });
+      });
+      if (!saved) {
+        const found = await this.#pool.query("SELECT version FROM stepflow_sessions WHERE id = $1", [id]);
+        const version = found.rows[0]?.version;
+        throw new SessionConflictError(id, save.expectedVersion, version === undefined ? undefined : Number(version));
+      }
+      return save.expectedVersion + 1;
+    } catch (error) {
+      throw this.#failed(error);
+    }
+  }
+
+  /**
+   * Sends the saves asked for in one turn of the event loop: those of different sessions together,
+   * up to 100 a statement (a round trip and a socket write each was most of what a save cost this
+   * process, with a thousand sessions at once). A second save of a session waits for the first, as
+   * if sent one after the other.
+   */
+  #sendSaves(): void {
+    const queue = this.#saves;
+    this.#saves = [];
+    const together: QueuedSave[] = [];
+    const later: QueuedSave[] = [];
+    const ids = new Set<string>();
+    for (const queued of queue) {
+      if (ids.has(queued.id)) later.push(queued);
+      else {
+        ids.add(queued.id);
+        together.push(queued);
+      }
+    }
+    const sent: Promise<void>[] = [];
+    for (let i = 0; i < together.length; i += SAVES_PER_STATEMENT) {
+      const chunk = together.slice(i, i + SAVES_PER_STATEMENT);
+      sent.push(chunk.length === 1 ? this.#saveOne(chunk[0] as QueuedSave) : this.#saveMany(chunk));
+    }
+    if (later.length > 0)
+      void Promise.all(sent).then(() => {
+        if (this.#saves.length === 0) setImmediate(() => this.#sendSaves());
+        this.#saves.push(...later);
+      });
+  }
+
+  /**
+   * One save as one statement, so one round trip and its own transaction: the row change takes
+   * the row lock (a concurrent save of the session waits, then finds the version changed), and the
+   * messages are appended only if it changed a row.
+   */
+  async #saveOne({ id, save, resolve, reject }: QueuedSave): Promise<void> {
+    const change =
+      save.expectedVersion === 0
+        ? "INSERT INTO stepflow_sessions (id, version, snapshot, message_count, created_at, updated_at) VALUES ($3, 1, $1, $2, now(), now()) ON CONFLICT (id) DO NOTHING RETURNING message_count"
+        : "UPDATE stepflow_sessions SET version = version + 1, snapshot = $1, message_count = message_count + $2, updated_at = now() WHERE id = $3 AND version = $5 RETURNING message_count";
+    const count = save.append.length;
+    try {
       const changed = await this.#pool.query({
         name: save.expectedVersion === 0 ? "stepflow_session_create" : "stepflow_session_update",
         text: `WITH changed AS (${change}),
@@ -178,15 +240,53 @@ export class PostgresSessionStore implements SessionStore {
          SELECT message_count FROM changed`,
         values: save.expectedVersion === 0 ? [save.snapshot, count, id, save.append] : [save.snapshot, count, id, save.append, save.expectedVersion],
       });
-      const saved = changed.rows.length === 1;
-      if (!saved) {
-        const found = await this.#pool.query("SELECT version FROM stepflow_sessions WHERE id = $1", [id]);
-        const version = found.rows[0]?.version;
-        throw new SessionConflictError(id, save.expectedVersion, version === undefined ? undefined : Number(version));
-      }
-      return save.expectedVersion + 1;
+      resolve(changed.rows.length === 1);
     } catch (error) {
-      throw this.#failed(error);
+      reject(error);
+    }
+  }
+
+  /**
+   * The saves of different sessions as one statement, each applied only if its session is at its
+   * expected version (as `#saveOne`). If the statement fails (nothing of it was applied), each
+   * save is sent alone, to get its own answer: a deadlock with another process's saves of the
+   * same sessions, taking their row locks in another order, is the one failure to expect.
+   */
+  async #saveMany(saves: readonly QueuedSave[]): Promise<void> {
+    const messages = saves.flatMap(({ id, save }) => save.append.map((message, k) => [id, k + 1, message] as const));
+    try {
+      const changed = await this.#pool.query<{ id: string }>({
+        name: "stepflow_session_save_many",
+        text: `WITH input AS (
+           SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::int[]) AS t(id, expected, snapshot, n)),
+         created AS (
+           INSERT INTO stepflow_sessions (id, version, snapshot, message_count, created_at, updated_at)
+           SELECT id, 1, snapshot, n, now(), now() FROM input WHERE expected = 0
+           ON CONFLICT (id) DO NOTHING RETURNING id, message_count),
+         updated AS (
+           UPDATE stepflow_sessions s SET version = s.version + 1, snapshot = i.snapshot, message_count = s.message_count + i.n, updated_at = now()
+           FROM input i WHERE s.id = i.id AND i.expected > 0 AND s.version = i.expected
+           RETURNING s.id, s.message_count),
+         changed AS (SELECT id, message_count FROM created UNION ALL SELECT id, message_count FROM updated),
+         appended AS (
+           INSERT INTO stepflow_session_messages (session_id, seq, message, created_at)
+           SELECT c.id, c.message_count - i.n + m.k, m.message, now()
+           FROM changed c JOIN input i ON i.id = c.id JOIN unnest($5::text[], $6::int[], $7::text[]) AS m(id, k, message) ON m.id = c.id)
+         SELECT id FROM changed`,
+        values: [
+          saves.map(({ id }) => id),
+          saves.map(({ save }) => save.expectedVersion),
+          saves.map(({ save }) => save.snapshot),
+          saves.map(({ save }) => save.append.length),
+          messages.map(([id]) => id),
+          messages.map(([, k]) => k),
+          messages.map(([, , message]) => message),
+        ],
+      });
+      const saved = new Set(changed.rows.map((row) => String(row.id)));
+      for (const { id, resolve } of saves) resolve(saved.has(id));
+    } catch {
+      await Promise.all(saves.map((queued) => this.#saveOne(queued)));
     }
   }
 

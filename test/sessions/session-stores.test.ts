@@ -78,6 +78,35 @@ describe.each(stores)("SessionStore contract: %s", (_name, url) => {
     expect(record?.messages.map((m) => m.json)).toEqual([`from ${winner}`, `again ${winner}`]);
   });
 
+  it("saves many sessions at once, new and continued, each applied or refused on its own", async () => {
+    const ids = Array.from({ length: 150 }, (_, i) => unique(`bulk-${i}`));
+    const created = await Promise.all(ids.map((id, i) => store.save(id, { expectedVersion: 0, snapshot: `v1 ${i}`, append: [`${id} a`, `${id} b`] })));
+    expect(created).toEqual(ids.map(() => 1));
+    const fresh = Array.from({ length: 50 }, (_, i) => unique(`bulk-new-${i}`));
+    // Started together: continuations of the 150 (one from a stale version, and a second save of
+    // one session in the same batch), 50 new sessions, and an existing one "created" again.
+    const outcomes = await Promise.allSettled([
+      ...ids.map((id, i) => store.save(id, { expectedVersion: i === 3 ? 2 : 1, snapshot: `v2 ${i}`, append: i % 2 ? [`${id} c`] : [] })),
+      store.save(ids[0] as string, { expectedVersion: 1, snapshot: "twice", append: ["lost"] }),
+      ...fresh.map((id) => store.save(id, { expectedVersion: 0, snapshot: "new", append: [`${id} x`, `${id} y`, `${id} z`] })),
+      store.save(ids[1] as string, { expectedVersion: 0, snapshot: "again", append: ["lost"] }),
+    ]);
+    const failed = outcomes.flatMap((o, i) => (o.status === "rejected" ? [[i, (o.reason as SessionConflictError).found]] : []));
+    expect(failed).toEqual([
+      [3, 1], // stale: found version 1
+      [150, 2], // the second save of ids[0] in the same batch: the first one won
+      [201, 2], // ids[1] exists
+    ]);
+    for (const [i, id] of ids.entries()) {
+      const record = await store.load(id);
+      const continued = i !== 3;
+      expect(record?.version).toBe(continued ? 2 : 1);
+      expect(record?.snapshot).toBe(continued ? `v2 ${i}` : "v1 0".replace("0", String(i)));
+      expect(record?.messages.map((m) => [m.seq, m.json])).toEqual([[1, `${id} a`], [2, `${id} b`], ...(continued && i % 2 ? [[3, `${id} c`]] : [])]);
+    }
+    for (const id of fresh) expect((await store.load(id))?.messages.map((m) => m.json)).toEqual([`${id} x`, `${id} y`, `${id} z`]);
+  });
+
   it("loads only the newest messages asked for, with the count of all of them", async () => {
     const id = unique("window");
     const all = Array.from({ length: 10 }, (_, i) => `m${i + 1}`);
@@ -306,6 +335,27 @@ describe.each(stores.filter(([name]) => name !== "memory"))("many loads at once,
       }
       expect(loads[ids.length]).toEqual({ status: "fulfilled", value: undefined });
       expect(loads[ids.length + 1]).toMatchObject({ status: "fulfilled", value: { id: ids[0], messages: [], messageCount: 1 } });
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe.skipIf(!process.env.DATABASE_URL)("PostgreSQL refusing one of many saves sent together", () => {
+  it("fails that save alone, with PostgreSQL's reason; the others are applied", async () => {
+    const store = await openSessionStore(process.env.DATABASE_URL as string);
+    try {
+      const ids = Array.from({ length: 20 }, (_, i) => unique(`refused-${i}`));
+      // PostgreSQL text cannot hold a NUL character: the statement saving all twenty fails, and each is sent again alone.
+      const outcomes = await Promise.allSettled(
+        ids.map((id, i) => store.save(id, { expectedVersion: 0, snapshot: i === 5 ? "bad \u0000 snapshot" : "{}", append: [`${id} m`] })),
+      );
+      expect(outcomes.map((o) => o.status)).toEqual(ids.map((_, i) => (i === 5 ? "rejected" : "fulfilled")));
+      const refused = outcomes[5] as PromiseRejectedResult;
+      expect(refused.reason).toBeInstanceOf(SessionStoreError);
+      expect((refused.reason as Error).message).toMatch(/^The session store PostgreSQL .* failed: invalid byte sequence for encoding "UTF8": 0x00\./);
+      expect(await store.load(ids[5] as string)).toBeUndefined();
+      for (const id of ids.filter((_, i) => i !== 5)) expect((await store.load(id))?.messages.map((m) => m.json)).toEqual([`${id} m`]);
     } finally {
       await store.close();
     }
