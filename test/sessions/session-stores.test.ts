@@ -190,6 +190,18 @@ describe.each(stores)("SessionStore contract: %s", (_name, url) => {
     expect(record?.snapshot).toBe("s\u001e2");
   });
 
+  it("stores any text exactly when many sessions are saved at once", async () => {
+    const texts = ["NULL", "", '{"a":"b\\"c"}', "x,y}{", "\\", '"', "ü 🦙 \u2028", " spaced ", "{NULL}", "a\nb\r\nc\t"];
+    const ids = texts.map((_, i) => unique(`texts-${i}`));
+    await Promise.all(ids.map((id, i) => store.save(id, { expectedVersion: 0, snapshot: texts[i] as string, append: texts })));
+    await Promise.all(ids.map((id, i) => store.save(id, { expectedVersion: 1, snapshot: texts[(i + 1) % texts.length] as string, append: [] })));
+    for (const [i, id] of ids.entries()) {
+      const record = await store.load(id);
+      expect(record).toMatchObject({ version: 2, snapshot: texts[(i + 1) % texts.length], messageCount: texts.length });
+      expect(record?.messages.map((m) => m.json)).toEqual(texts);
+    }
+  });
+
   it("rejects an unusable session id with a clear error", async () => {
     await expect(store.load("")).rejects.toThrow(SessionStoreError);
     await expect(store.save("a\nb", { expectedVersion: 0, snapshot: "", append: [] })).rejects.toThrow(
