@@ -6,7 +6,7 @@
  *
  * A turn's load and save are named (prepared) statements: each connection parses and plans them
  * once, not per turn, which cut the server's CPU per turn to a third. The loads of many
- * sessions at once share statements (`LoadBatch`).
+ * sessions at once share statements (`LoadBatch`), and so do their saves (`#sendSaves`).
  */
 import type { Pool, PoolClient } from "pg";
 import { StepflowError } from "../core/errors.ts";
@@ -32,6 +32,7 @@ const SCHEMA = `
     created_at TIMESTAMPTZ NOT NULL,
     PRIMARY KEY (session_id, seq));
   CREATE INDEX IF NOT EXISTS stepflow_sessions_updated ON stepflow_sessions (updated_at DESC);`;
+
 /** A session's row as a load reads it. */
 interface SessionRow {
   readonly id: string;
