@@ -95,12 +95,28 @@ export class DbosRuns {
   /**
    * Puts a run of the workflow named `workflow` on the queue, with the fields of its
    * StartEvent; returns its id. Starting again with the same `runId` starts nothing new.
+   * `queue` and `partitionKey` put it on another queue than the client's, such as the
+   * partitioned queue of session turns (`DbosSessions`), where runs of one key run one at a time.
    */
-  async start(workflow: string, input: object, options: { readonly runId?: string } = {}): Promise<string> {
+  async start(
+    workflow: string,
+    input: object,
+    options: { readonly runId?: string; readonly queue?: string; readonly partitionKey?: string } = {},
+  ): Promise<string> {
     if (typeof workflow !== "string" || workflow.length === 0)
       throw new DbosRuntimeError(`start() takes the name a worker knows the workflow by, like "agent"; got ${String(workflow)}.`);
     const runId = options.runId ?? randomUUID();
-    await this.#client.enqueue({ workflowName: RUN_WORKFLOW, queueName: this.#queue, workflowID: runId, appVersion: this.#version }, workflow, input as Json);
+    await this.#client.enqueue(
+      {
+        workflowName: RUN_WORKFLOW,
+        queueName: options.queue ?? this.#queue,
+        workflowID: runId,
+        appVersion: this.#version,
+        ...(options.partitionKey !== undefined ? { queuePartitionKey: options.partitionKey } : {}),
+      },
+      workflow,
+      input as Json,
+    );
     return runId;
   }
 

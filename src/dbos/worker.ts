@@ -20,6 +20,7 @@ import { DbosRuntimeError } from "./errors.ts";
 import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, PARKED_EVENT, RUN_WORKFLOW, settle } from "./protocol.ts";
 import type { RunRecord } from "./protocol.ts";
 import { runSegment } from "./segment.ts";
+import { SessionTurns, sessionQueue } from "./sessions.ts";
 import type { SegmentOutcome } from "./segment.ts";
 
 /**
@@ -68,6 +69,8 @@ interface Live {
   readonly journal: PostgresJournal;
   readonly answerTimeout: number;
   readonly streamed: (event: Event) => boolean;
+  /** Session turns: where a turn starts from, and its save. */
+  readonly sessionTurns: SessionTurns;
 }
 
 let live: Live | undefined;
@@ -99,6 +102,8 @@ async function durableRun(workflowName: string, input: Json): Promise<RunRecord>
           streamed: worker.streamed,
           signal: DBOS.stepStatus?.cancelSignal,
           write: (event) => DBOS.writeStream(EVENTS_STREAM, event),
+          startContext: () => worker.sessionTurns.start(runId, workflow),
+          finished: (ctx) => worker.sessionTurns.finish(runId, workflow, ctx),
         }),
       { name: "stepflow.part", retriesAllowed: true, maxAttempts: 3, intervalSeconds: 1 },
     ).catch((error: unknown): SegmentOutcome => ({ kind: "failed", error: describeError(error) }));
@@ -154,12 +159,17 @@ export class DbosWorker {
     if (live) throw new DbosRuntimeError("A DbosWorker already runs in this process (DBOS allows one per process). Stop it first, or give it every workflow.");
     const pool = await openPool(options.database, Math.min(4, settings.connections));
     const database = describeDatabase(options.database);
+    const sessionTurns = await SessionTurns.open(pool, options.database).catch(async (error: unknown) => {
+      await pool.end().catch(() => undefined);
+      throw error;
+    });
     live = {
       workflows: options.workflows,
       checkpoints: new Checkpoints(pool, database),
       journal: new PostgresJournal(pool, `PostgreSQL ${database}`),
       answerTimeout: settings.answerTimeout,
       streamed: typeof options.streamEvents === "function" ? options.streamEvents : options.streamEvents === false ? () => false : () => true,
+      sessionTurns,
     };
     try {
       DBOS.setConfig({
@@ -177,6 +187,14 @@ export class DbosWorker {
       await whileStartingAlone(pool, () => DBOS.launch());
       await DBOS.registerQueue(settings.queue, {
         workerConcurrency: settings.workerConcurrency,
+        ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
+        ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+        onConflict: "always_update",
+      });
+      // Session turns (DbosSessions): partitioned by session, so that one session's turns run one at a time.
+      await DBOS.registerQueue(sessionQueue(settings.queue), {
+        workerConcurrency: settings.workerConcurrency,
+        partitionConcurrency: 1,
         ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
         ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
         onConflict: "always_update",
@@ -214,9 +232,11 @@ export class DbosWorker {
    * a worker started with this worker's id recovers them.
    */
   async stop(): Promise<void> {
+    const sessionTurns = live?.sessionTurns;
     live = undefined;
     await DBOS.shutdown({ deregister: true });
     registered = undefined;
+    await sessionTurns?.close();
     await this.#pool.end();
   }
 }
