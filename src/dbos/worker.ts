@@ -9,6 +9,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { DBOS } from "@dbos-inc/dbos-sdk";
+// DBOS's own recovery of an executor's runs, which its Conductor calls for a dead executor; not re-exported by the package's main entry.
+import { DBOSExecutor } from "@dbos-inc/dbos-sdk/internal/dbos-executor";
 import type { Pool } from "pg";
 import { ConfigurationError } from "../core/errors.ts";
 import { PostgresJournal } from "../journal/postgres-journal.ts";
@@ -20,6 +22,8 @@ import { DbosRuntimeError } from "./errors.ts";
 import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, PARKED_EVENT, RUN_WORKFLOW, settle } from "./protocol.ts";
 import type { RunRecord } from "./protocol.ts";
 import { runSegment } from "./segment.ts";
+import { Heartbeats } from "./takeover.ts";
+import type { Takeover } from "./takeover.ts";
 import type { SegmentOutcome } from "./segment.ts";
 
 /**
@@ -43,6 +47,15 @@ export interface DbosWorkerOptions {
    * recovers that one's runs. Give each live worker its own. Default `"local"`.
    */
   readonly workerId?: string;
+  /**
+   * Seconds without a heartbeat after which another worker is taken for dead: this worker then
+   * puts that one's unfinished runs back on the queue (once, whichever live worker sees it
+   * first), and they go on from their last checkpoint on any worker. Workers beat five times in
+   * this time. `false`: never take over automatically (`recover` still does). Default 30.
+   */
+  readonly takeoverAfter?: number | false;
+  /** Called when this worker has taken a dead one's runs over (to log it, say). */
+  readonly onTakeover?: (takeover: Takeover) => void;
   /** How long a run waits for an answer (a human's approval), in seconds. Default 30 days. */
   readonly answerTimeout?: number;
   /** Only workers of the same version take a run; change it when a deployment changes what runs mean. Default `"stepflow-dbos-1"`. */
@@ -126,6 +139,13 @@ async function end(runId: string, worker: Live, record: RunRecord): Promise<RunR
   return record;
 }
 
+/** Puts `workerId`'s unfinished runs of this worker's version back on their queues (DBOS's recovery, as its Conductor does for a dead executor). */
+async function recoverRunsOf(workerId: string): Promise<string[]> {
+  const executor = DBOSExecutor.globalInstance;
+  if (!executor) throw new DbosRuntimeError("DBOS is not running in this process: start the DbosWorker before recovering runs.");
+  return (await executor.recoverPendingWorkflows([workerId])).map((handle) => handle.workflowID);
+}
+
 let registered: ((workflowName: string, input: Json) => Promise<RunRecord>) | undefined;
 
 /**
@@ -137,6 +157,7 @@ let registered: ((workflowName: string, input: Json) => Promise<RunRecord>) | un
  */
 export class DbosWorker {
   readonly #pool: Pool;
+  readonly #heartbeats: Heartbeats;
 
   private constructor(
     /** This worker's id: a worker started later with the same id recovers the runs this one leaves unfinished. */
@@ -144,16 +165,31 @@ export class DbosWorker {
     /** The database, without its password. */
     readonly database: string,
     pool: Pool,
+    heartbeats: Heartbeats,
   ) {
     this.#pool = pool;
+    this.#heartbeats = heartbeats;
   }
 
-  /** Connects to the database, starts DBOS, recovers this worker id's unfinished runs and takes runs from the queue. */
+  /**
+   * Connects to the database, starts DBOS, recovers this worker id's unfinished runs, takes runs
+   * from the queue, and beats (taking dead workers' runs over, see `takeoverAfter`).
+   */
   static async start(options: DbosWorkerOptions): Promise<DbosWorker> {
     const settings = checkOptions(options);
     if (live) throw new DbosRuntimeError("A DbosWorker already runs in this process (DBOS allows one per process). Stop it first, or give it every workflow.");
     const pool = await openPool(options.database, Math.min(4, settings.connections));
     const database = describeDatabase(options.database);
+    const version = options.version ?? DEFAULT_VERSION;
+    const heartbeats = new Heartbeats({
+      pool,
+      database,
+      workerId: settings.workerId,
+      version,
+      takeoverAfter: settings.takeoverAfter,
+      recover: recoverRunsOf,
+      onTakeover: options.onTakeover ?? (() => undefined),
+    });
     live = {
       workflows: options.workflows,
       checkpoints: new Checkpoints(pool, database),
@@ -166,7 +202,7 @@ export class DbosWorker {
         name: "stepflow",
         systemDatabaseUrl: options.database,
         executorID: settings.workerId,
-        applicationVersion: options.version ?? DEFAULT_VERSION,
+        applicationVersion: version,
         runAdminServer: false,
         logLevel: options.logLevel ?? "warn",
         // Else DBOS sets it with a query queued on each new connection, which pg 8 warns about on stderr.
@@ -181,14 +217,16 @@ export class DbosWorker {
         ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
         onConflict: "always_update",
       });
+      await heartbeats.start();
     } catch (error) {
+      await heartbeats.stop();
       live = undefined;
       await DBOS.shutdown({ deregister: true }).catch(() => undefined);
       registered = undefined;
       await pool.end().catch(() => undefined);
       throw error instanceof ConfigurationError ? error : unreachable(options.database, error);
     }
-    return new DbosWorker(settings.workerId, database, pool);
+    return new DbosWorker(settings.workerId, database, pool, heartbeats);
   }
 
   /**
@@ -210,18 +248,41 @@ export class DbosWorker {
   }
 
   /**
-   * Stops taking runs and disconnects. Runs under way here stay unfinished in the database:
-   * a worker started with this worker's id recovers them.
+   * Puts the unfinished runs of the worker `workerId`, which is dead, back on the queue now,
+   * where workers take them and go on from their last checkpoints; resolves with their ids.
+   * Throws `DbosRuntimeError` if that worker has beaten lately (it looks alive: its runs would
+   * run twice), or if it is this worker.
+   * @example
+   * const runIds = await worker.recover("worker-7");
+   */
+  async recover(workerId: string): Promise<string[]> {
+    if (!live) throw new DbosRuntimeError("This DbosWorker has stopped; start a new one to recover runs.");
+    return [...(await this.#heartbeats.takeOver(workerId)).runs];
+  }
+
+  /**
+   * Stops taking runs and disconnects. Runs under way here stay unfinished in the database: a
+   * live worker takes them over at its next heartbeat, or a worker started with this worker's
+   * id recovers them.
    */
   async stop(): Promise<void> {
     live = undefined;
+    await this.#heartbeats.stop();
     await DBOS.shutdown({ deregister: true });
     registered = undefined;
+    await this.#heartbeats.handOver().catch(() => undefined); // else taken over after takeoverAfter
     await this.#pool.end();
   }
 }
 
-function checkOptions(options: DbosWorkerOptions): { queue: string; workerId: string; workerConcurrency: number; answerTimeout: number; connections: number } {
+function checkOptions(options: DbosWorkerOptions): {
+  queue: string;
+  workerId: string;
+  workerConcurrency: number;
+  answerTimeout: number;
+  connections: number;
+  takeoverAfter: number | undefined;
+} {
   if (typeof options !== "object" || options === null) throw new ConfigurationError("DbosWorker.start takes { database, workflows }.", "options", options);
   const { workflows } = options;
   if (typeof workflows !== "object" || workflows === null || Object.keys(workflows).length === 0) {
@@ -234,7 +295,14 @@ function checkOptions(options: DbosWorkerOptions): { queue: string; workerId: st
   };
   positive("concurrency", options.concurrency, 1);
   positive("pollingInterval", options.pollingInterval, 1000);
-  const { streamEvents } = options;
+  const { streamEvents, takeoverAfter } = options;
+  if (takeoverAfter !== undefined && takeoverAfter !== false && !(typeof takeoverAfter === "number" && Number.isFinite(takeoverAfter) && takeoverAfter >= 1)) {
+    throw new ConfigurationError(
+      `takeoverAfter must be a number of seconds of at least 1 (or false, to never take a dead worker over); got ${String(takeoverAfter)}.`,
+      "takeoverAfter",
+      takeoverAfter,
+    );
+  }
   if (streamEvents !== undefined && typeof streamEvents !== "boolean" && typeof streamEvents !== "function") {
     throw new ConfigurationError("streamEvents takes true, false, or a function of an event that says whether to stream it.", "streamEvents", streamEvents);
   }
@@ -251,5 +319,6 @@ function checkOptions(options: DbosWorkerOptions): { queue: string; workerId: st
     workerConcurrency: positive("workerConcurrency", options.workerConcurrency, 10),
     answerTimeout: positive("answerTimeout", options.answerTimeout, 30 * 24 * 3600),
     connections: positive("connections", options.connections, 10),
+    takeoverAfter: takeoverAfter === false ? undefined : (takeoverAfter ?? 30),
   };
 }
