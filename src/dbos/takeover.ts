@@ -88,7 +88,7 @@ export class Heartbeats {
    * over at its next look, rather than after `takeoverAfter`.
    */
   async handOver(): Promise<void> {
-    await this.#query("UPDATE stepflow_dbos_workers SET heartbeat_at = '-infinity' WHERE worker_id = $1 AND taken_over_by IS NULL", [this.#workerId]);
+    await this.#query("UPDATE stepflow_dbos_workers SET heartbeat_at = 'epoch' WHERE worker_id = $1 AND taken_over_by IS NULL", [this.#workerId]);
   }
 
   async #beatAndSweep(): Promise<void> {
@@ -145,7 +145,7 @@ export class Heartbeats {
         try {
           // A worker that never beat (one of an older stepflow, or a mistyped id) counts as silent for ever.
           await client.query(
-            `INSERT INTO stepflow_dbos_workers (worker_id, version, heartbeat_at, beat_every_ms) VALUES ($1, $2, '-infinity', 0) ON CONFLICT (worker_id) DO NOTHING`,
+            `INSERT INTO stepflow_dbos_workers (worker_id, version, heartbeat_at, beat_every_ms) VALUES ($1, $2, 'epoch', 0) ON CONFLICT (worker_id) DO NOTHING`,
             [workerId, this.#version],
           );
           const found = await client.query(
