@@ -38,7 +38,7 @@ export interface DbosWorkerOptions {
   readonly workflows: Readonly<Record<string, AnyWorkflow>>;
   /** The queue to take runs from. Default `"stepflow"`. */
   readonly queue?: string;
-  /** How many runs this worker executes at once. Default 10. */
+  /** How many runs this worker executes at once; at most `concurrency`. Default 10 (or `concurrency`, if lower). */
   readonly workerConcurrency?: number;
   /** How many runs of the queue execute at once on all workers together. Default: no limit. */
   readonly concurrency?: number;
@@ -293,7 +293,15 @@ function checkOptions(options: DbosWorkerOptions): {
     if (!Number.isInteger(value) || value < 1) throw new ConfigurationError(`${name} must be a whole number of at least 1; got ${String(value)}.`, name, value);
     return value;
   };
-  positive("concurrency", options.concurrency, 1);
+  const concurrency = positive("concurrency", options.concurrency, Number.MAX_SAFE_INTEGER);
+  const workerConcurrency = positive("workerConcurrency", options.workerConcurrency, Math.min(10, concurrency));
+  if (workerConcurrency > concurrency) {
+    throw new ConfigurationError(
+      `workerConcurrency (${workerConcurrency}, runs at once in this worker) must not exceed concurrency (${concurrency}, runs at once in all workers together).`,
+      "workerConcurrency",
+      workerConcurrency,
+    );
+  }
   positive("pollingInterval", options.pollingInterval, 1000);
   const { streamEvents, takeoverAfter } = options;
   if (takeoverAfter !== undefined && takeoverAfter !== false && !(typeof takeoverAfter === "number" && Number.isFinite(takeoverAfter) && takeoverAfter >= 1)) {
@@ -316,7 +324,7 @@ function checkOptions(options: DbosWorkerOptions): {
   return {
     queue: text("queue", options.queue, DEFAULT_QUEUE),
     workerId: text("workerId", options.workerId, "local"),
-    workerConcurrency: positive("workerConcurrency", options.workerConcurrency, 10),
+    workerConcurrency,
     answerTimeout: positive("answerTimeout", options.answerTimeout, 30 * 24 * 3600),
     connections: positive("connections", options.connections, 10),
     takeoverAfter: takeoverAfter === false ? undefined : (takeoverAfter ?? 30),
