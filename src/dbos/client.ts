@@ -11,7 +11,19 @@ import { encodeEvent } from "../core/serialize.ts";
 import type { Json, SavedEvent } from "../core/serialize.ts";
 import { describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import { DbosRunFailedError, DbosRuntimeError } from "./errors.ts";
-import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, PARKED_EVENT, RUN_WORKFLOW, settle } from "./protocol.ts";
+import {
+  ANSWER_TOPIC,
+  DEFAULT_QUEUE,
+  DEFAULT_VERSION,
+  EVENTS_STREAM,
+  PARKED_EVENT,
+  PART_EVENT,
+  PART_MARKER,
+  RUN_WORKFLOW,
+  partId,
+  runsQueue,
+  settle,
+} from "./protocol.ts";
 import type { RunRecord } from "./protocol.ts";
 
 /**
@@ -100,7 +112,11 @@ export class DbosRuns {
     if (typeof workflow !== "string" || workflow.length === 0)
       throw new DbosRuntimeError(`start() takes the name a worker knows the workflow by, like "agent"; got ${String(workflow)}.`);
     const runId = options.runId ?? randomUUID();
-    await this.#client.enqueue({ workflowName: RUN_WORKFLOW, queueName: this.#queue, workflowID: runId, appVersion: this.#version }, workflow, input as Json);
+    await this.#client.enqueue(
+      { workflowName: RUN_WORKFLOW, queueName: runsQueue(this.#queue), workflowID: runId, appVersion: this.#version },
+      workflow,
+      input as Json,
+    );
     return runId;
   }
 
@@ -110,7 +126,11 @@ export class DbosRuns {
    * streams its events again.
    */
   async *events(runId: string): AsyncGenerator<SavedEvent, void, undefined> {
-    yield* this.#client.readStream<SavedEvent>(runId, EVENTS_STREAM, { pollingIntervalMs: this.#polling });
+    // The run's own stream names its parts, in order; each part's stream holds its events.
+    for await (const entry of this.#client.readStream<SavedEvent>(runId, EVENTS_STREAM, { pollingIntervalMs: this.#polling })) {
+      if (entry.type !== PART_MARKER) yield entry;
+      else yield* this.#client.readStream<SavedEvent>((entry.data as { part: string }).part, EVENTS_STREAM, { pollingIntervalMs: this.#polling });
+    }
   }
 
   /**
@@ -158,18 +178,35 @@ export class DbosRuns {
    */
   async cancel(runId: string): Promise<void> {
     await this.#client.cancelWorkflow(runId);
+    const part = await this.#currentPart(runId);
+    if (part !== undefined) await this.#client.cancelWorkflow(part);
   }
 
-  /** Where the run is. */
+  /**
+   * Where the run is: `enqueued` while it (or its next part) waits for a worker's slot,
+   * `pending` while a worker runs it or it waits for an answer.
+   */
   async status(runId: string): Promise<DbosRunStatus> {
     const status = (await this.#client.retrieveWorkflow(runId).getStatus())?.status;
+    if (status === "PENDING") {
+      const part = await this.#currentPart(runId);
+      const partStatus = part === undefined ? "ENQUEUED" : (await this.#client.retrieveWorkflow(part).getStatus())?.status;
+      if (partStatus === "ENQUEUED" || partStatus === "DELAYED") return "enqueued";
+    }
     const known: Record<string, DbosRunStatus> = { ENQUEUED: "enqueued", PENDING: "pending", SUCCESS: "succeeded", ERROR: "failed", CANCELLED: "cancelled" };
     return (status ? known[status] : undefined) ?? "unknown";
   }
 
-  /** Which worker (its id) runs or ran `runId`, if one took it. */
+  /** Which worker (its id) runs or ran `runId`'s newest part, if one took it. */
   async workerOf(runId: string): Promise<string | undefined> {
-    return (await this.#client.retrieveWorkflow(runId).getStatus())?.executorId;
+    const part = await this.#currentPart(runId);
+    return part === undefined ? undefined : (await this.#client.retrieveWorkflow(part).getStatus())?.executorId;
+  }
+
+  /** The id of the run's newest part, if it has one. */
+  async #currentPart(runId: string): Promise<string | undefined> {
+    const n = await this.#client.getEvent<number>(runId, PART_EVENT, { timeoutSeconds: 0 });
+    return n === null ? undefined : partId(runId, n);
   }
 
   /** Disconnects. */

@@ -2,8 +2,19 @@
 import type { Json } from "../core/serialize.ts";
 import { DbosAnswerTimeoutError, DbosRunFailedError } from "./errors.ts";
 
-/** The DBOS workflow every stepflow run is (its arguments: the workflow's name and the run's input). */
+/**
+ * The DBOS workflow every stepflow run is (its arguments: the workflow's name and the run's
+ * input). It holds no slot of the queue's limits: it waits for its parts, and for answers.
+ */
 export const RUN_WORKFLOW = "stepflow.run";
+/** The DBOS workflow of one part of a run (from its start or an answer to its next question or end), on the queue with the limits. */
+export const PART_WORKFLOW = "stepflow.part";
+/** The DBOS message topic on which a part tells its run how it ended. */
+export const PART_DONE_TOPIC = "stepflow.part-done";
+/** The DBOS event a run sets to the number of its newest part. */
+export const PART_EVENT = "stepflow.part";
+/** The type of the entry of a run's own stream that names a part, whose stream holds the part's events. */
+export const PART_MARKER = "stepflow.part";
 /** The queue runs wait on when none is named. */
 export const DEFAULT_QUEUE = "stepflow";
 /** The DBOS stream of a run's events. */
@@ -12,6 +23,21 @@ export const EVENTS_STREAM = "stepflow.events";
 export const ANSWER_TOPIC = "stepflow.answer";
 /** The DBOS event a run sets each time it parks to wait for an answer: how many times it has. */
 export const PARKED_EVENT = "stepflow.parked";
+/** The queue the runs themselves wait on: unlimited, as they only wait (their parts take the slots of `queue`). */
+export function runsQueue(queue: string): string {
+  return `${queue}.runs`;
+}
+
+/** The id of part `n` (1 = the first) of run `runId`. */
+export function partId(runId: string, n: number): string {
+  return `${runId}.part-${n}`;
+}
+
+/** The run a DBOS workflow id belongs to: the id itself, or the run of a part. */
+export function runOf(workflowId: string): string {
+  return workflowId.replace(/\.part-\d+$/, "");
+}
+
 /** The DBOS application version of workers that name none: runs are dequeued and recovered only by workers of their version. */
 export const DEFAULT_VERSION = "stepflow-dbos-1";
 

@@ -1,11 +1,13 @@
 /**
  * A DBOS worker: a process that runs stepflow workflows durably. Each run is one DBOS workflow
- * (`stepflow.run`) whose body is deterministic, as DBOS requires: it runs the stepflow run in
- * parts, each recorded as one DBOS step (see `segment.ts`), and between two parts waits in
- * the database (`DBOS.recv`) for the answer to the question that ended the first. The step
- * executions inside a part are checkpointed by stepflow itself, and their side effects kept
- * once by the journal, so that DBOS's recovery of a run (a restarted worker with the same id)
- * goes on from the last step execution that finished.
+ * (`stepflow.run`, on an unlimited queue) whose body is deterministic, as DBOS requires: it
+ * runs the stepflow run in parts, each a DBOS workflow of its own (`stepflow.part`) on the
+ * queue with the concurrency limits and one DBOS step inside (see `segment.ts`), and between
+ * two parts waits in the database (`DBOS.recv`) for the answer to the question that ended the
+ * first, holding no slot of the queue meanwhile. The step executions inside a part are
+ * checkpointed by stepflow itself, and their side effects kept once by the journal, so that
+ * DBOS's recovery of a part (a restarted worker with the same id, or a live worker taking a
+ * dead one over, see `takeover.ts`) goes on from the last step execution that finished.
  */
 import { randomUUID } from "node:crypto";
 import { DBOS } from "@dbos-inc/dbos-sdk";
@@ -19,7 +21,22 @@ import type { Event } from "../core/event.ts";
 import type { Json, SavedEvent } from "../core/serialize.ts";
 import { Checkpoints, describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import { DbosRuntimeError } from "./errors.ts";
-import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, PARKED_EVENT, RUN_WORKFLOW, settle } from "./protocol.ts";
+import {
+  ANSWER_TOPIC,
+  DEFAULT_QUEUE,
+  DEFAULT_VERSION,
+  EVENTS_STREAM,
+  PARKED_EVENT,
+  PART_DONE_TOPIC,
+  PART_EVENT,
+  PART_MARKER,
+  PART_WORKFLOW,
+  RUN_WORKFLOW,
+  partId,
+  runOf,
+  runsQueue,
+  settle,
+} from "./protocol.ts";
 import type { RunRecord } from "./protocol.ts";
 import { runSegment } from "./segment.ts";
 import { Heartbeats } from "./takeover.ts";
@@ -74,47 +91,47 @@ export interface DbosWorkerOptions {
   readonly logLevel?: "error" | "warn" | "info" | "debug";
 }
 
-/** What the registered DBOS workflow reaches: the worker running in this process. */
+/** What the registered DBOS workflows reach: the worker running in this process. */
 interface Live {
   readonly workflows: Readonly<Record<string, AnyWorkflow>>;
   readonly checkpoints: Checkpoints;
   readonly journal: PostgresJournal;
   readonly answerTimeout: number;
   readonly streamed: (event: Event) => boolean;
+  /** The queue parts wait on, with the limits. */
+  readonly queue: string;
 }
 
 let live: Live | undefined;
 
-/** The body of every durable run: deterministic, so DBOS can replay it from its records. */
-async function durableRun(workflowName: string, input: Json): Promise<RunRecord> {
-  const worker = live;
+function liveWorker(): Live {
+  if (!live) throw new DbosRuntimeError("A durable run started in a process whose DbosWorker has stopped.");
+  return live;
+}
+
+function unknownWorkflow(worker: Live, workflowName: string): { name: string; message: string } {
+  return { name: "DbosRuntimeError", message: `No workflow named "${workflowName}" on this worker; it runs ${Object.keys(worker.workflows).join(", ")}.` };
+}
+
+/**
+ * The body of every durable run: deterministic, so DBOS can replay it from its records. It
+ * runs the stepflow run in parts, each a DBOS workflow of its own on the queue (`inline`: in
+ * this process, for `worker.run`), and waits for answers between them: a run waiting for a
+ * human takes none of the queue's slots.
+ */
+async function durableRun(workflowName: string, input: Json, inline?: boolean): Promise<RunRecord> {
+  const worker = liveWorker();
   const runId = DBOS.workflowID;
-  if (!worker || runId === undefined) throw new DbosRuntimeError("A durable run started in a process whose DbosWorker has stopped.");
-  const workflow = worker.workflows[workflowName];
-  if (!workflow) {
-    return {
-      ok: false,
-      error: { name: "DbosRuntimeError", message: `No workflow named "${workflowName}" on this worker; it runs ${Object.keys(worker.workflows).join(", ")}.` },
-    };
-  }
+  const part = registeredPart;
+  if (runId === undefined || !part) throw new DbosRuntimeError("A durable run started in a process whose DbosWorker has stopped.");
+  if (!Object.hasOwn(worker.workflows, workflowName)) return { ok: false, error: unknownWorkflow(worker, workflowName) };
   const answers: SavedEvent[] = [];
-  for (;;) {
-    // A part that still fails after DBOS's retries (a database that stays away) ends the run, as one that failed.
-    const outcome = await DBOS.runStep(
-      (): Promise<SegmentOutcome> =>
-        runSegment({
-          runId,
-          workflow,
-          input,
-          answers,
-          checkpoints: worker.checkpoints,
-          journal: worker.journal,
-          streamed: worker.streamed,
-          signal: DBOS.stepStatus?.cancelSignal,
-          write: (event) => DBOS.writeStream(EVENTS_STREAM, event),
-        }),
-      { name: "stepflow.part", retriesAllowed: true, maxAttempts: 3, intervalSeconds: 1 },
-    ).catch((error: unknown): SegmentOutcome => ({ kind: "failed", error: describeError(error) }));
+  for (let n = 1; ; n++) {
+    const id = partId(runId, n);
+    await DBOS.startWorkflow(part, { workflowID: id, ...(inline ? {} : { queueName: worker.queue }) })(runId, workflowName, input, answers);
+    await DBOS.setEvent(PART_EVENT, n);
+    await DBOS.writeStream(EVENTS_STREAM, { type: PART_MARKER, data: { part: id } });
+    const outcome = await partOutcome(id);
     if (outcome.kind !== "waiting")
       return end(runId, worker, outcome.kind === "finished" ? { ok: true, result: outcome.result } : { ok: false, error: outcome.error });
     await DBOS.setEvent(PARKED_EVENT, answers.length + 1);
@@ -125,6 +142,50 @@ async function durableRun(workflowName: string, input: Json): Promise<RunRecord>
     }
     answers.push(answer);
   }
+}
+
+/** How part `id` ended, as it sends it to its run; or, if it ended without a word (cancelled), as its status says. */
+async function partOutcome(id: string): Promise<SegmentOutcome> {
+  for (;;) {
+    // A message, not a poll of the part's result: the wait costs nothing however long the part runs.
+    const outcome = await DBOS.recv<SegmentOutcome>(PART_DONE_TOPIC, 60);
+    if (outcome !== null) return outcome;
+    const status = (await DBOS.getWorkflowStatus(id))?.status;
+    if (status === undefined || status === "PENDING" || status === "ENQUEUED" || status === "DELAYED") continue;
+    const late = await DBOS.recv<SegmentOutcome>(PART_DONE_TOPIC, 1); // sent just before the part ended
+    if (late !== null) return late;
+    const name = status === "CANCELLED" ? "WorkflowCancelledByUser" : "DbosRuntimeError";
+    return { kind: "failed", error: { name, message: `Part ${id} of the run ended (${status}) without an outcome.` } };
+  }
+}
+
+/**
+ * One part of a run, on the queue: runs the stepflow run from its newest checkpoint until it
+ * ends or asks a question, as one DBOS step (see `segment.ts`), then tells the run how it ended.
+ */
+async function durablePart(runId: string, workflowName: string, input: Json, answers: SavedEvent[]): Promise<void> {
+  const worker = liveWorker();
+  const workflow = worker.workflows[workflowName];
+  // A part that still fails after DBOS's retries (a database that stays away) ends the run, as one that failed.
+  const outcome: SegmentOutcome = !workflow
+    ? { kind: "failed", error: unknownWorkflow(worker, workflowName) }
+    : await DBOS.runStep(
+        (): Promise<SegmentOutcome> =>
+          runSegment({
+            runId,
+            workflow,
+            input,
+            answers,
+            checkpoints: worker.checkpoints,
+            journal: worker.journal,
+            streamed: worker.streamed,
+            signal: DBOS.stepStatus?.cancelSignal,
+            write: (event) => DBOS.writeStream(EVENTS_STREAM, event),
+          }),
+        { name: "stepflow.part", retriesAllowed: true, maxAttempts: 3, intervalSeconds: 1 },
+      ).catch((error: unknown): SegmentOutcome => ({ kind: "failed", error: describeError(error) }));
+  await DBOS.closeStream(EVENTS_STREAM);
+  await DBOS.send(runId, outcome, PART_DONE_TOPIC);
 }
 
 function describeError(error: unknown): { name: string; message: string } {
@@ -143,10 +204,12 @@ async function end(runId: string, worker: Live, record: RunRecord): Promise<RunR
 async function recoverRunsOf(workerId: string): Promise<string[]> {
   const executor = DBOSExecutor.globalInstance;
   if (!executor) throw new DbosRuntimeError("DBOS is not running in this process: start the DbosWorker before recovering runs.");
-  return (await executor.recoverPendingWorkflows([workerId])).map((handle) => handle.workflowID);
+  // A run and its part under way are both recovered: the run is named once.
+  return [...new Set((await executor.recoverPendingWorkflows([workerId])).map((handle) => runOf(handle.workflowID)))];
 }
 
-let registered: ((workflowName: string, input: Json) => Promise<RunRecord>) | undefined;
+let registered: ((workflowName: string, input: Json, inline?: boolean) => Promise<RunRecord>) | undefined;
+let registeredPart: ((runId: string, workflowName: string, input: Json, answers: SavedEvent[]) => Promise<void>) | undefined;
 
 /**
  * A worker of durable runs in this process (DBOS allows one per process).
@@ -196,6 +259,7 @@ export class DbosWorker {
       journal: new PostgresJournal(pool, `PostgreSQL ${database}`),
       answerTimeout: settings.answerTimeout,
       streamed: typeof options.streamEvents === "function" ? options.streamEvents : options.streamEvents === false ? () => false : () => true,
+      queue: settings.queue,
     };
     try {
       DBOS.setConfig({
@@ -210,11 +274,16 @@ export class DbosWorker {
         systemDatabasePoolSize: settings.connections,
       });
       registered ??= DBOS.registerWorkflow(durableRun, { name: RUN_WORKFLOW });
+      registeredPart ??= DBOS.registerWorkflow(durablePart, { name: PART_WORKFLOW });
       await whileStartingAlone(pool, () => DBOS.launch());
       await DBOS.registerQueue(settings.queue, {
         workerConcurrency: settings.workerConcurrency,
         ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
         ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+        onConflict: "always_update",
+      });
+      await DBOS.registerQueue(runsQueue(settings.queue), {
+        ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
         onConflict: "always_update",
       });
       await heartbeats.start();
@@ -223,6 +292,7 @@ export class DbosWorker {
       live = undefined;
       await DBOS.shutdown({ deregister: true }).catch(() => undefined);
       registered = undefined;
+      registeredPart = undefined;
       await pool.end().catch(() => undefined);
       throw error instanceof ConfigurationError ? error : unreachable(options.database, error);
     }
@@ -243,7 +313,7 @@ export class DbosWorker {
       throw new DbosRuntimeError(`No workflow named "${workflow}" on this worker; it runs ${Object.keys(live.workflows).join(", ")}.`);
     }
     const runId = options.runId ?? randomUUID();
-    const handle = await DBOS.startWorkflow(start, { workflowID: runId })(workflow, input as Json);
+    const handle = await DBOS.startWorkflow(start, { workflowID: runId })(workflow, input as Json, true);
     return settle<T>(runId, await handle.getResult());
   }
 
@@ -270,6 +340,7 @@ export class DbosWorker {
     await this.#heartbeats.stop();
     await DBOS.shutdown({ deregister: true });
     registered = undefined;
+    registeredPart = undefined;
     await this.#heartbeats.handOver().catch(() => undefined); // else taken over after takeoverAfter
     await this.#pool.end();
   }
