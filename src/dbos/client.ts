@@ -19,6 +19,7 @@ import {
   PARKED_EVENT,
   PART_EVENT,
   PART_MARKER,
+  PART_WORKFLOW,
   RUN_WORKFLOW,
   partId,
   runsQueue,
@@ -117,6 +118,14 @@ export class DbosRuns {
       workflow,
       input as Json,
     );
+    // The run's first part too, as the run would: workers take both at once, rather than the part one look at the queue later.
+    await this.#client.enqueue(
+      { workflowName: PART_WORKFLOW, queueName: this.#queue, workflowID: partId(runId, 1), appVersion: this.#version },
+      runId,
+      workflow,
+      input as Json,
+      [],
+    );
     return runId;
   }
 
@@ -179,7 +188,7 @@ export class DbosRuns {
   async cancel(runId: string): Promise<void> {
     await this.#client.cancelWorkflow(runId);
     const part = await this.#currentPart(runId);
-    if (part !== undefined) await this.#client.cancelWorkflow(part);
+    if ((await this.#client.retrieveWorkflow(part).getStatus()) !== null) await this.#client.cancelWorkflow(part);
   }
 
   /**
@@ -188,10 +197,10 @@ export class DbosRuns {
    */
   async status(runId: string): Promise<DbosRunStatus> {
     const status = (await this.#client.retrieveWorkflow(runId).getStatus())?.status;
-    if (status === "PENDING") {
-      const part = await this.#currentPart(runId);
-      const partStatus = part === undefined ? "ENQUEUED" : (await this.#client.retrieveWorkflow(part).getStatus())?.status;
-      if (partStatus === "ENQUEUED" || partStatus === "DELAYED") return "enqueued";
+    if (status === "PENDING" || status === "ENQUEUED") {
+      // The run itself only waits: its part says whether a worker has taken it.
+      const partStatus = (await this.#client.retrieveWorkflow(await this.#currentPart(runId)).getStatus())?.status;
+      return partStatus === undefined || partStatus === "ENQUEUED" || partStatus === "DELAYED" ? "enqueued" : "pending";
     }
     const known: Record<string, DbosRunStatus> = { ENQUEUED: "enqueued", PENDING: "pending", SUCCESS: "succeeded", ERROR: "failed", CANCELLED: "cancelled" };
     return (status ? known[status] : undefined) ?? "unknown";
@@ -199,14 +208,12 @@ export class DbosRuns {
 
   /** Which worker (its id) runs or ran `runId`'s newest part, if one took it. */
   async workerOf(runId: string): Promise<string | undefined> {
-    const part = await this.#currentPart(runId);
-    return part === undefined ? undefined : (await this.#client.retrieveWorkflow(part).getStatus())?.executorId;
+    return (await this.#client.retrieveWorkflow(await this.#currentPart(runId)).getStatus())?.executorId;
   }
 
-  /** The id of the run's newest part, if it has one. */
-  async #currentPart(runId: string): Promise<string | undefined> {
-    const n = await this.#client.getEvent<number>(runId, PART_EVENT, { timeoutSeconds: 0 });
-    return n === null ? undefined : partId(runId, n);
+  /** The id of the run's newest part (the first, before the run has started it). */
+  async #currentPart(runId: string): Promise<string> {
+    return partId(runId, (await this.#client.getEvent<number>(runId, PART_EVENT, { timeoutSeconds: 0 })) ?? 1);
   }
 
   /** Disconnects. */
