@@ -17,8 +17,6 @@ import {
   DEFAULT_VERSION,
   EVENTS_STREAM,
   PARKED_EVENT,
-  PART_EVENT,
-  PART_MARKER,
   PART_WORKFLOW,
   RUN_WORKFLOW,
   partId,
@@ -26,6 +24,7 @@ import {
   settle,
 } from "./protocol.ts";
 import type { RunRecord } from "./protocol.ts";
+import type { SegmentOutcome } from "./segment.ts";
 
 /**
  * Options of {@link DbosRuns.connect}.
@@ -135,10 +134,15 @@ export class DbosRuns {
    * streams its events again.
    */
   async *events(runId: string): AsyncGenerator<SavedEvent, void, undefined> {
-    // The run's own stream names its parts, in order; each part's stream holds its events.
-    for await (const entry of this.#client.readStream<SavedEvent>(runId, EVENTS_STREAM, { pollingIntervalMs: this.#polling })) {
-      if (entry.type !== PART_MARKER) yield entry;
-      else yield* this.#client.readStream<SavedEvent>((entry.data as { part: string }).part, EVENTS_STREAM, { pollingIntervalMs: this.#polling });
+    // Each part streams its events; the next part comes after an answer, unless the part ended the run.
+    for (let n = 1; await this.#partStarts(runId, partId(runId, n)); n++) {
+      const part = partId(runId, n);
+      yield* this.#client.readStream<SavedEvent>(part, EVENTS_STREAM, { pollingIntervalMs: this.#polling });
+      const outcome = await this.#client
+        .retrieveWorkflow<SegmentOutcome>(part)
+        .getResult({ pollingIntervalMs: this.#polling })
+        .catch(() => undefined); // cancelled: the run ends with it
+      if (outcome?.kind !== "waiting") return;
     }
   }
 
@@ -213,7 +217,19 @@ export class DbosRuns {
 
   /** The id of the run's newest part (the first, before the run has started it). */
   async #currentPart(runId: string): Promise<string> {
-    return partId(runId, (await this.#client.getEvent<number>(runId, PART_EVENT, { timeoutSeconds: 0 })) ?? 1);
+    const parts = await this.#client.listWorkflows({ workflow_id_prefix: `${runId}.part-`, sortDesc: true, limit: 10, loadInput: false, loadOutput: false });
+    const ours = new RegExp(`^${runId.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\.part-\\d+$`);
+    return parts.map((status) => status.workflowID).find((id) => ours.test(id)) ?? partId(runId, 1);
+  }
+
+  /** Waits until part `part` of the run exists (true), or the run has ended without it (false). */
+  async #partStarts(runId: string, part: string): Promise<boolean> {
+    for (;;) {
+      if ((await this.#client.retrieveWorkflow(part).getStatus()) !== null) return true;
+      const status = (await this.#client.retrieveWorkflow(runId).getStatus())?.status;
+      if (status !== "PENDING" && status !== "ENQUEUED") return (await this.#client.retrieveWorkflow(part).getStatus()) !== null;
+      await new Promise((resolve) => setTimeout(resolve, this.#polling));
+    }
   }
 
   /** Disconnects. */

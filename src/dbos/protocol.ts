@@ -11,13 +11,9 @@ export const RUN_WORKFLOW = "stepflow.run";
 export const PART_WORKFLOW = "stepflow.part";
 /** The DBOS message topic on which a part tells its run how it ended. */
 export const PART_DONE_TOPIC = "stepflow.part-done";
-/** The DBOS event a run sets to the number of its newest part. */
-export const PART_EVENT = "stepflow.part";
-/** The type of the entry of a run's own stream that names a part, whose stream holds the part's events. */
-export const PART_MARKER = "stepflow.part";
 /** The queue runs wait on when none is named. */
 export const DEFAULT_QUEUE = "stepflow";
-/** The DBOS stream of a run's events. */
+/** The DBOS stream of a part's events (a run's events are those of its parts, in order). */
 export const EVENTS_STREAM = "stepflow.events";
 /** The DBOS message topic of the answers sent to a run. */
 export const ANSWER_TOPIC = "stepflow.answer";
@@ -28,7 +24,7 @@ export function runsQueue(queue: string): string {
   return `${queue}.runs`;
 }
 
-/** The id of part `n` (1 = the first) of run `runId`. */
+/** The id of part `n` (1 = the first) of run `runId`; a part's id is only its run's id and its number, so any process can name it. */
 export function partId(runId: string, n: number): string {
   return `${runId}.part-${n}`;
 }

@@ -28,8 +28,6 @@ import {
   EVENTS_STREAM,
   PARKED_EVENT,
   PART_DONE_TOPIC,
-  PART_EVENT,
-  PART_MARKER,
   PART_WORKFLOW,
   RUN_WORKFLOW,
   partId,
@@ -129,8 +127,6 @@ async function durableRun(workflowName: string, input: Json, inline?: boolean): 
   for (let n = 1; ; n++) {
     const id = partId(runId, n);
     await DBOS.startWorkflow(part, { workflowID: id, ...(inline ? {} : { queueName: worker.queue }) })(runId, workflowName, input, answers);
-    await DBOS.setEvent(PART_EVENT, n);
-    await DBOS.writeStream(EVENTS_STREAM, { type: PART_MARKER, data: { part: id } });
     const outcome = await partOutcome(id);
     if (outcome.kind !== "waiting")
       return end(runId, worker, outcome.kind === "finished" ? { ok: true, result: outcome.result } : { ok: false, error: outcome.error });
@@ -163,7 +159,7 @@ async function partOutcome(id: string): Promise<SegmentOutcome> {
  * One part of a run, on the queue: runs the stepflow run from its newest checkpoint until it
  * ends or asks a question, as one DBOS step (see `segment.ts`), then tells the run how it ended.
  */
-async function durablePart(runId: string, workflowName: string, input: Json, answers: SavedEvent[]): Promise<void> {
+async function durablePart(runId: string, workflowName: string, input: Json, answers: SavedEvent[]): Promise<SegmentOutcome> {
   const worker = liveWorker();
   const workflow = worker.workflows[workflowName];
   // A part that still fails after DBOS's retries (a database that stays away) ends the run, as one that failed.
@@ -186,6 +182,7 @@ async function durablePart(runId: string, workflowName: string, input: Json, ans
       ).catch((error: unknown): SegmentOutcome => ({ kind: "failed", error: describeError(error) }));
   await DBOS.closeStream(EVENTS_STREAM);
   await DBOS.send(runId, outcome, PART_DONE_TOPIC);
+  return outcome; // for clients following the run's events from part to part
 }
 
 function describeError(error: unknown): { name: string; message: string } {
@@ -195,7 +192,6 @@ function describeError(error: unknown): { name: string; message: string } {
 }
 
 async function end(runId: string, worker: Live, record: RunRecord): Promise<RunRecord> {
-  await DBOS.closeStream(EVENTS_STREAM);
   await DBOS.runStep(() => worker.checkpoints.remove(runId), { name: "stepflow.forget" });
   return record;
 }
@@ -209,7 +205,7 @@ async function recoverRunsOf(workerId: string): Promise<string[]> {
 }
 
 let registered: ((workflowName: string, input: Json, inline?: boolean) => Promise<RunRecord>) | undefined;
-let registeredPart: ((runId: string, workflowName: string, input: Json, answers: SavedEvent[]) => Promise<void>) | undefined;
+let registeredPart: ((runId: string, workflowName: string, input: Json, answers: SavedEvent[]) => Promise<SegmentOutcome>) | undefined;
 
 /**
  * A worker of durable runs in this process (DBOS allows one per process).
