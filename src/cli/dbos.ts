@@ -106,7 +106,7 @@ export async function runWorker(options: {
     process.once("SIGTERM", resolve);
   });
   options.term.err.write(
-    `Worker "${worker.workerId}" takes runs from ${worker.database}. Ctrl-C stops it; runs it leaves unfinished go on on another worker, or when a worker with this id starts again.\n`,
+    `Worker "${worker.workerId}" takes runs from ${worker.database}. Ctrl-C stops it; runs it leaves unfinished continue on another worker, or when a worker with this id starts again.\n`,
   );
   try {
     for (const dead of options.recover ?? [])

@@ -6,6 +6,7 @@
  */
 import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ToolApprovalEvent } from "../../events/index.ts";
 import { DbosRuns } from "../../src/dbos/index.ts";
 import { freshDatabase } from "../support/postgres-database.ts";
 import { startGateServer } from "../support/gate-server.ts";
@@ -41,7 +42,7 @@ describe.skipIf(!DATABASE_URL)("a dead worker's runs, taken over by a worker wit
   });
 
   const deletes = () => hr.requests.filter((r) => r.method === "DELETE").map((r) => r.path);
-  const args = (workerId: string, options: object) => [db.url, workerId, hr.baseURL, gates.baseURL, "", "10", JSON.stringify(options)];
+  const args = (workerId: string, options: object, mode = "") => [db.url, workerId, hr.baseURL, gates.baseURL, mode, "10", JSON.stringify(options)];
 
   /** Worker w1 takes a run and is killed with SIGKILL inside the tool, before its DELETE; resolves with the run's id. */
   const killedInTheTool = async (takeoverAfter: number) => {
@@ -110,5 +111,28 @@ describe.skipIf(!DATABASE_URL)("a dead worker's runs, taken over by a worker wit
     const second = await startWorker(args("w2", { takeoverAfter: false, recover: "w1" }));
     expect(await second.printed("recovered w1:")).toBe(`recovered w1: ${runId}`);
     await expectFinishedOnceBy(runId, "w2");
+  });
+
+  it("a run parked on a worker that died is answered, taken over, and finished by another", { timeout: 120_000 }, async () => {
+    const first = await startWorker(args("w1", { takeoverAfter: 3 }, "approval"));
+    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100, connections: 2 });
+    const runId = await runs.start("agent", { input: "Fire Lawson" });
+    expect(await runs.parked(runId)).toBe(1);
+    let approvalId = "";
+    for await (const ev of runs.events(runId)) {
+      if (ev.type !== "agent.ToolApprovalRequestEvent") continue;
+      approvalId = (ev.data as { approvalId: string }).approvalId;
+      break;
+    }
+    const second = await startWorker(args("w2", { takeoverAfter: 3 }, "approval"));
+    await first.kill();
+    await runs.respond(runId, new ToolApprovalEvent({ approvalId, approved: true }));
+    expect(await second.printed("took over w1:")).toBe(`took over w1: ${runId}`);
+    const result = await runs.result<AgentResult>(runId);
+    expect(result.sources.map((s) => s.content)).toEqual(["Employee 7: HTTP 204"]);
+    expect(deletes()).toEqual(["/api/users/7"]);
+    expect(gates.hits("llm-1")).toEqual(["w1"]);
+    expect(gates.hits("tool")).toEqual(["w2"]);
+    expect(await runs.workerOf(runId)).toBe("w2");
   });
 });
