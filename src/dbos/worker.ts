@@ -73,7 +73,7 @@ export interface DbosWorkerOptions {
   readonly onTakeover?: (takeover: Takeover) => void;
   /** How long a run waits for an answer (a human's approval), in seconds. Default 30 days. */
   readonly answerTimeout?: number;
-  /** Only workers of the same version take a run; change it when a deployment changes what runs mean. Default `"stepflow-dbos-1"`. */
+  /** Only workers of the same version take a run; change it when a deployment changes what runs mean. Default `"stepflow-dbos-2"`. */
   readonly version?: string;
   /**
    * Which events of a run go to its stream, for `DbosRuns.events` (each is a write to the
