@@ -1,8 +1,9 @@
 /**
  * DBOS runtime benchmark (needs DATABASE_URL): what durability costs per step execution and
  * per agent turn, against the same runs in process; and how many agent turns a second 1, 2
- * and 4 worker processes finish with the 50 ms scripted model. Each part uses a database of
- * its own, made on the server of DATABASE_URL and dropped after.
+ * and 4 worker processes finish with the 50 ms scripted model; and what a session turn costs
+ * on DBOS against one in process. Each part uses a database of its own, made on the server of
+ * DATABASE_URL and dropped after.
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
@@ -10,7 +11,10 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { Event, StartEvent, StopEvent, Workflow, step } from "../src/index.ts";
 import type { Context } from "../src/index.ts";
-import { DbosRuns, DbosWorker } from "../src/dbos/index.ts";
+import { DbosRuns, DbosSessions, DbosWorker } from "../src/dbos/index.ts";
+import { SessionTurns } from "../src/dbos/sessions.ts";
+import { PostgresSessionStore } from "../src/sessions/postgres-store.ts";
+import { Sessions } from "../src/sessions/sessions.ts";
 import { printTable } from "./measure.ts";
 import { newAgent } from "./sessions-scale.ts";
 
@@ -18,6 +22,8 @@ const STEPS = 100;
 const RUNS = Number(process.env.BENCH_DBOS_RUNS ?? 30);
 const TURNS = Number(process.env.BENCH_DBOS_TURNS ?? 48);
 const WORKER_CONCURRENCY = 8;
+const SESSION_TURNS = Number(process.env.BENCH_DBOS_SESSION_TURNS ?? 60);
+const POLLING_MS = 20;
 
 class Tick extends Event<{ left: number }> {}
 
@@ -153,11 +159,94 @@ async function throughput(): Promise<void> {
   );
 }
 
+/**
+ * One session's turns, one after another: in process (`Sessions` on the PostgreSQL store),
+ * and on DBOS (`DbosSessions`, a worker in this process taking them from the queue); beside
+ * them plain agent runs through the same queue, so that the difference is what a turn's load
+ * and save cost on DBOS.
+ */
+async function sessionTurns(): Promise<void> {
+  const agent = newAgent(0);
+  const question = { input: "What is (2123 + 2321) * 312?" };
+  const measured = await withDatabase("stepflow_bench_dbos_sessions", async (database) => {
+    const store = await PostgresSessionStore.open(database);
+    const worker = await DbosWorker.start({ database, workflows: { agent }, pollingInterval: POLLING_MS });
+    const runs = await DbosRuns.connect({ database, pollingInterval: POLLING_MS });
+    const sessions = await DbosSessions.connect({ database, pollingInterval: POLLING_MS });
+    try {
+      const local = new Sessions(agent, store);
+      const inProcess = await mean(SESSION_TURNS, () => local.run("in-process", question));
+      // Taken in turns, so that the machine's load, which changes by the second here, weighs on both alike.
+      const plain = async () => runs.result(await runs.start("agent", question));
+      const turn = async () => sessions.runs.result(await sessions.start("on-dbos", question));
+      await plain();
+      await turn();
+      let plainMs = 0;
+      let turnMs = 0;
+      for (let i = 0; i < SESSION_TURNS; i++) {
+        const started = performance.now();
+        await plain();
+        const between = performance.now();
+        await turn();
+        plainMs += between - started;
+        turnMs += performance.now() - between;
+      }
+      // The worker's side of a turn alone, without DBOS: noting the turn, loading the session, noting what it loaded, and saving.
+      const pool = new pg.Pool({ connectionString: database, max: 2 });
+      const hooks = await SessionTurns.open(pool, database);
+      let hooksMs = 0;
+      for (let i = 0; i <= SESSION_TURNS; i++) {
+        const runId = `hooks-${i}`;
+        const started = performance.now();
+        await pool.query("INSERT INTO stepflow_dbos_session_turns (run_id, session_id) VALUES ($1, 'hooks')", [runId]);
+        const ctx = await hooks.start(runId, agent);
+        const loaded = performance.now();
+        await agent.run(question, { ctx });
+        const ran = performance.now();
+        const failed = await hooks.finish(runId, agent, ctx as NonNullable<typeof ctx>);
+        if (failed) throw new Error(failed.message);
+        if (i > 0) hooksMs += loaded - started + (performance.now() - ran);
+      }
+      await hooks.close();
+      await pool.end();
+      return {
+        inProcess,
+        hooks: hooksMs / SESSION_TURNS,
+        plainRun: plainMs / SESSION_TURNS,
+        sessionTurn: turnMs / SESSION_TURNS,
+        messages: (await store.load("on-dbos", { newest: 0 }))?.messageCount ?? 0,
+      };
+    } finally {
+      await sessions.close();
+      await runs.close();
+      await worker.stop();
+      await store.close();
+    }
+  });
+  const ms = (n: number) => n.toFixed(1);
+  printTable(
+    ["an agent turn (instant model), one after another", "ms"],
+    [
+      ["a session turn in process (Sessions, PostgreSQL store)", ms(measured.inProcess)],
+      ["a run without session on DBOS, through the queue", ms(measured.plainRun)],
+      ["a session turn on DBOS (DbosSessions), through the queue", ms(measured.sessionTurn)],
+      ["what the session adds on DBOS", ms(measured.sessionTurn - measured.plainRun)],
+      ["of which the turn's load, notes and save (measured alone)", ms(measured.hooks)],
+      ["what DBOS adds to a session turn", ms(measured.sessionTurn - measured.inProcess)],
+    ],
+  );
+  console.log(
+    `\n(means of ${SESSION_TURNS} turns after one to warm up, the runs on DBOS with and without a session taken in turns, each session growing to ${measured.messages} messages; queue and results polled every ${POLLING_MS} ms; worker and client in this process)\n`,
+  );
+}
+
 export async function benchDbos(): Promise<void> {
   if (!process.env.DATABASE_URL) {
     console.log("(skipped: DATABASE_URL is not set; bash .ci/postgres.sh starts a PostgreSQL)");
     return;
   }
-  await overhead();
-  await throughput();
+  const only = process.env.BENCH_DBOS_ONLY;
+  if (!only || only === "overhead") await overhead();
+  if (!only || only === "throughput") await throughput();
+  if (!only || only === "sessions") await sessionTurns();
 }

@@ -4,13 +4,19 @@
  *   the store's save of one turn, and the whole turn through `Sessions`;
  * - 250, 500 and 1,000 sessions each running one agent turn at once on a scripted LLM that
  *   answers in 50 ms (3 calls a turn, so 150 ms is the ideal): wall time against the ideal, the
- *   longest stall of the event loop, and the CPU a turn costs.
+ *   longest stall of the event loop, and the CPU a turn costs, where: the main thread, the
+ *   SQLite store's worker thread, the process's other threads (V8's helpers: garbage collection,
+ *   compilation), and PostgreSQL's backends. Each store serves a warm-up batch first (a server runs warm: the
+ *   first batches measure the JIT compiler), then each concurrency a few rounds: medians.
  * - the SQLite store alone at the same concurrency: the longest event-loop stall of its statements,
  *   on the main thread (as before) and on its worker thread (now).
  * `npm run bench -- sessions-scale`; `BENCH_SCALE_ONLY=length`, `=store` or `=concurrency` runs one part.
+ * `BENCH_SCALE_CONCURRENCY` (default 250,500,1000), `BENCH_SCALE_ROUNDS` (3), `BENCH_SCALE_WARMUP`
+ * (sessions in each of 3 warm-up batches, 300), `BENCH_SCALE_PROCESSES` (2,4),
+ * `BENCH_SCALE_JOURNAL=off` (the stores without their shared tool-call journal).
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -28,7 +34,10 @@ import { collectGarbage, printTable } from "./measure.ts";
 
 const LENGTHS = [10, 1_000, 10_000];
 const CONCURRENCY = (process.env.BENCH_SCALE_CONCURRENCY ?? "250,500,1000").split(",").map(Number);
-const PROCESSES = (process.env.BENCH_SCALE_PROCESSES ?? "2").split(",").filter(Boolean).map(Number);
+const PROCESSES = (process.env.BENCH_SCALE_PROCESSES ?? "2,4").split(",").filter(Boolean).map(Number);
+const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 3);
+const WARMUP = Number(process.env.BENCH_SCALE_WARMUP ?? 300);
+const WITH_JOURNAL = process.env.BENCH_SCALE_JOURNAL !== "off";
 const LLM_MS = 50;
 const CALLS_PER_TURN = 3;
 const IDEAL_MS = LLM_MS * CALLS_PER_TURN;
@@ -44,6 +53,91 @@ function agentTurn(request: ScriptedRequest): ScriptedReply {
   if (results === 0) return { toolCalls: [{ name: "add", input: { x: 2123, y: 2321 } }] };
   if (results === 1) return { toolCalls: [{ name: "multiply", input: { x: 4444, y: 312 } }] };
   return { text: "(2123 + 2321) * 312 = 1,386,528." };
+}
+
+/** The store as `Sessions` sees it: without its journal when `BENCH_SCALE_JOURNAL=off`. */
+export function benchStore(store: SessionStore): SessionStore {
+  if (WITH_JOURNAL) return store;
+  return {
+    description: store.description,
+    load: store.load.bind(store),
+    readMessages: store.readMessages.bind(store),
+    save: store.save.bind(store),
+    list: store.list.bind(store),
+    delete: store.delete.bind(store),
+    close: store.close.bind(store),
+  };
+}
+
+/** CPU ms of this process's main thread (Linux: /proc; NaN elsewhere). */
+export function mainThreadCpuMs(): number {
+  return procCpuMs(`/proc/self/task/${process.pid}/stat`);
+}
+
+/** This process's threads (Linux: /proc; empty elsewhere). */
+function threadIds(): Set<string> {
+  try {
+    return new Set(readdirSync("/proc/self/task"));
+  } catch {
+    return new Set();
+  }
+}
+
+/**
+ * Opens the store at `url`, noting the threads it started (the SQLite store's worker, and the
+ * threads libsql starts in it), so that their CPU can be told from V8's helper threads.
+ */
+export async function openWithThreads(url: string): Promise<{ store: SessionStore; storeThreadsCpuMs: () => number }> {
+  const before = threadIds();
+  const store = await openSessionStore(url);
+  const started = [...threadIds()].filter((tid) => !before.has(tid));
+  return {
+    store,
+    storeThreadsCpuMs: () => (started.length === 0 ? NaN : started.reduce((sum, tid) => sum + (procCpuMs(`/proc/self/task/${tid}/stat`) || 0), 0)),
+  };
+}
+
+/** utime + stime of a /proc stat file, in ms (the kernel counts in ticks of 10 ms). */
+function procCpuMs(path: string): number {
+  try {
+    const stat = readFileSync(path, "latin1");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * CPU ms of the PostgreSQL backends serving `url`'s user and database, when the server runs on
+ * this machine (their /proc titles read "postgres: USER DATABASE …"); NaN otherwise. Backends
+ * of other users or databases, and the server's shared processes (WAL writer, checkpointer),
+ * are not counted.
+ */
+export function postgresCpuMs(url: string): number {
+  if (!/^postgres(ql)?:/.test(url)) return NaN;
+  const parsed = new URL(url);
+  const title = `postgres: ${decodeURIComponent(parsed.username || process.env.USER || "")} ${decodeURIComponent(parsed.pathname.slice(1))} `;
+  let ms = 0;
+  let found = false;
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return NaN;
+  }
+  for (const pid of pids) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, "latin1").startsWith(title)) continue;
+    } catch {
+      continue; // ended, or not ours to read
+    }
+    const used = procCpuMs(`/proc/${pid}/stat`);
+    if (Number.isNaN(used)) continue;
+    ms += used;
+    found = true;
+  }
+  return found ? ms : NaN;
 }
 
 export const newAgent = (delayMs: number) =>
@@ -199,38 +293,85 @@ async function lengths(name: string, url: string): Promise<Map<number, LengthRes
 interface ConcurrentRun {
   readonly wallMs: number;
   readonly maxDelayMs: number;
+  /** The longest stall of any round (the others are medians of the rounds). */
+  readonly worstDelayMs: number;
   /** CPU of the whole process (every thread) per turn. */
   readonly cpuMsPerTurn: number;
-  /** Time the main thread's event loop was busy, per turn. */
+  /** CPU of the main thread per turn (NaN where /proc is not readable). */
+  readonly mainCpuMsPerTurn: number;
+  /** CPU of the threads the store started (the SQLite worker) per turn (NaN if none). */
+  readonly storeThreadsCpuMsPerTurn: number;
+  /** Time the main thread's event loop was busy, per turn (NaN for processes). */
   readonly mainMsPerTurn: number;
+  /** CPU of the PostgreSQL backends serving the run, per turn (NaN if not PostgreSQL or not on this machine). */
+  readonly dbCpuMsPerTurn: number;
   readonly failed: number;
 }
 
-/** `n` new sessions each running one turn, all at once. */
-async function concurrent(url: string, n: number, round: number): Promise<ConcurrentRun> {
-  const store = await openSessionStore(url);
-  const sessions = new Sessions(newAgent(LLM_MS), store);
+const question = { input: "What is (2123 + 2321) * 312?" };
+
+/**
+ * Each of `counts` new sessions at once, each running one turn, `ROUNDS` times on one store (as
+ * a server keeps it), after `WARMUP` sessions at once three times: the medians of the rounds.
+ */
+async function concurrent(url: string, counts: readonly number[]): Promise<Map<number, ConcurrentRun>> {
+  const { store, storeThreadsCpuMs } = await openWithThreads(url);
+  const sessions = new Sessions(newAgent(LLM_MS), benchStore(store));
+  const results = new Map<number, ConcurrentRun>();
   try {
-    // Warm up the code paths (and the store's connections) on other sessions first.
-    await Promise.all(Array.from({ length: 20 }, (_, i) => sessions.run(`warm-${round}-${i}-${process.pid}`, { input: "What is (2123 + 2321) * 312?" })));
-    collectGarbage();
-    const elu = performance.eventLoopUtilization();
-    const cpu = process.cpuUsage();
-    const stalls = stallMonitor();
-    const started = performance.now();
-    const outcomes = await Promise.allSettled(
-      Array.from({ length: n }, (_, i) => sessions.run(`c${n}-${round}-${i}-${process.pid}`, { input: "What is (2123 + 2321) * 312?" })),
-    );
-    const wallMs = performance.now() - started;
-    const maxDelayMs = stalls.stop();
-    const used = process.cpuUsage(cpu);
-    const busy = performance.eventLoopUtilization(elu);
-    const failed = outcomes.filter((o) => o.status === "rejected");
-    if (failed[0]?.status === "rejected") console.error(`${failed.length} turns failed, the first: ${String(failed[0].reason)}`);
-    return { wallMs, maxDelayMs, cpuMsPerTurn: (used.user + used.system) / 1000 / n, mainMsPerTurn: busy.active / n, failed: failed.length };
+    for (let w = 0; w < 3; w++) await Promise.all(Array.from({ length: WARMUP }, (_, i) => sessions.run(`warm-${w}-${i}-${process.pid}`, question)));
+    for (const n of counts) {
+      const runs: ConcurrentRun[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        collectGarbage();
+        const elu = performance.eventLoopUtilization();
+        const cpu = process.cpuUsage();
+        const main = mainThreadCpuMs();
+        const storeThreads = storeThreadsCpuMs();
+        const db = postgresCpuMs(url);
+        const stalls = stallMonitor();
+        const started = performance.now();
+        const outcomes = await Promise.allSettled(Array.from({ length: n }, (_, i) => sessions.run(`c${n}-${round}-${i}-${process.pid}`, question)));
+        const wallMs = performance.now() - started;
+        const maxDelayMs = stalls.stop();
+        const used = process.cpuUsage(cpu);
+        const busy = performance.eventLoopUtilization(elu);
+        const failed = outcomes.filter((o) => o.status === "rejected");
+        if (failed[0]?.status === "rejected") console.error(`${failed.length} turns failed, the first: ${String(failed[0].reason)}`);
+        runs.push({
+          wallMs,
+          maxDelayMs,
+          worstDelayMs: maxDelayMs,
+          cpuMsPerTurn: (used.user + used.system) / 1000 / n,
+          mainCpuMsPerTurn: (mainThreadCpuMs() - main) / n,
+          storeThreadsCpuMsPerTurn: (storeThreadsCpuMs() - storeThreads) / n,
+          mainMsPerTurn: busy.active / n,
+          dbCpuMsPerTurn: (postgresCpuMs(url) - db) / n,
+          failed: failed.length,
+        });
+      }
+      results.set(n, medianRun(runs));
+    }
   } finally {
     await store.close();
   }
+  return results;
+}
+
+/** Each field's median over the rounds (the failures summed, the worst stall kept). */
+function medianRun(runs: readonly ConcurrentRun[]): ConcurrentRun {
+  const of = (field: keyof ConcurrentRun) => median(runs.map((run) => run[field]));
+  return {
+    wallMs: of("wallMs"),
+    maxDelayMs: of("maxDelayMs"),
+    worstDelayMs: Math.max(...runs.map((run) => run.worstDelayMs)),
+    cpuMsPerTurn: of("cpuMsPerTurn"),
+    mainCpuMsPerTurn: of("mainCpuMsPerTurn"),
+    storeThreadsCpuMsPerTurn: of("storeThreadsCpuMsPerTurn"),
+    mainMsPerTurn: of("mainMsPerTurn"),
+    dbCpuMsPerTurn: of("dbCpuMsPerTurn"),
+    failed: runs.reduce((sum, run) => sum + run.failed, 0),
+  };
 }
 
 /** What the statements of one turn's load and save do to the event loop, with nothing else running. */
@@ -292,46 +433,79 @@ async function storeAlone(file: string, n: number, onMainThread: boolean): Promi
 export interface ChildReport {
   readonly maxDelayMs: number;
   readonly cpuMs: number;
+  readonly mainCpuMs: number;
+  /** null if the store started no thread. */
+  readonly storeThreadsCpuMs: number | null;
   readonly failed: number;
 }
 
 /**
- * `n` sessions split over `processes` processes on the same store, all started at once: the
- * wall time from the start signal to the last process's report.
+ * `n` sessions split over `processes` processes on the same store, all started at once, `ROUNDS`
+ * times (each process warms up first, then runs its share each time it is told to): the wall time
+ * from the start signal to the last process's report; medians of the rounds.
  */
 async function concurrentProcesses(url: string, n: number, processes: number): Promise<ConcurrentRun> {
   const child = fileURLToPath(new URL("./sessions-scale-child.ts", import.meta.url));
   const share = Math.ceil(n / processes);
+  const warmup = Math.ceil(WARMUP / processes);
   const children = Array.from({ length: processes }, (_, k) => {
-    const proc = spawn(process.execPath, ["--import", "tsx", child, url, String(share), `p${k}-${n}-${process.pid}`], { stdio: ["pipe", "pipe", "inherit"] });
-    let out = "";
-    const ready = new Promise<void>((resolve, reject) => {
-      proc.stdout.on("data", (d: Buffer) => (out += String(d)).includes("READY\n") && resolve());
-      proc.on("exit", (code) => reject(new Error(`a benchmark process exited early (${code})`)));
+    const proc = spawn(process.execPath, ["--import", "tsx", "--expose-gc", child, url, String(share), `p${k}-${n}-${process.pid}`, String(warmup)], {
+      stdio: ["pipe", "pipe", "inherit"],
+      env: process.env,
     });
-    const report = new Promise<{ report: ChildReport; at: number }>((resolve, reject) => {
-      proc.stdout.on("data", () => {
-        const line = out.split("\n").find((l) => l.startsWith("{"));
-        if (line) resolve({ report: JSON.parse(line) as ChildReport, at: performance.now() });
-      });
-      proc.on("exit", () => reject(new Error("a benchmark process ended without a report")));
+    const lines: string[] = [];
+    const waiting: ((line: string) => void)[] = [];
+    let buffered = "";
+    proc.stdout.on("data", (d: Buffer) => {
+      buffered += String(d);
+      for (let at = buffered.indexOf("\n"); at >= 0; at = buffered.indexOf("\n")) {
+        const line = buffered.slice(0, at);
+        buffered = buffered.slice(at + 1);
+        const next = waiting.shift();
+        if (next) next(line);
+        else lines.push(line);
+      }
     });
-    return { proc, ready, report };
+    const exited = new Promise<void>((resolve) => proc.on("exit", () => resolve()));
+    const nextLine = () =>
+      Promise.race([
+        new Promise<string>((resolve) => {
+          const line = lines.shift();
+          if (line === undefined) waiting.push(resolve);
+          else resolve(line);
+        }),
+        exited.then(() => Promise.reject(new Error("a benchmark process ended early"))),
+      ]);
+    return { proc, nextLine, exited };
   });
-  await Promise.all(children.map((c) => c.ready));
-  const started = performance.now();
-  for (const c of children) c.proc.stdin.end("go\n");
-  const reports = await Promise.all(children.map((c) => c.report));
-  const wallMs = Math.max(...reports.map((r) => r.at)) - started;
-  await Promise.all(children.map((c) => new Promise((resolve) => (c.proc.exitCode === null ? c.proc.on("exit", resolve) : resolve(undefined)))));
-  const all = reports.map((r) => r.report);
-  return {
-    wallMs,
-    maxDelayMs: Math.max(...all.map((r) => r.maxDelayMs)),
-    cpuMsPerTurn: all.reduce((t, r) => t + r.cpuMs, 0) / n,
-    mainMsPerTurn: NaN,
-    failed: all.reduce((t, r) => t + r.failed, 0),
-  };
+  const runs: ConcurrentRun[] = [];
+  try {
+    for (const c of children) if ((await c.nextLine()) !== "READY") throw new Error("a benchmark process did not start");
+    for (let round = 0; round < ROUNDS; round++) {
+      const db = postgresCpuMs(url);
+      const started = performance.now();
+      for (const c of children) c.proc.stdin.write("go\n");
+      const reports = await Promise.all(children.map(async (c) => ({ report: JSON.parse(await c.nextLine()) as ChildReport, at: performance.now() })));
+      const wallMs = Math.max(...reports.map((r) => r.at)) - started;
+      const all = reports.map((r) => r.report);
+      const maxDelayMs = Math.max(...all.map((r) => r.maxDelayMs));
+      runs.push({
+        wallMs,
+        maxDelayMs,
+        worstDelayMs: maxDelayMs,
+        cpuMsPerTurn: all.reduce((t, r) => t + r.cpuMs, 0) / n,
+        mainCpuMsPerTurn: all.reduce((t, r) => t + r.mainCpuMs, 0) / n,
+        storeThreadsCpuMsPerTurn: all.reduce((t, r) => t + (r.storeThreadsCpuMs ?? NaN), 0) / n,
+        mainMsPerTurn: NaN,
+        dbCpuMsPerTurn: (postgresCpuMs(url) - db) / n,
+        failed: all.reduce((t, r) => t + r.failed, 0),
+      });
+    }
+  } finally {
+    for (const c of children) c.proc.stdin.end();
+    await Promise.all(children.map((c) => c.exited));
+  }
+  return medianRun(runs);
 }
 
 export async function benchSessionsScale(): Promise<void> {
@@ -400,41 +574,39 @@ export async function benchSessionsScale(): Promise<void> {
       console.log();
     }
     if (only !== "length" && only !== "store") {
-      console.log(`Concurrent sessions, one turn each, on a scripted LLM answering in ${LLM_MS} ms (${CALLS_PER_TURN} calls: ideal ${IDEAL_MS} ms):\n`);
+      console.log(
+        `Concurrent sessions, one turn each, on a scripted LLM answering in ${LLM_MS} ms (${CALLS_PER_TURN} calls: ideal ${IDEAL_MS} ms); the store's journal ${WITH_JOURNAL ? "on" : "off"}; warm-up 3 × ${WARMUP} sessions, then medians of ${ROUNDS} rounds:\n`,
+      );
       const rows: string[][] = [];
+      const row = (name: string, n: number, run: ConcurrentRun) => {
+        const ms = (value: number) => (Number.isNaN(value) ? "-" : value.toFixed(2));
+        const others = run.cpuMsPerTurn - run.mainCpuMsPerTurn - (Number.isNaN(run.storeThreadsCpuMsPerTurn) ? 0 : run.storeThreadsCpuMsPerTurn);
+        rows.push([
+          name,
+          n.toLocaleString("en"),
+          run.wallMs.toFixed(0),
+          (run.wallMs / IDEAL_MS).toFixed(2),
+          `${run.maxDelayMs.toFixed(1)} (${run.worstDelayMs.toFixed(1)})`,
+          ms(run.cpuMsPerTurn),
+          ms(run.mainCpuMsPerTurn),
+          ms(run.storeThreadsCpuMsPerTurn),
+          ms(others),
+          ms(run.mainMsPerTurn),
+          ms(run.dbCpuMsPerTurn),
+          String(run.failed),
+        ]);
+      };
       // The in-memory store first: the floor, what the turns cost with no database at all.
       const floor: [string, string] = ["memory (no database)", "memory:"];
       for (const [name, url] of [floor, ...targets]) {
-        for (const [round, n] of CONCURRENCY.entries()) {
-          const run = await concurrent(url, n, round);
-          rows.push([
-            name,
-            n.toLocaleString("en"),
-            run.wallMs.toFixed(0),
-            (run.wallMs / IDEAL_MS).toFixed(2),
-            run.maxDelayMs.toFixed(1),
-            run.cpuMsPerTurn.toFixed(2),
-            run.mainMsPerTurn.toFixed(2),
-            String(run.failed),
-          ]);
-        }
+        const runs = await concurrent(url, CONCURRENCY);
+        for (const n of CONCURRENCY) row(name, n, runs.get(n) as ConcurrentRun);
       }
-      // The same 1,000 turns split over processes sharing the store: what more cores buy.
-      for (const [name, url] of [floor, ...targets]) {
-        if (url === "memory:") continue; // processes cannot share a memory store
+      // The same turns split over processes sharing the store: what more cores buy.
+      for (const [name, url] of targets) {
         for (const processes of PROCESSES) {
           const n = Math.max(...CONCURRENCY);
-          const run = await concurrentProcesses(url, n, processes);
-          rows.push([
-            `${name}, ${processes} processes`,
-            n.toLocaleString("en"),
-            run.wallMs.toFixed(0),
-            (run.wallMs / IDEAL_MS).toFixed(2),
-            run.maxDelayMs.toFixed(1),
-            run.cpuMsPerTurn.toFixed(2),
-            "-",
-            String(run.failed),
-          ]);
+          row(`${name}, ${processes} processes`, n, await concurrentProcesses(url, n, processes));
         }
       }
       printTable(
@@ -443,9 +615,13 @@ export async function benchSessionsScale(): Promise<void> {
           "sessions at once",
           "wall ms",
           "× ideal",
-          "max event-loop delay, ms",
+          "max event-loop delay, ms (worst round)",
           "CPU ms per turn (all threads)",
+          "main thread CPU ms per turn",
+          "the SQLite worker's CPU ms per turn",
+          "other threads' CPU ms per turn (V8's helpers)",
           "main thread busy ms per turn",
+          "PostgreSQL backends' CPU ms per turn",
           "failed",
         ],
         rows,

@@ -1,6 +1,6 @@
 /**
  * The web page in Chromium against an in-process server (offline model, memory store): what
- * the chat view loads (bytes and requests, from the built files' sizes, uncompressed), how
+ * the chat view loads (requests, and bytes: as sent, Brotli-compressed, and the files' sizes), how
  * long until it can be used, until the arithmetic answer is on screen, and what opening a
  * run's inspector adds (Mermaid's chunks) and how long its graph takes to draw. Each page
  * load in a fresh browser context (nothing cached). Needs Debian's chromium.
@@ -33,18 +33,24 @@ export async function benchWebPage(): Promise<void> {
       const context = await browser.newContext();
       const page = await context.newPage();
       let bytes = 0;
+      let sent = 0;
       let requests = 0;
       page.on("request", (request) => {
         requests++;
         const path = new URL(request.url()).pathname;
         if (path === "/" || path.startsWith("/assets/")) bytes += statSync(join(dir, path === "/" ? "index.html" : path)).size;
       });
+      page.on("response", (response) => {
+        const path = new URL(response.url()).pathname;
+        if (path === "/" || path.startsWith("/assets/")) sent += Number(response.headers()["content-length"] ?? NaN);
+      });
       const t0 = performance.now();
       await page.goto(url);
       await page.locator("#workflow option[value=agent]").waitFor({ state: "attached" });
       add("chat view usable (ms)", performance.now() - t0);
       await page.waitForLoadState("networkidle");
-      add("chat view: kB loaded", bytes / 1024);
+      add("chat view: kB sent", sent / 1024);
+      add("chat view: kB of files", bytes / 1024);
       add("chat view: requests", requests);
       const t1 = performance.now();
       await page.getByLabel("Message").fill("What is (2123 + 2321) * 312?");
@@ -52,13 +58,14 @@ export async function benchWebPage(): Promise<void> {
       await page.locator(".message.assistant .text", { hasText: "1386528" }).waitFor();
       add("Enter → 1386528 on screen (ms)", performance.now() - t1);
       await page.locator(".message.assistant .status", { hasText: "Done" }).waitFor();
-      const [bytesBefore, requestsBefore] = [bytes, requests];
+      const [bytesBefore, sentBefore, requestsBefore] = [bytes, sent, requests];
       const t2 = performance.now();
       await page.getByRole("button", { name: "Inspect run" }).click();
       await page.locator(".graph svg").waitFor();
       add("Inspect run → graph drawn (ms)", performance.now() - t2);
       await page.waitForLoadState("networkidle");
-      add("inspector: kB more", (bytes - bytesBefore) / 1024);
+      add("inspector: kB more sent", (sent - sentBefore) / 1024);
+      add("inspector: kB more of files", (bytes - bytesBefore) / 1024);
       add("inspector: requests more", requests - requestsBefore);
       await context.close();
     }
@@ -66,7 +73,7 @@ export async function benchWebPage(): Promise<void> {
     await browser.close();
     await server.close();
   }
-  console.log(`${LOADS} page loads, each in a fresh browser context; sizes uncompressed (the server does not compress).\n`);
+  console.log(`${LOADS} page loads, each in a fresh browser context; "sent" is what the server sent (Brotli), "of files" the files' own sizes.\n`);
   console.log("| measure | p50 | p90 | max |\n| --- | ---: | ---: | ---: |");
   for (const [name, values] of Object.entries(rows)) {
     const fmt = (v: number) => (Number.isInteger(v) ? String(v) : v.toFixed(name.includes("kB") ? 1 : 0));

@@ -28,12 +28,22 @@ export interface ChatOptions {
    * prompt. Without it, a failed turn ends the chat by rejecting.
    */
   readonly report?: ((error: unknown) => unknown) | undefined;
+  /** Where the turns run instead of this process (durable session turns on DBOS workers), and how `/reset` starts over. */
+  readonly turns?: TurnSource | undefined;
 }
 
-interface Turn extends PromiseLike<AgentResult> {
+/** One turn of the conversation, wherever it runs. */
+export interface Turn extends PromiseLike<AgentResult> {
   streamEvents(): AsyncIterable<Event>;
   cancel(): void;
   sendEvent(event: Event): void;
+}
+
+/** Turns that run elsewhere than in this process. @example `const turns: TurnSource = { turn: (input) => remoteTurn(input), reset: async () => "Started over." }` */
+export interface TurnSource {
+  turn(input: string): Turn;
+  /** Starts the conversation over; resolves with what to tell the user. */
+  reset(): Promise<string>;
 }
 
 /** A conversation in memory (one Context) or in a stored session. */
@@ -44,14 +54,16 @@ class Conversation {
   }
 
   turn(input: string): Turn {
-    const { sessions, sessionId, agent } = this.options;
+    const { sessions, sessionId, agent, turns } = this.options;
+    if (turns) return turns.turn(input);
     if (sessions && sessionId !== undefined) return sessions.run(sessionId, { input });
     const handler = agent.run({ input }, { ctx: this.#ctx });
     return Object.assign(handler, { sendEvent: (event: Event) => handler.ctx.sendEvent(event) });
   }
 
   async reset(): Promise<string> {
-    const { sessions, sessionId, agent } = this.options;
+    const { sessions, sessionId, agent, turns } = this.options;
+    if (turns) return turns.reset();
     this.#ctx = new Context(agent);
     if (sessions && sessionId !== undefined) {
       await sessions.delete(sessionId);

@@ -1,15 +1,23 @@
 /**
  * The CLI on DBOS: `stepflow worker` runs the agent's durable runs, and
  * `stepflow --runtime dbos --database URL "question"` puts a question on their queue and
- * streams the answer from whichever worker takes it. `stepflow/dbos` is loaded only here, when
- * asked for, so the CLI runs without `@dbos-inc/dbos-sdk` installed.
+ * streams the answer from whichever worker takes it; with `--session NAME`, each message is
+ * the session's next turn, run by a worker on the session kept in that PostgreSQL.
+ * `stepflow/dbos` is loaded only here, when asked for, so the CLI runs without
+ * `@dbos-inc/dbos-sdk` installed.
  */
 import { eventTypeName } from "../core/event.ts";
 import type { Event, EventClass } from "../core/event.ts";
 import { decodeEvent } from "../core/serialize.ts";
 import type { SavedEvent } from "../core/serialize.ts";
-import { FunctionOutputEvent, StreamEvent, ToolCallEvent } from "../../events/index.ts";
+import type { Readable } from "node:stream";
+import { WorkflowCancelledByUser } from "../core/errors.ts";
+import { FunctionOutputEvent, StreamEvent, ToolApprovalRequestEvent, ToolCallEvent } from "../../events/index.ts";
 import type { AgentResult, FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+import type { DbosSessions } from "../dbos/sessions.ts";
+import { PostgresSessionStore } from "../sessions/postgres-store.ts";
+import { ask, chat } from "./chat.ts";
+import type { Turn } from "./chat.ts";
 import { renderTurn } from "./render.ts";
 import type { Terminal } from "./render.ts";
 import { UsageError } from "./errors.ts";
@@ -67,8 +75,89 @@ export async function askOnDbos(question: string, options: { readonly database: 
 }
 
 /** The events the terminal shows, as the agent's classes; the others are skipped. */
-async function* shownEvents(saved: AsyncIterable<SavedEvent>): AsyncGenerator<Event> {
-  for await (const event of saved) if (SHOWN_BY_NAME.has(event.type)) yield decodeEvent(event, SHOWN_BY_NAME, "an event of the run");
+async function* shownEvents(saved: AsyncIterable<SavedEvent>, shown = SHOWN_BY_NAME): AsyncGenerator<Event> {
+  for await (const event of saved) if (shown.has(event.type)) yield decodeEvent(event, shown, "an event of the run");
+}
+
+/** A session turn also shows its approval questions, which the chat answers. */
+const SESSION_SHOWN = new Map([...SHOWN_BY_NAME, [eventTypeName(ToolApprovalRequestEvent), ToolApprovalRequestEvent as EventClass]]);
+
+/**
+ * Runs a conversation whose turns are the turns of stored session `sessionId`, each run by a
+ * worker (stepflow worker) on the session kept in `database`: one question when `question` is
+ * given, else a chat on `input`. Resolves with how many turns failed.
+ * @example const failed = await sessionOnDbos({ database, sessionId: "alice", agent, term, json: false, input: process.stdin });
+ */
+export async function sessionOnDbos(options: {
+  readonly database: string;
+  readonly sessionId: string;
+  /** The agent the workers run (its tools describe the approval questions). */
+  readonly agent: FunctionCallingAgent;
+  readonly term: Terminal;
+  readonly json: boolean;
+  readonly question?: string | undefined;
+  readonly input: Readable;
+  readonly report?: (error: unknown) => unknown;
+}): Promise<number> {
+  const { DbosSessions } = await loadDbos();
+  const sessions = await DbosSessions.connect({ database: options.database, workflow: AGENT });
+  const { term, sessionId } = options;
+  const turns = {
+    turn: (input: string) => sessionTurn(sessions, sessionId, input, term),
+    reset: async () => {
+      const store = await PostgresSessionStore.open(options.database);
+      try {
+        await store.delete(sessionId);
+      } finally {
+        await store.close();
+      }
+      return `Started a new conversation (deleted the stored session "${sessionId}").`;
+    },
+  };
+  try {
+    const chatOptions = { agent: options.agent, term, turns };
+    if (options.question !== undefined) {
+      await ask(options.question, { ...chatOptions, json: options.json, input: options.input });
+      return 0;
+    }
+    return await chat({ ...chatOptions, ...(options.report ? { report: options.report } : {}) }, options.input);
+  } finally {
+    await sessions.close();
+  }
+}
+
+/** The next turn of `sessionId` on the queue, followed from here: its events, its answers, its result. */
+function sessionTurn(sessions: DbosSessions, sessionId: string, input: string, term: Terminal): Turn {
+  const started = sessions.start(sessionId, { input }).then((id) => {
+    term.err.write(
+      term.colors.dim(`Turn ${id} of session "${sessionId}" is on the queue of ${sessions.runs.database}; a worker (stepflow worker) takes it.\n`),
+    );
+    return id;
+  });
+  const result = started.then(async (id) => {
+    try {
+      return await sessions.runs.result<AgentResult>(id);
+    } catch (error) {
+      if ((error as { errorName?: string }).errorName === "WorkflowCancelledByUser") throw new WorkflowCancelledByUser(`Turn ${id} was cancelled.`);
+      throw error;
+    }
+  });
+  result.catch(() => {});
+  const withId = (use: (id: string) => Promise<unknown>) => void started.then(use).catch(() => {});
+  return {
+    async *streamEvents() {
+      let id: string;
+      try {
+        id = await started;
+      } catch {
+        return; // awaiting the turn reports why
+      }
+      yield* shownEvents(sessions.runs.events(id), SESSION_SHOWN);
+    },
+    cancel: () => withId((id) => sessions.runs.cancel(id)),
+    sendEvent: (event) => withId((id) => sessions.runs.respond(id, event)),
+    then: (onFulfilled, onRejected) => result.then(onFulfilled, onRejected),
+  };
 }
 
 function describeRuns(runs: readonly string[]): string {

@@ -6,6 +6,7 @@
 import { writeFile } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
 import { Command, CommanderError, Option } from "commander";
+import type { ToolCall } from "@llamaindex/core/llms";
 import pc from "picocolors";
 import { describeOpenAIError } from "../llm/openai.ts";
 import { calculatorTools } from "../../workflows/tools/calculator.ts";
@@ -19,11 +20,12 @@ import { chat, ask } from "./chat.ts";
 import { serve } from "./serve.ts";
 import type { ServeOptions } from "./serve.ts";
 import { DEFAULT_SERVER_STORE } from "../server/workflow-server.ts";
-import { askOnDbos, databaseOption, runWorker } from "./dbos.ts";
+import { askOnDbos, databaseOption, runWorker, sessionOnDbos } from "./dbos.ts";
 import type { ChatOptions } from "./chat.ts";
 import { NoSuchSessionError, UsageError } from "./errors.ts";
 import { packageVersion } from "./version.ts";
 import { API_AUTHORIZATION, restApiSetup } from "./rest-api-setup.ts";
+import { mcpSetup } from "./mcp-setup.ts";
 import { chooseProvider } from "./provider.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
@@ -47,6 +49,8 @@ interface MainOptions {
   api?: string;
   hrDemo?: boolean;
   toolPerOperation?: boolean;
+  mcp?: string[];
+  maxTools?: string;
 }
 
 /** The options of `stepflow worker`. */
@@ -113,6 +117,12 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .option("--api <url>", `the REST API's base URL (with --openapi, or alone); ${API_AUTHORIZATION} is sent as its authorization header`)
     .option("--hr-demo", "start the bundled HR demo API locally and chat with it (try: Fire Lawson)")
     .option("--tool-per-operation", "with --openapi or --hr-demo: one tool per API operation instead of one call_rest_api tool")
+    .option(
+      "--mcp <server>",
+      "give the chat the tools of an MCP server: a URL (streamable HTTP) or a command that starts one; repeatable; tools not marked read-only ask you first",
+      (server: string, servers: string[] = []) => [...servers, server],
+    )
+    .option("--max-tools <n>", "send the model at most N tools a call, those that best match the conversation (default: all)")
     .version(VERSION, "-V, --version", "print the version")
     .showSuggestionAfterError(true)
     .exitOverride()
@@ -125,28 +135,50 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       if (options.store !== undefined) checkStoreURL(options.store);
       if (options.json && words.length === 0) throw new UsageError(`--json needs a question: ${command} --json "What is 2 + 2?"`);
       if (options.runtime === "dbos") {
-        if (words.length === 0) throw new UsageError(`--runtime dbos asks one question: ${command} --runtime dbos --database postgres://… "What is 2 + 2?"`);
-        if (options.session !== undefined) throw new UsageError("--session does not go with --runtime dbos: each question is a durable run of its own.");
-        if (options.openapi !== undefined || options.api !== undefined || options.hrDemo)
-          throw new UsageError("--openapi, --api and --hr-demo do not go with --runtime dbos: the workers run the agent with the calculator tools.");
+        if (words.length === 0 && options.session === undefined)
+          throw new UsageError(
+            `--runtime dbos asks one question, or chats in a stored session: ${command} --runtime dbos --database postgres://… "What is 2 + 2?", or ${command} --runtime dbos --database postgres://… --session NAME`,
+          );
+        if (options.store !== undefined)
+          throw new UsageError("--store does not go with --runtime dbos: the session is kept in the workers' PostgreSQL (--database).");
+        if (options.openapi !== undefined || options.api !== undefined || options.hrDemo || options.mcp !== undefined || options.maxTools !== undefined)
+          throw new UsageError(
+            "--openapi, --api, --hr-demo, --mcp and --max-tools do not go with --runtime dbos: the workers run the agent with the calculator tools.",
+          );
         const database = databaseOption(options.database, env, command, "--runtime dbos");
-        return askOnDbos(words.join(" "), { database, term, json: options.json ?? false });
+        if (options.session === undefined) return askOnDbos(words.join(" "), { database, term, json: options.json ?? false });
+        // The workers' agent, here only to describe its tools in approval questions.
+        const agent = new FunctionCallingAgent({ llm: chooseProvider({ llm: "offline", env: {} }).llm, tools: calculatorTools });
+        const question = words.length > 0 ? words.join(" ") : undefined;
+        if (
+          (await sessionOnDbos({ database, sessionId: options.session, agent, term, json: options.json ?? false, question, input: process.stdin, report })) > 0
+        )
+          code = 1;
+        return;
       }
       if (options.database !== undefined)
         throw new UsageError(`--database goes with --runtime dbos: ${command} --runtime dbos --database ${options.database} "…"`);
+      const maxToolsPerCall = options.maxTools === undefined ? undefined : wholeNumber("--max-tools", options.maxTools, "the default is every tool");
       provider = chooseProvider({ llm: options.llm, model: options.model, env });
       const api = await restApiSetup(
         { openapi: options.openapi, api: options.api, hrDemo: options.hrDemo, toolPerOperation: options.toolPerOperation },
         env,
         command,
       );
+      const taken = new Set([...calculatorTools, ...(api?.tools ?? [])].map((tool) => tool.metadata.name));
+      const mcp = await mcpSetup(options.mcp ?? [], taken, command).catch(async (error: unknown) => {
+        await api?.close();
+        throw error;
+      });
+      const asks = [api?.needsApproval, mcp?.needsApproval].filter((ask) => ask !== undefined);
       const agent = new FunctionCallingAgent({
         llm: provider.llm,
-        tools: [...calculatorTools, ...(api?.tools ?? [])],
+        tools: [...calculatorTools, ...(api?.tools ?? []), ...(mcp?.tools ?? [])],
         systemPrompt: api ? `${SYSTEM_PROMPT} Use the REST API tools for ${api.about}; look things up before you change them.` : SYSTEM_PROMPT,
         // A turn may wait for the user's answer to an approval question: no run timeout then.
-        timeout: api ? null : 300,
-        ...(api ? { needsApproval: api.needsApproval } : {}),
+        timeout: asks.length > 0 ? null : 300,
+        ...(asks.length > 0 ? { needsApproval: (call: ToolCall) => asks.some((ask) => ask(call)) } : {}),
+        ...(maxToolsPerCall !== undefined ? { maxToolsPerCall } : {}),
         verbose,
         log: (line) => term.err.write(`${term.colors.dim(redact(line))}\n`),
       });
@@ -162,6 +194,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         term.err.write(term.colors.dim(`Using ${provider.label}.\n`));
       }
       if (api) term.err.write(term.colors.dim(`${api.banner}\n`));
+      if (mcp) term.err.write(term.colors.dim(`${mcp.banner}\n`));
       try {
         if (words.length > 0) await ask(words.join(" "), { ...chatOptions, json: options.json ?? false, input: process.stdin });
         // A failed turn is reported and the chat goes on; the exit code says whether any failed.
@@ -169,6 +202,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       } finally {
         await store?.close();
         await api?.close();
+        await mcp?.close();
       }
     });
 

@@ -57,6 +57,11 @@ export interface StepExecution {
   readonly id: number | string;
   /** `ctx.once` records, made at the first call (most executions make none). */
   once: Map<string, OnceRecord> | undefined;
+  /**
+   * Set when a save of the run includes it: its id has left this process, so its `ctx.once`
+   * work is claimed in the journal from then on (see `Run.once`).
+   */
+  shared?: true;
   /** `waitForEvent` calls of this execution still pending; while any is, it holds no worker. */
   waits: number;
   /** Finished (a wait it left pending, say by throwing, answers nothing then). */
@@ -446,6 +451,7 @@ export class Run {
     const once: Record<string, ReadonlyMap<string, OnceRecord>> = {};
     const deliver = (execution: StepExecution): Delivery => {
       const id = this.#executionId(execution);
+      execution.shared = true;
       if (execution.once && execution.once.size > 0) once[id] = execution.once;
       return { event: execution.event, execution: id };
     };
@@ -492,7 +498,13 @@ export class Run {
     return typeof execution.id === "string" ? execution.id : `${(this.#attempt ??= randomUUID().slice(0, 8))}.${execution.id}`;
   }
 
-  /** `ctx.once` in `execution`: its records, then `journal`, under a key scoped to this run and execution. */
+  /**
+   * `ctx.once` in `execution`: its records, then `journal`, under a key scoped to this run and
+   * execution. The journal is asked only when another attempt at the run could know that key:
+   * the execution has a string id (restored from a save, or made from a restored execution's
+   * id, which every resume of the save makes alike) or a save included it. A numbered
+   * execution's id is this attempt's own, so no one else can claim its work.
+   */
   once<T>(execution: StepExecution, name: string, work: () => T | Promise<T>, options: OnceOptions | undefined, journal: Journal): Promise<OnceResult<T>> {
     return runOnce(
       {
@@ -500,6 +512,7 @@ export class Run {
         journal,
         codecs: this.ctx.workflow.codecs,
         key: (n) => `once:${this.id}:${this.#executionId(execution)}:${n}`,
+        shared: () => execution.shared === true || typeof execution.id === "string",
         ended: () => (this.#done ? { reason: this.#abortReason?.reason ?? RUN_FINISHED } : undefined),
       },
       name,

@@ -3,6 +3,13 @@
  * run is saved, restored and resumed. The run keeps each execution's records (saved with the
  * context); the context's journal is asked first when a record is missing, so that two resumes
  * of one saved run, in two processes, never both do the work.
+ *
+ * The journal is asked only for an execution another attempt at the run could also be doing:
+ * one restored from a saved context, or one a save included. Any other execution's id (and so
+ * its keys) never left this process, so no one else can claim its work: its records are
+ * enough, and a turn spends no round trips on a shared journal. An execution a save includes
+ * while its work runs unclaimed gets the result written to the journal when the work ends
+ * (`Journal.finish` records a key it never began), where a restorer that asks finds it.
  */
 import { ContextStateError } from "./errors.ts";
 import type { Journal, JournalClaim } from "./journal/types.ts";
@@ -46,6 +53,11 @@ export interface OnceScope {
   readonly codecs: Codecs;
   /** The journal key of `name`: scoped to the run and the execution. */
   readonly key: (name: string) => string;
+  /**
+   * Whether another attempt at the run could know this execution's keys (it was restored, or a
+   * save included it); only then is the journal asked. Once true, it stays true.
+   */
+  readonly shared: () => boolean;
   /** The reason the run ended (a step left running may still call `once`), or `undefined` while it goes on. */
   readonly ended: () => { readonly reason: unknown } | undefined;
 }
@@ -76,10 +88,13 @@ export function runOnce<T>(scope: OnceScope, name: string, work: () => T | Promi
       ),
     );
   }
-  const key = scope.key(name);
+  const startedBefore = record !== undefined;
   // Live while the journal is asked, too: a second call with this name meanwhile is the same mistake.
   scope.records.set(name, { state: "started", live: true });
   const restore = () => (record ? scope.records.set(name, record) : scope.records.delete(name));
+  // Nobody else can know the key: claimed by this execution alone, with no journal round trip.
+  if (!scope.shared()) return decide(scope, name, undefined, CLAIMED, startedBefore, restore, work, options);
+  const key = scope.key(name);
   let claim: JournalClaim | PromiseLike<JournalClaim>;
   try {
     claim = scope.journal.begin(key);
@@ -87,7 +102,6 @@ export function runOnce<T>(scope: OnceScope, name: string, work: () => T | Promi
     restore();
     return Promise.reject(error);
   }
-  const startedBefore = record !== undefined;
   if (isPromiseLike(claim)) {
     return Promise.resolve(claim).then(
       (settled) => decide(scope, name, key, settled, startedBefore, restore, work, options),
@@ -100,10 +114,13 @@ export function runOnce<T>(scope: OnceScope, name: string, work: () => T | Promi
   return decide(scope, name, key, claim, startedBefore, restore, work, options);
 }
 
+const CLAIMED: JournalClaim = Object.freeze({ claimed: true });
+
+/** `key`: the journal key claimed, or `undefined` when the journal was not asked. */
 function decide<T>(
   scope: OnceScope,
   name: string,
-  key: string,
+  key: string | undefined,
   claim: JournalClaim,
   startedBefore: boolean,
   restore: () => unknown,
@@ -135,7 +152,7 @@ function decide<T>(
   if (ended) {
     restore();
     // The run ended while the claim was written: the work never started, so a later attempt may do it.
-    if (claim.claimed) {
+    if (claim.claimed && key !== undefined) {
       const released = scope.journal.release(key);
       if (isPromiseLike(released)) return Promise.resolve(released).then(() => Promise.reject(ended.reason));
     }
@@ -151,17 +168,18 @@ function decide<T>(
   }
   if (isPromiseLike(output)) {
     return Promise.resolve(output).then(
-      (value) => finish(scope, name, key, value),
+      (value) => finish(scope, name, value),
       (error: unknown) => {
         scope.records.set(name, { state: "started" });
         throw error;
       },
     );
   }
-  return finish(scope, name, key, output);
+  return finish(scope, name, output);
 }
 
-function finish<T>(scope: OnceScope, name: string, key: string, value: T): Promise<OnceResult<T>> {
+/** Records the result; in the journal too if the execution is shared now, even if it was not when the work began. */
+function finish<T>(scope: OnceScope, name: string, value: T): Promise<OnceResult<T>> {
   let json: Json;
   try {
     json = encodeValue(value ?? null, `the result of ctx.once("${name}")`, scope.codecs);
@@ -170,8 +188,14 @@ function finish<T>(scope: OnceScope, name: string, key: string, value: T): Promi
     return Promise.reject(error);
   }
   scope.records.set(name, { state: "finished", value: json });
-  const finished = scope.journal.finish(key, JSON.stringify(json));
   const result: OnceResult<T> = { status: "ran", value };
+  if (!scope.shared()) return Promise.resolve(result);
+  let finished: void | PromiseLike<void>;
+  try {
+    finished = scope.journal.finish(scope.key(name), JSON.stringify(json));
+  } catch (error) {
+    return Promise.reject(error);
+  }
   return isPromiseLike(finished) ? Promise.resolve(finished).then(() => result) : Promise.resolve(result);
 }
 

@@ -107,17 +107,34 @@ export class DbosRuns {
   /**
    * Puts a run of the workflow named `workflow` on the queue, with the fields of its
    * StartEvent; returns its id. Starting again with the same `runId` starts nothing new.
+   * `queue` and `partitionKey` put the run, which only waits for its parts, on another queue
+   * than the client's runs queue, such as the partitioned queue of session turns
+   * (`DbosSessions`), where runs of one key run one at a time; its parts still take the slots of
+   * the client's queue.
    */
-  async start(workflow: string, input: object, options: { readonly runId?: string } = {}): Promise<string> {
+  async start(
+    workflow: string,
+    input: object,
+    options: { readonly runId?: string; readonly queue?: string; readonly partitionKey?: string } = {},
+  ): Promise<string> {
     if (typeof workflow !== "string" || workflow.length === 0)
       throw new DbosRuntimeError(`start() takes the name a worker knows the workflow by, like "agent"; got ${String(workflow)}.`);
     const runId = options.runId ?? randomUUID();
     await this.#client.enqueue(
-      { workflowName: RUN_WORKFLOW, queueName: runsQueue(this.#queue), workflowID: runId, appVersion: this.#version },
+      {
+        workflowName: RUN_WORKFLOW,
+        queueName: options.queue ?? runsQueue(this.#queue),
+        workflowID: runId,
+        appVersion: this.#version,
+        ...(options.partitionKey !== undefined ? { queuePartitionKey: options.partitionKey } : {}),
+      },
       workflow,
       input as Json,
     );
     // The run's first part too, as the run would: workers take both at once, rather than the part one look at the queue later.
+    // Not for a run of a partition (a session turn): its part 1 must wait until the run leaves the partition's queue, so that
+    // the turn before it in the partition has ended; the run queues it then.
+    if (options.partitionKey !== undefined) return runId;
     await this.#client.enqueue(
       { workflowName: PART_WORKFLOW, queueName: this.#queue, workflowID: partId(runId, 1), appVersion: this.#version },
       runId,

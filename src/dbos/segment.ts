@@ -38,6 +38,14 @@ export interface SegmentInput {
   readonly streamed: (event: Event) => boolean;
   /** Writes an event of the run to its stream (DBOS's, readable from any process). */
   readonly write: (event: SavedEvent) => Promise<void>;
+  /** Optional: the context a new run starts from (a session turn's: the stored conversation); `undefined` for a fresh one. */
+  readonly startContext?: (() => Promise<Context | undefined>) | undefined;
+  /**
+   * Optional: called with the run's context once it has finished and its checkpoints are
+   * written (a session turn saves the conversation here). It resolves with the error that
+   * ends the run as failed, if any; what it throws fails the part, which DBOS runs again.
+   */
+  readonly finished?: ((ctx: Context) => Promise<{ readonly name: string; readonly message: string } | undefined>) | undefined;
 }
 
 /** Runs the part; see the module's comment. */
@@ -132,6 +140,10 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
   // A lost checkpoint or stream write fails the part: DBOS runs it again, from the last checkpoint that was written.
   if (saveError !== undefined) throw saveError;
   if (writeError !== undefined) throw writeError;
+  if (outcome.kind === "finished" && part.finished) {
+    const error = await part.finished(ctx);
+    if (error) return { kind: "failed", error };
+  }
   return outcome;
 }
 
@@ -140,7 +152,7 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
  * over keeps the run's id (its journal keys) and never starts it a second time.
  */
 async function firstCheckpoint(part: SegmentInput): Promise<{ seq: number; answered: number; context: ContextJSON }> {
-  const ctx = new Context(part.workflow);
+  const ctx = (await part.startContext?.()) ?? new Context(part.workflow);
   const handler = part.workflow.run(part.input as object, { ctx });
   const context = ctx.toJSON(); // the StartEvent is queued; the run starts a microtask later
   handler.cancel();

@@ -37,6 +37,7 @@ import {
 } from "./protocol.ts";
 import type { RunRecord } from "./protocol.ts";
 import { runSegment } from "./segment.ts";
+import { SessionTurns, sessionQueue } from "./sessions.ts";
 import { Heartbeats } from "./takeover.ts";
 import type { Takeover } from "./takeover.ts";
 import type { SegmentOutcome } from "./segment.ts";
@@ -98,6 +99,8 @@ interface Live {
   readonly streamed: (event: Event) => boolean;
   /** The queue parts wait on, with the limits. */
   readonly queue: string;
+  /** Session turns: where a turn starts from, and its save. */
+  readonly sessionTurns: SessionTurns;
 }
 
 let live: Live | undefined;
@@ -177,6 +180,8 @@ async function durablePart(runId: string, workflowName: string, input: Json, ans
             streamed: worker.streamed,
             signal: DBOS.stepStatus?.cancelSignal,
             write: (event) => DBOS.writeStream(EVENTS_STREAM, event),
+            startContext: () => worker.sessionTurns.start(runId, workflow),
+            finished: (ctx) => worker.sessionTurns.finish(runId, workflow, ctx),
           }),
         { name: "stepflow.part", retriesAllowed: true, maxAttempts: 3, intervalSeconds: 1 },
       ).catch((error: unknown): SegmentOutcome => ({ kind: "failed", error: describeError(error) }));
@@ -240,6 +245,10 @@ export class DbosWorker {
     const pool = await openPool(options.database, Math.min(4, settings.connections));
     const database = describeDatabase(options.database);
     const version = options.version ?? DEFAULT_VERSION;
+    const sessionTurns = await SessionTurns.open(pool, options.database).catch(async (error: unknown) => {
+      await pool.end().catch(() => undefined);
+      throw error;
+    });
     const heartbeats = new Heartbeats({
       pool,
       database,
@@ -256,6 +265,7 @@ export class DbosWorker {
       answerTimeout: settings.answerTimeout,
       streamed: typeof options.streamEvents === "function" ? options.streamEvents : options.streamEvents === false ? () => false : () => true,
       queue: settings.queue,
+      sessionTurns,
     };
     try {
       DBOS.setConfig({
@@ -279,6 +289,13 @@ export class DbosWorker {
         onConflict: "always_update",
       });
       await DBOS.registerQueue(runsQueue(settings.queue), {
+        ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
+        onConflict: "always_update",
+      });
+      // Session turns (DbosSessions): a turn's run waits here, partitioned by session, so that a session's next turn starts only
+      // when the one before has ended (parked for approval included). No slot limits: the turn's parts take the slots of the queue above.
+      await DBOS.registerQueue(sessionQueue(settings.queue), {
+        partitionConcurrency: 1,
         ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
         onConflict: "always_update",
       });
@@ -332,12 +349,14 @@ export class DbosWorker {
    * id recovers them.
    */
   async stop(): Promise<void> {
+    const sessionTurns = live?.sessionTurns;
     live = undefined;
     await this.#heartbeats.stop();
     await DBOS.shutdown({ deregister: true });
     registered = undefined;
     registeredPart = undefined;
     await this.#heartbeats.handOver().catch(() => undefined); // else taken over after takeoverAfter
+    await sessionTurns?.close();
     await this.#pool.end();
   }
 }

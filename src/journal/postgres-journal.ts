@@ -46,8 +46,15 @@ export class PostgresJournal implements Journal {
     return { claimed: false, entry: typeof result === "string" ? { state: "finished", result } : { state: "started" } };
   }
 
+  /** Records the result, inserting the key if no `begin` did (work that began before anyone else could know its key). */
   async finish(key: string, result: string): Promise<void> {
-    await this.#query("UPDATE stepflow_journal SET result = $1, finished_at = now() WHERE key = $2", [result, key]);
+    checkJournalKey(key);
+    await this.#table();
+    await this.#query(
+      `INSERT INTO stepflow_journal (key, result, finished_at) VALUES ($1, $2, now())
+        ON CONFLICT (key) DO UPDATE SET result = EXCLUDED.result, finished_at = EXCLUDED.finished_at`,
+      [key, result],
+    );
   }
 
   async release(key: string): Promise<void> {

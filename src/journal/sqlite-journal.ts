@@ -63,8 +63,18 @@ export class SqliteJournal implements Journal {
     return { claimed: false, entry: typeof result === "string" ? { state: "finished", result } : { state: "started" } };
   }
 
+  /** Records the result, inserting the key if no `begin` did (work that began before anyone else could know its key). */
   async finish(key: string, result: string): Promise<void> {
-    await this.#run(() => this.#db.execute({ sql: "UPDATE stepflow_journal SET result = ?, finished_at = ? WHERE key = ?", args: [result, Date.now(), key] }));
+    checkJournalKey(key);
+    await this.#table();
+    const now = Date.now();
+    await this.#run(() =>
+      this.#db.execute({
+        sql: `INSERT INTO stepflow_journal (key, result, started_at, finished_at) VALUES (?, ?, ?, ?)
+          ON CONFLICT (key) DO UPDATE SET result = excluded.result, finished_at = excluded.finished_at`,
+        args: [key, result, now, now],
+      }),
+    );
   }
 
   async release(key: string): Promise<void> {

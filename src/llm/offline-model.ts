@@ -6,6 +6,7 @@
  * the user gave in the conversation (from the history, not hidden state), and says what it
  * can do otherwise. Replies stream word by word.
  */
+import type { JSONObject } from "@llamaindex/core/global";
 import type { ChatMessage, ToolCall } from "@llamaindex/core/llms";
 import { extractText } from "@llamaindex/core/utils";
 import { toolCallsOf, toolResultIdOf } from "./chat-history.ts";
@@ -75,7 +76,7 @@ export function offlineReply(messages: readonly ChatMessage[], tools: readonly s
   if (waiting) return { toolCalls: turn.calls };
   if (lines.length === 0) return { text: greetings[0] ?? HELP };
   for (const part of unknown)
-    lines.push(`I can't answer "${part}": I'm the offline demo model (arithmetic, your name${turn.tools.some(isRestTool) ? ", firing an employee" : ""}).`);
+    lines.push(`I can't answer "${part}": I'm the offline demo model (arithmetic, your name${hrAccess(turn.tools) ? ", firing an employee" : ""}).`);
   return { text: lines.join("\n") };
 }
 
@@ -98,9 +99,9 @@ function answer(question: string, earlier: readonly string[], turn: Turn): Answe
     const reply = arithmetic(expr, turn.messages, turn.tools, turn.historyLength, turn.calls);
     return reply.text !== undefined ? text(reply.text) : turn.calls.length > before || reply.toolCalls.length > 0 ? { kind: "calls" } : { kind: "unknown" };
   }
-  const restTool = turn.tools.find(isRestTool);
-  const target = restTool ? firingTarget(question) : undefined;
-  if (restTool && target) return fireEmployee(target, restTool, turn);
+  const access = hrAccess(turn.tools);
+  const target = access ? firingTarget(question) : undefined;
+  if (access && target) return fireEmployee(target, access, turn);
   const name = statedName(question);
   if (name) return text(`Nice to meet you, ${name}!`);
   if (/\b(what(?:'s| is) my name|who am i)\b/i.test(question)) {
@@ -327,8 +328,37 @@ function statedName(text: string): string | undefined {
   return name ? name[0]?.toUpperCase() + name.slice(1) : undefined;
 }
 
-/** A tool that sends requests to a REST API (`restApiTool`'s default name, or one ending like it). */
-const isRestTool = (name: string) => /(?:^|_)rest_api$/.test(name);
+/**
+ * How the model reaches the HR API: a tool that sends any request (`restApiTool`'s default
+ * name, or one ending like it), or the API's operations as tools (`openApiTools`: listing the
+ * users and deleting one).
+ */
+type HrAccess = { readonly kind: "request"; readonly tool: string } | { readonly kind: "operations"; readonly list: string; readonly remove: string };
+
+function hrAccess(tools: readonly string[]): HrAccess | undefined {
+  const tool = tools.find((name) => /(?:^|_)rest_api$/.test(name));
+  if (tool) return { kind: "request", tool };
+  const list = tools.find((name) => /^get_(?:\w+_)?users$/.test(name));
+  const remove = tools.find((name) => /^delete_(?:\w+_)?users_id$/.test(name));
+  return list && remove ? { kind: "operations", list, remove } : undefined;
+}
+
+/** A request of the HR API as a call of `access`'s tools. */
+function callFor(access: HrAccess, request: { method: string; path: string }): { name: string; input: JSONObject } {
+  if (access.kind === "request") return { name: access.tool, input: request };
+  const page = /^\/api\/users\?page=(\d+)$/.exec(request.path);
+  if (request.method === "GET" && page) return { name: access.list, input: { page: Number(page[1]) } };
+  return { name: access.remove, input: { id: Number(request.path.split("/").at(-1)) } };
+}
+
+/** The HR API request a call of `access`'s tools makes, or `undefined` for another tool's call. */
+function requestOf(access: HrAccess, call: ToolCall): { method: string; path: string } | undefined {
+  const input = (call.input ?? {}) as { method?: unknown; path?: unknown; page?: unknown; id?: unknown };
+  if (access.kind === "request") return call.name === access.tool ? { method: String(input.method), path: String(input.path) } : undefined;
+  if (call.name === access.list) return { method: "GET", path: `/api/users?page=${String(input.page ?? 1)}` };
+  if (call.name === access.remove) return { method: "DELETE", path: `/api/users/${String(input.id)}` };
+  return undefined;
+}
 
 /** "Fire Lawson", "please remove Michael Lawson", "let Lawson go" → "Lawson" / "Michael Lawson". */
 function firingTarget(text: string): string | undefined {
@@ -374,8 +404,8 @@ interface Employee {
  * a time until one matches, then DELETE /api/users/{id} (which the app should have a human
  * approve), then say what happened, a refusal included.
  */
-function fireEmployee(target: string, restTool: string, turn: Turn): Answer {
-  const results = restResults(turn.messages, restTool);
+function fireEmployee(target: string, access: HrAccess, turn: Turn): Answer {
+  const results = restResults(turn.messages, access);
   const wanted = target.toLowerCase().split(/\s+/);
   const matches = (e: Employee) => {
     const full = [e.first_name, e.last_name].map((n) => String(n).toLowerCase());
@@ -392,7 +422,7 @@ function fireEmployee(target: string, restTool: string, turn: Turn): Answer {
     lastPage = Math.max(lastPage, Number(body?.page) || 0);
     pages = Number(body?.total_pages) || pages;
   }
-  const list = (page: number): Answer => plan(turn, restTool, { method: "GET", path: `/api/users?page=${page}` });
+  const list = (page: number): Answer => plan(turn, access, { method: "GET", path: `/api/users?page=${page}` });
   // Every page is read first: a name may fit someone on a later page too.
   if (lastPage < pages) return list(lastPage + 1);
   if (found.size === 0) return text(`I found no employee named ${target}.`);
@@ -403,7 +433,7 @@ function fireEmployee(target: string, restTool: string, turn: Turn): Answer {
   const employee = [...found.values()][0] as Employee;
   const fullName = `${employee.first_name} ${employee.last_name}`;
   const deletion = results.find(({ call }) => call.method === "DELETE" && call.path === `/api/users/${employee.id}`);
-  if (!deletion) return plan(turn, restTool, { method: "DELETE", path: `/api/users/${employee.id}` });
+  if (!deletion) return plan(turn, access, { method: "DELETE", path: `/api/users/${employee.id}` });
   const { result } = deletion;
   if (result.isError) return text(`I did not fire ${fullName}: ${result.content}`);
   if (result.status !== undefined && result.status >= 200 && result.status < 300) return text(`Done: ${fullName} (id ${employee.id}) has been removed.`);
@@ -418,31 +448,30 @@ function greeting(value: string): Answer {
   return { kind: "greeting", text: value };
 }
 
-/** Adds a call of the REST tool to the turn's plan (once), and says the answer waits for it. */
-function plan(turn: Turn, restTool: string, input: { method: string; path: string }): Answer {
-  if (!turn.calls.some((c) => c.name === restTool && JSON.stringify(c.input) === JSON.stringify(input))) {
-    turn.calls.push({ id: `call_${turn.historyLength}_${turn.calls.length}`, name: restTool, input });
+/** Adds the call that makes `request` to the turn's plan (once), and says the answer waits for it. */
+function plan(turn: Turn, access: HrAccess, request: { method: string; path: string }): Answer {
+  const { name, input } = callFor(access, request);
+  if (!turn.calls.some((c) => c.name === name && JSON.stringify(c.input) === JSON.stringify(input))) {
+    turn.calls.push({ id: `call_${turn.historyLength}_${turn.calls.length}`, name, input });
   }
   return { kind: "calls" };
 }
 
-/** The REST tool's calls this turn, each with its result: HTTP status and body, or the error text (a call refused by a human, say). */
+/** The HR API's requests this turn, each with its result: HTTP status and body, or the error text (a call refused by a human, say). */
 function restResults(
   turn: readonly ChatMessage[],
-  restTool: string,
+  access: HrAccess,
 ): { call: { method: string; path: string }; result: { isError: boolean; content: string; status?: number; body?: unknown } }[] {
-  const calls = new Map(
-    turn
-      .flatMap((m) => toolCallsOf(m))
-      .filter((c) => c.name === restTool)
-      .map((c) => [c.id, c]),
-  );
+  const requests = new Map<string, { method: string; path: string }>();
+  for (const call of turn.flatMap((m) => toolCallsOf(m))) {
+    const request = requestOf(access, call);
+    if (request) requests.set(call.id, request);
+  }
   const out: ReturnType<typeof restResults> = [];
   for (const message of turn) {
     const id = toolResultIdOf(message);
-    const call = id === undefined ? undefined : calls.get(id);
-    if (!call) continue;
-    const input = call.input as { method?: unknown; path?: unknown };
+    const request = id === undefined ? undefined : requests.get(id);
+    if (!request) continue;
     const content = extractText(message.content);
     const isError = (message.options as { toolResult?: { isError?: boolean } }).toolResult?.isError === true;
     let parsed: { status?: unknown; body?: unknown } = {};
@@ -451,10 +480,7 @@ function restResults(
     } catch {
       // an error text, not the tool's JSON
     }
-    out.push({
-      call: { method: String(input.method), path: String(input.path) },
-      result: { isError, content, ...(typeof parsed.status === "number" ? { status: parsed.status, body: parsed.body } : {}) },
-    });
+    out.push({ call: request, result: { isError, content, ...(typeof parsed.status === "number" ? { status: parsed.status, body: parsed.body } : {}) } });
   }
   return out;
 }

@@ -153,9 +153,10 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
   });
 
   if (options.webRoot) {
-    const files = serveStatic({ root: options.webRoot });
+    // The page is built with .br and .gz copies of each file: a browser that accepts them gets those.
+    const files = serveStatic({ root: options.webRoot, precompressed: true });
     // Any other path is the page's own (a link to a run): it gets index.html, which routes it.
-    const page = serveStatic({ root: options.webRoot, path: "index.html" });
+    const page = serveStatic({ root: options.webRoot, path: "index.html", precompressed: true });
     app.get("*", async (c, next) => {
       if (c.req.path === "/api" || c.req.path.startsWith("/api/")) return next();
       // The page loads nothing from elsewhere; Mermaid styles its drawings inline.

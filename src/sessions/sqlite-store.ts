@@ -11,6 +11,7 @@ import type { InStatement, Row } from "@libsql/client";
 import { StepflowError } from "../core/errors.ts";
 import { SqliteJournal } from "../journal/sqlite-journal.ts";
 import { SqliteThread } from "./sqlite-thread.ts";
+import { LoadBatch } from "./load-batch.ts";
 import {
   SessionConflictError,
   SessionDriverMissingError,
@@ -54,12 +55,25 @@ const SELECT_MESSAGES =
   "SELECT json_group_array(message ORDER BY seq) AS messages, json_group_array(created_at ORDER BY seq) AS times, json_group_array(seq ORDER BY seq) AS seqs FROM stepflow_session_messages WHERE session_id = ?";
 
 /**
+ * The rows of the sessions whose ids are in the JSON array `?2`, each with its newest `?1`
+ * messages as a JSON array of [seq, message, created_at], by the (session_id, seq) key.
+ */
+const LOAD_MANY = `SELECT s.id, s.version, s.snapshot, s.message_count, s.created_at, s.updated_at,
+    (SELECT json_group_array(json_array(seq, message, created_at) ORDER BY seq) FROM stepflow_session_messages
+     WHERE session_id = s.id AND seq > s.message_count - ?1) AS messages
+  FROM stepflow_sessions s WHERE s.id IN (SELECT value FROM json_each(?2))`;
+
+/**
  * @example
  * const store = await SqliteSessionStore.open(".stepflow/sessions.db");
  */
 export class SqliteSessionStore implements SessionStore {
   readonly description: string;
   readonly #db: SqliteThread;
+  readonly #loads = new LoadBatch<Row>(async (ids, newest) => {
+    const { rows } = await this.#db.execute({ sql: LOAD_MANY, args: [newest, JSON.stringify(ids)] });
+    return new Map(rows.map((row) => [String(row.id), row]));
+  });
   /** Tool calls of this store's sessions, in the same file. */
   readonly journal: SqliteJournal;
 
@@ -95,21 +109,17 @@ export class SqliteSessionStore implements SessionStore {
     checkSessionId(id);
     loadedRange(0, options); // a bad `newest` fails before any query
     try {
-      const [sessions, messages] = await this.#db.batch(
-        [
-          { sql: "SELECT version, snapshot, message_count, created_at, updated_at FROM stepflow_sessions WHERE id = ?", args: [id] },
-          // Only the newest messages, by the (session_id, seq) key: a turn reads the window it needs, not the history.
-          {
-            sql: `${SELECT_MESSAGES} AND seq > (SELECT message_count FROM stepflow_sessions WHERE id = ?) - ?`,
-            args: [id, id, options.newest ?? Number.MAX_SAFE_INTEGER],
-          },
-        ],
-        "read",
-      );
-      const row = sessions?.rows[0];
+      // The row and its messages are read by one statement, so of one version; the loads of many
+      // sessions at once share statements (see LoadBatch): a turn is a load and a save, and each
+      // statement costs the worker as much as a small read.
+      const row = await this.#loads.load(id, options.newest ?? Number.MAX_SAFE_INTEGER);
       if (!row) return undefined;
       const messageCount = Number(row.message_count);
-      const stored = joinedMessages(messages?.rows[0]);
+      const stored = (JSON.parse(String(row.messages)) as [number, string, number][]).map(([seq, json, createdAt]) => ({
+        seq,
+        json,
+        createdAt: new Date(createdAt),
+      }));
       checkStoredMessages(
         id,
         loadedRange(messageCount, options),

@@ -5,7 +5,10 @@
  * other request. Here the worker blocks instead, and the application only awaits.
  *
  * The requests of one turn of the event loop travel as one message, and the worker runs those
- * that arrive together in one transaction (see sqlite-worker.js).
+ * that arrive together in one transaction (see sqlite-worker.js). Its replies come back together
+ * too, and are handed to their callers a few per turn of the event loop: a thousand sessions'
+ * loads answered at once start a thousand turns, and run in one stretch they held up every timer
+ * (and every other request) for a third of a second.
  *
  * Statements keep their order (one worker, one connection, requests answered in turn); results
  * and errors come back as `@libsql/client`'s own `ResultSet` rows and `LibsqlError` classes,
@@ -36,6 +39,9 @@ export class SqliteThread implements Pick<Client, ForwardedMethod> {
   #nextId = 0;
   /** Requests not yet posted: they go as one message per turn of the event loop. */
   #outbox: SqliteRequest[] = [];
+  /** Replies received and not yet handed to their callers (from `#inboxAt` on). */
+  #inbox: SqliteReply[] = [];
+  #inboxAt = 0;
   #stopped: SqliteThreadError | undefined;
   #closing: Promise<void> | undefined;
   readonly #exited: Promise<void>;
@@ -45,10 +51,14 @@ export class SqliteThread implements Pick<Client, ForwardedMethod> {
     let failure: unknown;
     this.#worker.on("error", (error) => (failure = error));
     this.#worker.on("message", (replies: SqliteReply[]) => {
-      for (const reply of replies) this.#answered(reply);
+      const idle = this.#inboxAt === this.#inbox.length;
+      if (idle) [this.#inbox, this.#inboxAt] = [replies, 0];
+      else for (const reply of replies) this.#inbox.push(reply);
+      if (idle) this.#deliver();
     });
     this.#exited = new Promise((resolve) => {
       this.#worker.on("exit", (code) => {
+        this.#deliver(Infinity); // what the worker answered before it stopped stands
         this.#stopped ??= new SqliteThreadError(description, failure === undefined ? code : undefined, failure === undefined ? undefined : { cause: failure });
         for (const waiting of this.#pending.values()) waiting.reject(this.#stopped);
         this.#pending.clear();
@@ -149,6 +159,15 @@ export class SqliteThread implements Pick<Client, ForwardedMethod> {
     return (this.#driverLoaded ??= loadDriver("@libsql/client", "SQLite"));
   }
 
+  /** Hands `count` replies to their callers; the rest wait for the next turn of the event loop, after its timers and I/O. */
+  #deliver(count = REPLIES_PER_TURN): void {
+    const inbox = this.#inbox;
+    const end = Math.min(inbox.length, this.#inboxAt + count);
+    while (this.#inboxAt < end) this.#answered(inbox[this.#inboxAt++] as SqliteReply);
+    if (this.#inboxAt < inbox.length) setImmediate(() => this.#deliver());
+    else [this.#inbox, this.#inboxAt] = [[], 0];
+  }
+
   #answered(reply: SqliteReply): void {
     const waiting = this.#pending.get(reply.id);
     if (!waiting) return;
@@ -158,6 +177,9 @@ export class SqliteThread implements Pick<Client, ForwardedMethod> {
     else void this.#driver().then((driver) => waiting.reject(fromWire(driver, reply.error)), waiting.reject);
   }
 }
+
+/** Replies handed to their callers per turn of the event loop: 16 turns started take a few milliseconds. */
+const REPLIES_PER_TURN = 16;
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 

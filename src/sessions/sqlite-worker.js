@@ -4,12 +4,14 @@
  * application's event loop. It answers each request with plain data (rows as arrays, errors as
  * their fields) that the main thread turns back into `@libsql/client`'s own shapes and classes.
  *
- * Requests that arrive together run in one write transaction, each in a savepoint of its own:
- * with many sessions at once, a commit per save (a WAL append and index update each) was most
- * of the worker's time. A request that fails rolls back only its savepoint, with the error it
- * would have had alone; the callers hear back only after the commit. If the group's own
- * transaction cannot start or commit (a read-only file, another process's lock held past the
- * busy timeout), each request runs again alone, so each gets the answer it would have had.
+ * Requests that arrive together run in one transaction: with many sessions at once, a commit
+ * per save (a WAL append and index update each) was most of the worker's time. The callers hear
+ * back only after the commit. If a write in the group fails, or the group's own transaction
+ * cannot start or commit (a read-only file, another process's lock held past the busy timeout),
+ * the group is rolled back and each request runs again alone, so each gets the answer it would
+ * have had alone. (Writes are rare to fail; a savepoint around each, to undo only the one that
+ * failed, made a turn's load and save four statements more, and each costs the worker as much
+ * as a small read.) A group of reads only takes no write lock.
  *
  * JavaScript, not TypeScript: a worker does not inherit the loader hooks (tsx) of the thread
  * that starts it, and loading a TypeScript loader in every worker tripled the time to open a
@@ -46,11 +48,9 @@ async function handle(requests) {
     replies.push(reply(request.id, await settle(() => runAlone(request))));
   }
   await flush();
-  // In messages of a few replies each: the main thread then runs the callers' continuations a
-  // few at a time, between its other tasks, instead of a thousand in one stretch.
-  for (let i = 0; i < replies.length; i += REPLIES_PER_MESSAGE) port.postMessage(replies.slice(i, i + REPLIES_PER_MESSAGE));
+  // All in one message: the main thread spreads the callers' continuations over turns of its event loop (see SqliteThread).
+  port.postMessage(replies);
 }
-const REPLIES_PER_MESSAGE = 16;
 /**
  * @param {import("./sqlite-wire.ts").SqliteRequest} request
  * @returns {Promise<import("./sqlite-wire.ts").WireResult | import("./sqlite-wire.ts").WireResult[] | null>}
@@ -78,11 +78,18 @@ async function runAlone(request) {
 }
 /** Statements that may share a transaction: not PRAGMAs, ATTACH, VACUUM or transaction control, which must run alone. */
 const DATA_STATEMENT = /^\s*(select|insert|update|delete|replace|with)\b/i;
+/** Statements that only read (a WITH may write, so it does not count). */
+const READ_STATEMENT = /^\s*select\b/i;
+const sqlOf = (statement) => (typeof statement === "string" ? statement : Array.isArray(statement) ? String(statement[0]) : statement.sql);
 function groupable(request) {
   if (request.method === "batch") return true;
   if (request.method !== "execute") return false;
-  const [statement] = request.args;
-  return DATA_STATEMENT.test(typeof statement === "string" ? statement : Array.isArray(statement) ? String(statement[0]) : statement.sql);
+  return DATA_STATEMENT.test(sqlOf(request.args[0]));
+}
+/** Whether a grouped request only reads: its failure undoes nothing, and a group of them takes no write lock. */
+function readOnly(request) {
+  const [first] = request.args;
+  return (Array.isArray(first) && request.method === "batch" ? first : [first]).every((statement) => READ_STATEMENT.test(sqlOf(statement)));
 }
 async function runGroup(group) {
   const alone = async () => {
@@ -92,29 +99,30 @@ async function runGroup(group) {
   };
   const [only] = group;
   if (group.length === 1 && only) return alone();
+  const reads = group.map(readOnly);
   let tx;
   try {
-    tx = await open().transaction("write");
+    tx = await open().transaction(reads.every(Boolean) ? "deferred" : "write");
   } catch {
     return alone();
   }
   const outcomes = [];
   try {
-    for (const request of group) {
-      await tx.execute("SAVEPOINT stepflow_request");
+    for (const [i, request] of group.entries()) {
       const outcome = await settle(async () => {
         // A batch's mode only chose how alone it would begin its transaction; here it is in the group's.
         const [first] = request.args;
         return toWire(Array.isArray(first) ? await tx.batch(first) : await tx.execute(first));
       });
-      if (!outcome.ok) await tx.execute("ROLLBACK TO stepflow_request");
-      await tx.execute("RELEASE stepflow_request");
+      // A write that fails may have kept part of its batch: the whole group is undone and run again alone, below.
+      if (!outcome.ok && !reads[i]) throw outcome.error;
       outcomes.push(outcome);
     }
     await tx.commit();
   } catch {
-    // The transaction itself failed (rolled back by SQLite, or the commit failed): nothing of
-    // the group was kept, so each request runs again alone and gets its own answer.
+    // A write failed, or the transaction itself did (rolled back by SQLite, or the commit
+    // failed): nothing of the group is kept, and each request runs again alone and gets the
+    // answer it would have had alone.
     tx.close();
     return alone();
   }

@@ -3,10 +3,14 @@
  * `assets/` with the page's script (Mermaid split into chunks loaded on first use) and its
  * style sheet. esbuild does it; it is a development dependency, so this runs when the package
  * is built (`npm run build` → dist/web/) or when the server runs from a clone's sources.
+ * Each file gets Brotli and gzip copies next to it, so the server sends a browser the
+ * compressed bytes without compressing on every request.
  */
-import { copyFile, mkdir } from "node:fs/promises";
+import { copyFile, mkdir, readFile, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { brotliCompress, constants, gzip } from "node:zlib";
 import { StepflowError } from "../core/errors.ts";
 
 /** The page's sources: next to this module in a clone (not shipped in the package). */
@@ -51,5 +55,25 @@ export async function bundleWebPage(outDir: string, sources = PAGE_SOURCES): Pro
     logLevel: "error",
   });
   await copyFile(join(sources, "style.css"), join(assets, "style.css"));
+  await compressCopies(assets);
   await copyFile(join(sources, "index.html"), join(outDir, "index.html"));
+  await compressCopies(outDir, ["index.html"]);
+}
+
+const brotli = promisify(brotliCompress);
+const gzipped = promisify(gzip);
+
+/** Writes `NAME.br` and `NAME.gz` beside each text file of `dir` (or of `names`). */
+async function compressCopies(dir: string, names?: readonly string[]): Promise<void> {
+  const files = names ?? (await readdir(dir)).filter((name) => /\.(?:js|css|html|txt)$/.test(name));
+  await Promise.all(
+    files.map(async (name) => {
+      const content = await readFile(join(dir, name));
+      const [br, gz] = await Promise.all([
+        brotli(content, { params: { [constants.BROTLI_PARAM_QUALITY]: 9, [constants.BROTLI_PARAM_SIZE_HINT]: content.length } }),
+        gzipped(content, { level: 9 }),
+      ]);
+      await Promise.all([writeFile(join(dir, `${name}.br`), br), writeFile(join(dir, `${name}.gz`), gz)]);
+    }),
+  );
 }

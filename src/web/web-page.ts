@@ -2,7 +2,8 @@
  * Where the server finds the web page it serves at `/`. The installed package ships it built
  * (dist/web/); run from a clone's sources (`npm start -- serve`, the tests), the page is built
  * on first use into node_modules/.cache/stepflow-web/, under a hash of its sources, so an
- * edited page is rebuilt and processes starting together share one build.
+ * edited page is rebuilt and processes starting together share one build; the builds of
+ * earlier sources are removed.
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -38,11 +39,17 @@ export function webPageDirectory(): Promise<string> {
   return fromSources;
 }
 
-async function buildFromSources(): Promise<string> {
-  const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+/**
+ * Builds the page from the sources into `root`'s node_modules/.cache/stepflow-web/ (unless
+ * that build is there already) and returns its directory. Exported for tests.
+ * @example const dir = await buildFromSources(process.cwd());
+ */
+export async function buildFromSources(root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")): Promise<string> {
   const hash = createHash("sha256");
   for (const name of (await readdir(PAGE_SOURCES)).sort()) hash.update(name).update(await readFile(join(PAGE_SOURCES, name)));
   hash.update(await readFile(join(root, "node_modules", "mermaid", "package.json")).catch(() => ""));
+  // How the page is built counts too: a changed build rebuilds it.
+  hash.update(await readFile(fileURLToPath(new URL("./bundle-web-page.ts", import.meta.url))));
   const cache = join(root, "node_modules", ".cache", "stepflow-web");
   const target = join(cache, hash.digest("hex").slice(0, 16));
   if (existsSync(join(target, "index.html"))) return target;
@@ -56,5 +63,14 @@ async function buildFromSources(): Promise<string> {
   } finally {
     await rm(partial, { recursive: true, force: true });
   }
+  await removeOlderBuilds(cache, target);
   return target;
+}
+
+/** Removes the finished builds of other sources (a partial build in progress is left alone). */
+async function removeOlderBuilds(cache: string, keep: string): Promise<void> {
+  const names = await readdir(cache).catch(() => []);
+  await Promise.all(
+    names.filter((name) => /^[0-9a-f]{16}$/.test(name) && join(cache, name) !== keep).map((name) => rm(join(cache, name), { recursive: true, force: true })),
+  );
 }

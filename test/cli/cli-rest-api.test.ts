@@ -67,6 +67,16 @@ describe("stepflow --hr-demo (offline model)", { timeout: 60_000 }, () => {
     expect(none.stdout.trim()).toMatch(/^I did not fire Michael Lawson: .*No answer: the input ended\./);
   });
 
+  it("fires Lawson with one tool per operation too: it lists with get_api_users and asks before delete_api_users_id", async () => {
+    const { code, stdout, stderr } = await cli(["--hr-demo", "--tool-per-operation", "--verbose", "Fire Lawson"], { stdin: "y\n" });
+    expect(code, stderr).toBe(0);
+    expect(stderr).toContain('get_api_users({"page":1})');
+    expect(stderr).toContain('get_api_users({"page":2})');
+    expect(stderr).toContain("Approve DELETE /api/users/7? [y/N] y");
+    expect(stderr).toContain('delete_api_users_id({"id":7}) → {"status":204');
+    expect(stdout.trim()).toBe("Done: Michael Lawson (id 7) has been removed.");
+  });
+
   it("asks with --json too, printing the result as JSON", async () => {
     const { code, stdout, stderr } = await cli(["--hr-demo", "--json", "Fire Lawson"], { stdin: "y\n" });
     expect(code).toBe(0);

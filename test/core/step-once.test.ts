@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { Context, ContextSerdeError, ContextStateError, Event, StartEvent, StopEvent, Workflow, WorkflowCancelledByUser, step } from "../../src/index.ts";
 import type { OnceOptions, OnceResult } from "../../src/index.ts";
 import { MemoryJournal, useJournal } from "../../src/journal/index.ts";
@@ -7,6 +7,7 @@ import { gate } from "../support/gate.ts";
 
 /** What a test hands the workflow: the work, what the step does after it, the options of once. */
 interface Script {
+  before?: () => Promise<void>;
   work: () => unknown;
   after?: () => Promise<void>;
   options?: OnceOptions;
@@ -21,6 +22,7 @@ class Charge extends Workflow<{ order: string }, OnceResult<unknown>> {
   @step({ accepts: [StartEvent], emits: [StopEvent] })
   async charge(ctx: Context, _ev: StartEvent<{ order: string }>) {
     const { script } = this as Charge;
+    await script.before?.();
     const result = await ctx.once("charge", script.work, script.options);
     await script.after?.();
     return new StopEvent({ result });
@@ -127,9 +129,14 @@ describe("ctx.once", () => {
     };
     let charges = 0;
     const flow = new Charge({ work: () => ++charges });
-    const ctx = new Context(flow);
+    // A run restored from a save: every resume of the save knows its execution, so once claims in the journal.
+    const first = flow.run({ order: "A-1" });
+    const before = JSON.stringify(first.ctx.toJSON());
+    first.cancel();
+    await first.catch(() => undefined);
+    const ctx = Context.fromJSON(flow, before);
     useJournal(ctx, slowJournal);
-    const handler = flow.run({ order: "A-1" }, { ctx });
+    const handler = flow.run(undefined, { ctx });
     await claiming.promise;
     handler.cancel();
     claimed.open();
@@ -140,6 +147,81 @@ describe("ctx.once", () => {
     const saved = JSON.stringify(ctx.toJSON());
     expect(JSON.parse(saved).run.once).toBeUndefined();
     expect(await resume(new Charge({ work: () => ++charges }), saved)).toEqual({ status: "ran", value: 1 });
+  });
+
+  it("asks no journal for an execution no save included: no other attempt can know its key", async () => {
+    const journal = new MemoryJournal();
+    const begin = vi.spyOn(journal, "begin");
+    const finish = vi.spyOn(journal, "finish");
+    let charges = 0;
+    const flow = new Charge({ work: () => ++charges });
+    const ctx = new Context(flow);
+    useJournal(ctx, journal);
+    expect(await flow.run({ order: "A-1" }, { ctx })).toEqual({ status: "ran", value: 1 });
+    expect([begin.mock.calls, finish.mock.calls]).toEqual([[], []]);
+  });
+
+  it("claims in the journal once a save includes the execution, before its once is called", async () => {
+    const journal = new MemoryJournal();
+    const begin = vi.spyOn(journal, "begin");
+    const held = gate();
+    const reached = gate();
+    let charges = 0;
+    const flow = new Charge({ before: () => (reached.open(), held.promise), work: () => ++charges });
+    const ctx = new Context(flow);
+    useJournal(ctx, journal);
+    const handler = flow.run({ order: "A-1" }, { ctx });
+    await reached.promise;
+    const saved = JSON.stringify(handler.ctx.toJSON());
+    held.open();
+    expect(await handler).toEqual({ status: "ran", value: 1 });
+    expect(begin).toHaveBeenCalledTimes(1);
+    // A restorer of that save, sharing the journal, runs the step again and finds the work done.
+    expect(await resume(new Charge({ work: () => ++charges }), saved, journal)).toEqual({ status: "recorded", value: 1 });
+    expect(charges).toBe(1);
+  });
+
+  it("an execution a save includes while its work runs unclaimed: the result goes to the journal when it ends, where a restorer finds it", async () => {
+    const journal = new MemoryJournal();
+    const begin = vi.spyOn(journal, "begin");
+    const held = gate();
+    const reached = gate();
+    let charges = 0;
+    const flow = new Charge({ work: () => (charges++, reached.open(), held.promise.then(() => "ch_1")) });
+    const ctx = new Context(flow);
+    useJournal(ctx, journal);
+    const handler = flow.run({ order: "A-1" }, { ctx });
+    await reached.promise;
+    expect(begin).not.toHaveBeenCalled();
+    const saved = JSON.stringify(handler.ctx.toJSON());
+    expect(Object.values(JSON.parse(saved).run.once)).toEqual([{ charge: { state: "started" } }]);
+    held.open();
+    expect(await handler).toEqual({ status: "ran", value: "ch_1" });
+    // The save says "started"; the journal, written by finish without a begin, says finished.
+    expect(await resume(new Charge({ work: () => ++charges }), saved, journal)).toEqual({ status: "recorded", value: "ch_1" });
+    expect(await resume(new Charge({ work: () => ++charges, options: { rerunUnfinished: true } }), saved, journal)).toEqual({
+      status: "recorded",
+      value: "ch_1",
+    });
+    expect(charges).toBe(1);
+  });
+
+  it("a restorer that asks while the unclaimed work still runs is told unknown, and later ones find the result", async () => {
+    const journal = new MemoryJournal();
+    const held = gate();
+    const reached = gate();
+    let charges = 0;
+    const flow = new Charge({ work: () => (charges++, reached.open(), held.promise.then(() => "ch_1")) });
+    const ctx = new Context(flow);
+    useJournal(ctx, journal);
+    const handler = flow.run({ order: "A-1" }, { ctx });
+    await reached.promise;
+    const saved = JSON.stringify(handler.ctx.toJSON());
+    expect(await resume(new Charge({ work: () => ++charges }), saved, journal)).toEqual({ status: "unknown" });
+    held.open();
+    expect(await handler).toEqual({ status: "ran", value: "ch_1" });
+    expect(await resume(new Charge({ work: () => ++charges }), saved, journal)).toEqual({ status: "recorded", value: "ch_1" });
+    expect(charges).toBe(1);
   });
 
   it("scopes names to the step execution: each execution runs its own work, a second call in one execution reads the first", async () => {

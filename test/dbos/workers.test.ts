@@ -108,6 +108,8 @@ describe.skipIf(!DATABASE_URL)("durable runs on several workers", () => {
       }
     }
     expect(seen).toEqual(["agent.ToolCallEvent", "agent.TokenUsageEvent", "agent.FunctionOutputEvent", "agent.StreamEvent", "agent.TokenUsageEvent"]);
+    // The worker closes the stream before DBOS records the run's end: the result waits for that.
+    await runs.result(runId);
     expect(await runs.status(runId)).toBe("succeeded");
   });
 });

@@ -345,6 +345,36 @@ describe("the web page's files", () => {
       rmSync(web, { recursive: true, force: true });
     }
   });
+
+  it("sends the built page's Brotli or gzip copy to a browser that accepts it, the plain file otherwise", async () => {
+    const { mkdtempSync, readFileSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { bundleWebPage } = await import("../../src/web/bundle-web-page.ts");
+    const web = mkdtempSync(join(tmpdir(), "stepflow-web-"));
+    await bundleWebPage(web);
+    const { server: withWeb, url: webUrl } = await startServer({ webRoot: web });
+    try {
+      const plain = readFileSync(join(web, "assets", "main.js"), "utf8");
+      for (const [accepts, encoding] of [
+        ["br, gzip", "br"],
+        ["gzip", "gzip"],
+        ["identity", null],
+      ] as const) {
+        const script = await fetch(`${webUrl}/assets/main.js`, { headers: { "Accept-Encoding": accepts } });
+        expect(script.headers.get("Content-Encoding")).toBe(encoding);
+        expect(script.headers.get("Content-Type")).toMatch(/^text\/javascript/);
+        // fetch decodes the body: what the browser runs is the built file.
+        expect(await script.text()).toBe(plain);
+      }
+      const page = await fetch(`${webUrl}/runs/123`, { headers: { "Accept-Encoding": "br" } });
+      expect(page.headers.get("Content-Encoding")).toBe("br");
+      expect(await page.text()).toBe(readFileSync(join(web, "index.html"), "utf8"));
+    } finally {
+      await withWeb.close();
+      rmSync(web, { recursive: true, force: true });
+    }
+  });
 });
 
 describe("the client's event stream", () => {

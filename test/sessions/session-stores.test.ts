@@ -78,6 +78,35 @@ describe.each(stores)("SessionStore contract: %s", (_name, url) => {
     expect(record?.messages.map((m) => m.json)).toEqual([`from ${winner}`, `again ${winner}`]);
   });
 
+  it("saves many sessions at once, new and continued, each applied or refused on its own", async () => {
+    const ids = Array.from({ length: 150 }, (_, i) => unique(`bulk-${i}`));
+    const created = await Promise.all(ids.map((id, i) => store.save(id, { expectedVersion: 0, snapshot: `v1 ${i}`, append: [`${id} a`, `${id} b`] })));
+    expect(created).toEqual(ids.map(() => 1));
+    const fresh = Array.from({ length: 50 }, (_, i) => unique(`bulk-new-${i}`));
+    // Started together: continuations of the 150 (one from a stale version, and a second save of
+    // one session in the same batch), 50 new sessions, and an existing one "created" again.
+    const outcomes = await Promise.allSettled([
+      ...ids.map((id, i) => store.save(id, { expectedVersion: i === 3 ? 2 : 1, snapshot: `v2 ${i}`, append: i % 2 ? [`${id} c`] : [] })),
+      store.save(ids[0] as string, { expectedVersion: 1, snapshot: "twice", append: ["lost"] }),
+      ...fresh.map((id) => store.save(id, { expectedVersion: 0, snapshot: "new", append: [`${id} x`, `${id} y`, `${id} z`] })),
+      store.save(ids[1] as string, { expectedVersion: 0, snapshot: "again", append: ["lost"] }),
+    ]);
+    const failed = outcomes.flatMap((o, i) => (o.status === "rejected" ? [[i, (o.reason as SessionConflictError).found]] : []));
+    expect(failed).toEqual([
+      [3, 1], // stale: found version 1
+      [150, 2], // the second save of ids[0] in the same batch: the first one won
+      [201, 2], // ids[1] exists
+    ]);
+    for (const [i, id] of ids.entries()) {
+      const record = await store.load(id);
+      const continued = i !== 3;
+      expect(record?.version).toBe(continued ? 2 : 1);
+      expect(record?.snapshot).toBe(continued ? `v2 ${i}` : "v1 0".replace("0", String(i)));
+      expect(record?.messages.map((m) => [m.seq, m.json])).toEqual([[1, `${id} a`], [2, `${id} b`], ...(continued && i % 2 ? [[3, `${id} c`]] : [])]);
+    }
+    for (const id of fresh) expect((await store.load(id))?.messages.map((m) => m.json)).toEqual([`${id} x`, `${id} y`, `${id} z`]);
+  });
+
   it("loads only the newest messages asked for, with the count of all of them", async () => {
     const id = unique("window");
     const all = Array.from({ length: 10 }, (_, i) => `m${i + 1}`);
@@ -159,6 +188,18 @@ describe.each(stores)("SessionStore contract: %s", (_name, url) => {
     expect(record?.messages.map((m) => [m.seq, m.json])).toEqual(messages.map((m, i) => [i + 1, m]));
     expect(record?.messages.every((m) => m.createdAt instanceof Date && !Number.isNaN(m.createdAt.getTime()))).toBe(true);
     expect(record?.snapshot).toBe("s\u001e2");
+  });
+
+  it("stores any text exactly when many sessions are saved at once", async () => {
+    const texts = ["NULL", "", '{"a":"b\\"c"}', "x,y}{", "\\", '"', "ü 🦙 \u2028", " spaced ", "{NULL}", "a\nb\r\nc\t"];
+    const ids = texts.map((_, i) => unique(`texts-${i}`));
+    await Promise.all(ids.map((id, i) => store.save(id, { expectedVersion: 0, snapshot: texts[i] as string, append: texts })));
+    await Promise.all(ids.map((id, i) => store.save(id, { expectedVersion: 1, snapshot: texts[(i + 1) % texts.length] as string, append: [] })));
+    for (const [i, id] of ids.entries()) {
+      const record = await store.load(id);
+      expect(record).toMatchObject({ version: 2, snapshot: texts[(i + 1) % texts.length], messageCount: texts.length });
+      expect(record?.messages.map((m) => m.json)).toEqual(texts);
+    }
   });
 
   it("rejects an unusable session id with a clear error", async () => {
@@ -261,6 +302,72 @@ describe.each(stores.filter(([name]) => name !== "memory"))("a missing message r
       await expect(store.readMessages(id, { from: 2, to: 9 })).rejects.toThrow(CorruptSessionError);
       expect((await store.load(id, { newest: 1 }))?.messages.map((m) => m.json)).toEqual(["m5"]); // what a turn does not read is not checked
       expect((await store.readMessages(id, { from: 1, to: 3 })).map((m) => m.json)).toEqual(["m1", "m2", "m3"]);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe.each(stores.filter(([name]) => name !== "memory"))("many loads at once, read together: %s", (_name, makeURL) => {
+  it("gives each caller its own session, its own newest messages, and its own error", async () => {
+    const url = makeURL();
+    const store = await openSessionStore(url);
+    try {
+      const ids = Array.from({ length: 250 }, (_, i) => unique(`many-${i}`));
+      await Promise.all(
+        ids.map((id, i) =>
+          store.save(id, { expectedVersion: 0, snapshot: `snap ${i}`, append: Array.from({ length: 1 + (i % 5) }, (_, k) => `${id} m${k + 1}`) }),
+        ),
+      );
+      const corrupt = ids[7] as string; // 3 messages
+      await deleteMessageRow(url, corrupt, 3);
+      // Started in one turn of the event loop: asked of the database together, in a few statements.
+      const loads = await Promise.allSettled([
+        ...ids.map((id, i) => store.load(id, i % 2 === 0 ? { newest: 2 } : {})),
+        store.load(unique("never-saved")),
+        store.load(ids[0] as string, { newest: 0 }),
+      ]);
+      for (const [i, id] of ids.entries()) {
+        const outcome = loads[i] as PromiseSettledResult<Awaited<ReturnType<SessionStore["load"]>>>;
+        if (id === corrupt) {
+          expect(outcome.status === "rejected" && outcome.reason).toBeInstanceOf(CorruptSessionError);
+          continue;
+        }
+        const count = 1 + (i % 5);
+        const newest = i % 2 === 0 ? Math.min(2, count) : count;
+        expect(outcome.status === "fulfilled" && outcome.value).toMatchObject({
+          id,
+          version: 1,
+          snapshot: `snap ${i}`,
+          messageCount: count,
+          messages: Array.from({ length: newest }, (_, k) =>
+            expect.objectContaining({ seq: count - newest + k + 1, json: `${id} m${count - newest + k + 1}` }),
+          ),
+        });
+      }
+      expect(loads[ids.length]).toEqual({ status: "fulfilled", value: undefined });
+      expect(loads[ids.length + 1]).toMatchObject({ status: "fulfilled", value: { id: ids[0], messages: [], messageCount: 1 } });
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe.skipIf(!process.env.DATABASE_URL)("PostgreSQL refusing one of many saves sent together", () => {
+  it("fails that save alone, with PostgreSQL's reason; the others are applied", async () => {
+    const store = await openSessionStore(process.env.DATABASE_URL as string);
+    try {
+      const ids = Array.from({ length: 20 }, (_, i) => unique(`refused-${i}`));
+      // PostgreSQL text cannot hold a NUL character: the statement saving all twenty fails, and each is sent again alone.
+      const outcomes = await Promise.allSettled(
+        ids.map((id, i) => store.save(id, { expectedVersion: 0, snapshot: i === 5 ? "bad \u0000 snapshot" : "{}", append: [`${id} m`] })),
+      );
+      expect(outcomes.map((o) => o.status)).toEqual(ids.map((_, i) => (i === 5 ? "rejected" : "fulfilled")));
+      const refused = outcomes[5] as PromiseRejectedResult;
+      expect(refused.reason).toBeInstanceOf(SessionStoreError);
+      expect((refused.reason as Error).message).toMatch(/^The session store PostgreSQL .* failed: invalid byte sequence for encoding "UTF8": 0x00\./);
+      expect(await store.load(ids[5] as string)).toBeUndefined();
+      for (const id of ids.filter((_, i) => i !== 5)) expect((await store.load(id))?.messages.map((m) => m.json)).toEqual([`${id} m`]);
     } finally {
       await store.close();
     }

@@ -138,6 +138,41 @@ describe("SqliteThread", () => {
     ]);
   });
 
+  it("answers many calls made at once a few per turn of the event loop, so timers run in between", async () => {
+    const thread = await SqliteThread.open({ url: `file:${newFile()}` }, "SQLite test");
+    try {
+      await thread.batch(SETUP, "write");
+      let answered = 0;
+      let answeredBeforeTheLoopTurned: number | undefined;
+      const calls = Array.from({ length: 1000 }, (_, i) =>
+        thread.execute({ sql: "SELECT ? AS n, count(*) AS rows FROM t", args: [i] }).then((result) => {
+          // The first answer schedules a callback for the event loop's next turn: how many answers came before it?
+          if (answered++ === 0) setImmediate(() => (answeredBeforeTheLoopTurned = answered));
+          return [result.rows[0]?.n, result.rows[0]?.rows];
+        }),
+      );
+      expect(await Promise.all(calls)).toEqual(Array.from({ length: 1000 }, (_, i) => [i, 2]));
+      expect(answeredBeforeTheLoopTurned).toBeGreaterThan(0);
+      expect(answeredBeforeTheLoopTurned).toBeLessThan(500);
+    } finally {
+      await thread.close();
+    }
+  });
+
+  it("answers every call made before close(), even those answered together with the close", async () => {
+    const file = newFile();
+    const thread = await SqliteThread.open({ url: `file:${file}` }, "SQLite test");
+    await thread.batch(SETUP, "write");
+    const calls = Array.from({ length: 100 }, (_, i) =>
+      thread.execute({ sql: "INSERT INTO t (name) VALUES (?)", args: [`n${i}`] }).then((r) => r.rowsAffected),
+    );
+    await thread.close();
+    expect(await Promise.all(calls)).toEqual(Array.from({ length: 100 }, () => 1));
+    const check = createClient({ url: `file:${file}` });
+    expect((await check.execute("SELECT count(*) AS n FROM t")).rows[0]?.n).toBe(102);
+    check.close();
+  });
+
   it("still answers each call when the shared transaction cannot start: reads succeed, a write reports the lock", async () => {
     const file = newFile();
     const holder = createClient({ url: `file:${file}` });

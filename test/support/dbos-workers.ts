@@ -21,11 +21,11 @@ export interface WorkerProcess {
 }
 
 /**
- * Starts `dbos-worker-child.ts` with `args` and resolves once it prints "ready".
+ * Starts `dbos-worker-child.ts` (or the worker script `child`) with `args` and resolves once it prints "ready".
  * @example const worker = await startWorker([db.url, "w1", hr.baseURL, gates.baseURL]);
  */
-export function startWorker(args: string[]): Promise<WorkerProcess> {
-  const proc = spawn(process.execPath, ["--import", "tsx", CHILD, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+export function startWorker(args: string[], child = CHILD): Promise<WorkerProcess> {
+  const proc = spawn(process.execPath, ["--import", "tsx", child, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   live.add(proc);
   let err = "";
   let out = "";

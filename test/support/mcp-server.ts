@@ -16,14 +16,24 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
 
-/** The notes server and what its tools did (for the in-process HTTP server). */
-export function notesServer(): { server: McpServer; notes: Map<string, string>; calls: string[] } {
-  const notes = new Map([
+/** The notes, and the tool calls the servers sharing them received. */
+interface NotesState {
+  readonly notes: Map<string, string>;
+  readonly calls: string[];
+}
+
+const newNotes = (): NotesState => ({
+  notes: new Map([
     ["n1", "Buy milk"],
     ["n2", "Call Lawson"],
     ["n3", "Milk the cow"],
-  ]);
-  const calls: string[] = [];
+  ]),
+  calls: [],
+});
+
+/** The notes server and what its tools did (for the in-process HTTP server); servers given one `state` share the notes. */
+export function notesServer(state: NotesState = newNotes()): { server: McpServer; notes: Map<string, string>; calls: string[] } {
+  const { notes, calls } = state;
   const server = new McpServer({ name: "notes", version: "1.2.3" });
   const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
   server.registerTool(
@@ -78,9 +88,11 @@ export interface McpHttpServer {
  * const toolset = await mcpTools({ url: mcp.url });
  */
 export async function startMcpHttpServer(): Promise<McpHttpServer> {
-  const { server, notes, calls } = notesServer();
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID() });
-  await server.connect(transport);
+  const state = newNotes();
+  const { notes, calls } = state;
+  // One MCP server and transport per client session, as a real server runs them; the notes are shared.
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const servers: McpServer[] = [];
   const authorizations: (string | undefined)[] = [];
   const http = createServer((req, res) => {
     authorizations.push(req.headers.authorization);
@@ -88,7 +100,16 @@ export async function startMcpHttpServer(): Promise<McpHttpServer> {
       res.writeHead(404).end();
       return;
     }
-    void transport.handleRequest(req, res);
+    const id = req.headers["mcp-session-id"];
+    const known = typeof id === "string" ? sessions.get(id) : undefined;
+    if (known) return void known.handleRequest(req, res);
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (sid) => void sessions.set(sid, transport),
+    });
+    const { server } = notesServer(state);
+    servers.push(server);
+    void server.connect(transport).then(() => transport.handleRequest(req, res));
   });
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   return {
@@ -97,7 +118,7 @@ export async function startMcpHttpServer(): Promise<McpHttpServer> {
     calls,
     authorizations,
     close: async () => {
-      await server.close();
+      await Promise.all(servers.map((server) => server.close()));
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },

@@ -1,8 +1,9 @@
 import { existsSync, readFileSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { REPO } from "../support/run-typescript.ts";
-import { webPageDirectory } from "../../src/web/web-page.ts";
+import { buildFromSources as buildPageIn, webPageDirectory } from "../../src/web/web-page.ts";
 
 /** Every file a built page refers to, from its HTML and the imports between its scripts, that is missing. */
 function missingFiles(dir: string): string[] {
@@ -31,6 +32,29 @@ describe("webPageDirectory", () => {
     const chunks = readdirSync(join(dir, "assets")).filter((name) => name.startsWith("chunk-"));
     expect(chunks.length).toBeGreaterThan(10);
     expect(chunks.some((name) => readFileSync(join(dir, "assets", name), "utf8").includes("flowchart"))).toBe(true);
+    // Each file has Brotli and gzip copies that hold the same bytes.
+    for (const name of readdirSync(join(dir, "assets")).filter((n) => /\.(?:js|css)$/.test(n))) {
+      const file = join(dir, "assets", name);
+      expect(brotliDecompressSync(readFileSync(`${file}.br`)).equals(readFileSync(file)), name).toBe(true);
+      expect(gunzipSync(readFileSync(`${file}.gz`)).equals(readFileSync(file)), name).toBe(true);
+    }
+  });
+
+  it("keeps one build of the sources: a build of other sources left in the cache is removed by the next build", async () => {
+    const { mkdirSync, mkdtempSync, rmSync, writeFileSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    // A clone of its own (sources and cache in a temp dir) so the repository's build is not touched.
+    const root = mkdtempSync(join(tmpdir(), "stepflow-web-cache-"));
+    try {
+      const cache = join(root, "node_modules", ".cache", "stepflow-web");
+      mkdirSync(join(cache, "0123456789abcdef"), { recursive: true });
+      writeFileSync(join(cache, "0123456789abcdef", "index.html"), "old");
+      mkdirSync(join(cache, "0123456789abcdef.123.456"));
+      const built = await buildPageIn(root);
+      expect(readdirSync(cache).sort()).toEqual([basename(built), "0123456789abcdef.123.456"].sort());
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it("in the built package, is dist/web, complete", async () => {

@@ -25,21 +25,28 @@ export class MemoryJournal implements Journal {
     checkJournalKey(key);
     const entry = this.#current.get(key) ?? this.#previous.get(key);
     if (entry) return { claimed: false, entry };
-    this.#current.set(key, { state: "started" });
-    if (this.#current.size >= this.limit / 2) {
-      this.#previous = this.#current;
-      this.#current = new Map();
-    }
+    this.#add(key, { state: "started" });
     return { claimed: true };
   }
 
+  /** Records the result, adding the key if no `begin` did (work that began before anyone else could know its key). */
   finish(key: string, result: string): void {
+    checkJournalKey(key);
     const entry: JournalEntry = { state: "finished", result };
     if (this.#previous.has(key)) this.#previous.set(key, entry);
-    else this.#current.set(key, entry);
+    else if (this.#current.has(key)) this.#current.set(key, entry);
+    else this.#add(key, entry);
   }
 
   release(key: string): void {
     for (const entries of [this.#current, this.#previous]) if (entries.get(key)?.state === "started") entries.delete(key);
+  }
+
+  #add(key: string, entry: JournalEntry): void {
+    this.#current.set(key, entry);
+    if (this.#current.size >= this.limit / 2) {
+      this.#previous = this.#current;
+      this.#current = new Map();
+    }
   }
 }

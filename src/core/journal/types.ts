@@ -29,7 +29,13 @@ export interface Journal {
    * caller; every other caller gets what was recorded (`started`, or `finished` with the result).
    */
   begin(key: string): JournalClaim | Promise<JournalClaim>;
-  /** Records the result (text, typically JSON) of work this caller claimed. */
+  /**
+   * Records the result (text, typically JSON) of the work under `key`: claimed by this caller
+   * with `begin`, or never begun in the journal at all. `ctx.once` begins work in the journal
+   * only once another process could know its key; work that was already running when that
+   * became so (the run was saved meanwhile) ends here without a `begin`. So `finish` must
+   * insert the key when it is missing, and overwrite a `started` record when it is there.
+   */
   finish(key: string, result: string): void | Promise<void>;
   /** Removes a claim whose work did not start after all (the run was cancelled first), so a later attempt may do it. */
   release(key: string): void | Promise<void>;

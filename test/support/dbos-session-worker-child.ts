@@ -1,0 +1,61 @@
+/**
+ * A DBOS worker process for the tests of sessions on DBOS:
+ * `node --import tsx dbos-session-worker-child.ts DATABASE_URL WORKER_ID HR_BASE_URL GATE_BASE_URL [approval]`.
+ * Its agent's model answers "Heard: " and every user message it was sent, so a test sees the
+ * history a turn carried; asked "fire N", it first calls the tool that DELETEs employee N
+ * (which, with `approval`, must be approved first).
+ * Each model reply first passes the gate `llm`, the tool the gate `tool` (before its DELETE).
+ * Prints "ready" once it takes runs; SIGTERM stops it cleanly.
+ */
+import type { ChatMessage } from "@llamaindex/core/llms";
+import { z } from "zod";
+import { DbosWorker } from "../../src/dbos/index.ts";
+import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
+import { tool } from "../../src/tools/tool.ts";
+import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+
+const [database, workerId, hrURL, gateURL, mode = ""] = process.argv.slice(2) as [string, string, string, string, string?];
+
+const pass = async (name: string) => {
+  const response = await fetch(`${gateURL}/gate/${name}?worker=${workerId}`);
+  if (!response.ok) throw new Error(`gate ${name}: ${response.status}`);
+};
+
+const text = (message: ChatMessage) => (typeof message.content === "string" ? message.content : "");
+
+class GatedLLM extends ScriptedLLM {
+  protected override async reply(messages: ChatMessage[], tools: string[]) {
+    await pass("llm");
+    return super.reply(messages, tools);
+  }
+}
+
+const fire = tool({
+  name: "fire_employee",
+  description: "Remove an employee from the HR system.",
+  parameters: z.object({ id: z.number() }),
+  execute: async ({ id }) => {
+    await pass("tool");
+    const response = await fetch(`${hrURL}/api/users/${id}`, { method: "DELETE" });
+    return `Employee ${id}: HTTP ${response.status}`;
+  },
+});
+
+const agent = new FunctionCallingAgent({
+  llm: new GatedLLM(({ messages }) => {
+    const last = messages.at(-1);
+    const order = last?.role === "user" ? /^fire (\d+)$/.exec(text(last)) : null;
+    if (order) return { toolCalls: [{ id: `fire-${order[1]}`, name: "fire_employee", input: { id: Number(order[1]) } }] };
+    const heard = messages.filter((m) => m.role === "user" && !(m.options && "toolResult" in m.options)).map(text);
+    return { text: `Heard: ${heard.join(" | ")}` };
+  }),
+  tools: [fire],
+  ...(mode === "approval" ? { needsApproval: ["fire_employee"] } : {}),
+  timeout: 60,
+});
+
+const worker = await DbosWorker.start({ database, workflows: { agent }, workerId, pollingInterval: 100, connections: 3 });
+process.on("SIGTERM", () => {
+  void worker.stop().then(() => process.exit(0));
+});
+process.stdout.write("ready\n");
