@@ -160,6 +160,10 @@ function sessionTurn(sessions: DbosSessions, sessionId: string, input: string, t
   };
 }
 
+function describeRuns(runs: readonly string[]): string {
+  return runs.length === 0 ? "no unfinished run" : `${runs.length} unfinished run${runs.length === 1 ? "" : "s"} (${runs.join(", ")})`;
+}
+
 /**
  * Runs a worker for `agent` until SIGINT or SIGTERM; resolves once it has stopped.
  * @example await runWorker({ database, agent, term, workerId: "w1", workerConcurrency: 4 });
@@ -171,6 +175,10 @@ export async function runWorker(options: {
   readonly workerId?: string | undefined;
   readonly workerConcurrency?: number | undefined;
   readonly concurrency?: number | undefined;
+  /** Seconds of silence after which another worker's runs are taken over; `false`: never. */
+  readonly takeoverAfter?: number | false | undefined;
+  /** Dead workers whose runs to take over once started. */
+  readonly recover?: readonly string[] | undefined;
 }): Promise<void> {
   const { DbosWorker } = await loadDbos();
   const worker = await DbosWorker.start({
@@ -179,13 +187,23 @@ export async function runWorker(options: {
     ...(options.workerId !== undefined ? { workerId: options.workerId } : {}),
     ...(options.workerConcurrency !== undefined ? { workerConcurrency: options.workerConcurrency } : {}),
     ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+    ...(options.takeoverAfter !== undefined ? { takeoverAfter: options.takeoverAfter } : {}),
+    onTakeover: ({ workerId, runs }) => options.term.err.write(`Took over worker "${workerId}", silent too long: ${describeRuns(runs)} back on the queue.\n`),
   });
-  options.term.err.write(
-    `Worker "${worker.workerId}" takes runs from ${worker.database}. Ctrl-C stops it; runs it leaves unfinished go on when a worker with this id starts again.\n`,
-  );
-  await new Promise<void>((resolve) => {
+  const stopped = new Promise<void>((resolve) => {
     process.once("SIGINT", resolve);
     process.once("SIGTERM", resolve);
   });
+  options.term.err.write(
+    `Worker "${worker.workerId}" takes runs from ${worker.database}. Ctrl-C stops it; runs it leaves unfinished continue on another worker, or when a worker with this id starts again.\n`,
+  );
+  try {
+    for (const dead of options.recover ?? [])
+      options.term.err.write(`Recovered worker "${dead}": ${describeRuns(await worker.recover(dead))} back on the queue.\n`);
+  } catch (error) {
+    await worker.stop();
+    throw error;
+  }
+  await stopped;
   await worker.stop();
 }

@@ -53,6 +53,16 @@ interface MainOptions {
   maxTools?: string;
 }
 
+/** The options of `stepflow worker`. */
+interface WorkerOptions {
+  database?: string;
+  id?: string;
+  concurrency?: string;
+  queueConcurrency?: string;
+  takeoverAfter?: string;
+  recover?: string[];
+}
+
 /**
  * Runs the CLI with `argv` (without node and the script); resolves with the exit code.
  * @example process.exitCode = await main(process.argv.slice(2));
@@ -231,7 +241,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .option("--id <name>", "this worker's id; a worker started again with it recovers its unfinished runs (default local)")
     .option("--concurrency <n>", "runs this worker executes at once (default 10)")
     .option("--queue-concurrency <n>", "runs executed at once by all workers together (default no limit)")
-    .action(async (options: { database?: string; id?: string; concurrency?: string; queueConcurrency?: string }) => {
+    .option("--takeover-after <seconds>", "take over the runs of a worker silent this long (default 30; off: never)")
+    .option("--recover <id...>", "once started, take over the unfinished runs of these dead workers")
+    .action(async (options: WorkerOptions) => {
       const globals = program.opts<MainOptions>();
       verbose = globals.verbose ?? false;
       const database = databaseOption(options.database ?? globals.database, env, command, "worker");
@@ -241,7 +253,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       provider = chooseProvider({ llm: globals.llm, model: globals.model, env });
       term.err.write(term.colors.dim(`Using ${provider.kind === "offline" ? "the offline demo model" : provider.label}.\n`));
       const agent = new FunctionCallingAgent({ llm: provider.llm, tools: calculatorTools, systemPrompt: SYSTEM_PROMPT, timeout: 300, verbose });
-      await runWorker({ database, agent, term, workerId: options.id, workerConcurrency, concurrency });
+      const { takeoverAfter: after, recover } = options;
+      const takeoverAfter = after === undefined ? undefined : after === "off" ? false : wholeNumber("--takeover-after", after, "or off, to never take over");
+      await runWorker({ database, agent, term, workerId: options.id, workerConcurrency, concurrency, takeoverAfter, recover });
     });
 
   const sessions = program

@@ -11,8 +11,20 @@ import { encodeEvent } from "../core/serialize.ts";
 import type { Json, SavedEvent } from "../core/serialize.ts";
 import { describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import { DbosRunFailedError, DbosRuntimeError } from "./errors.ts";
-import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, PARKED_EVENT, RUN_WORKFLOW, settle } from "./protocol.ts";
+import {
+  ANSWER_TOPIC,
+  DEFAULT_QUEUE,
+  DEFAULT_VERSION,
+  EVENTS_STREAM,
+  PARKED_EVENT,
+  PART_WORKFLOW,
+  RUN_WORKFLOW,
+  partId,
+  runsQueue,
+  settle,
+} from "./protocol.ts";
 import type { RunRecord } from "./protocol.ts";
+import type { SegmentOutcome } from "./segment.ts";
 
 /**
  * Options of {@link DbosRuns.connect}.
@@ -24,7 +36,7 @@ export interface DbosRunsOptions {
   readonly database: string;
   /** The queue runs are put on. Default `"stepflow"`. */
   readonly queue?: string;
-  /** The version of the workers that may take the runs started here. Default `"stepflow-dbos-1"`. */
+  /** The version of the workers that may take the runs started here. Default `"stepflow-dbos-2"`. */
   readonly version?: string;
   /** PostgreSQL connections the client opens. Default 10. */
   readonly connections?: number;
@@ -95,8 +107,10 @@ export class DbosRuns {
   /**
    * Puts a run of the workflow named `workflow` on the queue, with the fields of its
    * StartEvent; returns its id. Starting again with the same `runId` starts nothing new.
-   * `queue` and `partitionKey` put it on another queue than the client's, such as the
-   * partitioned queue of session turns (`DbosSessions`), where runs of one key run one at a time.
+   * `queue` and `partitionKey` put the run, which only waits for its parts, on another queue
+   * than the client's runs queue, such as the partitioned queue of session turns
+   * (`DbosSessions`), where runs of one key run one at a time; its parts still take the slots of
+   * the client's queue.
    */
   async start(
     workflow: string,
@@ -109,13 +123,24 @@ export class DbosRuns {
     await this.#client.enqueue(
       {
         workflowName: RUN_WORKFLOW,
-        queueName: options.queue ?? this.#queue,
+        queueName: options.queue ?? runsQueue(this.#queue),
         workflowID: runId,
         appVersion: this.#version,
         ...(options.partitionKey !== undefined ? { queuePartitionKey: options.partitionKey } : {}),
       },
       workflow,
       input as Json,
+    );
+    // The run's first part too, as the run would: workers take both at once, rather than the part one look at the queue later.
+    // Not for a run of a partition (a session turn): its part 1 must wait until the run leaves the partition's queue, so that
+    // the turn before it in the partition has ended; the run queues it then.
+    if (options.partitionKey !== undefined) return runId;
+    await this.#client.enqueue(
+      { workflowName: PART_WORKFLOW, queueName: this.#queue, workflowID: partId(runId, 1), appVersion: this.#version },
+      runId,
+      workflow,
+      input as Json,
+      [],
     );
     return runId;
   }
@@ -126,7 +151,16 @@ export class DbosRuns {
    * streams its events again.
    */
   async *events(runId: string): AsyncGenerator<SavedEvent, void, undefined> {
-    yield* this.#client.readStream<SavedEvent>(runId, EVENTS_STREAM, { pollingIntervalMs: this.#polling });
+    // Each part streams its events; the next part comes after an answer, unless the part ended the run.
+    for (let n = 1; await this.#partStarts(runId, partId(runId, n)); n++) {
+      const part = partId(runId, n);
+      yield* this.#client.readStream<SavedEvent>(part, EVENTS_STREAM, { pollingIntervalMs: this.#polling });
+      const outcome = await this.#client
+        .retrieveWorkflow<SegmentOutcome>(part)
+        .getResult({ pollingIntervalMs: this.#polling })
+        .catch(() => undefined); // cancelled: the run ends with it
+      if (outcome?.kind !== "waiting") return;
+    }
   }
 
   /**
@@ -174,18 +208,45 @@ export class DbosRuns {
    */
   async cancel(runId: string): Promise<void> {
     await this.#client.cancelWorkflow(runId);
+    const part = await this.#currentPart(runId);
+    if ((await this.#client.retrieveWorkflow(part).getStatus()) !== null) await this.#client.cancelWorkflow(part);
   }
 
-  /** Where the run is. */
+  /**
+   * Where the run is: `enqueued` while it (or its next part) waits for a worker's slot,
+   * `pending` while a worker runs it or it waits for an answer.
+   */
   async status(runId: string): Promise<DbosRunStatus> {
     const status = (await this.#client.retrieveWorkflow(runId).getStatus())?.status;
+    if (status === "PENDING" || status === "ENQUEUED") {
+      // The run itself only waits: its part says whether a worker has taken it.
+      const partStatus = (await this.#client.retrieveWorkflow(await this.#currentPart(runId)).getStatus())?.status;
+      return partStatus === undefined || partStatus === "ENQUEUED" || partStatus === "DELAYED" ? "enqueued" : "pending";
+    }
     const known: Record<string, DbosRunStatus> = { ENQUEUED: "enqueued", PENDING: "pending", SUCCESS: "succeeded", ERROR: "failed", CANCELLED: "cancelled" };
     return (status ? known[status] : undefined) ?? "unknown";
   }
 
-  /** Which worker (its id) runs or ran `runId`, if one took it. */
+  /** Which worker (its id) runs or ran `runId`'s newest part, if one took it. */
   async workerOf(runId: string): Promise<string | undefined> {
-    return (await this.#client.retrieveWorkflow(runId).getStatus())?.executorId;
+    return (await this.#client.retrieveWorkflow(await this.#currentPart(runId)).getStatus())?.executorId;
+  }
+
+  /** The id of the run's newest part (the first, before the run has started it). */
+  async #currentPart(runId: string): Promise<string> {
+    const parts = await this.#client.listWorkflows({ workflow_id_prefix: `${runId}.part-`, sortDesc: true, limit: 10, loadInput: false, loadOutput: false });
+    const ours = new RegExp(`^${runId.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\.part-\\d+$`);
+    return parts.map((status) => status.workflowID).find((id) => ours.test(id)) ?? partId(runId, 1);
+  }
+
+  /** Waits until part `part` of the run exists (true), or the run has ended without it (false). */
+  async #partStarts(runId: string, part: string): Promise<boolean> {
+    for (;;) {
+      if ((await this.#client.retrieveWorkflow(part).getStatus()) !== null) return true;
+      const status = (await this.#client.retrieveWorkflow(runId).getStatus())?.status;
+      if (status !== "PENDING" && status !== "ENQUEUED") return (await this.#client.retrieveWorkflow(part).getStatus()) !== null;
+      await new Promise((resolve) => setTimeout(resolve, this.#polling));
+    }
   }
 
   /** Disconnects. */

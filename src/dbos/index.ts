@@ -7,6 +7,7 @@
  */
 export { DbosWorker } from "./worker.ts";
 export type { DbosWorkerOptions } from "./worker.ts";
+export type { Takeover } from "./takeover.ts";
 export { DbosRuns } from "./client.ts";
 export type { DbosRunStatus, DbosRunsOptions } from "./client.ts";
 export { DbosSessions } from "./sessions.ts";

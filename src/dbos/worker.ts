@@ -1,14 +1,18 @@
 /**
  * A DBOS worker: a process that runs stepflow workflows durably. Each run is one DBOS workflow
- * (`stepflow.run`) whose body is deterministic, as DBOS requires: it runs the stepflow run in
- * parts, each recorded as one DBOS step (see `segment.ts`), and between two parts waits in
- * the database (`DBOS.recv`) for the answer to the question that ended the first. The step
- * executions inside a part are checkpointed by stepflow itself, and their side effects kept
- * once by the journal, so that DBOS's recovery of a run (a restarted worker with the same id)
- * goes on from the last step execution that finished.
+ * (`stepflow.run`, on an unlimited queue) whose body is deterministic, as DBOS requires: it
+ * runs the stepflow run in parts, each a DBOS workflow of its own (`stepflow.part`) on the
+ * queue with the concurrency limits and one DBOS step inside (see `segment.ts`), and between
+ * two parts waits in the database (`DBOS.recv`) for the answer to the question that ended the
+ * first, holding no slot of the queue meanwhile. The step executions inside a part are
+ * checkpointed by stepflow itself, and their side effects kept once by the journal, so that
+ * DBOS's recovery of a part (a restarted worker with the same id, or a live worker taking a
+ * dead one over, see `takeover.ts`) goes on from the last step execution that finished.
  */
 import { randomUUID } from "node:crypto";
 import { DBOS } from "@dbos-inc/dbos-sdk";
+// DBOS's own recovery of an executor's runs, which its Conductor calls for a dead executor; not re-exported by the package's main entry.
+import { DBOSExecutor } from "@dbos-inc/dbos-sdk/internal/dbos-executor";
 import type { Pool } from "pg";
 import { ConfigurationError } from "../core/errors.ts";
 import { PostgresJournal } from "../journal/postgres-journal.ts";
@@ -17,10 +21,25 @@ import type { Event } from "../core/event.ts";
 import type { Json, SavedEvent } from "../core/serialize.ts";
 import { Checkpoints, describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import { DbosRuntimeError } from "./errors.ts";
-import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, PARKED_EVENT, RUN_WORKFLOW, settle } from "./protocol.ts";
+import {
+  ANSWER_TOPIC,
+  DEFAULT_QUEUE,
+  DEFAULT_VERSION,
+  EVENTS_STREAM,
+  PARKED_EVENT,
+  PART_DONE_TOPIC,
+  PART_WORKFLOW,
+  RUN_WORKFLOW,
+  partId,
+  runOf,
+  runsQueue,
+  settle,
+} from "./protocol.ts";
 import type { RunRecord } from "./protocol.ts";
 import { runSegment } from "./segment.ts";
 import { SessionTurns, sessionQueue } from "./sessions.ts";
+import { Heartbeats } from "./takeover.ts";
+import type { Takeover } from "./takeover.ts";
 import type { SegmentOutcome } from "./segment.ts";
 
 /**
@@ -35,7 +54,7 @@ export interface DbosWorkerOptions {
   readonly workflows: Readonly<Record<string, AnyWorkflow>>;
   /** The queue to take runs from. Default `"stepflow"`. */
   readonly queue?: string;
-  /** How many runs this worker executes at once. Default 10. */
+  /** How many runs this worker executes at once; at most `concurrency`. Default 10 (or `concurrency`, if lower). */
   readonly workerConcurrency?: number;
   /** How many runs of the queue execute at once on all workers together. Default: no limit. */
   readonly concurrency?: number;
@@ -44,9 +63,18 @@ export interface DbosWorkerOptions {
    * recovers that one's runs. Give each live worker its own. Default `"local"`.
    */
   readonly workerId?: string;
+  /**
+   * Seconds without a heartbeat after which another worker is taken for dead: this worker then
+   * puts that one's unfinished runs back on the queue (once, whichever live worker sees it
+   * first), and they go on from their last checkpoint on any worker. Workers beat five times in
+   * this time. `false`: never take over automatically (`recover` still does). Default 30.
+   */
+  readonly takeoverAfter?: number | false;
+  /** Called when this worker has taken a dead one's runs over (to log it, say). */
+  readonly onTakeover?: (takeover: Takeover) => void;
   /** How long a run waits for an answer (a human's approval), in seconds. Default 30 days. */
   readonly answerTimeout?: number;
-  /** Only workers of the same version take a run; change it when a deployment changes what runs mean. Default `"stepflow-dbos-1"`. */
+  /** Only workers of the same version take a run; change it when a deployment changes what runs mean. Default `"stepflow-dbos-2"`. */
   readonly version?: string;
   /**
    * Which events of a run go to its stream, for `DbosRuns.events` (each is a write to the
@@ -62,51 +90,47 @@ export interface DbosWorkerOptions {
   readonly logLevel?: "error" | "warn" | "info" | "debug";
 }
 
-/** What the registered DBOS workflow reaches: the worker running in this process. */
+/** What the registered DBOS workflows reach: the worker running in this process. */
 interface Live {
   readonly workflows: Readonly<Record<string, AnyWorkflow>>;
   readonly checkpoints: Checkpoints;
   readonly journal: PostgresJournal;
   readonly answerTimeout: number;
   readonly streamed: (event: Event) => boolean;
+  /** The queue parts wait on, with the limits. */
+  readonly queue: string;
   /** Session turns: where a turn starts from, and its save. */
   readonly sessionTurns: SessionTurns;
 }
 
 let live: Live | undefined;
 
-/** The body of every durable run: deterministic, so DBOS can replay it from its records. */
-async function durableRun(workflowName: string, input: Json): Promise<RunRecord> {
-  const worker = live;
+function liveWorker(): Live {
+  if (!live) throw new DbosRuntimeError("A durable run started in a process whose DbosWorker has stopped.");
+  return live;
+}
+
+function unknownWorkflow(worker: Live, workflowName: string): { name: string; message: string } {
+  return { name: "DbosRuntimeError", message: `No workflow named "${workflowName}" on this worker; it runs ${Object.keys(worker.workflows).join(", ")}.` };
+}
+
+/**
+ * The body of every durable run: deterministic, so DBOS can replay it from its records. It
+ * runs the stepflow run in parts, each a DBOS workflow of its own on the queue (`inline`: in
+ * this process, for `worker.run`), and waits for answers between them: a run waiting for a
+ * human takes none of the queue's slots.
+ */
+async function durableRun(workflowName: string, input: Json, inline?: boolean): Promise<RunRecord> {
+  const worker = liveWorker();
   const runId = DBOS.workflowID;
-  if (!worker || runId === undefined) throw new DbosRuntimeError("A durable run started in a process whose DbosWorker has stopped.");
-  const workflow = worker.workflows[workflowName];
-  if (!workflow) {
-    return {
-      ok: false,
-      error: { name: "DbosRuntimeError", message: `No workflow named "${workflowName}" on this worker; it runs ${Object.keys(worker.workflows).join(", ")}.` },
-    };
-  }
+  const part = registeredPart;
+  if (runId === undefined || !part) throw new DbosRuntimeError("A durable run started in a process whose DbosWorker has stopped.");
+  if (!Object.hasOwn(worker.workflows, workflowName)) return { ok: false, error: unknownWorkflow(worker, workflowName) };
   const answers: SavedEvent[] = [];
-  for (;;) {
-    // A part that still fails after DBOS's retries (a database that stays away) ends the run, as one that failed.
-    const outcome = await DBOS.runStep(
-      (): Promise<SegmentOutcome> =>
-        runSegment({
-          runId,
-          workflow,
-          input,
-          answers,
-          checkpoints: worker.checkpoints,
-          journal: worker.journal,
-          streamed: worker.streamed,
-          signal: DBOS.stepStatus?.cancelSignal,
-          write: (event) => DBOS.writeStream(EVENTS_STREAM, event),
-          startContext: () => worker.sessionTurns.start(runId, workflow),
-          finished: (ctx) => worker.sessionTurns.finish(runId, workflow, ctx),
-        }),
-      { name: "stepflow.part", retriesAllowed: true, maxAttempts: 3, intervalSeconds: 1 },
-    ).catch((error: unknown): SegmentOutcome => ({ kind: "failed", error: describeError(error) }));
+  for (let n = 1; ; n++) {
+    const id = partId(runId, n);
+    await DBOS.startWorkflow(part, { workflowID: id, ...(inline ? {} : { queueName: worker.queue }) })(runId, workflowName, input, answers);
+    const outcome = await partOutcome(id);
     if (outcome.kind !== "waiting")
       return end(runId, worker, outcome.kind === "finished" ? { ok: true, result: outcome.result } : { ok: false, error: outcome.error });
     await DBOS.setEvent(PARKED_EVENT, answers.length + 1);
@@ -119,6 +143,53 @@ async function durableRun(workflowName: string, input: Json): Promise<RunRecord>
   }
 }
 
+/** How part `id` ended, as it sends it to its run; or, if it ended without a word (cancelled), as its status says. */
+async function partOutcome(id: string): Promise<SegmentOutcome> {
+  for (;;) {
+    // A message, not a poll of the part's result: the wait costs nothing however long the part runs.
+    const outcome = await DBOS.recv<SegmentOutcome>(PART_DONE_TOPIC, 60);
+    if (outcome !== null) return outcome;
+    const status = (await DBOS.getWorkflowStatus(id))?.status;
+    if (status === undefined || status === "PENDING" || status === "ENQUEUED" || status === "DELAYED") continue;
+    const late = await DBOS.recv<SegmentOutcome>(PART_DONE_TOPIC, 1); // sent just before the part ended
+    if (late !== null) return late;
+    const name = status === "CANCELLED" ? "WorkflowCancelledByUser" : "DbosRuntimeError";
+    return { kind: "failed", error: { name, message: `Part ${id} of the run ended (${status}) without an outcome.` } };
+  }
+}
+
+/**
+ * One part of a run, on the queue: runs the stepflow run from its newest checkpoint until it
+ * ends or asks a question, as one DBOS step (see `segment.ts`), then tells the run how it ended.
+ */
+async function durablePart(runId: string, workflowName: string, input: Json, answers: SavedEvent[]): Promise<SegmentOutcome> {
+  const worker = liveWorker();
+  const workflow = worker.workflows[workflowName];
+  // A part that still fails after DBOS's retries (a database that stays away) ends the run, as one that failed.
+  const outcome: SegmentOutcome = !workflow
+    ? { kind: "failed", error: unknownWorkflow(worker, workflowName) }
+    : await DBOS.runStep(
+        (): Promise<SegmentOutcome> =>
+          runSegment({
+            runId,
+            workflow,
+            input,
+            answers,
+            checkpoints: worker.checkpoints,
+            journal: worker.journal,
+            streamed: worker.streamed,
+            signal: DBOS.stepStatus?.cancelSignal,
+            write: (event) => DBOS.writeStream(EVENTS_STREAM, event),
+            startContext: () => worker.sessionTurns.start(runId, workflow),
+            finished: (ctx) => worker.sessionTurns.finish(runId, workflow, ctx),
+          }),
+        { name: "stepflow.part", retriesAllowed: true, maxAttempts: 3, intervalSeconds: 1 },
+      ).catch((error: unknown): SegmentOutcome => ({ kind: "failed", error: describeError(error) }));
+  await DBOS.closeStream(EVENTS_STREAM);
+  await DBOS.send(runId, outcome, PART_DONE_TOPIC);
+  return outcome; // for clients following the run's events from part to part
+}
+
 function describeError(error: unknown): { name: string; message: string } {
   // DBOS wraps the last attempt's error when a step runs out of retries.
   const cause = (error as { errors?: unknown[] }).errors?.at(-1) ?? error;
@@ -126,12 +197,20 @@ function describeError(error: unknown): { name: string; message: string } {
 }
 
 async function end(runId: string, worker: Live, record: RunRecord): Promise<RunRecord> {
-  await DBOS.closeStream(EVENTS_STREAM);
   await DBOS.runStep(() => worker.checkpoints.remove(runId), { name: "stepflow.forget" });
   return record;
 }
 
-let registered: ((workflowName: string, input: Json) => Promise<RunRecord>) | undefined;
+/** Puts `workerId`'s unfinished runs of this worker's version back on their queues (DBOS's recovery, as its Conductor does for a dead executor). */
+async function recoverRunsOf(workerId: string): Promise<string[]> {
+  const executor = DBOSExecutor.globalInstance;
+  if (!executor) throw new DbosRuntimeError("DBOS is not running in this process: start the DbosWorker before recovering runs.");
+  // A run and its part under way are both recovered: the run is named once.
+  return [...new Set((await executor.recoverPendingWorkflows([workerId])).map((handle) => runOf(handle.workflowID)))];
+}
+
+let registered: ((workflowName: string, input: Json, inline?: boolean) => Promise<RunRecord>) | undefined;
+let registeredPart: ((runId: string, workflowName: string, input: Json, answers: SavedEvent[]) => Promise<SegmentOutcome>) | undefined;
 
 /**
  * A worker of durable runs in this process (DBOS allows one per process).
@@ -142,6 +221,7 @@ let registered: ((workflowName: string, input: Json) => Promise<RunRecord>) | un
  */
 export class DbosWorker {
   readonly #pool: Pool;
+  readonly #heartbeats: Heartbeats;
 
   private constructor(
     /** This worker's id: a worker started later with the same id recovers the runs this one leaves unfinished. */
@@ -149,19 +229,34 @@ export class DbosWorker {
     /** The database, without its password. */
     readonly database: string,
     pool: Pool,
+    heartbeats: Heartbeats,
   ) {
     this.#pool = pool;
+    this.#heartbeats = heartbeats;
   }
 
-  /** Connects to the database, starts DBOS, recovers this worker id's unfinished runs and takes runs from the queue. */
+  /**
+   * Connects to the database, starts DBOS, recovers this worker id's unfinished runs, takes runs
+   * from the queue, and beats (taking dead workers' runs over, see `takeoverAfter`).
+   */
   static async start(options: DbosWorkerOptions): Promise<DbosWorker> {
     const settings = checkOptions(options);
     if (live) throw new DbosRuntimeError("A DbosWorker already runs in this process (DBOS allows one per process). Stop it first, or give it every workflow.");
     const pool = await openPool(options.database, Math.min(4, settings.connections));
     const database = describeDatabase(options.database);
+    const version = options.version ?? DEFAULT_VERSION;
     const sessionTurns = await SessionTurns.open(pool, options.database).catch(async (error: unknown) => {
       await pool.end().catch(() => undefined);
       throw error;
+    });
+    const heartbeats = new Heartbeats({
+      pool,
+      database,
+      workerId: settings.workerId,
+      version,
+      takeoverAfter: settings.takeoverAfter,
+      recover: recoverRunsOf,
+      onTakeover: options.onTakeover ?? (() => undefined),
     });
     live = {
       workflows: options.workflows,
@@ -169,6 +264,7 @@ export class DbosWorker {
       journal: new PostgresJournal(pool, `PostgreSQL ${database}`),
       answerTimeout: settings.answerTimeout,
       streamed: typeof options.streamEvents === "function" ? options.streamEvents : options.streamEvents === false ? () => false : () => true,
+      queue: settings.queue,
       sessionTurns,
     };
     try {
@@ -176,7 +272,7 @@ export class DbosWorker {
         name: "stepflow",
         systemDatabaseUrl: options.database,
         executorID: settings.workerId,
-        applicationVersion: options.version ?? DEFAULT_VERSION,
+        applicationVersion: version,
         runAdminServer: false,
         logLevel: options.logLevel ?? "warn",
         // Else DBOS sets it with a query queued on each new connection, which pg 8 warns about on stderr.
@@ -184,6 +280,7 @@ export class DbosWorker {
         systemDatabasePoolSize: settings.connections,
       });
       registered ??= DBOS.registerWorkflow(durableRun, { name: RUN_WORKFLOW });
+      registeredPart ??= DBOS.registerWorkflow(durablePart, { name: PART_WORKFLOW });
       await whileStartingAlone(pool, () => DBOS.launch());
       await DBOS.registerQueue(settings.queue, {
         workerConcurrency: settings.workerConcurrency,
@@ -191,22 +288,28 @@ export class DbosWorker {
         ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
         onConflict: "always_update",
       });
-      // Session turns (DbosSessions): partitioned by session, so that one session's turns run one at a time.
-      await DBOS.registerQueue(sessionQueue(settings.queue), {
-        workerConcurrency: settings.workerConcurrency,
-        partitionConcurrency: 1,
+      await DBOS.registerQueue(runsQueue(settings.queue), {
         ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
-        ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
         onConflict: "always_update",
       });
+      // Session turns (DbosSessions): a turn's run waits here, partitioned by session, so that a session's next turn starts only
+      // when the one before has ended (parked for approval included). No slot limits: the turn's parts take the slots of the queue above.
+      await DBOS.registerQueue(sessionQueue(settings.queue), {
+        partitionConcurrency: 1,
+        ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
+        onConflict: "always_update",
+      });
+      await heartbeats.start();
     } catch (error) {
+      await heartbeats.stop();
       live = undefined;
       await DBOS.shutdown({ deregister: true }).catch(() => undefined);
       registered = undefined;
+      registeredPart = undefined;
       await pool.end().catch(() => undefined);
       throw error instanceof ConfigurationError ? error : unreachable(options.database, error);
     }
-    return new DbosWorker(settings.workerId, database, pool);
+    return new DbosWorker(settings.workerId, database, pool, heartbeats);
   }
 
   /**
@@ -223,25 +326,49 @@ export class DbosWorker {
       throw new DbosRuntimeError(`No workflow named "${workflow}" on this worker; it runs ${Object.keys(live.workflows).join(", ")}.`);
     }
     const runId = options.runId ?? randomUUID();
-    const handle = await DBOS.startWorkflow(start, { workflowID: runId })(workflow, input as Json);
+    const handle = await DBOS.startWorkflow(start, { workflowID: runId })(workflow, input as Json, true);
     return settle<T>(runId, await handle.getResult());
   }
 
   /**
-   * Stops taking runs and disconnects. Runs under way here stay unfinished in the database:
-   * a worker started with this worker's id recovers them.
+   * Puts the unfinished runs of the worker `workerId`, which is dead, back on the queue now,
+   * where workers take them and go on from their last checkpoints; resolves with their ids.
+   * Throws `DbosRuntimeError` if that worker has beaten lately (it looks alive: its runs would
+   * run twice), or if it is this worker.
+   * @example
+   * const runIds = await worker.recover("worker-7");
+   */
+  async recover(workerId: string): Promise<string[]> {
+    if (!live) throw new DbosRuntimeError("This DbosWorker has stopped; start a new one to recover runs.");
+    return [...(await this.#heartbeats.takeOver(workerId)).runs];
+  }
+
+  /**
+   * Stops taking runs and disconnects. Runs under way here stay unfinished in the database: a
+   * live worker takes them over at its next heartbeat, or a worker started with this worker's
+   * id recovers them.
    */
   async stop(): Promise<void> {
     const sessionTurns = live?.sessionTurns;
     live = undefined;
+    await this.#heartbeats.stop();
     await DBOS.shutdown({ deregister: true });
     registered = undefined;
+    registeredPart = undefined;
+    await this.#heartbeats.handOver().catch(() => undefined); // else taken over after takeoverAfter
     await sessionTurns?.close();
     await this.#pool.end();
   }
 }
 
-function checkOptions(options: DbosWorkerOptions): { queue: string; workerId: string; workerConcurrency: number; answerTimeout: number; connections: number } {
+function checkOptions(options: DbosWorkerOptions): {
+  queue: string;
+  workerId: string;
+  workerConcurrency: number;
+  answerTimeout: number;
+  connections: number;
+  takeoverAfter: number | undefined;
+} {
   if (typeof options !== "object" || options === null) throw new ConfigurationError("DbosWorker.start takes { database, workflows }.", "options", options);
   const { workflows } = options;
   if (typeof workflows !== "object" || workflows === null || Object.keys(workflows).length === 0) {
@@ -252,9 +379,24 @@ function checkOptions(options: DbosWorkerOptions): { queue: string; workerId: st
     if (!Number.isInteger(value) || value < 1) throw new ConfigurationError(`${name} must be a whole number of at least 1; got ${String(value)}.`, name, value);
     return value;
   };
-  positive("concurrency", options.concurrency, 1);
+  const concurrency = positive("concurrency", options.concurrency, Number.MAX_SAFE_INTEGER);
+  const workerConcurrency = positive("workerConcurrency", options.workerConcurrency, Math.min(10, concurrency));
+  if (workerConcurrency > concurrency) {
+    throw new ConfigurationError(
+      `workerConcurrency (${workerConcurrency}, runs at once in this worker) must not exceed concurrency (${concurrency}, runs at once in all workers together).`,
+      "workerConcurrency",
+      workerConcurrency,
+    );
+  }
   positive("pollingInterval", options.pollingInterval, 1000);
-  const { streamEvents } = options;
+  const { streamEvents, takeoverAfter } = options;
+  if (takeoverAfter !== undefined && takeoverAfter !== false && !(typeof takeoverAfter === "number" && Number.isFinite(takeoverAfter) && takeoverAfter >= 1)) {
+    throw new ConfigurationError(
+      `takeoverAfter must be a number of seconds of at least 1 (or false, to never take a dead worker over); got ${String(takeoverAfter)}.`,
+      "takeoverAfter",
+      takeoverAfter,
+    );
+  }
   if (streamEvents !== undefined && typeof streamEvents !== "boolean" && typeof streamEvents !== "function") {
     throw new ConfigurationError("streamEvents takes true, false, or a function of an event that says whether to stream it.", "streamEvents", streamEvents);
   }
@@ -268,8 +410,9 @@ function checkOptions(options: DbosWorkerOptions): { queue: string; workerId: st
   return {
     queue: text("queue", options.queue, DEFAULT_QUEUE),
     workerId: text("workerId", options.workerId, "local"),
-    workerConcurrency: positive("workerConcurrency", options.workerConcurrency, 10),
+    workerConcurrency,
     answerTimeout: positive("answerTimeout", options.answerTimeout, 30 * 24 * 3600),
     connections: positive("connections", options.connections, 10),
+    takeoverAfter: takeoverAfter === false ? undefined : (takeoverAfter ?? 30),
   };
 }

@@ -60,6 +60,34 @@ describe("stepflow --runtime dbos and stepflow worker", { timeout: 60_000 }, () 
     }
   });
 
+  it("worker says what --takeover-after takes", async () => {
+    const { code, stderr } = await cli(["worker", "--database", "postgres://127.0.0.1:1/none", "--takeover-after", "soon"]);
+    expect(code).toBe(2);
+    expect(stderr).toContain("--takeover-after");
+    expect(stderr).toContain("or off, to never take over");
+  });
+
+  it.skipIf(!DATABASE_URL)("worker --recover takes a dead worker's runs over once started, and says how many", async () => {
+    const db = await freshDatabase(DATABASE_URL as string, "stepflow_dbos_cli_recover");
+    try {
+      const worker = start(["worker", "--database", db.url, "--id", "w2", "--takeover-after", "off", "--recover", "w1"]);
+      let workerErr = "";
+      await new Promise<void>((resolve, reject) => {
+        worker.stderr.on("data", (d: Buffer) => {
+          workerErr += d;
+          if (workerErr.includes('Recovered worker "w1"')) resolve();
+        });
+        worker.on("exit", (code) => reject(new Error(`worker exited with ${code}: ${workerErr}`)));
+      });
+      expect(workerErr).toContain('Recovered worker "w1": no unfinished run back on the queue.');
+      const exited = new Promise((resolve) => worker.on("exit", resolve));
+      worker.kill("SIGTERM");
+      expect(await exited).toBe(0);
+    } finally {
+      await db.drop();
+    }
+  });
+
   it.skipIf(!DATABASE_URL)("answers a question on a worker in another process, then the worker stops on SIGTERM", async () => {
     const db = await freshDatabase(DATABASE_URL as string, "stepflow_dbos_cli");
     try {

@@ -59,7 +59,8 @@ describe.skipIf(!DATABASE_URL)("sessions on DBOS", () => {
     await hr.close();
   });
 
-  const worker = (id: string, mode = "") => startWorker([db.url, id, hr.baseURL, gates.baseURL, mode], CHILD);
+  const worker = (id: string, mode = "", options: { takeoverAfter?: number } = {}) =>
+    startWorker([db.url, id, hr.baseURL, gates.baseURL, mode, JSON.stringify(options)], CHILD);
   const turn = async (session: string, input: string, options: { turnId?: string } = {}) => {
     const id = await sessions.start(session, { input }, options);
     return { id, result: await sessions.runs.result<AgentResult>(id) };
@@ -127,6 +128,33 @@ describe.skipIf(!DATABASE_URL)("sessions on DBOS", () => {
       "assistant: Heard: My name is Bob. | fire 7",
     ]);
     expect((await store.load("bob"))?.version).toBe(2);
+  });
+
+  it("hands a turn whose worker was killed in its tool call to a live worker, which finishes it: the DELETE once", { timeout: 180_000 }, async () => {
+    const first = await worker("w1", "", { takeoverAfter: 3 });
+    await turn("cid", "My name is Cid.");
+    gates.hold("tool");
+    const id = await sessions.start("cid", { input: "fire 7" });
+    expect(await gates.reached("tool")).toBe("w1");
+    // Started now, so that the turn is w1's; it takes w1 over once w1 has been silent for 3 seconds.
+    const second = await worker("w2", "", { takeoverAfter: 3 });
+    const next = await sessions.start("cid", { input: "after" });
+    await first.kill();
+    gates.open("tool");
+    expect(await second.printed("took over w1:")).toBe(`took over w1: ${id}`);
+
+    expect((await sessions.runs.result<AgentResult>(id)).response.content).toBe("Heard: My name is Cid. | fire 7");
+    expect((await sessions.runs.result<AgentResult>(next)).response.content).toBe("Heard: My name is Cid. | fire 7 | after");
+    expect(await sessions.runs.workerOf(id)).toBe("w2");
+    expect(deletes()).toEqual(["/api/users/7"]);
+    expect(gates.hits("tool")).toEqual(["w1", "w2"]); // cut short before its DELETE, then made again on w2
+    expect((await stored("cid")).filter((m) => m.startsWith("user:"))).toEqual([
+      "user: My name is Cid.",
+      "user: fire 7",
+      "user: Employee 7: HTTP 204",
+      "user: after",
+    ]);
+    expect((await store.load("cid"))?.version).toBe(3);
   });
 
   it("parks a turn for approval, the session's next turn waiting behind it, and goes on once answered", { timeout: 180_000 }, async () => {

@@ -174,5 +174,15 @@ describe("DbosWorker options", () => {
     expect(none).toMatchObject({ option: "workflows" });
     const id = await DbosWorker.start({ database: url, workflows: { a: new Arithmetic() }, workerId: "two words" }).catch((error: unknown) => error);
     expect(id).toMatchObject({ option: "workerId", message: 'workerId must be 1 to 100 letters, digits, or . _ : -; got "two words".' });
+    const over = await DbosWorker.start({ database: url, workflows: { a: new Arithmetic() }, workerConcurrency: 4, concurrency: 2 }).catch(
+      (error: unknown) => error,
+    );
+    expect(over).toMatchObject({
+      option: "workerConcurrency",
+      message: "workerConcurrency (4, runs at once in this worker) must not exceed concurrency (2, runs at once in all workers together).",
+    });
+    const takeover = await DbosWorker.start({ database: url, workflows: { a: new Arithmetic() }, takeoverAfter: 0 }).catch((error: unknown) => error);
+    expect(takeover).toBeInstanceOf(ConfigurationError);
+    expect(takeover).toMatchObject({ option: "takeoverAfter", received: 0 });
   });
 });

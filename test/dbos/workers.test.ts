@@ -33,6 +33,7 @@ describe.skipIf(!DATABASE_URL)("durable runs on several workers", () => {
     await db.drop();
   });
 
+  const deletes = () => hr.requests.filter((r) => r.method === "DELETE").map((r) => r.path);
   const statuses = async (ids: string[]) => {
     const counts: Partial<Record<DbosRunStatus, number>> = {};
     for (const id of ids) {
@@ -63,6 +64,32 @@ describe.skipIf(!DATABASE_URL)("durable runs on several workers", () => {
     const workers = await Promise.all(ids.map((id) => runs.workerOf(id)));
     expect(new Set(workers)).toEqual(new Set(["w1", "w2"]));
     expect(await statuses(ids)).toEqual({ succeeded: 3 });
+  });
+
+  it("with a queue-wide concurrency of 1 on two workers: never two runs at once", { timeout: 120_000 }, async () => {
+    const queueWide = (id: string) => [db.url, id, hr.baseURL, gates.baseURL, "", "1", JSON.stringify({ concurrency: 1 })];
+    gates.hold("llm-1");
+    await startWorker(queueWide("w1"));
+    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100, connections: 2 });
+    const first = await runs.start("agent", { input: "Fire Lawson" });
+    expect(await gates.reached("llm-1", 1)).toBe("w1");
+    // w2 is idle, and runs wait on the queue: the queue's limit keeps them there.
+    await startWorker(queueWide("w2"));
+    const ids = [first, await runs.start("agent", { input: "Fire Lawson" }), await runs.start("agent", { input: "Fire Lawson" })];
+    expect(await statuses(ids)).toEqual({ pending: 1, enqueued: 2 });
+    for (let k = 1; k <= ids.length; k++) {
+      await gates.reached("llm-1", k);
+      // The k-th run has reached the model, held there: none after it has started.
+      expect(gates.hits("llm-1")).toHaveLength(k);
+      expect((await statuses(ids)).enqueued ?? 0).toBe(ids.length - k);
+      gates.open("llm-1");
+      gates.hold("llm-1");
+    }
+    gates.open("llm-1");
+    for (const id of ids) expect((await runs.result<{ response: { content: string } }>(id)).response.content).toBe("Done.");
+    // Each run went through the model, the tool and the model again before the next reached the model.
+    expect(gates.log().map((hit) => hit.split(" ")[0])).toEqual(Array.from({ length: ids.length }, () => ["llm-1", "tool", "llm-2"]).flat());
+    expect(deletes()).toEqual(ids.map(() => "/api/users/7"));
   });
 
   it("streams a run's events to a process that runs no worker, as they happen", { timeout: 120_000 }, async () => {

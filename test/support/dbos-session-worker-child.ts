@@ -1,6 +1,7 @@
 /**
  * A DBOS worker process for the tests of sessions on DBOS:
- * `node --import tsx dbos-session-worker-child.ts DATABASE_URL WORKER_ID HR_BASE_URL GATE_BASE_URL [approval]`.
+ * `node --import tsx dbos-session-worker-child.ts DATABASE_URL WORKER_ID HR_BASE_URL GATE_BASE_URL [approval] [options as JSON]`
+ * (options: `takeoverAfter`; it prints "took over ID: RUNS" when it takes a dead worker's runs over).
  * Its agent's model answers "Heard: " and every user message it was sent, so a test sees the
  * history a turn carried; asked "fire N", it first calls the tool that DELETEs employee N
  * (which, with `approval`, must be approved first).
@@ -14,7 +15,8 @@ import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
 import { tool } from "../../src/tools/tool.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 
-const [database, workerId, hrURL, gateURL, mode = ""] = process.argv.slice(2) as [string, string, string, string, string?];
+const [database, workerId, hrURL, gateURL, mode = "", more = "{}"] = process.argv.slice(2) as [string, string, string, string, string?, string?];
+const options = JSON.parse(more) as { takeoverAfter?: number | false };
 
 const pass = async (name: string) => {
   const response = await fetch(`${gateURL}/gate/${name}?worker=${workerId}`);
@@ -54,7 +56,15 @@ const agent = new FunctionCallingAgent({
   timeout: 60,
 });
 
-const worker = await DbosWorker.start({ database, workflows: { agent }, workerId, pollingInterval: 100, connections: 3 });
+const worker = await DbosWorker.start({
+  database,
+  workflows: { agent },
+  workerId,
+  pollingInterval: 100,
+  connections: 3,
+  ...(options.takeoverAfter !== undefined ? { takeoverAfter: options.takeoverAfter } : {}),
+  onTakeover: ({ workerId: dead, runs }) => process.stdout.write(`took over ${dead}: ${runs.join(",")}\n`),
+});
 process.on("SIGTERM", () => {
   void worker.stop().then(() => process.exit(0));
 });

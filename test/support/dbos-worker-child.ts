@@ -1,6 +1,7 @@
 /**
  * A DBOS worker process running the "Fire Lawson" agent, for the durable-run tests:
- * `node --import tsx dbos-worker-child.ts DATABASE_URL WORKER_ID HR_BASE_URL GATE_BASE_URL [approval] [concurrency]`.
+ * `node --import tsx dbos-worker-child.ts DATABASE_URL WORKER_ID HR_BASE_URL GATE_BASE_URL [approval] [concurrency] [options as JSON]`
+ * (options: `takeoverAfter`, `concurrency` queue-wide, `recover`: a dead worker's id to recover once started).
  * Before each model reply and inside the tool (before its DELETE), it asks the test's gate
  * server (`GET /gate/NAME?worker=ID`), which answers when the test lets it: that is where the
  * test kills it. Prints "ready" once it takes runs; SIGTERM stops it cleanly.
@@ -12,7 +13,16 @@ import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
 import { tool } from "../../src/tools/tool.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 
-const [database, workerId, hrURL, gateURL, mode = "", concurrency = "10"] = process.argv.slice(2) as [string, string, string, string, string?, string?];
+const [database, workerId, hrURL, gateURL, mode = "", concurrency = "10", more = "{}"] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string?,
+  string?,
+  string?,
+];
+const options = JSON.parse(more) as { takeoverAfter?: number | false; concurrency?: number; recover?: string };
 
 const pass = async (name: string) => {
   const response = await fetch(`${gateURL}/gate/${name}?worker=${workerId}`);
@@ -56,8 +66,17 @@ const worker = await DbosWorker.start({
   workerConcurrency: Number(concurrency),
   pollingInterval: 100,
   connections: 3,
+  ...(options.takeoverAfter !== undefined ? { takeoverAfter: options.takeoverAfter } : {}),
+  ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+  onTakeover: ({ workerId: dead, runs }) => process.stdout.write(`took over ${dead}: ${runs.join(",")}\n`),
 });
 process.on("SIGTERM", () => {
   void worker.stop().then(() => process.exit(0));
 });
 process.stdout.write("ready\n");
+if (options.recover !== undefined) {
+  await worker.recover(options.recover).then(
+    (runs) => process.stdout.write(`recovered ${options.recover}: ${runs.join(",")}\n`),
+    (error: unknown) => process.stdout.write(`cannot recover ${options.recover}: ${(error as Error).message}\n`),
+  );
+}

@@ -10,10 +10,14 @@ const live = new Set<ChildProcess>();
 export interface WorkerProcess {
   readonly proc: ChildProcess;
   readonly stderr: () => string;
+  /** What it printed to stdout so far. */
+  readonly stdout: () => string;
   /** Kills it with SIGKILL (no cleanup of any kind) and resolves once it is gone. */
   kill(): Promise<void>;
   /** Asks it to stop (SIGTERM: DBOS shuts down) and resolves with its exit code. */
   stop(): Promise<number | null>;
+  /** Resolves with the first line it prints that starts with `prefix`, now or later. */
+  printed(prefix: string): Promise<string>;
 }
 
 /**
@@ -24,6 +28,20 @@ export function startWorker(args: string[], child = CHILD): Promise<WorkerProces
   const proc = spawn(process.execPath, ["--import", "tsx", child, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   live.add(proc);
   let err = "";
+  let out = "";
+  const watchers: { prefix: string; resolve: (line: string) => void }[] = [];
+  const look = () => {
+    for (const watcher of [...watchers]) {
+      const line = out.split("\n").find((l, i, all) => i < all.length - 1 && l.startsWith(watcher.prefix));
+      if (line === undefined) continue;
+      watchers.splice(watchers.indexOf(watcher), 1);
+      watcher.resolve(line);
+    }
+  };
+  proc.stdout?.on("data", (d: Buffer) => {
+    out += String(d);
+    look();
+  });
   proc.stderr?.on("data", (d: Buffer) => (err += String(d)));
   const exited = new Promise<number | null>((resolve) =>
     proc.on("exit", (code) => {
@@ -34,6 +52,7 @@ export function startWorker(args: string[], child = CHILD): Promise<WorkerProces
   const worker: WorkerProcess = {
     proc,
     stderr: () => err,
+    stdout: () => out,
     kill: async () => {
       proc.kill("SIGKILL");
       await exited;
@@ -42,13 +61,14 @@ export function startWorker(args: string[], child = CHILD): Promise<WorkerProces
       proc.kill("SIGTERM");
       return exited;
     },
+    printed: (prefix) =>
+      new Promise((resolve) => {
+        watchers.push({ prefix, resolve });
+        look();
+      }),
   };
   return new Promise((resolve, reject) => {
-    let out = "";
-    proc.stdout?.on("data", (d: Buffer) => {
-      out += String(d);
-      if (out.includes("ready\n")) resolve(worker);
-    });
+    void worker.printed("ready").then(() => resolve(worker));
     void exited.then((code) => reject(new Error(`worker exited with ${code} before it was ready:\n${err}`)));
   });
 }

@@ -11,6 +11,8 @@ export interface GateServer {
   readonly baseURL: string;
   /** The workers that reached gate `name`, in order (held or not). */
   hits(name: string): string[];
+  /** Every gate reached, in order: `"NAME WORKER"`. */
+  log(): string[];
   /** Resolves with the worker that reaches gate `name` for the `n`th time (1 = the first), now or later. */
   reached(name: string, n?: number): Promise<string>;
   /** Keeps gate `name` shut: who reaches it waits until {@link open}. */
@@ -23,6 +25,7 @@ export interface GateServer {
 /** @example const gates = await startGateServer(); gates.hold("tool"); await gates.reached("tool"); */
 export async function startGateServer(): Promise<GateServer> {
   const hits = new Map<string, string[]>();
+  const log: string[] = [];
   const held = new Map<string, ServerResponse[]>();
   const watchers: { name: string; n: number; resolve: (worker: string) => void }[] = [];
   const server = createServer((req, res) => {
@@ -32,6 +35,7 @@ export async function startGateServer(): Promise<GateServer> {
     const list = hits.get(name) ?? [];
     list.push(worker);
     hits.set(name, list);
+    log.push(`${name} ${worker}`);
     for (const w of watchers.filter((w) => w.name === name && w.n === list.length)) w.resolve(worker);
     const waiting = held.get(name);
     if (waiting) waiting.push(res);
@@ -42,6 +46,7 @@ export async function startGateServer(): Promise<GateServer> {
   return {
     baseURL: `http://127.0.0.1:${port}`,
     hits: (name) => [...(hits.get(name) ?? [])],
+    log: () => [...log],
     reached: (name, n = 1) =>
       new Promise((resolve) => {
         const list = hits.get(name) ?? [];
