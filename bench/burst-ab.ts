@@ -11,6 +11,7 @@ import { join, resolve } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { printTable } from "./measure.ts";
+import { agentTurn } from "./session-workload.ts";
 
 const [otherRoot, roundsArg, sessionsArg] = process.argv.slice(2);
 if (!otherRoot) throw new Error("Usage: bench/burst-ab.ts OTHER_CHECKOUT [ROUNDS] [SESSIONS]");
@@ -18,18 +19,6 @@ const rounds = Number(roundsArg ?? 10);
 const size = Number(sessionsArg ?? 1_000);
 const here = resolve(import.meta.dirname, "..");
 const LLM_MS = 50;
-
-type Request = { messages: { role: string; options?: { toolResult?: unknown } }[] };
-/** add, then multiply, then the answer (as bench/sessions-scale.ts). */
-function agentTurn(request: Request) {
-  const isResult = (m: Request["messages"][number] | undefined) => Boolean(m?.options?.toolResult);
-  let results = 0;
-  for (let i = request.messages.length - 1; i >= 0 && (request.messages[i]?.role !== "user" || isResult(request.messages[i])); i--)
-    if (isResult(request.messages[i])) results++;
-  if (results === 0) return { toolCalls: [{ name: "add", input: { x: 2123, y: 2321 } }] };
-  if (results === 1) return { toolCalls: [{ name: "multiply", input: { x: 4444, y: 312 } }] };
-  return { text: "(2123 + 2321) * 312 = 1,386,528." };
-}
 
 type Burst = (tag: string) => Promise<void>;
 

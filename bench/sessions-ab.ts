@@ -12,24 +12,13 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { printTable } from "./measure.ts";
+import { agentTurn, withoutJournal } from "./session-workload.ts";
 
 const [otherRoot, roundsArg] = process.argv.slice(2);
 if (!otherRoot) throw new Error("Usage: bench/sessions-ab.ts OTHER_CHECKOUT [ROUNDS]");
 const rounds = Number(roundsArg ?? 15);
 const here = resolve(import.meta.dirname, "..");
 const dir = mkdtempSync(join(tmpdir(), "stepflow-sessions-ab-"));
-
-type Request = { messages: { role: string; options?: { toolResult?: unknown } }[] };
-/** add, then multiply, then the answer (as bench/sessions-scale.ts). */
-function agentTurn(request: Request) {
-  const isResult = (m: Request["messages"][number] | undefined) => Boolean(m?.options?.toolResult);
-  let results = 0;
-  for (let i = request.messages.length - 1; i >= 0 && (request.messages[i]?.role !== "user" || isResult(request.messages[i])); i--)
-    if (isResult(request.messages[i])) results++;
-  if (results === 0) return { toolCalls: [{ name: "add", input: { x: 2123, y: 2321 } }] };
-  if (results === 1) return { toolCalls: [{ name: "multiply", input: { x: 4444, y: 312 } }] };
-  return { text: "(2123 + 2321) * 312 = 1,386,528." };
-}
 
 interface Turns {
   readonly name: string;
@@ -51,17 +40,7 @@ async function sideOf(root: string, side: string): Promise<Turns[]> {
   const newSessions = async (name: string, url: string, withJournal = true): Promise<Turns> => {
     const store = await openSessionStore(url);
     // Without the store's journal: what the journal's claims of each ctx.once cost.
-    const target = withJournal
-      ? store
-      : {
-          description: store.description,
-          load: store.load.bind(store),
-          readMessages: store.readMessages.bind(store),
-          save: store.save.bind(store),
-          list: store.list.bind(store),
-          delete: store.delete.bind(store),
-          close: store.close.bind(store),
-        };
+    const target = withJournal ? store : withoutJournal(store);
     const sessions = new Sessions(agent(), target);
     return {
       name,

@@ -15,6 +15,7 @@ import type { SessionStore } from "../src/sessions/types.ts";
 import type { newAgent as NewAgent } from "./sessions-scale.ts";
 import { mainThreadCpuMs, postgresCpuMs, stallMonitor } from "./sessions-scale.ts";
 import { collectGarbage, printTable } from "./measure.ts";
+import { withoutJournal } from "./session-workload.ts";
 
 const [other, roundsArg, sessionsArg, ...urls] = process.argv.slice(2);
 if (!other || urls.length === 0) throw new Error("Usage: bench/sessions-scale-ab.ts OTHER_CHECKOUT ROUNDS SESSIONS STORE_URL…");
@@ -32,16 +33,7 @@ async function side(root: string, url: string, tag: string) {
   const { newAgent } = (await load("bench/sessions-scale.ts")) as { newAgent: typeof NewAgent };
   const store = await openSessionStore(url);
   // Without the store's journal: the store's own share of a turn.
-  const target: SessionStore = {
-    description: store.description,
-    load: store.load.bind(store),
-    readMessages: store.readMessages.bind(store),
-    save: store.save.bind(store),
-    list: store.list.bind(store),
-    delete: store.delete.bind(store),
-    close: store.close.bind(store),
-  };
-  const sessions = new Sessions(newAgent(50), target);
+  const sessions = new Sessions(newAgent(50), withoutJournal(store));
   for (let w = 0; w < 3; w++) await Promise.all(Array.from({ length: 300 }, (_, i) => sessions.run(`${tag}-w${w}-${i}-${process.pid}`, question)));
   return {
     store,

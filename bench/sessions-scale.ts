@@ -24,13 +24,13 @@ import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { createClient } from "@libsql/client";
 import pg from "pg";
 import { ScriptedLLM } from "../src/llm/scripted-llm.ts";
-import type { ScriptedReply, ScriptedRequest } from "../src/llm/scripted-llm.ts";
 import { openSessionStore } from "../src/sessions/open-store.ts";
 import { Sessions } from "../src/sessions/sessions.ts";
 import type { SessionStore } from "../src/sessions/types.ts";
 import { FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
 import { add, multiply } from "../workflows/tools/calculator.ts";
 import { collectGarbage, printTable } from "./measure.ts";
+import { agentTurn, withoutJournal } from "./session-workload.ts";
 
 const LENGTHS = [10, 1_000, 10_000];
 const CONCURRENCY = (process.env.BENCH_SCALE_CONCURRENCY ?? "250,500,1000").split(",").map(Number);
@@ -44,29 +44,9 @@ const IDEAL_MS = LLM_MS * CALLS_PER_TURN;
 const only = process.env.BENCH_SCALE_ONLY;
 const TURNS_PER_LENGTH = Number(process.env.BENCH_SCALE_TURNS ?? 40);
 
-/** add, then multiply, then the answer: 3 LLM calls and 2 tool calls a turn, whatever the history. */
-function agentTurn(request: ScriptedRequest): ScriptedReply {
-  const isResult = (m: ScriptedRequest["messages"][number] | undefined) => Boolean((m?.options as { toolResult?: unknown } | undefined)?.toolResult);
-  let results = 0;
-  for (let i = request.messages.length - 1; i >= 0 && (request.messages[i]?.role !== "user" || isResult(request.messages[i])); i--)
-    if (isResult(request.messages[i])) results++;
-  if (results === 0) return { toolCalls: [{ name: "add", input: { x: 2123, y: 2321 } }] };
-  if (results === 1) return { toolCalls: [{ name: "multiply", input: { x: 4444, y: 312 } }] };
-  return { text: "(2123 + 2321) * 312 = 1,386,528." };
-}
-
 /** The store as `Sessions` sees it: without its journal when `BENCH_SCALE_JOURNAL=off`. */
 export function benchStore(store: SessionStore): SessionStore {
-  if (WITH_JOURNAL) return store;
-  return {
-    description: store.description,
-    load: store.load.bind(store),
-    readMessages: store.readMessages.bind(store),
-    save: store.save.bind(store),
-    list: store.list.bind(store),
-    delete: store.delete.bind(store),
-    close: store.close.bind(store),
-  };
+  return WITH_JOURNAL ? store : withoutJournal(store);
 }
 
 /** CPU ms of this process's main thread (Linux: /proc; NaN elsewhere). */

@@ -1,0 +1,56 @@
+/**
+ * The sessions benchmarks' shared workload: the scripted model's turn, and a store seen
+ * without its journal. Plain functions with no stepflow import, so the A/B scripts can drive
+ * another checkout's modules with them.
+ */
+
+/** A request as the scripted model passes it: the messages, a tool result marked in its options. */
+interface TurnRequest {
+  readonly messages: readonly { readonly role: string; readonly options?: unknown }[];
+}
+
+/** The scripted model's reply for {@link agentTurn}. */
+type TurnReply = { readonly toolCalls: { readonly name: string; readonly input: { x: number; y: number } }[] } | { readonly text: string };
+
+const isToolResult = (message: TurnRequest["messages"][number] | undefined) => Boolean((message?.options as { toolResult?: unknown } | undefined)?.toolResult);
+
+/**
+ * add, then multiply, then the answer: 3 LLM calls and 2 tool calls a turn, whatever the history.
+ * @example new ScriptedLLM(agentTurn, { delayMs: 50, record: false })
+ */
+export function agentTurn(request: TurnRequest): TurnReply {
+  let results = 0;
+  for (let i = request.messages.length - 1; i >= 0 && (request.messages[i]?.role !== "user" || isToolResult(request.messages[i])); i--)
+    if (isToolResult(request.messages[i])) results++;
+  if (results === 0) return { toolCalls: [{ name: "add", input: { x: 2123, y: 2321 } }] };
+  if (results === 1) return { toolCalls: [{ name: "multiply", input: { x: 4444, y: 312 } }] };
+  return { text: "(2123 + 2321) * 312 = 1,386,528." };
+}
+
+/** What `Sessions` uses of a store. */
+interface StoreMethods {
+  readonly description: string;
+  load(...args: never[]): unknown;
+  readMessages(...args: never[]): unknown;
+  save(...args: never[]): unknown;
+  list(...args: never[]): unknown;
+  delete(...args: never[]): unknown;
+  close(...args: never[]): unknown;
+}
+
+/**
+ * `store` without its journal: what a turn costs the store when `ctx.once` claims nothing in it.
+ * @example new Sessions(agent, withoutJournal(await openSessionStore(url)))
+ */
+export function withoutJournal<S extends StoreMethods>(store: S): Omit<S, "journal"> {
+  // Only what Sessions calls; the cast drops the journal from the store's type.
+  return {
+    description: store.description,
+    load: store.load.bind(store),
+    readMessages: store.readMessages.bind(store),
+    save: store.save.bind(store),
+    list: store.list.bind(store),
+    delete: store.delete.bind(store),
+    close: store.close.bind(store),
+  } as unknown as Omit<S, "journal">;
+}
