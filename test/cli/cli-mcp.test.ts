@@ -3,34 +3,15 @@
  * as a child process against the OpenAI-compatible test server; the notes MCP server of
  * test/support runs as the CLI's own child, over stdio, or in this process over HTTP.
  */
-import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { commandWords } from "../../src/cli/mcp-setup.ts";
 import { startMcpHttpServer } from "../support/mcp-server.ts";
 import type { McpHttpServer } from "../support/mcp-server.ts";
 import { startOpenAIServer } from "../support/openai-sse-server.ts";
 import type { OpenAIServer } from "../support/openai-sse-server.ts";
+import { runCli as cli } from "../support/cli-process.ts";
 
-const REPO = join(import.meta.dirname, "..", "..");
-const CLI = join(REPO, "src", "cli", "main.ts");
 const NOTES_STDIO = `${JSON.stringify(process.execPath)} --import tsx test/support/mcp-server.ts`;
-
-function cli(args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NO_COLOR: "1", ...options.env },
-      cwd: REPO,
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d));
-    child.stderr.on("data", (d: Buffer) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.stdin ?? "");
-  });
-}
 
 let llm: OpenAIServer | undefined;
 let notes: McpHttpServer | undefined;

@@ -3,7 +3,6 @@
  * data asks `Approve DELETE /api/users/7? [y/N]` and reads the answer from stdin, between the
  * chat's own lines. The CLI runs as a child process, its stdin piped.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,25 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { hrOpenApi, startHrApiServer } from "../../workflows/demo/hr-api-server.ts";
 import type { HrApiServer } from "../../workflows/demo/hr-api-server.ts";
 import { startOpenAIServer } from "../support/openai-sse-server.ts";
-
-const REPO = join(import.meta.dirname, "..", "..");
-const CLI = join(REPO, "src", "cli", "main.ts");
-
-function cli(args: string[], options: { env?: Record<string, string>; stdin?: string } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NO_COLOR: "1", ...options.env },
-      cwd: REPO,
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d));
-    child.stderr.on("data", (d: Buffer) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.stdin ?? "");
-  });
-}
+import { runCli as cli } from "../support/cli-process.ts";
 
 let hr: HrApiServer | undefined;
 afterEach(async () => {

@@ -7,36 +7,11 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { maskCredentials } from "../../src/core/user-text.ts";
 import { startOpenAIServer } from "../support/openai-sse-server.ts";
+import { runCli as cli } from "../support/cli-process.ts";
+import type { CliResult } from "../support/cli-process.ts";
 
 const CLI = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
 const SECRET = "sk-test-DO-NOT-PRINT-7f3a9c";
-
-interface CliResult {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/**
- * Runs the CLI in a child process with a clean environment (no OpenAI settings unless given).
- * `closeStdout`: the reading end of its stdout is closed at once, as `| true` does.
- */
-function cli(args: string[], options: { env?: Record<string, string>; stdin?: string; closeStdout?: boolean } = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NO_COLOR: "1", ...options.env },
-      cwd: join(import.meta.dirname, "..", ".."),
-    });
-    let stdout = "";
-    let stderr = "";
-    if (options.closeStdout) child.stdout.destroy();
-    else child.stdout.on("data", (d: Buffer) => (stdout += d));
-    child.stderr.on("data", (d: Buffer) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.stdin ?? "");
-  });
-}
 
 describe("stepflow CLI (offline demo model)", { timeout: 60_000 }, () => {
   it("answers one question on stdout and exits 0", async () => {
