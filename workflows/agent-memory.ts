@@ -75,5 +75,7 @@ export function appendAt(conversation: Conversation<HistoryLike>, at: number, me
   if (conversation.size !== at) return undefined;
   conversation.size += messages.length;
   conversation.history.push(...messages);
+  // A step writes one message at a time but for its tool results: no Promise.all (and its array and closures) for one.
+  if (messages.length === 1) return conversation.memory.add(messages[0] as ChatMessage);
   return Promise.all(messages.map((message) => conversation.memory.add(message)));
 }

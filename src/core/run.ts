@@ -157,8 +157,8 @@ export class Run {
   readonly ctx: Context;
   readonly #controller = new AbortController();
   readonly #slots = new Map<string, StepSlot>();
-  /** `collectEvents` buffers: step name → buffer id → buffer. */
-  readonly #collected = new Map<string, Map<string, CollectBuffer>>();
+  /** `collectEvents` buffers: step name → buffer id → buffer. This and the two maps below are made on first use: most runs need none. */
+  #collected: Map<string, Map<string, CollectBuffer>> | undefined;
   #waiters: Waiter[] = [];
   /** Events that reached no step and no waiter yet: a later `waitForEvent` may claim them. */
   readonly #unclaimed: (Event | SavedEvent)[] = [];
@@ -182,9 +182,9 @@ export class Run {
   /** `settings.lifecycleEvents`, read once: it is checked at every step execution. */
   readonly #lifecycle: boolean;
   /** Values of resources cached for this run. */
-  readonly #resources = new Map<Resource<unknown>, Promise<unknown>>();
+  #resources: Map<Resource<unknown>, Promise<unknown>> | undefined;
   /** Recoveries made, per recovery step (counted per run: a resumed run starts again from 0). */
-  readonly #recoveries = new Map<string, number>();
+  #recoveries: Map<string, number> | undefined;
   /** Made on first use (most runs never ask), or the id of the saved run this one continues. */
   #id: string | undefined;
   /** Executions made by this attempt at the run, numbered from 1. */
@@ -362,8 +362,9 @@ export class Run {
   }
 
   #buffer(stepName: string, id: string): CollectBuffer {
-    let buffers = this.#collected.get(stepName);
-    if (!buffers) this.#collected.set(stepName, (buffers = new Map()));
+    const collected = (this.#collected ??= new Map());
+    let buffers = collected.get(stepName);
+    if (!buffers) collected.set(stepName, (buffers = new Map()));
     let buffer = buffers.get(id);
     if (!buffer) buffers.set(id, (buffer = { byType: new Map(), size: 0 }));
     return buffer;
@@ -474,7 +475,7 @@ export class Run {
       }
     }
     const collected: Record<string, Record<string, Event[]>> = {};
-    for (const [name, buffers] of this.#collected) {
+    for (const [name, buffers] of this.#collected ?? []) {
       const removed = rerun.get(name);
       for (const [id, buffer] of buffers) {
         let events = [...(restored.get(buffer) ?? []), ...[...buffer.byType.values()].flat()];
@@ -667,9 +668,10 @@ export class Run {
     const step = slot.step;
     const recoverer = this.graph.recoverers.find((r) => r !== step && (r.catchErrors?.forSteps ?? [step.name]).includes(step.name));
     if (!recoverer) return false;
-    const used = this.#recoveries.get(recoverer.name) ?? 0;
+    const recoveries = (this.#recoveries ??= new Map());
+    const used = recoveries.get(recoverer.name) ?? 0;
     if (used >= (recoverer.catchErrors?.maxRecoveries ?? 1)) return false;
-    this.#recoveries.set(recoverer.name, used + 1);
+    recoveries.set(recoverer.name, used + 1);
     slot.inFlight.splice(slot.inFlight.indexOf(execution), 1);
     execution.ended = true;
     if (execution.waits === 0) slot.busy--;
@@ -698,7 +700,7 @@ export class Run {
   /** Calls the step's handler with its resources and under its timeout, if it has them. */
   async #invoke(step: StepDefinition, ctx: Context, event: Event): Promise<unknown> {
     if (step.resources === undefined && step.timeout === null) return step.handler(ctx, event, NO_RESOURCES);
-    const resources = step.resources ? await resolveResources(step.resources, this.#resources, this.graph.resourceCache) : NO_RESOURCES;
+    const resources = step.resources ? await resolveResources(step.resources, (this.#resources ??= new Map()), this.graph.resourceCache) : NO_RESOURCES;
     return step.timeout === null ? step.handler(ctx, event, resources) : this.#withStepTimeout(step, ctx, event, resources);
   }
 

@@ -158,7 +158,9 @@ class Encoder {
         ancestors[depth] = value;
         const out: Record<string, Json> = {};
         const record = value as Record<string, unknown>;
-        for (const key of Object.keys(record)) {
+        // for-in walks the object's cached key list; Object.keys made a new array for every object of every save.
+        for (const key in record) {
+          if (!Object.hasOwn(record, key)) continue; // an enumerable property someone added to Object.prototype
           const item = record[key];
           if (item === undefined) continue;
           this.#keys[depth] = key;

@@ -110,6 +110,23 @@ describe("ctx.toJSON / Context.fromJSON", () => {
     expect(await resumed).toBe("Lawson: yes");
   });
 
+  it("saves a plain object's own keys in order, not an enumerable property added to Object.prototype", async () => {
+    const { TwoStep } = makeFlow(Promise.resolve());
+    const ctx = new Context(new TwoStep());
+    await ctx.store.set("order", { b: 1, a: { y: 2, x: 3 }, 2: "two", 1: "one", gone: undefined });
+    Object.defineProperty(Object.prototype, "polluted", { value: "no", enumerable: true, configurable: true });
+    let json;
+    try {
+      json = JSON.parse(JSON.stringify(ctx.toJSON()));
+    } finally {
+      delete (Object.prototype as { polluted?: string }).polluted;
+    }
+    const saved = json.store.order;
+    expect(Object.keys(saved)).toEqual(["1", "2", "b", "a"]);
+    expect(Object.keys(saved.a)).toEqual(["y", "x"]);
+    expect(await Context.fromJSON(new TwoStep(), json).store.get("order")).toEqual({ 1: "one", 2: "two", b: 1, a: { y: 2, x: 3 } });
+  });
+
   it("names the store key and type of a value that cannot be saved", async () => {
     class Money {
       constructor(readonly cents: number) {}
