@@ -47,8 +47,9 @@ echo "== npm pack (prepack builds dist/)"
 npm pack --pack-destination "$work" --silent >"$work/pack.txt" 2>"$work/pack.err" || { cat "$work/pack.err" >&2; exit 1; }
 tarball=$work/$(tail -n 1 "$work/pack.txt")
 tar -tzf "$tarball" | sed 's|^package/||' | sort >"$work/files"
-# dist/web/ is the server's web page: HTML, CSS, scripts and the licenses of what they bundle.
-unexpected=$(grep -vE '^(dist/.*\.(js|d\.ts)|dist/web/(index\.html|assets/[^/]+\.(js|css|LEGAL\.txt))|bin/stepflow\.js|package\.json|README\.md|LICENSE|CHANGELOG\.md)$' "$work/files" || true)
+# dist/web/ is the server's web page: HTML, CSS, scripts and the licenses of what they bundle,
+# each with its Brotli (.br) and gzip (.gz) copy.
+unexpected=$(grep -vE '^(dist/.*\.(js|d\.ts)|dist/web/(index\.html|assets/[^/]+\.(js|css|LEGAL\.txt))(\.br|\.gz)?|bin/stepflow\.js|package\.json|README\.md|LICENSE|CHANGELOG\.md)$' "$work/files" || true)
 if [ -z "$unexpected" ] && grep -qx LICENSE "$work/files" && grep -qx dist/src/index.js "$work/files" && grep -qx dist/web/index.html "$work/files" && grep -qx dist/web/assets/main.js "$work/files"; then
   ok "tarball: $(wc -l <"$work/files") files, $(du -k "$tarball" | cut -f1) kB packed"
 else
