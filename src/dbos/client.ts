@@ -10,7 +10,7 @@ import type { Event } from "../core/event.ts";
 import { encodeEvent } from "../core/serialize.ts";
 import type { Json, SavedEvent } from "../core/serialize.ts";
 import { describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
-import { DbosRunFailedError, DbosRuntimeError } from "./errors.ts";
+import { DbosDatabaseError, DbosRunFailedError, DbosRuntimeError } from "./errors.ts";
 import {
   ANSWER_TOPIC,
   DEFAULT_QUEUE,
@@ -120,17 +120,28 @@ export class DbosRuns {
     if (typeof workflow !== "string" || workflow.length === 0)
       throw new DbosRuntimeError(`start() takes the name a worker knows the workflow by, like "agent"; got ${String(workflow)}.`);
     const runId = options.runId ?? randomUUID();
-    await this.#client.enqueue(
-      {
-        workflowName: RUN_WORKFLOW,
-        queueName: options.queue ?? runsQueue(this.#queue),
-        workflowID: runId,
-        appVersion: this.#version,
-        ...(options.partitionKey !== undefined ? { queuePartitionKey: options.partitionKey } : {}),
-      },
-      workflow,
-      input as Json,
-    );
+    try {
+      await this.#client.enqueue(
+        {
+          workflowName: RUN_WORKFLOW,
+          queueName: options.queue ?? runsQueue(this.#queue),
+          workflowID: runId,
+          appVersion: this.#version,
+          ...(options.partitionKey !== undefined ? { queuePartitionKey: options.partitionKey } : {}),
+        },
+        workflow,
+        input as Json,
+      );
+    } catch (error) {
+      // DBOS's tables are made by the first worker that starts there; without them the queue does not exist yet.
+      if ((error as { code?: unknown }).code === "42P01")
+        throw new DbosDatabaseError(
+          `No DBOS worker has started on ${this.database} yet, so the queue's tables are missing and run "${runId}" was not started. Start a worker there first (npx stepflow worker --database …, or DbosWorker.start), then start the run again.`,
+          this.database,
+          { cause: error },
+        );
+      throw error;
+    }
     // The run's first part too, as the run would: workers take both at once, rather than the part one look at the queue later.
     // Not for a run of a partition (a session turn): its part 1 must wait until the run leaves the partition's queue, so that
     // the turn before it in the partition has ended; the run queues it then.

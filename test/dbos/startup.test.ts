@@ -1,6 +1,6 @@
 /** Workers started at the same moment on a new database: DBOS makes its tables once, and every worker comes up. */
 import { afterEach, describe, expect, it } from "vitest";
-import { DbosRuns } from "../../src/dbos/index.ts";
+import { DbosDatabaseError, DbosRuns } from "../../src/dbos/index.ts";
 import { freshDatabase } from "../support/postgres-database.ts";
 import { startGateServer } from "../support/gate-server.ts";
 import type { GateServer } from "../support/gate-server.ts";
@@ -37,5 +37,20 @@ describe.skipIf(!DATABASE_URL)("workers starting together on a new database", ()
     runs = connected;
     const runId = await runs.start("agent", { input: "Fire Lawson" });
     expect((await runs.result<{ response: { content: string } }>(runId)).response.content).toBe("Done.");
+  });
+
+  it("says to start a worker first when a run is started where none ever has, and starts it once one has", { timeout: 120_000 }, async () => {
+    db = await freshDatabase(DATABASE_URL as string, "stepflow_dbos_no_worker");
+    hr = await startHrApiServer();
+    gates = await startGateServer();
+    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100, connections: 2 });
+    const error = await runs.start("agent", { input: "Fire Lawson" }, { runId: "first-run" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DbosDatabaseError);
+    expect((error as Error).message).toMatch(
+      /^No DBOS worker has started on postgres:\/\/.* yet, so the queue's tables are missing and run "first-run" was not started\. Start a worker there first \(npx stepflow worker --database …, or DbosWorker\.start\), then start the run again\.$/,
+    );
+    await startWorker([db.url, "w1", hr.baseURL, gates.baseURL]);
+    await runs.start("agent", { input: "Fire Lawson" }, { runId: "first-run" });
+    expect((await runs.result<{ response: { content: string } }>("first-run")).response.content).toBe("Done.");
   });
 });
