@@ -4,14 +4,10 @@
  */
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DbosRuns } from "../../src/dbos/index.ts";
-import { freshDatabase } from "../support/postgres-database.ts";
-import { startGateServer } from "../support/gate-server.ts";
-import type { GateServer } from "../support/gate-server.ts";
-import { startHrApiServer } from "../support/hr-api-server.ts";
-import type { HrApiServer } from "../support/hr-api-server.ts";
-import { killAllWorkers, startWorker } from "../support/dbos-workers.ts";
+import { describe, expect, it } from "vitest";
+import type { DbosRuns } from "../../src/dbos/index.ts";
+import { startWorker } from "../support/dbos-workers.ts";
+import { dbosTestBed } from "../support/dbos-test-bed.ts";
 
 const DATABASE_URL = process.env.DATABASE_URL;
 
@@ -24,27 +20,12 @@ function answerFromAnotherProcess(database: string, runId: string, approvalId: s
 }
 
 describe.skipIf(!DATABASE_URL)("a durable run waiting for approval", () => {
-  let db: { url: string; drop: () => Promise<void> };
-  let hr: HrApiServer;
-  let gates: GateServer;
+  const bed = dbosTestBed("stepflow_dbos_approval");
   let runs: DbosRuns;
 
-  beforeEach(async () => {
-    db = await freshDatabase(DATABASE_URL as string, "stepflow_dbos_approval");
-    hr = await startHrApiServer();
-    gates = await startGateServer();
-  });
-  afterEach(async () => {
-    await killAllWorkers();
-    await runs?.close();
-    await gates.close();
-    await hr.close();
-    await db.drop();
-  });
-
   it("is answered from another process after the worker that asked has exited, and runs the approved DELETE once", { timeout: 120_000 }, async () => {
-    const asking = await startWorker([db.url, "w1", hr.baseURL, gates.baseURL, "approval"]);
-    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100, connections: 2 });
+    const asking = await startWorker([bed.db.url, "w1", bed.hr.baseURL, bed.gates.baseURL, "approval"]);
+    runs = await bed.connect();
     const runId = await runs.start("agent", { input: "Fire Lawson" });
     expect(await runs.parked(runId)).toBe(1);
     let approvalId = "";
@@ -55,18 +36,18 @@ describe.skipIf(!DATABASE_URL)("a durable run waiting for approval", () => {
     }
     expect(approvalId).not.toBe("");
     expect(await asking.stop()).toBe(0);
-    expect(gates.hits("tool")).toEqual([]);
+    expect(bed.gates.hits("tool")).toEqual([]);
 
-    expect(await answerFromAnotherProcess(db.url, runId, approvalId)).toBe(0);
+    expect(await answerFromAnotherProcess(bed.db.url, runId, approvalId)).toBe(0);
     expect(await runs.status(runId)).toBe("pending");
-    expect(hr.requests.filter((r) => r.method === "DELETE")).toEqual([]);
+    expect(bed.hr.requests.filter((r) => r.method === "DELETE")).toEqual([]);
 
-    await startWorker([db.url, "w1", hr.baseURL, gates.baseURL, "approval"]);
+    await startWorker([bed.db.url, "w1", bed.hr.baseURL, bed.gates.baseURL, "approval"]);
     const result = await runs.result<{ response: { content: string }; sources: { content: string }[] }>(runId);
     expect(result.response.content).toBe("Done.");
     expect(result.sources.map((s) => s.content)).toEqual(["Employee 7: HTTP 204"]);
-    expect(hr.requests.filter((r) => r.method === "DELETE").map((r) => r.path)).toEqual(["/api/users/7"]);
-    expect(gates.hits("llm-1")).toHaveLength(1);
-    expect(gates.hits("tool")).toHaveLength(1);
+    expect(bed.hr.requests.filter((r) => r.method === "DELETE").map((r) => r.path)).toEqual(["/api/users/7"]);
+    expect(bed.gates.hits("llm-1")).toHaveLength(1);
+    expect(bed.gates.hits("tool")).toHaveLength(1);
   });
 });

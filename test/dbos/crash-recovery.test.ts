@@ -4,14 +4,10 @@
  * happens twice. The agent fires employee 7 through the HR API; the test server counts the
  * DELETEs, and the gate server counts the model's replies and the tool's starts.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DbosRuns } from "../../src/dbos/index.ts";
-import { freshDatabase } from "../support/postgres-database.ts";
-import { startGateServer } from "../support/gate-server.ts";
-import type { GateServer } from "../support/gate-server.ts";
-import { startHrApiServer } from "../support/hr-api-server.ts";
-import type { HrApiServer } from "../support/hr-api-server.ts";
-import { killAllWorkers, startWorker } from "../support/dbos-workers.ts";
+import { describe, expect, it } from "vitest";
+import type { DbosRuns } from "../../src/dbos/index.ts";
+import { startWorker } from "../support/dbos-workers.ts";
+import { dbosTestBed } from "../support/dbos-test-bed.ts";
 
 const DATABASE_URL = process.env.DATABASE_URL;
 
@@ -21,23 +17,8 @@ interface AgentResult {
 }
 
 describe.skipIf(!DATABASE_URL)("a durable run on DBOS, its worker killed", () => {
-  let db: { url: string; drop: () => Promise<void> };
-  let hr: HrApiServer;
-  let gates: GateServer;
+  const bed = dbosTestBed("stepflow_dbos_crash");
   let runs: DbosRuns;
-
-  beforeEach(async () => {
-    db = await freshDatabase(DATABASE_URL as string, "stepflow_dbos_crash");
-    hr = await startHrApiServer();
-    gates = await startGateServer();
-  });
-  afterEach(async () => {
-    await killAllWorkers();
-    await runs?.close();
-    await gates.close();
-    await hr.close();
-    await db.drop();
-  });
 
   /** How many times each kind of event was streamed: a step execution that ran twice would stream its events twice. */
   const streamed = async (runId: string) => {
@@ -45,53 +26,53 @@ describe.skipIf(!DATABASE_URL)("a durable run on DBOS, its worker killed", () =>
     for await (const ev of runs.events(runId)) counts[ev.type] = (counts[ev.type] ?? 0) + 1;
     return counts;
   };
-  const deletes = () => hr.requests.filter((r) => r.method === "DELETE").map((r) => r.path);
-  const args = (workerId: string) => [db.url, workerId, hr.baseURL, gates.baseURL];
+  const deletes = () => bed.hr.requests.filter((r) => r.method === "DELETE").map((r) => r.path);
+  const args = (workerId: string) => [bed.db.url, workerId, bed.hr.baseURL, bed.gates.baseURL];
 
   it("in the middle of a tool call: the next worker makes the call, and the DELETE happens once", { timeout: 120_000 }, async () => {
-    gates.hold("tool");
+    bed.gates.hold("tool");
     const first = await startWorker(args("w1"));
-    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100, connections: 2 });
+    runs = await bed.connect();
     const runId = await runs.start("agent", { input: "Fire Lawson" });
-    await gates.reached("tool"); // the tool has started; its DELETE is not sent yet
+    await bed.gates.reached("tool"); // the tool has started; its DELETE is not sent yet
     await first.kill();
     expect(await runs.status(runId)).toBe("pending");
     expect(deletes()).toEqual([]);
 
-    gates.open("tool");
+    bed.gates.open("tool");
     await startWorker(args("w1"));
     const result = await runs.result<AgentResult>(runId);
     expect(result.response.content).toBe("Done.");
     expect(result.sources.map((s) => s.content)).toEqual(["Employee 7: HTTP 204"]);
     expect(deletes()).toEqual(["/api/users/7"]);
     // The model's first reply was recorded before the kill: the second worker did not ask again.
-    expect(gates.hits("llm-1")).toEqual(["w1"]);
-    expect(gates.hits("tool")).toEqual(["w1", "w1"]);
-    expect(gates.hits("llm-2")).toEqual(["w1"]);
+    expect(bed.gates.hits("llm-1")).toEqual(["w1"]);
+    expect(bed.gates.hits("tool")).toEqual(["w1", "w1"]);
+    expect(bed.gates.hits("llm-2")).toEqual(["w1"]);
     expect(await runs.status(runId)).toBe("succeeded");
     // The model's step finished before the kill: its ToolCallEvent is streamed once; the tool's step ran to its end once.
     expect(await streamed(runId)).toEqual({ "agent.ToolCallEvent": 1, "agent.FunctionOutputEvent": 1, "agent.StreamEvent": 1, "agent.TokenUsageEvent": 2 });
   });
 
   it("between two steps: the tool's step finished before the kill, and is not run again", { timeout: 120_000 }, async () => {
-    gates.hold("llm-2");
+    bed.gates.hold("llm-2");
     const first = await startWorker(args("w1"));
-    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100, connections: 2 });
+    runs = await bed.connect();
     const runId = await runs.start("agent", { input: "Fire Lawson" });
-    await gates.reached("llm-2"); // the tool's step has finished; the model is asked again
+    await bed.gates.reached("llm-2"); // the tool's step has finished; the model is asked again
     await first.kill();
     expect(deletes()).toEqual(["/api/users/7"]);
 
-    gates.open("llm-2");
+    bed.gates.open("llm-2");
     await startWorker(args("w1"));
     const result = await runs.result<AgentResult>(runId);
     expect(result.response.content).toBe("Done.");
     expect(result.sources.map((s) => s.content)).toEqual(["Employee 7: HTTP 204"]);
     expect(deletes()).toEqual(["/api/users/7"]);
-    expect(gates.hits("llm-1")).toHaveLength(1);
-    expect(gates.hits("tool")).toHaveLength(1);
+    expect(bed.gates.hits("llm-1")).toHaveLength(1);
+    expect(bed.gates.hits("tool")).toHaveLength(1);
     // The step that was cut short runs again from its input: the model is asked a second time.
-    expect(gates.hits("llm-2")).toHaveLength(2);
+    expect(bed.gates.hits("llm-2")).toHaveLength(2);
     expect(await streamed(runId)).toEqual({ "agent.ToolCallEvent": 1, "agent.FunctionOutputEvent": 1, "agent.StreamEvent": 1, "agent.TokenUsageEvent": 2 });
   });
 });

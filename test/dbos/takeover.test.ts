@@ -5,15 +5,11 @@
  * counts the DELETEs, the gate server who reached each point.
  */
 import pg from "pg";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ToolApprovalEvent } from "../../events/index.ts";
-import { DbosRuns } from "../../src/dbos/index.ts";
-import { freshDatabase } from "../support/postgres-database.ts";
-import { startGateServer } from "../support/gate-server.ts";
-import type { GateServer } from "../support/gate-server.ts";
-import { startHrApiServer } from "../support/hr-api-server.ts";
-import type { HrApiServer } from "../support/hr-api-server.ts";
-import { killAllWorkers, startWorker } from "../support/dbos-workers.ts";
+import type { DbosRuns } from "../../src/dbos/index.ts";
+import { startWorker } from "../support/dbos-workers.ts";
+import { dbosTestBed } from "../support/dbos-test-bed.ts";
 
 const DATABASE_URL = process.env.DATABASE_URL;
 
@@ -23,34 +19,19 @@ interface AgentResult {
 }
 
 describe.skipIf(!DATABASE_URL)("a dead worker's runs, taken over by a worker with another id", () => {
-  let db: { url: string; drop: () => Promise<void> };
-  let hr: HrApiServer;
-  let gates: GateServer;
+  const bed = dbosTestBed("stepflow_dbos_takeover");
   let runs: DbosRuns;
 
-  beforeEach(async () => {
-    db = await freshDatabase(DATABASE_URL as string, "stepflow_dbos_takeover");
-    hr = await startHrApiServer();
-    gates = await startGateServer();
-  });
-  afterEach(async () => {
-    await killAllWorkers();
-    await runs?.close();
-    await gates.close();
-    await hr.close();
-    await db.drop();
-  });
-
-  const deletes = () => hr.requests.filter((r) => r.method === "DELETE").map((r) => r.path);
-  const args = (workerId: string, options: object, mode = "") => [db.url, workerId, hr.baseURL, gates.baseURL, mode, "10", JSON.stringify(options)];
+  const deletes = () => bed.hr.requests.filter((r) => r.method === "DELETE").map((r) => r.path);
+  const args = (workerId: string, options: object, mode = "") => [bed.db.url, workerId, bed.hr.baseURL, bed.gates.baseURL, mode, "10", JSON.stringify(options)];
 
   /** Worker w1 takes a run and is killed with SIGKILL inside the tool, before its DELETE; resolves with the run's id. */
   const killedInTheTool = async (takeoverAfter: number) => {
-    gates.hold("tool");
+    bed.gates.hold("tool");
     const first = await startWorker(args("w1", { takeoverAfter }));
-    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100, connections: 2 });
+    runs = await bed.connect();
     const runId = await runs.start("agent", { input: "Fire Lawson" });
-    expect(await gates.reached("tool")).toBe("w1");
+    expect(await bed.gates.reached("tool")).toBe("w1");
     return { first, runId };
   };
 
@@ -59,9 +40,9 @@ describe.skipIf(!DATABASE_URL)("a dead worker's runs, taken over by a worker wit
     expect(result.response.content).toBe("Done.");
     expect(result.sources.map((s) => s.content)).toEqual(["Employee 7: HTTP 204"]);
     expect(deletes()).toEqual(["/api/users/7"]);
-    expect(gates.hits("llm-1")).toEqual(["w1"]); // recorded before the kill: not asked again
-    expect(gates.hits("tool")).toEqual(["w1", worker]);
-    expect(gates.hits("llm-2")).toEqual([worker]);
+    expect(bed.gates.hits("llm-1")).toEqual(["w1"]); // recorded before the kill: not asked again
+    expect(bed.gates.hits("tool")).toEqual(["w1", worker]);
+    expect(bed.gates.hits("llm-2")).toEqual([worker]);
     expect(await runs.workerOf(runId)).toBe(worker);
     expect(await runs.status(runId)).toBe("succeeded");
   };
@@ -71,7 +52,7 @@ describe.skipIf(!DATABASE_URL)("a dead worker's runs, taken over by a worker wit
     const second = await startWorker(args("w2", { takeoverAfter: 3 }));
     await first.kill();
     expect(await runs.status(runId)).toBe("pending");
-    gates.open("tool");
+    bed.gates.open("tool");
     expect(await second.printed("took over w1:")).toBe(`took over w1: ${runId}`);
     await expectFinishedOnceBy(runId, "w2");
   });
@@ -80,14 +61,14 @@ describe.skipIf(!DATABASE_URL)("a dead worker's runs, taken over by a worker wit
     const { first, runId } = await killedInTheTool(3);
     const others = [await startWorker(args("w2", { takeoverAfter: 3 })), await startWorker(args("w3", { takeoverAfter: 3 }))];
     await first.kill();
-    gates.open("tool");
+    bed.gates.open("tool");
     const result = await runs.result<AgentResult>(runId);
     expect(result.response.content).toBe("Done.");
     expect(deletes()).toEqual(["/api/users/7"]);
-    expect(gates.hits("tool")).toHaveLength(2);
-    expect(gates.hits("llm-2")).toHaveLength(1);
+    expect(bed.gates.hits("tool")).toHaveLength(2);
+    expect(bed.gates.hits("llm-2")).toHaveLength(1);
 
-    const client = new pg.Client({ connectionString: db.url });
+    const client = new pg.Client({ connectionString: bed.db.url });
     await client.connect();
     const row = (await client.query("SELECT taken_over_by FROM stepflow_dbos_workers WHERE worker_id = 'w1'")).rows[0] as { taken_over_by: string };
     await client.end();
@@ -107,7 +88,7 @@ describe.skipIf(!DATABASE_URL)("a dead worker's runs, taken over by a worker wit
     );
     await refused.stop();
     await first.kill();
-    gates.open("tool");
+    bed.gates.open("tool");
     const second = await startWorker(args("w2", { takeoverAfter: false, recover: "w1" }));
     expect(await second.printed("recovered w1:")).toBe(`recovered w1: ${runId}`);
     await expectFinishedOnceBy(runId, "w2");
@@ -115,7 +96,7 @@ describe.skipIf(!DATABASE_URL)("a dead worker's runs, taken over by a worker wit
 
   it("a run parked on a worker that died is answered, taken over, and finished by another", { timeout: 120_000 }, async () => {
     const first = await startWorker(args("w1", { takeoverAfter: 3 }, "approval"));
-    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100, connections: 2 });
+    runs = await bed.connect();
     const runId = await runs.start("agent", { input: "Fire Lawson" });
     expect(await runs.parked(runId)).toBe(1);
     let approvalId = "";
@@ -131,8 +112,8 @@ describe.skipIf(!DATABASE_URL)("a dead worker's runs, taken over by a worker wit
     const result = await runs.result<AgentResult>(runId);
     expect(result.sources.map((s) => s.content)).toEqual(["Employee 7: HTTP 204"]);
     expect(deletes()).toEqual(["/api/users/7"]);
-    expect(gates.hits("llm-1")).toEqual(["w1"]);
-    expect(gates.hits("tool")).toEqual(["w2"]);
+    expect(bed.gates.hits("llm-1")).toEqual(["w1"]);
+    expect(bed.gates.hits("tool")).toEqual(["w2"]);
     expect(await runs.workerOf(runId)).toBe("w2");
   });
 });
