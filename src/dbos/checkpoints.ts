@@ -5,7 +5,7 @@
  * executions that finished before do not run again.
  */
 import pg from "pg";
-import type { Pool } from "pg";
+import type { Pool, PoolClient } from "pg";
 import { maskCredentials } from "../core/user-text.ts";
 import type { ContextJSON } from "../core/context-format.ts";
 import { DbosDatabaseError } from "./errors.ts";
@@ -16,7 +16,24 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_dbos_checkpoints (
   answered INTEGER NOT NULL,
   context JSONB NOT NULL,
   updated_at TIMESTAMPTZ NOT NULL DEFAULT now())`;
-const SCHEMA_LOCK = 748_213_926; // serialises CREATE … IF NOT EXISTS of workers starting together
+const SCHEMA_LOCK = 748_213_926; // serialises CREATE … IF NOT EXISTS of processes starting together
+
+/**
+ * Runs `schema` (CREATE … IF NOT EXISTS) in a transaction of its own under an advisory lock: two
+ * processes starting together on a new database would otherwise both create and one fail.
+ * @example await createTable(client, "CREATE TABLE IF NOT EXISTS t (id TEXT PRIMARY KEY)");
+ */
+export async function createTable(client: PoolClient, schema: string): Promise<void> {
+  try {
+    await client.query("BEGIN");
+    await client.query("SELECT pg_advisory_xact_lock($1)", [SCHEMA_LOCK]);
+    await client.query(schema);
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  }
+}
 
 /** One run's newest checkpoint: its number, how many answers it holds, and the saved context. @example `{ seq: 3, answered: 1, context }` */
 export interface Checkpoint {
@@ -47,10 +64,7 @@ export async function openPool(url: string, connections = 4): Promise<Pool> {
   try {
     const client = await pool.connect();
     try {
-      await client.query("BEGIN");
-      await client.query("SELECT pg_advisory_xact_lock($1)", [SCHEMA_LOCK]);
-      await client.query(SCHEMA);
-      await client.query("COMMIT");
+      await createTable(client, SCHEMA);
     } finally {
       client.release();
     }

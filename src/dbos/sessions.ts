@@ -19,7 +19,7 @@ import { sessionMemoryOf } from "../sessions/session-memory.ts";
 import type { MessageWindow, SessionMemory } from "../sessions/session-memory.ts";
 import { SessionConflictError, SessionStoreError, checkSessionId } from "../sessions/types.ts";
 import type { SessionRecord, StoredMessage } from "../sessions/types.ts";
-import { describeDatabase, openPool, unreachable } from "./checkpoints.ts";
+import { createTable as createTableOnce, describeDatabase, openPool, unreachable } from "./checkpoints.ts";
 import { DbosRuns } from "./client.ts";
 import type { DbosRunsOptions } from "./client.ts";
 import { DbosDatabaseError, DbosRuntimeError } from "./errors.ts";
@@ -32,7 +32,6 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_dbos_session_turns (
   first_seq INTEGER,
   total INTEGER,
   created_at TIMESTAMPTZ NOT NULL DEFAULT now())`;
-const SCHEMA_LOCK = 748_213_928; // serialises CREATE … IF NOT EXISTS of processes starting together
 
 /**
  * The queue session turns wait on, beside the queue `queue` of other runs: partitioned by
@@ -49,12 +48,8 @@ const DEFAULT_WORKFLOW = "agent";
 async function createTable(pool: Pool, database: string): Promise<void> {
   const client = await pool.connect();
   try {
-    await client.query("BEGIN");
-    await client.query("SELECT pg_advisory_xact_lock($1)", [SCHEMA_LOCK]);
-    await client.query(SCHEMA);
-    await client.query("COMMIT");
+    await createTableOnce(client, SCHEMA);
   } catch (error) {
-    await client.query("ROLLBACK").catch(() => undefined);
     throw new DbosDatabaseError(`Cannot create the table of session turns in ${database}: ${(error as Error).message}`, database, { cause: error });
   } finally {
     client.release();

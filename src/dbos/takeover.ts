@@ -7,6 +7,7 @@
  * unfinished runs back on their queue, where any worker takes each of them once.
  */
 import type { Pool, PoolClient } from "pg";
+import { createTable } from "./checkpoints.ts";
 import { DbosDatabaseError, DbosRuntimeError } from "./errors.ts";
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_dbos_workers (
@@ -16,7 +17,6 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_dbos_workers (
   beat_every_ms INTEGER NOT NULL,
   taken_over_by TEXT,
   taken_over_at TIMESTAMPTZ)`;
-const SCHEMA_LOCK = 748_213_928;
 
 /** A dead worker taken over: its id, and the runs of it that were put back on the queue. @example `{ workerId: "w1", runs: ["3f2…"] }` */
 export interface Takeover {
@@ -63,12 +63,7 @@ export class Heartbeats {
 
   /** Makes the table (once per database), beats now, then beats and looks for dead workers every fifth of `takeoverAfter`. */
   async start(): Promise<void> {
-    await this.#withClient(async (client) => {
-      await client.query("BEGIN");
-      await client.query("SELECT pg_advisory_xact_lock($1)", [SCHEMA_LOCK]);
-      await client.query(SCHEMA);
-      await client.query("COMMIT");
-    });
+    await this.#withClient((client) => createTable(client, SCHEMA));
     await this.#beat();
     this.#timer = setInterval(() => {
       // One tick at a time: a slow database delays the next one rather than piling them up.
