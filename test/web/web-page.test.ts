@@ -166,6 +166,8 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
   it("inspects the approved run: graph, step timings, events and saved context", { timeout: 120_000 }, async () => {
     await page.locator(".message.assistant").nth(1).getByRole("button", { name: "Inspect run" }).click();
     await page.locator("#runs-panel").waitFor();
+    // The panel shows before its list of runs arrives: wait for the third run, then count.
+    await page.locator("#runs button.run").nth(2).waitFor();
     expect(await page.locator("#runs button.run").count()).toBe(3);
     const graph = page.locator(".graph svg");
     await graph.waitFor();
