@@ -71,6 +71,9 @@ export interface StepExecution {
   retried: boolean;
   /** The sets its `collectEvents` calls completed: a save gives them back, since a restored run executes it again. */
   taken: CollectTaken[] | undefined;
+  /** Its neighbours in its step's {@link InFlight} list while it executes. */
+  previous: StepExecution | undefined;
+  next: StepExecution | undefined;
 }
 
 /** A set of events an execution's `collectEvents` took out of `buffer`. */
@@ -127,11 +130,45 @@ class ExecutionQueue {
   }
 }
 
+/**
+ * A step's executions started and not finished, in the order they started: a list linked
+ * through the executions themselves, because an array emptied and refilled at every execution
+ * gets a new backing store each time (V8 frees the store of an emptied array), which cost more
+ * than the rest of a short step execution's bookkeeping.
+ */
+class InFlight {
+  first: StepExecution | undefined;
+  last: StepExecution | undefined;
+  size = 0;
+  add(execution: StepExecution): void {
+    execution.previous = this.last;
+    execution.next = undefined;
+    if (this.last) this.last.next = execution;
+    else this.first = execution;
+    this.last = execution;
+    this.size++;
+  }
+  delete(execution: StepExecution): void {
+    const { previous, next } = execution;
+    if (previous) previous.next = next;
+    else this.first = next;
+    if (next) next.previous = previous;
+    else this.last = previous;
+    execution.previous = execution.next = undefined;
+    this.size--;
+  }
+  toArray(): StepExecution[] {
+    const executions: StepExecution[] = [];
+    for (let execution = this.first; execution; execution = execution.next) executions.push(execution);
+    return executions;
+  }
+}
+
 interface StepSlot {
   readonly step: StepDefinition;
   readonly queue: ExecutionQueue;
   /** Executions started and not finished. */
-  readonly inFlight: StepExecution[];
+  readonly inFlight: InFlight;
   /** Executions holding a worker: started and not finished, less those waiting in `waitForEvent`. */
   busy: number;
   /** Waiting executions whose answer came while every worker was busy: they continue first when one frees. */
@@ -170,8 +207,8 @@ export class Run {
   /** Until the microtask that starts the run, events wait in their steps' queues. */
   #started = false;
   #cancelTimeout: (() => void) | undefined;
-  /** Step timeouts and retry delays under way: cleared when the run ends, so they do not keep the process alive. */
-  readonly #timers = new Set<() => void>();
+  /** Step timeouts and retry delays under way: cleared when the run ends, so they do not keep the process alive. Made on first use. */
+  #timers: Set<() => void> | undefined;
   // The AbortSignal is created on first use, as creating and aborting one is not free: a run
   // whose steps never read ctx.signal creates none. One first read after the run was aborted
   // comes already aborted, with the recorded reason.
@@ -205,7 +242,7 @@ export class Run {
     this.#id = contextEngine.savedRun(ctx)?.runId;
     this.#lifecycle = settings.lifecycleEvents === true;
     this.result = new Promise((resolve) => (this.#settle = resolve));
-    for (const step of graph.steps.values()) this.#slots.set(step.name, { step, queue: new ExecutionQueue(), inFlight: [], busy: 0, resumes: [] });
+    for (const step of graph.steps.values()) this.#slots.set(step.name, { step, queue: new ExecutionQueue(), inFlight: new InFlight(), busy: 0, resumes: [] });
   }
 
   /**
@@ -234,7 +271,7 @@ export class Run {
 
   /** Names of the steps executing right now. */
   activeSteps(): string[] {
-    return [...this.#slots.values()].filter((s) => s.inFlight.length > 0).map((s) => s.step.name);
+    return [...this.#slots.values()].filter((s) => s.inFlight.size > 0).map((s) => s.step.name);
   }
 
   /**
@@ -281,6 +318,8 @@ export class Run {
             ended: false,
             retried: false,
             taken: undefined,
+            previous: undefined,
+            next: undefined,
           });
         }
       }
@@ -454,7 +493,7 @@ export class Run {
     };
     for (const [name, slot] of this.#slots) {
       if (slot.queue.size) queued[name] = slot.queue.toArray().map(deliver);
-      if (slot.inFlight.length) inFlight[name] = slot.inFlight.map(deliver);
+      if (slot.inFlight.size) inFlight[name] = slot.inFlight.toArray().map(deliver);
     }
     // A restored run executes the in-flight steps again, and they collect their events again:
     // saved are the buffers as they were before those executions added or took anything.
@@ -463,7 +502,7 @@ export class Run {
     const rerun = new Map<string, Set<Event>>();
     const restored = new Map<CollectBuffer, Event[]>();
     for (const [name, slot] of this.#slots) {
-      for (const execution of slot.inFlight) {
+      for (let execution = slot.inFlight.first; execution; execution = execution.next) {
         let events = rerun.get(name);
         if (!events) rerun.set(name, (events = new Set()));
         events.add(execution.event);
@@ -519,7 +558,7 @@ export class Run {
   }
 
   #anyStepExecuting(): boolean {
-    for (const slot of this.#slots.values()) if (slot.inFlight.length > 0) return true;
+    for (const slot of this.#slots.values()) if (slot.inFlight.size > 0) return true;
     return false;
   }
 
@@ -565,7 +604,18 @@ export class Run {
     // resume of one saved run gives the same id to the same work and shares its ctx.once records.
     // Fresh runs keep numbered ids: no hash on the hot path.
     const id = typeof from?.id === "string" ? createHash("sha256").update(`${from.id}>${slot.step.name}`).digest("base64url").slice(0, 16) : ++this.#executions;
-    const execution: StepExecution = { slot, event, id, once: undefined, waits: 0, ended: false, retried: false, taken: undefined };
+    const execution: StepExecution = {
+      slot,
+      event,
+      id,
+      once: undefined,
+      waits: 0,
+      ended: false,
+      retried: false,
+      taken: undefined,
+      previous: undefined,
+      next: undefined,
+    };
     if (this.#started && slot.busy < slot.step.numWorkers) void this.#execute(execution);
     else slot.queue.push(execution);
   }
@@ -573,7 +623,7 @@ export class Run {
   async #execute(execution: StepExecution): Promise<void> {
     const { slot, event } = execution;
     const { step } = slot;
-    slot.inFlight.push(execution);
+    slot.inFlight.add(execution);
     slot.busy++;
     const ctx = contextEngine.forExecution(this.ctx, execution);
     if (sliceSpent()) {
@@ -631,7 +681,7 @@ export class Run {
     }
     workDone(slice);
     observed?.ended(isEvent(output) ? { ok: true, outputEvent: eventTypeName(output.constructor as EventClass) } : { ok: true });
-    slot.inFlight.splice(slot.inFlight.indexOf(execution), 1);
+    slot.inFlight.delete(execution);
     execution.ended = true;
     // An execution that ends with a wait still pending (not awaited) gave its worker back already.
     if (execution.waits === 0) slot.busy--;
@@ -672,7 +722,7 @@ export class Run {
     const used = recoveries.get(recoverer.name) ?? 0;
     if (used >= (recoverer.catchErrors?.maxRecoveries ?? 1)) return false;
     recoveries.set(recoverer.name, used + 1);
-    slot.inFlight.splice(slot.inFlight.indexOf(execution), 1);
+    slot.inFlight.delete(execution);
     execution.ended = true;
     if (execution.waits === 0) slot.busy--;
     this.settings.log?.(`Step ${step.name} failed; recovering with step ${recoverer.name}`);
@@ -707,14 +757,15 @@ export class Run {
   #withStepTimeout(step: StepDefinition, ctx: Context, event: Event, resources: Record<string, unknown>): Promise<unknown> {
     const seconds = step.timeout as number;
     return new Promise((resolve, reject) => {
+      const timers = (this.#timers ??= new Set());
       const cancel = startTimer(seconds, () => {
-        this.#timers.delete(cancel);
+        timers.delete(cancel);
         reject(new WorkflowTimeoutError(`Step "${step.name}" timed out after ${seconds} seconds.`, [step.name]));
       });
-      this.#timers.add(cancel);
+      timers.add(cancel);
       const settle = () => {
         cancel();
-        this.#timers.delete(cancel);
+        timers.delete(cancel);
       };
       // new Promise(...) turns a handler that throws synchronously into a rejection.
       new Promise((run) => run(step.handler(ctx, event, resources))).then(
@@ -727,11 +778,12 @@ export class Run {
   /** Waits `seconds`; never resolves if the run ends first (its timer is cleared then). */
   #sleep(seconds: number): Promise<void> {
     return new Promise((resolve) => {
+      const timers = (this.#timers ??= new Set());
       const cancel = startTimer(seconds, () => {
-        this.#timers.delete(cancel);
+        timers.delete(cancel);
         resolve();
       });
-      this.#timers.add(cancel);
+      timers.add(cancel);
     });
   }
 
@@ -744,8 +796,8 @@ export class Run {
     this.#done = true;
     this.#succeeded = outcome.ok;
     this.#cancelTimeout?.();
-    for (const cancel of this.#timers) cancel();
-    this.#timers.clear();
+    if (this.#timers) for (const cancel of this.#timers) cancel();
+    this.#timers = undefined;
     if (!outcome.ok || this.#anyStepExecuting()) {
       this.#abortReason = { reason };
       if (this.#signalGiven) this.#controller.abort(reason);
