@@ -595,7 +595,7 @@ export class Run {
       }
       const next = slot.queue.shift();
       if (next === undefined) return;
-      void this.#execute(next);
+      this.#execute(next);
     }
   }
 
@@ -616,77 +616,119 @@ export class Run {
       previous: undefined,
       next: undefined,
     };
-    if (this.#started && slot.busy < slot.step.numWorkers) void this.#execute(execution);
+    if (this.#started && slot.busy < slot.step.numWorkers) this.#execute(execution);
     else slot.queue.push(execution);
   }
 
-  async #execute(execution: StepExecution): Promise<void> {
-    const { slot, event } = execution;
-    const { step } = slot;
+  /**
+   * Gives `execution` a worker and starts its first attempt, in this time slice or a later one.
+   * Not `async`, nor are the attempts: an async method's suspended frame (its promise, its
+   * registers) cost as much as the rest of an execution's bookkeeping, and stays alive across
+   * the whole step; a `then` on the step's promise costs a fraction of it.
+   */
+  #execute(execution: StepExecution): void {
+    const slot = execution.slot;
     slot.inFlight.add(execution);
     slot.busy++;
     const ctx = contextEngine.forExecution(this.ctx, execution);
-    if (sliceSpent()) {
-      await nextSlice();
-      if (this.#done) return;
-    }
-    const slice = currentSlice();
-    let output: unknown;
+    if (!sliceSpent()) return this.#firstAttempt(execution, ctx);
+    void nextSlice().then(() => {
+      if (!this.#done) this.#firstAttempt(execution, ctx);
+    });
+  }
+
+  #firstAttempt(execution: StepExecution, ctx: Context): void {
     // Read only for steps that retry: a clock read per execution would cost the hot path.
-    const startedAt = step.retry ? performance.now() : 0;
-    const lifecycle = this.#lifecycle;
-    let observed: StepObservation | undefined;
-    let attempts = 1;
-    for (; ; attempts++) {
-      if (attempts > 1) execution.retried = true;
-      this.settings.log?.(`Running step ${step.name}`);
-      if (lifecycle) this.#stepState(step, event, "started", attempts);
-      observed = this.#observation?.stepStarted({
-        runId: this.id,
-        step: step.name,
-        attempt: attempts,
-        inputEvent: eventTypeName(event.constructor as EventClass),
-      });
-      try {
-        if (observed) output = await observed.run(() => this.#invoke(step, ctx, event));
-        else if (step.resources === undefined && step.timeout === null) output = await step.handler(ctx, event, NO_RESOURCES);
-        else output = await this.#invoke(step, ctx, event);
-        break;
-      } catch (error) {
-        if (this.#done) return observed?.ended({ ok: false, error, willRetry: false });
-        let delay: number | null;
-        try {
-          delay = retryDelay(step, attempts, error, (performance.now() - startedAt) / 1000);
-        } catch (policyError) {
-          observed?.ended({ ok: false, error, willRetry: false });
-          return this.fail(policyError); // a retry function that throws or returns nonsense
-        }
-        observed?.ended({ ok: false, error, willRetry: delay !== null });
-        if (lifecycle) this.#stepState(step, event, "failed", attempts, { error: errorMessage(error), willRetry: delay !== null });
-        if (delay === null && this.#recover(slot, event, execution, attempts, error)) return;
-        if (delay === null)
-          return this.fail(
-            error instanceof Error
-              ? error
-              : new NonErrorThrownError(
-                  `Step "${step.name}" threw ${describeValue(error)}, not an Error. Throw an Error (throw new Error("what went wrong")) so the failure says what happened; the thrown value is this error's cause.`,
-                  step.name,
-                  error,
-                ),
-          );
-        this.settings.log?.(`Step ${step.name} failed (attempt ${attempts}); retrying in ${delay} seconds`);
-        if (delay > 0) await this.#sleep(delay);
-        if (this.#done) return;
-      }
+    const startedAt = execution.slot.step.retry ? performance.now() : 0;
+    this.#runAttempt(execution, ctx, 1, startedAt, currentSlice());
+  }
+
+  /**
+   * Calls the step; its result (or failure) is handled in a later microtask, even when it
+   * returns at once, so the stack never grows with the chain of steps. `startedAt`: when the
+   * first attempt began, for retry policies; `slice`: the time slice it was counted in.
+   */
+  #runAttempt(execution: StepExecution, ctx: Context, attempts: number, startedAt: number, slice: number): void {
+    const { slot, event } = execution;
+    const { step } = slot;
+    if (attempts > 1) execution.retried = true;
+    this.settings.log?.(`Running step ${step.name}`);
+    if (this.#lifecycle) this.#stepState(step, event, "started", attempts);
+    const observed = this.#observation?.stepStarted({
+      runId: this.id,
+      step: step.name,
+      attempt: attempts,
+      inputEvent: eventTypeName(event.constructor as EventClass),
+    });
+    let output: unknown;
+    try {
+      if (observed) output = observed.run(() => this.#invoke(step, ctx, event));
+      else if (step.resources === undefined && step.timeout === null) output = step.handler(ctx, event, NO_RESOURCES);
+      else output = this.#invoke(step, ctx, event);
+    } catch (error) {
+      return this.#failed(execution, ctx, error, attempts, startedAt, slice, observed);
     }
-    workDone(slice);
+    void Promise.resolve(output).then(
+      (value) => {
+        workDone(slice);
+        this.#finished(execution, value, attempts, observed);
+      },
+      (error: unknown) => this.#failed(execution, ctx, error, attempts, startedAt, slice, observed),
+    );
+  }
+
+  /** An attempt threw: retry it (now or after a delay), hand it to a recovery step, or fail the run. */
+  #failed(
+    execution: StepExecution,
+    ctx: Context,
+    error: unknown,
+    attempts: number,
+    startedAt: number,
+    slice: number,
+    observed: StepObservation | undefined,
+  ): void {
+    if (this.#done) return observed?.ended({ ok: false, error, willRetry: false });
+    const { slot, event } = execution;
+    const { step } = slot;
+    let delay: number | null;
+    try {
+      delay = retryDelay(step, attempts, error, (performance.now() - startedAt) / 1000);
+    } catch (policyError) {
+      observed?.ended({ ok: false, error, willRetry: false });
+      return this.fail(policyError); // a retry function that throws or returns nonsense
+    }
+    observed?.ended({ ok: false, error, willRetry: delay !== null });
+    if (this.#lifecycle) this.#stepState(step, event, "failed", attempts, { error: errorMessage(error), willRetry: delay !== null });
+    if (delay === null && this.#recover(slot, event, execution, attempts, error)) return;
+    if (delay === null)
+      return this.fail(
+        error instanceof Error
+          ? error
+          : new NonErrorThrownError(
+              `Step "${step.name}" threw ${describeValue(error)}, not an Error. Throw an Error (throw new Error("what went wrong")) so the failure says what happened; the thrown value is this error's cause.`,
+              step.name,
+              error,
+            ),
+      );
+    this.settings.log?.(`Step ${step.name} failed (attempt ${attempts}); retrying in ${delay} seconds`);
+    if (delay === 0) return this.#runAttempt(execution, ctx, attempts + 1, startedAt, slice);
+    void this.#sleep(delay).then(() => {
+      if (!this.#done) this.#runAttempt(execution, ctx, attempts + 1, startedAt, slice);
+    });
+  }
+
+  /** An attempt returned `output`: the execution ends, and its event (if any) goes on. */
+  #finished(execution: StepExecution, output: unknown, attempts: number, observed: StepObservation | undefined): void {
+    const { slot, event } = execution;
+    const { step } = slot;
     observed?.ended(isEvent(output) ? { ok: true, outputEvent: eventTypeName(output.constructor as EventClass) } : { ok: true });
     slot.inFlight.delete(execution);
     execution.ended = true;
     // An execution that ends with a wait still pending (not awaited) gave its worker back already.
     if (execution.waits === 0) slot.busy--;
     if (this.#done) return;
-    if (lifecycle) this.#stepState(step, event, "finished", attempts, isEvent(output) ? { outputEvent: eventTypeName(output.constructor as EventClass) } : {});
+    if (this.#lifecycle)
+      this.#stepState(step, event, "finished", attempts, isEvent(output) ? { outputEvent: eventTypeName(output.constructor as EventClass) } : {});
     if (output !== undefined) {
       if (!isEvent(output)) {
         return this.fail(
