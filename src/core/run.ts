@@ -26,7 +26,7 @@ import { contextEngine } from "./context.ts";
 import { decodeEvent, encodeValue } from "./serialize.ts";
 import type { SavedEvent } from "./serialize.ts";
 import { startTimer } from "./timers.ts";
-import { currentSlice, nextSlice, sliceSpent, workDone } from "./time-slices.ts";
+import { currentSlice, inNextSlice, sliceSpent, workDone } from "./time-slices.ts";
 import { restoreOnceRecords, runOnce } from "./step-once.ts";
 import type { OnceOptions, OnceRecord, OnceResult } from "./step-once.ts";
 import { encodeRun } from "./saved-run.ts";
@@ -631,8 +631,13 @@ export class Run {
     slot.inFlight.add(execution);
     slot.busy++;
     const ctx = contextEngine.forExecution(this.ctx, execution);
-    if (!sliceSpent()) return this.#firstAttempt(execution, ctx);
-    void nextSlice().then(() => {
+    if (sliceSpent()) this.#inNextSlice(execution, ctx);
+    else this.#firstAttempt(execution, ctx);
+  }
+
+  /** A method of its own: a closure in `#execute` would cost every execution its variables' context. */
+  #inNextSlice(execution: StepExecution, ctx: Context): void {
+    inNextSlice(() => {
       if (!this.#done) this.#firstAttempt(execution, ctx);
     });
   }
