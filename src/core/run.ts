@@ -24,11 +24,11 @@ import type { StepDefinition } from "./step.ts";
 import type { Context } from "./context.ts";
 import { contextEngine } from "./context.ts";
 import { decodeEvent, encodeValue } from "./serialize.ts";
-import type { SavedEvent } from "./serialize.ts";
+import type { Codecs, SavedEvent } from "./serialize.ts";
 import { startTimer } from "./timers.ts";
 import { currentSlice, inNextSlice, sliceSpent, workDone } from "./time-slices.ts";
 import { restoreOnceRecords, runOnce } from "./step-once.ts";
-import type { OnceOptions, OnceRecord, OnceResult } from "./step-once.ts";
+import type { OnceOptions, OnceRecord, OnceResult, OnceScope } from "./step-once.ts";
 import { encodeRun } from "./saved-run.ts";
 import type { Delivery, RestoredRun } from "./saved-run.ts";
 import type { Journal } from "./journal/types.ts";
@@ -542,19 +542,17 @@ export class Run {
    * execution's id is this attempt's own, so no one else can claim its work.
    */
   once<T>(execution: StepExecution, name: string, work: () => T | Promise<T>, options: OnceOptions | undefined, journal: Journal): Promise<OnceResult<T>> {
-    return runOnce(
-      {
-        records: (execution.once ??= new Map()),
-        journal,
-        codecs: this.ctx.workflow.codecs,
-        key: (n) => `once:${this.id}:${this.#executionId(execution)}:${n}`,
-        shared: () => execution.shared === true || typeof execution.id === "string",
-        ended: () => (this.#done ? { reason: this.#abortReason?.reason ?? RUN_FINISHED } : undefined),
-      },
-      name,
-      work,
-      options,
-    );
+    return runOnce(new ExecutionOnceScope(this, execution, journal), name, work, options);
+  }
+
+  /** For {@link ExecutionOnceScope}: the journal key of `ctx.once(name)` in `execution`. */
+  onceKey(execution: StepExecution, name: string): string {
+    return `once:${this.id}:${this.#executionId(execution)}:${name}`;
+  }
+
+  /** For {@link ExecutionOnceScope}: why the run ended, or `undefined` while it goes on. */
+  endedBecause(): { readonly reason: unknown } | undefined {
+    return this.#done ? { reason: this.#abortReason?.reason ?? RUN_FINISHED } : undefined;
   }
 
   #anyStepExecuting(): boolean {
@@ -858,6 +856,33 @@ export class Run {
     this.#observation?.runEnded(outcome.ok ? { status: "succeeded" } : { status: runStatus(outcome.error), error: outcome.error });
     this.stream.close();
     this.#settle(outcome);
+  }
+}
+
+/** What `ctx.once` needs of one execution of a run: a class, so that a call makes one small object and no closures. */
+class ExecutionOnceScope implements OnceScope {
+  readonly records: Map<string, OnceRecord>;
+  readonly codecs: Codecs;
+
+  constructor(
+    readonly run: Run,
+    readonly execution: StepExecution,
+    readonly journal: Journal,
+  ) {
+    this.records = execution.once ??= new Map();
+    this.codecs = run.ctx.workflow.codecs;
+  }
+
+  key(name: string): string {
+    return this.run.onceKey(this.execution, name);
+  }
+
+  shared(): boolean {
+    return this.execution.shared === true || typeof this.execution.id === "string";
+  }
+
+  ended(): { readonly reason: unknown } | undefined {
+    return this.run.endedBecause();
   }
 }
 

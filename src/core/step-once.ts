@@ -45,22 +45,29 @@ export type OnceRecord = { readonly state: "started"; readonly live?: true } | {
 /** A record as saved in a context. @example `{ state: "finished", value: { id: "ch_1" } }` */
 export type SavedOnceRecord = { readonly state: "started" } | { readonly state: "finished"; readonly value: Json };
 
-/** What `once` needs of the run: the execution's records, where to claim, and whether the run has ended. */
+/**
+ * What `once` needs of the run: the execution's records, where to claim, and whether the run has
+ * ended. Methods, so that the run can give a class instance (one object per call, no closures).
+ */
 export interface OnceScope {
   readonly records: Map<string, OnceRecord>;
   readonly journal: Journal;
   /** The workflow's codecs, for results that are not plain JSON. */
   readonly codecs: Codecs;
   /** The journal key of `name`: scoped to the run and the execution. */
-  readonly key: (name: string) => string;
+  key(name: string): string;
   /**
    * Whether another attempt at the run could know this execution's keys (it was restored, or a
    * save included it); only then is the journal asked. Once true, it stays true.
    */
-  readonly shared: () => boolean;
+  shared(): boolean;
   /** The reason the run ended (a step left running may still call `once`), or `undefined` while it goes on. */
-  readonly ended: () => { readonly reason: unknown } | undefined;
+  ended(): { readonly reason: unknown } | undefined;
 }
+
+// Records without a result are all alike: shared rather than made at each call.
+const LIVE: OnceRecord = Object.freeze({ state: "started", live: true });
+const STARTED: OnceRecord = Object.freeze({ state: "started" });
 
 const MAX_NAME = 200;
 
@@ -88,42 +95,56 @@ export function runOnce<T>(scope: OnceScope, name: string, work: () => T | Promi
       ),
     );
   }
-  const startedBefore = record !== undefined;
   // Live while the journal is asked, too: a second call with this name meanwhile is the same mistake.
-  scope.records.set(name, { state: "started", live: true });
-  const restore = () => (record ? scope.records.set(name, record) : scope.records.delete(name));
+  scope.records.set(name, LIVE);
   // Nobody else can know the key: claimed by this execution alone, with no journal round trip.
-  if (!scope.shared()) return decide(scope, name, undefined, CLAIMED, startedBefore, restore, work, options);
+  if (!scope.shared()) return decide(scope, name, undefined, CLAIMED, record, work, options);
   const key = scope.key(name);
   let claim: JournalClaim | PromiseLike<JournalClaim>;
   try {
     claim = scope.journal.begin(key);
   } catch (error) {
-    restore();
+    restore(scope, name, record);
     return Promise.reject(error);
   }
-  if (isPromiseLike(claim)) {
-    return Promise.resolve(claim).then(
-      (settled) => decide(scope, name, key, settled, startedBefore, restore, work, options),
-      (error: unknown) => {
-        restore();
-        throw error;
-      },
-    );
-  }
-  return decide(scope, name, key, claim, startedBefore, restore, work, options);
+  if (isPromiseLike(claim)) return decideWhenClaimed(scope, name, key, claim, record, work, options);
+  return decide(scope, name, key, claim, record, work, options);
 }
 
 const CLAIMED: JournalClaim = Object.freeze({ claimed: true });
 
-/** `key`: the journal key claimed, or `undefined` when the journal was not asked. */
+/** Puts back the record `name` had before this call (none, or an earlier attempt's). */
+function restore(scope: OnceScope, name: string, before: OnceRecord | undefined): void {
+  if (before) scope.records.set(name, before);
+  else scope.records.delete(name);
+}
+
+/** `decide`, once the journal answers; a function of its own, so that its closures cost only the calls that ask a journal. */
+function decideWhenClaimed<T>(
+  scope: OnceScope,
+  name: string,
+  key: string,
+  claim: PromiseLike<JournalClaim>,
+  before: OnceRecord | undefined,
+  work: () => T | Promise<T>,
+  options: OnceOptions | undefined,
+): Promise<OnceResult<T>> {
+  return Promise.resolve(claim).then(
+    (settled) => decide(scope, name, key, settled, before, work, options),
+    (error: unknown) => {
+      restore(scope, name, before);
+      throw error;
+    },
+  );
+}
+
+/** `key`: the journal key claimed, or `undefined` when the journal was not asked; `before`: the record `name` had before this call. */
 function decide<T>(
   scope: OnceScope,
   name: string,
   key: string | undefined,
   claim: JournalClaim,
-  startedBefore: boolean,
-  restore: () => unknown,
+  before: OnceRecord | undefined,
   work: () => T | Promise<T>,
   options: OnceOptions | undefined,
 ): Promise<OnceResult<T>> {
@@ -144,13 +165,13 @@ function decide<T>(
     return Promise.resolve({ status: "recorded", value: decodeValue(value, `ctx.once("${name}")`, scope.codecs) as T });
   }
   // Started before, by an earlier attempt at this run (its record says so) or by anyone (the journal does).
-  if ((startedBefore || !claim.claimed) && !rerun) {
-    scope.records.set(name, { state: "started" });
+  if ((before !== undefined || !claim.claimed) && !rerun) {
+    scope.records.set(name, STARTED);
     return Promise.resolve({ status: "unknown" });
   }
   const ended = scope.ended();
   if (ended) {
-    restore();
+    restore(scope, name, before);
     // The run ended while the claim was written: the work never started, so a later attempt may do it.
     if (claim.claimed && key !== undefined) {
       const released = scope.journal.release(key);
@@ -163,40 +184,43 @@ function decide<T>(
     output = work();
   } catch (error) {
     // It may have taken effect before throwing: the record stays "started".
-    scope.records.set(name, { state: "started" });
+    scope.records.set(name, STARTED);
     return Promise.reject(error);
   }
   if (isPromiseLike(output)) {
     return Promise.resolve(output).then(
       (value) => finish(scope, name, value),
       (error: unknown) => {
-        scope.records.set(name, { state: "started" });
+        scope.records.set(name, STARTED);
         throw error;
       },
     );
   }
-  return finish(scope, name, output);
+  try {
+    return Promise.resolve(finish(scope, name, output));
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
-/** Records the result; in the journal too if the execution is shared now, even if it was not when the work began. */
-function finish<T>(scope: OnceScope, name: string, value: T): Promise<OnceResult<T>> {
+/**
+ * Records the result; in the journal too if the execution is shared now, even if it was not
+ * when the work began. Throws, and answers a promise only when the journal does: returned from
+ * a `then` callback, a promise would cost its adoption (two more promises and microtasks).
+ */
+function finish<T>(scope: OnceScope, name: string, value: T): OnceResult<T> | Promise<OnceResult<T>> {
   let json: Json;
   try {
     json = encodeValue(value ?? null, `the result of ctx.once("${name}")`, scope.codecs);
   } catch (error) {
-    scope.records.set(name, { state: "started" });
-    return Promise.reject(error);
+    scope.records.set(name, STARTED);
+    throw error;
   }
   scope.records.set(name, { state: "finished", value: json });
   const result: OnceResult<T> = { status: "ran", value };
-  if (!scope.shared()) return Promise.resolve(result);
-  let finished: void | PromiseLike<void>;
-  try {
-    finished = scope.journal.finish(scope.key(name), JSON.stringify(json));
-  } catch (error) {
-    return Promise.reject(error);
-  }
-  return isPromiseLike(finished) ? Promise.resolve(finished).then(() => result) : Promise.resolve(result);
+  if (!scope.shared()) return result;
+  const finished = scope.journal.finish(scope.key(name), JSON.stringify(json));
+  return isPromiseLike(finished) ? Promise.resolve(finished).then(() => result) : result;
 }
 
 /** The records of an execution as saved JSON; a record of this attempt's work in progress is saved as started. */
@@ -211,7 +235,7 @@ export function restoreOnceRecords(saved: Readonly<Record<string, SavedOnceRecor
   const records = new Map<string, OnceRecord>();
   if (!saved) return records;
   const entries = saved instanceof Map ? [...saved] : Object.entries(saved as Record<string, SavedOnceRecord>);
-  for (const [name, record] of entries) records.set(name, record.state === "finished" ? { state: "finished", value: record.value } : { state: "started" });
+  for (const [name, record] of entries) records.set(name, record.state === "finished" ? { state: "finished", value: record.value } : STARTED);
   return records;
 }
 
