@@ -24,6 +24,9 @@ export class EventStream {
     if (waiting) {
       this.#waiting = null;
       waiting({ done: false, value: event });
+    } else if (this.#buffer.length === 0) {
+      // Most runs buffer only their StopEvent: an array of one, not the 17 slots a first push reserves.
+      this.#buffer = [event];
     } else {
       this.#buffer.push(event);
     }

@@ -21,18 +21,23 @@ export interface StreamOptions {
  */
 export class WorkflowHandler<R = unknown> implements PromiseLike<R> {
   readonly #run: Run;
-  readonly #result: Promise<R>;
+  /**
+   * The result, made when first asked for: `run.result` never rejects, so a caller that only
+   * streams (and never awaits the handler) leaves no rejected promise behind, and a run nobody
+   * awaits costs no promise chain.
+   */
+  #result: Promise<R> | undefined;
 
   constructor(run: Run) {
     this.#run = run;
-    this.#result = run.result.then((outcome) => {
+  }
+
+  get #outcome(): Promise<R> {
+    return (this.#result ??= this.#run.result.then((outcome) => {
       if (!outcome.ok) throw outcome.error;
       // Exactly StopEvent → its result; a subclass is a typed result in itself.
       return (outcome.stop.constructor === StopEvent ? outcome.stop.result : outcome.stop) as R;
-    });
-    // A caller that only streams must not crash the process with an unhandled rejection;
-    // awaiting the handler still throws.
-    this.#result.catch(() => {});
+    }));
   }
 
   /**
@@ -86,14 +91,14 @@ export class WorkflowHandler<R = unknown> implements PromiseLike<R> {
     onFulfilled?: ((value: R) => A | PromiseLike<A>) | null,
     onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
   ): Promise<A | B> {
-    return this.#result.then(onFulfilled, onRejected);
+    return this.#outcome.then(onFulfilled, onRejected);
   }
 
   catch<B = never>(onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<R | B> {
-    return this.#result.catch(onRejected);
+    return this.#outcome.catch(onRejected);
   }
 
   finally(onFinally?: (() => void) | null): Promise<R> {
-    return this.#result.finally(onFinally);
+    return this.#outcome.finally(onFinally);
   }
 }

@@ -209,31 +209,20 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
       lifecycleEvents: options.lifecycleEvents === true,
     });
     const handler = new WorkflowHandler<TResult>(run);
-    const signal = options.signal;
-    if (signal) {
-      if (signal.aborted) run.cancel();
-      else {
-        const onAbort = () => run.cancel();
-        signal.addEventListener("abort", onAbort, { once: true });
-        void run.result.then(() => signal.removeEventListener("abort", onAbort));
-      }
-    }
-    const start = () => {
-      const saved = contextEngine.savedRun(ctx);
-      run.schedule(saved ? { restored: saved } : { event: first as Event });
-    };
-    if (this.#maxRuns === Infinity) start();
-    else this.#admit(run, start);
+    if (options.signal) cancelOnAbort(run, options.signal);
+    // No closure in this method: it would cost every run the context of the variables it captures.
+    if (this.#maxRuns === Infinity) schedule(run, ctx, first);
+    else this.#admit(run, ctx, first);
     return handler;
   }
 
   /** Starts `run` now if fewer than `numConcurrentRuns` are in progress, else when one ends. */
-  #admit(run: Run, start: () => void): void {
+  #admit(run: Run, ctx: Context, first: Event | undefined): void {
     let admitted = false;
     const enter = () => {
       admitted = true;
       this.#activeRuns++;
-      start();
+      schedule(run, ctx, first);
     };
     void run.result.then(() => {
       if (!admitted) return; // cancelled while waiting: it held no place
@@ -245,6 +234,20 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
     // A run cancelled while waiting has ended already: it is skipped when its turn comes.
     this.#waitingRuns.push(() => (run.done ? this.#waitingRuns.shift()?.() : enter()));
   }
+}
+
+/** Cancels `run` when `signal` aborts (at once if it has). */
+function cancelOnAbort(run: Run, signal: AbortSignal): void {
+  if (signal.aborted) return run.cancel();
+  const onAbort = () => run.cancel();
+  signal.addEventListener("abort", onAbort, { once: true });
+  void run.result.then(() => signal.removeEventListener("abort", onAbort));
+}
+
+/** Loads the run's first events: the run saved in `ctx` (it may have been saved while the run waited its turn), else `first`. */
+function schedule(run: Run, ctx: Context, first: Event | undefined): void {
+  const saved = contextEngine.savedRun(ctx);
+  run.schedule(saved ? { restored: saved } : { event: first as Event });
 }
 
 function checkCodecs(codecs: WorkflowOptions["codecs"]): Readonly<Record<string, Codec>> {
