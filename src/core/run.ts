@@ -166,13 +166,14 @@ class InFlight {
 
 interface StepSlot {
   readonly step: StepDefinition;
-  readonly queue: ExecutionQueue;
+  /** Events waiting for a worker; made at the first (most steps never queue one, their worker being free). */
+  queue: ExecutionQueue | undefined;
   /** Executions started and not finished. */
   readonly inFlight: InFlight;
   /** Executions holding a worker: started and not finished, less those waiting in `waitForEvent`. */
   busy: number;
   /** Waiting executions whose answer came while every worker was busy: they continue first when one frees. */
-  readonly resumes: (() => void)[];
+  resumes: (() => void)[] | undefined;
 }
 
 /** Options of one run. */
@@ -186,6 +187,22 @@ export interface RunSettings {
 
 const NO_RESOURCES: Record<string, unknown> = Object.freeze({});
 
+/** A graph's steps as a list, and the index of each name in it: the order of a run's slots. */
+interface StepList {
+  readonly list: readonly StepDefinition[];
+  readonly indexes: ReadonlyMap<string, number>;
+}
+const stepLists = new WeakMap<WorkflowGraph, StepList>();
+function stepsOf(graph: WorkflowGraph): StepList {
+  let steps = stepLists.get(graph);
+  if (!steps) {
+    const list = [...graph.steps.values()];
+    steps = { list, indexes: new Map(list.map((step, i) => [step.name, i])) };
+    stepLists.set(graph, steps);
+  }
+  return steps;
+}
+
 /** The engine of one run. Created by `workflow.run()`; users meet it through the handler and the context. */
 export class Run {
   readonly stream = new EventStream();
@@ -193,7 +210,8 @@ export class Run {
   /** The context's view for this run: what its steps and its handler get. */
   readonly ctx: Context;
   readonly #controller = new AbortController();
-  readonly #slots = new Map<string, StepSlot>();
+  /** One per step, in the graph's order (see {@link stepsOf}): an array, cheaper to make per run than a Map. */
+  readonly #slots: StepSlot[];
   /** `collectEvents` buffers: step name → buffer id → buffer. This and the two maps below are made on first use: most runs need none. */
   #collected: Map<string, Map<string, CollectBuffer>> | undefined;
   #waiters: Waiter[] = [];
@@ -242,7 +260,7 @@ export class Run {
     this.#id = contextEngine.savedRun(ctx)?.runId;
     this.#lifecycle = settings.lifecycleEvents === true;
     this.result = new Promise((resolve) => (this.#settle = resolve));
-    for (const step of graph.steps.values()) this.#slots.set(step.name, { step, queue: new ExecutionQueue(), inFlight: new InFlight(), busy: 0, resumes: [] });
+    this.#slots = stepsOf(graph).list.map((step) => ({ step, queue: undefined, inFlight: new InFlight(), busy: 0, resumes: undefined }));
   }
 
   /**
@@ -271,7 +289,13 @@ export class Run {
 
   /** Names of the steps executing right now. */
   activeSteps(): string[] {
-    return [...this.#slots.values()].filter((s) => s.inFlight.size > 0).map((s) => s.step.name);
+    return this.#slots.filter((s) => s.inFlight.size > 0).map((s) => s.step.name);
+  }
+
+  /** The slot of the step named `name`, if the workflow has one. */
+  #slot(name: string): StepSlot | undefined {
+    const index = stepsOf(this.graph).indexes.get(name);
+    return index === undefined ? undefined : this.#slots[index];
   }
 
   /**
@@ -304,12 +328,12 @@ export class Run {
     // In-flight events first: they were taken before the queued ones.
     for (const source of [restored.inFlight, restored.queued]) {
       for (const [name, events] of Object.entries(source)) {
-        const slot = this.#slots.get(name);
+        const slot = this.#slot(name);
         if (!slot) return this.fail(new WorkflowRuntimeError(`The saved run has events for a step "${name}" that this workflow does not have.`));
         for (const { event, execution } of events) {
           const id = execution ?? ++this.#executions;
           const records = execution === undefined ? undefined : once[execution];
-          slot.queue.push({
+          (slot.queue ??= new ExecutionQueue()).push({
             slot,
             event,
             id,
@@ -345,7 +369,7 @@ export class Run {
         );
       });
     }
-    for (const slot of this.#slots.values()) {
+    for (const slot of this.#slots) {
       this.#pump(slot);
     }
   }
@@ -363,7 +387,7 @@ export class Run {
     if (this.#waiters.length > 0 && this.#deliverToWaiter(event)) return true;
     const steps = target ? [target] : this.graph.routes.get(event.constructor as EventClass);
     if (!steps) return false;
-    for (const step of steps) this.#enqueue(this.#slots.get(step.name) as StepSlot, event, from);
+    for (const step of steps) this.#enqueue(this.#slot(step.name) as StepSlot, event, from);
     return true;
   }
 
@@ -491,8 +515,9 @@ export class Run {
       if (execution.once && execution.once.size > 0) once[id] = execution.once;
       return { event: execution.event, execution: id };
     };
-    for (const [name, slot] of this.#slots) {
-      if (slot.queue.size) queued[name] = slot.queue.toArray().map(deliver);
+    for (const slot of this.#slots) {
+      const name = slot.step.name;
+      if (slot.queue?.size) queued[name] = slot.queue.toArray().map(deliver);
       if (slot.inFlight.size) inFlight[name] = slot.inFlight.toArray().map(deliver);
     }
     // A restored run executes the in-flight steps again, and they collect their events again:
@@ -501,7 +526,8 @@ export class Run {
     // buffers, and the sets it completed go back.)
     const rerun = new Map<string, Set<Event>>();
     const restored = new Map<CollectBuffer, Event[]>();
-    for (const [name, slot] of this.#slots) {
+    for (const slot of this.#slots) {
+      const name = slot.step.name;
       for (let execution = slot.inFlight.first; execution; execution = execution.next) {
         let events = rerun.get(name);
         if (!events) rerun.set(name, (events = new Set()));
@@ -556,7 +582,7 @@ export class Run {
   }
 
   #anyStepExecuting(): boolean {
-    for (const slot of this.#slots.values()) if (slot.inFlight.size > 0) return true;
+    for (const slot of this.#slots) if (slot.inFlight.size > 0) return true;
     return false;
   }
 
@@ -576,22 +602,22 @@ export class Run {
     const execution = waiter.execution;
     if (!execution || --execution.waits > 0 || execution.ended) return proceed();
     const slot = execution.slot;
-    if (slot.busy < slot.step.numWorkers && slot.resumes.length === 0) {
+    if (slot.busy < slot.step.numWorkers && !slot.resumes?.length) {
       slot.busy++;
       proceed();
-    } else slot.resumes.push(proceed);
+    } else (slot.resumes ??= []).push(proceed);
   }
 
   /** Gives free workers to waiting executions whose answer came, then to queued events. */
   #pump(slot: StepSlot): void {
     while (!this.#done && slot.busy < slot.step.numWorkers) {
-      const resume = slot.resumes.shift();
+      const resume = slot.resumes?.shift();
       if (resume) {
         slot.busy++;
         resume();
         continue;
       }
-      const next = slot.queue.shift();
+      const next = slot.queue?.shift();
       if (next === undefined) return;
       this.#execute(next);
     }
@@ -615,7 +641,7 @@ export class Run {
       next: undefined,
     };
     if (this.#started && slot.busy < slot.step.numWorkers) this.#execute(execution);
-    else slot.queue.push(execution);
+    else (slot.queue ??= new ExecutionQueue()).push(execution);
   }
 
   /**
@@ -752,7 +778,7 @@ export class Run {
     } else {
       this.settings.log?.(`Step ${step.name} produced no event`);
     }
-    if (slot.queue.size > 0 || slot.resumes.length > 0) this.#pump(slot);
+    if (slot.queue?.size || slot.resumes?.length) this.#pump(slot);
   }
 
   /**
