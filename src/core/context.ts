@@ -237,7 +237,10 @@ export class Context<S extends object = Record<string, unknown>> {
    */
   toJSON(): ContextJSON {
     const store: { [key: string]: Json } = {};
-    for (const [key, value] of Object.entries(this.store.entries())) {
+    const entries = this.store.entries();
+    // Keys, not Object.entries: a pair array per key is garbage at every save.
+    for (const key of Object.keys(entries)) {
+      const value = entries[key];
       if (value !== undefined) store[key] = encodeValue(value, `store key "${key}"`, this.workflow.codecs);
     }
     const root = this.#root;
