@@ -106,27 +106,37 @@ function collectPlan(types: readonly EventClass[]): CollectPlan {
   return plan;
 }
 
-/** A FIFO with O(1) shift: an array and a head index, compacted when half is spent. */
+/**
+ * A FIFO with O(1) shift: an array and a head index, compacted when half is spent. A shifted
+ * execution's place is cleared, so the queue does not keep it (its event, its records) alive
+ * after it has finished.
+ */
 class ExecutionQueue {
-  items: StepExecution[] = [];
+  items: (StepExecution | undefined)[] = [];
   head = 0;
   get size(): number {
     return this.items.length - this.head;
   }
   push(execution: StepExecution): void {
-    this.items.push(execution);
+    if (this.items.length === 0)
+      this.items = [execution]; // most queues hold one at a time: no 17-slot first push
+    else this.items.push(execution);
   }
   shift(): StepExecution | undefined {
     if (this.head === this.items.length) return undefined;
-    const event = this.items[this.head++];
-    if (this.head > 1024 && this.head * 2 > this.items.length) {
+    const execution = this.items[this.head];
+    this.items[this.head++] = undefined;
+    if (this.head === this.items.length) {
+      this.items.length = 0;
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.items.length) {
       this.items = this.items.slice(this.head);
       this.head = 0;
     }
-    return event;
+    return execution;
   }
   toArray(): StepExecution[] {
-    return this.items.slice(this.head);
+    return this.items.slice(this.head) as StepExecution[];
   }
 }
 
