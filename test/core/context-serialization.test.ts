@@ -343,3 +343,42 @@ describe("saving a run before its first step starts", () => {
     );
   });
 });
+
+describe("saving a run whose step has executions finishing out of order", () => {
+  class Job extends Event<{ n: number }> {}
+
+  it("keeps the executions still in flight in the order they started, and a restored run executes them so", async () => {
+    const gates = [gate(), gate(), gate()];
+    const allStarted = gate();
+    const started: number[] = [];
+    class Jobs extends Workflow<Record<string, never>, string> {
+      @step({ accepts: [StartEvent], emits: [Job] })
+      async start(ctx: Context) {
+        for (const n of [0, 1, 2]) ctx.sendEvent(new Job({ n }));
+      }
+
+      @step({ accepts: [Job], emits: [StopEvent], numWorkers: 3 })
+      async work(_ctx: Context, ev: Job) {
+        started.push(ev.n);
+        if (started.length === 3) allStarted.open();
+        await gates[ev.n]?.promise;
+      }
+    }
+    const flow = new Jobs({ timeout: null });
+    const handler = flow.run({});
+    await allStarted.promise;
+    gates[1]?.open(); // the middle one finishes first
+    await new Promise((resolve) => setImmediate(resolve)); // its microtasks run: no timing involved
+    const saved = JSON.parse(JSON.stringify(handler.ctx.toJSON())) as { run: { inFlight: { work: { data: { n: number } }[] } } };
+    expect(saved.run.inFlight.work.map((delivery) => delivery.data.n)).toEqual([0, 2]);
+    handler.cancel();
+    await expect(handler).rejects.toThrow("cancelled");
+
+    started.length = 0;
+    const resumed = flow.run(undefined, { ctx: Context.fromJSON(flow, JSON.stringify(saved)) });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toEqual([0, 2]);
+    resumed.cancel();
+    await expect(resumed).rejects.toThrow("cancelled");
+  });
+});
