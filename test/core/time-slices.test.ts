@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type Context, Event, StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
+import { currentSlice, inNextSlice, nextSlice, sliceSpent, workDone } from "../../src/core/time-slices.ts";
 
 class Halfway extends Event<{ n: number }> {}
 
@@ -44,5 +45,30 @@ describe("time slices shared by all runs", () => {
     const runs = Array.from({ length: 10 }, (_, n) => flow.run({ n }));
     expect(await atFirstTurn).toBe(20);
     expect(await Promise.all(runs)).toEqual(Array.from({ length: 10 }, (_, n) => n * 2));
+  });
+
+  it("work past the end of a slice continues in a later turn, callbacks and promises alike, in arrival order", async () => {
+    await new Promise((resolve) => setImmediate(resolve)); // a fresh slice
+    const counted: number[] = [];
+    let spent = false;
+    for (let i = 0; i < 10_000 && !spent; i++) {
+      if (sliceSpent()) spent = true;
+      else counted.push(currentSlice());
+    }
+    expect(spent).toBe(true);
+    const order: string[] = [];
+    const last = new Promise<void>((resolve) => {
+      inNextSlice(() => order.push("first"));
+      void nextSlice().then(() => order.push("second"));
+      inNextSlice(() => {
+        order.push("third");
+        resolve();
+      });
+    });
+    await Promise.resolve();
+    expect(order).toEqual([]); // nothing before the event loop turns
+    await last;
+    expect(order).toEqual(["first", "second", "third"]);
+    for (const slice of counted) workDone(slice);
   });
 });
