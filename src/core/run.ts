@@ -219,7 +219,6 @@ export class Run {
   readonly result: Promise<RunOutcome>;
   /** The context's view for this run: what its steps and its handler get. */
   readonly ctx: Context;
-  readonly #controller = new AbortController();
   /** One per step, in the graph's order (see {@link stepsOf}): an array, cheaper to make per run than a Map. */
   readonly #slots: StepSlot[];
   /** `collectEvents` buffers: step name → buffer id → buffer. This and the two maps below are made on first use: most runs need none. */
@@ -237,10 +236,10 @@ export class Run {
   #cancelTimeout: (() => void) | undefined;
   /** Step timeouts and retry delays under way: cleared when the run ends, so they do not keep the process alive. Made on first use. */
   #timers: Set<() => void> | undefined;
-  // The AbortSignal is created on first use, as creating and aborting one is not free: a run
-  // whose steps never read ctx.signal creates none. One first read after the run was aborted
-  // comes already aborted, with the recorded reason.
-  #signalGiven = false;
+  // The AbortController (and its signal) is created on first use, as creating and aborting one
+  // is not free: a run whose steps never read ctx.signal creates none. One first read after the
+  // run was aborted comes already aborted, with the recorded reason.
+  #controller: AbortController | undefined;
   #abortReason: { readonly reason: unknown } | undefined;
   /** What run observers (tracing) follow of this run; `undefined` when none does. */
   #observation: RunObservation | undefined;
@@ -280,11 +279,10 @@ export class Run {
    * are finished, and aborting each of them again costs a DOMException apiece.
    */
   get signal(): AbortSignal {
-    const signal = this.#controller.signal;
-    if (!this.#signalGiven) {
-      this.#signalGiven = true;
-      if (this.#abortReason) this.#controller.abort(this.#abortReason.reason);
-    }
+    if (this.#controller) return this.#controller.signal;
+    const controller = (this.#controller = new AbortController());
+    const signal = controller.signal;
+    if (this.#abortReason) controller.abort(this.#abortReason.reason);
     return signal;
   }
 
@@ -886,7 +884,7 @@ export class Run {
     this.#timers = undefined;
     if (!outcome.ok || this.#anyStepExecuting()) {
       this.#abortReason = { reason };
-      if (this.#signalGiven) this.#controller.abort(reason);
+      this.#controller?.abort(reason);
     }
     for (const waiter of this.#waiters) {
       waiter.cancelTimer?.();
