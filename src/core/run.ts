@@ -71,6 +71,8 @@ export interface StepExecution {
   retried: boolean;
   /** The sets its `collectEvents` calls completed: a save gives them back, since a restored run executes it again. */
   taken: CollectTaken[] | undefined;
+  /** The events its `waitForEvent` calls took (this attempt's), numbered in the run's order: a save gives them back too. */
+  waited?: { readonly order: number; readonly event: Event }[];
 }
 
 /** A set of events an execution's `collectEvents` took out of `buffer`. */
@@ -162,6 +164,8 @@ export class Run {
   #waiters: Waiter[] = [];
   /** Events that reached no step and no waiter yet: a later `waitForEvent` may claim them. */
   readonly #unclaimed: (Event | SavedEvent)[] = [];
+  /** How many events `waitForEvent` calls of step executions have taken: their order, for a save to give them back in. */
+  #waitedCount = 0;
   #settle!: (outcome: RunOutcome) => void;
   #done = false;
   #succeeded = false;
@@ -400,7 +404,7 @@ export class Run {
           continue; // saved in a shape the class no longer takes (an older version): it answers nothing, and the question is asked again
         }
       }
-      if (matches(event as Event)) return Promise.resolve(this.#unclaimed.splice(i, 1)[0] as Event);
+      if (matches(event as Event)) return Promise.resolve(this.#tookForWait(execution, this.#unclaimed.splice(i, 1)[0] as Event));
     }
     if (this.#done) return Promise.reject(new WorkflowRuntimeError(`waitForEvent(${eventTypeName(type)}) was called after the run ended.`));
     const waiting = new Promise<Event>((resolve, reject) => {
@@ -487,7 +491,10 @@ export class Run {
       type: eventTypeName(w.type),
       requirements: encodeValue(w.requirements ?? null, `requirements of waitForEvent(${eventTypeName(w.type)})`),
     }));
-    return { runId: this.id, queued, inFlight, once, collected, unclaimed: [...this.#unclaimed], waiters };
+    // In-flight executions wait again when the run is restored: what their waits took goes back first, as it came before.
+    const waited = [...this.#slots.values()].flatMap((slot) => slot.inFlight.flatMap((execution) => execution.waited ?? []));
+    const givenBack = waited.sort((a, b) => a.order - b.order).map(({ event }) => event);
+    return { runId: this.id, queued, inFlight, once, collected, unclaimed: [...givenBack, ...this.#unclaimed], waiters };
   }
 
   /** An execution's id as saved: scoped to the run by the journal key, not by itself. */
@@ -530,8 +537,20 @@ export class Run {
     if (index < 0) return false;
     const [waiter] = this.#waiters.splice(index, 1) as [Waiter];
     waiter.cancelTimer?.();
+    this.#tookForWait(waiter.execution, event);
     this.#wake(waiter, () => waiter.resolve(event));
     return true;
+  }
+
+  /**
+   * Notes that `execution` took `event` with `waitForEvent`. A restored run executes an
+   * in-flight step again from its input event, and its waits ask again: a save gives them
+   * their answers back, in the order they were taken, so that each goes to its question again
+   * and none is asked twice.
+   */
+  #tookForWait(execution: StepExecution | undefined, event: Event): Event {
+    if (execution) (execution.waited ??= []).push({ order: this.#waitedCount++, event });
+    return event;
   }
 
   /** Continues a waiter: at once, or, for the last pending wait of a step execution, once it has a worker again. */
@@ -588,7 +607,10 @@ export class Run {
     let observed: StepObservation | undefined;
     let attempts = 1;
     for (; ; attempts++) {
-      if (attempts > 1) execution.retried = true;
+      if (attempts > 1) {
+        execution.retried = true;
+        execution.waited = undefined; // a retry waits again: a save gives back what this attempt took
+      }
       this.settings.log?.(`Running step ${step.name}`);
       if (lifecycle) this.#stepState(step, event, "started", attempts);
       observed = this.#observation?.stepStarted({
