@@ -73,6 +73,8 @@ export interface StepExecution {
   taken: CollectTaken[] | undefined;
   /** The events its `waitForEvent` calls took (this attempt's), numbered in the run's order: a save gives them back too. */
   waited?: { readonly order: number; readonly event: Event }[];
+  /** Its `ctx.once` calls that ran their work: which events taken meanwhile (`since` to `until`, by order) the work's result holds. */
+  onceWindows?: { readonly name: string; readonly since: number; readonly until: number }[];
 }
 
 /** A set of events an execution's `collectEvents` took out of `buffer`. */
@@ -492,7 +494,10 @@ export class Run {
       requirements: encodeValue(w.requirements ?? null, `requirements of waitForEvent(${eventTypeName(w.type)})`),
     }));
     // In-flight executions wait again when the run is restored: what their waits took goes back first, as it came before.
-    const waited = [...this.#slots.values()].flatMap((slot) => slot.inFlight.flatMap((execution) => execution.waited ?? []));
+    // (Not those a recorded ctx.once holds: its work does not run again.)
+    const waited = [...this.#slots.values()].flatMap((slot) =>
+      slot.inFlight.flatMap((execution) => (execution.waited ?? []).filter(({ order }) => !this.#heldByOnce(execution, order))),
+    );
     const givenBack = waited.sort((a, b) => a.order - b.order).map(({ event }) => event);
     return { runId: this.id, queued, inFlight, once, collected, unclaimed: [...givenBack, ...this.#unclaimed], waiters };
   }
@@ -520,9 +525,38 @@ export class Run {
         ended: () => (this.#done ? { reason: this.#abortReason?.reason ?? RUN_FINISHED } : undefined),
       },
       name,
-      work,
+      this.#watchWaits(execution, name, work),
       options,
     );
+  }
+
+  /**
+   * `work` noting which events waits took while it ran: once its result is recorded, the
+   * step, run again, gets that result and does not wait again, so a save keeps those events.
+   * (Noted when the work has ended: until its result is recorded, a save gives them back.)
+   */
+  #watchWaits<T>(execution: StepExecution, name: string, work: () => T | Promise<T>): () => T | Promise<T> {
+    return () => {
+      const since = this.#waitedCount;
+      const output = work();
+      if (typeof (output as PromiseLike<T> | null)?.then !== "function") {
+        if (this.#waitedCount > since) (execution.onceWindows ??= []).push({ name, since, until: this.#waitedCount });
+        return output;
+      }
+      return Promise.resolve(output).then((value) => {
+        if (this.#waitedCount > since) (execution.onceWindows ??= []).push({ name, since, until: this.#waitedCount });
+        return value;
+      });
+    };
+  }
+
+  /** Whether a `ctx.once` of `execution` whose result is recorded holds the event its wait took as number `order`. */
+  #heldByOnce(execution: StepExecution, order: number): boolean {
+    for (const window of execution.onceWindows ?? []) {
+      if (order < window.since || order >= window.until) continue;
+      if (execution.once?.get(window.name)?.state === "finished") return true;
+    }
+    return false;
   }
 
   #anyStepExecuting(): boolean {
@@ -609,7 +643,9 @@ export class Run {
     for (; ; attempts++) {
       if (attempts > 1) {
         execution.retried = true;
-        execution.waited = undefined; // a retry waits again: a save gives back what this attempt took
+        // A retry waits again: a save gives back what this attempt took.
+        execution.waited = undefined;
+        execution.onceWindows = undefined;
       }
       this.settings.log?.(`Running step ${step.name}`);
       if (lifecycle) this.#stepState(step, event, "started", attempts);

@@ -156,6 +156,41 @@ describe("a step with several waitForEvent calls, saved and restored between the
     expect(again.sort()).toEqual(["Fly to?", "Nights?"]);
   });
 
+  it("keeps an answer that a recorded ctx.once holds: the step, run again, gets the record and does not wait for it", async () => {
+    class Recorded extends Workflow<{}, string> {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async ask(ctx: Context) {
+        const first = await ctx.once("first", async () => {
+          const answer: Reply = await ctx.waitForEvent(Reply, { waiterEvent: new InputRequiredEvent({ prefix: "First?" }) });
+          return answer.response;
+        });
+        const second: Reply = await ctx.waitForEvent(Reply, { waiterEvent: new InputRequiredEvent({ prefix: "Second?" }) });
+        return new StopEvent({ result: `${first.status === "unknown" ? "?" : first.value} ${second.response}` });
+      }
+    }
+    const handler = new Recorded({ timeout: 30 }).run({});
+    let saved = "";
+    for await (const ev of handler.streamEvents()) {
+      if (!(ev instanceof InputRequiredEvent)) continue;
+      if (prefixOf(ev) === "First?") handler.ctx.sendEvent(new Reply({ response: "a" }));
+      else {
+        saved = JSON.stringify(handler.ctx.toJSON());
+        handler.cancel();
+      }
+    }
+    await handler.catch(() => undefined);
+    const flow = new Recorded({ timeout: 30 });
+    const resumed = flow.run(undefined, { ctx: Context.fromJSON(flow, saved) });
+    const asked: string[] = [];
+    for await (const ev of resumed.streamEvents()) {
+      if (!(ev instanceof InputRequiredEvent)) continue;
+      asked.push(prefixOf(ev));
+      resumed.ctx.sendEvent(new Reply({ response: "b" }));
+    }
+    expect(await resumed).toBe("a b");
+    expect(asked).toEqual(["Second?"]);
+  });
+
   it("gives back what the attempt that runs took, not what a failed attempt took", async () => {
     let attempts = 0;
     class Retried extends Workflow<{}, string> {
