@@ -76,4 +76,29 @@ describe.skipIf(!DATABASE_URL)("a step that asks three questions in a row, on DB
     expect(passedBeforeColour).toEqual(["w1", "w1"]); // the second question came from the worker started after the kill
     expect(bed.gates.log()).toEqual(["answered-1 w1", "answered-1 w1", "answered-2 w1"]);
   });
+
+  it(
+    "goes on after its worker is killed between two questions once other steps have finished, without asking the first again",
+    { timeout: 120_000 },
+    async () => {
+      bed.gates.hold("reserve");
+      bed.gates.hold("between");
+      const first = await worker("w1");
+      const runs = await bed.connect();
+      const runId = await runs.start("intake", {});
+      const asked = answerAll(runs, runId);
+      // The name is in; the badge's steps have finished, and the run was saved with the name taken.
+      await bed.gates.reached("notify");
+      bed.gates.open("reserve");
+      await bed.gates.reached("between"); // started once the checkpoints of the steps finished before it were written
+      await first.kill();
+
+      bed.gates.open("between");
+      await worker("w1"); // recovers w1's runs from that checkpoint
+      expect(await runs.result(runId)).toBe("Ada likes green");
+      expect(await asked).toEqual(["Name?", "Colour?"]);
+      expect(bed.gates.hits("reserve")).toEqual(["w1"]);
+      expect(bed.gates.hits("between")).toEqual(["w1", "w1"]);
+    },
+  );
 });

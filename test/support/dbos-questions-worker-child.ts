@@ -4,10 +4,14 @@
  * Its workflow `survey` asks the questions of its input one after the other in one step
  * execution; between two questions it records the answer with `ctx.once`, whose work first
  * passes the gate `answered-N` (N: the question answered, from 1): that is where a test
- * kills it. Prints "ready" once it takes runs; SIGTERM stops it cleanly.
+ * kills it. Its workflow `intake` asks a name, sends a `Badge` to a step that prints it (gate
+ * `print`, in `ctx.once`) and whose `Printed` a third step reports (gate `notify`), passes the
+ * gates `reserve` then `between` (each in `ctx.once`), and asks a colour: a test holds them to
+ * kill it between the questions after other steps have finished (and been checkpointed).
+ * Prints "ready" once it takes runs; SIGTERM stops it cleanly.
  */
 import { DbosWorker } from "../../src/dbos/index.ts";
-import { HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
+import { Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
 import type { Context } from "../../src/index.ts";
 
 const [database, workerId, gateURL] = process.argv.slice(2) as [string, string, string];
@@ -33,9 +37,36 @@ class Survey extends Workflow<{ questions: string[] }, string> {
   }
 }
 
+class Badge extends Event<{ name: string }> {}
+class Printed extends Event<{ name: string }> {}
+
+class Intake extends Workflow<{}, string> {
+  @step({ accepts: [StartEvent], emits: [Badge, StopEvent] })
+  async ask(ctx: Context) {
+    const name = await ctx.waitForEvent(Reply, { waiterEvent: new InputRequiredEvent({ prefix: "Name?" }) });
+    ctx.sendEvent(new Badge({ name: name.response }));
+    await ctx.once("reserve", () => pass("reserve"));
+    await ctx.once("confirm", () => pass("between"), { rerunUnfinished: true });
+    const colour = await ctx.waitForEvent(Reply, { waiterEvent: new InputRequiredEvent({ prefix: "Colour?" }) });
+    return new StopEvent({ result: `${name.response} likes ${colour.response}` });
+  }
+
+  @step({ accepts: [Badge], emits: [Printed] })
+  async badge(ctx: Context, ev: Badge) {
+    await ctx.once("print", () => pass("print"));
+    return new Printed({ name: ev.name });
+  }
+
+  @step({ accepts: [Printed], emits: [] })
+  async notify(_ctx: Context, _ev: Printed) {
+    await pass("notify"); // no ctx.once: every execution passes
+  }
+}
+
 const worker = await DbosWorker.start({
   database,
-  workflows: { survey: new Survey({ timeout: 60 }) },
+  // badge and notify are a side branch that ends nowhere: the graph checks would refuse it.
+  workflows: { survey: new Survey({ timeout: 60 }), intake: new Intake({ timeout: 60, validate: false }) },
   workerId,
   pollingInterval: 100,
   connections: 3,
