@@ -74,6 +74,12 @@ export interface StepExecution {
   /** Its neighbours in its step's {@link InFlight} list while it executes. */
   previous: StepExecution | undefined;
   next: StepExecution | undefined;
+  /**
+   * The events its `waitForEvent` calls took (this attempt's), numbered in the run's order, with
+   * the `ctx.once` names whose work was running then: a save gives them back too, unless such a
+   * work's result is recorded (the step, run again, gets that result and does not wait again).
+   */
+  waited?: { readonly order: number; readonly event: Event; readonly during: readonly string[] | undefined }[];
 }
 
 /** A set of events an execution's `collectEvents` took out of `buffer`. */
@@ -226,6 +232,8 @@ export class Run {
   #waiters: Waiter[] = [];
   /** Events that reached no step and no waiter yet: a later `waitForEvent` may claim them. */
   readonly #unclaimed: (Event | SavedEvent)[] = [];
+  /** How many events `waitForEvent` calls of step executions have taken: their order, for a save to give them back in. */
+  #waitedCount = 0;
   #settle!: (outcome: RunOutcome) => void;
   #done = false;
   #succeeded = false;
@@ -471,7 +479,7 @@ export class Run {
           continue; // saved in a shape the class no longer takes (an older version): it answers nothing, and the question is asked again
         }
       }
-      if (matches(event as Event)) return Promise.resolve(this.#unclaimed.splice(i, 1)[0] as Event);
+      if (matches(event as Event)) return Promise.resolve(this.#tookForWait(execution, this.#unclaimed.splice(i, 1)[0] as Event));
     }
     if (this.#done) return Promise.reject(new WorkflowRuntimeError(`waitForEvent(${eventTypeName(type)}) was called after the run ended.`));
     const waiting = new Promise<Event>((resolve, reject) => {
@@ -560,7 +568,13 @@ export class Run {
       type: eventTypeName(w.type),
       requirements: encodeValue(w.requirements ?? null, `requirements of waitForEvent(${eventTypeName(w.type)})`),
     }));
-    return { runId: this.id, queued, inFlight, once, collected, unclaimed: [...this.#unclaimed], waiters };
+    // In-flight executions wait again when the run is restored: what their waits took goes back first, as it came before.
+    // (Not what a recorded ctx.once holds: its work does not run again.)
+    const waited = this.#slots.flatMap((slot) =>
+      slot.inFlight.toArray().flatMap((execution) => (execution.waited ?? []).filter((w) => !heldByOnce(execution, w))),
+    );
+    const givenBack = waited.sort((a, b) => a.order - b.order).map(({ event }) => event);
+    return { runId: this.id, queued, inFlight, once, collected, unclaimed: [...givenBack, ...this.#unclaimed], waiters };
   }
 
   /** An execution's id as saved: scoped to the run by the journal key, not by itself. */
@@ -601,8 +615,20 @@ export class Run {
     if (index < 0) return false;
     const [waiter] = this.#waiters.splice(index, 1) as [Waiter];
     waiter.cancelTimer?.();
+    this.#tookForWait(waiter.execution, event);
     this.#wake(waiter, () => waiter.resolve(event));
     return true;
+  }
+
+  /**
+   * Notes that `execution` took `event` with `waitForEvent`. A restored run executes an
+   * in-flight step again from its input event, and its waits ask again: a save gives them
+   * their answers back, in the order they were taken, so that each goes to its question again
+   * and none is asked twice.
+   */
+  #tookForWait(execution: StepExecution | undefined, event: Event): Event {
+    if (execution) (execution.waited ??= []).push({ order: this.#waitedCount++, event, during: runningOnceNames(execution) });
+    return event;
   }
 
   /** Continues a waiter: at once, or, for the last pending wait of a step execution, once it has a worker again. */
@@ -688,7 +714,10 @@ export class Run {
   #runAttempt(execution: StepExecution, ctx: Context, attempts: number, startedAt: number, slice: number): void {
     const { slot, event } = execution;
     const { step } = slot;
-    if (attempts > 1) execution.retried = true;
+    if (attempts > 1) {
+      execution.retried = true;
+      execution.waited = undefined; // a retry waits again: a save gives back only what this attempt took
+    }
     this.settings.log?.(`Running step ${step.name}`);
     if (this.#lifecycle) this.#stepState(step, event, "started", attempts);
     const observed = this.#observation?.stepStarted({
@@ -899,6 +928,21 @@ export class Run {
 }
 
 /** What `ctx.once` needs of one execution of a run: a class, so that a call makes one small object and no closures. */
+/**
+ * The names of `execution`'s `ctx.once` calls whose work is running (live records): found when a
+ * wait takes its event, so that `ctx.once` itself pays nothing for waits inside its work.
+ */
+function runningOnceNames(execution: StepExecution): string[] | undefined {
+  let names: string[] | undefined;
+  for (const [name, record] of execution.once ?? []) if (record.state === "started" && record.live) (names ??= []).push(name);
+  return names;
+}
+
+/** Whether a wait's event is held by a `ctx.once` that was running when it was taken and has recorded its result. */
+function heldByOnce(execution: StepExecution, waited: NonNullable<StepExecution["waited"]>[number]): boolean {
+  return waited.during?.some((name) => execution.once?.get(name)?.state === "finished") ?? false;
+}
+
 class ExecutionOnceScope implements OnceScope {
   readonly records: Map<string, OnceRecord>;
   readonly codecs: Codecs;
