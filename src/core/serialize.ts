@@ -90,29 +90,52 @@ export function registerCodec<T>(name: string, codec: Codec<T>): void {
 const typeOf = (value: unknown): string =>
   value === null ? "null" : typeof value === "object" ? `${(value as object).constructor?.name ?? "Object"} object` : typeof value;
 
+/** The encoder `encodeValue` uses again, when no call is using it. */
+let spareEncoder: Encoder | undefined;
+
 /**
  * Encodes a value found at `where` (a path for error messages), reporting a cycle rather than
  * overflowing the stack.
  */
 export function encodeValue(value: unknown, where: string, codecs: Codecs = DEFAULT_CODECS): Json {
-  return new Encoder(where, codecs).encode(value, 0);
+  // A number, string, boolean or null is its own JSON: no walk, no encoder.
+  if (value === null || typeof value === "string" || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))) return value;
+  // One encoder serves the calls that do not overlap (a codec may encode values of its own meanwhile): each
+  // new one grew two stacks of 16 slots, which was most of what encoding a step's small result allocated.
+  const encoder = spareEncoder ?? new Encoder();
+  spareEncoder = undefined;
+  try {
+    return encoder.run(value, where, codecs);
+  } finally {
+    encoder.clear();
+    spareEncoder = encoder;
+  }
 }
 
 /**
- * One `encodeValue` call. The path of the value being encoded is kept as a stack of keys, and
- * spelt out only for an error message: a save encodes every value of the store, and building
- * a path string for each was most of what saving a context allocated.
+ * One `encodeValue` call at a time. The path of the value being encoded is kept as a stack of
+ * keys, and spelt out only for an error message: a save encodes every value of the store, and
+ * building a path string for each was most of what saving a context allocated.
  */
 class Encoder {
   /** The arrays and objects being encoded around the current value, outermost first. */
-  readonly #ancestors: object[] = [];
+  readonly #ancestors: (object | undefined)[] = [];
   /** `#keys[d]`: where the value at depth `d + 1` sits in `#ancestors[d]` (an index or a key). */
   readonly #keys: (string | number)[] = [];
+  where = "";
+  codecs: Codecs = DEFAULT_CODECS;
 
-  constructor(
-    readonly where: string,
-    readonly codecs: Codecs,
-  ) {}
+  run(value: unknown, where: string, codecs: Codecs): Json {
+    this.where = where;
+    this.codecs = codecs;
+    return this.encode(value, 0);
+  }
+
+  /** Lets go of the values encoded, so that a spare encoder keeps none of them alive. */
+  clear(): void {
+    this.#ancestors.fill(undefined);
+    this.codecs = DEFAULT_CODECS;
+  }
 
   encode(value: unknown, depth: number): Json {
     if (value === null || typeof value === "string" || typeof value === "boolean") return value;

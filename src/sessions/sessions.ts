@@ -59,6 +59,12 @@ export interface SessionsOptions {
 
 const DEFAULT_PAGE_SIZE = 50;
 
+/** The window of a new session: one for all of them (a window is never changed in place). */
+const NO_MESSAGES: MessageWindow = Object.freeze({ messages: Object.freeze([]), firstSeq: 1, total: 0 });
+
+/** Marks a promise's rejection as handled: one function for every turn, not two new ones each. */
+const ignore = (): void => {};
+
 /**
  * One turn of a session: await it for the result (after the session is saved), or stream
  * its events first, or cancel it. A turn that fails, is cancelled or times out saves nothing.
@@ -76,8 +82,8 @@ export class SessionTurn<R> implements PromiseLike<R> {
   constructor(started: Promise<{ readonly handler: WorkflowHandler<R> }>, result: Promise<R>) {
     this.#handler = started;
     this.#result = result;
-    this.#handler.catch(() => {});
-    this.#result.catch(() => {});
+    this.#handler.catch(ignore);
+    this.#result.catch(ignore);
   }
 
   /** The run's events, as `WorkflowHandler.streamEvents()`; ends early if loading the session failed. */
@@ -149,34 +155,59 @@ export class Sessions<TInput extends object, TResult> {
    * fails with `SessionConflictError` and saves nothing: load and run it again if it should.
    */
   run(id: string, input: TInput, options: Omit<RunOptions, "ctx"> = {}): SessionTurn<TResult> {
-    const loaded = this.#load(id);
-    const started = loaded.then(({ ctx }) => ({ handler: this.workflow.run(input, { ...options, ctx }) }));
-    const result = started.then(async ({ handler: running }) => {
-      const value = await running;
-      // Saving is work of its own: with many turns ending at once, it waits its slice as steps do.
-      if (sliceSpent()) await nextSlice();
-      const slice = currentSlice();
-      const { version, window, kept } = await loaded;
-      let saved: { readonly snapshot: ContextJSON; readonly append: readonly Json[] };
-      try {
-        saved = this.memory.saveContext ? this.memory.saveContext(running.ctx, window) : this.memory.save(running.ctx.toJSON(), window);
-      } catch (error) {
-        if (!(error instanceof ContextSerdeError)) throw error;
-        throw new ContextSerdeError(`Session "${id}": ${error.message} The stored session was not changed.`, { cause: error });
-      }
-      const append = saved.append.map((m) => JSON.stringify(m));
-      let savedVersion: number;
-      try {
-        savedVersion = await this.store.save(id, { expectedVersion: version, snapshot: JSON.stringify(saved.snapshot), append });
-      } catch (error) {
-        this.#cache.delete(id); // a conflict, or a save that may or may not have been applied
-        throw error;
-      }
-      if (kept) this.#remember(id, savedVersion, window, kept, append);
+    // Two promises and the state of one async call live through the turn, not a chain of five:
+    // with a thousand turns waiting on their model, whatever each keeps is copied by every scavenge.
+    const started = this.#start(id, input, options);
+    return new SessionTurn(
+      started,
+      started.then((turn) => this.#finish(id, turn)),
+    );
+  }
+
+  /** Loads the session (in its slice of time, as steps run) and starts the workflow's run on it. */
+  async #start(id: string, input: TInput, options: Omit<RunOptions, "ctx">): Promise<StartedTurn<TResult>> {
+    // Many turns started at once load in slices of time, as their steps run: not all in one go.
+    if (sliceSpent()) await nextSlice();
+    const slice = currentSlice();
+    let loaded: Loaded;
+    try {
+      loaded = await this.#read(id);
+    } finally {
       workDone(slice);
-      return value;
-    });
-    return new SessionTurn(started, result);
+    }
+    return { handler: this.workflow.run(input, { ...options, ctx: loaded.ctx }), loaded };
+  }
+
+  /** Awaits the run, then saves the session: only if the turn completed, and nobody saved it meanwhile. */
+  async #finish(id: string, turn: StartedTurn<TResult>): Promise<TResult> {
+    // The save is a call of its own: what it needs is not kept in this frame while the run goes on.
+    const value = await turn.handler;
+    await this.#save(id, turn);
+    return value;
+  }
+
+  async #save(id: string, { handler: running, loaded }: StartedTurn<TResult>): Promise<void> {
+    // Saving is work of its own: with many turns ending at once, it waits its slice as steps do.
+    if (sliceSpent()) await nextSlice();
+    const slice = currentSlice();
+    const { version, window, kept } = loaded;
+    let saved: { readonly snapshot: ContextJSON; readonly append: readonly Json[] };
+    try {
+      saved = this.memory.saveContext ? this.memory.saveContext(running.ctx, window) : this.memory.save(running.ctx.toJSON(), window);
+    } catch (error) {
+      if (!(error instanceof ContextSerdeError)) throw error;
+      throw new ContextSerdeError(`Session "${id}": ${error.message} The stored session was not changed.`, { cause: error });
+    }
+    const append = saved.append.map((m) => JSON.stringify(m));
+    let savedVersion: number;
+    try {
+      savedVersion = await this.store.save(id, { expectedVersion: version, snapshot: JSON.stringify(saved.snapshot), append });
+    } catch (error) {
+      this.#cache.delete(id); // a conflict, or a save that may or may not have been applied
+      throw error;
+    }
+    if (kept) this.#remember(id, savedVersion, window, kept, append);
+    workDone(slice);
   }
 
   /**
@@ -234,17 +265,6 @@ export class Sessions<TInput extends object, TResult> {
     return this.store.delete(id);
   }
 
-  async #load(id: string): Promise<Loaded> {
-    // Many turns started at once load in slices of time, as their steps run: not all in one go.
-    if (sliceSpent()) await nextSlice();
-    const slice = currentSlice();
-    try {
-      return await this.#read(id);
-    } finally {
-      workDone(slice);
-    }
-  }
-
   async #read(id: string): Promise<Loaded> {
     const cached = this.#cache.get(id);
     // With a window cached, the newest message alone confirms the store still holds it.
@@ -253,7 +273,7 @@ export class Sessions<TInput extends object, TResult> {
       this.#cache.delete(id);
       const ctx = new Context(this.workflow);
       if (this.store.journal) useJournal(ctx, this.store.journal);
-      return { ctx, version: 0, window: { messages: [], firstSeq: 1, total: 0 }, kept: undefined };
+      return { ctx, version: 0, window: NO_MESSAGES, kept: undefined };
     }
     let continued = cached && (await this.#continue(id, record, cached));
     if (!continued) {
@@ -385,6 +405,12 @@ interface Loaded {
   readonly version: number;
   readonly window: MessageWindow;
   readonly kept: Kept | undefined;
+}
+
+/** A turn whose run has started: `SessionTurn` streams and cancels the handler, and the save needs what was loaded. */
+interface StartedTurn<R> {
+  readonly handler: WorkflowHandler<R>;
+  readonly loaded: Loaded;
 }
 
 /** The fields of a cached window that a turn carries from its load to its save. */

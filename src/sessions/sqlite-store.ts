@@ -64,6 +64,30 @@ const LOAD_MANY = `SELECT s.id, s.version, s.snapshot, s.message_count, s.create
   FROM stepflow_sessions s WHERE s.id IN (SELECT value FROM json_each(?2))`;
 
 /**
+ * Appends the messages of a save (args: how many, the time, the messages as one JSON array, the
+ * session, the save's token) if the save's own UPDATE or INSERT went through.
+ */
+const APPEND_JSON = `INSERT INTO stepflow_session_messages (session_id, seq, message, created_at)
+  SELECT s.id, s.message_count - ? + m.key + 1, m.value, ? FROM stepflow_sessions s, json_each(?) m
+  WHERE s.id = ? AND s.save_token = ?`;
+
+/**
+ * Up to this many messages a save appends as arguments of their own, not as one JSON array: a turn
+ * adds a few, and writing them as JSON (on the application's thread) and reading them back (on the
+ * worker) cost more than the rest of the save. Above it, one JSON array keeps the statement short.
+ */
+const MAX_APPEND_ARGS = 64;
+const appendStatements: string[] = [];
+
+/** `APPEND_JSON` with `count` messages as arguments (args: how many, the time, the messages, the session, the token). */
+function appendRows(count: number): string {
+  return (appendStatements[count] ??= `INSERT INTO stepflow_session_messages (session_id, seq, message, created_at)
+  SELECT s.id, s.message_count - ? + m.column1, m.column2, ? FROM stepflow_sessions s,
+    (VALUES ${Array.from({ length: count }, (_, i) => `(${i + 1}, ?)`).join(", ")}) m
+  WHERE s.id = ? AND s.save_token = ?`);
+}
+
+/**
  * @example
  * const store = await SqliteSessionStore.open(".stepflow/sessions.db");
  */
@@ -182,12 +206,10 @@ export class SqliteSessionStore implements SessionStore {
               sql: "UPDATE stepflow_sessions SET version = version + 1, snapshot = ?, message_count = message_count + ?, save_token = ?, updated_at = ? WHERE id = ? AND version = ?",
               args: [save.snapshot, count, token, now, id, save.expectedVersion],
             };
-      const append: InStatement = {
-        sql: `INSERT INTO stepflow_session_messages (session_id, seq, message, created_at)
-              SELECT s.id, s.message_count - ? + m.key + 1, m.value, ? FROM stepflow_sessions s, json_each(?) m
-              WHERE s.id = ? AND s.save_token = ?`,
-        args: [count, now, JSON.stringify(save.append), id, token],
-      };
+      const append: InStatement =
+        count <= MAX_APPEND_ARGS
+          ? { sql: appendRows(count), args: [count, now, ...save.append, id, token] }
+          : { sql: APPEND_JSON, args: [count, now, JSON.stringify(save.append), id, token] };
       const [changed] = await this.#db.batch(count > 0 ? [change, append] : [change], "write");
       if (changed?.rowsAffected !== 1) {
         const found = await this.#db.execute({ sql: "SELECT version FROM stepflow_sessions WHERE id = ?", args: [id] });

@@ -170,6 +170,25 @@ describe.each(stores)("SessionStore contract: %s", (_name, url) => {
     expect((await store.load(a))?.messages.map((m) => [m.seq, m.json])).toEqual([[1, "fresh"]]);
   });
 
+  it("appends turns of one to hundreds of messages in order, with their text exact", async () => {
+    const id = unique("sizes");
+    // A few messages travel as arguments of their own, many as one JSON array (the SQLite store): both must agree.
+    const sizes = [1, 2, 63, 64, 65, 300];
+    const all: string[] = [];
+    for (const [turn, size] of sizes.entries()) {
+      const append = Array.from({ length: size }, (_, i) => JSON.stringify({ role: "user", content: `turn ${turn} "message" ${i} — 🦙\n,` }));
+      expect(await store.save(id, { expectedVersion: turn, snapshot: `s${turn}`, append })).toBe(turn + 1);
+      all.push(...append);
+    }
+    const record = await store.load(id);
+    expect(record).toMatchObject({ version: sizes.length, messageCount: all.length, snapshot: `s${sizes.length - 1}` });
+    expect(record?.messages.map((m) => [m.seq, m.json])).toEqual(all.map((json, i) => [i + 1, json]));
+    // A save that conflicts appends nothing, whatever its size.
+    await expect(store.save(id, { expectedVersion: 1, snapshot: "stale", append: all.slice(0, 70) })).rejects.toThrow(SessionConflictError);
+    await expect(store.save(id, { expectedVersion: 1, snapshot: "stale", append: all.slice(0, 3) })).rejects.toThrow(SessionConflictError);
+    expect((await store.load(id, { newest: 0 }))?.messageCount).toBe(all.length);
+  });
+
   it("stores any text, including quotes and unicode, exactly", async () => {
     const id = unique("text");
     const message = JSON.stringify({ role: "user", content: `It's "quoted" — 🦙 ${"\\"} end` });

@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { Codecs, ContextSerdeError, decodeValue, encodeValue } from "../../src/core/serialize.ts";
+import type { Codec } from "../../src/core/serialize.ts";
+
+class Box {
+  constructor(readonly inner: unknown) {}
+}
+
+describe("encodeValue", () => {
+  it("returns numbers, strings, booleans and null as they are, and rejects what JSON cannot hold", () => {
+    expect(encodeValue(3, "x")).toBe(3);
+    expect(encodeValue("a", "x")).toBe("a");
+    expect(encodeValue(false, "x")).toBe(false);
+    expect(encodeValue(null, "x")).toBeNull();
+    expect(() => encodeValue(Number.NaN, 'store key "n"')).toThrow(/store key "n" is NaN/);
+    expect(() => encodeValue(undefined, "the result")).toThrow(/the result holds a undefined/);
+  });
+
+  it("encodes values nested in a codec's own encoding, with paths and cycles of each call its own", () => {
+    // A codec that encodes what it holds with encodeValue: a call inside a call.
+    const boxCodec: Codec = {
+      test: (v) => v instanceof Box,
+      encode: (box) => encodeValue((box as Box).inner, "box", codecs),
+      decode: (json) => new Box(decodeValue(json, "box", codecs)),
+    };
+    const codecs = new Codecs({ Box: boxCodec });
+    const shared = { n: 1 };
+    const value = { a: [new Box({ deep: [shared, new Box([shared, 2])] })], b: shared };
+    const json = encodeValue(value, 'store key "v"', codecs);
+    expect(json).toEqual({
+      a: [{ $codec: "Box", value: { deep: [{ n: 1 }, { $codec: "Box", value: [{ n: 1 }, 2] }] } }],
+      b: { n: 1 },
+    });
+    expect(decodeValue(json, "v", codecs)).toEqual(value);
+
+    const inner: Record<string, unknown> = {};
+    inner.self = inner;
+    const failing = { ok: [1, 2], box: new Box({ list: [inner] }) };
+    const error = (() => {
+      try {
+        encodeValue(failing, 'store key "w"', codecs);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(ContextSerdeError);
+    expect((error as Error).message).toMatch(/codec "Box" failed on store key "w"\.box: .*box\.list\[0\]\.self refers back to box\.list\[0\] \(a cycle\)/);
+  });
+
+  it("encodes again after a call failed midway, without the failed call's values in its way", () => {
+    const a = { x: 1 };
+    expect(() => encodeValue({ a, list: [a, { bad: Number.POSITIVE_INFINITY }] }, "first")).toThrow(/first\.list\[1\]\.bad is Infinity/);
+    // The same objects, at the same depths, are no cycle in the next call.
+    expect(encodeValue({ a, list: [a, { fine: 2 }] }, "second")).toEqual({ a: { x: 1 }, list: [{ x: 1 }, { fine: 2 }] });
+    const loop: unknown[] = [];
+    loop.push([loop]);
+    expect(() => encodeValue({ loop }, "third")).toThrow(/third\.loop\[0\]\[0\] refers back to third\.loop \(a cycle\)/);
+  });
+});
