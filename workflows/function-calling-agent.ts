@@ -8,7 +8,6 @@
  * human's answer, a tool call) goes through `ctx.once`, so a step run again from a context
  * saved at any moment gets what its earlier attempt recorded instead of doing it again.
  */
-import { randomUUID } from "node:crypto";
 import type { BaseTool, ChatMessage, ToolCall, ToolCallLLM } from "@llamaindex/core/llms";
 import { FunctionOutputEvent, InputEvent, StreamEvent, TokenUsageEvent, ToolCallEvent } from "../events/index.ts";
 import { ConfigurationError, RunLocal, StartEvent, StepflowError, StopEvent, Workflow, step } from "../src/index.ts";
@@ -29,6 +28,7 @@ import { runHistory } from "./agent-history.ts";
 import type { RunHistory } from "./agent-history.ts";
 import type { Conversation } from "./agent-memory.ts";
 import { legacyTurn } from "./agent-saved-by-0.1.ts";
+import { flatUUID } from "./flat-uuid.ts";
 import { ToolApprovalPolicy, approvalOnce, describeArguments, notApproved } from "./tool-approval.ts";
 import type { ApprovalMarks, NeedsApproval } from "./tool-approval.ts";
 import { memorySessions } from "./agent-sessions.ts";
@@ -255,7 +255,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const approvals = ev.approvals ?? legacy?.approvals;
     // Each call's idempotency key, made before any call starts or waits: every resume of this
     // turn gives the tool the same key. With it, the size of memory the results go after.
-    const turn = await ctx.once("turn", () => ({ at: run.size, keys: Object.fromEntries(ev.toolCalls.map((call) => [call.id, randomUUID()])) }), {
+    const turn = await ctx.once("turn", () => ({ at: run.size, keys: Object.fromEntries(ev.toolCalls.map((call) => [call.id, flatUUID()])) }), {
       rerunUnfinished: true,
     });
     const { at, keys } = turn.value;
