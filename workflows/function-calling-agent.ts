@@ -190,7 +190,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     }
     const run = await this.agentRun(ctx, true);
     const message: ChatMessage = typeof ev.input === "string" ? { role: "user", content: ev.input } : ev.input;
-    const at = await ctx.once("memory size", () => run.size, { rerunUnfinished: true });
+    const at = await ctx.once("memory size", () => run.size, RERUN_UNFINISHED);
     // A question asked again after a run that failed before the model answered is kept once.
     if (!isNewest(message, run.history.last)) await appendAt(run, at.value, [message]);
     run.history.trim();
@@ -203,7 +203,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     if (++run.llmCalls > this.maxIterations) throw new AgentMaxIterationsError(this.maxIterations);
     // Recorded before it reaches memory, with the calls a human must approve: a step resumed
     // from a later save reuses this reply, and asks what was marked whatever needsApproval says.
-    const reply = await ctx.once("reply", () => this.chat(ctx, ev.input, run), { rerunUnfinished: true });
+    const reply = await ctx.once("reply", () => this.chat(ctx, ev.input, run), RERUN_UNFINISHED);
     const { message, at, approvals, cost } = reply.value;
     await appendAt(run, at, [message]);
     const toolCalls = toolCallsOf(message);
@@ -255,9 +255,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const approvals = ev.approvals ?? legacy?.approvals;
     // Each call's idempotency key, made before any call starts or waits: every resume of this
     // turn gives the tool the same key. With it, the size of memory the results go after.
-    const turn = await ctx.once("turn", () => ({ at: run.size, keys: Object.fromEntries(ev.toolCalls.map((call) => [call.id, flatUUID()])) }), {
-      rerunUnfinished: true,
-    });
+    const turn = await ctx.once("turn", () => ({ at: run.size, keys: idempotencyKeys(ev.toolCalls) }), RERUN_UNFINISHED);
     const { at, keys } = turn.value;
     const call = (call: ToolCall) => legacy?.results[call.id] ?? this.callTool(ctx, call, approvals?.[call.id], legacy?.keys[call.id] ?? keys[call.id]);
     const results = await Promise.all(ev.toolCalls.map(call));
@@ -315,6 +313,18 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
 }
 
 const runs = new RunLocal<AgentRun>();
+
+/** `ctx.once`'s options for work that is safe to do again when an attempt did not record it. */
+const RERUN_UNFINISHED = { rerunUnfinished: true } as const;
+
+/** A new idempotency key for each call, by call id. */
+function idempotencyKeys(calls: readonly ToolCall[]): Record<string, string> {
+  // A null-prototype object is a hash table from the start: an object literal would get a new
+  // hidden class for each call id, and call ids never repeat.
+  const keys = Object.create(null) as Record<string, string>;
+  for (const call of calls) keys[call.id] = flatUUID();
+  return keys;
+}
 
 /** A tool's result as `ctx.once` may record it: not one cut short by the end of the run, as the call may still take effect. */
 function recordable(result: ToolSource | Promise<ToolSource>, signal: AbortSignal): ToolSource | Promise<ToolSource> {
