@@ -88,7 +88,7 @@ export interface HistoryLike {
 export function appendAt(conversation: Conversation<HistoryLike>, at: number, messages: readonly ChatMessage[]): Promise<unknown> | undefined {
   if (conversation.size !== at) return undefined;
   conversation.size += messages.length;
-  conversation.history.push(...messages);
+  for (const message of messages) conversation.history.push(message); // not a spread call: one message, mostly
   // A step writes one message at a time but for its tool results: no Promise.all (and its array and closures) for one.
   if (messages.length === 1) return conversation.memory.add(messages[0] as ChatMessage);
   return Promise.all(messages.map((message) => conversation.memory.add(message)));

@@ -199,7 +199,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
 
   @step({ accepts: [InputEvent], emits: [ToolCallEvent, StopEvent] })
   async handleLlmInput(ctx: Context, ev: InputEvent): Promise<ToolCallEvent | StopEvent<AgentResult>> {
-    const run = await this.agentRun(ctx);
+    const run = this.currentRun(ctx) ?? (await this.agentRun(ctx));
     if (++run.llmCalls > this.maxIterations) throw new AgentMaxIterationsError(this.maxIterations);
     // Recorded before it reaches memory, with the calls a human must approve: a step resumed
     // from a later save reuses this reply, and asks what was marked whatever needsApproval says.
@@ -250,7 +250,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
 
   @step({ accepts: [ToolCallEvent], emits: [InputEvent] })
   async handleToolCalls(ctx: Context, ev: ToolCallEvent): Promise<InputEvent | undefined> {
-    const run = await this.agentRun(ctx);
+    const run = this.currentRun(ctx) ?? (await this.agentRun(ctx));
     const legacy = ev.approvals ? undefined : legacyTurn(ctx);
     const approvals = ev.approvals ?? legacy?.approvals;
     // Each call's idempotency key, made before any call starts or waits: every resume of this
@@ -297,10 +297,18 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     return source;
   }
 
+  /**
+   * This run's shared state once a step made it: later steps take it without an await (an
+   * async call per step is a promise and a frame more for each session in flight).
+   */
+  private currentRun(ctx: Context): AgentRun | undefined {
+    if (this.journal) useJournal(ctx, this.journal);
+    return runs.get(ctx);
+  }
+
   /** This run's shared state, made by its first step (`starting`: a new run, whose sources start empty). */
   private async agentRun(ctx: Context, starting = false): Promise<AgentRun> {
-    if (this.journal) useJournal(ctx, this.journal);
-    const existing = runs.get(ctx);
+    const existing = this.currentRun(ctx);
     if (existing && !starting) return existing;
     const memory = await agentMemory(ctx, this.llm);
     let sources = starting ? undefined : await ctx.store.get<ToolSource[] | undefined>("sources", undefined);
