@@ -15,18 +15,22 @@ export const MEMORY_KEY = "memory";
 
 /**
  * Saves a LlamaIndex Memory in a context (`ctx.toJSON()`) as its snapshot; the agent gives it
- * to the engine as the `"llamaindex.Memory"` codec.
- * @example new Workflow({ codecs: { "llamaindex.Memory": memoryCodec } })
+ * to the engine as the `"llamaindex.Memory"` codec. A memory it restores gets `llm`, as the
+ * agent's new memories do (without one, Memory looks up `Settings.llm`, which throws and is
+ * caught when unset: a stack trace on every restore).
+ * @example new Workflow({ codecs: { "llamaindex.Memory": memoryCodec(llm) } })
  */
-export const memoryCodec: Codec<Memory> = {
-  test: (value) => value instanceof Memory,
-  encode: (memory) => JSON.parse(memory.snapshot()),
-  // What loadMemory does, without its JSON.stringify-then-parse round trip of every message.
-  decode: (json) => {
-    const { messages = [], memoryCursor = 0 } = json as { messages?: MemoryMessage[]; memoryCursor?: number };
-    return new Memory(messages, { memoryCursor, customAdapters: ADAPTERS });
-  },
-};
+export function memoryCodec(llm: ToolCallLLM): Codec<Memory> {
+  return {
+    test: (value) => value instanceof Memory,
+    encode: (memory) => JSON.parse(memory.snapshot()),
+    // What loadMemory does, without its JSON.stringify-then-parse round trip of every message.
+    decode: (json) => {
+      const { messages = [], memoryCursor = 0 } = json as { messages?: MemoryMessage[]; memoryCursor?: number };
+      return new Memory(messages, { memoryCursor, llm, customAdapters: ADAPTERS });
+    },
+  };
+}
 
 /**
  * LlamaIndex's own conversion of a chat message for memory (an id and a date added), with the

@@ -147,7 +147,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   readonly sessionMemory = memorySessions({ storeKey: MEMORY_KEY, tokenLimit: () => this.tokenLimit });
 
   constructor(options: FunctionCallingAgentOptions) {
-    super({ ...options, codecs: { "llamaindex.Memory": memoryCodec as Codec, ...options.codecs } });
+    super({ ...options, codecs: { "llamaindex.Memory": memoryCodec(options.llm) as Codec, ...options.codecs } });
     if (!options.llm?.supportToolCall) {
       throw new ConfigurationError(
         "FunctionCallingAgent needs an LLM that supports tool calls (a LlamaIndex ToolCallLLM with supportToolCall: true).",

@@ -42,4 +42,15 @@ describe("the agent's memory", () => {
     }
     expect(new Set(messages.map((m) => m.id)).size).toBe(4);
   });
+
+  it("restored from a saved context, has the agent's LLM, as a new one does", async () => {
+    const llm = new ScriptedLLM([{ text: "Hi." }]);
+    const agent = new FunctionCallingAgent({ llm });
+    const ctx = new Context(agent);
+    await agent.run({ input: "Hello" }, { ctx });
+    const restored = Context.fromJSON(agent, JSON.parse(JSON.stringify(ctx.toJSON())));
+    const llmOf = async (c: Context) => (await c.store.get<Memory>(MEMORY_KEY)) as unknown as { llm: unknown };
+    expect((await llmOf(ctx)).llm).toBe(llm);
+    expect((await llmOf(restored)).llm).toBe(llm);
+  });
 });
