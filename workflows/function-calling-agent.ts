@@ -16,7 +16,7 @@ import { useJournal } from "../src/journal/index.ts";
 import type { Journal } from "../src/journal/index.ts";
 import { toolCallsOf } from "../src/llm/chat-history.ts";
 import { streamReply } from "../src/llm/stream-reply.ts";
-import { describeCallUsage, runUsage, toolSpecTokens } from "../src/llm/token-usage.ts";
+import { describeCallUsage, runUsage, toolSpecTokens, usageSums } from "../src/llm/token-usage.ts";
 import type { LLMCallUsage, RunUsage, TokenUsage } from "../src/llm/token-usage.ts";
 import { bm25ToolSelector, checkMaxToolsPerCall, toolsForCall } from "../src/tools/tool-selection.ts";
 import type { ToolSelector } from "../src/tools/tool-selection.ts";
@@ -243,8 +243,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const call: LLMCallUsage = { call: record.calls.length + 1, ...cost };
     record.calls.push(call);
     record.lastAt = at;
-    const { calls: _calls, ...sums } = runUsage(record.calls);
-    ctx.writeEventToStream(new TokenUsageEvent({ call, run: sums }));
+    ctx.writeEventToStream(new TokenUsageEvent({ call, run: usageSums(record.calls) }));
     if (this.verbose) this.trace(`Tokens of LLM call ${call.call}: ${describeCallUsage(call)}`); // toLocaleString is slow: only when shown
   }
 
