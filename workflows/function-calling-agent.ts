@@ -257,7 +257,9 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const turn = await ctx.once("turn", () => ({ at: run.size, keys: idempotencyKeys(ev.toolCalls) }), RERUN_UNFINISHED);
     const { at, keys } = turn.value;
     const call = (call: ToolCall) => legacy?.results[call.id] ?? this.callTool(ctx, call, approvals?.[call.id], legacy?.keys[call.id] ?? keys[call.id]);
-    const results = await Promise.all(ev.toolCalls.map(call));
+    // Most turns call one tool: awaited alone, without Promise.all's aggregate and its closures.
+    const only = ev.toolCalls.length === 1 ? (ev.toolCalls[0] as ToolCall) : undefined;
+    const results = only ? [await call(only)] : await Promise.all(ev.toolCalls.map(call));
     // A run that timed out or was cancelled mid-call must not write late results into memory.
     if (ctx.signal.aborted) return undefined;
     const messages = results.map((source): ChatMessage => ({
