@@ -334,10 +334,9 @@ export class RunHistory {
     while (end < this.#all.length && toolResultIdOf(this.#all[end] as ChatMessage) !== undefined) end++;
     // A block that reaches the newest message may still get results: decided again when read.
     this.#openBlock = end === this.#all.length ? start : this.#openBlock === start ? -1 : this.#openBlock;
-    const answered = new Set<string | undefined>();
-    for (let i = start + 1; i < end; i++) answered.add(toolResultIdOf(this.#all[i] as ChatMessage));
-    const complete = calls.every((call) => answered.has(call.id));
-    const callIds = new Set(calls.map((call) => call.id));
+    // A block holds a few calls and their results, and is decided again as results arrive:
+    // searched in place rather than through two Sets made for each decision.
+    const complete = calls.every((call) => this.#answered(call.id, start + 1, end));
     this.#sent[start] = complete
       ? message
       : message.content !== "" && typeof message.content === "string"
@@ -345,7 +344,14 @@ export class RunHistory {
         : null;
     for (let i = start + 1; i < end; i++) {
       const result = this.#all[i] as ChatMessage;
-      this.#sent[i] = complete && callIds.has(toolResultIdOf(result) as string) ? result : null;
+      const id = toolResultIdOf(result);
+      this.#sent[i] = complete && calls.some((call) => call.id === id) ? result : null;
     }
+  }
+
+  /** Whether a result among messages `from` to `to` - 1 answers the call `id`. */
+  #answered(id: string, from: number, to: number): boolean {
+    for (let i = from; i < to; i++) if (toolResultIdOf(this.#all[i] as ChatMessage) === id) return true;
+    return false;
   }
 }
