@@ -88,7 +88,10 @@ export class RunHistory {
   /** The newest question, kept before `#start` (recentHistory always keeps it). */
   #pinned: number | undefined;
   // Arrays kept dense (V8's fast elements), one entry per message: 0 or undefined where not known yet.
-  #costs: number[] = []; // tokens + 1, as recentHistory counts them; filled lazily
+  // Tokens + 1, as recentHistory counts them; filled lazily, and made only once tokens are
+  // counted: a short conversation never needs it, and each array a run grows keeps a backing
+  // store of 17+ slots alive while the session waits for its model.
+  #costs: number[] = [];
   /** `#bytePrefix[i]`: the bytes (+ 1 each) of messages 0 to i - 1, as recentHistory counts them before it tokenizes. */
   #bytePrefix: number[] = [0];
   /** Whether tokens are counted: not while the history fits by bytes. */
@@ -129,10 +132,10 @@ export class RunHistory {
     const history = new RunHistory([], previous.#limit);
     const all = previous.#all;
     history.#all = all.slice(0, kept);
-    history.#costs = previous.#costs.slice(0, kept);
     history.#bytePrefix = previous.#bytePrefix.slice(0, kept + 1);
     if (previous.#counting) {
       history.#counting = true;
+      history.#costs = previous.#costs.slice(0, kept);
       if (previous.#countedFrom <= kept) {
         history.#tokenPrefix = previous.#tokenPrefix.slice(0, kept + 1);
         history.#countedFrom = previous.#countedFrom;
@@ -176,9 +179,11 @@ export class RunHistory {
     if (isQuestion(message)) this.#lastQuestion = at;
     if (toolResultIdOf(message) === undefined) this.#lastNotResult = at;
     this.#bytePrefix.push((this.#bytePrefix[at] as number) + Buffer.byteLength(messageText(message)) + 1);
-    this.#costs.push(0);
     this.#sent.push(undefined);
-    if (this.#counting) this.#tokenPrefix.push((this.#tokenPrefix[at] as number) + this.#cost(at));
+    if (this.#counting) {
+      this.#costs.push(0);
+      this.#tokenPrefix.push((this.#tokenPrefix[at] as number) + this.#cost(at));
+    }
     this.#kept = undefined;
   }
 
@@ -214,6 +219,7 @@ export class RunHistory {
       const bytes = this.#bytesBetween(this.#start, n) + (this.#pinned === undefined ? 0 : this.#bytesBetween(this.#pinned, this.#pinned + 1));
       if (bytes <= this.#limit) return;
       this.#counting = true;
+      this.#costs = new Array<number>(n).fill(0);
       this.#tokenPrefix = new Array<number>(n + 1).fill(0);
       this.#countedFrom = n;
     }
@@ -328,10 +334,9 @@ export class RunHistory {
     while (end < this.#all.length && toolResultIdOf(this.#all[end] as ChatMessage) !== undefined) end++;
     // A block that reaches the newest message may still get results: decided again when read.
     this.#openBlock = end === this.#all.length ? start : this.#openBlock === start ? -1 : this.#openBlock;
-    const answered = new Set<string | undefined>();
-    for (let i = start + 1; i < end; i++) answered.add(toolResultIdOf(this.#all[i] as ChatMessage));
-    const complete = calls.every((call) => answered.has(call.id));
-    const callIds = new Set(calls.map((call) => call.id));
+    // A block holds a few calls and their results, and is decided again as results arrive:
+    // searched in place rather than through two Sets made for each decision.
+    const complete = calls.every((call) => this.#answered(call.id, start + 1, end));
     this.#sent[start] = complete
       ? message
       : message.content !== "" && typeof message.content === "string"
@@ -339,7 +344,14 @@ export class RunHistory {
         : null;
     for (let i = start + 1; i < end; i++) {
       const result = this.#all[i] as ChatMessage;
-      this.#sent[i] = complete && callIds.has(toolResultIdOf(result) as string) ? result : null;
+      const id = toolResultIdOf(result);
+      this.#sent[i] = complete && calls.some((call) => call.id === id) ? result : null;
     }
+  }
+
+  /** Whether a result among messages `from` to `to` - 1 answers the call `id`. */
+  #answered(id: string, from: number, to: number): boolean {
+    for (let i = from; i < to; i++) if (toolResultIdOf(this.#all[i] as ChatMessage) === id) return true;
+    return false;
   }
 }

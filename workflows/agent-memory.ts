@@ -4,28 +4,46 @@
  * at any moment adds its messages once.
  */
 import type { ChatMessage, ToolCallLLM } from "@llamaindex/core/llms";
-import { Memory, createMemory } from "@llamaindex/core/memory";
-import type { MemoryMessage } from "@llamaindex/core/memory";
+import { ChatMessageAdapter, Memory, createMemory } from "@llamaindex/core/memory";
+import type { MemoryMessage, MessageAdapter } from "@llamaindex/core/memory";
 import { ContextStateError } from "../src/index.ts";
 import type { Codec, Context } from "../src/index.ts";
+import { flatUUID } from "./flat-uuid.ts";
 
 /** The store key of the agent's memory (sessions read it there). @example `await ctx.store.get<Memory>(MEMORY_KEY)` */
 export const MEMORY_KEY = "memory";
 
 /**
  * Saves a LlamaIndex Memory in a context (`ctx.toJSON()`) as its snapshot; the agent gives it
- * to the engine as the `"llamaindex.Memory"` codec.
- * @example new Workflow({ codecs: { "llamaindex.Memory": memoryCodec } })
+ * to the engine as the `"llamaindex.Memory"` codec. A memory it restores gets `llm`, as the
+ * agent's new memories do (without one, Memory looks up `Settings.llm`, which throws and is
+ * caught when unset: a stack trace on every restore).
+ * @example new Workflow({ codecs: { "llamaindex.Memory": memoryCodec(llm) } })
  */
-export const memoryCodec: Codec<Memory> = {
-  test: (value) => value instanceof Memory,
-  encode: (memory) => JSON.parse(memory.snapshot()),
-  // What loadMemory does, without its JSON.stringify-then-parse round trip of every message.
-  decode: (json) => {
-    const { messages = [], memoryCursor = 0 } = json as { messages?: MemoryMessage[]; memoryCursor?: number };
-    return new Memory(messages, { memoryCursor });
-  },
-};
+export function memoryCodec(llm: ToolCallLLM): Codec<Memory> {
+  return {
+    test: (value) => value instanceof Memory,
+    encode: (memory) => JSON.parse(memory.snapshot()),
+    // What loadMemory does, without its JSON.stringify-then-parse round trip of every message.
+    decode: (json) => {
+      const { messages = [], memoryCursor = 0 } = json as { messages?: MemoryMessage[]; memoryCursor?: number };
+      return new Memory(messages, { memoryCursor, llm, customAdapters: ADAPTERS });
+    },
+  };
+}
+
+/**
+ * LlamaIndex's own conversion of a chat message for memory (an id and a date added), with the
+ * id made as one flat string: `Memory.add` tries custom adapters first, so the agent's memories
+ * use this one, and every message keeps ~600 fewer bytes alive (see flat-uuid.ts).
+ */
+class FlatIdMessageAdapter extends ChatMessageAdapter implements MessageAdapter<ChatMessage, object> {
+  override toMemory(message: ChatMessage): MemoryMessage {
+    return { id: flatUUID(), createdAt: new Date(), ...message };
+  }
+}
+
+const ADAPTERS: Record<string, MessageAdapter<unknown, object>> = { stepflow: new FlatIdMessageAdapter() as MessageAdapter<unknown, object> };
 
 /**
  * The agent's memory in `ctx.store`, created on a context's first run.
@@ -40,7 +58,7 @@ export async function agentMemory(ctx: Context, llm: ToolCallLLM): Promise<Memor
     );
   }
   // Given the LLM, Memory does not look up Settings.llm, which throws (and is caught) when unset.
-  const memory = createMemory([], { llm });
+  const memory = createMemory([], { llm, customAdapters: ADAPTERS });
   await ctx.store.set(MEMORY_KEY, memory);
   return memory;
 }
@@ -74,7 +92,7 @@ export interface HistoryLike {
 export function appendAt(conversation: Conversation<HistoryLike>, at: number, messages: readonly ChatMessage[]): Promise<unknown> | undefined {
   if (conversation.size !== at) return undefined;
   conversation.size += messages.length;
-  conversation.history.push(...messages);
+  for (const message of messages) conversation.history.push(message); // not a spread call: one message, mostly
   // A step writes one message at a time but for its tool results: no Promise.all (and its array and closures) for one.
   if (messages.length === 1) return conversation.memory.add(messages[0] as ChatMessage);
   return Promise.all(messages.map((message) => conversation.memory.add(message)));

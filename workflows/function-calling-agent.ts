@@ -8,7 +8,6 @@
  * human's answer, a tool call) goes through `ctx.once`, so a step run again from a context
  * saved at any moment gets what its earlier attempt recorded instead of doing it again.
  */
-import { randomUUID } from "node:crypto";
 import type { BaseTool, ChatMessage, ToolCall, ToolCallLLM } from "@llamaindex/core/llms";
 import { FunctionOutputEvent, InputEvent, StreamEvent, TokenUsageEvent, ToolCallEvent } from "../events/index.ts";
 import { ConfigurationError, RunLocal, StartEvent, StepflowError, StopEvent, Workflow, step } from "../src/index.ts";
@@ -17,7 +16,7 @@ import { useJournal } from "../src/journal/index.ts";
 import type { Journal } from "../src/journal/index.ts";
 import { toolCallsOf } from "../src/llm/chat-history.ts";
 import { streamReply } from "../src/llm/stream-reply.ts";
-import { describeCallUsage, runUsage, toolSpecTokens } from "../src/llm/token-usage.ts";
+import { describeCallUsage, runUsage, toolSpecTokens, usageSums } from "../src/llm/token-usage.ts";
 import type { LLMCallUsage, RunUsage, TokenUsage } from "../src/llm/token-usage.ts";
 import { bm25ToolSelector, checkMaxToolsPerCall, toolsForCall } from "../src/tools/tool-selection.ts";
 import type { ToolSelector } from "../src/tools/tool-selection.ts";
@@ -29,6 +28,7 @@ import { runHistory } from "./agent-history.ts";
 import type { RunHistory } from "./agent-history.ts";
 import type { Conversation } from "./agent-memory.ts";
 import { legacyTurn } from "./agent-saved-by-0.1.ts";
+import { flatUUID } from "./flat-uuid.ts";
 import { ToolApprovalPolicy, approvalOnce, describeArguments, notApproved } from "./tool-approval.ts";
 import type { ApprovalMarks, NeedsApproval } from "./tool-approval.ts";
 import { memorySessions } from "./agent-sessions.ts";
@@ -147,7 +147,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   readonly sessionMemory = memorySessions({ storeKey: MEMORY_KEY, tokenLimit: () => this.tokenLimit });
 
   constructor(options: FunctionCallingAgentOptions) {
-    super({ ...options, codecs: { "llamaindex.Memory": memoryCodec as Codec, ...options.codecs } });
+    super({ ...options, codecs: { "llamaindex.Memory": memoryCodec(options.llm) as Codec, ...options.codecs } });
     if (!options.llm?.supportToolCall) {
       throw new ConfigurationError(
         "FunctionCallingAgent needs an LLM that supports tool calls (a LlamaIndex ToolCallLLM with supportToolCall: true).",
@@ -190,7 +190,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     }
     const run = await this.agentRun(ctx, true);
     const message: ChatMessage = typeof ev.input === "string" ? { role: "user", content: ev.input } : ev.input;
-    const at = await ctx.once("memory size", () => run.size, { rerunUnfinished: true });
+    const at = await ctx.once("memory size", () => run.size, RERUN_UNFINISHED);
     // A question asked again after a run that failed before the model answered is kept once.
     if (!isNewest(message, run.history.last)) await appendAt(run, at.value, [message]);
     run.history.trim();
@@ -199,11 +199,11 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
 
   @step({ accepts: [InputEvent], emits: [ToolCallEvent, StopEvent] })
   async handleLlmInput(ctx: Context, ev: InputEvent): Promise<ToolCallEvent | StopEvent<AgentResult>> {
-    const run = await this.agentRun(ctx);
+    const run = this.currentRun(ctx) ?? (await this.agentRun(ctx));
     if (++run.llmCalls > this.maxIterations) throw new AgentMaxIterationsError(this.maxIterations);
     // Recorded before it reaches memory, with the calls a human must approve: a step resumed
     // from a later save reuses this reply, and asks what was marked whatever needsApproval says.
-    const reply = await ctx.once("reply", () => this.chat(ctx, ev.input, run), { rerunUnfinished: true });
+    const reply = await ctx.once("reply", () => this.chat(ctx, ev.input, run), RERUN_UNFINISHED);
     const { message, at, approvals, cost } = reply.value;
     await appendAt(run, at, [message]);
     const toolCalls = toolCallsOf(message);
@@ -243,24 +243,23 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const call: LLMCallUsage = { call: record.calls.length + 1, ...cost };
     record.calls.push(call);
     record.lastAt = at;
-    const { calls: _calls, ...sums } = runUsage(record.calls);
-    ctx.writeEventToStream(new TokenUsageEvent({ call, run: sums }));
+    ctx.writeEventToStream(new TokenUsageEvent({ call, run: usageSums(record.calls) }));
     if (this.verbose) this.trace(`Tokens of LLM call ${call.call}: ${describeCallUsage(call)}`); // toLocaleString is slow: only when shown
   }
 
   @step({ accepts: [ToolCallEvent], emits: [InputEvent] })
   async handleToolCalls(ctx: Context, ev: ToolCallEvent): Promise<InputEvent | undefined> {
-    const run = await this.agentRun(ctx);
+    const run = this.currentRun(ctx) ?? (await this.agentRun(ctx));
     const legacy = ev.approvals ? undefined : legacyTurn(ctx);
     const approvals = ev.approvals ?? legacy?.approvals;
     // Each call's idempotency key, made before any call starts or waits: every resume of this
     // turn gives the tool the same key. With it, the size of memory the results go after.
-    const turn = await ctx.once("turn", () => ({ at: run.size, keys: Object.fromEntries(ev.toolCalls.map((call) => [call.id, randomUUID()])) }), {
-      rerunUnfinished: true,
-    });
+    const turn = await ctx.once("turn", () => ({ at: run.size, keys: idempotencyKeys(ev.toolCalls) }), RERUN_UNFINISHED);
     const { at, keys } = turn.value;
     const call = (call: ToolCall) => legacy?.results[call.id] ?? this.callTool(ctx, call, approvals?.[call.id], legacy?.keys[call.id] ?? keys[call.id]);
-    const results = await Promise.all(ev.toolCalls.map(call));
+    // Most turns call one tool: awaited alone, without Promise.all's aggregate and its closures.
+    const only = ev.toolCalls.length === 1 ? (ev.toolCalls[0] as ToolCall) : undefined;
+    const results = only ? [await call(only)] : await Promise.all(ev.toolCalls.map(call));
     // A run that timed out or was cancelled mid-call must not write late results into memory.
     if (ctx.signal.aborted) return undefined;
     const messages = results.map((source): ChatMessage => ({
@@ -299,10 +298,18 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     return source;
   }
 
+  /**
+   * This run's shared state once a step made it: later steps take it without an await (an
+   * async call per step is a promise and a frame more for each session in flight).
+   */
+  private currentRun(ctx: Context): AgentRun | undefined {
+    if (this.journal) useJournal(ctx, this.journal);
+    return runs.get(ctx);
+  }
+
   /** This run's shared state, made by its first step (`starting`: a new run, whose sources start empty). */
   private async agentRun(ctx: Context, starting = false): Promise<AgentRun> {
-    if (this.journal) useJournal(ctx, this.journal);
-    const existing = runs.get(ctx);
+    const existing = this.currentRun(ctx);
     if (existing && !starting) return existing;
     const memory = await agentMemory(ctx, this.llm);
     let sources = starting ? undefined : await ctx.store.get<ToolSource[] | undefined>("sources", undefined);
@@ -315,6 +322,18 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
 }
 
 const runs = new RunLocal<AgentRun>();
+
+/** `ctx.once`'s options for work that is safe to do again when an attempt did not record it. */
+const RERUN_UNFINISHED = { rerunUnfinished: true } as const;
+
+/** A new idempotency key for each call, by call id. */
+function idempotencyKeys(calls: readonly ToolCall[]): Record<string, string> {
+  // A null-prototype object is a hash table from the start: an object literal would get a new
+  // hidden class for each call id, and call ids never repeat.
+  const keys = Object.create(null) as Record<string, string>;
+  for (const call of calls) keys[call.id] = flatUUID();
+  return keys;
+}
 
 /** A tool's result as `ctx.once` may record it: not one cut short by the end of the run, as the call may still take effect. */
 function recordable(result: ToolSource | Promise<ToolSource>, signal: AbortSignal): ToolSource | Promise<ToolSource> {

@@ -10,10 +10,15 @@ import { Settings } from "@llamaindex/core/global";
 import type { ChatMessage, ToolCall } from "@llamaindex/core/llms";
 import { extractText } from "@llamaindex/core/utils";
 
-/** The tool calls of an assistant message (LlamaIndex `options.toolCall`), or none. */
+// What toolCallsOf gives every message without calls (most of them, asked several times each
+// per turn): one list, frozen, so a caller that added to it would fail instead of giving calls
+// to other messages.
+const NO_CALLS = Object.freeze([]) as readonly ToolCall[] as ToolCall[];
+
+/** The tool calls of an assistant message (LlamaIndex `options.toolCall`), or none (a shared empty list: read it, do not change it). */
 export function toolCallsOf(message: ChatMessage): ToolCall[] {
   const options = message.options as { toolCall?: ToolCall[] } | undefined;
-  return message.role === "assistant" && Array.isArray(options?.toolCall) ? options.toolCall : [];
+  return message.role === "assistant" && Array.isArray(options?.toolCall) ? options.toolCall : NO_CALLS;
 }
 
 /** The id of the call a tool-result message answers (LlamaIndex `options.toolResult.id`), or undefined. */

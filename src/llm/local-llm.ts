@@ -55,9 +55,42 @@ export abstract class LocalLLM extends ToolCallLLM {
         message: toolCalls.length > 0 ? { role: "assistant", content, options: { toolCall: [...toolCalls] } } : { role: "assistant", content },
       };
     }
-    return (async function* () {
-      for (const delta of deltas) yield { raw: null, delta };
-      if (toolCalls.length > 0) yield { raw: null, delta: "", options: { toolCall: [...toolCalls] } };
-    })();
+    return new ReplyStream(deltas, toolCalls);
+  }
+}
+
+type Chunk = ChatResponseChunk<ToolCallLLMMessageOptions>;
+
+/**
+ * A decided reply's chunks, as `@llamaindex/openai` streams them: the text deltas, then the
+ * complete tool calls on a last chunk. What an async generator would give, without the request
+ * object, promises and await it makes per step: an agent's session keeps these alive while it
+ * waits for the model, so with many sessions in flight they are work for the garbage collector.
+ */
+class ReplyStream implements AsyncIterableIterator<Chunk> {
+  #next = 0;
+
+  constructor(
+    private readonly deltas: readonly string[],
+    private readonly toolCalls: readonly ToolCall[],
+  ) {}
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<Chunk, undefined>> {
+    const at = this.#next++;
+    if (at < this.deltas.length) return Promise.resolve({ value: { raw: null, delta: this.deltas[at] as string }, done: false });
+    if (at === this.deltas.length && this.toolCalls.length > 0)
+      return Promise.resolve({ value: { raw: null, delta: "", options: { toolCall: [...this.toolCalls] } }, done: false });
+    this.#next = Infinity; // done for good, as a generator is
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  /** Stopping early (a `break` in `for await`) ends the stream, as a generator's `return()` does. */
+  return(): Promise<IteratorResult<Chunk, undefined>> {
+    this.#next = Infinity;
+    return Promise.resolve({ value: undefined, done: true });
   }
 }

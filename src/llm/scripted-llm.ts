@@ -26,6 +26,8 @@ export class ScriptExhaustedError extends StepflowError {
   }
 }
 
+const NONE: readonly never[] = Object.freeze([]);
+
 /** One scripted reply: text (one delta per array item), tool calls, or both. */
 export interface ScriptedReply {
   readonly text?: string | readonly string[];
@@ -83,8 +85,11 @@ export class ScriptedLLM extends LocalLLM {
     const index = this.#requestCount++;
     if (this.#record) this.requests.push(request);
     const reply = this.#reply(request, index);
-    const deltas = typeof reply.text === "string" ? [reply.text] : [...(reply.text ?? [])];
-    const toolCalls: ToolCall[] = (reply.toolCalls ?? []).map((call) => ({ id: call.id ?? `call_${++this.#callIds}`, name: call.name, input: call.input }));
+    // A reply without text or calls shares one empty list (read only) instead of making two.
+    const deltas = typeof reply.text === "string" ? [reply.text] : reply.text ? [...reply.text] : NONE;
+    const toolCalls: readonly ToolCall[] = reply.toolCalls
+      ? reply.toolCalls.map((call) => ({ id: call.id ?? `call_${++this.#callIds}`, name: call.name, input: call.input }))
+      : NONE;
     if (this.#delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.#delayMs));
     return { deltas, toolCalls };
   }

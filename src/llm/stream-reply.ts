@@ -18,7 +18,7 @@ import type { TokenUsage } from "./token-usage.ts";
  * @example
  * const reply = await streamReply(llm, history, tools, ctx.signal, (delta) => process.stdout.write(delta));
  */
-export async function streamReply(
+export function streamReply(
   llm: ToolCallLLM,
   messages: ChatMessage[],
   tools: readonly BaseTool[],
@@ -26,8 +26,21 @@ export async function streamReply(
   onDelta: (delta: string) => void,
   onUsage?: (usage: TokenUsage) => void,
 ): Promise<ChatMessage> {
-  // Without an observer the call is only the stream: no operation, no raw chunks read for one.
+  // Without an observer the call is only the stream: no operation, no raw chunks read for one,
+  // and gather's own promise is returned (not awaited in one more async frame that the session
+  // would keep alive while it waits for the model).
   if (!observing()) return gather(llm, messages, tools, signal, onDelta, onUsage, undefined);
+  return observed(llm, messages, tools, signal, onDelta, onUsage);
+}
+
+async function observed(
+  llm: ToolCallLLM,
+  messages: ChatMessage[],
+  tools: readonly BaseTool[],
+  signal: AbortSignal,
+  onDelta: (delta: string) => void,
+  onUsage: ((usage: TokenUsage) => void) | undefined,
+): Promise<ChatMessage> {
   const model = llm.metadata.model;
   const operation = observeOperation({
     kind: "llm",
@@ -61,11 +74,16 @@ async function gather(
   seen: ResponseFacts | undefined,
 ): Promise<ChatMessage> {
   // An LLM that can abort a request (stepflow's OpenAI) gets the signal: an aborted run closes its request.
-  const options = (llm as { supportsAbortSignal?: boolean }).supportsAbortSignal === true ? { additionalChatOptions: { signal } } : {};
+  const abortable = (llm as { supportsAbortSignal?: boolean }).supportsAbortSignal === true;
+  const params = abortable
+    ? { messages, tools: tools as BaseTool[], stream: true as const, additionalChatOptions: { signal } }
+    : { messages, tools: tools as BaseTool[], stream: true as const };
   let content = "";
   // Keyed by id, last seen wins: adapters that emit growing partial calls still end complete.
-  const calls = new Map<string, ToolCall>();
-  for await (const chunk of await llm.chat({ messages, tools: tools as BaseTool[], stream: true, ...options })) {
+  // Made at the first call: most chunks and replies have none, and the session keeps this
+  // frame alive while it waits for the model.
+  let calls: Map<string, ToolCall> | undefined;
+  for await (const chunk of await llm.chat(params)) {
     if (signal.aborted) break;
     if (seen && chunk.raw) noteRaw(chunk.raw, seen);
     if (chunk.delta) {
@@ -76,11 +94,11 @@ async function gather(
       const usage = usageOf(chunk.raw);
       if (usage) onUsage(usage);
     }
-    for (const call of (chunk.options as { toolCall?: ToolCall[] } | undefined)?.toolCall ?? []) calls.set(call.id, call);
+    const chunkCalls = (chunk.options as { toolCall?: ToolCall[] } | undefined)?.toolCall;
+    if (chunkCalls) for (const call of chunkCalls) (calls ??= new Map()).set(call.id, call);
   }
   if (signal.aborted) throw signal.reason;
-  const toolCalls = [...calls.values()];
-  return toolCalls.length > 0 ? { role: "assistant", content, options: { toolCall: toolCalls } } : { role: "assistant", content };
+  return calls && calls.size > 0 ? { role: "assistant", content, options: { toolCall: [...calls.values()] } } : { role: "assistant", content };
 }
 
 /** What the server said about its response, read from OpenAI-style raw chunks when they carry it. */

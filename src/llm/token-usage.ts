@@ -74,6 +74,19 @@ export function usageOf(raw: unknown): TokenUsage | undefined {
  * @example runUsage([]); // { llmCalls: 0, reportedCalls: 0, promptTokens: 0, completionTokens: 0, totalTokens: 0, toolSpecTokens: 0, calls: [] }
  */
 export function runUsage(calls: readonly LLMCallUsage[]): RunUsage {
+  return sum(calls, true) as RunUsage;
+}
+
+/**
+ * The sums of `calls`, without the list: what an agent reports after each call (one object,
+ * not the whole usage and a copy of it without `calls`).
+ * @example usageSums([]); // { llmCalls: 0, reportedCalls: 0, promptTokens: 0, completionTokens: 0, totalTokens: 0, toolSpecTokens: 0 }
+ */
+export function usageSums(calls: readonly LLMCallUsage[]): Omit<RunUsage, "calls"> {
+  return sum(calls, false);
+}
+
+function sum(calls: readonly LLMCallUsage[], withCalls: boolean): Omit<RunUsage, "calls"> {
   let promptTokens = 0;
   let completionTokens = 0;
   let totalTokens = 0;
@@ -89,8 +102,12 @@ export function runUsage(calls: readonly LLMCallUsage[]): RunUsage {
     totalTokens += call.usage.totalTokens;
     if (call.usage.cachedTokens !== undefined) cachedTokens = (cachedTokens ?? 0) + call.usage.cachedTokens;
   }
-  const sums = { llmCalls: calls.length, reportedCalls, promptTokens, completionTokens, totalTokens, toolSpecTokens, calls };
-  return cachedTokens === undefined ? sums : { ...sums, cachedTokens };
+  const llmCalls = calls.length;
+  const sums: { -readonly [K in keyof RunUsage]?: RunUsage[K] } = withCalls
+    ? { llmCalls, reportedCalls, promptTokens, completionTokens, totalTokens, toolSpecTokens, calls }
+    : { llmCalls, reportedCalls, promptTokens, completionTokens, totalTokens, toolSpecTokens };
+  if (cachedTokens !== undefined) sums.cachedTokens = cachedTokens;
+  return sums as Omit<RunUsage, "calls">;
 }
 
 /**

@@ -10,6 +10,21 @@ async function collect(stream: AsyncIterable<ChatResponseChunk<object>>) {
 }
 
 describe("ScriptedLLM", () => {
+  it("streams like a generator: a stream read to its end, or left by a break, gives nothing more", async () => {
+    const llm = new ScriptedLLM([{ text: ["a", "b", "c"] }, { text: ["x", "y"], toolCalls: [{ name: "add", input: { x: 1, y: 2 } }] }]);
+    const stream = await llm.chat({ messages: [{ role: "user", content: "go" }], stream: true });
+    const seen: string[] = [];
+    for await (const chunk of stream) {
+      seen.push(chunk.delta);
+      if (chunk.delta === "b") break;
+    }
+    expect(seen).toEqual(["a", "b"]);
+    expect(await collect(stream)).toEqual([]);
+    const whole = await llm.chat({ messages: [{ role: "user", content: "go" }], stream: true });
+    expect((await collect(whole)).map((c) => c.delta)).toEqual(["x", "y", ""]);
+    expect(await collect(whole)).toEqual([]);
+  });
+
   it("streams text deltas, then the tool calls on a last chunk, numbering calls without ids", async () => {
     const llm = new ScriptedLLM([
       {

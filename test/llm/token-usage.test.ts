@@ -4,7 +4,8 @@ import { TokenUsageEvent } from "../../events/index.ts";
 import { Context } from "../../src/index.ts";
 import { OpenAI } from "../../src/llm/openai.ts";
 import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
-import { toolSpecTokens, usageOf } from "../../src/llm/token-usage.ts";
+import { runUsage, toolSpecTokens, usageOf, usageSums } from "../../src/llm/token-usage.ts";
+import type { LLMCallUsage, TokenUsage } from "../../src/llm/token-usage.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import { add, multiply } from "../../workflows/tools/calculator.ts";
 import { startOpenAIServer } from "../support/openai-sse-server.ts";
@@ -143,5 +144,33 @@ describe("token accounting", () => {
     expect(usageOf({ usage: null, choices: [] })).toBeUndefined();
     expect(usageOf({ usage: { prompt_tokens: "ten", completion_tokens: 2 } })).toBeUndefined();
     expect(usageOf(null)).toBeUndefined();
+  });
+});
+
+describe("runUsage and usageSums", () => {
+  const call = (n: number, usage?: TokenUsage): LLMCallUsage => ({ call: n, usage, toolSpecTokens: 10, toolsSent: 2, toolsAvailable: 2 });
+
+  it("sum the reported calls, and the cached tokens only when a server said", () => {
+    const calls = [
+      call(1, { promptTokens: 100, completionTokens: 5, totalTokens: 105 }),
+      call(2),
+      call(3, { promptTokens: 50, completionTokens: 1, totalTokens: 51 }),
+    ];
+    const sums = { llmCalls: 3, reportedCalls: 2, promptTokens: 150, completionTokens: 6, totalTokens: 156, toolSpecTokens: 30 };
+    expect(runUsage(calls)).toStrictEqual({ ...sums, calls });
+    expect(usageSums(calls)).toStrictEqual(sums);
+    calls.push(call(4, { promptTokens: 10, completionTokens: 1, totalTokens: 11, cachedTokens: 8 }));
+    const cached = { llmCalls: 4, reportedCalls: 3, promptTokens: 160, completionTokens: 7, totalTokens: 167, toolSpecTokens: 40, cachedTokens: 8 };
+    expect(usageSums(calls)).toStrictEqual(cached);
+    expect(Object.keys(runUsage(calls))).toEqual([
+      "llmCalls",
+      "reportedCalls",
+      "promptTokens",
+      "completionTokens",
+      "totalTokens",
+      "toolSpecTokens",
+      "calls",
+      "cachedTokens",
+    ]);
   });
 });
