@@ -187,7 +187,10 @@ class Encoder {
           const item = record[key];
           if (item === undefined) continue;
           this.#keys[depth] = key;
-          out[key] = this.encode(item, depth + 1);
+          // An own "__proto__" field (JSON.parse makes them) is a field of the copy, not its prototype.
+          if (key === "__proto__")
+            Object.defineProperty(out, key, { value: this.encode(item, depth + 1), enumerable: true, writable: true, configurable: true });
+          else out[key] = this.encode(item, depth + 1);
         }
         // A user's own "$codec" key must not be mistaken for a codec on the way back.
         return CODEC_KEY in out ? { [CODEC_KEY]: "object", value: out } : out;

@@ -47,6 +47,14 @@ describe("encodeValue", () => {
     expect((error as Error).message).toMatch(/codec "Box" failed on store key "w"\.box: .*box\.list\[0\]\.self refers back to box\.list\[0\] \(a cycle\)/);
   });
 
+  it("keeps an own __proto__ field (JSON.parse makes them) as a field, not as the copy's prototype", () => {
+    const value = JSON.parse('{"__proto__": {"x": 1}, "y": 2}') as object;
+    const json = encodeValue(value, "v");
+    expect(Object.getPrototypeOf(json)).toBe(Object.prototype);
+    expect(JSON.stringify(json)).toBe('{"__proto__":{"x":1},"y":2}');
+    expect(decodeValue(json, "v")).toStrictEqual(value);
+  });
+
   it("encodes again after a call failed midway, without the failed call's values in its way", () => {
     const a = { x: 1 };
     expect(() => encodeValue({ a, list: [a, { bad: Number.POSITIVE_INFINITY }] }, "first")).toThrow(/first\.list\[1\]\.bad is Infinity/);
