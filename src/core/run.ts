@@ -349,18 +349,7 @@ export class Run {
         for (const { event, execution } of events) {
           const id = execution ?? ++this.#executions;
           const records = execution === undefined ? undefined : once[execution];
-          (slot.queue ??= new ExecutionQueue()).push({
-            slot,
-            event,
-            id,
-            once: records ? restoreOnceRecords(records) : undefined,
-            waits: 0,
-            ended: false,
-            retried: false,
-            taken: undefined,
-            previous: undefined,
-            next: undefined,
-          });
+          (slot.queue ??= new ExecutionQueue()).push(newExecution(slot, event, id, records ? restoreOnceRecords(records) : undefined));
         }
       }
     }
@@ -662,18 +651,7 @@ export class Run {
     // resume of one saved run gives the same id to the same work and shares its ctx.once records.
     // Fresh runs keep numbered ids: no hash on the hot path.
     const id = typeof from?.id === "string" ? createHash("sha256").update(`${from.id}>${slot.step.name}`).digest("base64url").slice(0, 16) : ++this.#executions;
-    const execution: StepExecution = {
-      slot,
-      event,
-      id,
-      once: undefined,
-      waits: 0,
-      ended: false,
-      retried: false,
-      taken: undefined,
-      previous: undefined,
-      next: undefined,
-    };
+    const execution = newExecution(slot, event, id, undefined);
     if (this.#started && slot.busy < slot.step.numWorkers) this.#execute(execution);
     else (slot.queue ??= new ExecutionQueue()).push(execution);
   }
@@ -928,6 +906,11 @@ export class Run {
 }
 
 /** What `ctx.once` needs of one execution of a run: a class, so that a call makes one small object and no closures. */
+/** A step execution not started yet. Every field set here, so that all executions share one shape. */
+function newExecution(slot: StepSlot, event: Event, id: number | string, once: StepExecution["once"]): StepExecution {
+  return { slot, event, id, once, waits: 0, ended: false, retried: false, taken: undefined, waited: undefined, previous: undefined, next: undefined };
+}
+
 /**
  * The names of `execution`'s `ctx.once` calls whose work is running (live records): found when a
  * wait takes its event, so that `ctx.once` itself pays nothing for waits inside its work.
