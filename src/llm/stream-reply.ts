@@ -79,10 +79,11 @@ async function gather(
     ? { messages, tools: tools as BaseTool[], stream: true as const, additionalChatOptions: { signal } }
     : { messages, tools: tools as BaseTool[], stream: true as const };
   let content = "";
-  // Keyed by id, last seen wins: adapters that emit growing partial calls still end complete.
-  // Made at the first call: most chunks and replies have none, and the session keeps this
-  // frame alive while it waits for the model.
-  let calls: Map<string, ToolCall> | undefined;
+  // By id, last seen wins: adapters that emit growing partial calls still end complete. A plain
+  // array searched by id, made at the first call: most replies have none and few have more
+  // than a handful, and the session keeps this frame alive while it waits for the model (a Map
+  // and the spread of its values made ~300 bytes more per reply).
+  let calls: ToolCall[] | undefined;
   for await (const chunk of await llm.chat(params)) {
     if (signal.aborted) break;
     if (seen && chunk.raw) noteRaw(chunk.raw, seen);
@@ -95,10 +96,22 @@ async function gather(
       if (usage) onUsage(usage);
     }
     const chunkCalls = (chunk.options as { toolCall?: ToolCall[] } | undefined)?.toolCall;
-    if (chunkCalls) for (const call of chunkCalls) (calls ??= new Map()).set(call.id, call);
+    if (chunkCalls) for (const call of chunkCalls) calls = calls ? setById(calls, call) : [call]; // [call]: no push's 16 spare slots
   }
   if (signal.aborted) throw signal.reason;
-  return calls && calls.size > 0 ? { role: "assistant", content, options: { toolCall: [...calls.values()] } } : { role: "assistant", content };
+  return calls && calls.length > 0 ? { role: "assistant", content, options: { toolCall: calls } } : { role: "assistant", content };
+}
+
+/** `calls` with `call` in place of the one with its id, else at the end. */
+function setById(calls: ToolCall[], call: ToolCall): ToolCall[] {
+  for (let i = 0; i < calls.length; i++) {
+    if ((calls[i] as ToolCall).id === call.id) {
+      calls[i] = call;
+      return calls;
+    }
+  }
+  calls.push(call);
+  return calls;
 }
 
 /** What the server said about its response, read from OpenAI-style raw chunks when they carry it. */
