@@ -192,7 +192,8 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const message: ChatMessage = typeof ev.input === "string" ? { role: "user", content: ev.input } : ev.input;
     const at = await ctx.once("memory size", () => run.size, RERUN_UNFINISHED);
     // A question asked again after a run that failed before the model answered is kept once.
-    if (!isNewest(message, run.history.last)) await appendAt(run, at.value, [message]);
+    const written = isNewest(message, run.history.last) || appendAt(run, at.value, [message]);
+    if (written instanceof Promise) await written;
     run.history.trim();
     return new InputEvent({ input: run.history.wellFormed() });
   }
@@ -205,7 +206,8 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     // from a later save reuses this reply, and asks what was marked whatever needsApproval says.
     const reply = await ctx.once("reply", () => this.chat(ctx, ev.input, run), RERUN_UNFINISHED);
     const { message, at, approvals, cost } = reply.value;
-    await appendAt(run, at, [message]);
+    const written = appendAt(run, at, [message]);
+    if (written instanceof Promise) await written; // the agent's own memories take it at once: no await, no microtask
     const toolCalls = toolCallsOf(message);
     if (toolCalls.length === 0) {
       if (cost) this.countUsage(ctx, run, at, cost);
@@ -269,7 +271,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     }));
     const written = appendAt(run, at, messages);
     if (written) run.sources.push(...results); // in the tick memory gets them: a save has both or neither
-    await written;
+    if (written instanceof Promise) await written;
     if (legacy) await legacy.done();
     run.history.trim();
     return new InputEvent({ input: run.history.wellFormed() });
