@@ -62,4 +62,29 @@ describe("streamReply", () => {
     ]);
     expect(await streamReply(llm, [{ role: "user", content: "go" }], [], signal, () => {})).toEqual({ role: "assistant", content: "Hi" });
   });
+
+  it("rejects, never throws, when the LLM's chat throws before it returns a promise", async () => {
+    const llm = new ChunksLLM([]);
+    llm.chat = (() => {
+      throw new Error("no connection");
+    }) as typeof llm.chat;
+    let reply: Promise<unknown> | undefined;
+    expect(() => (reply = streamReply(llm, [{ role: "user", content: "go" }], [], signal, () => {}))).not.toThrow();
+    await expect(reply).rejects.toThrow("no connection");
+  });
+
+  it("stops at an abort while the model streams, and rejects with the abort's reason", async () => {
+    const controller = new AbortController();
+    const llm = new ChunksLLM([
+      { raw: null, delta: "one " },
+      { raw: null, delta: "two" },
+    ]);
+    const deltas: string[] = [];
+    const reply = streamReply(llm, [{ role: "user", content: "go" }], [], controller.signal, (delta) => {
+      deltas.push(delta);
+      controller.abort(new Error("run cancelled"));
+    });
+    await expect(reply).rejects.toThrow("run cancelled");
+    expect(deltas).toEqual(["one "]);
+  });
 });
