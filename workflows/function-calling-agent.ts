@@ -219,15 +219,27 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     return event;
   }
 
-  /** The model's reply to `history`, streamed; the run's end stops it, so that no cut-off reply is recorded. */
-  private async chat(ctx: Context, history: ChatMessage[], run: AgentRun): Promise<Reply> {
-    const messages: ChatMessage[] = this.systemPrompt ? [{ role: "system", content: this.systemPrompt }, ...history] : history;
-    const tools = this.toolsToSend(history);
+  /**
+   * The model's reply to `history`, streamed; the run's end stops it, so that no cut-off reply is
+   * recorded. Not an async function: the session waits for the model in streamReply's promise,
+   * and an async frame here would be kept alive for all of the wait.
+   */
+  private chat(ctx: Context, history: ChatMessage[], run: AgentRun): Promise<Reply> {
     let usage: TokenUsage | undefined;
-    const onDelta = (delta: string) => ctx.writeEventToStream(new StreamEvent({ delta }));
-    const message = await streamReply(this.llm, messages, tools, ctx.signal, onDelta, (reported) => (usage = reported));
-    const cost = { usage, toolSpecTokens: toolSpecTokens(tools), toolsSent: tools.length, toolsAvailable: this.tools.length };
-    return { message, at: run.size, approvals: this.approval.mark(toolCallsOf(message)), cost };
+    let tools: readonly BaseTool[];
+    let replied: Promise<ChatMessage>;
+    try {
+      const messages: ChatMessage[] = this.systemPrompt ? [{ role: "system", content: this.systemPrompt }, ...history] : history;
+      tools = this.toolsToSend(history);
+      const onDelta = (delta: string) => ctx.writeEventToStream(new StreamEvent({ delta }));
+      replied = streamReply(this.llm, messages, tools, ctx.signal, onDelta, (reported) => (usage = reported));
+    } catch (error) {
+      return Promise.reject(error as Error); // as the async function it replaces would
+    }
+    return replied.then((message) => {
+      const cost = { usage, toolSpecTokens: toolSpecTokens(tools), toolsSent: tools.length, toolsAvailable: this.tools.length };
+      return { message, at: run.size, approvals: this.approval.mark(toolCallsOf(message)), cost };
+    });
   }
 
   /** The tools to send with `history`: all, or with `maxToolsPerCall` those the selector finds and those called in this turn. */
