@@ -28,7 +28,7 @@ export function memoryCodec(llm: ToolCallLLM): Codec<Memory> {
     // What loadMemory does, without its JSON.stringify-then-parse round trip of every message.
     decode: (json) => {
       const { messages = [], memoryCursor = 0 } = json as { messages?: MemoryMessage[]; memoryCursor?: number };
-      return ownMemory(messages, { memoryCursor, llm, customAdapters: ADAPTERS });
+      return new AgentMemory(messages, { memoryCursor, llm, customAdapters: ADAPTERS });
     },
   };
 }
@@ -48,28 +48,36 @@ const ADAPTER = new FlatIdMessageAdapter();
 const ADAPTERS: Record<string, MessageAdapter<unknown, object>> = { stepflow: ADAPTER as MessageAdapter<unknown, object> };
 
 /**
- * The message list of each memory made here, which has no memory blocks: a message added to
- * it needs nothing of `Memory.add` but the conversion and the push. `add` is async and awaits
- * `manageMemoryBlocks`, ~600 bytes and two microtasks per message for a memory without blocks.
+ * A LlamaIndex Memory that knows the message list it was made with. The agent makes its
+ * memories without memory blocks, so a message added to one needs nothing of `Memory.add` but
+ * the adapter's conversion and a push: `add` is async and awaits `manageMemoryBlocks`, ~600
+ * bytes and two microtasks per message. (A field, not a WeakMap: a lookup per message, and no
+ * weak entries for the scavenger to trace for every session in flight.)
  */
-const ownMessages = new WeakMap<Memory, MemoryMessage[]>();
+class AgentMemory extends Memory {
+  readonly #messages: MemoryMessage[];
 
-function ownMemory(messages: MemoryMessage[], options: ConstructorParameters<typeof Memory>[1]): Memory {
-  const memory = new Memory(messages, options);
-  ownMessages.set(memory, messages);
-  return memory;
+  constructor(messages: MemoryMessage[], options: ConstructorParameters<typeof Memory>[1]) {
+    super(messages, options);
+    this.#messages = messages;
+  }
+
+  /**
+   * Adds `message` as `add` would, at once, while the memory's messages are still the list it
+   * was made with (`clear()` makes a new one); else `false`, for `add` to do it.
+   */
+  static addAtOnce(memory: Memory, message: ChatMessage): boolean {
+    if (!(#messages in memory)) return false;
+    const own = memory.#messages;
+    if (memoryMessages(memory) !== own || !ADAPTER.isCompatible(message)) return false;
+    own.push(ADAPTER.toMemory(message));
+    return true;
+  }
 }
 
-/**
- * Adds `message` to `memory` as `memory.add` would: at once when it is a memory the agent made
- * (no blocks to manage), whose messages are still the list it was made with (`clear()` makes
- * a new one); else by `add`, and its promise.
- */
+/** Adds `message` to `memory` as `memory.add` does: at once when it can, else by `add`, and its promise. */
 function addMessage(memory: Memory, message: ChatMessage): Promise<void> | undefined {
-  const own = ownMessages.get(memory);
-  if (own === undefined || memoryMessages(memory) !== own || !ADAPTER.isCompatible(message)) return memory.add(message);
-  own.push(ADAPTER.toMemory(message));
-  return undefined;
+  return AgentMemory.addAtOnce(memory, message) ? undefined : memory.add(message);
 }
 
 /**
@@ -85,7 +93,7 @@ export async function agentMemory(ctx: Context, llm: ToolCallLLM): Promise<Memor
     );
   }
   // Given the LLM, Memory does not look up Settings.llm, which throws (and is caught) when unset.
-  const memory = ownMemory([], { llm, customAdapters: ADAPTERS });
+  const memory = new AgentMemory([], { llm, customAdapters: ADAPTERS });
   await ctx.store.set(MEMORY_KEY, memory);
   return memory;
 }
