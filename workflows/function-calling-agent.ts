@@ -107,7 +107,7 @@ interface Reply {
 
 /** The run's LLM calls, at ctx.store "usage", and the memory size of the last reply counted, so a step resumed after counting its reply does not count it again. */
 interface UsageRecord {
-  readonly calls: LLMCallUsage[];
+  calls: readonly LLMCallUsage[];
   lastAt: number;
 }
 
@@ -254,8 +254,16 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   private countUsage(ctx: Context, run: AgentRun, at: number, cost: Omit<LLMCallUsage, "call">): void {
     const record = run.usage;
     if (at <= record.lastAt || ctx.signal.aborted) return;
-    const call: LLMCallUsage = { call: record.calls.length + 1, ...cost };
-    record.calls.push(call);
+    const call: LLMCallUsage = {
+      call: record.calls.length + 1,
+      usage: cost.usage,
+      toolSpecTokens: cost.toolSpecTokens,
+      toolsSent: cost.toolsSent,
+      toolsAvailable: cost.toolsAvailable,
+    };
+    // A list one longer, not a push: a run makes a few calls, and push's first growth would
+    // keep 16 spare slots alive with each session in flight.
+    record.calls = [...record.calls, call];
     record.lastAt = at;
     ctx.writeEventToStream(new TokenUsageEvent({ call, run: usageSums(record.calls) }));
     if (this.verbose) this.trace(`Tokens of LLM call ${call.call}: ${describeCallUsage(call)}`); // toLocaleString is slow: only when shown
