@@ -199,15 +199,29 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   }
 
   @step({ accepts: [InputEvent], emits: [ToolCallEvent, StopEvent] })
-  async handleLlmInput(ctx: Context, ev: InputEvent): Promise<ToolCallEvent | StopEvent<AgentResult>> {
-    const run = this.currentRun(ctx) ?? (await this.agentRun(ctx));
-    if (++run.llmCalls > this.maxIterations) throw new AgentMaxIterationsError(this.maxIterations);
+  handleLlmInput(ctx: Context, ev: InputEvent): Promise<ToolCallEvent | StopEvent<AgentResult>> {
+    // Not an async function: the session waits for the model in ctx.once's promise, and this
+    // step's frame would otherwise be kept alive for all of the wait.
+    const run = this.currentRun(ctx);
+    return run ? this.ask(ctx, ev, run) : this.agentRun(ctx).then((made) => this.ask(ctx, ev, made));
+  }
+
+  private ask(ctx: Context, ev: InputEvent, run: AgentRun): Promise<ToolCallEvent | StopEvent<AgentResult>> {
+    if (++run.llmCalls > this.maxIterations) return Promise.reject(new AgentMaxIterationsError(this.maxIterations));
     // Recorded before it reaches memory, with the calls a human must approve: a step resumed
     // from a later save reuses this reply, and asks what was marked whatever needsApproval says.
-    const reply = await ctx.once("reply", () => this.chat(ctx, ev.input, run), RERUN_UNFINISHED);
-    const { message, at, approvals, cost } = reply.value;
-    const written = appendAt(run, at, [message]);
-    if (written instanceof Promise) await written; // the agent's own memories take it at once: no await, no microtask
+    return ctx
+      .once("reply", () => this.chat(ctx, ev.input, run), RERUN_UNFINISHED)
+      .then((reply) => {
+        const written = appendAt(run, reply.value.at, [reply.value.message]);
+        // The agent's own memories take it at once: no promise, no microtask.
+        return written instanceof Promise ? written.then(() => this.replied(ctx, run, reply.value)) : this.replied(ctx, run, reply.value);
+      });
+  }
+
+  /** The step's event for the model's reply, now in memory: its tool calls, or the run's result. */
+  private replied(ctx: Context, run: AgentRun, reply: Reply): ToolCallEvent | StopEvent<AgentResult> {
+    const { message, at, approvals, cost } = reply;
     const toolCalls = toolCallsOf(message);
     if (toolCalls.length === 0) {
       if (cost) this.countUsage(ctx, run, at, cost);
