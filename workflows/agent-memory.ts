@@ -4,10 +4,11 @@
  * at any moment adds its messages once.
  */
 import type { ChatMessage, ToolCallLLM } from "@llamaindex/core/llms";
-import { ChatMessageAdapter, Memory, createMemory } from "@llamaindex/core/memory";
+import { ChatMessageAdapter, Memory } from "@llamaindex/core/memory";
 import type { MemoryMessage, MessageAdapter } from "@llamaindex/core/memory";
 import { ContextStateError } from "../src/index.ts";
 import type { Codec, Context } from "../src/index.ts";
+import { memoryMessages } from "./agent-history.ts";
 import { flatUUID } from "./flat-uuid.ts";
 
 /** The store key of the agent's memory (sessions read it there). @example `await ctx.store.get<Memory>(MEMORY_KEY)` */
@@ -27,7 +28,7 @@ export function memoryCodec(llm: ToolCallLLM): Codec<Memory> {
     // What loadMemory does, without its JSON.stringify-then-parse round trip of every message.
     decode: (json) => {
       const { messages = [], memoryCursor = 0 } = json as { messages?: MemoryMessage[]; memoryCursor?: number };
-      return new Memory(messages, { memoryCursor, llm, customAdapters: ADAPTERS });
+      return new AgentMemory(messages, { memoryCursor, llm, customAdapters: ADAPTERS });
     },
   };
 }
@@ -43,7 +44,41 @@ class FlatIdMessageAdapter extends ChatMessageAdapter implements MessageAdapter<
   }
 }
 
-const ADAPTERS: Record<string, MessageAdapter<unknown, object>> = { stepflow: new FlatIdMessageAdapter() as MessageAdapter<unknown, object> };
+const ADAPTER = new FlatIdMessageAdapter();
+const ADAPTERS: Record<string, MessageAdapter<unknown, object>> = { stepflow: ADAPTER as MessageAdapter<unknown, object> };
+
+/**
+ * A LlamaIndex Memory that knows the message list it was made with. The agent makes its
+ * memories without memory blocks, so a message added to one needs nothing of `Memory.add` but
+ * the adapter's conversion and a push: `add` is async and awaits `manageMemoryBlocks`, ~600
+ * bytes and two microtasks per message. (A field, not a WeakMap: a lookup per message, and no
+ * weak entries for the scavenger to trace for every session in flight.)
+ */
+class AgentMemory extends Memory {
+  readonly #messages: MemoryMessage[];
+
+  constructor(messages: MemoryMessage[], options: ConstructorParameters<typeof Memory>[1]) {
+    super(messages, options);
+    this.#messages = messages;
+  }
+
+  /**
+   * Adds `message` as `add` would, at once, while the memory's messages are still the list it
+   * was made with (`clear()` makes a new one); else `false`, for `add` to do it.
+   */
+  static addAtOnce(memory: Memory, message: ChatMessage): boolean {
+    if (!(#messages in memory)) return false;
+    const own = memory.#messages;
+    if (memoryMessages(memory) !== own || !ADAPTER.isCompatible(message)) return false;
+    own.push(ADAPTER.toMemory(message));
+    return true;
+  }
+}
+
+/** Adds `message` to `memory` as `memory.add` does: at once when it can, else by `add`, and its promise. */
+function addMessage(memory: Memory, message: ChatMessage): Promise<void> | undefined {
+  return AgentMemory.addAtOnce(memory, message) ? undefined : memory.add(message);
+}
 
 /**
  * The agent's memory in `ctx.store`, created on a context's first run.
@@ -58,7 +93,7 @@ export async function agentMemory(ctx: Context, llm: ToolCallLLM): Promise<Memor
     );
   }
   // Given the LLM, Memory does not look up Settings.llm, which throws (and is caught) when unset.
-  const memory = createMemory([], { llm, customAdapters: ADAPTERS });
+  const memory = new AgentMemory([], { llm, customAdapters: ADAPTERS });
   await ctx.store.set(MEMORY_KEY, memory);
   return memory;
 }
@@ -83,17 +118,25 @@ export interface HistoryLike {
 /**
  * Adds a step's messages to memory at the place the step recorded (`at`, the size of memory
  * then), unless they are there already: a step resumed from a context saved after it wrote
- * them, but before it returned, writes them once. `undefined` when they were there. Each
- * `memory.add` appends before its first await, so a save sees all of them or none.
+ * them, but before it returned, writes them once. `false` when they were there; else `true`
+ * once they are in memory, or a promise while `memory.add` is at work on them (a memory the
+ * agent made takes messages at once). Each `memory.add` appends before its first await, so a
+ * save sees all of them or none.
  * @example
  * const at = (await ctx.once("memory size", () => conversation.size, { rerunUnfinished: true })).value;
- * await appendAt(conversation, at, [message]);
+ * const written = appendAt(conversation, at, [message]);
+ * if (written instanceof Promise) await written;
  */
-export function appendAt(conversation: Conversation<HistoryLike>, at: number, messages: readonly ChatMessage[]): Promise<unknown> | undefined {
-  if (conversation.size !== at) return undefined;
+export function appendAt(conversation: Conversation<HistoryLike>, at: number, messages: readonly ChatMessage[]): Promise<unknown> | boolean {
+  if (conversation.size !== at) return false;
   conversation.size += messages.length;
   for (const message of messages) conversation.history.push(message); // not a spread call: one message, mostly
   // A step writes one message at a time but for its tool results: no Promise.all (and its array and closures) for one.
-  if (messages.length === 1) return conversation.memory.add(messages[0] as ChatMessage);
-  return Promise.all(messages.map((message) => conversation.memory.add(message)));
+  if (messages.length === 1) return addMessage(conversation.memory, messages[0] as ChatMessage) ?? true;
+  let adding: Promise<void>[] | undefined;
+  for (const message of messages) {
+    const added = addMessage(conversation.memory, message);
+    if (added) (adding ??= []).push(added);
+  }
+  return adding ? Promise.all(adding) : true;
 }

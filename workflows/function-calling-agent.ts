@@ -107,7 +107,7 @@ interface Reply {
 
 /** The run's LLM calls, at ctx.store "usage", and the memory size of the last reply counted, so a step resumed after counting its reply does not count it again. */
 interface UsageRecord {
-  readonly calls: LLMCallUsage[];
+  calls: readonly LLMCallUsage[];
   lastAt: number;
 }
 
@@ -192,20 +192,36 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const message: ChatMessage = typeof ev.input === "string" ? { role: "user", content: ev.input } : ev.input;
     const at = await ctx.once("memory size", () => run.size, RERUN_UNFINISHED);
     // A question asked again after a run that failed before the model answered is kept once.
-    if (!isNewest(message, run.history.last)) await appendAt(run, at.value, [message]);
+    const written = isNewest(message, run.history.last) || appendAt(run, at.value, [message]);
+    if (written instanceof Promise) await written;
     run.history.trim();
     return new InputEvent({ input: run.history.wellFormed() });
   }
 
   @step({ accepts: [InputEvent], emits: [ToolCallEvent, StopEvent] })
-  async handleLlmInput(ctx: Context, ev: InputEvent): Promise<ToolCallEvent | StopEvent<AgentResult>> {
-    const run = this.currentRun(ctx) ?? (await this.agentRun(ctx));
-    if (++run.llmCalls > this.maxIterations) throw new AgentMaxIterationsError(this.maxIterations);
+  handleLlmInput(ctx: Context, ev: InputEvent): Promise<ToolCallEvent | StopEvent<AgentResult>> {
+    // Not an async function: the session waits for the model in ctx.once's promise, and this
+    // step's frame would otherwise be kept alive for all of the wait.
+    const run = this.currentRun(ctx);
+    return run ? this.ask(ctx, ev, run) : this.agentRun(ctx).then((made) => this.ask(ctx, ev, made));
+  }
+
+  private ask(ctx: Context, ev: InputEvent, run: AgentRun): Promise<ToolCallEvent | StopEvent<AgentResult>> {
+    if (++run.llmCalls > this.maxIterations) return Promise.reject(new AgentMaxIterationsError(this.maxIterations));
     // Recorded before it reaches memory, with the calls a human must approve: a step resumed
     // from a later save reuses this reply, and asks what was marked whatever needsApproval says.
-    const reply = await ctx.once("reply", () => this.chat(ctx, ev.input, run), RERUN_UNFINISHED);
-    const { message, at, approvals, cost } = reply.value;
-    await appendAt(run, at, [message]);
+    return ctx
+      .once("reply", () => this.chat(ctx, ev.input, run), RERUN_UNFINISHED)
+      .then((reply) => {
+        const written = appendAt(run, reply.value.at, [reply.value.message]);
+        // The agent's own memories take it at once: no promise, no microtask.
+        return written instanceof Promise ? written.then(() => this.replied(ctx, run, reply.value)) : this.replied(ctx, run, reply.value);
+      });
+  }
+
+  /** The step's event for the model's reply, now in memory: its tool calls, or the run's result. */
+  private replied(ctx: Context, run: AgentRun, reply: Reply): ToolCallEvent | StopEvent<AgentResult> {
+    const { message, at, approvals, cost } = reply;
     const toolCalls = toolCallsOf(message);
     if (toolCalls.length === 0) {
       if (cost) this.countUsage(ctx, run, at, cost);
@@ -217,15 +233,27 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     return event;
   }
 
-  /** The model's reply to `history`, streamed; the run's end stops it, so that no cut-off reply is recorded. */
-  private async chat(ctx: Context, history: ChatMessage[], run: AgentRun): Promise<Reply> {
-    const messages: ChatMessage[] = this.systemPrompt ? [{ role: "system", content: this.systemPrompt }, ...history] : history;
-    const tools = this.toolsToSend(history);
+  /**
+   * The model's reply to `history`, streamed; the run's end stops it, so that no cut-off reply is
+   * recorded. Not an async function: the session waits for the model in streamReply's promise,
+   * and an async frame here would be kept alive for all of the wait.
+   */
+  private chat(ctx: Context, history: ChatMessage[], run: AgentRun): Promise<Reply> {
     let usage: TokenUsage | undefined;
-    const onDelta = (delta: string) => ctx.writeEventToStream(new StreamEvent({ delta }));
-    const message = await streamReply(this.llm, messages, tools, ctx.signal, onDelta, (reported) => (usage = reported));
-    const cost = { usage, toolSpecTokens: toolSpecTokens(tools), toolsSent: tools.length, toolsAvailable: this.tools.length };
-    return { message, at: run.size, approvals: this.approval.mark(toolCallsOf(message)), cost };
+    let tools: readonly BaseTool[];
+    let replied: Promise<ChatMessage>;
+    try {
+      const messages: ChatMessage[] = this.systemPrompt ? [{ role: "system", content: this.systemPrompt }, ...history] : history;
+      tools = this.toolsToSend(history);
+      const onDelta = (delta: string) => ctx.writeEventToStream(new StreamEvent({ delta }));
+      replied = streamReply(this.llm, messages, tools, ctx.signal, onDelta, (reported) => (usage = reported));
+    } catch (error) {
+      return Promise.reject(error as Error); // as the async function it replaces would
+    }
+    return replied.then((message) => {
+      const cost = { usage, toolSpecTokens: toolSpecTokens(tools), toolsSent: tools.length, toolsAvailable: this.tools.length };
+      return { message, at: run.size, approvals: this.approval.mark(toolCallsOf(message)), cost };
+    });
   }
 
   /** The tools to send with `history`: all, or with `maxToolsPerCall` those the selector finds and those called in this turn. */
@@ -240,8 +268,16 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   private countUsage(ctx: Context, run: AgentRun, at: number, cost: Omit<LLMCallUsage, "call">): void {
     const record = run.usage;
     if (at <= record.lastAt || ctx.signal.aborted) return;
-    const call: LLMCallUsage = { call: record.calls.length + 1, ...cost };
-    record.calls.push(call);
+    const call: LLMCallUsage = {
+      call: record.calls.length + 1,
+      usage: cost.usage,
+      toolSpecTokens: cost.toolSpecTokens,
+      toolsSent: cost.toolsSent,
+      toolsAvailable: cost.toolsAvailable,
+    };
+    // A list one longer, not a push: a run makes a few calls, and push's first growth would
+    // keep 16 spare slots alive with each session in flight.
+    record.calls = [...record.calls, call];
     record.lastAt = at;
     ctx.writeEventToStream(new TokenUsageEvent({ call, run: usageSums(record.calls) }));
     if (this.verbose) this.trace(`Tokens of LLM call ${call.call}: ${describeCallUsage(call)}`); // toLocaleString is slow: only when shown
@@ -269,7 +305,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     }));
     const written = appendAt(run, at, messages);
     if (written) run.sources.push(...results); // in the tick memory gets them: a save has both or neither
-    await written;
+    if (written instanceof Promise) await written;
     if (legacy) await legacy.done();
     run.history.trim();
     return new InputEvent({ input: run.history.wellFormed() });

@@ -41,21 +41,31 @@ export abstract class LocalLLM extends ToolCallLLM {
 
   chat(params: LLMChatParamsStreaming<object, ToolCallLLMMessageOptions>): Promise<AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>>>;
   chat(params: LLMChatParamsNonStreaming<object, ToolCallLLMMessageOptions>): Promise<ChatResponse<ToolCallLLMMessageOptions>>;
-  async chat(
+  chat(
     params: LLMChatParamsStreaming<object, ToolCallLLMMessageOptions> | LLMChatParamsNonStreaming<object, ToolCallLLMMessageOptions>,
   ): Promise<AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> | ChatResponse<ToolCallLLMMessageOptions>> {
-    const { deltas, toolCalls } = await this.reply(
-      params.messages,
-      (params.tools ?? []).map((t) => t.metadata.name),
-    );
-    if (!params.stream) {
-      const content = deltas.join("");
-      return {
-        raw: null,
-        message: toolCalls.length > 0 ? { role: "assistant", content, options: { toolCall: [...toolCalls] } } : { role: "assistant", content },
-      };
+    // Not an async function: a request in flight keeps the reply's promise and this callback,
+    // not a frame waiting for the reply.
+    let reply: Promise<LocalReply>;
+    try {
+      reply = this.reply(
+        params.messages,
+        (params.tools ?? []).map((t) => t.metadata.name),
+      );
+    } catch (error) {
+      return Promise.reject(error as Error); // as an async function would
     }
-    return new ReplyStream(deltas, toolCalls);
+    const stream = params.stream;
+    return reply.then(({ deltas, toolCalls }) => {
+      if (!stream) {
+        const content = deltas.join("");
+        return {
+          raw: null,
+          message: toolCalls.length > 0 ? { role: "assistant", content, options: { toolCall: [...toolCalls] } } : { role: "assistant", content },
+        };
+      }
+      return new ReplyStream(deltas, toolCalls);
+    });
   }
 }
 

@@ -3,6 +3,7 @@
  * function of the request, streams text in the pieces you give it, makes the tool calls you
  * give it, and records every request it received.
  */
+import { setTimeout as delay } from "node:timers/promises";
 import type { JSONObject } from "@llamaindex/core/global";
 import type { ChatMessage, ToolCall } from "@llamaindex/core/llms";
 import { StepflowError } from "../core/errors.ts";
@@ -80,7 +81,21 @@ export class ScriptedLLM extends LocalLLM {
     this.#record = options.record ?? true;
   }
 
-  protected async reply(messages: ChatMessage[], tools: string[]): Promise<LocalReply> {
+  /**
+   * Not an async function: a request in flight keeps only its timer and the reply it will
+   * give, not a frame waiting on the timer (what tests with many sessions at once measure).
+   */
+  protected reply(messages: ChatMessage[], tools: string[]): Promise<LocalReply> {
+    let reply: LocalReply;
+    try {
+      reply = this.#decide(messages, tools);
+    } catch (error) {
+      return Promise.reject(error as Error); // as the async function it replaces would
+    }
+    return this.#delayMs > 0 ? delay(this.#delayMs, reply) : Promise.resolve(reply);
+  }
+
+  #decide(messages: ChatMessage[], tools: string[]): LocalReply {
     const request: ScriptedRequest = { messages: this.#record ? structuredClone(messages) : messages, tools };
     const index = this.#requestCount++;
     if (this.#record) this.requests.push(request);
@@ -90,7 +105,6 @@ export class ScriptedLLM extends LocalLLM {
     const toolCalls: readonly ToolCall[] = reply.toolCalls
       ? reply.toolCalls.map((call) => ({ id: call.id ?? `call_${++this.#callIds}`, name: call.name, input: call.input }))
       : NONE;
-    if (this.#delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.#delayMs));
     return { deltas, toolCalls };
   }
 

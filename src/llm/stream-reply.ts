@@ -2,7 +2,7 @@
  * One streamed LLM call with tools, gathered into the assistant message it makes: its text as
  * it streams, and its tool calls complete.
  */
-import type { BaseTool, ChatMessage, ToolCall, ToolCallLLM } from "@llamaindex/core/llms";
+import type { BaseTool, ChatMessage, ChatResponseChunk, ToolCall, ToolCallLLM, ToolCallLLMMessageOptions } from "@llamaindex/core/llms";
 import { observeOperation, observing } from "../core/observer.ts";
 import type { ObservedAttributes } from "../core/observer.ts";
 import { usageOf } from "./token-usage.ts";
@@ -64,7 +64,7 @@ async function observed(
   }
 }
 
-async function gather(
+function gather(
   llm: ToolCallLLM,
   messages: ChatMessage[],
   tools: readonly BaseTool[],
@@ -78,12 +78,31 @@ async function gather(
   const params = abortable
     ? { messages, tools: tools as BaseTool[], stream: true as const, additionalChatOptions: { signal } }
     : { messages, tools: tools as BaseTool[], stream: true as const };
+  // The model's answer is waited for here, where little is alive: a session keeps this
+  // closure, not the reading loop's frame, while it waits (most of a call's time).
+  let answer: Promise<AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>>>;
+  try {
+    answer = Promise.resolve(llm.chat(params)); // the same promise when it is one
+  } catch (error) {
+    return Promise.reject(error as Error); // a throw as the async function it replaces gave it
+  }
+  return answer.then((stream) => read(stream, signal, onDelta, onUsage, seen));
+}
+
+async function read(
+  stream: AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>>,
+  signal: AbortSignal,
+  onDelta: (delta: string) => void,
+  onUsage: ((usage: TokenUsage) => void) | undefined,
+  seen: ResponseFacts | undefined,
+): Promise<ChatMessage> {
   let content = "";
-  // Keyed by id, last seen wins: adapters that emit growing partial calls still end complete.
-  // Made at the first call: most chunks and replies have none, and the session keeps this
-  // frame alive while it waits for the model.
-  let calls: Map<string, ToolCall> | undefined;
-  for await (const chunk of await llm.chat(params)) {
+  // By id, last seen wins: adapters that emit growing partial calls still end complete. A plain
+  // array searched by id, made at the first call: most replies have none and few have more
+  // than a handful, and the session keeps this frame alive while it waits for the model (a Map
+  // and the spread of its values made ~300 bytes more per reply).
+  let calls: ToolCall[] | undefined;
+  for await (const chunk of stream) {
     if (signal.aborted) break;
     if (seen && chunk.raw) noteRaw(chunk.raw, seen);
     if (chunk.delta) {
@@ -95,10 +114,22 @@ async function gather(
       if (usage) onUsage(usage);
     }
     const chunkCalls = (chunk.options as { toolCall?: ToolCall[] } | undefined)?.toolCall;
-    if (chunkCalls) for (const call of chunkCalls) (calls ??= new Map()).set(call.id, call);
+    if (chunkCalls) for (const call of chunkCalls) calls = calls ? setById(calls, call) : [call]; // [call]: no push's 16 spare slots
   }
   if (signal.aborted) throw signal.reason;
-  return calls && calls.size > 0 ? { role: "assistant", content, options: { toolCall: [...calls.values()] } } : { role: "assistant", content };
+  return calls && calls.length > 0 ? { role: "assistant", content, options: { toolCall: calls } } : { role: "assistant", content };
+}
+
+/** `calls` with `call` in place of the one with its id, else at the end. */
+function setById(calls: ToolCall[], call: ToolCall): ToolCall[] {
+  for (let i = 0; i < calls.length; i++) {
+    if ((calls[i] as ToolCall).id === call.id) {
+      calls[i] = call;
+      return calls;
+    }
+  }
+  calls.push(call);
+  return calls;
 }
 
 /** What the server said about its response, read from OpenAI-style raw chunks when they carry it. */

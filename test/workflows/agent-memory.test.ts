@@ -20,7 +20,7 @@ describe("appendAt: a step's messages reach memory once", () => {
     expect((await conversation.memory.get()).map((m) => m.content)).toEqual(["4444", "1386528"]);
     await written;
     // The same step resumed from a save made after the write: it recorded size 0, memory has 2.
-    expect(appendAt(conversation, 0, results)).toBeUndefined();
+    expect(appendAt(conversation, 0, results)).toBe(false);
     expect((await conversation.memory.get()).map((m) => m.content)).toEqual(["4444", "1386528"]);
     expect(conversation.history.map((m) => m.content)).toEqual(["4444", "1386528"]);
   });
@@ -41,6 +41,18 @@ describe("the agent's memory", () => {
       expect(new Date(message.createdAt).getTime()).not.toBeNaN();
     }
     expect(new Set(messages.map((m) => m.id)).size).toBe(4);
+  });
+
+  it("takes a run's messages after the app cleared it, as it does before", async () => {
+    const llm = new ScriptedLLM([{ text: "Hi Ada." }, { text: "I do not know." }]);
+    const agent = new FunctionCallingAgent({ llm });
+    const ctx = new Context(agent);
+    await agent.run({ input: "I am Ada." }, { ctx });
+    const memory = await ctx.store.get<Memory>(MEMORY_KEY);
+    await memory.clear();
+    await agent.run({ input: "Who am I?" }, { ctx });
+    expect((await memory.get()).map((m) => m.content)).toEqual(["Who am I?", "I do not know."]);
+    expect(llm.requests[1]?.messages.map((m) => m.content)).toEqual(["Who am I?"]);
   });
 
   it("restored from a saved context, has the agent's LLM, as a new one does", async () => {
