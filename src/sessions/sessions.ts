@@ -22,6 +22,7 @@ import type { SessionRecord, SessionStore, SessionSummary, StoredMessage } from 
 import { useJournal } from "../core/journal/context-journal.ts";
 import { currentSlice, nextSlice, sliceSpent, workDone } from "../core/time-slices.ts";
 import { WindowCache, deepFreeze } from "./window-cache.ts";
+import { messageJson } from "./message-json.ts";
 import type { CachedWindow, WindowCacheOptions } from "./window-cache.ts";
 
 /** A stored chat message with the time it was saved. */
@@ -198,7 +199,7 @@ export class Sessions<TInput extends object, TResult> {
       if (!(error instanceof ContextSerdeError)) throw error;
       throw new ContextSerdeError(`Session "${id}": ${error.message} The stored session was not changed.`, { cause: error });
     }
-    const append = saved.append.map((m) => JSON.stringify(m));
+    const append = saved.append.map(messageJson);
     let savedVersion: number;
     try {
       savedVersion = await this.store.save(id, { expectedVersion: version, snapshot: JSON.stringify(saved.snapshot), append });
