@@ -63,7 +63,7 @@ async function handle(requests) {
 async function runAlone(request) {
   switch (request.op) {
     case "open": {
-      preparedOnce(createRequire(request.driver)("libsql"));
+      preparedOnce(request.driver);
       const { createClient } = /** @type {typeof import("@libsql/client")} */ (await import(request.driver));
       const config = request.config;
       db = createClient(config);
@@ -95,12 +95,20 @@ let preparedOnceInstalled = false;
  * if the schema changed. A statement that returns rows is prepared each time: the client reads
  * its columns before running it, and those of one prepared before a schema change are the old
  * ones. Only this worker's copy of the class changes: each thread loads its own.
- * @param {typeof import("libsql")} Database
+ * @param {string} driver the URL of `@libsql/client`, from which libsql is resolved
  */
-function preparedOnce(Database) {
+function preparedOnce(driver) {
   if (preparedOnceInstalled) return;
   preparedOnceInstalled = true;
-  const prepare = Database.prototype.prepare;
+  /** @type {typeof import("libsql") | undefined} */
+  let Database;
+  try {
+    Database = createRequire(driver)("libsql");
+  } catch {
+    return; // a client that runs on another driver: it works as it is, only slower
+  }
+  const prepare = Database?.prototype?.prepare;
+  if (typeof prepare !== "function") return;
   /** @type {WeakMap<object, Map<string, import("libsql").Statement>>} */
   const byConnection = new WeakMap();
   Database.prototype.prepare = function (sql, ...rest) {
