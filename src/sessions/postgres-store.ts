@@ -237,9 +237,13 @@ export class PostgresSessionStore implements SessionStore {
         text: `WITH changed AS (${change}),
          appended AS (
            INSERT INTO stepflow_session_messages (session_id, seq, message, created_at)
-           SELECT $3, changed.message_count - $2::int + m.n::int, m.message, now() FROM changed, unnest($4::text[]) WITH ORDINALITY AS m(message, n))
+           SELECT $3, changed.message_count - $2::int + m.n::int, m.message, now() FROM changed, json_array_elements_text($4::json) WITH ORDINALITY AS m(message, n))
          SELECT message_count FROM changed`,
-        values: save.expectedVersion === 0 ? [save.snapshot, count, id, save.append] : [save.snapshot, count, id, save.append, save.expectedVersion],
+        // The messages as one JSON array, not a text[]: see #saveMany.
+        values:
+          save.expectedVersion === 0
+            ? [save.snapshot, count, id, JSON.stringify(save.append)]
+            : [save.snapshot, count, id, JSON.stringify(save.append), save.expectedVersion],
       });
       resolve(changed.rows.length === 1);
     } catch (error) {
@@ -254,12 +258,12 @@ export class PostgresSessionStore implements SessionStore {
    * same sessions, taking their row locks in another order, is the one failure to expect.
    */
   async #saveMany(saves: readonly QueuedSave[]): Promise<void> {
-    const messages = saves.flatMap(({ id, save }) => save.append.map((message, k) => [id, k + 1, message] as const));
     try {
       const changed = await this.#pool.query<{ id: string }>({
         name: "stepflow_session_save_many",
         text: `WITH input AS (
-           SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::int[]) AS t(id, expected, snapshot, n)),
+           SELECT t.id, t.expected, s.snapshot, t.n, t.i FROM unnest($1::text[], $2::int[], $4::int[]) WITH ORDINALITY AS t(id, expected, n, i)
+           JOIN json_array_elements_text($3::json) WITH ORDINALITY AS s(snapshot, i) ON s.i = t.i),
          created AS (
            INSERT INTO stepflow_sessions (id, version, snapshot, message_count, created_at, updated_at)
            SELECT id, 1, snapshot, n, now(), now() FROM input WHERE expected = 0
@@ -271,17 +275,21 @@ export class PostgresSessionStore implements SessionStore {
          changed AS (SELECT id, message_count FROM created UNION ALL SELECT id, message_count FROM updated),
          appended AS (
            INSERT INTO stepflow_session_messages (session_id, seq, message, created_at)
-           SELECT c.id, c.message_count - i.n + m.k, m.message, now()
-           FROM changed c JOIN input i ON i.id = c.id JOIN unnest($5::text[], $6::int[], $7::text[]) AS m(id, k, message) ON m.id = c.id)
+           SELECT c.id, c.message_count - inp.n + m.k, m.message, now()
+           FROM changed c JOIN input inp ON inp.id = c.id
+           JOIN json_array_elements($5::json) WITH ORDINALITY AS per(messages, i) ON per.i = inp.i
+           CROSS JOIN LATERAL json_array_elements_text(per.messages) WITH ORDINALITY AS m(message, k))
          SELECT id FROM changed`,
+        // Snapshots and messages (JSON text, full of quotes) go as JSON, not text[]: pg writes an
+        // array literal escaping each element with two regular expressions, five times slower than
+        // JSON.stringify (7.5 against 1.2 µs a turn, on this thread). The messages go as each
+        // save's own list, in the saves' order: no session id and number per message to gather.
         values: [
           saves.map(({ id }) => id),
           saves.map(({ save }) => save.expectedVersion),
-          saves.map(({ save }) => save.snapshot),
+          JSON.stringify(saves.map(({ save }) => save.snapshot)),
           saves.map(({ save }) => save.append.length),
-          messages.map(([id]) => id),
-          messages.map(([, k]) => k),
-          messages.map(([, , message]) => message),
+          JSON.stringify(saves.map(({ save }) => save.append)),
         ],
       });
       const saved = new Set(changed.rows.map((row) => String(row.id)));

@@ -22,6 +22,7 @@ import type { SessionRecord, SessionStore, SessionSummary, StoredMessage } from 
 import { useJournal } from "../core/journal/context-journal.ts";
 import { currentSlice, nextSlice, sliceSpent, workDone } from "../core/time-slices.ts";
 import { WindowCache, deepFreeze } from "./window-cache.ts";
+import { messageJson } from "./message-json.ts";
 import type { CachedWindow, WindowCacheOptions } from "./window-cache.ts";
 
 /** A stored chat message with the time it was saved. */
@@ -157,11 +158,9 @@ export class Sessions<TInput extends object, TResult> {
   run(id: string, input: TInput, options: Omit<RunOptions, "ctx"> = {}): SessionTurn<TResult> {
     // Two promises and the state of one async call live through the turn, not a chain of five:
     // with a thousand turns waiting on their model, whatever each keeps is copied by every scavenge.
+    // (#finish awaits the start itself: a `then` calling it kept a closure and a third promise, resolved with #finish's.)
     const started = this.#start(id, input, options);
-    return new SessionTurn(
-      started,
-      started.then((turn) => this.#finish(id, turn)),
-    );
+    return new SessionTurn(started, this.#finish(id, started));
   }
 
   /** Loads the session (in its slice of time, as steps run) and starts the workflow's run on it. */
@@ -179,8 +178,9 @@ export class Sessions<TInput extends object, TResult> {
   }
 
   /** Awaits the run, then saves the session: only if the turn completed, and nobody saved it meanwhile. */
-  async #finish(id: string, turn: StartedTurn<TResult>): Promise<TResult> {
+  async #finish(id: string, started: Promise<StartedTurn<TResult>>): Promise<TResult> {
     // The save is a call of its own: what it needs is not kept in this frame while the run goes on.
+    const turn = await started;
     const value = await turn.handler;
     await this.#save(id, turn);
     return value;
@@ -198,7 +198,7 @@ export class Sessions<TInput extends object, TResult> {
       if (!(error instanceof ContextSerdeError)) throw error;
       throw new ContextSerdeError(`Session "${id}": ${error.message} The stored session was not changed.`, { cause: error });
     }
-    const append = saved.append.map((m) => JSON.stringify(m));
+    const append = saved.append.map(messageJson);
     let savedVersion: number;
     try {
       savedVersion = await this.store.save(id, { expectedVersion: version, snapshot: JSON.stringify(saved.snapshot), append });

@@ -192,21 +192,40 @@ function startWorker(): Worker {
 }
 
 function toResultSet(wire: WireResult): ResultSet {
-  const rows = wire.rows.map((values) => toRow(wire.columns, values));
-  return {
-    columns: wire.columns,
-    columnTypes: wire.columnTypes,
-    rows,
-    rowsAffected: wire.rowsAffected,
-    lastInsertRowid: wire.lastInsertRowid,
-    toJSON: () => ({
-      columns: wire.columns,
-      columnTypes: wire.columnTypes,
-      rows: wire.rows,
-      rowsAffected: wire.rowsAffected,
-      lastInsertRowid: wire.lastInsertRowid?.toString() ?? null,
-    }),
-  };
+  return new ThreadResultSet(wire);
+}
+
+/**
+ * A `ResultSet` made from the worker's data. A class, as libsql's own: its `toJSON` is one
+ * method for all, where an object literal took a closure (and its context) per result, two a save.
+ */
+class ThreadResultSet implements ResultSet {
+  readonly columns: string[];
+  readonly columnTypes: string[];
+  readonly rows: Row[];
+  readonly rowsAffected: number;
+  readonly lastInsertRowid: bigint | undefined;
+  readonly #rows: WireResult["rows"];
+
+  constructor(wire: WireResult) {
+    this.columns = wire.columns;
+    this.columnTypes = wire.columnTypes;
+    this.#rows = wire.rows;
+    // Most results of a turn (a save's) have no rows: they share no array, but need no map either.
+    this.rows = wire.rows.length === 0 ? [] : wire.rows.map((values) => toRow(wire.columns, values));
+    this.rowsAffected = wire.rowsAffected;
+    this.lastInsertRowid = wire.lastInsertRowid;
+  }
+
+  toJSON(): ReturnType<ResultSet["toJSON"]> {
+    return {
+      columns: this.columns,
+      columnTypes: this.columnTypes,
+      rows: this.#rows,
+      rowsAffected: this.rowsAffected,
+      lastInsertRowid: this.lastInsertRowid?.toString() ?? null,
+    };
+  }
 }
 
 /** A row as libsql builds it: values by index (and a hidden length), and by column name. */

@@ -18,6 +18,7 @@
  * store when running from the sources. The messages' types are in sqlite-wire.ts; the tests in
  * test/sqlite-thread.test.ts hold this file to them. `npm run build` copies it into dist/.
  */
+import { createRequire } from "node:module";
 import { parentPort, receiveMessageOnPort } from "node:worker_threads";
 if (!parentPort) throw new Error("sqlite-worker.js runs only as a worker thread (SqliteThread starts it).");
 const port = parentPort;
@@ -62,6 +63,7 @@ async function handle(requests) {
 async function runAlone(request) {
   switch (request.op) {
     case "open": {
+      preparedOnce(request.driver);
       const { createClient } = /** @type {typeof import("@libsql/client")} */ (await import(request.driver));
       const config = request.config;
       db = createClient(config);
@@ -79,6 +81,50 @@ async function runAlone(request) {
       return toWire(await method.apply(db, [...request.args]));
     }
   }
+}
+/** Statements kept prepared per connection: a save's append statement has one form per number of messages, up to 64. */
+const PREPARED_PER_CONNECTION = 256;
+let preparedOnceInstalled = false;
+/**
+ * Makes libsql's `Database#prepare` (the driver `@libsql/client` runs on, resolved from it) give
+ * back the statement it prepared before for the same SQL on the same connection, for statements
+ * that return no rows (a turn's writes: its save, its tool calls' journal entries). The client
+ * prepares every statement again on each call: SQLite parsing and planning them was half of what
+ * this thread spent on a turn. Reusing one is safe here: the client runs each to its end (or its
+ * error) before the next call and sets its modes on each, and SQLite prepares it again itself
+ * if the schema changed. A statement that returns rows is prepared each time: the client reads
+ * its columns before running it, and those of one prepared before a schema change are the old
+ * ones. Only this worker's copy of the class changes: each thread loads its own.
+ * @param {string} driver the URL of `@libsql/client`, from which libsql is resolved
+ */
+function preparedOnce(driver) {
+  if (preparedOnceInstalled) return;
+  preparedOnceInstalled = true;
+  /** @type {typeof import("libsql") | undefined} */
+  let Database;
+  try {
+    Database = createRequire(driver)("libsql");
+  } catch {
+    return; // a client that runs on another driver: it works as it is, only slower
+  }
+  const prepare = Database?.prototype?.prepare;
+  if (typeof prepare !== "function") return;
+  /** @type {WeakMap<object, Map<string, import("libsql").Statement>>} */
+  const byConnection = new WeakMap();
+  Database.prototype.prepare = function (sql, ...rest) {
+    // libsql's own calls pass more arguments (its pragma()): they go as they are.
+    if (rest.length > 0 || typeof sql !== "string") return prepare.call(this, sql, ...rest);
+    let statements = byConnection.get(this);
+    if (!statements) byConnection.set(this, (statements = new Map()));
+    const kept = statements.get(sql);
+    if (kept) return kept;
+    const statement = prepare.call(this, sql);
+    if (statement.reader) return statement;
+    // The oldest prepared goes first: a connection's statements are few, so a full cache is rare.
+    if (statements.size >= PREPARED_PER_CONNECTION) statements.delete(statements.keys().next().value);
+    statements.set(sql, statement);
+    return statement;
+  };
 }
 /** Statements that may share a transaction: not PRAGMAs, ATTACH, VACUUM or transaction control, which must run alone. */
 const DATA_STATEMENT = /^\s*(select|insert|update|delete|replace|with)\b/i;

@@ -108,6 +108,34 @@ describe("SqliteThread", () => {
     expect(threaded.rolledBack).toBe(0);
   });
 
+  it("answers a statement run again as a client on this thread does: after its error, a schema change, and more statements than it keeps prepared", async () => {
+    const [local, threaded] = await both(async (db) => {
+      await db.batch(SETUP, "write");
+      const insert = (name: string | null) => db.execute({ sql: "INSERT INTO t (name) VALUES (?)", args: [name] });
+      const failed = [await failure(insert("ann")), await failure(insert(null))];
+      const written = [plain(await insert("cy"))]; // the statement that failed twice, run again
+      const star = async () => plain(await db.execute("SELECT * FROM t ORDER BY id"));
+      const before = await star();
+      await db.execute("ALTER TABLE t ADD COLUMN extra TEXT DEFAULT 'x'");
+      written.push(plain(await insert("dee"))); // the same write, on the table as it is now
+      const after = await star();
+      // 300 writes of different text (more than a connection keeps prepared), then the first ones again.
+      const many = [];
+      for (let round = 0; round < 2; round++)
+        for (let i = 0; i < 300; i += round === 0 ? 1 : 50) {
+          many.push(plain(await db.execute({ sql: `UPDATE t SET score = ? + ${i} WHERE name = 'bob'`, args: [round] })).rowsAffected);
+          many.push((await db.execute("SELECT score FROM t WHERE name = 'bob'")).rows[0]?.score);
+        }
+      return { failed, written, before, after, many, last: await star() };
+    });
+    expect(threaded).toEqual(local);
+    expect(threaded.after.columns).toEqual(["id", "name", "score", "data", "extra"]);
+    expect(threaded.after.byName.at(-1)).toMatchObject({ name: "dee", extra: "x" });
+    expect(threaded.many.slice(-2)).toEqual([1, 251]);
+    expect(threaded.written.map((result) => result.rowsAffected)).toEqual([1, 1]);
+    expect(threaded.failed.map((failure) => failure.code)).toEqual(["SQLITE_CONSTRAINT", "SQLITE_CONSTRAINT"]);
+  });
+
   it("answers calls made at once as if each ran alone: a failing one keeps nothing, the others keep everything", async () => {
     const [local, threaded] = await both(async (db) => {
       await db.batch(SETUP, "write");
