@@ -1,29 +1,31 @@
 /**
- * The engine of this checkout against the engine of another, in one process:
- * `node --import tsx --expose-gc bench/engine-ab.ts OTHER_CHECKOUT [ROUNDS]`. Each round runs, for
- * each side in turn (rotating which goes first), the engine benchmark's workloads with that
- * checkout's own bench/engine.ts (and so its own engine): a ping-pong of 200,000 events, the same
+ * The engine of this checkout against the engine of another:
+ * `node --import tsx --expose-gc bench/engine-ab.ts OTHER_CHECKOUT [PROCESSES] [ROUNDS]`.
+ * Each side runs in processes of its own (PROCESSES per side, default 6, the sides taking
+ * turns), each warming up and then running, ROUNDS times (default 10), the engine benchmark's
+ * workloads with that checkout's own bench/engine.ts: a ping-pong of 200,000 events, the same
  * with every event streamed to a reader, and a fan-out of 10,000 events. Prints each side's
- * median microseconds per event, and their ratio.
+ * median microseconds per event (the median of its processes' medians), and their ratio.
+ *
+ * Not one process for both: two engines in one V8 heap share the JIT's feedback on builtins
+ * (promises, arrays), and the same code measured against itself read 1.17–1.29 on ping-pong
+ * and 0.87 on fan-out, depending on which side ran the script.
  */
+import { execFileSync } from "node:child_process";
 import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { printTable } from "./measure.ts";
 
-const [otherRoot, roundsArg] = process.argv.slice(2);
-if (!otherRoot) throw new Error("Usage: bench/engine-ab.ts OTHER_CHECKOUT [ROUNDS]");
-const rounds = Number(roundsArg ?? 15);
-const here = resolve(import.meta.dirname, "..");
+interface EngineBench {
+  stepflow(events: number): Promise<number>;
+  stepflowConsumed(events: number): Promise<number>;
+  fanOut(events: number): Promise<number>;
+}
 
 interface Workload {
   readonly name: string;
   readonly events: number;
   readonly run: (engine: EngineBench) => Promise<number>;
-}
-interface EngineBench {
-  stepflow(events: number): Promise<number>;
-  stepflowConsumed(events: number): Promise<number>;
-  fanOut(events: number): Promise<number>;
 }
 
 const workloads: Workload[] = [
@@ -32,28 +34,47 @@ const workloads: Workload[] = [
   { name: "fan-out, 10,000 events through 8 workers, collected", events: 10_000, run: (e) => e.fanOut(10_000) },
 ];
 
-const sides = [
-  (await import(pathToFileURL(join(otherRoot, "bench/engine.ts")).href)) as EngineBench,
-  (await import(pathToFileURL(join(here, "bench/engine.ts")).href)) as EngineBench,
-];
-const names = [`other (${otherRoot})`, `this (${here})`];
-const micros: number[][][] = sides.map(() => workloads.map(() => []));
-for (let round = -3; round < rounds; round++) {
-  for (let k = 0; k < sides.length; k++) {
-    const s = (round + 3 + k) % sides.length;
+const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+
+/** In a child: the median µs per event of each workload over `rounds`, after 3 rounds of warm-up. */
+async function measureSide(root: string, rounds: number): Promise<number[]> {
+  const engine = (await import(pathToFileURL(join(root, "bench/engine.ts")).href)) as EngineBench;
+  const micros: number[][] = workloads.map(() => []);
+  for (let round = -3; round < rounds; round++) {
     for (const [w, workload] of workloads.entries()) {
       (globalThis as { gc?: () => void }).gc?.();
       const started = performance.now();
-      await workload.run(sides[s] as EngineBench);
-      if (round >= 0) micros[s]?.[w]?.push(((performance.now() - started) * 1000) / workload.events); // the first 3 rounds warm up
+      await workload.run(engine);
+      if (round >= 0) micros[w]?.push(((performance.now() - started) * 1000) / workload.events);
     }
   }
+  return micros.map(median);
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
-printTable(
-  ["workload", ...names.map((n) => `${n}: µs per event`), "this / other"],
-  workloads.map((workload, w) => {
-    const [a, b] = micros.map((side) => median(side[w] as number[])) as [number, number];
-    return [workload.name, a.toFixed(3), b.toFixed(3), (b / a).toFixed(2)];
-  }),
-);
+
+const [first, second, third] = process.argv.slice(2);
+if (first === "--side") {
+  console.log(JSON.stringify(await measureSide(String(second), Number(third))));
+} else {
+  if (!first) throw new Error("Usage: bench/engine-ab.ts OTHER_CHECKOUT [PROCESSES] [ROUNDS]");
+  const processes = Number(second ?? 6);
+  const rounds = Number(third ?? 10);
+  const roots = [resolve(first), resolve(import.meta.dirname, "..")];
+  const script = fileURLToPath(import.meta.url);
+  const perProcess: number[][][] = roots.map(() => []);
+  for (let p = 0; p < processes; p++) {
+    for (let k = 0; k < roots.length; k++) {
+      const s = (p + k) % roots.length; // which side goes first alternates
+      const output = execFileSync(process.execPath, ["--import", "tsx", "--expose-gc", script, "--side", roots[s] as string, String(rounds)], {
+        encoding: "utf8",
+      });
+      perProcess[s]?.push(JSON.parse(output.trim().split("\n").at(-1) as string) as number[]);
+    }
+  }
+  printTable(
+    ["workload", `other (${roots[0]}): µs per event`, `this (${roots[1]}): µs per event`, "this / other"],
+    workloads.map((workload, w) => {
+      const [a, b] = perProcess.map((side) => median(side.map((medians) => medians[w] as number))) as [number, number];
+      return [workload.name, a.toFixed(3), b.toFixed(3), (b / a).toFixed(2)];
+    }),
+  );
+}
