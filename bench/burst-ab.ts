@@ -7,11 +7,10 @@
  * median wall time, CPU milliseconds per turn (every thread of the process) and longest stall of
  * the event loop (`monitorEventLoopDelay`), and their ratios.
  */
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { pathToFileURL } from "node:url";
 import { printTable } from "./measure.ts";
-import { agentTurn } from "./session-workload.ts";
+import { agentTurn, checkoutModules } from "./session-workload.ts";
 
 const [otherRoot, roundsArg, sessionsArg] = process.argv.slice(2);
 if (!otherRoot) throw new Error("Usage: bench/burst-ab.ts OTHER_CHECKOUT [ROUNDS] [SESSIONS]");
@@ -24,12 +23,7 @@ type Burst = (tag: string) => Promise<void>;
 
 /** A burst of new sessions on the checkout at `root`, with that checkout's own modules. */
 async function burstOf(root: string): Promise<Burst> {
-  const load = (path: string) => import(pathToFileURL(join(root, path)).href);
-  const { openSessionStore } = await load("src/sessions/open-store.ts");
-  const { Sessions } = await load("src/sessions/sessions.ts");
-  const { FunctionCallingAgent } = await load("workflows/function-calling-agent.ts");
-  const { ScriptedLLM } = await load("src/llm/scripted-llm.ts");
-  const { add, multiply } = await load("workflows/tools/calculator.ts");
+  const { openSessionStore, Sessions, FunctionCallingAgent, ScriptedLLM, add, multiply } = await checkoutModules(root);
   const llm = new ScriptedLLM(agentTurn, { delayMs: LLM_MS, record: false });
   const sessions = new Sessions(new FunctionCallingAgent({ llm, tools: [add, multiply], timeout: null }), await openSessionStore("memory:"));
   const question = { input: "What is (2123 + 2321) * 312?" };

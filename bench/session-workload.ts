@@ -1,8 +1,10 @@
 /**
- * The sessions benchmarks' shared workload: the scripted model's turn, and a store seen
- * without its journal. Plain functions with no stepflow import, so the A/B scripts can drive
- * another checkout's modules with them.
+ * The sessions benchmarks' shared workload: the scripted model's turn, a store seen without
+ * its journal, and another checkout's modules. No stepflow import, so the A/B scripts can drive
+ * another checkout's modules with these.
  */
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 
 /** A request as the scripted model passes it: the messages, a tool result marked in its options. */
 interface TurnRequest {
@@ -53,4 +55,21 @@ export function withoutJournal<S extends StoreMethods>(store: S): Omit<S, "journ
     delete: store.delete.bind(store),
     close: store.close.bind(store),
   } as unknown as Omit<S, "journal">;
+}
+
+/**
+ * What the sessions A/B scripts drive, loaded from the checkout at `root`: its own stores,
+ * `Sessions`, agent, scripted model and tools.
+ * @example const { Sessions, openSessionStore } = await checkoutModules("/tmp/base");
+ */
+export async function checkoutModules(root: string) {
+  const load = (path: string) => import(pathToFileURL(join(root, path)).href);
+  const [{ openSessionStore }, { Sessions }, { FunctionCallingAgent }, { ScriptedLLM }, { add, multiply }] = await Promise.all([
+    load("src/sessions/open-store.ts"),
+    load("src/sessions/sessions.ts"),
+    load("workflows/function-calling-agent.ts"),
+    load("src/llm/scripted-llm.ts"),
+    load("workflows/tools/calculator.ts"),
+  ]);
+  return { openSessionStore, Sessions, FunctionCallingAgent, ScriptedLLM, add, multiply };
 }

@@ -10,9 +10,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { printTable } from "./measure.ts";
-import { agentTurn, withoutJournal } from "./session-workload.ts";
+import { agentTurn, withoutJournal, checkoutModules } from "./session-workload.ts";
 
 const [otherRoot, roundsArg] = process.argv.slice(2);
 if (!otherRoot) throw new Error("Usage: bench/sessions-ab.ts OTHER_CHECKOUT [ROUNDS]");
@@ -29,12 +28,7 @@ interface Turns {
 
 /** The three workloads of the checkout at `root`, each with that checkout's own modules. */
 async function sideOf(root: string, side: string): Promise<Turns[]> {
-  const load = (path: string) => import(pathToFileURL(join(root, path)).href);
-  const { openSessionStore } = await load("src/sessions/open-store.ts");
-  const { Sessions } = await load("src/sessions/sessions.ts");
-  const { FunctionCallingAgent } = await load("workflows/function-calling-agent.ts");
-  const { ScriptedLLM } = await load("src/llm/scripted-llm.ts");
-  const { add, multiply } = await load("workflows/tools/calculator.ts");
+  const { openSessionStore, Sessions, FunctionCallingAgent, ScriptedLLM, add, multiply } = await checkoutModules(root);
   const agent = () => new FunctionCallingAgent({ llm: new ScriptedLLM(agentTurn, { record: false }), tools: [add, multiply], timeout: null });
   const question = { input: "What is (2123 + 2321) * 312?" };
   const newSessions = async (name: string, url: string, withJournal = true): Promise<Turns> => {
