@@ -13,7 +13,7 @@ import { FunctionOutputEvent, InputEvent, StreamEvent, TokenUsageEvent, ToolCall
 import { ConfigurationError, RunLocal, StartEvent, StepflowError, StopEvent, Workflow, step } from "../src/index.ts";
 import type { Codec, Context, WorkflowOptions } from "../src/index.ts";
 import { useJournal } from "../src/journal/index.ts";
-import type { Journal } from "../src/journal/index.ts";
+import type { Journal, OnceResult } from "../src/journal/index.ts";
 import { toolCallsOf } from "../src/llm/chat-history.ts";
 import { streamReply } from "../src/llm/stream-reply.ts";
 import { describeCallUsage, runUsage, toolSpecTokens, usageSums } from "../src/llm/token-usage.ts";
@@ -323,8 +323,41 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
       return recordable(runToolCall(call, this.tools, { timeout: this.toolTimeout, signal, idempotencyKey }), signal);
     };
     // An approved call is not run again once started: the human approved one execution.
-    const done = await ctx.once(`call ${call.id}`, work, { rerunUnfinished: approvalId === undefined });
+    const options = { rerunUnfinished: approvalId === undefined };
+    let done = await ctx.once(`call ${call.id}`, work, options);
+    if (done.status === "unknown") done = await this.recordedElsewhere(ctx, call, work, options);
     return this.output(ctx, done.status === "unknown" ? unknownOutcome(call) : done.value);
+  }
+
+  /**
+   * The call's result once another attempt at this run records it: a process that resumed the
+   * same saved run may be running the call right now, and its result, not "unknown", is what
+   * the model must read. That attempt's call ends within the tool timeout (a call that times out
+   * records its timeout), so the journal is asked again until then; only if no result comes
+   * (that attempt stopped mid-call) is the outcome unknown.
+   */
+  private async recordedElsewhere(
+    ctx: Context,
+    call: ToolCall,
+    work: () => ToolSource | Promise<ToolSource>,
+    options: { rerunUnfinished: boolean },
+  ): Promise<OnceResult<ToolSource>> {
+    const deadline = Date.now() + this.toolTimeout * 1000 + OUTCOME_GRACE_MS;
+    for (let pause = 20; Date.now() < deadline && !ctx.signal.aborted; pause = Math.min(pause * 2, 1000)) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, Math.min(pause, Math.max(0, deadline - Date.now())));
+        function done() {
+          clearTimeout(timer);
+          ctx.signal.removeEventListener("abort", done);
+          resolve();
+        }
+        ctx.signal.addEventListener("abort", done, { once: true });
+      });
+      if (ctx.signal.aborted) break;
+      const again = await ctx.once(`call ${call.id}`, work, options);
+      if (again.status !== "unknown") return again;
+    }
+    return { status: "unknown" };
   }
 
   private output(ctx: Context, source: ToolSource): ToolSource {
@@ -358,6 +391,9 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
 }
 
 const runs = new RunLocal<AgentRun>();
+
+/** How long past the tool timeout another attempt's result may take to reach the journal. */
+const OUTCOME_GRACE_MS = 5_000;
 
 /** `ctx.once`'s options for work that is safe to do again when an attempt did not record it. */
 const RERUN_UNFINISHED = { rerunUnfinished: true } as const;
