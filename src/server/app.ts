@@ -5,7 +5,6 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { bearerAuth } from "hono/bearer-auth";
-import { bodyLimit } from "hono/body-limit";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { serveStatic } from "@hono/node-server/serve-static";
@@ -17,6 +16,7 @@ import { ndjsonResponse, sseResponse } from "./event-streams.ts";
 import { ServerRequestError } from "./handler-registry.ts";
 import type { HandlerRegistry } from "./handler-registry.ts";
 import { openApiDocument } from "./openapi.ts";
+import { parseJsonText, readBodyText } from "./request-body.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
 import { describeWorkflow } from "./workflow-info.ts";
 
@@ -52,13 +52,6 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
       }),
     );
   }
-  app.use(
-    "/api/*",
-    bodyLimit({
-      maxSize: options.bodyLimit,
-      onError: (c) => c.json(errorBody("body_too_large", `The request body is larger than the server's limit of ${options.bodyLimit} bytes.`), 413),
-    }),
-  );
   if (options.token) {
     const auth = bearerAuth({
       token: options.token,
@@ -81,31 +74,31 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
   app.get("/api/workflows/:name", (c) => c.json(describeWorkflow(c.req.param("name"), registry.workflow(c.req.param("name")))));
 
   app.post("/api/workflows/:name/start", async (c) => {
-    const body = await readBody(c, startBody);
-    const served = registry.start(c.req.param("name"), body.input as JsonObject | undefined, startOptions(body));
+    const body = await readBody(c, startBody, options.bodyLimit);
+    const served = await registry.start(c.req.param("name"), body.input as JsonObject | undefined, startOptions(body));
     return c.json(served.info(), 202);
   });
   app.post("/api/workflows/:name/run", async (c) => {
-    const body = await readBody(c, startBody);
-    const served = registry.start(c.req.param("name"), body.input as JsonObject | undefined, startOptions(body));
+    const body = await readBody(c, startBody, options.bodyLimit);
+    const served = await registry.start(c.req.param("name"), body.input as JsonObject | undefined, startOptions(body));
     await registry.settled(served);
     return c.json(served.info(), 200);
   });
 
-  app.get("/api/handlers", (c) => {
+  app.get("/api/handlers", async (c) => {
     const query = parse(listQuery, c.req.query(), "query");
-    return c.json({ handlers: registry.list({ ...query, ...(query.status ? { status: query.status } : {}) } as Parameters<HandlerRegistry["list"]>[0]) });
+    return c.json({ handlers: await registry.list({ ...query, ...(query.status ? { status: query.status } : {}) } as Parameters<HandlerRegistry["list"]>[0]) });
   });
-  app.get("/api/handlers/:id", (c) => c.json(registry.get(c.req.param("id")).info()));
-  app.get("/api/handlers/:id/context", (c) => {
-    const served = registry.get(c.req.param("id"));
-    const context = registry.context(served);
+  app.get("/api/handlers/:id", async (c) => c.json((await registry.get(c.req.param("id"))).info()));
+  app.get("/api/handlers/:id/context", async (c) => {
+    const served = await registry.get(c.req.param("id"));
+    const context = await registry.context(served);
     if (!context)
       throw new ServerRequestError(404, "no_context", `Handler ${served.state.id} has no saved context (a value in its state could not be saved as JSON).`);
     return c.json(context);
   });
   app.get("/api/handlers/:id/events", async (c) => {
-    const served = registry.get(c.req.param("id"));
+    const served = await registry.get(c.req.param("id"));
     const query = parse(eventsQuery, c.req.query(), "query");
     const lastEventId = c.req.header("Last-Event-ID");
     if (lastEventId !== undefined && !/^\d+$/.test(lastEventId.trim()))
@@ -124,14 +117,14 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
     return sseResponse(c, registry, served, after);
   });
   app.post("/api/handlers/:id/events", async (c) => {
-    const served = registry.get(c.req.param("id"));
-    const body = await readBody(c, sendEventBody);
+    const served = await registry.get(c.req.param("id"));
+    const body = await readBody(c, sendEventBody, options.bodyLimit);
     registry.send(served, registry.decode(served, body.type, body.data as JsonObject));
     return c.json({ accepted: true }, 202);
   });
   app.post("/api/handlers/:id/approvals", async (c) => {
-    const served = registry.get(c.req.param("id"));
-    const body = await readBody(c, approvalBody);
+    const served = await registry.get(c.req.param("id"));
+    const body = await readBody(c, approvalBody, options.bodyLimit);
     if (!served.finished && !served.state.waitingFor.some((w) => w.data.approvalId === body.approvalId)) {
       const open = served.state.waitingFor.map((w) => w.data.approvalId).filter((id) => typeof id === "string");
       throw new ServerRequestError(
@@ -147,7 +140,7 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
     return c.json(served.info(), 202);
   });
   app.post("/api/handlers/:id/cancel", async (c) => {
-    const served = registry.get(c.req.param("id"));
+    const served = await registry.get(c.req.param("id"));
     await registry.cancel(served);
     return c.json(served.info());
   });
@@ -176,19 +169,12 @@ function startOptions(body: z.output<typeof startBody>): { timeout?: number | nu
   };
 }
 
-/** Reads a JSON body and checks it: 415 when it is not JSON, 400 naming each problem. */
-async function readBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
+/** Reads a JSON body and checks it: 413 when larger than `limit` bytes, 415 when it is not JSON, 400 naming each problem. */
+async function readBody<S extends z.ZodType>(c: Context, schema: S, limit: number): Promise<z.output<S>> {
   const type = c.req.header("Content-Type") ?? "";
   if (!/^application\/json\b/i.test(type))
     throw new ServerRequestError(415, "not_json", `Send the body as JSON with Content-Type: application/json (got ${type ? JSON.stringify(type) : "none"}).`);
-  let json: unknown;
-  try {
-    json = await c.req.json();
-  } catch (error) {
-    if (error instanceof HTTPException) throw error;
-    throw new ServerRequestError(400, "invalid_json", `The body is not valid JSON: ${error instanceof Error ? error.message : String(error)}.`);
-  }
-  return parse(schema, json, "body");
+  return parse(schema, parseJsonText(await readBodyText(c, limit)), "body");
 }
 
 function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {

@@ -31,7 +31,8 @@ async function follow(
       }
       if (signal.aborted) return "aborted";
       if (served.finished && next >= served.visibleCount) return "ended";
-      if (registry.closing) return "closing";
+      // Another server runs it: that server's stream has what comes next.
+      if (registry.closing || served.heldBy !== undefined) return "closing";
       await served.changed(signal);
     }
   } finally {

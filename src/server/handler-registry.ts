@@ -1,7 +1,9 @@
 /**
  * The runs a server holds: starts them, records their events, answers questions sent in,
  * cancels them, saves them at each step that matters (start, a question asked, the end) and
- * brings back the unfinished ones when a server starts on the same store.
+ * brings back the unfinished ones when a server starts on the same store. A finished run leaves
+ * memory once saved (it is read back from the store on request), and an unfinished one is run
+ * by one server of those sharing the store: the one holding its lease.
  */
 import { randomUUID } from "node:crypto";
 import { Context } from "../core/context.ts";
@@ -10,12 +12,17 @@ import { StepflowError, WorkflowCancelledByUser, WorkflowTimeoutError } from "..
 import { eventTypeName, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent } from "../core/event.ts";
 import type { Event, EventClass } from "../core/event.ts";
 import type { WorkflowHandler } from "../core/handler.ts";
+import { useJournal } from "../core/journal/context-journal.ts";
 import type { AnyWorkflow } from "../core/workflow.ts";
 import { DEFAULT_CODECS, decodeValue } from "../core/serialize.ts";
 import { ToolApprovalEvent } from "../../events/index.ts";
 import type { HandlerInfo, HandlerStatus, JsonObject, StreamedEvent } from "../client/types.ts";
-import { ServedHandler } from "./served-handler.ts";
-import type { HandlerStore } from "./handler-store.ts";
+import { FINAL_STATUSES, ServedHandler } from "./served-handler.ts";
+import type { HandlerState } from "./served-handler.ts";
+import type { ReaderTally } from "./served-handler.ts";
+import { CorruptHandlerError } from "./handler-store.ts";
+import type { HandlerStore, StoredHandler } from "./handler-store.ts";
+import { LEASE_MS, leaseHeld } from "./handler-lease.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
 
 /** A request the server cannot serve, with the HTTP status and error code it answers with. @example `throw new ServerRequestError(404, "handler_not_found", "No handler with id \"x\".")` */
@@ -47,13 +54,37 @@ interface LiveRun {
 export class HandlerRegistry {
   readonly #workflows: ReadonlyMap<string, ServedWorkflow>;
   readonly #store: HandlerStore;
+  /** The runs this server runs, and finished ones until their last save is done (or failed: then kept). */
   readonly #handlers = new Map<string, ServedHandler>();
   readonly #live = new Map<string, LiveRun>();
+  /** Runs another server took over: this server stops them without saving. */
+  readonly #taken = new Set<string>();
+  /** Take-overs in progress, so that two requests at once take a handler over once. */
+  readonly #taking = new Map<string, Promise<ServedHandler>>();
+  readonly #tally: ReaderTally = { readers: 0, waiters: 0 };
+  readonly #renewal: NodeJS.Timeout;
   #closing = false;
 
   constructor(workflows: ReadonlyMap<string, ServedWorkflow>, store: HandlerStore) {
     this.#workflows = workflows;
     this.#store = store;
+    // The leases of the runs this server runs are renewed well before they end.
+    this.#renewal = setInterval(() => this.#renewLeases(), LEASE_MS / 6);
+    this.#renewal.unref();
+  }
+
+  /** Called by the store when another server took a handler over. */
+  taken(id: string): void {
+    this.#taken.add(id);
+    const live = this.#live.get(id);
+    this.#handlers.delete(id);
+    this.#store.forget(id);
+    live?.handler.cancel();
+  }
+
+  #renewLeases(): void {
+    const now = Date.now();
+    for (const [id, served] of this.#handlers) if (!served.finished && this.#live.has(id) && this.#store.leaseDue(id, now)) void this.#store.save(served);
   }
 
   workflow(name: string): ServedWorkflow {
@@ -68,7 +99,11 @@ export class HandlerRegistry {
   }
 
   /** Starts a run of workflow `name`; `from` continues in the saved context of a finished handler (a conversation's next turn). */
-  start(name: string, input: JsonObject | undefined, options: { timeout?: number | null; from?: string; context?: JsonObject } = {}): ServedHandler {
+  async start(
+    name: string,
+    input: JsonObject | undefined,
+    options: { timeout?: number | null; from?: string; context?: JsonObject } = {},
+  ): Promise<ServedHandler> {
     if (this.#closing) throw new ServerRequestError(503, "closing", "The server is shutting down; start the run again once it is back.");
     const wf = this.workflow(name);
     let ctx: Context | undefined;
@@ -91,7 +126,7 @@ export class HandlerRegistry {
       throw new ServerRequestError(400, "invalid_request", "This context was saved in the middle of a run: send it without input to continue that run.");
     const checked = input === undefined ? undefined : wf.inputSchema ? parseInput(wf, input) : input;
     if (options.from !== undefined) {
-      const previous = this.get(options.from);
+      const previous = await this.get(options.from);
       if (previous.state.workflow !== name)
         throw new ServerRequestError(409, "wrong_workflow", `Handler ${options.from} ran ${previous.state.workflow}, not ${name}.`);
       if (!previous.finished)
@@ -100,7 +135,7 @@ export class HandlerRegistry {
           "not_finished",
           `Handler ${options.from} has not finished yet (${previous.state.status}); continue from it once it has.`,
         );
-      const saved = this.#store.context(options.from);
+      const saved = await this.#store.context(options.from);
       if (!saved) throw new ServerRequestError(409, "no_context", `Handler ${options.from} has no saved context to continue from.`);
       ctx = Context.fromJSON(wf.workflow, saved);
     }
@@ -110,6 +145,7 @@ export class HandlerRegistry {
       { id, workflow: name, runId: "", status: "running", input: input ?? {}, createdAt: now, updatedAt: now, waitingFor: [] },
       [],
       0,
+      this.#tally,
     );
     let handler: WorkflowHandler;
     try {
@@ -133,10 +169,13 @@ export class HandlerRegistry {
   #follow(served: ServedHandler, workflow: AnyWorkflow, handler: WorkflowHandler): void {
     const id = served.state.id;
     const ctx = handler.ctx;
+    // Tool calls are claimed in the store's journal: a run that another server also resumed runs each call once.
+    const journal = this.#store.sessions.journal;
+    if (journal) useJournal(ctx, journal);
     const done = (async () => {
       try {
         for await (const ev of handler.streamEvents()) {
-          if (this.#closing) continue; // the cancel of a shutdown is not part of the run's story
+          if (this.#closing || this.#taken.has(id)) continue; // the cancel of a shutdown is not part of the run's story
           if (!(ev instanceof InputRequiredEvent)) {
             served.record(ev, workflow.codecs);
             continue;
@@ -158,61 +197,110 @@ export class HandlerRegistry {
         status = error instanceof WorkflowCancelledByUser ? "cancelled" : error instanceof WorkflowTimeoutError ? "timedOut" : "failed";
       }
       this.#live.delete(id);
+      // Taken over by another server, which runs it from now on: nothing of this copy is saved.
+      if (this.#taken.delete(id)) return;
       // Shut down mid-run: the context (kept by the cancel) lets the next server continue it.
-      if (this.#closing && status === "cancelled") return void (await this.#store.save(served, contextOf(ctx)));
+      if (this.#closing && status === "cancelled") return void (await this.#store.save(served, contextOf(ctx), true));
       served.finish(status, outcome, workflow.codecs);
       await this.#store.save(served, contextOf(ctx));
-      if (this.#store.holdsEvents) served.unloadEvents();
+      // Saved: read back from the store from now on, so that a server's memory does not grow with the runs it served.
+      if (this.#store.saved(id) && this.#handlers.get(id) === served) {
+        served.unloadEvents();
+        this.#handlers.delete(id);
+        this.#store.forget(id);
+      }
     })();
     this.#live.set(id, { handler, ctx, done });
   }
 
-  /** Brings back the stored handlers: finished ones to read, unfinished ones resumed from their saved context. */
+  /** Brings back the unfinished stored handlers that no other server runs, and continues them. */
   async restore(): Promise<void> {
-    for (const stored of (await this.#store.loadAll()).reverse()) {
-      const { state } = stored;
-      if (this.#handlers.has(state.id)) continue;
-      const wf = this.#workflows.get(state.workflow);
-      const served = new ServedHandler({ ...state }, undefined, stored.eventCount);
-      this.#handlers.set(state.id, served);
-      if (served.finished) continue;
-      served.setEvents(await this.#store.loadEvents(state.id));
-      if (!wf || !stored.context) {
-        const why = !wf
-          ? `this server does not run the workflow ${JSON.stringify(state.workflow)} any more`
-          : "the server stopped before the run saved its context";
-        served.finish(
-          "failed",
-          { error: new ServerRequestError(500, "lost", `The run could not continue after a restart: ${why}. Start it again.`) },
-          wf?.workflow.codecs ?? DEFAULT_CODECS,
-        );
-        await this.#store.save(served);
-        continue;
-      }
-      try {
-        const ctx = Context.fromJSON(wf.workflow, stored.context);
-        const handler = wf.workflow.run(undefined, { ctx, lifecycleEvents: true });
-        served.state.runId = handler.runId;
-        this.#follow(served, wf.workflow, handler);
-      } catch (error) {
-        served.finish("failed", { error }, wf.workflow.codecs);
-        await this.#store.save(served);
-      }
+    for (const stored of await this.#store.loadUnfinished()) {
+      if (this.#handlers.has(stored.state.id) || leaseHeld(stored.lease)) continue;
+      await this.#takeOver(stored);
     }
   }
 
-  get(id: string): ServedHandler {
-    const served = this.#handlers.get(id);
-    if (!served) throw new ServerRequestError(404, "handler_not_found", `No handler with id ${JSON.stringify(id)}. List them with GET /api/handlers.`);
+  /** Runs a stored unfinished handler here if this server gets its lease; else answers it as another server shows it. */
+  async #takeOver(stored: StoredHandler): Promise<ServedHandler> {
+    const { state } = stored;
+    const served = new ServedHandler({ ...state }, undefined, stored.eventCount, this.#tally);
+    if (this.#closing || !(await this.#store.claim(stored))) {
+      served.heldBy = (await this.#store.load(state.id).catch(() => undefined))?.lease?.holder ?? stored.lease?.holder ?? "another server";
+      return served;
+    }
+    this.#taken.delete(state.id);
+    this.#handlers.set(state.id, served);
+    served.setEvents(await this.#store.loadEvents(state.id));
+    const wf = this.#workflows.get(state.workflow);
+    if (!wf || !stored.context) {
+      const why = !wf
+        ? `this server does not run the workflow ${JSON.stringify(state.workflow)} any more`
+        : "the server stopped before the run saved its context";
+      served.finish(
+        "failed",
+        { error: new ServerRequestError(500, "lost", `The run could not continue after a restart: ${why}. Start it again.`) },
+        wf?.workflow.codecs ?? DEFAULT_CODECS,
+      );
+      await this.#store.save(served);
+      return served;
+    }
+    try {
+      const ctx = Context.fromJSON(wf.workflow, stored.context);
+      const handler = wf.workflow.run(undefined, { ctx, lifecycleEvents: true });
+      served.state.runId = handler.runId;
+      this.#follow(served, wf.workflow, handler);
+    } catch (error) {
+      served.finish("failed", { error }, wf.workflow.codecs);
+      await this.#store.save(served);
+    }
     return served;
   }
 
-  list(filter: HandlerFilter = {}): HandlerInfo[] {
+  /**
+   * The handler with this id: one this server runs, else read from the store. An unfinished one
+   * whose server has gone (its lease ended or was given up) is taken over and continued here.
+   */
+  async get(id: string): Promise<ServedHandler> {
+    const held = this.#handlers.get(id);
+    if (held) return held;
+    const notFound = () => new ServerRequestError(404, "handler_not_found", `No handler with id ${JSON.stringify(id)}. List them with GET /api/handlers.`);
+    // Handler ids are UUIDs: anything else is not in the store (and may not even be a valid session id).
+    if (!/^[0-9A-Za-z-]{1,100}$/.test(id)) throw notFound();
+    let stored: StoredHandler | undefined;
+    try {
+      stored = await this.#store.load(id);
+    } catch (error) {
+      if (error instanceof CorruptHandlerError) throw new ServerRequestError(500, "corrupt_handler", error.message);
+      throw error;
+    }
+    if (!stored) throw notFound();
+    const { state } = stored;
+    if (FINAL_STATUSES.has(state.status)) return new ServedHandler({ ...state }, undefined, stored.eventCount, this.#tally);
+    if (leaseHeld(stored.lease) || this.#closing) {
+      const served = new ServedHandler({ ...state }, undefined, stored.eventCount, this.#tally);
+      served.heldBy = stored.lease?.holder ?? "another server";
+      return served;
+    }
+    let taking = this.#taking.get(id);
+    if (!taking) {
+      taking = this.#takeOver(stored).finally(() => this.#taking.delete(id));
+      this.#taking.set(id, taking);
+    }
+    return taking;
+  }
+
+  /** The newest handlers (by creation) that match `filter`: this server's runs, then the store's. */
+  async list(filter: HandlerFilter = {}): Promise<HandlerInfo[]> {
     const statuses = filter.status ? new Set(filter.status) : undefined;
-    const all = [...this.#handlers.values()]
-      .filter((h) => (filter.workflow === undefined || h.state.workflow === filter.workflow) && (!statuses || statuses.has(h.state.status)))
-      .sort((a, b) => (a.state.createdAt < b.state.createdAt ? 1 : a.state.createdAt > b.state.createdAt ? -1 : 0));
-    return all.slice(0, filter.limit ?? 100).map((h) => h.info());
+    const limit = filter.limit ?? 100;
+    const keep = (s: HandlerState) => (filter.workflow === undefined || s.workflow === filter.workflow) && (!statuses || statuses.has(s.status));
+    const here = [...this.#handlers.values()].filter((h) => keep(h.state)).map((h) => h.info());
+    const stored = (await this.#store.list(keep, limit, new Set(this.#handlers.keys()))).map((s) =>
+      new ServedHandler({ ...s.state }, undefined, s.eventCount, this.#tally).info(),
+    );
+    const all = [...here, ...stored].sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
+    return all.slice(0, limit);
   }
 
   /** The handler's events (loaded from the store for a finished handler of an earlier server). */
@@ -248,6 +336,7 @@ export class HandlerRegistry {
   /** Sends an event into a running handler. */
   send(served: ServedHandler, event: Event): void {
     const live = this.#live.get(served.state.id);
+    if (!live && !served.finished) throw heldElsewhere(served);
     if (!live || served.finished)
       throw new ServerRequestError(409, "handler_finished", `Handler ${served.state.id} has ended (${served.state.status}); it takes no more events.`);
     live.ctx.sendEvent(event);
@@ -258,6 +347,7 @@ export class HandlerRegistry {
   /** Cancels a running handler; resolves once it has ended. */
   async cancel(served: ServedHandler): Promise<void> {
     const live = this.#live.get(served.state.id);
+    if (!live && !served.finished) throw heldElsewhere(served);
     if (!live) return;
     live.handler.cancel();
     await live.done;
@@ -269,25 +359,20 @@ export class HandlerRegistry {
   }
 
   /** The context: live for a running handler, else the last saved one. */
-  context(served: ServedHandler): ContextJSON | undefined {
+  async context(served: ServedHandler): Promise<ContextJSON | undefined> {
     const live = this.#live.get(served.state.id);
-    return live ? contextOf(live.ctx) : this.#store.context(served.state.id);
+    return live ? contextOf(live.ctx) : await this.#store.context(served.state.id);
   }
 
   /** Counts for health and leak checks: runs in progress, handlers held, readers following. */
   stats(): { live: number; handlers: number; readers: number; waiters: number } {
-    let readers = 0;
-    let waiters = 0;
-    for (const h of this.#handlers.values()) {
-      readers += h.readers;
-      waiters += h.waiters;
-    }
-    return { live: this.#live.size, handlers: this.#handlers.size, readers, waiters };
+    return { live: this.#live.size, handlers: this.#handlers.size, readers: this.#tally.readers, waiters: this.#tally.waiters };
   }
 
   /** Stops every run, saving its context so that the next server on this store continues it. */
   async close(): Promise<void> {
     this.#closing = true;
+    clearInterval(this.#renewal);
     const live = [...this.#live.values()];
     for (const run of live) run.handler.cancel();
     await Promise.all(live.map((run) => run.done));
@@ -298,6 +383,15 @@ export class HandlerRegistry {
   get closing(): boolean {
     return this.#closing;
   }
+}
+
+/** The answer to a request that only the server running the handler can serve. */
+function heldElsewhere(served: ServedHandler): ServerRequestError {
+  return new ServerRequestError(
+    409,
+    "held_by_another_server",
+    `Handler ${served.state.id} is run by another server sharing this store (${served.heldBy ?? "unknown"}); this server did nothing. Send this request to that server, or again once it has stopped.`,
+  );
 }
 
 /** The event classes a client may send into a run of `wf`, by type name. */

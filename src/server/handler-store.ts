@@ -1,11 +1,17 @@
 /**
  * Handlers kept in a session store, so that a restarted server still has them: each handler
- * is the session `handler:<id>`, its snapshot the handler's record and saved context, its
- * messages the event log (appended, never rewritten).
+ * is the session `handler:<id>`, its snapshot the handler's record, saved context and lease,
+ * its messages the event log (appended, never rewritten). Finished handlers are read back from
+ * here on request; the server holds only the runs it is running.
  */
 import type { ContextJSON } from "../core/context.ts";
+import { StepflowError } from "../core/errors.ts";
+import { SessionConflictError } from "../sessions/types.ts";
 import type { SessionStore } from "../sessions/types.ts";
 import type { StreamedEvent } from "../client/types.ts";
+import { LEASE_MS } from "./handler-lease.ts";
+import type { HandlerLease } from "./handler-lease.ts";
+import { FINAL_STATUSES } from "./served-handler.ts";
 import type { HandlerState, ServedHandler } from "./served-handler.ts";
 
 const FORMAT = "stepflow.handler/1";
@@ -15,46 +21,100 @@ export interface StoredHandler {
   readonly state: HandlerState;
   readonly context: ContextJSON | undefined;
   readonly eventCount: number;
+  /** Which server runs it (unfinished handlers only). */
+  readonly lease: HandlerLease | undefined;
+  readonly version: number;
 }
 
 interface Snapshot {
   readonly format: typeof FORMAT;
   readonly state: HandlerState;
   readonly context?: ContextJSON;
+  readonly lease?: HandlerLease;
+}
+
+/**
+ * A stored handler that cannot be read (its snapshot is not JSON, or not a handler's).
+ * @example `err instanceof CorruptHandlerError && err.handlerId`
+ */
+export class CorruptHandlerError extends StepflowError {
+  override name = "CorruptHandlerError";
+  constructor(
+    readonly handlerId: string,
+    detail: string,
+  ) {
+    super(
+      `The stored handler ${handlerId} cannot be read (${detail}); it was skipped. Delete the session "${handlerId}" from the store, or restore it from a backup.`,
+    );
+  }
+}
+
+/**
+ * Another server took over a handler this one was running (this server's lease had ended).
+ * @example `err instanceof HandlerTakenError && err.handlerId`
+ */
+export class HandlerTakenError extends StepflowError {
+  override name = "HandlerTakenError";
+  constructor(readonly handlerId: string) {
+    super(`Handler ${handlerId} was taken over by another server sharing the store (this server's lease had ended); this server stopped its copy of the run.`);
+  }
+}
+
+/** What a {@link HandlerStore} reports to its server. */
+export interface HandlerStoreEvents {
+  /** A save failed, or a stored handler could not be read (`CorruptHandlerError`). */
+  readonly onError: (error: unknown, handlerId: string) => void;
+  /** Another server took the handler over: this server must stop running it. */
+  readonly onTaken: (handlerId: string) => void;
 }
 
 /** Writes handlers to a session store, one save at a time per handler. */
 export class HandlerStore {
   readonly sessions: SessionStore;
-  readonly #onError: (error: unknown, handlerId: string) => void;
+  readonly #events: HandlerStoreEvents;
+  readonly #holder: string;
   readonly #versions = new Map<string, number>();
   readonly #savedEvents = new Map<string, number>();
   readonly #contexts = new Map<string, ContextJSON>();
   readonly #queues = new Map<string, Promise<void>>();
+  /** When each handler's lease was last written. */
+  readonly #leasedAt = new Map<string, number>();
+  /** Handlers whose last save failed: their events stay in memory. */
+  readonly #unsaved = new Set<string>();
   readonly #prefix: string;
-  #failures = 0;
 
-  /** `namespace` keeps the handlers of several servers sharing one store apart. */
-  constructor(sessions: SessionStore, onError: (error: unknown, handlerId: string) => void, namespace?: string) {
+  /** `namespace` keeps the handlers of several servers sharing one store apart; `holder` names this server in leases. */
+  constructor(sessions: SessionStore, events: HandlerStoreEvents, holder: string, namespace?: string) {
     this.sessions = sessions;
-    this.#onError = onError;
+    this.#events = events;
+    this.#holder = holder;
     this.#prefix = namespace === undefined ? "handler:" : `handler:${namespace}:`;
+  }
+
+  /** This server's name in leases. */
+  get holder(): string {
+    return this.#holder;
   }
 
   /**
    * Saves the handler's record and the events not saved yet; `context` replaces the saved
-   * context (left out: the last one stays). Resolves once written; a failure goes to `onError`.
+   * context (left out: the last one stays). An unfinished handler's lease is renewed, unless
+   * `release` gives it up (the server is stopping). Resolves once written; a failure goes to `onError`.
    */
-  save(handler: ServedHandler, context?: ContextJSON): Promise<void> {
+  save(handler: ServedHandler, context?: ContextJSON, release = false): Promise<void> {
     const id = handler.state.id;
     if (context) this.#contexts.set(id, context);
     const previous = this.#queues.get(id) ?? Promise.resolve();
     const next = previous
-      .then(() => this.#write(handler))
-      .catch((error: unknown) => {
-        this.#failures++;
-        this.#onError(error, id);
-      });
+      .then(() => this.#write(handler, release))
+      .then(
+        () => void this.#unsaved.delete(id),
+        (error: unknown) => {
+          this.#unsaved.add(id);
+          if (error instanceof SessionConflictError) this.#events.onTaken(id);
+          else this.#events.onError(error, id);
+        },
+      );
     this.#queues.set(id, next);
     void next.then(() => {
       if (this.#queues.get(id) === next) this.#queues.delete(id);
@@ -67,41 +127,127 @@ export class HandlerStore {
     await Promise.all([...this.#queues.values()]);
   }
 
-  async #write(handler: ServedHandler): Promise<void> {
+  async #write(handler: ServedHandler, release: boolean): Promise<void> {
     const id = handler.state.id;
     const events = handler.loadedEvents ?? [];
     const from = this.#savedEvents.get(id) ?? 0;
     const append = events.slice(from).map((ev) => JSON.stringify(ev));
     const context = this.#contexts.get(id);
-    const snapshot: Snapshot = { format: FORMAT, state: handler.savedState(), ...(context ? { context } : {}) };
+    const state = handler.savedState();
+    const now = Date.now();
+    const lease = release || FINAL_STATUSES.has(state.status) ? undefined : { holder: this.#holder, until: now + LEASE_MS };
+    const snapshot: Snapshot = { format: FORMAT, state, ...(context ? { context } : {}), ...(lease ? { lease } : {}) };
     const version = await this.sessions.save(this.#prefix + id, { expectedVersion: this.#versions.get(id) ?? 0, snapshot: JSON.stringify(snapshot), append });
     this.#versions.set(id, version);
     this.#savedEvents.set(id, from + append.length);
+    if (lease) this.#leasedAt.set(id, now);
   }
 
-  /** Whether every event recorded so far is saved (a failed save keeps them in memory). */
-  get holdsEvents(): boolean {
-    return this.#failures === 0;
+  /** Whether the handler's last save succeeded (a failed save keeps its events in memory). */
+  saved(id: string): boolean {
+    return !this.#unsaved.has(id);
   }
 
-  /** Every stored handler, newest first (events not loaded: see `loadEvents`). */
-  async loadAll(): Promise<StoredHandler[]> {
-    const summaries = (await this.sessions.list({ limit: 1_000_000 })).filter(
-      (s) => s.id.startsWith(this.#prefix) && !s.id.slice(this.#prefix.length).includes(":"),
-    );
-    const handlers: StoredHandler[] = [];
-    for (const summary of summaries) {
-      const record = await this.sessions.load(summary.id, { newest: 0 });
-      if (!record) continue;
-      const snapshot = JSON.parse(record.snapshot) as Partial<Snapshot>;
-      if (snapshot.format !== FORMAT || !snapshot.state) continue;
-      const id = snapshot.state.id;
-      this.#versions.set(id, record.version);
-      this.#savedEvents.set(id, record.messageCount);
-      if (snapshot.context) this.#contexts.set(id, snapshot.context);
-      handlers.push({ state: snapshot.state, context: snapshot.context, eventCount: record.messageCount });
+  /** Whether the handler's lease is due for renewal (a third of its length has passed). */
+  leaseDue(id: string, now = Date.now()): boolean {
+    return now - (this.#leasedAt.get(id) ?? 0) >= LEASE_MS / 3;
+  }
+
+  /** Drops what this store remembers of a handler it no longer runs (it is in the store). */
+  forget(id: string): void {
+    this.#versions.delete(id);
+    this.#savedEvents.delete(id);
+    this.#contexts.delete(id);
+    this.#leasedAt.delete(id);
+    this.#unsaved.delete(id);
+  }
+
+  /**
+   * Takes over an unfinished handler read with `load`/`loadAll`: writes this server's lease if
+   * the snapshot is still the one read. False when another server was faster.
+   */
+  async claim(stored: StoredHandler): Promise<boolean> {
+    const id = stored.state.id;
+    const now = Date.now();
+    const lease: HandlerLease = { holder: this.#holder, until: now + LEASE_MS };
+    const snapshot: Snapshot = { format: FORMAT, state: stored.state, ...(stored.context ? { context: stored.context } : {}), lease };
+    try {
+      const version = await this.sessions.save(this.#prefix + id, { expectedVersion: stored.version, snapshot: JSON.stringify(snapshot), append: [] });
+      this.#versions.set(id, version);
+    } catch (error) {
+      if (error instanceof SessionConflictError) return false;
+      throw error;
     }
-    return handlers;
+    this.#savedEvents.set(id, stored.eventCount);
+    if (stored.context) this.#contexts.set(id, stored.context);
+    this.#leasedAt.set(id, now);
+    return true;
+  }
+
+  /** Every unfinished stored handler, oldest first; one that cannot be read is reported to `onError` and skipped. */
+  async loadUnfinished(): Promise<StoredHandler[]> {
+    const handlers: StoredHandler[] = [];
+    for (const id of await this.#ids()) {
+      let stored: StoredHandler | undefined;
+      try {
+        stored = await this.load(id);
+      } catch (error) {
+        if (!(error instanceof CorruptHandlerError)) throw error;
+        this.#events.onError(error, id);
+        continue;
+      }
+      if (stored && !FINAL_STATUSES.has(stored.state.status)) handlers.push(stored);
+    }
+    return handlers.reverse();
+  }
+
+  /**
+   * Stored handlers that `keep` accepts, most recently updated first, up to `limit`; `skip`: ids
+   * not to read (the server has them). Unreadable ones are left out (and reported).
+   */
+  async list(keep: (state: HandlerState) => boolean, limit: number, skip: ReadonlySet<string>): Promise<StoredHandler[]> {
+    const found: StoredHandler[] = [];
+    for (const id of await this.#ids()) {
+      if (found.length >= limit) break;
+      if (skip.has(id)) continue;
+      try {
+        const stored = await this.load(id);
+        if (stored && keep(stored.state)) found.push(stored);
+      } catch (error) {
+        if (!(error instanceof CorruptHandlerError)) throw error;
+        this.#events.onError(error, id);
+      }
+    }
+    return found;
+  }
+
+  /** The handler ids in the store, most recently updated first. */
+  async #ids(): Promise<string[]> {
+    const summaries = await this.sessions.list({ limit: 1_000_000 });
+    const ids: string[] = [];
+    for (const s of summaries) {
+      if (!s.id.startsWith(this.#prefix)) continue;
+      const id = s.id.slice(this.#prefix.length);
+      if (!id.includes(":")) ids.push(id);
+    }
+    return ids;
+  }
+
+  /** One stored handler (its events not loaded: see `loadEvents`); `CorruptHandlerError` when it cannot be read. */
+  async load(id: string): Promise<StoredHandler | undefined> {
+    const record = await this.sessions.load(this.#prefix + id, { newest: 0 });
+    if (!record) return undefined;
+    let snapshot: Partial<Snapshot>;
+    try {
+      snapshot = JSON.parse(record.snapshot) as Partial<Snapshot>;
+    } catch (error) {
+      throw new CorruptHandlerError(id, `its snapshot is not JSON: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (snapshot?.format !== FORMAT) throw new CorruptHandlerError(id, `its snapshot's format is ${JSON.stringify(snapshot?.format)}, not "${FORMAT}"`);
+    const state = snapshot.state;
+    if (typeof state !== "object" || state === null || state.id !== id || typeof state.workflow !== "string" || typeof state.status !== "string")
+      throw new CorruptHandlerError(id, "its snapshot has no handler record with this id, a workflow and a status");
+    return { state, context: snapshot.context, eventCount: record.messageCount, lease: snapshot.lease, version: record.version };
   }
 
   /** The stored event log of a handler. */
@@ -110,8 +256,8 @@ export class HandlerStore {
     return (record?.messages ?? []).map((m) => JSON.parse(m.json) as StreamedEvent);
   }
 
-  /** The last context saved for a handler, if any. */
-  context(id: string): ContextJSON | undefined {
-    return this.#contexts.get(id);
+  /** The last context saved for a handler: remembered for a run of this server, else read from the store. */
+  async context(id: string): Promise<ContextJSON | undefined> {
+    return this.#contexts.get(id) ?? (await this.load(id))?.context;
   }
 }

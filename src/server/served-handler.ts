@@ -25,9 +25,19 @@ export interface HandlerState {
   waitingFor: StreamedEvent[];
 }
 
+/** Readers and waiters of every handler of one server, counted as they come and go (for health and leak checks). */
+export interface ReaderTally {
+  readers: number;
+  waiters: number;
+}
+
 /** A handler's event log and status, with a wake-up for readers waiting on the next event. */
 export class ServedHandler {
   readonly state: HandlerState;
+  /** The server running it, when that is another server sharing the store (this one only shows it). */
+  heldBy: string | undefined;
+  readonly #tally: ReaderTally;
+  #readers = 0;
   /** The events in memory; `undefined` until loaded for a handler restored from the store. */
   #events: StreamedEvent[] | undefined;
   #eventCount: number;
@@ -35,14 +45,23 @@ export class ServedHandler {
   /** Questions recorded but not shown yet. */
   #asked: StreamedEvent[] = [];
   #wake: (() => void)[] = [];
-  /** Readers following the log now (for the leak check of the load benchmark). */
-  readers = 0;
 
-  constructor(state: HandlerState, events: StreamedEvent[] | undefined, eventCount: number) {
+  constructor(state: HandlerState, events: StreamedEvent[] | undefined, eventCount: number, tally: ReaderTally = { readers: 0, waiters: 0 }) {
     this.state = state;
+    this.#tally = tally;
     this.#events = events;
     this.#eventCount = eventCount;
     this.#visible = eventCount;
+  }
+
+  /** Readers following the log now (for the leak check of the load benchmark). */
+  get readers(): number {
+    return this.#readers;
+  }
+
+  set readers(count: number) {
+    this.#tally.readers += count - this.#readers;
+    this.#readers = count;
   }
 
   get eventCount(): number {
@@ -153,6 +172,7 @@ export class ServedHandler {
     this.state.updatedAt = new Date().toISOString();
     const wake = this.#wake;
     this.#wake = [];
+    this.#tally.waiters -= wake.length;
     for (const fn of wake) fn();
   }
 
@@ -162,10 +182,13 @@ export class ServedHandler {
       if (signal?.aborted) return resolve();
       const done = () => {
         signal?.removeEventListener("abort", done);
+        const before = this.#wake.length;
         this.#wake = this.#wake.filter((fn) => fn !== done);
+        this.#tally.waiters -= before - this.#wake.length;
         resolve();
       };
       this.#wake.push(done);
+      this.#tally.waiters++;
       signal?.addEventListener("abort", done, { once: true });
     });
   }

@@ -13,7 +13,8 @@ import { openSessionStore } from "../sessions/open-store.ts";
 import type { SessionStore } from "../sessions/types.ts";
 import { createApp } from "./app.ts";
 import { HandlerRegistry } from "./handler-registry.ts";
-import { HandlerStore } from "./handler-store.ts";
+import { closeHolder, newHolder } from "./handler-lease.ts";
+import { CorruptHandlerError, HandlerStore } from "./handler-store.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
 
 /** The store used when none is named: a SQLite file in the working directory. @example `new WorkflowServer({ workflows, store: DEFAULT_SERVER_STORE })` */
@@ -35,7 +36,7 @@ export interface WorkflowServerOptions {
   readonly webRoot?: string | false;
   /** Keeps this server's handlers apart from other servers' in a shared store (letters, digits, ._-). Default: none. */
   readonly namespace?: string;
-  /** Called when a handler could not be saved (the run goes on); default: one line on stderr. */
+  /** Called when a handler could not be saved (the run goes on), or a stored one could not be read (a `CorruptHandlerError`: it is skipped); default: one line on stderr. */
   readonly onError?: (error: unknown, handlerId: string) => void;
 }
 
@@ -57,6 +58,7 @@ export class WorkflowServer {
   #state: { store: HandlerStore; ownStore: boolean; registry: HandlerRegistry; app: Hono } | undefined;
   #opening: Promise<void> | undefined;
   #http: Server | undefined;
+  #holder: string | undefined;
 
   constructor(options: WorkflowServerOptions) {
     this.#options = options;
@@ -86,9 +88,16 @@ export class WorkflowServer {
       const onError =
         this.#options.onError ??
         ((error: unknown, id: string) =>
-          process.stderr.write(`stepflow server: handler ${id} could not be saved: ${error instanceof Error ? error.message : String(error)}\n`));
-      const store = new HandlerStore(sessions, onError, this.#options.namespace);
-      const registry = new HandlerRegistry(this.#workflows, store);
+          process.stderr.write(
+            error instanceof CorruptHandlerError
+              ? `stepflow server: ${error.message}\n`
+              : `stepflow server: handler ${id} could not be saved: ${error instanceof Error ? error.message : String(error)}\n`,
+          ));
+      const holder = newHolder();
+      // The registry is made after the store, which tells it when another server took a run over.
+      const made: { registry?: HandlerRegistry } = {};
+      const store = new HandlerStore(sessions, { onError, onTaken: (id) => made.registry?.taken(id) }, holder, this.#options.namespace);
+      const registry = (made.registry = new HandlerRegistry(this.#workflows, store));
       await registry.restore();
       const app = createApp(registry, this.#workflows, {
         token: this.#options.token,
@@ -97,6 +106,7 @@ export class WorkflowServer {
         webRoot: this.#options.webRoot || undefined,
       });
       this.#state = { store, ownStore: typeof given !== "object", registry, app };
+      this.#holder = holder;
     })();
     return this.#opening;
   }
@@ -138,6 +148,7 @@ export class WorkflowServer {
         http.closeIdleConnections();
       });
     }
+    if (this.#holder) closeHolder(this.#holder);
     if (state?.ownStore) await state.store.sessions.close();
   }
 

@@ -1,0 +1,92 @@
+/**
+ * What the server keeps and reads back: finished runs leave its memory and are read from the
+ * store on request (one by one, their events, and in lists), and a handler in the store that
+ * cannot be read is reported by id and skipped, without stopping the server from starting.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { WorkflowClient } from "../../src/client/workflow-client.ts";
+import type { HandlerInfo } from "../../src/client/types.ts";
+import { MemorySessionStore } from "../../src/sessions/memory-store.ts";
+import { CorruptHandlerError } from "../../src/server/handler-store.ts";
+import type { WorkflowServer } from "../../src/server/workflow-server.ts";
+import { QUESTION, startServer } from "./server-fixtures.ts";
+
+const open: WorkflowServer[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+
+const run = async (url: string): Promise<HandlerInfo> => {
+  const response = await fetch(`${url}/api/workflows/agent/run`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ input: { input: QUESTION } }),
+  });
+  expect(response.status).toBe(200);
+  return (await response.json()) as HandlerInfo;
+};
+
+describe("finished runs", () => {
+  it("leave the server's memory, and are read back from the store: one by one, their events, their context, and in lists", { timeout: 120_000 }, async () => {
+    const store = new MemorySessionStore();
+    const { server, url } = await startServer({ store });
+    open.push(server);
+    const client = new WorkflowClient({ baseUrl: url });
+    const runs: HandlerInfo[] = [];
+    for (let i = 0; i < 30; i++) runs.push(await run(url));
+    expect(runs.every((r) => r.status === "succeeded")).toBe(true);
+    // Nothing of the 30 finished runs is held: the store has them.
+    expect(server.stats()).toEqual({ live: 0, handlers: 0, readers: 0, waiters: 0 });
+
+    const first = runs[0] as HandlerInfo;
+    expect(await client.getHandler(first.id)).toEqual(first);
+    const events = [];
+    for await (const ev of client.streamEvents(first.id)) events.push(ev);
+    expect(events).toHaveLength(first.eventCount);
+    expect(events.at(-1)).toMatchObject({ type: "RunEndedEvent", data: { status: "succeeded" } });
+    expect(await client.getContext(first.id)).toMatchObject({ version: expect.any(Number) });
+
+    const listed = await client.listHandlers({ limit: 10 });
+    expect(listed.map((h) => h.id)).toEqual(
+      runs
+        .slice(-10)
+        .reverse()
+        .map((r) => r.id),
+    );
+    expect(await client.listHandlers({ limit: 100, status: ["succeeded"] })).toHaveLength(30);
+    // A conversation's next turn continues from a finished run the server no longer holds.
+    const next = await fetch(`${url}/api/workflows/agent/run`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ input: { input: "And again?" }, continueFrom: first.id }),
+    });
+    expect(next.status).toBe(200);
+    expect(server.stats().handlers).toBe(0);
+  });
+});
+
+describe("a stored handler that cannot be read", () => {
+  it("is reported by id and skipped: the server starts, and serves the others", { timeout: 60_000 }, async () => {
+    const store = new MemorySessionStore();
+    const { server: before, url: beforeUrl } = await startServer({ store });
+    const good = await run(beforeUrl);
+    await before.close();
+    await store.save("handler:0bad-row", { expectedVersion: 0, snapshot: '{"format":"stepflow.handler/1","state":', append: [] });
+    await store.save("handler:0bad-shape", { expectedVersion: 0, snapshot: '{"format":"stepflow.handler/1","state":null}', append: [] });
+
+    const reported: [string, unknown][] = [];
+    const { server, url } = await startServer({ store, onError: (error, id) => reported.push([id, error]) });
+    open.push(server);
+    expect(reported.map(([id]) => id).sort()).toEqual(["0bad-row", "0bad-shape"]);
+    const [, error] = reported.find(([id]) => id === "0bad-row") ?? [];
+    expect(error).toBeInstanceOf(CorruptHandlerError);
+    expect((error as Error).message).toMatch(/^The stored handler 0bad-row cannot be read \(its snapshot is not JSON: .*\); it was skipped\./);
+
+    const client = new WorkflowClient({ baseUrl: url });
+    expect(await client.getHandler(good.id)).toMatchObject({ status: "succeeded" });
+    expect((await client.listHandlers()).map((h) => h.id)).toEqual([good.id]);
+    const bad = await fetch(`${url}/api/handlers/0bad-row`);
+    expect(bad.status).toBe(500);
+    expect(await bad.json()).toEqual({ error: { code: "corrupt_handler", message: expect.stringContaining("The stored handler 0bad-row cannot be read") } });
+  });
+});
