@@ -31,6 +31,10 @@ export const BENCHMARKS = {
     title: "Server: 200 SSE clients at once, one offline-model turn each, and 200 that hang up mid-stream",
     run: async () => (await import("./server.ts")).benchServer(),
   },
+  "server-path": {
+    title: "Server request path: run-and-wait of a one-step workflow against bare Hono, and the heap after 100 and 10,000 runs",
+    run: async () => (await import("./server-path.ts")).benchServerPath(),
+  },
   "web-page": {
     title: "Web page: what the chat and the inspector load, and how fast they answer, in Chromium",
     run: async () => (await import("./web-page.ts")).benchWebPage(),

@@ -1,0 +1,54 @@
+/**
+ * One side of the request-path benchmark, in a process of its own:
+ * `node --import tsx --expose-gc bench/server-path-child.ts ROOT MODE STORE`. MODE `stepflow`
+ * serves a one-step workflow with ROOT's `WorkflowServer` on STORE (`POST
+ * /api/workflows/echo/run`); MODE `hono` is the floor: bare Hono on `@hono/node-server`
+ * awaiting the same workflow's `run()` at the same path. Prints its URL; answers an IPC
+ * "heap" message with the heap in use after a full GC.
+ */
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [root = ".", mode = "stepflow", store = "memory:"] = process.argv.slice(2);
+import type { Context, StartEvent as StartEventOf, StopEvent as StopEventOf } from "../src/index.ts";
+
+type Core = typeof import("../src/index.ts");
+type ServerModule = typeof import("../src/server/index.ts");
+const core = (await import(pathToFileURL(join(root, "src/index.ts")).href)) as Core;
+const { StartEvent, StopEvent, Workflow, step } = core;
+
+class Echo extends Workflow<{ n: number }, number> {
+  @step({ accepts: [StartEvent], emits: [StopEvent] })
+  async answer(_ctx: Context, ev: StartEventOf<{ n: number }>): Promise<StopEventOf<number>> {
+    return new StopEvent({ result: ev.n + 1 });
+  }
+}
+const echo = new Echo({ timeout: null });
+
+let url: string;
+if (mode === "hono") {
+  const { Hono } = await import("hono");
+  const { serve } = await import("@hono/node-server");
+  const app = new Hono();
+  app.post("/api/workflows/echo/run", async (c) => {
+    const body = (await c.req.json()) as { input: { n: number } };
+    const result = await echo.run(body.input);
+    return c.json({ status: "succeeded", result }, 200);
+  });
+  url = await new Promise<string>((resolve) => {
+    const server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info) => resolve(`http://127.0.0.1:${info.port}`));
+    void server;
+  });
+} else {
+  const { WorkflowServer } = (await import(pathToFileURL(join(root, "src/server/index.ts")).href)) as ServerModule;
+  const server = new WorkflowServer({ workflows: { echo }, store });
+  url = (await server.listen({ port: 0 })).url;
+}
+process.on("message", (message) => {
+  if (message !== "heap") return;
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  gc?.();
+  process.send?.({ heap: process.memoryUsage().heapUsed });
+});
+process.stdout.write(`${url}\n`);

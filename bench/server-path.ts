@@ -1,0 +1,167 @@
+/**
+ * The server's request path: `POST /api/workflows/echo/run` of a one-step workflow, 32 clients
+ * on keep-alive connections for a few seconds, against `WorkflowServer` (memory and SQLite
+ * stores) and against the floor, bare Hono awaiting the same `workflow.run()`. Each side runs
+ * in a process of its own (bench/server-path-child.ts), the sides taking turns, three rounds;
+ * the table has each side's median requests/s and p99. With `BENCH_SERVER_OTHER=CHECKOUT` the
+ * same runs of that checkout's server come too (an A/B in one run). Then the heap after a full
+ * GC of a server that has served 100 runs, and 10,000.
+ */
+import { fork } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { printTable } from "./measure.ts";
+
+const CLIENTS = Number(process.env.BENCH_SERVER_PATH_CLIENTS ?? 32);
+const SECONDS = Number(process.env.BENCH_SERVER_PATH_SECONDS ?? 4);
+const ROUNDS = Number(process.env.BENCH_SERVER_PATH_ROUNDS ?? 3);
+const here = resolve(import.meta.dirname, "..");
+const child = fileURLToPath(new URL("./server-path-child.ts", import.meta.url));
+
+interface Side {
+  readonly name: string;
+  readonly root: string;
+  readonly mode: "stepflow" | "hono";
+  readonly store: (dir: string) => string;
+}
+
+async function start(side: Side, dir: string): Promise<{ url: string; proc: ChildProcess }> {
+  const proc = fork(child, [side.root, side.mode, side.store(dir)], {
+    execArgv: ["--import", "tsx", "--expose-gc"],
+    stdio: ["ignore", "pipe", "inherit", "ipc"],
+    env: { ...process.env, NO_COLOR: "1" },
+  });
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    createInterface({ input: proc.stdout as NodeJS.ReadableStream }).once("line", resolveUrl);
+    proc.once("exit", (code) => reject(new Error(`the ${side.name} server exited (${code})`)));
+  });
+  return { url, proc };
+}
+
+async function stop(proc: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => proc.once("exit", r));
+  proc.kill("SIGKILL");
+  await exited;
+}
+
+function post(url: URL, agent: Agent, n: number): Promise<number> {
+  const body = JSON.stringify({ input: { n } });
+  return new Promise((resolvePost, reject) => {
+    const req = request(url, { method: "POST", agent, headers: { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body) } }, (res) => {
+      res.resume();
+      res.once("end", () => resolvePost(res.statusCode ?? 0));
+    });
+    req.once("error", reject);
+    req.end(body);
+  });
+}
+
+/** `CLIENTS` loops posting for `seconds`: requests/s, p99 in ms, and how many answers were not 200. */
+async function load(url: string, seconds: number): Promise<{ rps: number; p99: number; errors: number }> {
+  const target = new URL("/api/workflows/echo/run", url);
+  const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+  const latencies: number[] = [];
+  let errors = 0;
+  const end = performance.now() + seconds * 1000;
+  const began = performance.now();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, c) => {
+      for (let i = 0; performance.now() < end; i++) {
+        const t0 = performance.now();
+        const status = await post(target, agent, c * 1_000_000 + i);
+        latencies.push(performance.now() - t0);
+        if (status !== 200) errors++;
+      }
+    }),
+  );
+  const wall = (performance.now() - began) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return { rps: latencies.length / wall, p99: latencies[Math.floor(latencies.length * 0.99)] ?? NaN, errors };
+}
+
+function heap(proc: ChildProcess): Promise<number> {
+  return new Promise((resolveHeap) => {
+    proc.once("message", (m) => resolveHeap((m as { heap: number }).heap));
+    proc.send("heap");
+  });
+}
+
+/** Runs `count` runs through the server, 32 at a time. */
+async function runs(url: string, count: number): Promise<void> {
+  const target = new URL("/api/workflows/echo/run", url);
+  const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (next < count) await post(target, agent, next++);
+    }),
+  );
+  agent.destroy();
+}
+
+const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+
+export async function benchServerPath(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "stepflow-bench-path-"));
+  const other = process.env.BENCH_SERVER_OTHER ? resolve(process.env.BENCH_SERVER_OTHER) : undefined;
+  const stores: [string, (dir: string) => string][] = [
+    ["memory", () => "memory:"],
+    ["SQLite", (d) => `sqlite:${join(d, `server-${Math.random().toString(36).slice(2)}.db`)}`],
+  ];
+  const sides: Side[] = [{ name: "bare Hono awaiting workflow.run()", root: here, mode: "hono", store: () => "memory:" }];
+  for (const [storeName, store] of stores) {
+    if (other) sides.push({ name: `stepflow ${other}, ${storeName}`, root: other, mode: "stepflow", store });
+    sides.push({ name: `stepflow (this checkout), ${storeName}`, root: here, mode: "stepflow", store });
+  }
+  console.log(`${CLIENTS} clients on keep-alive connections, ${SECONDS} s per side and round, ${ROUNDS} rounds; medians of the rounds.\n`);
+  try {
+    const results = sides.map(() => [] as { rps: number; p99: number; errors: number }[]);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let k = 0; k < sides.length; k++) {
+        const s = (round + k) % sides.length; // which side goes first moves on each round
+        const side = sides[s] as Side;
+        const { url, proc } = await start(side, dir);
+        try {
+          await load(url, 1); // warm-up: the JIT, the routes, the store's statements
+          results[s]?.push(await load(url, SECONDS));
+        } finally {
+          await stop(proc);
+        }
+      }
+    }
+    const floor = median((results[0] ?? []).map((r) => r.rps));
+    printTable(
+      ["server", "requests/s", "p99 (ms)", "errors", "× bare Hono"],
+      sides.map((side, s) => {
+        const r = results[s] ?? [];
+        const rps = median(r.map((x) => x.rps));
+        return [side.name, rps.toFixed(0), median(r.map((x) => x.p99)).toFixed(1), String(r.reduce((n, x) => n + x.errors, 0)), (rps / floor).toFixed(2)];
+      }),
+    );
+
+    console.log("\nHeap in use after a full GC, after 100 runs and after 10,000 (one server per row):\n");
+    const memorySides = sides.filter((side) => side.mode === "stepflow");
+    const rows: string[][] = [];
+    for (const side of memorySides) {
+      const { url, proc } = await start(side, dir);
+      try {
+        await runs(url, 100);
+        const at100 = await heap(proc);
+        await runs(url, 9_900);
+        const at10k = await heap(proc);
+        rows.push([side.name, (at100 / 2 ** 20).toFixed(1), (at10k / 2 ** 20).toFixed(1), ((at10k - at100) / 2 ** 20).toFixed(1)]);
+      } finally {
+        await stop(proc);
+      }
+    }
+    printTable(["server", "after 100 runs (MB)", "after 10,000 runs (MB)", "grew by (MB)"], rows);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
