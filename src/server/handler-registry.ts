@@ -160,7 +160,7 @@ export class HandlerRegistry {
     }
     served.state.runId = handler.runId;
     this.#handlers.set(id, served);
-    void this.#store.save(served);
+    void this.#store.save(served, undefined, false, true);
     this.#follow(served, wf.workflow, handler);
     return served;
   }

@@ -77,6 +77,8 @@ export class HandlerStore {
   readonly #savedEvents = new Map<string, number>();
   readonly #contexts = new Map<string, ContextJSON>();
   readonly #queues = new Map<string, Promise<void>>();
+  /** Per handler, the write queued that has not begun. */
+  readonly #waiting = new Map<string, { release: boolean; done: Promise<void> }>();
   /** When each handler's lease was last written. */
   readonly #leasedAt = new Map<string, number>();
   /** Handlers whose last save failed: their events stay in memory. */
@@ -99,14 +101,29 @@ export class HandlerStore {
   /**
    * Saves the handler's record and the events not saved yet; `context` replaces the saved
    * context (left out: the last one stays). An unfinished handler's lease is renewed, unless
-   * `release` gives it up (the server is stopping). Resolves once written; a failure goes to `onError`.
+   * `release` gives it up (the server is stopping). `soon`: the write may wait for the I/O
+   * ready now (a run's first save, which a run that ends at once then shares with its last).
+   * Resolves once written; a failure goes to `onError`.
    */
-  save(handler: ServedHandler, context?: ContextJSON, release = false): Promise<void> {
+  save(handler: ServedHandler, context?: ContextJSON, release = false, soon = false): Promise<void> {
     const id = handler.state.id;
     if (context) this.#contexts.set(id, context);
+    // A write that has not begun yet writes the handler as it is when it begins: this save joins it.
+    const waiting = this.#waiting.get(id);
+    if (waiting) {
+      waiting.release ||= release;
+      return waiting.done;
+    }
+    const entry: { release: boolean; done: Promise<void> } = { release, done: Promise.resolve() };
+    this.#waiting.set(id, entry);
     const previous = this.#queues.get(id) ?? Promise.resolve();
-    const next = previous
-      .then(() => this.#write(handler, release))
+    // `soon`: after the I/O ready now, so that a run ending meanwhile is saved once, as ended.
+    const gate = soon ? previous.then(() => new Promise<void>((resolve) => setImmediate(resolve))) : previous;
+    const next = gate
+      .then(() => {
+        this.#waiting.delete(id);
+        return this.#write(handler, entry.release);
+      })
       .then(
         () => void this.#unsaved.delete(id),
         (error: unknown) => {
@@ -115,6 +132,7 @@ export class HandlerStore {
           else this.#events.onError(error, id);
         },
       );
+    entry.done = next;
     this.#queues.set(id, next);
     void next.then(() => {
       if (this.#queues.get(id) === next) this.#queues.delete(id);
