@@ -31,8 +31,12 @@ async function follow(
       }
       if (signal.aborted) return "aborted";
       if (served.finished && next >= served.visibleCount) return "ended";
-      // Another server runs it: that server's stream has what comes next.
-      if (registry.closing || served.heldBy !== undefined) return "closing";
+      if (registry.closing) return "closing";
+      // Another server runs it: its events are read from the store as they are saved.
+      if (served.heldBy !== undefined) {
+        if (!(await registry.refresh(served, signal))) return "closing";
+        continue;
+      }
       await served.changed(signal);
     }
   } finally {

@@ -290,6 +290,33 @@ export class HandlerRegistry {
     return taking;
   }
 
+  /**
+   * For a handler another server runs: after a moment, reads it again from the store (what that
+   * server has saved). False when its server has stopped: the stream ends, and the client's next
+   * request takes the run over.
+   */
+  async refresh(served: ServedHandler, signal: AbortSignal): Promise<boolean> {
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, REFRESH_MS);
+      signal.addEventListener("abort", done, { once: true });
+    });
+    if (signal.aborted) return true;
+    const id = served.state.id;
+    const stored = await this.#store.load(id).catch(() => undefined);
+    if (!stored) return false;
+    Object.assign(served.state, stored.state);
+    served.setEvents(await this.#store.loadEvents(id));
+    if (FINAL_STATUSES.has(stored.state.status)) served.heldBy = undefined;
+    else if (leaseHeld(stored.lease)) served.heldBy = stored.lease.holder;
+    else return false;
+    return true;
+  }
+
   /** The newest handlers (by creation) that match `filter`: this server's runs, then the store's. */
   async list(filter: HandlerFilter = {}): Promise<HandlerInfo[]> {
     const statuses = filter.status ? new Set(filter.status) : undefined;
@@ -384,6 +411,9 @@ export class HandlerRegistry {
     return this.#closing;
   }
 }
+
+/** How often a stream of a run another server runs reads the store for what that server saved. */
+const REFRESH_MS = 1_000;
 
 /** The answer to a request that only the server running the handler can serve. */
 function heldElsewhere(served: ServedHandler): ServerRequestError {

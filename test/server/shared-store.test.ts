@@ -77,9 +77,18 @@ describe("two servers sharing one SQLite store", () => {
     expect(error.message).toContain(`Handler ${started.id} is run by another server sharing this store (`);
     expect(error.message).toContain(`/${process.pid}/`);
 
+    // A reader of the second server follows the run as the first saves it, to its end.
+    const followed = (async () => {
+      const events: StreamedEvent[] = [];
+      for await (const ev of second.streamEvents(started.id)) events.push(ev);
+      return events;
+    })();
     expect((await approve(firstUrl, started.id, String(asked.data.approvalId))).status).toBe(202);
     expect(await first.wait(started.id)).toMatchObject({ status: "succeeded", result: { response: { content: "Lawson has been let go." } } });
     expect(server.requests.filter((r) => r.method === "DELETE").map((r) => r.path)).toEqual(["/api/users/7"]);
+    const seen = await followed;
+    expect(seen.map((e) => e.seq)).toEqual(seen.map((_, i) => i + 1));
+    expect(seen.at(-1)).toMatchObject({ type: "RunEndedEvent", data: { status: "succeeded" } });
     // The second server reads the finished run from the store.
     expect(await second.getHandler(started.id)).toMatchObject({ status: "succeeded" });
   });
