@@ -162,4 +162,7 @@ export async function benchServer(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  // The request path without SSE, against bare Hono, and the server's heap over 10,000 runs.
+  console.log("\n### Request path: run-and-wait against bare Hono\n");
+  await (await import("./server-path.ts")).benchServerPath();
 }
