@@ -169,7 +169,7 @@ describe("a saved run resumed twice runs its approved DELETE once", () => {
       expect({ name, told }).toEqual({ name, told: ['{"status":204,"body":""}', '{"status":204,"body":""}'] });
       hr.users.push({ id: 7, email: "michael.lawson@reqres.in", first_name: "Michael", last_name: "Lawson" }); // hired back for the next round
     }
-  }, 60_000);
+  }, 180_000);
 });
 
 describe("a run saved at any moment and resumed twice", () => {
