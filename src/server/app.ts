@@ -19,6 +19,8 @@ import type { HandlerRegistry } from "./handler-registry.ts";
 import { openApiDocument } from "./openapi.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
 import { describeWorkflow } from "./workflow-info.ts";
+import { hostCheck } from "./host-check.ts";
+import type { HostRule } from "./host-check.ts";
 
 /** The HTTP settings of {@link createApp}. */
 export interface AppOptions {
@@ -26,6 +28,8 @@ export interface AppOptions {
   readonly cors?: { readonly origin: string | readonly string[] } | undefined;
   readonly bodyLimit: number;
   readonly webRoot?: string | undefined;
+  /** The `Host`s answered (see host-check.ts); `undefined`: any. */
+  readonly hosts?: HostRule | undefined;
 }
 
 const errorBody = (code: string, message: string): ErrorBody => ({ error: { code, message } });
@@ -41,6 +45,8 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
   });
   app.notFound((c) => c.json(errorBody("not_found", `No route ${c.req.method} ${c.req.path}. The API is described at /api/openapi.json.`), 404));
 
+  // First: a request for a name the server does not answer learns nothing, not even a 404.
+  if (options.hosts) app.use("*", hostCheck(options.hosts));
   if (options.cors) {
     const origin = options.cors.origin;
     app.use(
