@@ -42,6 +42,13 @@ export interface WorkflowServerOptions {
    * `false`: such a `listen` throws.
    */
   readonly allowUnauthenticated?: boolean;
+  /**
+   * Lets `start` take a context saved in the middle of a run (`{ context }` with `running:
+   * true`) and continue that run. Default `false`: such a start gets 403. A client's context
+   * is never the run's record: when allowed, its steps' recorded work and early answers are
+   * dropped (`untrustedContext`), so its steps work again and every approval is asked again.
+   */
+  readonly acceptMidRunContexts?: boolean;
   /** CORS for `/api`: the origins browsers may call it from (`"*"` for any). Default: none (same origin only). */
   readonly cors?: { readonly origin: string | readonly string[] };
   /** Largest request body in bytes (default 1 MiB); larger gets 413. */
@@ -111,7 +118,7 @@ export class WorkflowServer {
         ((error: unknown, id: string) =>
           process.stderr.write(`stepflow server: handler ${id} could not be saved: ${error instanceof Error ? error.message : String(error)}\n`));
       const store = new HandlerStore(sessions, onError, this.#options.namespace);
-      const registry = new HandlerRegistry(this.#workflows, store);
+      const registry = new HandlerRegistry(this.#workflows, store, { acceptMidRunContexts: this.#options.acceptMidRunContexts === true });
       await registry.restore();
       const app = createApp(registry, this.#workflows, {
         token: this.#options.token,
