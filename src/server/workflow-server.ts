@@ -135,7 +135,11 @@ export class WorkflowServer {
     return this.#opening;
   }
 
-  /** The Hono app (after `ready()`), to mount in an app of your own or call with `app.fetch(request)`. */
+  /**
+   * The Hono app (after `ready()`), to mount in an app of your own or call with
+   * `app.fetch(request)`. Without a token it answers only `localhost`, IP addresses and
+   * `allowedHosts`: give the name your app is reached under there.
+   */
   get app(): Hono {
     return this.#opened().app;
   }
