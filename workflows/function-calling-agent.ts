@@ -9,9 +9,9 @@
  * saved at any moment gets what its earlier attempt recorded instead of doing it again.
  */
 import type { BaseTool, ChatMessage, ToolCall, ToolCallLLM } from "@llamaindex/core/llms";
-import { FunctionOutputEvent, InputEvent, StreamEvent, TokenUsageEvent, ToolCallEvent } from "../events/index.ts";
+import { FunctionOutputEvent, InputEvent, StreamEvent, TokenUsageEvent, ToolApprovalEvent, ToolCallEvent } from "../events/index.ts";
 import { ConfigurationError, RunLocal, StartEvent, StepflowError, StopEvent, Workflow, step } from "../src/index.ts";
-import type { Codec, Context, WorkflowOptions } from "../src/index.ts";
+import type { Codec, Context, FromOutside, WorkflowOptions } from "../src/index.ts";
 import { useJournal } from "../src/journal/index.ts";
 import type { Journal, OnceResult } from "../src/journal/index.ts";
 import { toolCallsOf } from "../src/llm/chat-history.ts";
@@ -131,6 +131,8 @@ interface AgentRun extends Conversation<RunHistory> {
  * for await (const ev of handler.streamEvents()) if (ev instanceof StreamEvent) process.stdout.write(ev.delta);
  */
 export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
+  /** A human's answers to approval questions are all it takes from outside a run: never its tool calls or history. */
+  static override readonly fromOutside: FromOutside = { approvalAnswer: ToolApprovalEvent };
   readonly llm: ToolCallLLM;
   readonly tools: readonly BaseTool[];
   readonly systemPrompt: string | undefined;
@@ -312,7 +314,10 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   }
 
   /** Runs `call` once in all (after a human approved it, if one must): its result, or what the model reads instead. */
-  private async callTool(ctx: Context, call: ToolCall, approvalId: string | undefined, idempotencyKey: string | undefined): Promise<ToolSource> {
+  private async callTool(ctx: Context, call: ToolCall, marked: string | undefined, idempotencyKey: string | undefined): Promise<ToolSource> {
+    // Asked again of the agent's own policy: the marks come from a saved context, which its sender may have edited.
+    const asked = this.approval.approvalIdFor(ctx, call, marked);
+    const approvalId = asked instanceof Promise ? await asked : asked;
     if (approvalId !== undefined) {
       const answer = await approvalOnce(ctx, call, approvalId, () => this.trace(`Waiting for approval: \`${call.name}\` with \`${describeArguments(call)}\``));
       if (!answer.approved) return this.output(ctx, notApproved(call, answer));

@@ -82,6 +82,19 @@ export class ToolApprovalPolicy {
     return marks;
   }
 
+  /**
+   * The `approvalId` `call` waits for: the one `marked` when the reply came, else, when this
+   * policy asks for the call, a new one recorded with the step (a resume asks under the same
+   * id). The policy is the agent's, not the saved context's: a context whose marks were
+   * removed still asks. `undefined`: the call runs without asking.
+   * @example
+   * const approvalId = await approval.approvalIdFor(ctx, call, ev.approvals?.[call.id]);
+   */
+  approvalIdFor(ctx: Context, call: ToolCall, marked: string | undefined): string | undefined | Promise<string> {
+    if (marked !== undefined || !this.#test || !this.#asks(call) || toolCallProblem(call, this.tools) !== undefined) return marked;
+    return ctx.once(`approval id ${call.id}`, () => randomUUID(), { rerunUnfinished: true }).then((recorded) => recorded.value);
+  }
+
   #asks(call: ToolCall): boolean {
     let answer: unknown;
     try {

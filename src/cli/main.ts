@@ -224,6 +224,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .option("--host <host>", "address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)")
     .option("--token <token>", "require Authorization: Bearer <token> on the API (default: $STEPFLOW_SERVER_TOKEN, else none)")
     .option("--cors <origin...>", "origins browsers may call the API from (* for any)")
+    .option("--allowed-host <name...>", "host names the server answers besides localhost and IP addresses (behind a proxy; .example.com for subdomains)")
+    .option("--allow-unauthenticated", "let a --host other machines reach run without a token (anyone who reaches it can approve tool calls)")
     .option("--web <dir>", "serve the web page from this directory instead of the bundled one")
     .option("--hr-demo", "also start the HR demo API and give the agent its REST tool (deletes wait for approval)")
     .action(async (_options: ServeOptions, cmd: Command) => {

@@ -10,6 +10,7 @@ import { WorkflowServer } from "../server/workflow-server.ts";
 import { hrOpenApi, startHrApiServer } from "../../workflows/demo/hr-api-server.ts";
 import { restApiTool } from "../../workflows/tools/rest-api.ts";
 import { webPageDirectory } from "../web/web-page.ts";
+import { isLoopbackHost } from "../server/host-check.ts";
 import type { ServedWorkflow } from "../server/served-workflow.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
@@ -24,6 +25,8 @@ export interface ServeOptions {
   readonly cors?: string[];
   readonly web?: string;
   readonly hrDemo?: boolean;
+  readonly allowedHost?: string[];
+  readonly allowUnauthenticated?: boolean;
 }
 
 const SYSTEM_PROMPT = "You are a helpful assistant. Use the calculator tools for arithmetic instead of computing in your head.";
@@ -59,20 +62,29 @@ export async function serve(
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError(`--port takes a port number from 0 to 65535 (0: any free port); got ${JSON.stringify(options.port)}.`);
   const token = options.token ?? env.STEPFLOW_SERVER_TOKEN;
+  const host = options.host ?? "127.0.0.1";
+  const exposed = !isLoopbackHost(host);
+  if (exposed && !token && !options.allowUnauthenticated)
+    throw new UsageError(
+      `--host ${host} without a token would let anyone who reaches this machine start runs, read them and approve tool calls. Give a token (--token, or STEPFLOW_SERVER_TOKEN; e.g. from \`openssl rand -hex 32\`), or add --allow-unauthenticated on a network you trust.`,
+    );
   const hr = options.hrDemo ? await startHrApiServer() : undefined;
   const server = new WorkflowServer({
     workflows: { agent: servedAgent(provider, hr ? hrDemoTools(hr.baseURL) : {}) },
     ...(options.store !== undefined ? { store: options.store } : {}),
     ...(token ? { token } : {}),
+    ...(options.allowedHost && options.allowedHost.length > 0 ? { allowedHosts: options.allowedHost } : {}),
+    ...(options.allowUnauthenticated ? { allowUnauthenticated: true } : {}),
     ...(options.cors && options.cors.length > 0 ? { cors: { origin: options.cors.length === 1 && options.cors[0] === "*" ? "*" : options.cors } } : {}),
     webRoot: options.web ?? (await webPageDirectory()),
   });
-  const { url } = await server.listen({ port, ...(options.host !== undefined ? { host: options.host } : {}) }).catch(async (error: unknown) => {
+  const { url } = await server.listen({ port, host }).catch(async (error: unknown) => {
     await hr?.close();
     throw error;
   });
   term.out.write(`stepflow server listening on ${url}\n`);
   term.err.write(term.colors.dim(`Workflows: agent (${provider.label}). API: ${url}/api/openapi.json. Stop with Ctrl-C.\n`));
+  term.err.write(exposureLine(host, Boolean(token), term));
   if (hr) term.err.write(term.colors.dim(`HR demo API on ${hr.baseURL}: ask the agent to "Fire Lawson"; its DELETE waits for your approval.\n`));
   await new Promise<void>((resolve) => {
     const stop = () => {
@@ -86,6 +98,15 @@ export async function serve(
   term.err.write(term.colors.dim("Stopping: runs in progress are saved and continue at the next start.\n"));
   await server.close();
   await hr?.close();
+}
+
+/** Who can use the API, in one line: the banner says what is exposed. */
+function exposureLine(host: string, token: boolean, term: Terminal): string {
+  const reach = isLoopbackHost(host) ? "programs on this machine" : `anyone who reaches ${host} on the network`;
+  if (token) return term.colors.dim(`Access: ${reach}, with the bearer token (health and the API description need none).\n`);
+  if (!isLoopbackHost(host))
+    return term.colors.yellow(`Warning: no token: ${reach} can start runs, read them and approve tool calls (--allow-unauthenticated).\n`);
+  return term.colors.dim(`Access: ${reach}, no token; web pages of other sites cannot reach it (only localhost and IP addresses are answered).\n`);
 }
 
 /** The HR demo's REST tool; every call but a GET waits for a human's approval. */

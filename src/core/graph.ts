@@ -33,8 +33,14 @@ const names = (types: Iterable<EventClass>) => [...new Set([...types].map(eventT
  * @example
  * const graph = buildGraph("Echo", steps); graph.routes.get(StartEvent);
  */
-export function buildGraph(workflowName: string, steps: readonly StepDefinition[], options: { readonly validate?: boolean } = {}): WorkflowGraph {
+export function buildGraph(
+  workflowName: string,
+  steps: readonly StepDefinition[],
+  options: { readonly validate?: boolean; readonly fromOutside?: readonly EventClass[] } = {},
+): WorkflowGraph {
   const validate = options.validate ?? true;
+  // Events sent in from outside (HumanResponseEvents, and those the workflow declares) need no step to emit them.
+  const outside = (t: EventClass) => isSubclassOf(t, HumanResponseEvent) || (options.fromOutside?.includes(t) ?? false);
   // What the engine needs to run at all; the rest (`checks`) can be turned off.
   const problems: string[] = [];
   const checks: string[] = [];
@@ -80,12 +86,10 @@ export function buildGraph(workflowName: string, steps: readonly StepDefinition[
       );
   }
   // The engine sends StepFailedEvent itself, to recovery steps.
-  const unproduced = [...routes].filter(
-    ([t]) => !producers.has(t) && !isSubclassOf(t, StartEvent) && !isSubclassOf(t, HumanResponseEvent) && t !== StepFailedEvent,
-  );
+  const unproduced = [...routes].filter(([t]) => !producers.has(t) && !isSubclassOf(t, StartEvent) && !outside(t) && t !== StepFailedEvent);
   for (const [type, by] of unproduced) checks.push(`${eventTypeName(type)} is accepted by ${by.map((s) => `"${s.name}"`).join(", ")} but no step emits it.`);
   // Without a start or an end, every step would be listed again as unreachable or a dead end.
-  if (starts.length > 0 && stops.length > 0) checks.push(...reachabilityProblems(steps, routes));
+  if (starts.length > 0 && stops.length > 0) checks.push(...reachabilityProblems(steps, routes, outside));
 
   if (validate) problems.push(...checks);
   if (problems.length > 0) {
@@ -106,8 +110,12 @@ export function buildGraph(workflowName: string, steps: readonly StepDefinition[
  * and steps that emit events but have no path to an end (a StopEvent, or an
  * InputRequiredEvent for a human): a run entering them could only time out.
  */
-function reachabilityProblems(steps: readonly StepDefinition[], routes: ReadonlyMap<EventClass, readonly StepDefinition[]>): string[] {
-  const seeds = [...routes.keys()].filter((t) => isSubclassOf(t, StartEvent) || isSubclassOf(t, HumanResponseEvent) || t === StepFailedEvent);
+function reachabilityProblems(
+  steps: readonly StepDefinition[],
+  routes: ReadonlyMap<EventClass, readonly StepDefinition[]>,
+  outside: (type: EventClass) => boolean,
+): string[] {
+  const seeds = [...routes.keys()].filter((t) => isSubclassOf(t, StartEvent) || outside(t) || t === StepFailedEvent);
   const reached = new Set<StepDefinition>();
   const seen = new Set<EventClass>(seeds);
   for (const pending = [...seeds]; pending.length > 0;) {

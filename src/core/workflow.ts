@@ -15,6 +15,7 @@ import { checkTimeout } from "./timers.ts";
 import type { StepConfig, StepDefinition, StepFunction, StepHandler } from "./step.ts";
 import type { StateSchema } from "./store.ts";
 import type { ResourceMap } from "./resource.ts";
+import type { FromOutside } from "./outside-events.ts";
 import { Codecs } from "./serialize.ts";
 import type { Codec } from "./serialize.ts";
 
@@ -85,6 +86,12 @@ export type AnyWorkflow = Workflow<object, unknown>;
  * await new JokeFlow().run({ topic: "cats" }); // "A joke about cats"
  */
 export class Workflow<TInput extends object = Record<string, unknown>, TResult = unknown> {
+  /**
+   * Events a run accepts from outside (a server's clients) besides the `HumanResponseEvent`s
+   * its steps name, and the event that answers its approval questions. Anything else a client
+   * sends is refused: see `eventsFromOutside`.
+   */
+  static readonly fromOutside: FromOutside = {};
   readonly timeout: number | null;
   readonly verbose: boolean;
   readonly #log: (line: string) => void;
@@ -151,9 +158,17 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
     if (this.verbose) this.#log(line);
   }
 
+  /** The event classes this workflow's class declares it accepts from outside (no step need emit them). */
+  #fromOutside(): readonly EventClass[] {
+    return (this.constructor as typeof Workflow).fromOutside?.events ?? [];
+  }
+
   /** The validated graph (built at the first run). Throws `WorkflowValidationError`. */
   get graph(): WorkflowGraph {
-    this.#graph ??= buildGraph(this.constructor.name, [...decoratedSteps(this), ...this.#addedSteps], { validate: this.#validate });
+    this.#graph ??= buildGraph(this.constructor.name, [...decoratedSteps(this), ...this.#addedSteps], {
+      validate: this.#validate,
+      fromOutside: this.#fromOutside(),
+    });
     return this.#graph;
   }
 
@@ -165,7 +180,7 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
    * try { flow.validate(); } catch (e) { console.log((e as Error).message); } // what the checks would say
    */
   validate(): void {
-    buildGraph(this.constructor.name, [...decoratedSteps(this), ...this.#addedSteps]);
+    buildGraph(this.constructor.name, [...decoratedSteps(this), ...this.#addedSteps], { fromOutside: this.#fromOutside() });
   }
 
   /** The workflow as a Mermaid flowchart. @example console.log(agent.toMermaid()) */

@@ -9,7 +9,9 @@ export const startBody = z.object({
   timeout: z.number().positive().nullable().optional().describe("Seconds the run may take (null: no limit); default: the workflow's."),
   context: jsonObject
     .optional()
-    .describe("A saved context (ctx.toJSON(), or GET /api/handlers/:id/context) to run in; one saved mid-run continues that run (then no input)."),
+    .describe(
+      "A saved context (ctx.toJSON(), or GET /api/handlers/:id/context) to run in. One saved mid-run continues that run (then no input) only where the server allows it (acceptMidRunContexts), with its approvals asked again.",
+    ),
   continueFrom: z
     .string()
     .optional()

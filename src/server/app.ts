@@ -9,16 +9,19 @@ import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { serveStatic } from "@hono/node-server/serve-static";
 import type { z } from "zod";
-import { ToolApprovalEvent } from "../../events/index.ts";
+import { approvalAnswerOf } from "../core/outside-events.ts";
 import type { ErrorBody, JsonObject } from "../client/types.ts";
 import { approvalBody, eventsQuery, listQuery, sendEventBody, startBody } from "./api-schemas.ts";
 import { ndjsonResponse, sseResponse } from "./event-streams.ts";
 import { ServerRequestError } from "./handler-registry.ts";
 import type { HandlerRegistry } from "./handler-registry.ts";
+import type { ServedHandler } from "./served-handler.ts";
 import { openApiDocument } from "./openapi.ts";
 import { parseJsonText, readBodyText } from "./request-body.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
 import { describeWorkflow } from "./workflow-info.ts";
+import { hostCheck } from "./host-check.ts";
+import type { HostRule } from "./host-check.ts";
 
 /** The HTTP settings of {@link createApp}. */
 export interface AppOptions {
@@ -26,6 +29,8 @@ export interface AppOptions {
   readonly cors?: { readonly origin: string | readonly string[] } | undefined;
   readonly bodyLimit: number;
   readonly webRoot?: string | undefined;
+  /** The `Host`s answered (see host-check.ts); `undefined`: any. */
+  readonly hosts?: HostRule | undefined;
 }
 
 const errorBody = (code: string, message: string): ErrorBody => ({ error: { code, message } });
@@ -41,6 +46,8 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
   });
   app.notFound((c) => c.json(errorBody("not_found", `No route ${c.req.method} ${c.req.path}. The API is described at /api/openapi.json.`), 404));
 
+  // First: a request for a name the server does not answer learns nothing, not even a 404.
+  if (options.hosts) app.use("*", hostCheck(options.hosts));
   if (options.cors) {
     const origin = options.cors.origin;
     app.use(
@@ -119,24 +126,25 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
   app.post("/api/handlers/:id/events", async (c) => {
     const served = await registry.get(c.req.param("id"));
     const body = await readBody(c, sendEventBody, options.bodyLimit);
-    registry.send(served, registry.decode(served, body.type, body.data as JsonObject));
+    const event = registry.decode(served, body.type, body.data as JsonObject);
+    // An answer to an approval is taken only for a question the run has asked (and recorded).
+    const approvalId = (event as { approvalId?: unknown }).approvalId;
+    if (typeof approvalId === "string") checkAsked(served, approvalId);
+    registry.send(served, event);
     return c.json({ accepted: true }, 202);
   });
   app.post("/api/handlers/:id/approvals", async (c) => {
     const served = await registry.get(c.req.param("id"));
     const body = await readBody(c, approvalBody, options.bodyLimit);
-    if (!served.finished && !served.state.waitingFor.some((w) => w.data.approvalId === body.approvalId)) {
-      const open = served.state.waitingFor.map((w) => w.data.approvalId).filter((id) => typeof id === "string");
+    checkAsked(served, body.approvalId);
+    const Answer = approvalAnswerOf(registry.workflow(served.state.workflow).workflow);
+    if (!Answer)
       throw new ServerRequestError(
         404,
         "approval_not_found",
-        `Handler ${served.state.id} is not waiting for approval ${JSON.stringify(body.approvalId)}. ${open.length > 0 ? `It waits for: ${open.join(", ")}.` : "It waits for no approval."}`,
+        `${served.state.workflow} asks for no approvals; answer its questions with POST /api/handlers/:id/events.`,
       );
-    }
-    registry.send(
-      served,
-      new ToolApprovalEvent({ approvalId: body.approvalId, approved: body.approved, ...(body.reason !== undefined ? { reason: body.reason } : {}) }),
-    );
+    registry.send(served, new Answer({ approvalId: body.approvalId, approved: body.approved, ...(body.reason !== undefined ? { reason: body.reason } : {}) }));
     return c.json(served.info(), 202);
   });
   app.post("/api/handlers/:id/cancel", async (c) => {
@@ -159,6 +167,17 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
     });
   }
   return app;
+}
+
+/** Throws 404 unless `served` waits for the approval `approvalId` (a finished handler: `send` says it has ended). */
+function checkAsked(served: ServedHandler, approvalId: string): void {
+  if (served.finished || served.state.waitingFor.some((w) => w.data.approvalId === approvalId)) return;
+  const open = served.state.waitingFor.map((w) => w.data.approvalId).filter((id) => typeof id === "string");
+  throw new ServerRequestError(
+    404,
+    "approval_not_found",
+    `Handler ${served.state.id} is not waiting for approval ${JSON.stringify(approvalId)}. ${open.length > 0 ? `It waits for: ${open.join(", ")}.` : "It waits for no approval."}`,
+  );
 }
 
 function startOptions(body: z.output<typeof startBody>): { timeout?: number | null; from?: string; context?: JsonObject } {

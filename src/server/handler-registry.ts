@@ -9,13 +9,14 @@ import { randomUUID } from "node:crypto";
 import { Context } from "../core/context.ts";
 import type { ContextJSON } from "../core/context.ts";
 import { StepflowError, WorkflowCancelledByUser, WorkflowTimeoutError } from "../core/errors.ts";
-import { eventTypeName, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent } from "../core/event.ts";
+import { InputRequiredEvent } from "../core/event.ts";
 import type { Event, EventClass } from "../core/event.ts";
 import type { WorkflowHandler } from "../core/handler.ts";
 import { useJournal } from "../core/journal/context-journal.ts";
 import type { AnyWorkflow } from "../core/workflow.ts";
 import { DEFAULT_CODECS, decodeValue } from "../core/serialize.ts";
-import { ToolApprovalEvent } from "../../events/index.ts";
+import { eventsFromOutside } from "../core/outside-events.ts";
+import { untrustedContext } from "../core/untrusted-context.ts";
 import type { HandlerInfo, HandlerStatus, JsonObject, StreamedEvent } from "../client/types.ts";
 import { FINAL_STATUSES, ServedHandler } from "./served-handler.ts";
 import type { HandlerState } from "./served-handler.ts";
@@ -29,7 +30,7 @@ import type { ServedWorkflow } from "./served-workflow.ts";
 export class ServerRequestError extends StepflowError {
   override name = "ServerRequestError";
   constructor(
-    readonly status: 400 | 401 | 404 | 409 | 413 | 415 | 500 | 503,
+    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 421 | 500 | 503,
     readonly code: string,
     message: string,
   ) {
@@ -65,9 +66,12 @@ export class HandlerRegistry {
   readonly #renewal: NodeJS.Timeout;
   #closing = false;
 
-  constructor(workflows: ReadonlyMap<string, ServedWorkflow>, store: HandlerStore) {
+  readonly #acceptMidRunContexts: boolean;
+
+  constructor(workflows: ReadonlyMap<string, ServedWorkflow>, store: HandlerStore, options: { readonly acceptMidRunContexts?: boolean } = {}) {
     this.#workflows = workflows;
     this.#store = store;
+    this.#acceptMidRunContexts = options.acceptMidRunContexts ?? false;
     // The leases of the runs this server runs are renewed well before they end.
     this.#renewal = setInterval(() => this.#renewLeases(), LEASE_MS / 6);
     this.#renewal.unref();
@@ -110,7 +114,8 @@ export class HandlerRegistry {
     if (options.context !== undefined) {
       if (options.from !== undefined) throw new ServerRequestError(400, "invalid_request", "Give context or continueFrom, not both.");
       try {
-        ctx = Context.fromJSON(wf.workflow, options.context as unknown as ContextJSON);
+        // A client's context is not the run's record: its steps' records and early answers are dropped.
+        ctx = Context.fromJSON(wf.workflow, untrustedContext(options.context as unknown as ContextJSON));
       } catch (error) {
         throw new ServerRequestError(400, "invalid_context", error instanceof Error ? error.message : String(error));
       }
@@ -124,6 +129,12 @@ export class HandlerRegistry {
       );
     if (input !== undefined && ctx?.hasSavedRun)
       throw new ServerRequestError(400, "invalid_request", "This context was saved in the middle of a run: send it without input to continue that run.");
+    if (ctx?.hasSavedRun && !this.#acceptMidRunContexts)
+      throw new ServerRequestError(
+        403,
+        "mid_run_context_refused",
+        "This server does not continue runs from contexts that clients send: a context saved mid-run holds what the run was about to do. Send a context saved after a run (a conversation), or continue a run of this server with continueFrom; the operator can allow mid-run contexts (acceptMidRunContexts), whose approvals are then asked again.",
+      );
     const checked = input === undefined ? undefined : wf.inputSchema ? parseInput(wf, input) : input;
     if (options.from !== undefined) {
       const previous = await this.get(options.from);
@@ -340,16 +351,16 @@ export class HandlerRegistry {
     return served.loadedEvents ?? events;
   }
 
-  /** Decodes `{ type, data }` sent by a client into an event of the handler's workflow. */
+  /** Decodes `{ type, data }` sent by a client into an event of the handler's workflow: one it accepts from outside, else 403. */
   decode(served: ServedHandler, type: string, data: JsonObject): Event {
     const wf = this.workflow(served.state.workflow);
     const types = sendableTypes(wf);
     const cls = types.get(type);
     if (!cls) {
       throw new ServerRequestError(
-        400,
-        "unknown_event_type",
-        `${served.state.workflow} takes no event of type ${JSON.stringify(type)}. It takes: ${[...types.keys()].join(", ")}.`,
+        403,
+        "event_not_accepted",
+        `${served.state.workflow} does not accept events of type ${JSON.stringify(type)} from outside a run. It accepts: ${[...types.keys()].join(", ")}.`,
       );
     }
     try {
@@ -424,15 +435,9 @@ function heldElsewhere(served: ServedHandler): ServerRequestError {
   );
 }
 
-/** The event classes a client may send into a run of `wf`, by type name. */
+/** The event classes a client may send into a run of `wf`, by type name: what the workflow accepts from outside, and the operator's `events`. */
 export function sendableTypes(wf: ServedWorkflow): Map<string, EventClass> {
-  const types = new Map<string, EventClass>();
-  for (const cls of [HumanResponseEvent, ToolApprovalEvent, ...(wf.events ?? [])] as EventClass[]) types.set(eventTypeName(cls), cls);
-  for (const [name, cls] of wf.workflow.graph.eventTypes) {
-    if (cls === StartEvent || cls === StopEvent || cls.prototype instanceof StopEvent || cls.prototype instanceof StartEvent) continue;
-    types.set(name, cls);
-  }
-  return types;
+  return eventsFromOutside(wf.workflow, wf.events);
 }
 
 function parseInput(wf: ServedWorkflow, input: JsonObject): object {

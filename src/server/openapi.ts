@@ -119,15 +119,20 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
           },
         },
         post: {
-          summary: "Send an event into a running handler",
+          summary: "Send an event into a running handler: one its workflow accepts from outside (GET /api/workflows/{name} lists them)",
           parameters: [idParam],
           requestBody: body(sendEventBody),
-          responses: { "202": ok("Sent.", { type: "object" }), "409": ok("The handler has ended.", ref("Error")), ...errors },
+          responses: {
+            "202": ok("Sent.", { type: "object" }),
+            "403": ok("The workflow does not accept this event type from outside a run.", ref("Error")),
+            "409": ok("The handler has ended.", ref("Error")),
+            ...errors,
+          },
         },
       },
       "/api/handlers/{id}/approvals": {
         post: {
-          summary: "Answer a tool approval request (sends agent.ToolApprovalEvent)",
+          summary: "Answer an approval request the run waits for (sends the workflow's approval answer, e.g. agent.ToolApprovalEvent)",
           parameters: [idParam],
           requestBody: body(approvalBody),
           responses: { "202": ok("Sent.", ref("HandlerInfo")), "409": ok("The handler has ended.", ref("Error")), ...errors },

@@ -14,7 +14,11 @@ export interface ServedWorkflow {
   readonly description?: string;
   /** Checks a run's input (a 400 names what is wrong) and describes it in the workflow list and the OpenAPI document. */
   readonly inputSchema?: z.ZodType;
-  /** Event classes clients may send into a run besides those its steps name (HumanResponseEvent and ToolApprovalEvent always). */
+  /**
+   * Event classes clients may send into a run besides those the workflow accepts from outside
+   * (the `HumanResponseEvent`s its steps name and its class's `fromOutside`); any other type
+   * sent is refused with 403.
+   */
   readonly events?: readonly EventClass[];
   /** JSON Schemas of event types by type name, shown in the workflow list. */
   readonly eventSchemas?: Readonly<Record<string, z.ZodType>>;

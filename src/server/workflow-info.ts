@@ -3,12 +3,12 @@ import { z } from "zod";
 import { eventTypeName, HumanResponseEvent, InputRequiredEvent, isSubclassOf, StartEvent, StopEvent } from "../core/event.ts";
 import type { EventClass } from "../core/event.ts";
 import { toMermaid } from "../core/graph.ts";
-import { ToolApprovalEvent } from "../../events/index.ts";
+import { approvalAnswerOf } from "../core/outside-events.ts";
 import type { EventRole, JsonObject, WorkflowInfo } from "../client/types.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
 import { sendableTypes } from "./handler-registry.ts";
 
-/** The schema of the answer clients send most: a tool approval. */
+/** The schema of the answer clients send most: an approval (the agent's `agent.ToolApprovalEvent`). */
 export const toolApprovalSchema = z.object({
   approvalId: z.string().min(1).describe("The approvalId of the ToolApprovalRequestEvent answered."),
   approved: z.boolean().describe("true runs the call; false does not, and the model is told so."),
@@ -20,7 +20,8 @@ export function describeWorkflow(name: string, wf: ServedWorkflow): WorkflowInfo
   const graph = wf.workflow.graph;
   const classes = new Map<string, EventClass>(graph.eventTypes);
   for (const [type, cls] of sendableTypes(wf)) classes.set(type, cls);
-  const schemas: Record<string, z.ZodType> = { [eventTypeName(ToolApprovalEvent)]: toolApprovalSchema, ...wf.eventSchemas };
+  const answer = approvalAnswerOf(wf.workflow);
+  const schemas: Record<string, z.ZodType> = { ...(answer ? { [eventTypeName(answer as EventClass)]: toolApprovalSchema } : {}), ...wf.eventSchemas };
   const events = [...classes].map(([type, cls]) => {
     const schema = schemas[type];
     return { type, role: roleOf(cls), ...(schema ? { schema: jsonSchema(schema) } : {}) };

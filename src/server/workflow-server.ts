@@ -12,6 +12,7 @@ import type { AnyWorkflow } from "../core/workflow.ts";
 import { openSessionStore } from "../sessions/open-store.ts";
 import type { SessionStore } from "../sessions/types.ts";
 import { createApp } from "./app.ts";
+import { isLoopbackHost } from "./host-check.ts";
 import { HandlerRegistry } from "./handler-registry.ts";
 import { closeHolder, newHolder } from "./handler-lease.ts";
 import { CorruptHandlerError, HandlerStore } from "./handler-store.ts";
@@ -28,6 +29,27 @@ export interface WorkflowServerOptions {
   readonly store?: string | SessionStore;
   /** When set, every `/api` route but health and the OpenAPI document needs `Authorization: Bearer <token>`. */
   readonly token?: string;
+  /**
+   * Host names the server answers besides `localhost`, IP addresses and the host it listens on
+   * (a leading dot allows subdomains: `.example.com`; `"*"` any name, for a proxy that checks
+   * `Host` itself). Without a token, a request naming any other host gets 421: a web page
+   * cannot reach the server by DNS rebinding. With a token, every name is answered unless this
+   * list is given (the token, which a browser never sends by itself, is what protects then).
+   */
+  readonly allowedHosts?: readonly string[];
+  /**
+   * Lets `listen` take an address other machines reach (`0.0.0.0`, a LAN address) without a
+   * token: anyone who reaches it can start runs, read them and approve tool calls. Default
+   * `false`: such a `listen` throws.
+   */
+  readonly allowUnauthenticated?: boolean;
+  /**
+   * Lets `start` take a context saved in the middle of a run (`{ context }` with `running:
+   * true`) and continue that run. Default `false`: such a start gets 403. A client's context
+   * is never the run's record: when allowed, its steps' recorded work and early answers are
+   * dropped (`untrustedContext`), so its steps work again and every approval is asked again.
+   */
+  readonly acceptMidRunContexts?: boolean;
   /** CORS for `/api`: the origins browsers may call it from (`"*"` for any). Default: none (same origin only). */
   readonly cors?: { readonly origin: string | readonly string[] };
   /** Largest request body in bytes (default 1 MiB); larger gets 413. */
@@ -59,6 +81,7 @@ export class WorkflowServer {
   #opening: Promise<void> | undefined;
   #http: Server | undefined;
   #holder: string | undefined;
+  #boundHost: string | undefined;
 
   constructor(options: WorkflowServerOptions) {
     this.#options = options;
@@ -77,6 +100,13 @@ export class WorkflowServer {
         "token must be a non-empty bearer token of letters, digits and ._~+/- (e.g. from `openssl rand -hex 32`).",
         "token",
         "(hidden)",
+      );
+    const hosts = options.allowedHosts;
+    if (hosts !== undefined && (!Array.isArray(hosts) || hosts.some((h) => typeof h !== "string" || !/^(\*|\.?[A-Za-z0-9._:[\]-]+)$/.test(h))))
+      throw new ConfigurationError(
+        `allowedHosts takes host names like ["stepflow.example.com", ".internal.example"] (or ["*"] for any); got ${JSON.stringify(hosts)}.`,
+        "allowedHosts",
+        hosts,
       );
   }
 
@@ -97,13 +127,17 @@ export class WorkflowServer {
       // The registry is made after the store, which tells it when another server took a run over.
       const made: { registry?: HandlerRegistry } = {};
       const store = new HandlerStore(sessions, { onError, onTaken: (id) => made.registry?.taken(id) }, holder, this.#options.namespace);
-      const registry = (made.registry = new HandlerRegistry(this.#workflows, store));
+      const registry = (made.registry = new HandlerRegistry(this.#workflows, store, { acceptMidRunContexts: this.#options.acceptMidRunContexts === true }));
       await registry.restore();
       const app = createApp(registry, this.#workflows, {
         token: this.#options.token,
         cors: this.#options.cors,
         bodyLimit: this.#options.bodyLimit ?? 1024 * 1024,
         webRoot: this.#options.webRoot || undefined,
+        hosts:
+          this.#options.token === undefined || this.#options.allowedHosts !== undefined
+            ? { allowedHosts: this.#options.allowedHosts, boundHost: () => this.#boundHost }
+            : undefined,
       });
       this.#state = { store, ownStore: typeof given !== "object", registry, app };
       this.#holder = holder;
@@ -111,7 +145,11 @@ export class WorkflowServer {
     return this.#opening;
   }
 
-  /** The Hono app (after `ready()`), to mount in an app of your own or call with `app.fetch(request)`. */
+  /**
+   * The Hono app (after `ready()`), to mount in an app of your own or call with
+   * `app.fetch(request)`. Without a token it answers only `localhost`, IP addresses and
+   * `allowedHosts`: give the name your app is reached under there.
+   */
   get app(): Hono {
     return this.#opened().app;
   }
@@ -121,17 +159,27 @@ export class WorkflowServer {
     return this.#opened().registry.stats();
   }
 
-  /** Starts serving HTTP; resolves with the URL once listening. Port 0 picks a free port. */
+  /**
+   * Starts serving HTTP; resolves with the URL once listening. Port 0 picks a free port. A host
+   * other machines reach (`0.0.0.0`, a LAN address) needs a `token`, or `allowUnauthenticated`.
+   */
   async listen(options: { port?: number; host?: string } = {}): Promise<{ url: string; port: number }> {
+    const host = options.host ?? "127.0.0.1";
+    if (!isLoopbackHost(host) && this.#options.token === undefined && this.#options.allowUnauthenticated !== true)
+      throw new ConfigurationError(
+        `Listening on ${host} without a token would let anyone who reaches it start runs, read them and approve tool calls. Give a token (token: "…", or --token / STEPFLOW_SERVER_TOKEN), listen on 127.0.0.1, or, on a network you trust, set allowUnauthenticated: true (--allow-unauthenticated).`,
+        "host",
+        host,
+      );
     await this.ready();
     if (this.#http) throw new ConfigurationError("This server is listening already; close() it first.", "listen", undefined);
-    const host = options.host ?? "127.0.0.1";
     const app = this.app;
     const http = await new Promise<Server>((resolve, reject) => {
       const server = serve({ fetch: app.fetch, port: options.port ?? 8787, hostname: host }, () => resolve(server as Server)) as Server;
       server.once("error", reject);
     });
     this.#http = http;
+    this.#boundHost = host;
     const port = (http.address() as AddressInfo).port;
     return { url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`, port };
   }

@@ -175,13 +175,13 @@ describe("approvals and events sent in", () => {
     expect(fired.slice(before)).toEqual([7]);
   });
 
-  it("takes a denial as a generic event, and refuses event types the workflow does not know", async () => {
+  it("takes a denial as a generic event, and refuses event types the workflow does not accept from outside", async () => {
     const started = await client.start("hr", { input: "Fire Lawson" });
     const request = await approvalRequest(started.id);
     const unknown = await post(`/api/handlers/${started.id}/events`, { type: "Nope", data: {} });
-    expect(unknown.status).toBe(400);
-    expect(((await unknown.json()) as { error: { message: string } }).error.message).toMatch(
-      /^hr takes no event of type "Nope"\. It takes: HumanResponseEvent, agent\.ToolApprovalEvent/,
+    expect(unknown.status).toBe(403);
+    expect(((await unknown.json()) as { error: { message: string } }).error.message).toBe(
+      'hr does not accept events of type "Nope" from outside a run. It accepts: HumanResponseEvent, agent.ToolApprovalEvent.',
     );
     const invalid = await post(`/api/handlers/${started.id}/events`, { type: "agent.ToolApprovalEvent", data: { approvalId: 3 } });
     expect(invalid.status).toBe(400);
@@ -196,9 +196,9 @@ describe("approvals and events sent in", () => {
     expect(late).toMatchObject({ status: 409, code: "handler_finished" });
   });
 
-  it("continues a run from a context saved while it waited, sent back in as JSON", async () => {
+  it("refuses to continue a run from a context a client sends, unless the operator allows it", async () => {
     const first = await client.start("hr", { input: "Fire Lawson" });
-    const request = await approvalRequest(first.id);
+    await approvalRequest(first.id);
     const saved = await client.getContext(first.id);
     expect(saved).toMatchObject({ running: true });
     await client.cancel(first.id);
@@ -209,15 +209,14 @@ describe("approvals and events sent in", () => {
     );
     const broken = await post("/api/workflows/hr/start", { context: { version: 99 } });
     expect(((await broken.json()) as { error: { code: string } }).error.code).toBe("invalid_context");
-    const resumed = await post("/api/workflows/hr/start", { context: saved });
-    expect(resumed.status).toBe(202);
-    const { id } = (await resumed.json()) as HandlerInfo;
-    const asked = await approvalRequest(id);
-    expect(asked.data.approvalId).toBe(request.data.approvalId);
     const before = fired.length;
-    await client.approve(id, String(asked.data.approvalId), true);
-    expect(await client.wait(id)).toMatchObject({ status: "succeeded", input: {} });
-    expect(fired.slice(before)).toEqual([7]);
+    const resumed = await post("/api/workflows/hr/start", { context: saved });
+    expect(resumed.status).toBe(403);
+    expect(((await resumed.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: "mid_run_context_refused",
+      message: expect.stringContaining("acceptMidRunContexts"),
+    });
+    expect(fired.length).toBe(before);
   });
 
   it("cancels a run waiting for approval", async () => {
