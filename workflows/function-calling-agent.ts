@@ -29,6 +29,7 @@ import type { RunHistory } from "./agent-history.ts";
 import type { Conversation } from "./agent-memory.ts";
 import { legacyTurn } from "./agent-saved-by-0.1.ts";
 import { flatUUID } from "./flat-uuid.ts";
+import { toolCallRecord } from "./tool-call-record.ts";
 import { ToolApprovalPolicy, approvalOnce, describeArguments, notApproved } from "./tool-approval.ts";
 import type { ApprovalMarks, NeedsApproval } from "./tool-approval.ts";
 import { memorySessions } from "./agent-sessions.ts";
@@ -161,6 +162,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     }
     this.llm = options.llm;
     this.tools = options.tools ?? [];
+    checkToolNames(this.tools);
     this.systemPrompt = options.systemPrompt;
     this.maxIterations = maxIterations;
     this.toolTimeout = checkToolTimeout("toolTimeout", options.toolTimeout ?? 60);
@@ -323,7 +325,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
       return recordable(runToolCall(call, this.tools, { timeout: this.toolTimeout, signal, idempotencyKey }), signal);
     };
     // An approved call is not run again once started: the human approved one execution.
-    const done = await ctx.once(`call ${call.id}`, work, { rerunUnfinished: approvalId === undefined });
+    const done = await ctx.once(toolCallRecord("call", call.id), work, { rerunUnfinished: approvalId === undefined });
     return this.output(ctx, done.status === "unknown" ? unknownOutcome(call) : done.value);
   }
 
@@ -358,6 +360,22 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
 }
 
 const runs = new RunLocal<AgentRun>();
+
+/** Two tools of one name: the model calls tools by name, so one of them could never run, and which one ran would depend on their order. */
+function checkToolNames(tools: readonly BaseTool[]): void {
+  const seen = new Map<string, number>();
+  tools.forEach((tool, index) => {
+    const name = tool.metadata.name;
+    const first = seen.get(name);
+    if (first !== undefined)
+      throw new ConfigurationError(
+        `FunctionCallingAgent: tools ${first + 1} and ${index + 1} are both named ${JSON.stringify(name)}, and the model calls tools by name. Rename one (openApiTools takes reservedNames, mcpTools a prefix).`,
+        "tools",
+        name,
+      );
+    seen.set(name, index);
+  });
+}
 
 /** `ctx.once`'s options for work that is safe to do again when an attempt did not record it. */
 const RERUN_UNFINISHED = { rerunUnfinished: true } as const;

@@ -164,6 +164,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         { openapi: options.openapi, api: options.api, hrDemo: options.hrDemo, toolPerOperation: options.toolPerOperation },
         env,
         command,
+        new Set(calculatorTools.map((tool) => tool.metadata.name)),
       );
       const taken = new Set([...calculatorTools, ...(api?.tools ?? [])].map((tool) => tool.metadata.name));
       const mcp = await mcpSetup(options.mcp ?? [], taken, command).catch(async (error: unknown) => {

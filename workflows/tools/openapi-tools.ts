@@ -43,6 +43,12 @@ export interface OpenApiToolsOptions {
    * a larger one is refused with a `SchemaTooLargeError` naming it. Default 10,000.
    */
   readonly maxSchemaNodes?: number;
+  /**
+   * Names of the agent's other tools (say, `calculatorTools`'): an operation of one of these
+   * names is named with a number after it (`add_2`), as two operations of one name are, so
+   * that no tool hides another. Default: none.
+   */
+  readonly reservedNames?: Iterable<string>;
 }
 
 /**
@@ -77,7 +83,7 @@ export function openApiTools(options: OpenApiToolsOptions): FunctionTool<Operati
   const maxSchemaNodes = options.maxSchemaNodes ?? DEFAULT_MAX_SCHEMA_NODES;
   openApiEndpoints(document, who, maxSchemaNodes); // the document's problems, said once, before any tool is made
   const api = restClient({ ...options, who, serverPath: openApiServerPath(document) });
-  const names = new Set<string>();
+  const names = new Set<string>(options.reservedNames ?? []);
   const tools: FunctionTool<OperationArguments, Promise<RestApiResult>>[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
     if (!isRecord(item)) continue;
