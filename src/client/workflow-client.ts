@@ -217,7 +217,7 @@ export class WorkflowClient {
         if (++failures > this.#reconnects) {
           if (error instanceof IdleStreamError)
             throw new WorkflowClientError(
-              `The event stream of handler ${id} sent nothing for ${(this.#idleMs ?? 0) / 1000} s (idleTimeout), ${failures} times in a row: the server or the network in between stopped answering (the server sends a heartbeat every 15 s). Raise idleTimeout if a proxy holds the stream back.`,
+              `The event stream of handler ${id} sent nothing for ${(this.#idleMs ?? 0) / 1000} s (idleTimeout)${failures > 1 ? `, ${failures} times in a row` : ""}: the server or the network in between stopped answering (the server sends a heartbeat every 15 s). Raise idleTimeout if a proxy holds the stream back.`,
               0,
               "idle_timeout",
               { cause: error },
