@@ -29,6 +29,7 @@ import type { RunHistory } from "./agent-history.ts";
 import type { Conversation } from "./agent-memory.ts";
 import { legacyTurn } from "./agent-saved-by-0.1.ts";
 import { flatUUID } from "./flat-uuid.ts";
+import { toolCallRecord } from "./tool-call-record.ts";
 import { ToolApprovalPolicy, approvalOnce, describeArguments, notApproved } from "./tool-approval.ts";
 import type { ApprovalMarks, NeedsApproval } from "./tool-approval.ts";
 import { memorySessions } from "./agent-sessions.ts";
@@ -163,6 +164,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     }
     this.llm = options.llm;
     this.tools = options.tools ?? [];
+    checkToolNames(this.tools);
     this.systemPrompt = options.systemPrompt;
     this.maxIterations = maxIterations;
     this.toolTimeout = checkToolTimeout("toolTimeout", options.toolTimeout ?? 60);
@@ -329,7 +331,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     };
     // An approved call is not run again once started: the human approved one execution.
     const options = { rerunUnfinished: approvalId === undefined };
-    let done = await ctx.once(`call ${call.id}`, work, options);
+    let done = await ctx.once(toolCallRecord("call", call.id), work, options);
     if (done.status === "unknown") done = await this.recordedElsewhere(ctx, call, work, options);
     return this.output(ctx, done.status === "unknown" ? unknownOutcome(call) : done.value);
   }
@@ -359,7 +361,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
         ctx.signal.addEventListener("abort", done, { once: true });
       });
       if (ctx.signal.aborted) break;
-      const again = await ctx.once(`call ${call.id}`, work, options);
+      const again = await ctx.once(toolCallRecord("call", call.id), work, options);
       if (again.status !== "unknown") return again;
     }
     return { status: "unknown" };
@@ -399,6 +401,22 @@ const runs = new RunLocal<AgentRun>();
 
 /** How long past the tool timeout another attempt's result may take to reach the journal. */
 const OUTCOME_GRACE_MS = 5_000;
+
+/** Two tools of one name: the model calls tools by name, so one of them could never run, and which one ran would depend on their order. */
+function checkToolNames(tools: readonly BaseTool[]): void {
+  const seen = new Map<string, number>();
+  tools.forEach((tool, index) => {
+    const name = tool.metadata.name;
+    const first = seen.get(name);
+    if (first !== undefined)
+      throw new ConfigurationError(
+        `FunctionCallingAgent: tools ${first + 1} and ${index + 1} are both named ${JSON.stringify(name)}, and the model calls tools by name. Rename one (openApiTools takes reservedNames, mcpTools a prefix).`,
+        "tools",
+        name,
+      );
+    seen.set(name, index);
+  });
+}
 
 /** `ctx.once`'s options for work that is safe to do again when an attempt did not record it. */
 const RERUN_UNFINISHED = { rerunUnfinished: true } as const;

@@ -4,6 +4,7 @@
  * `ToolApprovalEvent` with the same `approvalId`.
  */
 import { randomUUID } from "node:crypto";
+import { toolCallRecord } from "./tool-call-record.ts";
 import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
 import { ToolApprovalEvent, ToolApprovalRequestEvent } from "../events/index.ts";
 import { StepflowError } from "../src/index.ts";
@@ -139,7 +140,7 @@ export async function askApproval(ctx: Context, call: ToolCall, approvalId: stri
  * if (!answer.approved) return notApproved(call, answer);
  */
 export async function approvalOnce(ctx: Context, call: ToolCall, approvalId: string, onAsk?: () => void): Promise<ApprovalAnswer> {
-  const answer = await ctx.once(`approval ${call.id}`, () => (onAsk?.(), askApproval(ctx, call, approvalId)), { rerunUnfinished: true });
+  const answer = await ctx.once(toolCallRecord("approval", call.id), () => (onAsk?.(), askApproval(ctx, call, approvalId)), { rerunUnfinished: true });
   // A question left unanswered is asked again.
   return answer.value;
 }

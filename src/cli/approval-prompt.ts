@@ -97,8 +97,7 @@ export async function askApproval(
   const c = term.colors;
   if (interactive) {
     // Readline draws the question as its prompt, so the user edits the answer as a message.
-    const colored = (term.outColors ?? c).yellow(question);
-    lines.rl.setPrompt(colored);
+    lines.rl.setPrompt(term.out.rendered((term.outColors ?? c).yellow(question)));
     lines.rl.prompt();
   } else term.err.write(c.yellow(question));
   const line = await lines.next(options.signal);

@@ -109,7 +109,7 @@ function readerOf(input: Readable | undefined, term: Terminal): Interface {
   const interactive = isTTY(input);
   return createInterface({
     input: input ?? emptyInput(),
-    output: interactive ? (term.out as NodeJS.WritableStream) : undefined,
+    output: interactive ? term.readlineOutput : undefined,
     terminal: interactive,
   });
 }
@@ -131,7 +131,7 @@ function isApprovalRequest(ev: Event): ev is ToolApprovalRequestEvent {
 export async function chat(options: ChatOptions, input: Readable): Promise<number> {
   const { term } = options;
   const interactive = Boolean((input as { isTTY?: boolean }).isTTY);
-  const rl = createInterface({ input, output: interactive ? (term.out as NodeJS.WritableStream) : undefined, terminal: interactive });
+  const rl = createInterface({ input, output: interactive ? term.readlineOutput : undefined, terminal: interactive });
   // The chat's messages and the answers to approval questions come from the same lines.
   const lines = new LineQueue(rl);
   const conversation = new Conversation(options);

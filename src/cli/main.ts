@@ -7,7 +7,6 @@ import { writeFile } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
 import { Command, CommanderError, Option } from "commander";
 import type { ToolCall } from "@llamaindex/core/llms";
-import pc from "picocolors";
 import { describeOpenAIError } from "../llm/openai.ts";
 import { calculatorTools } from "../../workflows/tools/calculator.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
@@ -29,7 +28,7 @@ import { mcpSetup } from "./mcp-setup.ts";
 import { chooseProvider } from "./provider.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
-import { terminalSafe } from "./terminal-text.ts";
+import { terminalSafe, terminalWriter } from "./terminal-text.ts";
 import { secretRedactor } from "../tools/secrets.ts";
 import { quoteInput } from "../core/user-text.ts";
 
@@ -69,13 +68,9 @@ interface WorkerOptions {
  */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, command = "npm start --"): Promise<number> {
   // Colour is decided per stream: `npm start 2>log` keeps escape codes out of the log, `| less` out of the pipe.
-  const term: Terminal = {
-    out: process.stdout,
-    err: process.stderr,
-    tty: Boolean(process.stderr.isTTY),
-    colors: pc.createColors(Boolean(process.stderr.isTTY) && !env.NO_COLOR),
-    outColors: pc.createColors(Boolean(process.stdout.isTTY) && !env.NO_COLOR),
-  };
+  const out = terminalWriter(process.stdout, Boolean(process.stdout.isTTY) && !env.NO_COLOR);
+  const err = terminalWriter(process.stderr, Boolean(process.stderr.isTTY) && !env.NO_COLOR);
+  const term: Terminal = { out, err, tty: Boolean(process.stderr.isTTY), colors: err.colors, outColors: out.colors, readlineOutput: process.stdout };
   let verbose = argv.includes("--verbose") || argv.includes("-v");
   let provider: Provider | undefined;
   let code = 0;
@@ -164,6 +159,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         { openapi: options.openapi, api: options.api, hrDemo: options.hrDemo, toolPerOperation: options.toolPerOperation },
         env,
         command,
+        new Set(calculatorTools.map((tool) => tool.metadata.name)),
       );
       const taken = new Set([...calculatorTools, ...(api?.tools ?? [])].map((tool) => tool.metadata.name));
       const mcp = await mcpSetup(options.mcp ?? [], taken, command).catch(async (error: unknown) => {

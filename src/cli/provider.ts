@@ -5,6 +5,7 @@
 import type { ToolCallLLM } from "@llamaindex/core/llms";
 import { OfflineDemoLLM } from "../llm/offline-model.ts";
 import { OpenAI } from "../llm/openai.ts";
+import { COPY_AGAIN, headerValueProblem } from "../llm/header-value.ts";
 import { maskCredentials, quoteInput } from "../core/user-text.ts";
 import { UsageError } from "./errors.ts";
 
@@ -87,20 +88,10 @@ export function chooseProvider(request: ProviderRequest): Provider {
 /** Variables whose values the OpenAI client sends as HTTP headers (the SDK reads the last two itself). */
 const HEADER_VARIABLES = ["OPENAI_API_KEY", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"] as const;
 
-/**
- * A header value must be Latin-1 without control characters; otherwise fetch fails with
- * "Cannot convert argument to a ByteString" and no word of which setting is wrong. The value is
- * a secret: the message gives the position and code point of the bad character, never the value.
- */
+/** A header value fetch cannot send fails here, naming the variable and the character, never the value (a secret). */
 function checkHeaderValue(name: string, value: string | undefined): void {
-  if (value === undefined) return;
-  const chars = Array.from(value);
-  const bad = chars.findIndex((ch) => /[^\u0020-\u007e\u0080-\u00ff]/.test(ch));
-  if (bad < 0) return;
-  const code = (chars[bad] as string).codePointAt(0) as number;
-  throw new UsageError(
-    `${name} has a character that cannot be sent in an HTTP header (character ${bad + 1} of ${chars.length} is U+${code.toString(16).toUpperCase().padStart(4, "0")}). Copy the value again; an editor may have put in a curly quote, a dash or a line break.`,
-  );
+  const problem = value === undefined ? undefined : headerValueProblem(value);
+  if (problem) throw new UsageError(`${name} has a character that cannot be sent in an HTTP header (${problem}). ${COPY_AGAIN}`);
 }
 
 function hasCredentials(url: string): boolean {

@@ -2,23 +2,30 @@
  * Shows one agent turn in a terminal as it happens: reply text streamed to stdout, tool calls
  * and their results on stderr, and a status line while nothing has arrived yet (TTY only).
  */
-import type pc from "picocolors";
-
-type Colors = ReturnType<typeof pc.createColors>;
 import { FunctionOutputEvent, StreamEvent, ToolApprovalRequestEvent, ToolCallEvent } from "../../events/index.ts";
 import type { Event } from "../core/event.ts";
 import { TerminalTextFilter, terminalSafe } from "./terminal-text.ts";
+import type { TerminalColors, TerminalWriter } from "./terminal-text.ts";
 
-/** Where the CLI writes, and whether it may draw (colours, status line). */
+/**
+ * Where the CLI writes, and whether it may draw (colours, status line). Both streams filter
+ * every write through `terminalSafe`: text from a model, a tool, a server or a stored message
+ * cannot retitle the window, clear the screen or reach the clipboard, wherever it is printed.
+ */
 export interface Terminal {
-  readonly out: { write(text: string): unknown };
-  readonly err: { write(text: string): unknown };
+  readonly out: TerminalWriter;
+  readonly err: TerminalWriter;
   /** stderr is a TTY: draw the status line. */
   readonly tty: boolean;
-  /** Colours for what goes to `err` (on only when stderr is a terminal). */
-  readonly colors: Colors;
-  /** Colours for what goes to `out` (the chat prompt); decided for stdout on its own. */
-  readonly outColors?: Colors;
+  /** Colours for what goes to `err` (on only when stderr is a terminal): `err.colors`. */
+  readonly colors: TerminalColors;
+  /** Colours for what goes to `out` (the chat prompt); decided for stdout on its own: `out.colors`. */
+  readonly outColors?: TerminalColors;
+  /**
+   * stdout itself, for readline alone: it echoes what the user types and draws the line being
+   * edited. Its prompt goes through `out.rendered` first.
+   */
+  readonly readlineOutput?: NodeJS.WritableStream;
 }
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -32,7 +39,10 @@ class StatusLine {
   show(text: string): void {
     if (!this.term.tty) return;
     this.clear();
-    const draw = () => this.term.err.write(`\r${this.term.colors.cyan(FRAMES[this.#frame++ % FRAMES.length] as string)} ${this.term.colors.dim(text)}`);
+    const draw = () => {
+      this.term.err.clearLine();
+      this.term.err.write(`${this.term.colors.cyan(FRAMES[this.#frame++ % FRAMES.length] as string)} ${this.term.colors.dim(text)}`);
+    };
     draw();
     this.#timer = setInterval(draw, 80);
     this.#timer.unref();
@@ -42,7 +52,7 @@ class StatusLine {
     if (this.#timer === undefined) return;
     clearInterval(this.#timer);
     this.#timer = undefined;
-    this.term.err.write("\r\x1b[2K");
+    this.term.err.clearLine();
   }
 }
 

@@ -8,6 +8,7 @@ import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
 import { parse as parseYaml } from "yaml";
 import { changesData, openApiTools, restApiTool } from "../../workflows/tools/rest-api.ts";
 import type { OpenApiDocument } from "../../workflows/tools/openapi.ts";
+import type { OpenApiToolsOptions } from "../../workflows/tools/openapi-tools.ts";
 import { hrOpenApi, startHrApiServer } from "../../workflows/demo/hr-api-server.ts";
 import { ConfigurationError } from "../core/errors.ts";
 import { maskCredentials, quoteInput } from "../core/user-text.ts";
@@ -45,18 +46,25 @@ export const API_AUTHORIZATION = "STEPFLOW_API_AUTHORIZATION";
  * flags that cannot work.
  * @example const api = await restApiSetup({ hrDemo: true }, process.env);
  */
-export async function restApiSetup(flags: RestApiFlags, env: NodeJS.ProcessEnv, command = "npm start --"): Promise<RestApiSetup | undefined> {
+export async function restApiSetup(
+  flags: RestApiFlags,
+  env: NodeJS.ProcessEnv,
+  command = "npm start --",
+  taken: ReadonlySet<string> = new Set(),
+): Promise<RestApiSetup | undefined> {
   if (flags.hrDemo) {
     if (flags.openapi !== undefined || flags.api !== undefined)
       throw new UsageError(`--hr-demo starts its own API: drop --openapi and --api, or drop --hr-demo (${command} --openapi spec.json --api URL).`);
     const hr = await startHrApiServer();
     const openApi = hrOpenApi as unknown as OpenApiDocument;
-    const tools = flags.toolPerOperation ? openApiTools({ openApi, baseURL: hr.baseURL }) : [restApiTool({ baseURL: hr.baseURL, openApi })];
+    const { tools, renamed } = flags.toolPerOperation
+      ? operationTools({ openApi, baseURL: hr.baseURL }, taken)
+      : { tools: [restApiTool({ baseURL: hr.baseURL, openApi })], renamed: "" };
     return {
       tools,
       needsApproval: changesData(tools),
       about: `the HR API of the company's employees (${hr.baseURL})`,
-      banner: `HR demo API at ${hr.baseURL} (${hr.users.length} employees; it forgets changes when the command ends). Try: "Fire Lawson" — you approve the DELETE.`,
+      banner: `HR demo API at ${hr.baseURL} (${hr.users.length} employees; it forgets changes when the command ends). Try: "Fire Lawson" — you approve the DELETE.${renamed}`,
       secrets: [],
       close: () => hr.close(),
     };
@@ -71,18 +79,22 @@ export async function restApiSetup(flags: RestApiFlags, env: NodeJS.ProcessEnv, 
   const authorization = env[API_AUTHORIZATION]?.trim() || undefined;
   if (flags.toolPerOperation && !document) throw new UsageError(`--tool-per-operation needs --openapi: the tools are made from the document's operations.`);
   let tools: BaseTool[];
+  let renamed: string;
   try {
     const headers = authorization ? { headers: { authorization } } : {};
-    tools =
+    ({ tools, renamed } =
       flags.toolPerOperation && document
-        ? openApiTools({ openApi: document, baseURL, ...headers })
-        : [
-            restApiTool({
-              baseURL,
-              ...(document ? { openApi: document } : { description: `The REST API at ${maskCredentials(baseURL)}.` }),
-              ...headers,
-            }),
-          ];
+        ? operationTools({ openApi: document, baseURL, ...headers }, taken)
+        : {
+            tools: [
+              restApiTool({
+                baseURL,
+                ...(document ? { openApi: document } : { description: `The REST API at ${maskCredentials(baseURL)}.` }),
+                ...headers,
+              }),
+            ],
+            renamed: "",
+          });
   } catch (error) {
     // restApiTool's messages name the option; here the user gave flags.
     if (error instanceof ConfigurationError) throw new UsageError(error.message.replace(/^(restApiTool|openApiTools): baseURL/, "--api"));
@@ -93,10 +105,24 @@ export async function restApiSetup(flags: RestApiFlags, env: NodeJS.ProcessEnv, 
     tools,
     needsApproval: changesData(tools),
     about: `${title} (${maskCredentials(baseURL)})`,
-    banner: `REST API: ${title} at ${maskCredentials(baseURL)}${authorization ? ` (with the ${API_AUTHORIZATION} header)` : ""}. Calls that change data ask you first.`,
+    banner: `REST API: ${title} at ${maskCredentials(baseURL)}${authorization ? ` (with the ${API_AUTHORIZATION} header)` : ""}. Calls that change data ask you first.${renamed}`,
     secrets: authorization ? [authorization] : [],
     close: async () => {},
   };
+}
+
+/**
+ * A tool per operation, none named like one of `taken` (the chat's other tools): such an
+ * operation gets a number after its name, and `renamed` says so for the banner.
+ */
+function operationTools(options: OpenApiToolsOptions, taken: ReadonlySet<string>): { tools: BaseTool[]; renamed: string } {
+  const tools = openApiTools({ ...options, reservedNames: taken });
+  const plain = tools.some((tool) => /_\d+$/.test(tool.metadata.name)) ? openApiTools(options) : tools;
+  const moved = tools.flatMap((tool, i) => {
+    const was = plain[i]?.metadata.name;
+    return was !== undefined && was !== tool.metadata.name && taken.has(was) ? [`${was} is ${tool.metadata.name}`] : [];
+  });
+  return { tools, renamed: moved.length > 0 ? ` Operations named like other tools are named apart: ${moved.join(", ")}.` : "" };
 }
 
 /** The OpenAPI document at `source` (a file or an http(s) URL), JSON or YAML. */

@@ -85,3 +85,59 @@ export function terminalSafe(text: string): string {
 function isControl(code: number): boolean {
   return code < 0x20 || (code >= 0x7f && code <= 0x9f);
 }
+
+/** The styles the CLI uses, as picocolors names them, with their SGR codes (on, off). */
+const STYLES = { bold: [1, 22], dim: [2, 22], red: [31, 39], green: [32, 39], yellow: [33, 39], cyan: [36, 39] } as const;
+type Style = keyof typeof STYLES;
+const STYLE_NAMES = Object.keys(STYLES) as Style[];
+/**
+ * A style's start and end are marked in text by characters of Unicode's private use area, which
+ * survive `terminalSafe`; the writer turns them into escape codes after filtering, so that the
+ * CLI's own colours print and a model's or a server's escape codes do not. Text that holds
+ * these characters can at most colour itself with these six styles.
+ */
+const MARK_BASE = 0xf8f0;
+const MARKS = new RegExp(`[\\u${MARK_BASE.toString(16)}-\\u${(MARK_BASE + 2 * STYLE_NAMES.length - 1).toString(16)}]`, "g");
+
+/** The CLI's colours: each wraps text in a style, or leaves it as it is when colour is off. @example `term.colors.dim("(cancelled)")` */
+export type TerminalColors = { readonly [style in Style]: (text: string) => string };
+
+/** A stream of the terminal, every write of which goes through `terminalSafe`. */
+export interface TerminalWriter {
+  /** Writes `text` without escape sequences or control characters but newline and tab; the CLI's colours stay. */
+  write(text: string): void;
+  /** Goes back to the start of the line and clears it (for a status line redrawn in place). */
+  clearLine(): void;
+  /** `text` as `write` would send it: for readline's prompt, which readline writes itself. */
+  rendered(text: string): string;
+  /** This stream's colours: off when it is not a terminal or NO_COLOR is set. */
+  readonly colors: TerminalColors;
+}
+
+/**
+ * The one way the CLI writes to a terminal: `stream` (stdout or stderr) behind `terminalSafe`.
+ * @example
+ * const err = terminalWriter(process.stderr, Boolean(process.stderr.isTTY) && !process.env.NO_COLOR);
+ * err.write(`${err.colors.red("stepflow:")} ${message}\n`); // red, and message cannot retitle the window
+ */
+export function terminalWriter(stream: { write(text: string): unknown }, color: boolean): TerminalWriter {
+  const colors = Object.fromEntries(
+    STYLE_NAMES.map((style, i) => [style, color ? (text: string) => `${mark(2 * i)}${text}${mark(2 * i + 1)}` : (text: string) => text]),
+  ) as TerminalColors;
+  const rendered = (text: string) =>
+    terminalSafe(text).replace(MARKS, (ch) => {
+      if (!color) return "";
+      const index = (ch.codePointAt(0) as number) - MARK_BASE;
+      return `\x1b[${STYLES[STYLE_NAMES[index >> 1] as Style][index & 1]}m`;
+    });
+  return {
+    write: (text) => void stream.write(rendered(text)),
+    clearLine: () => void stream.write("\r\x1b[2K"),
+    rendered,
+    colors,
+  };
+}
+
+function mark(index: number): string {
+  return String.fromCodePoint(MARK_BASE + index);
+}

@@ -4,6 +4,7 @@
  * they left off when the connection drops.
  */
 import { StepflowError } from "../core/errors.ts";
+import { ndjsonLines } from "./ndjson-lines.ts";
 import type { ErrorBody, HandlerInfo, HandlerStatus, JsonObject, JsonValue, StreamEnd, StreamedEvent, WorkflowInfo } from "./types.ts";
 
 /**
@@ -34,6 +35,14 @@ export interface WorkflowClientOptions {
   readonly fetch?: typeof fetch;
   /** How many times a dropped event stream reconnects before `streamEvents` throws (default 5). */
   readonly reconnects?: number;
+  /**
+   * Seconds an event stream may send nothing before the client takes the connection for dead
+   * and reconnects (a dropped connection does not always say so); `null` for no limit. The
+   * server sends a heartbeat every 15 s while a run is quiet. Default 60.
+   */
+  readonly idleTimeout?: number | null;
+  /** Characters one event of an event stream may take before `streamEvents` fails with code `line_too_long`. Default 16,777,216 (16 Mi). */
+  readonly maxLineChars?: number;
 }
 
 /** Options of a run started by the client. @example `await client.run("agent", { input: "What is my name?" }, { continueFrom: previous.id })` */
@@ -70,6 +79,8 @@ export class WorkflowClient {
   readonly #token: string | undefined;
   readonly #fetch: typeof fetch;
   readonly #reconnects: number;
+  readonly #idleMs: number | null;
+  readonly #maxLineChars: number;
 
   constructor(options: WorkflowClientOptions) {
     if (typeof options?.baseUrl !== "string")
@@ -78,6 +89,21 @@ export class WorkflowClient {
     this.#token = options.token;
     this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.#reconnects = options.reconnects ?? 5;
+    const idle = options.idleTimeout === undefined ? DEFAULT_IDLE_SECONDS : options.idleTimeout;
+    if (idle !== null && !(typeof idle === "number" && idle > 0 && idle <= MAX_TIMER_SECONDS))
+      throw new WorkflowClientError(
+        `WorkflowClient: idleTimeout is in seconds, a number > 0 (the default is ${DEFAULT_IDLE_SECONDS}), or null for none; got ${String(idle)}.`,
+        0,
+        "config",
+      );
+    this.#idleMs = idle === null ? null : idle * 1000;
+    this.#maxLineChars = options.maxLineChars ?? DEFAULT_MAX_LINE_CHARS;
+    if (!(Number.isSafeInteger(this.#maxLineChars) && this.#maxLineChars > 0))
+      throw new WorkflowClientError(
+        `WorkflowClient: maxLineChars is a whole number of characters > 0 (the default is ${DEFAULT_MAX_LINE_CHARS}); got ${String(options.maxLineChars)}.`,
+        0,
+        "config",
+      );
   }
 
   /** The workflows the server runs, with their graphs and event types. */
@@ -163,17 +189,22 @@ export class WorkflowClient {
       const body = response.body;
       if (!body) throw new WorkflowClientError("The server sent an event stream with no body.", response.status, "no_body");
       const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-      let buffered = "";
+      const lines = ndjsonLines(
+        this.#maxLineChars,
+        (max) =>
+          new WorkflowClientError(
+            `An event of handler ${id} after event ${after} is longer than ${max} characters (maxLineChars); raise maxLineChars of the WorkflowClient to read it.`,
+            0,
+            "line_too_long",
+          ),
+      );
       try {
         for (;;) {
-          const { value, done } = await reader.read();
+          const { value, done } = await readWithin(reader, this.#idleMs);
           if (done) break;
-          buffered += value;
-          let newline: number;
-          while ((newline = buffered.indexOf("\n")) >= 0) {
-            const line = buffered.slice(0, newline).trim();
-            buffered = buffered.slice(newline + 1);
-            if (!line) continue;
+          for (const text of lines(value)) {
+            const line = text.trim();
+            if (!line) continue; // a heartbeat
             const item = JSON.parse(line) as StreamedEvent | StreamEnd;
             if ("end" in item) return item.status;
             after = item.seq;
@@ -182,9 +213,17 @@ export class WorkflowClient {
           }
         }
       } catch (error) {
-        if (options.signal?.aborted) throw error;
-        if (++failures > this.#reconnects)
+        if (options.signal?.aborted || (error instanceof WorkflowClientError && error.code === "line_too_long")) throw error;
+        if (++failures > this.#reconnects) {
+          if (error instanceof IdleStreamError)
+            throw new WorkflowClientError(
+              `The event stream of handler ${id} sent nothing for ${(this.#idleMs ?? 0) / 1000} s (idleTimeout)${failures > 1 ? `, ${failures} times in a row` : ""}: the server or the network in between stopped answering (the server sends a heartbeat every 15 s). Raise idleTimeout if a proxy holds the stream back.`,
+              0,
+              "idle_timeout",
+              { cause: error },
+            );
           throw new WorkflowClientError(`The event stream of handler ${id} kept dropping: ${describe(error)}`, 0, "network", { cause: error });
+        }
         await pause(failures, options.signal);
         continue;
       } finally {
@@ -240,6 +279,25 @@ export class WorkflowClient {
     }
     throw new WorkflowClientError(message, response.status, code);
   }
+}
+
+const DEFAULT_IDLE_SECONDS = 60;
+const DEFAULT_MAX_LINE_CHARS = 16 * 1024 * 1024;
+const MAX_TIMER_SECONDS = 2_147_483; // setTimeout's limit, 2^31 - 1 ms
+
+/** Nothing came on an event stream for the idle timeout. */
+class IdleStreamError extends Error {
+  override name = "IdleStreamError";
+}
+
+/** The next chunk of `reader`, or an `IdleStreamError` when none comes within `ms` (`null`: wait for ever). */
+function readWithin<T>(reader: ReadableStreamDefaultReader<T>, ms: number | null): ReturnType<ReadableStreamDefaultReader<T>["read"]> {
+  if (ms === null) return reader.read();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const idle = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new IdleStreamError(`no data for ${ms} ms`)), ms);
+  });
+  return Promise.race([reader.read(), idle]).finally(() => clearTimeout(timer));
 }
 
 function startBody(input: JsonObject | undefined, options: StartOptions): JsonObject {

@@ -37,7 +37,8 @@ import type {
   ToolCallLLMMessageOptions,
 } from "@llamaindex/core/llms";
 import { OpenAI as LlamaIndexOpenAI } from "@llamaindex/openai";
-import { StepflowError } from "../core/errors.ts";
+import { ConfigurationError, StepflowError } from "../core/errors.ts";
+import { COPY_AGAIN, headerValueProblem } from "./header-value.ts";
 import { isRecord } from "../core/is-record.ts";
 import { redactError, secretRedactor } from "../tools/secrets.ts";
 import { openChatStream } from "./openai-stream.ts";
@@ -141,6 +142,17 @@ export class LLMReplyCutOffError extends StepflowError {
   }
 }
 
+/** A key fetch cannot send fails when the client is made, not at its first call, and without the key in the message. */
+function checkApiKey(key: string | undefined): void {
+  const problem = key === undefined ? undefined : headerValueProblem(key);
+  if (problem)
+    throw new ConfigurationError(
+      `OpenAI: apiKey (or OPENAI_API_KEY) has a character that cannot be sent in an HTTP header (${problem}). ${COPY_AGAIN}`,
+      "apiKey",
+      problem, // where the bad character is: the key itself stays out of the error
+    );
+}
+
 /**
  * A drop-in replacement for `@llamaindex/openai`'s `OpenAI` (same options) for OpenAI and any
  * OpenAI-compatible server: Ollama, vLLM, llama.cpp server, LM Studio.
@@ -164,6 +176,7 @@ export class OpenAI extends LlamaIndexOpenAI {
     const { contextWindow, ...upstream } = options;
     // Upstream retries 10 times with backoff, so a wrong URL hangs for minutes; the SDK's own default is 2.
     super({ maxRetries: 2, ...upstream });
+    checkApiKey(this.apiKey ?? process.env.OPENAI_API_KEY);
     this.#contextWindow = contextWindow;
     // Upstream's @wrapEventCaller gives each instance its own chat/streamChat that runs every call
     // inside AsyncLocalStorage.run(). The first such run switches on Node's promise hooks for the

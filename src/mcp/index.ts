@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ConfigurationError, StepflowError } from "../core/errors.ts";
 import { maskCredentials } from "../core/user-text.ts";
+import { cutForModel } from "../tools/cut-text.ts";
 
 /** An MCP server started as a child process, spoken to over its stdin and stdout. @example `{ command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] }` */
 export interface McpStdioServer {
@@ -44,6 +45,11 @@ export interface McpToolsOptions {
   readonly timeout?: number;
   /** The name this client gives the server. Default `stepflow`. */
   readonly clientName?: string;
+  /**
+   * Characters of a call's result the model reads (its text, or its structured content as
+   * JSON); the rest is cut off, and the model is told so and asked for less. Default 20,000.
+   */
+  readonly maxOutputChars?: number;
 }
 
 /** The tools of a connected MCP server. Close it when done: a stdio server's process ends then. @example `await using files = await mcpTools({ command: "mcp-files" });` */
@@ -80,6 +86,13 @@ export async function mcpTools(server: McpStdioServer | McpHttpServer, options: 
   const timeout = options.timeout ?? 60;
   if (!(typeof timeout === "number" && Number.isFinite(timeout) && timeout > 0))
     throw new ConfigurationError(`mcpTools: timeout must be a number of seconds > 0 (the default is 60), got ${String(timeout)}.`, "timeout", timeout);
+  const maxOutputChars = options.maxOutputChars ?? 20_000;
+  if (!Number.isInteger(maxOutputChars) || maxOutputChars < 1)
+    throw new ConfigurationError(
+      `mcpTools: maxOutputChars must be a whole number ≥ 1 (the default is 20,000), got ${String(maxOutputChars)}.`,
+      "maxOutputChars",
+      maxOutputChars,
+    );
   const where = describeServer(server);
   const client = new Client({ name: options.clientName ?? "stepflow", version: "1" });
   const requestOptions = { timeout: timeout * 1000 };
@@ -104,7 +117,7 @@ export async function mcpTools(server: McpStdioServer | McpHttpServer, options: 
             `The MCP server ${where} lists two tools named ${JSON.stringify(name)} once made valid tool names; give a prefix or use include.`,
           );
         if (listed.annotations?.readOnlyHint === true) readOnly.add(name);
-        tools.push(mcpTool(client, listed, name, requestOptions));
+        tools.push(mcpTool(client, listed, name, requestOptions, maxOutputChars));
       }
       cursor = page.nextCursor;
     } while (cursor);
@@ -131,7 +144,7 @@ interface ListedTool {
   readonly inputSchema: { readonly type: "object"; readonly [key: string]: unknown };
 }
 
-function mcpTool(client: Client, listed: ListedTool, name: string, requestOptions: { timeout: number }): BaseTool {
+function mcpTool(client: Client, listed: ListedTool, name: string, requestOptions: { timeout: number }, maxOutputChars: number): BaseTool {
   const metadata: ToolMetadata = {
     name,
     description: listed.description?.trim() || `The ${listed.name} tool of an MCP server.`,
@@ -141,13 +154,19 @@ function mcpTool(client: Client, listed: ListedTool, name: string, requestOption
     metadata,
     call: async (input: unknown): Promise<JSONValue> => {
       const result = await client.callTool({ name: listed.name, arguments: input as Record<string, unknown> }, undefined, requestOptions);
-      const text = contentText(result.content);
+      const text = cutForModel(contentText(result.content), maxOutputChars).text;
       if (result.isError === true) throw new Error(text || `${listed.name} failed (the MCP server gave no reason).`);
-      if (result.structuredContent !== undefined && result.structuredContent !== null) return result.structuredContent as JSONValue;
-      if ("toolResult" in result && result.content === undefined) return result.toolResult as JSONValue; // servers of the 2024-10-07 protocol
+      if (result.structuredContent !== undefined && result.structuredContent !== null) return bounded(result.structuredContent as JSONValue, maxOutputChars);
+      if ("toolResult" in result && result.content === undefined) return bounded(result.toolResult as JSONValue, maxOutputChars); // servers of the 2024-10-07 protocol
       return text;
     },
   };
+}
+
+/** `value` as it is when its JSON has at most `maxChars` characters, else that JSON cut, as text. */
+function bounded(value: JSONValue, maxChars: number): JSONValue {
+  const json = JSON.stringify(value) ?? "null";
+  return json.length <= maxChars ? value : cutForModel(json, maxChars).text;
 }
 
 /** The content of a result as the model reads it: texts as they are, other content as a line saying what it is. */

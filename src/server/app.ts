@@ -31,6 +31,8 @@ export interface AppOptions {
   readonly webRoot?: string | undefined;
   /** The `Host`s answered (see host-check.ts); `undefined`: any. */
   readonly hosts?: HostRule | undefined;
+  /** Milliseconds between the heartbeats of a quiet event stream. */
+  readonly heartbeatMs: number;
 }
 
 const errorBody = (code: string, message: string): ErrorBody => ({ error: { code, message } });
@@ -118,10 +120,10 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
     const accept = c.req.header("Accept") ?? "";
     const format = query.format ?? (accept.includes("application/x-ndjson") ? "ndjson" : accept.includes("application/json") ? "json" : "sse");
     if (format === "json") return c.json({ events: (await registry.events(served)).slice(after, served.visibleCount) });
-    if (format === "ndjson") return ndjsonResponse(c, registry, served, after);
+    if (format === "ndjson") return ndjsonResponse(c, registry, served, after, options.heartbeatMs);
     // An EventSource reconnecting after the end gets 204, which tells it to stop.
     if (served.finished && after >= served.visibleCount && lastEventId !== undefined) return c.body(null, 204);
-    return sseResponse(c, registry, served, after);
+    return sseResponse(c, registry, served, after, options.heartbeatMs);
   });
   app.post("/api/handlers/:id/events", async (c) => {
     const served = await registry.get(c.req.param("id"));

@@ -9,9 +9,6 @@ import type { StreamedEvent } from "../client/types.ts";
 import type { HandlerRegistry } from "./handler-registry.ts";
 import type { ServedHandler } from "./served-handler.ts";
 
-/** How often an idle SSE stream sends a comment, so that proxies keep it open. */
-const HEARTBEAT_MS = 15_000;
-
 /** Writes the events after `after` with `write`, following the run; says how the reading ended. */
 async function follow(
   registry: HandlerRegistry,
@@ -45,12 +42,12 @@ async function follow(
 }
 
 /** `text/event-stream`: `id` is the event's seq, `event` its type; an `end` event closes a finished run's stream. */
-export function sseResponse(c: Context, registry: HandlerRegistry, served: ServedHandler, after: number): Response {
+export function sseResponse(c: Context, registry: HandlerRegistry, served: ServedHandler, after: number, heartbeatMs: number): Response {
   c.header("X-Accel-Buffering", "no");
   return streamSSE(c, async (sse) => {
     const aborted = new AbortController();
     sse.onAbort(() => aborted.abort());
-    const heartbeat = setInterval(() => void sse.write(": ping\n\n").catch(() => aborted.abort()), HEARTBEAT_MS);
+    const heartbeat = setInterval(() => void sse.write(": ping\n\n").catch(() => aborted.abort()), heartbeatMs);
     try {
       const how = await follow(registry, served, after, (ev) => sse.writeSSE({ id: String(ev.seq), event: ev.type, data: JSON.stringify(ev) }), aborted.signal);
       if (how === "ended") await sse.writeSSE({ event: "end", data: JSON.stringify({ end: true, status: served.state.status }) });
@@ -60,15 +57,24 @@ export function sseResponse(c: Context, registry: HandlerRegistry, served: Serve
   });
 }
 
-/** `application/x-ndjson`: one event per line, then `{ "end": true, "status": … }` once the run has ended. */
-export function ndjsonResponse(c: Context, registry: HandlerRegistry, served: ServedHandler, after: number): Response {
+/**
+ * `application/x-ndjson`: one event per line, then `{ "end": true, "status": … }` once the run
+ * has ended; an empty line every `heartbeatMs` (NDJSON readers skip empty lines), so that
+ * proxies keep the stream open and a client can tell a quiet run from a dead connection.
+ */
+export function ndjsonResponse(c: Context, registry: HandlerRegistry, served: ServedHandler, after: number, heartbeatMs: number): Response {
   c.header("Content-Type", "application/x-ndjson; charset=utf-8");
   c.header("Cache-Control", "no-cache");
   c.header("X-Accel-Buffering", "no");
   return stream(c, async (out) => {
     const aborted = new AbortController();
     out.onAbort(() => aborted.abort());
-    const how = await follow(registry, served, after, (ev) => out.write(`${JSON.stringify(ev)}\n`), aborted.signal);
-    if (how === "ended") await out.write(`${JSON.stringify({ end: true, status: served.state.status })}\n`);
+    const heartbeat = setInterval(() => void out.write("\n").catch(() => aborted.abort()), heartbeatMs);
+    try {
+      const how = await follow(registry, served, after, (ev) => out.write(`${JSON.stringify(ev)}\n`), aborted.signal);
+      if (how === "ended") await out.write(`${JSON.stringify({ end: true, status: served.state.status })}\n`);
+    } finally {
+      clearInterval(heartbeat);
+    }
   });
 }

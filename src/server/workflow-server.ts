@@ -60,6 +60,8 @@ export interface WorkflowServerOptions {
   readonly namespace?: string;
   /** Called when a handler could not be saved (the run goes on), or a stored one could not be read (a `CorruptHandlerError`: it is skipped); default: one line on stderr. */
   readonly onError?: (error: unknown, handlerId: string) => void;
+  /** Seconds between the heartbeats a quiet event stream sends (an SSE comment, an empty NDJSON line), so that proxies and clients know it is alive. Default 15. */
+  readonly heartbeat?: number;
 }
 
 /**
@@ -89,6 +91,9 @@ export class WorkflowServer {
     const limit = options.bodyLimit;
     if (limit !== undefined && !(Number.isSafeInteger(limit) && limit > 0))
       throw new ConfigurationError(`bodyLimit is the largest request body in bytes, a whole number > 0; got ${String(limit)}.`, "bodyLimit", limit);
+    const heartbeat = options.heartbeat;
+    if (heartbeat !== undefined && !(typeof heartbeat === "number" && heartbeat > 0 && heartbeat <= 3600))
+      throw new ConfigurationError(`heartbeat is in seconds, a number > 0 and ≤ 3600 (the default is 15); got ${String(heartbeat)}.`, "heartbeat", heartbeat);
     if (options.namespace !== undefined && !/^[A-Za-z0-9._-]{1,100}$/.test(options.namespace))
       throw new ConfigurationError(
         `namespace takes 1 to 100 letters, digits and ._-; got ${JSON.stringify(options.namespace)}.`,
@@ -138,6 +143,7 @@ export class WorkflowServer {
           this.#options.token === undefined || this.#options.allowedHosts !== undefined
             ? { allowedHosts: this.#options.allowedHosts, boundHost: () => this.#boundHost }
             : undefined,
+        heartbeatMs: (this.#options.heartbeat ?? 15) * 1000,
       });
       this.#state = { store, ownStore: typeof given !== "object", registry, app };
       this.#holder = holder;

@@ -19,6 +19,19 @@ afterEach(async () => {
   hr = undefined;
 });
 
+describe("stepflow --openapi: what the document says reaches the terminal as text only", { timeout: 60_000 }, () => {
+  it("prints a title with a window-title, screen-clear and clipboard sequence in the banner and the --verbose trace without them", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "stepflow-escapes-"));
+    const spec = join(dir, "spec.json");
+    const title = "Evil\x1b]0;owned\x07 API\x1b[2J\x1b]52;c;cm0gLXJmIH4=\x07";
+    writeFileSync(spec, JSON.stringify({ ...hrOpenApi, info: { title } }));
+    const { code, stderr } = await cli(["--openapi", spec, "--api", "http://127.0.0.1:1", "--verbose", "What is 2 + 3?"]);
+    expect(code).toBe(0);
+    expect(stderr).toContain("REST API: Evil API at http://127.0.0.1:1.");
+    expect([...stderr].filter((ch) => ch !== "\n" && ch !== "\t" && (ch < " " || (ch >= "\x7f" && ch <= "\x9f")))).toEqual([]);
+  });
+});
+
 describe("stepflow --hr-demo (offline model)", { timeout: 60_000 }, () => {
   it("fires Lawson once the user types y at the approval question, in a piped chat", async () => {
     const { code, stdout, stderr } = await cli(["--hr-demo"], { stdin: "Fire Lawson\ny\n/exit\n" });

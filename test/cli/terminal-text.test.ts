@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TerminalTextFilter, terminalSafe } from "../../src/cli/terminal-text.ts";
+import { TerminalTextFilter, terminalSafe, terminalWriter } from "../../src/cli/terminal-text.ts";
 
 describe("text printed on a terminal", () => {
   it.each([
@@ -32,5 +32,28 @@ describe("text printed on a terminal", () => {
   it("does not let an unterminated title swallow the rest of the reply", () => {
     const filter = new TerminalTextFilter();
     expect(filter.write("a\x1b]0;never ends") + filter.write("\nnext line")).toBe("a\nnext line");
+  });
+});
+
+describe("the CLI's one writer", () => {
+  const captured = (color: boolean) => {
+    const written: string[] = [];
+    return { writer: terminalWriter({ write: (text: string) => written.push(text) }, color), written };
+  };
+
+  it("filters every write, and keeps the CLI's own colours, which are added as marks and sent as escape codes last", () => {
+    const { writer, written } = captured(true);
+    writer.write(`${writer.colors.red("stepflow:")} bad \x1b]0;owned\x07title\x1b[2J, ${writer.colors.dim("x\x1b]52;c;cm0=\x07y")}\n`);
+    expect(written).toEqual(["\x1b[31mstepflow:\x1b[39m bad title, \x1b[2mxy\x1b[22m\n"]);
+    expect(writer.rendered(writer.colors.yellow("Approve \x1b[8mhidden?"))).toBe("\x1b[33mApprove hidden?\x1b[39m");
+    writer.clearLine();
+    expect(written.at(-1)).toBe("\r\x1b[2K");
+  });
+
+  it("writes no escape code at all with colour off, not even from marks that came in with the text", () => {
+    const { writer, written } = captured(false);
+    const { writer: colored } = captured(true);
+    writer.write(`${writer.colors.red("stepflow:")} ${colored.colors.bold("made elsewhere")}\n`);
+    expect(written).toEqual(["stepflow: made elsewhere\n"]);
   });
 });

@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { StepflowError, WorkflowCancelledByUser } from "../../src/index.ts";
+import { ConfigurationError, StepflowError, WorkflowCancelledByUser } from "../../src/index.ts";
 import { LLMReplyCutOffError, LLMStreamError, OpenAI, ToolCallAccumulator, describeOpenAIError } from "../../src/llm/openai.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import { add, multiply } from "../../workflows/tools/calculator.ts";
@@ -474,6 +474,24 @@ describe("OpenAI metadata and errors", () => {
     expect(new OpenAI({ model: "llama3.1:8b", apiKey: "k" }).metadata.contextWindow).toBe(128_000);
     expect(new OpenAI({ model: "gpt-4", apiKey: "k" }).metadata.contextWindow).toBe(8192);
     expect(new OpenAI({ model: "llama3.1:8b", apiKey: "k", contextWindow: 8000 }).metadata.contextWindow).toBe(8000);
+  });
+
+  it("refuses a key fetch cannot send when made, saying which character, never the key (not fetch's ByteString error at the first call)", () => {
+    const key = "sk-proj-secret✓key";
+    let error: unknown;
+    try {
+      new OpenAI({ model: "gpt-4o-mini", apiKey: key });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect(error).toMatchObject({
+      option: "apiKey",
+      message:
+        "OpenAI: apiKey (or OPENAI_API_KEY) has a character that cannot be sent in an HTTP header (character 15 of 18 is U+2713). Copy the value again; an editor may have put in a curly quote, a dash or a line break.",
+    });
+    expect(JSON.stringify(error) + String((error as Error).stack) + String((error as ConfigurationError).received)).not.toContain("secret");
+    expect(() => new OpenAI({ model: "gpt-4o-mini", apiKey: "sk-latin1-ÿ-ok" })).not.toThrow();
   });
 
   it("describes a 401 without the key", async () => {

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { ToolApprovalEvent, ToolApprovalRequestEvent } from "../../events/index.ts";
 import { ConfigurationError } from "../../src/index.ts";
 import { McpConnectionError, mcpTools } from "../../src/mcp/index.ts";
@@ -127,6 +128,44 @@ describe("mcpTools over streamable HTTP", () => {
   });
 });
 
+describe("mcpTools: the size of what the model reads", () => {
+  it("cuts a tool's text, structured content and error text at maxOutputChars and tells the model, instead of passing megabytes on", async () => {
+    http = await startMcpHttpServer({
+      moreTools: (server) => {
+        const big = "log line\n".repeat(600_000); // 5.4 MB
+        server.registerTool("read_log", { description: "The whole log." }, () => ({ content: [{ type: "text", text: big }] }));
+        server.registerTool("log_lines", { description: "The log as lines.", outputSchema: { lines: z.array(z.string()) } }, () => ({
+          content: [{ type: "text", text: "see structured content" }],
+          structuredContent: { lines: big.split("\n", 50_000) },
+        }));
+        server.registerTool("fail_loudly", { description: "Fails." }, () => ({ content: [{ type: "text", text: big }], isError: true }));
+      },
+    });
+    toolset = await mcpTools({ url: http.url }, { include: ["read_log", "log_lines", "fail_loudly"], maxOutputChars: 1_000 });
+    const llm = new ScriptedLLM([{ toolCalls: ["read_log", "log_lines", "fail_loudly"].map((name) => ({ name, input: {} })) }, { text: ["The log is long."] }]);
+    const { sources } = await new FunctionCallingAgent({ llm, tools: toolset.tools }).run({ input: "Read the log." });
+    const cutAfter = (n: number) => `… (cut after ${n} characters; ask for less, e.g. a page or one item)`;
+    const note = cutAfter(1000);
+    expect(sources.map((source) => source.content.length)).toEqual([
+      1000 + note.length,
+      1000 + note.length,
+      "Encountered error in tool call: ".length + 1000 + note.length,
+    ]);
+    expect(sources.every((source) => source.content.endsWith(note))).toBe(true);
+    expect(sources[1]?.content.startsWith('{"lines":["log line","log line"')).toBe(true);
+    expect(llm.requests[1]?.messages.slice(-3).map((m) => String(m.content).length)).toEqual(sources.map((source) => source.content.length));
+
+    const defaults = await mcpTools({ url: http.url }, { include: ["read_log", "add"] });
+    try {
+      const named = (name: string) => defaults.tools.find((t) => t.metadata.name === name);
+      expect(String(await named("read_log")?.call?.({})).length).toBe(20_000 + cutAfter(20000).length);
+      expect(await named("add")?.call?.({ x: 1, y: 2 })).toBe("3"); // small answers as they are
+    } finally {
+      await defaults.close();
+    }
+  });
+});
+
 describe("mcpTools options", () => {
   it("refuses bad options with a ConfigurationError naming the option, before starting anything", async () => {
     const bad = async (run: () => Promise<unknown>) => run().catch((e: unknown) => e as ConfigurationError);
@@ -134,6 +173,10 @@ describe("mcpTools options", () => {
     expect(timeout).toBeInstanceOf(ConfigurationError);
     expect(timeout).toMatchObject({ option: "timeout", received: 0 });
     expect(await bad(() => mcpTools({ command: " " }))).toMatchObject({ option: "command" });
+    expect(await bad(() => mcpTools({ command: "node" }, { maxOutputChars: 0.5 }))).toMatchObject({
+      option: "maxOutputChars",
+      message: "mcpTools: maxOutputChars must be a whole number ≥ 1 (the default is 20,000), got 0.5.",
+    });
     expect(await bad(() => mcpTools({ url: "not a url" }))).toMatchObject({ option: "url", message: expect.stringContaining("absolute http(s) URL") });
   });
 });

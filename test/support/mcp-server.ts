@@ -83,11 +83,12 @@ export interface McpHttpServer {
 }
 
 /**
+ * `moreTools` registers tools of a test's own beside the notes tools.
  * @example
  * const mcp = await startMcpHttpServer();
  * const toolset = await mcpTools({ url: mcp.url });
  */
-export async function startMcpHttpServer(): Promise<McpHttpServer> {
+export async function startMcpHttpServer(options: { readonly moreTools?: (server: McpServer) => void } = {}): Promise<McpHttpServer> {
   const state = newNotes();
   const { notes, calls } = state;
   // One MCP server and transport per client session, as a real server runs them; the notes are shared.
@@ -108,6 +109,7 @@ export async function startMcpHttpServer(): Promise<McpHttpServer> {
       onsessioninitialized: (sid) => void sessions.set(sid, transport),
     });
     const { server } = notesServer(state);
+    options.moreTools?.(server);
     servers.push(server);
     void server.connect(transport).then(() => transport.handleRequest(req, res));
   });

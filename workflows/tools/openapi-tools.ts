@@ -10,8 +10,8 @@ import type { ToolMetadata } from "@llamaindex/core/llms";
 import { FunctionTool } from "@llamaindex/core/tools";
 import { isRecord } from "../../src/core/is-record.ts";
 import { currentToolCall } from "../../src/tools/current-tool-call.ts";
-import { openApiEndpoints, openApiServerPath, oneLine, resolve, shorten } from "./openapi.ts";
-import type { OpenApiDocument } from "./openapi.ts";
+import { DEFAULT_MAX_SCHEMA_NODES, openApiEndpoints, openApiServerPath, oneLine, resolve, schemaBudget, shorten } from "./openapi.ts";
+import type { OpenApiDocument, SchemaBudget } from "./openapi.ts";
 import { markOperationTool, operationPath } from "./rest-calls.ts";
 import type { OperationRequest } from "./rest-calls.ts";
 import { METHODS, restClient } from "./rest-request.ts";
@@ -38,6 +38,17 @@ export interface OpenApiToolsOptions {
   readonly maxBodyChars?: number;
   /** Which operations become tools, by method and path template (`"DELETE"`, `"/api/users/{id}"`). Default: all. */
   readonly include?: (method: string, path: string) => boolean;
+  /**
+   * Schema nodes one operation's parameters and body may take once their `$ref`s are followed;
+   * a larger one is refused with a `SchemaTooLargeError` naming it. Default 10,000.
+   */
+  readonly maxSchemaNodes?: number;
+  /**
+   * Names of the agent's other tools (say, `calculatorTools`'): an operation of one of these
+   * names is named with a number after it (`add_2`), as two operations of one name are, so
+   * that no tool hides another. Default: none.
+   */
+  readonly reservedNames?: Iterable<string>;
 }
 
 /**
@@ -69,9 +80,10 @@ const DROPPED = new Set(["nullable", "example", "examples", "xml", "discriminato
 export function openApiTools(options: OpenApiToolsOptions): FunctionTool<OperationArguments, Promise<RestApiResult>>[] {
   const who = "openApiTools";
   const document = options.openApi;
-  openApiEndpoints(document, who); // the document's problems, said once, before any tool is made
+  const maxSchemaNodes = options.maxSchemaNodes ?? DEFAULT_MAX_SCHEMA_NODES;
+  openApiEndpoints(document, who, maxSchemaNodes); // the document's problems, said once, before any tool is made
   const api = restClient({ ...options, who, serverPath: openApiServerPath(document) });
-  const names = new Set<string>();
+  const names = new Set<string>(options.reservedNames ?? []);
   const tools: FunctionTool<OperationArguments, Promise<RestApiResult>>[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
     if (!isRecord(item)) continue;
@@ -79,7 +91,8 @@ export function openApiTools(options: OpenApiToolsOptions): FunctionTool<Operati
     for (const [key, operation] of Object.entries(item)) {
       const method = key.toUpperCase() as RestMethod;
       if (!METHODS.includes(method) || !isRecord(operation) || !(options.include?.(method, path) ?? true)) continue;
-      const { parameters, request } = operationSchema(document, method, path, operation, shared);
+      const budget = schemaBudget(who, method, path, maxSchemaNodes);
+      const { parameters, request } = operationSchema(document, method, path, operation, shared, budget);
       const name = uniqueName(operationName(operation, method, path), names);
       const metadata = { name, description: operationDescription(method, path, operation), parameters } as ToolMetadata;
       const send = (input: OperationArguments): Promise<RestApiResult> =>
@@ -125,6 +138,7 @@ function operationSchema(
   path: string,
   operation: Json,
   shared: readonly unknown[],
+  budget: SchemaBudget,
 ): { parameters: Json; request: OperationRequest } {
   const byName = new Map<string, Json>();
   for (const parameter of [...shared, ...(Array.isArray(operation.parameters) ? operation.parameters : [])].map((p) => resolve(document, p))) {
@@ -136,7 +150,7 @@ function operationSchema(
   const pathParameters: string[] = [];
   const queryParameters: string[] = [];
   for (const [name, parameter] of byName) {
-    const schema = { ...jsonSchema(document, parameter.schema, 0) };
+    const schema = { ...jsonSchema(document, parameter.schema, 0, budget) };
     if (typeof parameter.description === "string" && parameter.description.trim()) schema.description = oneLine(parameter.description);
     properties[name] = schema;
     if (parameter.in === "path") {
@@ -153,7 +167,7 @@ function operationSchema(
   const jsonType = isRecord(content) ? Object.keys(content).find((type) => /[/+]json\b/i.test(type)) : undefined;
   if (jsonType && isRecord(content)) {
     bodyArgument = byName.has("body") ? "requestBody" : "body";
-    const schema = { ...jsonSchema(document, (content[jsonType] as Json | undefined)?.schema, 0) };
+    const schema = { ...jsonSchema(document, (content[jsonType] as Json | undefined)?.schema, 0, budget) };
     if (typeof requestBody?.description === "string" && requestBody.description.trim()) schema.description = oneLine(requestBody.description);
     properties[bodyArgument] = schema;
     if (requestBody?.required === true) required.push(bodyArgument);
@@ -168,9 +182,11 @@ function operationSchema(
  * An OpenAPI schema as plain JSON Schema for the model and the tool runner: `$ref`s inlined,
  * `nullable` as a `null` type, read-only properties (the server sets them) left out.
  */
-function jsonSchema(document: OpenApiDocument, value: unknown, depth: number): Record<string, unknown> {
+function jsonSchema(document: OpenApiDocument, value: unknown, depth: number, budget: SchemaBudget): Record<string, unknown> {
   const schema = resolve(document, value);
-  if (!schema || depth > MAX_DEPTH) return {};
+  if (!schema) return {};
+  budget.spend(); // before the depth test: a node cut off was still read
+  if (depth > MAX_DEPTH) return {};
   const out: Record<string, unknown> = {};
   for (const [key, field] of Object.entries(schema)) {
     if (DROPPED.has(key)) continue;
@@ -178,13 +194,13 @@ function jsonSchema(document: OpenApiDocument, value: unknown, depth: number): R
       const properties: Record<string, unknown> = {};
       for (const [name, property] of Object.entries(field)) {
         if (resolve(document, property)?.readOnly === true) continue;
-        properties[name] = jsonSchema(document, property, depth + 1);
+        properties[name] = jsonSchema(document, property, depth + 1, budget);
       }
       out.properties = properties;
     } else if ((key === "items" || key === "additionalProperties" || key === "not") && isRecord(field)) {
-      out[key] = jsonSchema(document, field, depth + 1);
+      out[key] = jsonSchema(document, field, depth + 1, budget);
     } else if ((key === "allOf" || key === "anyOf" || key === "oneOf") && Array.isArray(field)) {
-      out[key] = field.map((part) => jsonSchema(document, part, depth + 1));
+      out[key] = field.map((part) => jsonSchema(document, part, depth + 1, budget));
     } else {
       out[key] = field;
     }

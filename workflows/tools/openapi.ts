@@ -6,6 +6,7 @@
  */
 import { ConfigurationError } from "../../src/index.ts";
 import { isRecord } from "../../src/core/is-record.ts";
+import { pathTemplateMatcher } from "./path-template.ts";
 
 /** An OpenAPI 3 document, parsed from JSON or YAML; only `openapi`, `info`, `servers`, `paths` and `components` are read. */
 export interface OpenApiDocument {
@@ -34,11 +35,59 @@ const MAX_SUMMARY = 120; // characters of an operation's summary (or description
 const MAX_DEPTH = 4; // $ref hops and nested types followed, so recursive schemas end
 
 /**
+ * Schema nodes (objects, properties, array items, variants) read for one operation once its
+ * `$ref`s are followed, by default. A real operation takes a few hundred at most; a document
+ * whose schemas refer to each other many times over (a 1 KB one can) would otherwise expand
+ * into millions, taking minutes and all the memory there is.
+ */
+export const DEFAULT_MAX_SCHEMA_NODES = 10_000;
+
+/** An operation's schemas, `$ref`s followed, are larger than `maxSchemaNodes`. @example `if (err instanceof SchemaTooLargeError) console.error(err.message)` */
+export class SchemaTooLargeError extends ConfigurationError {
+  override name = "SchemaTooLargeError";
+}
+
+/** Counts the schema nodes read for one operation, and stops at the limit. */
+export interface SchemaBudget {
+  /** Counts one node; a `SchemaTooLargeError` past the limit. */
+  spend(): void;
+}
+
+/**
+ * A budget of `limit` schema nodes for `method path`.
+ * @example const budget = schemaBudget("openApiTools", "GET", "/users", 10_000); budget.spend();
+ */
+export function schemaBudget(who: string, method: string, path: string, limit: number): SchemaBudget {
+  let left = limit;
+  return {
+    spend() {
+      if (--left >= 0) return;
+      throw new SchemaTooLargeError(
+        `${who}: openApi: the schemas of ${method} ${path} take more than ${limit.toLocaleString("en-US")} nodes once their $refs are followed (maxSchemaNodes; the default is ${DEFAULT_MAX_SCHEMA_NODES.toLocaleString("en-US")}). Schemas that refer to each other many times over expand like this; simplify them, or raise maxSchemaNodes if the operation really is this large.`,
+        "maxSchemaNodes",
+        limit,
+      );
+    },
+  };
+}
+
+/** `limit` when it is a usable `maxSchemaNodes`, else a `ConfigurationError`. */
+function checkMaxSchemaNodes(who: string, limit: number): void {
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new ConfigurationError(
+      `${who}: maxSchemaNodes must be a whole number ≥ 1 (the default is ${DEFAULT_MAX_SCHEMA_NODES.toLocaleString("en-US")}), got ${String(limit)}.`,
+      "maxSchemaNodes",
+      limit,
+    );
+}
+
+/**
  * The endpoints of `document`, in its order.
  * @example
  * openApiEndpoints(spec).map((e) => e.line); // ["GET /api/users — List users. Query: page? (integer).", …]
  */
-export function openApiEndpoints(document: OpenApiDocument, who = "restApiTool"): OpenApiEndpoint[] {
+export function openApiEndpoints(document: OpenApiDocument, who = "restApiTool", maxSchemaNodes = DEFAULT_MAX_SCHEMA_NODES): OpenApiEndpoint[] {
+  checkMaxSchemaNodes(who, maxSchemaNodes);
   if (!isRecord(document) || !isRecord(document.paths)) {
     throw new ConfigurationError(
       `${who}: openApi must be an OpenAPI 3 document: a parsed JSON or YAML object with \`paths\` (parse a YAML text first, e.g. with the yaml package).`,
@@ -57,17 +106,18 @@ export function openApiEndpoints(document: OpenApiDocument, who = "restApiTool")
   for (const [path, item] of Object.entries(document.paths)) {
     if (!isRecord(item)) continue;
     const shared = Array.isArray(item.parameters) ? item.parameters : [];
-    const pattern = pathPattern(path);
+    const matches = pathTemplateMatcher(path);
     for (const [key, value] of Object.entries(item)) {
       if (!METHODS.includes(key) || !isRecord(value)) continue;
       const method = key.toUpperCase();
       let line: string;
       try {
-        line = describeOperation(document, method, path, value, shared);
+        line = describeOperation(document, method, path, value, shared, schemaBudget(who, method, path, maxSchemaNodes));
       } catch (error) {
+        if (error instanceof SchemaTooLargeError) throw error;
         throw new ConfigurationError(`${who}: openApi: cannot read ${method} ${path} (the cause says why).`, "openApi", document, { cause: error });
       }
-      endpoints.push({ method, path, line, matches: (pathname) => pattern.test(safeDecode(pathname)) });
+      endpoints.push({ method, path, line, matches: (pathname) => matches(safeDecode(pathname)) });
     }
   }
   if (endpoints.length === 0)
@@ -100,17 +150,7 @@ export function openApiServerPath(document: OpenApiDocument): string {
   }
 }
 
-/** `{name}` matches one segment or part of one, `{name+}` (API Gateway) the rest of the path; a trailing slash is optional. */
-function pathPattern(path: string): RegExp {
-  const template = path.length > 1 ? path.replace(/\/+$/, "") : path;
-  const source = template
-    .split(/(\{[^}]+\})/)
-    .map((part) => (part.startsWith("{") && part.endsWith("}") ? (part.endsWith("+}") ? ".+" : "[^/]+") : escapeRegExp(part)))
-    .join("");
-  return new RegExp(`^${source}/?$`);
-}
-
-function describeOperation(document: OpenApiDocument, method: string, path: string, operation: Json, shared: readonly unknown[]): string {
+function describeOperation(document: OpenApiDocument, method: string, path: string, operation: Json, shared: readonly unknown[], budget: SchemaBudget): string {
   const parts = [`${method} ${path}`];
   const summary = [operation.summary, operation.description].find((text): text is string => typeof text === "string" && text.trim() !== "");
   if (summary) parts.push(`— ${sentence(shorten(oneLine(summary), MAX_SUMMARY))}`);
@@ -121,16 +161,16 @@ function describeOperation(document: OpenApiDocument, method: string, path: stri
   }
   const query = [...byName.values()].filter((parameter) => parameter.in === "query");
   if (query.length > 0)
-    parts.push(`Query: ${query.map((p) => `${String(p.name)}${p.required === true ? "" : "?"} (${typeName(document, p.schema, 0)})`).join(", ")}.`);
+    parts.push(`Query: ${query.map((p) => `${String(p.name)}${p.required === true ? "" : "?"} (${typeName(document, p.schema, 0, budget)})`).join(", ")}.`);
   const content = resolve(document, operation.requestBody)?.content;
   if (isRecord(content)) {
     const jsonType = Object.keys(content).find((type) => /[/+]json\b/i.test(type));
-    const schema = jsonType ? objectSchema(document, (content[jsonType] as Json | undefined)?.schema, 0) : undefined;
+    const schema = jsonType ? objectSchema(document, (content[jsonType] as Json | undefined)?.schema, 0, budget) : undefined;
     if (schema?.properties) {
       const required = new Set(Array.isArray(schema.required) ? schema.required : []);
       parts.push(
         `Body: { ${Object.entries(schema.properties)
-          .map(([name, field]) => `${name}${required.has(name) ? "" : "?"}: ${typeName(document, field, 1)}`)
+          .map(([name, field]) => `${name}${required.has(name) ? "" : "?"}: ${typeName(document, field, 1, budget)}`)
           .join(", ")} }.`,
       );
     } else if (!jsonType && Object.keys(content).length > 0) {
@@ -141,25 +181,34 @@ function describeOperation(document: OpenApiDocument, method: string, path: stri
 }
 
 /** The properties and required names of an object schema, `allOf` parts merged. */
-function objectSchema(document: OpenApiDocument, schema: unknown, depth: number): { properties?: Json; required?: unknown[] } | undefined {
+function objectSchema(
+  document: OpenApiDocument,
+  schema: unknown,
+  depth: number,
+  budget: SchemaBudget,
+): { properties?: Json; required?: unknown[] } | undefined {
   const resolved = resolve(document, schema);
-  if (!resolved || depth > MAX_DEPTH) return undefined;
+  if (!resolved) return undefined;
+  budget.spend(); // before the depth test: a node cut off was still read
+  if (depth > MAX_DEPTH) return undefined;
   if (Array.isArray(resolved.allOf)) {
-    const parts = resolved.allOf.map((part) => objectSchema(document, part, depth + 1)).filter((part) => part !== undefined);
+    const parts = resolved.allOf.map((part) => objectSchema(document, part, depth + 1, budget)).filter((part) => part !== undefined);
     return { properties: Object.assign({}, ...parts.map((part) => part.properties)), required: parts.flatMap((part) => part.required ?? []) };
   }
   return isRecord(resolved.properties) ? { properties: resolved.properties, required: Array.isArray(resolved.required) ? resolved.required : [] } : undefined;
 }
 
-function typeName(document: OpenApiDocument, schema: unknown, depth: number): string {
+function typeName(document: OpenApiDocument, schema: unknown, depth: number, budget: SchemaBudget): string {
   const resolved = resolve(document, schema);
-  if (!resolved || depth > MAX_DEPTH) return "any";
+  if (!resolved) return "any";
+  budget.spend(); // before the depth test: a node cut off was still read
+  if (depth > MAX_DEPTH) return "any";
   if (Array.isArray(resolved.enum)) return resolved.enum.map((value) => JSON.stringify(value)).join(" | ");
   const variants = resolved.oneOf ?? resolved.anyOf;
-  if (Array.isArray(variants)) return variants.map((variant) => typeName(document, variant, depth + 1)).join(" | ");
+  if (Array.isArray(variants)) return variants.map((variant) => typeName(document, variant, depth + 1, budget)).join(" | ");
   const type = Array.isArray(resolved.type) ? resolved.type.join(" | ") : resolved.type;
   if (type === "array") {
-    const items = typeName(document, resolved.items, depth + 1);
+    const items = typeName(document, resolved.items, depth + 1, budget);
     return /[ |]/.test(items) ? `(${items})[]` : `${items}[]`;
   }
   if (typeof type === "string") return type;
@@ -203,8 +252,4 @@ function safeDecode(pathname: string): string {
   } catch {
     return pathname;
   }
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

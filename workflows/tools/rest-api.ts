@@ -17,6 +17,7 @@ import type { RestApiResult } from "./rest-request.ts";
 
 export type { RestApiResult } from "./rest-request.ts";
 export type { OpenApiDocument } from "./openapi.ts";
+export { SchemaTooLargeError } from "./openapi.ts";
 export { openApiTools } from "./openapi-tools.ts";
 export type { OpenApiToolsOptions, OperationArguments } from "./openapi-tools.ts";
 export { changesData, describeRestCall } from "./rest-calls.ts";
@@ -53,6 +54,11 @@ export interface RestApiToolOptions {
   readonly timeout?: number;
   /** Characters of a response body the model reads; the rest is not even downloaded. Default 20,000. */
   readonly maxBodyChars?: number;
+  /**
+   * Schema nodes one endpoint's line may read from `openApi` once its `$ref`s are followed; a
+   * larger one is refused with a `SchemaTooLargeError` naming it. Default 10,000.
+   */
+  readonly maxSchemaNodes?: number;
 }
 
 // A refinement, not a regex `pattern`: some local servers (llama.cpp) turn patterns into
@@ -86,7 +92,7 @@ const PATH_DESCRIPTION = "The path on the API, with its query string if any, e.g
  */
 export function restApiTool(options: RestApiToolOptions) {
   const api = restClient({ ...options, who: "restApiTool", serverPath: options.openApi ? openApiServerPath(options.openApi) : "" });
-  const endpoints = options.openApi ? openApiEndpoints(options.openApi) : undefined;
+  const endpoints = options.openApi ? openApiEndpoints(options.openApi, "restApiTool", options.maxSchemaNodes) : undefined;
   const title = options.openApi?.info?.title;
   const about = options.description?.trim() || (typeof title === "string" && title.trim() ? `The ${title.trim()}.` : endpoints ? "A REST API." : "");
   if (!about)

@@ -5,6 +5,7 @@
  * and every configured secret is hidden in what comes back, error texts included.
  */
 import type { JSONValue } from "@llamaindex/core/global";
+import { cutForModel } from "../../src/tools/cut-text.ts";
 import { secretRedactor } from "../../src/tools/secrets.ts";
 import type { Redactor } from "../../src/tools/secrets.ts";
 import { ConfigurationError } from "../../src/index.ts";
@@ -130,9 +131,7 @@ export function restClient(options: RestClientOptions): RestClient {
  */
 function redactedBody(raw: { text: string; done: boolean }, redact: Redactor, maxChars: number, slack: number): { text: string; cut: boolean } {
   const text = redact(raw.done ? raw.text : raw.text.slice(0, raw.text.length - slack));
-  if (raw.done && text.length <= maxChars) return { text, cut: false };
-  const cut = text.slice(0, /[\uD800-\uDBFF]/.test(text.charAt(maxChars - 1)) ? maxChars - 1 : maxChars); // never half a character
-  return { text: `${cut}… (cut after ${maxChars} characters; ask for less, e.g. a page or one item)`, cut: true };
+  return cutForModel(text, maxChars, raw.done);
 }
 
 /**
