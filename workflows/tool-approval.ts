@@ -93,7 +93,7 @@ export class ToolApprovalPolicy {
    */
   approvalIdFor(ctx: Context, call: ToolCall, marked: string | undefined): string | undefined | Promise<string> {
     if (marked !== undefined || !this.#test || !this.#asks(call) || toolCallProblem(call, this.tools) !== undefined) return marked;
-    return ctx.once(`approval id ${call.id}`, () => randomUUID(), { rerunUnfinished: true }).then((recorded) => recorded.value);
+    return ctx.once(toolCallRecord("approval id", call.id), () => randomUUID(), { rerunUnfinished: true }).then((recorded) => recorded.value);
   }
 
   #asks(call: ToolCall): boolean {

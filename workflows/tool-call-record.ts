@@ -16,7 +16,7 @@ const MAX_NAME = 200;
  * toolCallRecord("call", "call_1"); // "call call_1"
  * toolCallRecord("call", "x".repeat(300)); // "call sha256:2b0c…"
  */
-export function toolCallRecord(what: "call" | "approval", id: string): string {
+export function toolCallRecord(what: "call" | "approval" | "approval id", id: string): string {
   const name = `${what} ${id}`;
   return name.length <= MAX_NAME ? name : `${what} sha256:${createHash("sha256").update(id).digest("hex")}`;
 }
