@@ -11,6 +11,7 @@ import type { Context } from "../src/index.ts";
 import { toolCallProblem } from "../src/tools/tool-calls.ts";
 import type { ToolSource } from "../src/tools/tool-calls.ts";
 import { describeValue } from "../src/core/user-text.ts";
+import { RECORDS } from "./agent-records.ts";
 
 /**
  * Which tool calls need a human's yes: tool names, or a test of each call (synchronous, from
@@ -126,7 +127,7 @@ export async function askApproval(ctx: Context, call: ToolCall, approvalId: stri
  * if (!answer.approved) return notApproved(call, answer);
  */
 export async function approvalOnce(ctx: Context, call: ToolCall, approvalId: string, onAsk?: () => void): Promise<ApprovalAnswer> {
-  const answer = await ctx.once(`approval ${call.id}`, () => (onAsk?.(), askApproval(ctx, call, approvalId)), { rerunUnfinished: true });
+  const answer = await ctx.once(RECORDS.approval(call.id), () => (onAsk?.(), askApproval(ctx, call, approvalId)), { rerunUnfinished: true });
   // A question left unanswered is asked again.
   return answer.value;
 }
