@@ -23,6 +23,7 @@ import { createTable as createTableOnce, describeDatabase, openPool, unreachable
 import { DbosRuns } from "./client.ts";
 import type { DbosRunsOptions } from "./client.ts";
 import { DbosDatabaseError, DbosRuntimeError } from "./errors.ts";
+import { ConfigurationError } from "../index.ts";
 import { DEFAULT_QUEUE } from "./protocol.ts";
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_dbos_session_turns (
@@ -283,7 +284,11 @@ export class DbosSessions {
   static async connect(options: DbosSessionsOptions): Promise<DbosSessions> {
     const workflow = options.workflow ?? DEFAULT_WORKFLOW;
     if (typeof workflow !== "string" || workflow.length === 0)
-      throw new DbosRuntimeError(`workflow is the name the workers know the session's workflow by, like "agent"; got ${String(workflow)}.`);
+      throw new ConfigurationError(
+        `workflow is the name the workers know the session's workflow by, like "agent"; got ${String(workflow)}.`,
+        "workflow",
+        workflow,
+      );
     const pool = await openPool(options.database, 2);
     try {
       await createTable(pool, describeDatabase(options.database));
