@@ -7,7 +7,7 @@ import { z } from "zod";
 import { ConfigurationError } from "../src/index.ts";
 import type { WorkflowOptions } from "../src/index.ts";
 import type { Journal } from "../src/journal/index.ts";
-import { describeValue } from "../src/core/user-text.ts";
+import { describeValue } from "../src/core/internal.ts";
 import { checkToolTimeout } from "../src/tools/tool-calls.ts";
 import type { ToolSelector } from "../src/tools/tool-selection.ts";
 import { ToolApprovalPolicy } from "./tool-approval.ts";

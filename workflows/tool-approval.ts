@@ -10,7 +10,7 @@ import { StepflowError } from "../src/index.ts";
 import type { Context } from "../src/index.ts";
 import { toolCallProblem } from "../src/tools/tool-calls.ts";
 import type { ToolSource } from "../src/tools/tool-calls.ts";
-import { describeValue } from "../src/core/user-text.ts";
+import { describeValue } from "../src/core/internal.ts";
 import { RECORDS } from "./agent-records.ts";
 
 /**

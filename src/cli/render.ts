@@ -6,7 +6,7 @@ import type pc from "picocolors";
 
 type Colors = ReturnType<typeof pc.createColors>;
 import { FunctionOutputEvent, StreamEvent, ToolApprovalRequestEvent, ToolCallEvent } from "../../events/index.ts";
-import type { Event } from "../core/event.ts";
+import type { Event } from "../core/internal.ts";
 import { TerminalTextFilter, terminalSafe } from "./terminal-text.ts";
 
 /** Where the CLI writes, and whether it may draw (colours, status line). */

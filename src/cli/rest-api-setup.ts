@@ -9,8 +9,7 @@ import { parse as parseYaml } from "yaml";
 import { changesData, openApiTools, restApiTool } from "../../workflows/tools/rest-api.ts";
 import type { OpenApiDocument } from "../../workflows/tools/openapi.ts";
 import { hrOpenApi, startHrApiServer } from "../../workflows/demo/hr-api-server.ts";
-import { ConfigurationError } from "../core/errors.ts";
-import { maskCredentials, quoteInput } from "../core/user-text.ts";
+import { ConfigurationError, maskCredentials, quoteInput } from "../core/internal.ts";
 import { UsageError } from "./errors.ts";
 
 /** The command-line options this reads. @example `{ openapi: "hr.yaml", api: "http://127.0.0.1:8080" }` */

@@ -5,10 +5,8 @@
  */
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
 import { randomUUID } from "node:crypto";
-import { isEvent } from "../core/event.ts";
-import type { Event } from "../core/event.ts";
-import { encodeEvent } from "../core/serialize.ts";
-import type { Json, SavedEvent } from "../core/serialize.ts";
+import { isEvent, encodeEvent } from "../core/internal.ts";
+import type { Event, Json, SavedEvent } from "../core/internal.ts";
 import { describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import { DbosDatabaseError, DbosRunFailedError, DbosRuntimeError } from "./errors.ts";
 import { ConfigurationError } from "../index.ts";

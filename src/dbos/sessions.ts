@@ -9,11 +9,8 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Pool } from "pg";
-import { Context } from "../core/context.ts";
-import type { ContextJSON } from "../core/context-format.ts";
-import { ContextSerdeError } from "../core/serialize.ts";
-import type { Json } from "../core/serialize.ts";
-import type { AnyWorkflow } from "../core/workflow.ts";
+import { Context, ContextSerdeError } from "../core/internal.ts";
+import type { ContextJSON, Json, AnyWorkflow } from "../core/internal.ts";
 import { PostgresSessionStore } from "../sessions/postgres-store.ts";
 import { sessionMemoryOf } from "../sessions/session-memory.ts";
 import type { MessageWindow, SessionMemory } from "../sessions/session-memory.ts";

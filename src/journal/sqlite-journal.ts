@@ -6,8 +6,8 @@
 import { loadPackage, resolvePackage } from "../sqlite-thread/load-package.ts";
 import { SqliteThread } from "../sqlite-thread/sqlite-thread.ts";
 import type { SqliteThreadSetup } from "../sqlite-thread/sqlite-thread.ts";
-import { JournalError, checkJournalKey } from "../core/journal/types.ts";
-import type { Journal, JournalClaim } from "../core/journal/types.ts";
+import { JournalError, checkJournalKey } from "../core/internal.ts";
+import type { Journal, JournalClaim } from "../core/internal.ts";
 
 const TABLE = `CREATE TABLE IF NOT EXISTS stepflow_journal (
   key TEXT PRIMARY KEY,

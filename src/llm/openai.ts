@@ -37,8 +37,7 @@ import type {
   ToolCallLLMMessageOptions,
 } from "@llamaindex/core/llms";
 import { OpenAI as LlamaIndexOpenAI } from "@llamaindex/openai";
-import { StepflowError } from "../core/errors.ts";
-import { isRecord } from "../core/is-record.ts";
+import { StepflowError, isRecord } from "../core/internal.ts";
 import { redactError, secretRedactor } from "../tools/secrets.ts";
 import { openChatStream } from "./openai-stream.ts";
 export { LLMStreamError } from "./openai-stream.ts";

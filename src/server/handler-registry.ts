@@ -4,14 +4,20 @@
  * brings back the unfinished ones when a server starts on the same store.
  */
 import { randomUUID } from "node:crypto";
-import { Context } from "../core/context.ts";
-import type { ContextJSON } from "../core/context.ts";
-import { StepflowError, WorkflowCancelledByUser, WorkflowTimeoutError } from "../core/errors.ts";
-import { eventTypeName, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent } from "../core/event.ts";
-import type { Event, EventClass } from "../core/event.ts";
-import type { WorkflowHandler } from "../core/handler.ts";
-import type { AnyWorkflow } from "../core/workflow.ts";
-import { DEFAULT_CODECS, decodeValue } from "../core/serialize.ts";
+import {
+  Context,
+  StepflowError,
+  WorkflowCancelledByUser,
+  WorkflowTimeoutError,
+  eventTypeName,
+  HumanResponseEvent,
+  InputRequiredEvent,
+  StartEvent,
+  StopEvent,
+  DEFAULT_CODECS,
+  decodeValue,
+} from "../core/internal.ts";
+import type { ContextJSON, Event, EventClass, WorkflowHandler, AnyWorkflow } from "../core/internal.ts";
 import { ToolApprovalEvent } from "../../events/index.ts";
 import type { HandlerInfo, HandlerStatus, JsonObject, StreamedEvent } from "../client/types.ts";
 import { ServedHandler } from "./served-handler.ts";

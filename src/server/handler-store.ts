@@ -3,7 +3,7 @@
  * is the session `handler:<id>`, its snapshot the handler's record and saved context, its
  * messages the event log (appended, never rewritten).
  */
-import type { ContextJSON } from "../core/context.ts";
+import type { ContextJSON } from "../core/internal.ts";
 import type { SessionStore } from "../sessions/types.ts";
 import type { StreamedEvent } from "../client/types.ts";
 import type { HandlerState, ServedHandler } from "./served-handler.ts";

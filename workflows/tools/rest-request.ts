@@ -8,8 +8,7 @@ import type { JSONValue } from "@llamaindex/core/global";
 import { secretRedactor } from "../../src/tools/secrets.ts";
 import type { Redactor } from "../../src/tools/secrets.ts";
 import { ConfigurationError } from "../../src/index.ts";
-import { checkTimeout, startTimer } from "../../src/core/timers.ts";
-import { maskCredentials } from "../../src/core/user-text.ts";
+import { checkTimeout, startTimer, maskCredentials } from "../../src/core/internal.ts";
 import type { OpenApiEndpoint } from "./openapi.ts";
 
 /** What the model reads after a request: the HTTP status, the body (JSON, or text) and, for a redirect, where it points. */
