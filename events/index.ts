@@ -3,9 +3,7 @@
  * context is saved), namespaced so it cannot collide with a user's own `InputEvent`.
  */
 import type { ChatMessage, ToolCall } from "@llamaindex/core/llms";
-import { ConfigurationError } from "../src/core/errors.ts";
-import { Event, HumanResponseEvent, InputRequiredEvent } from "../src/core/event.ts";
-import { describeValue } from "../src/core/user-text.ts";
+import { ConfigurationError, Event, HumanResponseEvent, InputRequiredEvent, describeValue } from "../src/core/internal.ts";
 import type { ToolSource } from "../src/tools/tool-calls.ts";
 import type { LLMCallUsage, RunUsage } from "../src/llm/token-usage.ts";
 

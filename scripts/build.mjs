@@ -14,7 +14,7 @@
  * note, as `@ts-ignore`, which stays quiet if a later TypeScript accepts the annotation.
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -40,8 +40,9 @@ for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true }))
   files++;
 }
 // JavaScript that tsc does not compile: the SQLite store's worker thread, which must start
-// without a TypeScript loader (see src/sessions/sqlite-worker.js).
-copyFileSync(join(root, "src", "sessions", "sqlite-worker.js"), join(dist, "src", "sessions", "sqlite-worker.js"));
+// without a TypeScript loader (see src/sqlite-thread/sqlite-worker.js).
+mkdirSync(join(dist, "src", "sqlite-thread"), { recursive: true });
+copyFileSync(join(root, "src", "sqlite-thread", "sqlite-worker.js"), join(dist, "src", "sqlite-thread", "sqlite-worker.js"));
 // The web page the server serves at / (src/web/page/, bundled for browsers with Mermaid): dist/web/.
 execFileSync(
   process.execPath,

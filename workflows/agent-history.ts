@@ -7,21 +7,12 @@
 import type { ChatMessage } from "@llamaindex/core/llms";
 import type { Memory, MemoryMessage } from "@llamaindex/core/memory";
 import { isQuestion, messageText, messageTokens, toolCallsOf, toolResultIdOf } from "../src/llm/chat-history.ts";
-
-/**
- * The messages of a LlamaIndex `Memory` (its private `messages` field, which it only appends
- * to), or `undefined` if this version of LlamaIndex keeps them elsewhere.
- * @example const stored = memoryMessages(memory)?.length;
- */
-export function memoryMessages(memory: Memory): MemoryMessage[] | undefined {
-  const messages = (memory as unknown as { messages?: unknown }).messages;
-  return Array.isArray(messages) ? (messages as MemoryMessage[]) : undefined;
-}
+import { agentMessages } from "./agent-memory.ts";
 
 // The history each memory's last run started from, by the memory's first message: the next
 // run on the same messages (the same Memory, or the window Sessions keeps between turns) starts
 // from what was counted and decided then.
-// `source` is the memory's own array, which only grows: its first `length` messages stay as they were.
+// `source` is the list the memory keeps, which only grows: its first `length` messages stay as they were.
 const REMEMBER_FROM = 64; // messages
 const lastRuns = new WeakMap<object, { readonly source: readonly object[]; readonly length: number; readonly history: RunHistory }>();
 
@@ -34,7 +25,7 @@ const lastRuns = new WeakMap<object, { readonly source: readonly object[]; reado
  * const input = history.wellFormed();
  */
 export async function runHistory(memory: Memory, tokenLimit: number): Promise<RunHistory> {
-  const source = memoryMessages(memory);
+  const source = agentMessages(memory);
   if (!source) {
     const history = new RunHistory(await memory.get(), tokenLimit);
     history.trim();

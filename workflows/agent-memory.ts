@@ -8,7 +8,6 @@ import { ChatMessageAdapter, Memory } from "@llamaindex/core/memory";
 import type { MemoryMessage, MessageAdapter } from "@llamaindex/core/memory";
 import { ContextStateError } from "../src/index.ts";
 import type { Codec, Context } from "../src/index.ts";
-import { memoryMessages } from "./agent-history.ts";
 import { flatUUID } from "./flat-uuid.ts";
 
 /** The store key of the agent's memory (sessions read it there). @example `await ctx.store.get<Memory>(MEMORY_KEY)` */
@@ -24,7 +23,7 @@ export const MEMORY_KEY = "memory";
 export function memoryCodec(llm: ToolCallLLM): Codec<Memory> {
   return {
     test: (value) => value instanceof Memory,
-    encode: (memory) => JSON.parse(memory.snapshot()),
+    encode: (memory) => (memory instanceof AgentMemory ? memory.saved() : JSON.parse(memory.snapshot())),
     // What loadMemory does, without its JSON.stringify-then-parse round trip of every message.
     decode: (json) => {
       const { messages = [], memoryCursor = 0 } = json as { messages?: MemoryMessage[]; memoryCursor?: number };
@@ -48,31 +47,85 @@ const ADAPTER = new FlatIdMessageAdapter();
 const ADAPTERS: Record<string, MessageAdapter<unknown, object>> = { stepflow: ADAPTER as MessageAdapter<unknown, object> };
 
 /**
- * A LlamaIndex Memory that knows the message list it was made with. The agent makes its
+ * A LlamaIndex Memory that keeps its own list of messages: the list it was made with, which
+ * `Memory` appends to (its constructor keeps the array it is given; the agent's tests check
+ * that messages added here are the ones `get()` returns). Knowing the list, the agent reads
+ * its messages without a copy and without `Memory`'s private fields. The agent makes its
  * memories without memory blocks, so a message added to one needs nothing of `Memory.add` but
  * the adapter's conversion and a push: `add` is async and awaits `manageMemoryBlocks`, ~600
  * bytes and two microtasks per message. (A field, not a WeakMap: a lookup per message, and no
  * weak entries for the scavenger to trace for every session in flight.)
  */
 class AgentMemory extends Memory {
-  readonly #messages: MemoryMessage[];
+  /** The list `Memory` appends to, until `clear()` gives it a new one. */
+  #messages: MemoryMessage[] | undefined;
+  /** `Memory`'s cursor: without memory blocks only `clear()` moves it. */
+  #cursor: number;
+  /** Whether `saved()` leaves the messages out (a saver that stores them apart asked it to). */
+  #withoutMessages = false;
 
-  constructor(messages: MemoryMessage[], options: ConstructorParameters<typeof Memory>[1]) {
+  constructor(messages: MemoryMessage[], options: ConstructorParameters<typeof Memory>[1] & { memoryCursor?: number }) {
     super(messages, options);
     this.#messages = messages;
+    this.#cursor = options?.memoryCursor ?? 0;
+  }
+
+  override async clear(): Promise<void> {
+    this.#messages = undefined; // Memory starts a list of its own, which this memory does not know
+    this.#cursor = 0;
+    await super.clear();
+  }
+
+  /** What `snapshot()` gives, as JSON, without its stringify-then-parse round trip of each message object. */
+  saved(): { messages: unknown[]; memoryCursor: number } {
+    if (this.#messages === undefined) return JSON.parse(this.snapshot()) as { messages: unknown[]; memoryCursor: number };
+    const messages = this.#withoutMessages ? [] : (JSON.parse(JSON.stringify(this.#messages)) as unknown[]);
+    return { messages, memoryCursor: this.#cursor };
+  }
+
+  /** The memory's messages (its own list, the same objects), or `undefined` once cleared. */
+  static messagesOf(memory: unknown): readonly MemoryMessage[] | undefined {
+    return memory instanceof AgentMemory ? memory.#messages : undefined;
+  }
+
+  /** What `save` returns, with `saved()` leaving out the messages of the memory while it runs. */
+  static withoutMessages<T>(memory: AgentMemory, save: () => T): T {
+    memory.#withoutMessages = true;
+    try {
+      return save();
+    } finally {
+      memory.#withoutMessages = false;
+    }
   }
 
   /**
-   * Adds `message` as `add` would, at once, while the memory's messages are still the list it
-   * was made with (`clear()` makes a new one); else `false`, for `add` to do it.
+   * Adds `message` as `add` would, at once, while the memory's messages are still its own
+   * list; else `false`, for `add` to do it.
    */
   static addAtOnce(memory: Memory, message: ChatMessage): boolean {
-    if (!(#messages in memory)) return false;
-    const own = memory.#messages;
-    if (memoryMessages(memory) !== own || !ADAPTER.isCompatible(message)) return false;
-    own.push(ADAPTER.toMemory(message));
+    const own = AgentMemory.messagesOf(memory);
+    if (own === undefined || !ADAPTER.isCompatible(message)) return false;
+    (own as MemoryMessage[]).push(ADAPTER.toMemory(message));
     return true;
   }
+}
+
+/**
+ * The messages of a memory the agent made, as the list it keeps (the same objects, not a copy),
+ * or `undefined` for any other Memory, or one cleared since.
+ * @example const stored = agentMessages(memory)?.length;
+ */
+export function agentMessages(memory: unknown): readonly MemoryMessage[] | undefined {
+  return AgentMemory.messagesOf(memory);
+}
+
+/**
+ * What `save` returns, with a memory the agent made encoded without its messages while `save`
+ * runs (for a saver that stores them apart); `false` when `memory` is not one.
+ * @example const json = savedWithoutMessages(memory, () => ctx.toJSON());
+ */
+export function savedWithoutMessages<T>(memory: unknown, save: () => T): T | false {
+  return memory instanceof AgentMemory && AgentMemory.messagesOf(memory) !== undefined ? AgentMemory.withoutMessages(memory, save) : false;
 }
 
 /** Adds `message` to `memory` as `memory.add` does: at once when it can, else by `add`, and its promise. */
@@ -139,4 +192,19 @@ export function appendAt(conversation: Conversation<HistoryLike>, at: number, me
     if (added) (adding ??= []).push(added);
   }
   return adding ? Promise.all(adding) : true;
+}
+
+/**
+ * Whether `message` is already `last`, the newest of the history, as a question without
+ * options: a question asked again after a run that failed before the model answered is kept once.
+ * @example isNewest({ role: "user", content: "Hi" }, history.last)
+ */
+export function isNewest(message: ChatMessage, last: ChatMessage | undefined): boolean {
+  return (
+    last !== undefined &&
+    last.role === message.role &&
+    last.options === undefined &&
+    message.options === undefined &&
+    JSON.stringify(last.content) === JSON.stringify(message.content)
+  );
 }

@@ -1,10 +1,14 @@
 /**
+ * A tool turn as the agent runs it: for each call, the question a human must answer first (if
+ * any), its idempotency key, and its result if it was finished before.
+ *
  * Agent runs saved by stepflow 0.1.0 in the middle of a tool turn kept the turn in `ctx.store`
  * (`toolResults`, `approvals`, `toolCallKeys`) rather than in the engine's `ctx.once` records.
  * Such a run, restored, finishes its turn from them: finished calls are not run again, and the
  * calls put to a human are asked (again: an answer given before the save is not trusted to have
  * reached the call, and asking is the side that never runs a call unapproved).
  */
+import type { ToolCall } from "@llamaindex/core/llms";
 import type { Context } from "../src/index.ts";
 import type { ToolSource } from "../src/tools/tool-calls.ts";
 import type { ApprovalMarks } from "./tool-approval.ts";
@@ -45,6 +49,37 @@ export function legacyTurn(ctx: Context): LegacyTurn | undefined {
     async done() {
       for (const key of KEYS) await ctx.store.delete(key);
     },
+  };
+}
+
+/**
+ * One tool turn: what each call needs before it runs, and the result of a call a 0.1.0 run finished.
+ * @example const result = turn.finished(call) ?? run(call, turn.approvalOf(call), turn.keyOf(call));
+ */
+export interface ToolTurn {
+  /** The result of `call` if a run saved by 0.1.0 finished it: not run again. */
+  finished(call: ToolCall): ToolSource | undefined;
+  /** The `approvalId` of the question a human must answer before `call` runs, if one must. */
+  approvalOf(call: ToolCall): string | undefined;
+  /** The idempotency key `call` is run with: the same in every resume of the turn. */
+  keyOf(call: ToolCall): string | undefined;
+  /** Forgets what a 0.1.0 run saved of the turn, once the turn is in memory. */
+  done(): Promise<void>;
+}
+
+/**
+ * The turn of `approvals` (marked on the model's reply) and `keys` (recorded when the turn
+ * started), or the turn a 0.1.0 run saved, for a reply saved without marks.
+ * @example const turn = toolTurn(ctx, ev.approvals, keys);
+ */
+export function toolTurn(ctx: Context, approvals: ApprovalMarks | undefined, keys: Readonly<Record<string, string>>): ToolTurn {
+  const legacy = approvals ? undefined : legacyTurn(ctx);
+  const marks = approvals ?? legacy?.approvals;
+  return {
+    finished: (call) => legacy?.results[call.id],
+    approvalOf: (call) => marks?.[call.id],
+    keyOf: (call) => legacy?.keys[call.id] ?? keys[call.id],
+    done: async () => legacy?.done(),
   };
 }
 

@@ -8,8 +8,7 @@ import type { ChatMessage } from "@llamaindex/core/llms";
 import { recentHistory, toolResultIdOf } from "../src/llm/chat-history.ts";
 import { ContextSerdeError } from "../src/index.ts";
 import type { Context, ContextJSON, Json } from "../src/index.ts";
-import { Memory } from "@llamaindex/core/memory";
-import { memoryMessages } from "./agent-history.ts";
+import { agentMessages, savedWithoutMessages } from "./agent-memory.ts";
 import type { MessageWindow, SessionMemory } from "../src/sessions/session-memory.ts";
 
 /** Options of {@link memorySessions}. */
@@ -109,23 +108,15 @@ export function memorySessions(options: MemorySessionsOptions): SessionMemory {
     },
     saveContext(ctx: Context, window: MessageWindow) {
       const memory = ctx.store.entries()[storeKey];
-      const messages = memory instanceof Memory ? memoryMessages(memory) : undefined;
+      const messages = agentMessages(memory);
       const loaded = window.messages.length;
       // The memory restore made holds the window's messages first (the same objects), unless the turn replaced them.
-      if (!memory || !messages || messages.length < loaded || (loaded > 0 && messages[loaded - 1] !== window.messages[loaded - 1])) {
+      if (!messages || messages.length < loaded || (loaded > 0 && messages[loaded - 1] !== window.messages[loaded - 1])) {
         return sessionMemory.save(ctx.toJSON(), window);
       }
       // Encoded without its messages: those put back from the window are stored already, and
-      // the turn's own are appended as they are. The swap is undone before anything else runs
-      // (toJSON does not await).
-      const field = memory as unknown as { messages: unknown[] };
-      field.messages = [];
-      let saved: ContextJSON;
-      try {
-        saved = ctx.toJSON();
-      } finally {
-        field.messages = messages;
-      }
+      // the turn's own are appended as they are.
+      const saved = savedWithoutMessages(memory, () => ctx.toJSON()) as ContextJSON;
       const { snapshot } = sessionMemory.save(saved, { messages: [], firstSeq: window.firstSeq, total: window.total });
       // The memory's own message objects, not a JSON copy of them (the codec's snapshot): written
       // with JSON.stringify, as Sessions writes them, they make the same text (a Date its ISO string).

@@ -4,14 +4,14 @@
  * `ToolApprovalEvent` with the same `approvalId`.
  */
 import { randomUUID } from "node:crypto";
-import { toolCallRecord } from "./tool-call-record.ts";
 import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
 import { ToolApprovalEvent, ToolApprovalRequestEvent } from "../events/index.ts";
 import { StepflowError } from "../src/index.ts";
 import type { Context } from "../src/index.ts";
 import { toolCallProblem } from "../src/tools/tool-calls.ts";
 import type { ToolSource } from "../src/tools/tool-calls.ts";
-import { describeValue } from "../src/core/user-text.ts";
+import { describeValue } from "../src/core/internal.ts";
+import { RECORDS } from "./agent-records.ts";
 
 /**
  * Which tool calls need a human's yes: tool names, or a test of each call (synchronous, from
@@ -93,7 +93,7 @@ export class ToolApprovalPolicy {
    */
   approvalIdFor(ctx: Context, call: ToolCall, marked: string | undefined): string | undefined | Promise<string> {
     if (marked !== undefined || !this.#test || !this.#asks(call) || toolCallProblem(call, this.tools) !== undefined) return marked;
-    return ctx.once(toolCallRecord("approval id", call.id), () => randomUUID(), { rerunUnfinished: true }).then((recorded) => recorded.value);
+    return ctx.once(RECORDS.approvalId(call.id), () => randomUUID(), { rerunUnfinished: true }).then((recorded) => recorded.value);
   }
 
   #asks(call: ToolCall): boolean {
@@ -140,7 +140,7 @@ export async function askApproval(ctx: Context, call: ToolCall, approvalId: stri
  * if (!answer.approved) return notApproved(call, answer);
  */
 export async function approvalOnce(ctx: Context, call: ToolCall, approvalId: string, onAsk?: () => void): Promise<ApprovalAnswer> {
-  const answer = await ctx.once(toolCallRecord("approval", call.id), () => (onAsk?.(), askApproval(ctx, call, approvalId)), { rerunUnfinished: true });
+  const answer = await ctx.once(RECORDS.approval(call.id), () => (onAsk?.(), askApproval(ctx, call, approvalId)), { rerunUnfinished: true });
   // A question left unanswered is asked again.
   return answer.value;
 }

@@ -5,9 +5,8 @@
 import { createInterface } from "node:readline";
 import type { Interface } from "node:readline";
 import { Readable } from "node:stream";
-import { Context } from "../core/context.ts";
-import type { Event } from "../core/event.ts";
-import { WorkflowCancelledByUser } from "../core/errors.ts";
+import { Context, WorkflowCancelledByUser } from "../core/internal.ts";
+import type { Event } from "../core/internal.ts";
 import type { AgentInput, AgentResult, FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import type { Sessions } from "../sessions/sessions.ts";
 import { ToolApprovalEvent, ToolApprovalRequestEvent as ToolApprovalRequestEventClass } from "../../events/index.ts";

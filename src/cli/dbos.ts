@@ -6,12 +6,9 @@
  * `stepflow/dbos` is loaded only here, when asked for, so the CLI runs without
  * `@dbos-inc/dbos-sdk` installed.
  */
-import { eventTypeName } from "../core/event.ts";
-import type { Event, EventClass } from "../core/event.ts";
-import { decodeEvent } from "../core/serialize.ts";
-import type { SavedEvent } from "../core/serialize.ts";
+import { eventTypeName, decodeEvent, WorkflowCancelledByUser } from "../core/internal.ts";
+import type { Event, EventClass, SavedEvent } from "../core/internal.ts";
 import type { Readable } from "node:stream";
-import { WorkflowCancelledByUser } from "../core/errors.ts";
 import { FunctionOutputEvent, StreamEvent, ToolApprovalRequestEvent, ToolCallEvent } from "../../events/index.ts";
 import type { AgentResult, FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import type { DbosSessions } from "../dbos/sessions.ts";

@@ -1,5 +1,5 @@
 /** The CLI's errors and how they reach the user: one line, no stack trace, no secret. */
-import { StepflowError } from "../core/errors.ts";
+import { StepflowError } from "../core/internal.ts";
 
 /** A mistake in the command line: exit code 2. @example throw new UsageError("--llm must be offline or openai.") */
 export class UsageError extends StepflowError {

@@ -30,7 +30,7 @@ import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
 import { terminalSafe, terminalWriter } from "./terminal-text.ts";
 import { secretRedactor } from "../tools/secrets.ts";
-import { quoteInput } from "../core/user-text.ts";
+import { quoteInput } from "../core/internal.ts";
 
 const VERSION = packageVersion();
 const SYSTEM_PROMPT = "You are a helpful assistant. Use the calculator tools for arithmetic instead of computing in your head.";

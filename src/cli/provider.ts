@@ -6,7 +6,7 @@ import type { ToolCallLLM } from "@llamaindex/core/llms";
 import { OfflineDemoLLM } from "../llm/offline-model.ts";
 import { OpenAI } from "../llm/openai.ts";
 import { COPY_AGAIN, headerValueProblem } from "../llm/header-value.ts";
-import { maskCredentials, quoteInput } from "../core/user-text.ts";
+import { maskCredentials, quoteInput } from "../core/internal.ts";
 import { UsageError } from "./errors.ts";
 
 /** The chosen model and how to describe it to the user (never with the key). */

@@ -3,7 +3,7 @@
  * and their results on stderr, and a status line while nothing has arrived yet (TTY only).
  */
 import { FunctionOutputEvent, StreamEvent, ToolApprovalRequestEvent, ToolCallEvent } from "../../events/index.ts";
-import type { Event } from "../core/event.ts";
+import type { Event } from "../core/internal.ts";
 import { TerminalTextFilter, terminalSafe } from "./terminal-text.ts";
 import type { TerminalColors, TerminalWriter } from "./terminal-text.ts";
 

@@ -10,8 +10,7 @@ import { changesData, openApiTools, restApiTool } from "../../workflows/tools/re
 import type { OpenApiDocument } from "../../workflows/tools/openapi.ts";
 import type { OpenApiToolsOptions } from "../../workflows/tools/openapi-tools.ts";
 import { hrOpenApi, startHrApiServer } from "../../workflows/demo/hr-api-server.ts";
-import { ConfigurationError } from "../core/errors.ts";
-import { maskCredentials, quoteInput } from "../core/user-text.ts";
+import { ConfigurationError, maskCredentials, quoteInput } from "../core/internal.ts";
 import { UsageError } from "./errors.ts";
 
 /** The command-line options this reads. @example `{ openapi: "hr.yaml", api: "http://127.0.0.1:8080" }` */

@@ -6,8 +6,8 @@
  */
 import pg from "pg";
 import type { Pool, PoolClient } from "pg";
-import { maskCredentials } from "../core/user-text.ts";
-import type { ContextJSON } from "../core/context-format.ts";
+import { maskCredentials } from "../core/internal.ts";
+import type { ContextJSON } from "../core/internal.ts";
 import { DbosDatabaseError } from "./errors.ts";
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_dbos_checkpoints (

@@ -5,12 +5,11 @@
  */
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
 import { randomUUID } from "node:crypto";
-import { isEvent } from "../core/event.ts";
-import type { Event } from "../core/event.ts";
-import { encodeEvent } from "../core/serialize.ts";
-import type { Json, SavedEvent } from "../core/serialize.ts";
+import { isEvent, encodeEvent } from "../core/internal.ts";
+import type { Event, Json, SavedEvent } from "../core/internal.ts";
 import { describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import { DbosDatabaseError, DbosRunFailedError, DbosRuntimeError } from "./errors.ts";
+import { ConfigurationError } from "../index.ts";
 import {
   ANSWER_TOPIC,
   DEFAULT_QUEUE,
@@ -118,7 +117,7 @@ export class DbosRuns {
     options: { readonly runId?: string; readonly queue?: string; readonly partitionKey?: string } = {},
   ): Promise<string> {
     if (typeof workflow !== "string" || workflow.length === 0)
-      throw new DbosRuntimeError(`start() takes the name a worker knows the workflow by, like "agent"; got ${String(workflow)}.`);
+      throw new ConfigurationError(`start() takes the name a worker knows the workflow by, like "agent"; got ${String(workflow)}.`, "workflow", workflow);
     const runId = options.runId ?? randomUUID();
     try {
       await this.#client.enqueue(

@@ -1,5 +1,5 @@
 /** What can go wrong when runs are durable on DBOS, each as its own error class. */
-import { StepflowError } from "../core/errors.ts";
+import { StepflowError } from "../core/internal.ts";
 
 /** PostgreSQL could not be reached or used; `database` names it without its password. @example `if (e instanceof DbosDatabaseError) console.error(e.database)` */
 export class DbosDatabaseError extends StepflowError {

@@ -1,5 +1,5 @@
 /** What the workers and the clients of durable runs agree on: names in DBOS, and what a run returns. */
-import type { Json } from "../core/serialize.ts";
+import type { Json } from "../core/internal.ts";
 import { DbosAnswerTimeoutError, DbosRunFailedError } from "./errors.ts";
 
 /**

@@ -5,16 +5,18 @@
  * from the last of them; the journal keeps the side effects (`ctx.once`, the agent's tool
  * calls) of the execution that was cut short from happening twice.
  */
-import { Context } from "../core/context.ts";
-import type { ContextJSON } from "../core/context-format.ts";
-import { InputRequiredEvent, StopEvent } from "../core/event.ts";
-import type { Event } from "../core/event.ts";
-import { useJournal } from "../core/journal/context-journal.ts";
-import type { Journal } from "../core/journal/types.ts";
-import { RunEndedEvent, RunStartedEvent, StepStateChangedEvent } from "../core/lifecycle.ts";
-import { encodeEvent, encodeValue } from "../core/serialize.ts";
-import type { Json, SavedEvent } from "../core/serialize.ts";
-import type { AnyWorkflow } from "../core/workflow.ts";
+import {
+  Context,
+  InputRequiredEvent,
+  StopEvent,
+  useJournal,
+  RunEndedEvent,
+  RunStartedEvent,
+  StepStateChangedEvent,
+  encodeEvent,
+  encodeValue,
+} from "../core/internal.ts";
+import type { ContextJSON, Event, Journal, Json, SavedEvent, AnyWorkflow } from "../core/internal.ts";
 import type { Checkpoints } from "./checkpoints.ts";
 
 /** How a part ended: the run finished (its result), failed, or waits for an answer. */

@@ -9,11 +9,8 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Pool } from "pg";
-import { Context } from "../core/context.ts";
-import type { ContextJSON } from "../core/context-format.ts";
-import { ContextSerdeError } from "../core/serialize.ts";
-import type { Json } from "../core/serialize.ts";
-import type { AnyWorkflow } from "../core/workflow.ts";
+import { Context, ContextSerdeError } from "../core/internal.ts";
+import type { ContextJSON, Json, AnyWorkflow } from "../core/internal.ts";
 import { PostgresSessionStore } from "../sessions/postgres-store.ts";
 import { sessionMemoryOf } from "../sessions/session-memory.ts";
 import type { MessageWindow, SessionMemory } from "../sessions/session-memory.ts";
@@ -23,6 +20,7 @@ import { createTable as createTableOnce, describeDatabase, openPool, unreachable
 import { DbosRuns } from "./client.ts";
 import type { DbosRunsOptions } from "./client.ts";
 import { DbosDatabaseError, DbosRuntimeError } from "./errors.ts";
+import { ConfigurationError } from "../index.ts";
 import { DEFAULT_QUEUE } from "./protocol.ts";
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_dbos_session_turns (
@@ -283,7 +281,11 @@ export class DbosSessions {
   static async connect(options: DbosSessionsOptions): Promise<DbosSessions> {
     const workflow = options.workflow ?? DEFAULT_WORKFLOW;
     if (typeof workflow !== "string" || workflow.length === 0)
-      throw new DbosRuntimeError(`workflow is the name the workers know the session's workflow by, like "agent"; got ${String(workflow)}.`);
+      throw new ConfigurationError(
+        `workflow is the name the workers know the session's workflow by, like "agent"; got ${String(workflow)}.`,
+        "workflow",
+        workflow,
+      );
     const pool = await openPool(options.database, 2);
     try {
       await createTable(pool, describeDatabase(options.database));

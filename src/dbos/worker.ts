@@ -14,11 +14,9 @@ import { DBOS } from "@dbos-inc/dbos-sdk";
 // DBOS's own recovery of an executor's runs, which its Conductor calls for a dead executor; not re-exported by the package's main entry.
 import { DBOSExecutor } from "@dbos-inc/dbos-sdk/internal/dbos-executor";
 import type { Pool } from "pg";
-import { ConfigurationError } from "../core/errors.ts";
+import { ConfigurationError } from "../core/internal.ts";
 import { PostgresJournal } from "../journal/postgres-journal.ts";
-import type { AnyWorkflow } from "../core/workflow.ts";
-import type { Event } from "../core/event.ts";
-import type { Json, SavedEvent } from "../core/serialize.ts";
+import type { AnyWorkflow, Event, Json, SavedEvent } from "../core/internal.ts";
 import { Checkpoints, describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import { DbosRuntimeError } from "./errors.ts";
 import {

@@ -1,10 +1,8 @@
 /** Doing a piece of work with a side effect at most once per key, whoever asks and however often. */
-import type { Context } from "../core/context.ts";
-import { journalOf } from "../core/journal/context-journal.ts";
-import type { Journal } from "../core/journal/types.ts";
-import type { OnceResult } from "../core/step-once.ts";
+import type { Context, Journal, OnceResult } from "../core/internal.ts";
+import { journalOf } from "../core/internal.ts";
 
-export type { OnceResult } from "../core/step-once.ts";
+export type { OnceResult } from "../core/internal.ts";
 
 /**
  * Runs `work` unless the journal has a record under `key`; its result must be JSON. Inside a

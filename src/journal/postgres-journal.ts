@@ -3,8 +3,8 @@
  * `PostgresSessionStore` keeps one in its own database. A key is claimed by one INSERT, so two
  * processes cannot both claim it.
  */
-import { JournalError, checkJournalKey } from "../core/journal/types.ts";
-import type { Journal, JournalClaim } from "../core/journal/types.ts";
+import { JournalError, checkJournalKey } from "../core/internal.ts";
+import type { Journal, JournalClaim } from "../core/internal.ts";
 
 const TABLE = `CREATE TABLE IF NOT EXISTS stepflow_journal (
   key TEXT PRIMARY KEY,

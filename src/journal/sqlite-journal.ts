@@ -3,9 +3,11 @@
  * keeps one in its own database. A key is claimed by one INSERT, so two processes cannot both
  * claim it.
  */
-import { SqliteThread } from "../sessions/sqlite-thread.ts";
-import { JournalError, checkJournalKey } from "../core/journal/types.ts";
-import type { Journal, JournalClaim } from "../core/journal/types.ts";
+import { loadPackage, resolvePackage } from "../sqlite-thread/load-package.ts";
+import { SqliteThread } from "../sqlite-thread/sqlite-thread.ts";
+import type { SqliteThreadSetup } from "../sqlite-thread/sqlite-thread.ts";
+import { JournalError, checkJournalKey } from "../core/internal.ts";
+import type { Journal, JournalClaim } from "../core/internal.ts";
 
 const TABLE = `CREATE TABLE IF NOT EXISTS stepflow_journal (
   key TEXT PRIMARY KEY,
@@ -48,7 +50,8 @@ export class SqliteJournal implements Journal {
    * Its statements run in a worker thread, as the session store's do.
    */
   static async open(path: string): Promise<SqliteJournal> {
-    return new SqliteJournal(await SqliteThread.open({ url: `file:${path}`, timeout: 5000, concurrency: 1 }, `SQLite ${path}`), `SQLite ${path}`, true);
+    const db = await SqliteThread.open({ url: `file:${path}`, timeout: 5000, concurrency: 1 }, `SQLite ${path}`, JOURNAL_THREAD);
+    return new SqliteJournal(db, `SQLite ${path}`, true);
   }
 
   async begin(key: string): Promise<JournalClaim> {
@@ -101,3 +104,17 @@ export class SqliteJournal implements Journal {
     }
   }
 }
+
+const missingDriver = () =>
+  new JournalError("The SQLite journal needs the package @libsql/client, which is not installed. Install it next to stepflow: npm install @libsql/client");
+
+/** The journal's terms for its SQLite thread. */
+const JOURNAL_THREAD: SqliteThreadSetup = {
+  driverURL: () => resolvePackage("@libsql/client", missingDriver),
+  loadDriver: () => loadPackage("@libsql/client", missingDriver),
+  stopped: (description, exitCode, options) =>
+    new JournalError(
+      `The worker thread of the journal ${description} stopped${exitCode === undefined ? "" : ` (exit code ${exitCode})`}. Calls waiting for it failed, and a claim among them may or may not have been recorded. Open the journal again to continue.`,
+      options,
+    ),
+};

@@ -6,8 +6,7 @@
  * The SDK still sends the request, retries, and throws its `APIError`s for HTTP errors.
  */
 import type { OpenAI as LlamaIndexOpenAI } from "@llamaindex/openai";
-import { StepflowError } from "../core/errors.ts";
-import { quoteInput } from "../core/user-text.ts";
+import { StepflowError, quoteInput } from "../core/internal.ts";
 import { ServerSentEventParser } from "./server-sent-events.ts";
 
 type OpenAIClient = Awaited<LlamaIndexOpenAI["session"]>;

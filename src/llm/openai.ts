@@ -37,9 +37,8 @@ import type {
   ToolCallLLMMessageOptions,
 } from "@llamaindex/core/llms";
 import { OpenAI as LlamaIndexOpenAI } from "@llamaindex/openai";
-import { ConfigurationError, StepflowError } from "../core/errors.ts";
+import { ConfigurationError, StepflowError, isRecord } from "../core/internal.ts";
 import { COPY_AGAIN, headerValueProblem } from "./header-value.ts";
-import { isRecord } from "../core/is-record.ts";
 import { redactError, secretRedactor } from "../tools/secrets.ts";
 import { openChatStream } from "./openai-stream.ts";
 export { LLMStreamError } from "./openai-stream.ts";

@@ -6,7 +6,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { JSONObject } from "@llamaindex/core/global";
 import type { ChatMessage, ToolCall } from "@llamaindex/core/llms";
-import { StepflowError } from "../core/errors.ts";
+import { StepflowError } from "../core/internal.ts";
 import { LocalLLM } from "./local-llm.ts";
 import type { LocalReply } from "./local-llm.ts";
 

@@ -3,8 +3,8 @@
  * it streams, and its tool calls complete.
  */
 import type { BaseTool, ChatMessage, ChatResponseChunk, ToolCall, ToolCallLLM, ToolCallLLMMessageOptions } from "@llamaindex/core/llms";
-import { observeOperation, observing } from "../core/observer.ts";
-import type { ObservedAttributes } from "../core/observer.ts";
+import { observeOperation, observing } from "../core/internal.ts";
+import type { ObservedAttributes } from "../core/internal.ts";
 import { usageOf } from "./token-usage.ts";
 import type { TokenUsage } from "./token-usage.ts";
 

@@ -5,7 +5,7 @@
  */
 import type { BaseTool } from "@llamaindex/core/llms";
 import { tokenizers } from "@llamaindex/env/tokenizers";
-import { isRecord } from "../core/is-record.ts";
+import { isRecord } from "../core/internal.ts";
 
 /**
  * What one LLM call cost, as the server reported it.

@@ -10,8 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ConfigurationError, StepflowError } from "../core/errors.ts";
-import { maskCredentials } from "../core/user-text.ts";
+import { ConfigurationError, StepflowError, maskCredentials } from "../core/internal.ts";
 import { cutForModel } from "../tools/cut-text.ts";
 
 /** An MCP server started as a child process, spoken to over its stdin and stdout. @example `{ command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] }` */

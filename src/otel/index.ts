@@ -12,8 +12,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { SpanKind, SpanStatusCode, context, isSpanContextValid, trace } from "@opentelemetry/api";
 import type { Attributes, Span, Tracer, TracerProvider } from "@opentelemetry/api";
-import { addRunObserver } from "../core/observer.ts";
-import type { ObservedAttributes, OperationObservation, RunObservation, RunObserver, StepObservation } from "../core/observer.ts";
+import { addRunObserver } from "../core/internal.ts";
+import type { ObservedAttributes, OperationObservation, RunObservation, RunObserver, StepObservation } from "../core/internal.ts";
 
 /** Options of {@link instrumentStepflow}. @example `{ tracerProvider: provider }` */
 export interface StepflowInstrumentationOptions {

@@ -6,17 +6,19 @@
  * by one server of those sharing the store: the one holding its lease.
  */
 import { randomUUID } from "node:crypto";
-import { Context } from "../core/context.ts";
-import type { ContextJSON } from "../core/context.ts";
-import { StepflowError, WorkflowCancelledByUser, WorkflowTimeoutError } from "../core/errors.ts";
-import { InputRequiredEvent } from "../core/event.ts";
-import type { Event, EventClass } from "../core/event.ts";
-import type { WorkflowHandler } from "../core/handler.ts";
-import { useJournal } from "../core/journal/context-journal.ts";
-import type { AnyWorkflow } from "../core/workflow.ts";
-import { DEFAULT_CODECS, decodeValue } from "../core/serialize.ts";
-import { eventsFromOutside } from "../core/outside-events.ts";
-import { untrustedContext } from "../core/untrusted-context.ts";
+import {
+  Context,
+  StepflowError,
+  WorkflowCancelledByUser,
+  WorkflowTimeoutError,
+  InputRequiredEvent,
+  DEFAULT_CODECS,
+  decodeValue,
+  eventsFromOutside,
+  untrustedContext,
+  useJournal,
+} from "../core/internal.ts";
+import type { ContextJSON, Event, EventClass, WorkflowHandler, AnyWorkflow } from "../core/internal.ts";
 import type { HandlerInfo, HandlerStatus, JsonObject, StreamedEvent } from "../client/types.ts";
 import { FINAL_STATUSES, ServedHandler } from "./served-handler.ts";
 import type { HandlerState } from "./served-handler.ts";

@@ -4,8 +4,8 @@
  * its messages the event log (appended, never rewritten). Finished handlers are read back from
  * here on request; the server holds only the runs it is running.
  */
-import type { ContextJSON } from "../core/context.ts";
-import { StepflowError } from "../core/errors.ts";
+import type { ContextJSON } from "../core/internal.ts";
+import { StepflowError } from "../core/internal.ts";
 import { SessionConflictError } from "../sessions/types.ts";
 import type { SessionStore } from "../sessions/types.ts";
 import type { StreamedEvent } from "../client/types.ts";

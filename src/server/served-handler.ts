@@ -2,10 +2,8 @@
  * One run the server holds: its numbered event log, what it waits for, how it ended, and the
  * readers following it. Persistence and HTTP live elsewhere; this is the in-memory truth.
  */
-import { eventTypeName, HumanResponseEvent, InputRequiredEvent } from "../core/event.ts";
-import type { Event, EventClass } from "../core/event.ts";
-import { encodeEvent, encodeValue } from "../core/serialize.ts";
-import type { Codecs } from "../core/serialize.ts";
+import { eventTypeName, HumanResponseEvent, InputRequiredEvent, encodeEvent, encodeValue } from "../core/internal.ts";
+import type { Event, EventClass, Codecs } from "../core/internal.ts";
 import type { HandlerInfo, HandlerStatus, JsonObject, JsonValue, StreamedEvent } from "../client/types.ts";
 
 /** The final statuses: a handler in one of them writes no more events. */

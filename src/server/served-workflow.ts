@@ -1,7 +1,6 @@
 /** How a workflow is registered with a server: the workflow and what the server tells clients about it. */
 import type { z } from "zod";
-import type { EventClass } from "../core/event.ts";
-import type { AnyWorkflow } from "../core/workflow.ts";
+import type { EventClass, AnyWorkflow } from "../core/internal.ts";
 
 /**
  * A workflow the server runs under a name.

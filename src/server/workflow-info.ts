@@ -1,9 +1,7 @@
 /** What the server tells clients about a workflow: its graph and its event types, as JSON. */
 import { z } from "zod";
-import { eventTypeName, HumanResponseEvent, InputRequiredEvent, isSubclassOf, StartEvent, StopEvent } from "../core/event.ts";
-import type { EventClass } from "../core/event.ts";
-import { toMermaid } from "../core/graph.ts";
-import { approvalAnswerOf } from "../core/outside-events.ts";
+import { approvalAnswerOf, eventTypeName, HumanResponseEvent, InputRequiredEvent, isSubclassOf, StartEvent, StopEvent, toMermaid } from "../core/internal.ts";
+import type { EventClass } from "../core/internal.ts";
 import type { EventRole, JsonObject, WorkflowInfo } from "../client/types.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
 import { sendableTypes } from "./handler-registry.ts";

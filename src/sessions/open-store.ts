@@ -4,7 +4,7 @@ import { dirname } from "node:path";
 import { MemorySessionStore } from "./memory-store.ts";
 import { PostgresSessionStore } from "./postgres-store.ts";
 import { SqliteSessionStore } from "./sqlite-store.ts";
-import { maskCredentials, quoteInput } from "../core/user-text.ts";
+import { maskCredentials, quoteInput } from "../core/internal.ts";
 import { SessionStoreError } from "./types.ts";
 import type { SessionStore } from "./types.ts";
 

@@ -9,9 +9,8 @@
  * sessions at once share statements (`LoadBatch`), and so do their saves (`#sendSaves`).
  */
 import type { Pool, PoolClient } from "pg";
-import { StepflowError } from "../core/errors.ts";
+import { StepflowError, maskCredentials } from "../core/internal.ts";
 import { PostgresJournal } from "../journal/postgres-journal.ts";
-import { maskCredentials } from "../core/user-text.ts";
 import { loadDriver } from "./load-driver.ts";
 import { LoadBatch } from "./load-batch.ts";
 import { SessionConflictError, SessionStoreError, checkRange, checkSave, checkSessionId, checkStoredMessages, listLimit, loadedRange } from "./types.ts";

@@ -4,8 +4,7 @@
  * each and load back only the newest the next turn reads. `Sessions` knows no store key and no
  * codec of any workflow; the `FunctionCallingAgent` supplies one (workflows/agent-sessions.ts).
  */
-import type { Context, ContextJSON } from "../core/context.ts";
-import type { Json } from "../core/serialize.ts";
+import type { Context, ContextJSON, Json } from "../core/internal.ts";
 import { SessionStoreError } from "./types.ts";
 
 /**

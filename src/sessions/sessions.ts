@@ -8,19 +8,12 @@
  * those are loaded and put back.
  */
 import type { ChatMessage } from "@llamaindex/core/llms";
-import { Context } from "../core/context.ts";
-import type { ContextJSON } from "../core/context.ts";
-import type { Event } from "../core/event.ts";
-import type { WorkflowHandler } from "../core/handler.ts";
-import { ContextSerdeError } from "../core/serialize.ts";
-import type { Json } from "../core/serialize.ts";
-import type { RunOptions, Workflow } from "../core/workflow.ts";
+import { Context, ContextSerdeError, useJournal, currentSlice, nextSlice, sliceSpent, workDone } from "../core/internal.ts";
+import type { ContextJSON, Event, WorkflowHandler, Json, RunOptions, Workflow } from "../core/internal.ts";
 import { checkSessionMemory, sessionMemoryOf } from "./session-memory.ts";
 import type { MessageWindow, SessionMemory } from "./session-memory.ts";
 import { SessionConflictError, SessionStoreError, checkSessionId } from "./types.ts";
 import type { SessionRecord, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
-import { useJournal } from "../core/journal/context-journal.ts";
-import { currentSlice, nextSlice, sliceSpent, workDone } from "../core/time-slices.ts";
 import { WindowCache, deepFreeze } from "./window-cache.ts";
 import { messageJson } from "./message-json.ts";
 import type { CachedWindow, WindowCacheOptions } from "./window-cache.ts";

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { InStatement, Row } from "@libsql/client";
-import { StepflowError } from "../core/errors.ts";
+import { StepflowError } from "../core/internal.ts";
 import { SqliteJournal } from "../journal/sqlite-journal.ts";
 import { SqliteThread } from "./sqlite-thread.ts";
 import { LoadBatch } from "./load-batch.ts";

@@ -3,10 +3,8 @@
  * small context snapshot plus an append-only list of chat messages; a save names the version
  * it read, so two processes continuing one session cannot both win.
  */
-import { StepflowError } from "../core/errors.ts";
-import { ContextSerdeError } from "../core/serialize.ts";
-import { quoteInput } from "../core/user-text.ts";
-import type { Journal } from "../core/journal/types.ts";
+import { StepflowError, ContextSerdeError, quoteInput } from "../core/internal.ts";
+import type { Journal } from "../core/internal.ts";
 
 /** One stored chat message (its JSON), numbered from 1 in the order it was appended. */
 export interface StoredMessage {

@@ -3,7 +3,7 @@
  * turn on one of them reads only the messages stored since (none when nobody else wrote), not
  * the whole window again. Bounded by sessions and by bytes, least recently used out first.
  */
-import type { Json } from "../core/serialize.ts";
+import type { Json } from "../core/internal.ts";
 import { SessionStoreError } from "./types.ts";
 
 /**

@@ -7,10 +7,9 @@
 import type { JSONValue } from "@llamaindex/core/global";
 import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
 import { z } from "zod";
-import { checkTimeout, startTimer } from "../core/timers.ts";
+import { checkTimeout, startTimer, observeOperation, observing } from "../core/internal.ts";
 import { startingToolCall } from "./current-tool-call.ts";
 import { zodSchemaOf } from "./tool.ts";
-import { observeOperation, observing } from "../core/observer.ts";
 import type { ArgumentSchema } from "./tool.ts";
 
 /** What one tool call produced: kept in `sources` and sent back to the model as `content`. */

@@ -7,8 +7,7 @@
 import type { BaseTool, ChatMessage, MessageContent } from "@llamaindex/core/llms";
 import MiniSearch from "minisearch";
 import { stemmer } from "stemmer";
-import { ConfigurationError } from "../core/errors.ts";
-import { isRecord } from "../core/is-record.ts";
+import { ConfigurationError, isRecord } from "../core/internal.ts";
 
 /**
  * Picks the tools to send the model for one question.

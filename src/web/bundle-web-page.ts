@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { brotliCompress, constants, gzip } from "node:zlib";
-import { StepflowError } from "../core/errors.ts";
+import { StepflowError } from "../core/internal.ts";
 
 /** The page's sources: next to this module in a clone (not shipped in the package). */
 export const PAGE_SOURCES = fileURLToPath(new URL("./page/", import.meta.url));

@@ -8,7 +8,7 @@
 import type { JSONValue } from "@llamaindex/core/global";
 import type { ToolMetadata } from "@llamaindex/core/llms";
 import { FunctionTool } from "@llamaindex/core/tools";
-import { isRecord } from "../../src/core/is-record.ts";
+import { isRecord } from "../../src/core/internal.ts";
 import { currentToolCall } from "../../src/tools/current-tool-call.ts";
 import { DEFAULT_MAX_SCHEMA_NODES, openApiEndpoints, openApiServerPath, oneLine, resolve, schemaBudget, shorten } from "./openapi.ts";
 import type { OpenApiDocument, SchemaBudget } from "./openapi.ts";

@@ -5,7 +5,7 @@
  * a made-up endpoint is answered with the real ones instead of being sent.
  */
 import { ConfigurationError } from "../../src/index.ts";
-import { isRecord } from "../../src/core/is-record.ts";
+import { isRecord } from "../../src/core/internal.ts";
 import { pathTemplateMatcher } from "./path-template.ts";
 
 /** An OpenAPI 3 document, parsed from JSON or YAML; only `openapi`, `info`, `servers`, `paths` and `components` are read. */

@@ -4,7 +4,7 @@
  * agent ask a human before the calls that change data, and show the request it approves.
  */
 import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
-import { isRecord } from "../../src/core/is-record.ts";
+import { isRecord } from "../../src/core/internal.ts";
 
 /** One OpenAPI operation as a tool: the request its calls send. */
 export interface OperationRequest {

@@ -9,8 +9,7 @@ import { cutForModel } from "../../src/tools/cut-text.ts";
 import { secretRedactor } from "../../src/tools/secrets.ts";
 import type { Redactor } from "../../src/tools/secrets.ts";
 import { ConfigurationError } from "../../src/index.ts";
-import { checkTimeout, startTimer } from "../../src/core/timers.ts";
-import { maskCredentials } from "../../src/core/user-text.ts";
+import { checkTimeout, startTimer, maskCredentials } from "../../src/core/internal.ts";
 import type { OpenApiEndpoint } from "./openapi.ts";
 
 /** What the model reads after a request: the HTTP status, the body (JSON, or text) and, for a redirect, where it points. */

@@ -6,7 +6,7 @@
  * forgotten unless someone still reads its stream.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { WorkflowTimeoutError } from "../../index.ts";
+import { ConfigurationError, WorkflowTimeoutError } from "../../index.ts";
 import type { AnyWorkflowEventData, WorkflowEvent, WorkflowEventData } from "./event.ts";
 import { StreamChannel, WorkflowStream } from "./stream.ts";
 
@@ -403,7 +403,7 @@ export function createContext({ listeners, timeout = null, asyncContext = true }
   };
   if (timeout !== null) {
     if (!Number.isFinite(timeout) || timeout <= 0)
-      throw new RangeError(`The timeout must be a positive number of milliseconds, or null for none; got ${timeout}.`);
+      throw new ConfigurationError(`The timeout must be a positive number of milliseconds, or null for none; got ${timeout}.`, "timeout", timeout);
     timer = setTimeout(() => {
       timer = null;
       fail(

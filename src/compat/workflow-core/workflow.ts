@@ -2,6 +2,7 @@
  * `createWorkflow()`: a registry of handlers by the event types they accept, and the factory of
  * contexts that run them.
  */
+import { ConfigurationError } from "../../index.ts";
 import { createContext, type ContextOptions, type Handler, type Listeners, type WorkflowContext } from "./context.ts";
 import type { WorkflowEvent, WorkflowEventData } from "./event.ts";
 
@@ -53,13 +54,21 @@ export type WorkflowOptions = ContextOptions;
  */
 export function createWorkflow(options: WorkflowOptions = {}): Workflow {
   if (options.timeout !== undefined && options.timeout !== null && (!Number.isFinite(options.timeout) || options.timeout <= 0)) {
-    throw new RangeError(`createWorkflow({ timeout }) takes a positive number of milliseconds, or null for none; got ${String(options.timeout)}.`);
+    throw new ConfigurationError(
+      `createWorkflow({ timeout }) takes a positive number of milliseconds, or null for none; got ${String(options.timeout)}.`,
+      "timeout",
+      options.timeout,
+    );
   }
   const listeners: Listeners = new Map();
   return {
     handle(accept, handler) {
       if (!Array.isArray(accept) || accept.length === 0)
-        throw new TypeError("workflow.handle() takes a non-empty array of event types first, for example workflow.handle([startEvent], handler).");
+        throw new ConfigurationError(
+          "workflow.handle() takes a non-empty array of event types first, for example workflow.handle([startEvent], handler).",
+          "accept",
+          accept,
+        );
       const key = accept as readonly WorkflowEvent<unknown>[];
       let handlers = listeners.get(key);
       if (handlers === undefined) listeners.set(key, (handlers = new Set()));

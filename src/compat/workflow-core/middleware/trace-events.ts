@@ -8,6 +8,7 @@
  * finished call leaves `next` once its own descendants have finished, so a long run does not
  * keep every call it made; `prev` chains are kept as long as their events are referenced.
  */
+import { ConfigurationError } from "../../../index.ts";
 import { getContext, HOOKS, type ContextHooks, type Handler, type HandlerFn, type WorkflowContext } from "../context.ts";
 import type { AnyWorkflowEventData, WorkflowEvent, WorkflowEventData } from "../event.ts";
 import type { WorkflowStream } from "../stream.ts";
@@ -117,7 +118,7 @@ export function createHandlerDecorator<Metadata>(config: {
   };
   decorators.set(id, decorator);
   return (handler) => {
-    if (typeof handler !== "function") throw new TypeError(`A handler decorator takes a handler function; got ${typeof handler}.`);
+    if (typeof handler !== "function") throw new ConfigurationError(`A handler decorator takes a handler function; got ${typeof handler}.`, "handler", handler);
     decorator.handlers.add(handler);
     return handler;
   };
@@ -241,7 +242,11 @@ export function withTraceEvents<
     const context = workflow.createContext(...args);
     const hooks = (context as WorkflowContext & { [HOOKS]?: ContextHooks })[HOOKS];
     if (hooks === undefined)
-      throw new TypeError("withTraceEvents() takes a workflow of stepflow/compat/workflow-core (createWorkflow(), or one wrapped by its middleware).");
+      throw new ConfigurationError(
+        "withTraceEvents() takes a workflow of stepflow/compat/workflow-core (createWorkflow(), or one wrapped by its middleware).",
+        "workflow",
+        workflow,
+      );
     const root: HandlerContext = {
       handler: noop,
       inputEvents: [],

@@ -3,6 +3,7 @@
  * workflow's graph declared as `[inputs, outputs]` pairs, and `strictHandle`, whose handlers get
  * a `sendEvent` that the type checker lets send only the declared outputs.
  */
+import { ConfigurationError } from "../../../index.ts";
 import type { Handler, WorkflowContext } from "../context.ts";
 import type { WorkflowEvent, WorkflowEventData } from "../event.ts";
 
@@ -83,7 +84,11 @@ export function withValidation<
   },
 >(workflow: WorkflowLike, validation: Validation): WithValidationWorkflow<Validation> & WorkflowLike {
   if (!Array.isArray(validation) || validation.some((pair) => !Array.isArray(pair) || !Array.isArray(pair[0]) || !Array.isArray(pair[1])))
-    throw new TypeError("withValidation() takes the workflow, then a list of [inputs, outputs] pairs, for example [[[startEvent], [stopEvent]]].");
+    throw new ConfigurationError(
+      "withValidation() takes the workflow, then a list of [inputs, outputs] pairs, for example [[[startEvent], [stopEvent]]].",
+      "validation",
+      validation,
+    );
   const safeSender = (context: WorkflowContext, events: readonly WorkflowEventData<unknown>[]) => {
     const allowed = validation
       .filter(([inputs]) => inputs.length === events.length && inputs.every((input, i) => input.include(events[i])))

@@ -3,6 +3,7 @@
  * zod schema (zod 3 or 4) checks when an event is made.
  */
 import * as z4 from "zod/v4/core";
+import { ConfigurationError } from "../../../index.ts";
 import { workflowEvent, type WorkflowEvent, type WorkflowEventConfig } from "../event.ts";
 
 /**
@@ -34,7 +35,7 @@ export const zodEvent = <T, DebugLabel extends string = string>(
   config?: WorkflowEventConfig<DebugLabel>,
 ): WorkflowEvent<T, DebugLabel> & { readonly schema: ZodSchema<T> } => {
   if (schema === null || typeof schema !== "object" || !("_zod" in schema || typeof (schema as { parse?: unknown }).parse === "function"))
-    throw new TypeError("zodEvent() takes a zod schema first, for example zodEvent(z.object({ name: z.string() })).");
+    throw new ConfigurationError("zodEvent() takes a zod schema first, for example zodEvent(z.object({ name: z.string() })).", "schema", schema);
   const event = workflowEvent<T, DebugLabel>(config);
   // The schema's own parse where it has one (zod and zod/v3): it throws the `ZodError` its users
   // catch; upstream always used zod/v4/core's, which throws the core `$ZodError` instead.

@@ -16,7 +16,7 @@
  * JavaScript, not TypeScript: a worker does not inherit the loader hooks (tsx) of the thread
  * that starts it, and loading a TypeScript loader in every worker tripled the time to open a
  * store when running from the sources. The messages' types are in sqlite-wire.ts; the tests in
- * test/sqlite-thread.test.ts hold this file to them. `npm run build` copies it into dist/.
+ * test/sessions/sqlite-thread.test.ts hold this file to them. `npm run build` copies it into dist/.
  */
 import { createRequire } from "node:module";
 import { parentPort, receiveMessageOnPort } from "node:worker_threads";

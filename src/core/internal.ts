@@ -1,0 +1,32 @@
+/**
+ * The engine core as the rest of stepflow uses it: tools, LLM clients, journals, sessions, the
+ * server, DBOS, OpenTelemetry, MCP, the CLI and the agent import the core through this file or
+ * the public entry (src/index.ts), never a core file directly. What the core lays out in its
+ * files is its own business; this list is what it promises the layers above. Not a public
+ * entry point: applications import "stepflow".
+ */
+export type { ContextJSON } from "./context-format.ts";
+export { Context } from "./context.ts";
+export { ConfigurationError, StepflowError, WorkflowCancelledByUser, WorkflowTimeoutError } from "./errors.ts";
+export { Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, eventTypeName, isEvent, isSubclassOf } from "./event.ts";
+export type { EventClass } from "./event.ts";
+export { toMermaid } from "./graph.ts";
+export type { WorkflowHandler } from "./handler.ts";
+export { isRecord } from "./is-record.ts";
+export { journalOf, processJournal, useJournal } from "./journal/context-journal.ts";
+export { MemoryJournal } from "./journal/memory-journal.ts";
+export { JournalError, checkJournalKey } from "./journal/types.ts";
+export type { Journal, JournalClaim, JournalEntry } from "./journal/types.ts";
+export { RunEndedEvent, RunStartedEvent, StepStateChangedEvent } from "./lifecycle.ts";
+export { addRunObserver, observeOperation, observing } from "./observer.ts";
+export { approvalAnswerOf, eventsFromOutside } from "./outside-events.ts";
+export type { ObservedAttributes, OperationObservation, RunObservation, RunObserver, StepObservation } from "./observer.ts";
+export { ContextSerdeError, DEFAULT_CODECS, decodeEvent, decodeValue, encodeEvent, encodeValue } from "./serialize.ts";
+export type { Codecs, Json, SavedEvent } from "./serialize.ts";
+export type { OnceResult } from "./step-once.ts";
+export { currentSlice, nextSlice, sliceSpent, workDone } from "./time-slices.ts";
+export { checkTimeout, startTimer } from "./timers.ts";
+export { untrustedContext } from "./untrusted-context.ts";
+export { describeValue, maskCredentials, quoteInput } from "./user-text.ts";
+export { Workflow } from "./workflow.ts";
+export type { AnyWorkflow, RunOptions } from "./workflow.ts";
