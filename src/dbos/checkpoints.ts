@@ -127,7 +127,7 @@ export function unreachable(url: string, error: unknown): DbosDatabaseError {
 export type RecordedOutcome =
   { readonly kind: "finished"; readonly result: Json } | { readonly kind: "failed"; readonly error: { readonly name: string; readonly message: string } };
 
-/** What a part finds of its run: the newest checkpoint, and the run's outcome if its end is recorded. */
+/** What a part finds of its run: the newest checkpoint, and the run's outcome if its end is recorded. @example `{ checkpoint: undefined, outcome: { kind: "finished", result: 4 } }` */
 export interface Found {
   readonly checkpoint: Checkpoint | undefined;
   readonly outcome: RecordedOutcome | undefined;

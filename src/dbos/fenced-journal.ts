@@ -13,7 +13,7 @@ import { claimant, fenceArgs, fenceCte, leaseLost } from "./lease.ts";
 import type { Fence } from "./lease.ts";
 import { retrying } from "./retry.ts";
 
-/** `PostgresJournal`'s table, and who claimed each key (to know a claim of one's own). */
+/** `PostgresJournal`'s table, and who claimed each key (to know a claim of one's own). @example await createTable(client, JOURNAL_SCHEMA) */
 export const JOURNAL_SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_journal (
   key TEXT PRIMARY KEY,
   result TEXT,

@@ -18,7 +18,7 @@ export interface Lease {
   readonly signal: AbortSignal;
 }
 
-/** What a part's writes are fenced by: its worker's lease, and DBOS's token of the part's execution (`undefined` outside DBOS). */
+/** What a part's writes are fenced by: its worker's lease, and DBOS's token of the part's execution (`undefined` outside DBOS). @example `{ lease, part: "3f2….part-1", owner: "9f…" }` */
 export interface Fence {
   readonly lease: Lease;
   /** The DBOS workflow id of the part. */
@@ -53,7 +53,7 @@ export function claimant(fence: Fence): string {
   return `${fence.lease.holder}@${fence.lease.epoch}/${fence.part}:${fence.owner ?? ""}`;
 }
 
-/** The error a part stops with when a write found its fence gone. */
+/** The error a part stops with when a write found its fence gone. @example throw leaseLost(fence, "checkpoint 4 of run 3f2…") */
 export function leaseLost(fence: Fence, what: string): DbosLeaseLostError {
   const { holder, epoch } = fence.lease;
   return new DbosLeaseLostError(

@@ -9,7 +9,7 @@
 import { retriablePostgresException } from "@dbos-inc/dbos-sdk/internal/system_database";
 import { DbosDatabaseError } from "./errors.ts";
 
-/** How long stepflow's own database work keeps retrying through an outage, in seconds, when a worker names none. */
+/** How long stepflow's own database work keeps retrying through an outage, in seconds, when a worker names none. @example `{ outageTolerance: DEFAULT_OUTAGE_TOLERANCE * 2 }` */
 export const DEFAULT_OUTAGE_TOLERANCE = 120;
 
 /** Where a retried piece of work goes and for how long. @example `{ database: "postgres://u:***@h/db", what: "the checkpoints of durable runs", tolerance: 120 }` */

@@ -42,7 +42,7 @@ export interface LeaseLoss {
   readonly takenOverBy: string | undefined;
 }
 
-/** The queues a taken-over worker's runs go back to when DBOS had them on none (runs started with `worker.run`). */
+/** The queues a taken-over worker's runs go back to when DBOS had them on none (runs started with `worker.run`). @example `{ parts: "stepflow", runs: "stepflow.runs" }` */
 export interface RecoveryQueues {
   /** The queue with the limits, for parts. */
   readonly parts: string;
