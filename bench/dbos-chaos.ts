@@ -100,6 +100,7 @@ interface Worker {
   id: string;
   proc: ChildProcess;
   out: string;
+  ready: boolean;
 }
 const workers = new Set<Worker>();
 /** pid → when it was killed. */
@@ -109,7 +110,7 @@ async function startWorker(url: string, id: string): Promise<Worker> {
   const proc = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "dbos-chaos-worker.ts"), url, id, apiURL, String(TAKEOVER_AFTER)], {
     stdio: ["ignore", "pipe", "pipe"],
   });
-  const worker: Worker = { id, proc, out: "" };
+  const worker: Worker = { id, proc, out: "", ready: false };
   workers.add(worker);
   proc.on("exit", () => workers.delete(worker));
   let err = "";
@@ -117,7 +118,9 @@ async function startWorker(url: string, id: string): Promise<Worker> {
   await new Promise<void>((resolve, reject) => {
     proc.stdout?.on("data", (d: Buffer) => {
       worker.out += String(d);
-      if (worker.out.includes("ready\n")) resolve();
+      if (!worker.out.includes("ready\n")) return;
+      worker.ready = true;
+      resolve();
     });
     proc.on("exit", (code) => reject(new Error(`worker ${id} exited with ${code} before it was ready:\n${err}`)));
   });
@@ -207,7 +210,8 @@ async function phase(faults: boolean, baselineMs: number | undefined): Promise<O
 
 /** Answers the run's approval request 1–3 s after it is asked (refusing when `approve` is false), as a human in another process would. */
 async function answer(runs: DbosRuns, runId: string, tag: string, approve: boolean): Promise<void> {
-  while ((await riding(() => runs.parked(runId, 30))) === 0) if ((await riding(() => runs.status(runId))) !== "pending") return;
+  // Until it has parked (its part may wait on the queue, or be taken over, meanwhile), or ended without asking.
+  while ((await riding(() => runs.parked(runId, 30))) === 0) if (!["pending", "enqueued"].includes(await riding(() => runs.status(runId)))) return;
   let approvalId: string | undefined;
   for await (const ev of runs.events(runId)) {
     if (ev.type !== "agent.ToolApprovalRequestEvent") continue;
@@ -239,7 +243,8 @@ async function injectFaults(url: string, baselineMs: number, done: () => boolean
       await server.start();
       continue;
     }
-    const live = [...workers];
+    // A worker that is up, and whose id no other process has: a worker id runs in one process at a time.
+    const live = [...workers].filter((w) => w.ready);
     const victim = live[Math.floor(random() * live.length)];
     if (!victim) continue;
     const sameId = n++ % 2 === 0;
