@@ -7,15 +7,19 @@
 import pg from "pg";
 import type { Pool, PoolClient } from "pg";
 import { maskCredentials } from "../core/internal.ts";
-import type { ContextJSON } from "../core/internal.ts";
+import type { ContextJSON, Json } from "../core/internal.ts";
 import { DbosDatabaseError } from "./errors.ts";
+import { fenceArgs, fenceCte, leaseLost } from "./lease.ts";
+import type { Fence } from "./lease.ts";
+import { retrying } from "./retry.ts";
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_dbos_checkpoints (
   run_id TEXT PRIMARY KEY,
   seq INTEGER NOT NULL,
   answered INTEGER NOT NULL,
   context JSONB NOT NULL,
-  updated_at TIMESTAMPTZ NOT NULL DEFAULT now())`;
+  updated_at TIMESTAMPTZ NOT NULL DEFAULT now());
+ALTER TABLE stepflow_dbos_checkpoints ADD COLUMN IF NOT EXISTS outcome JSONB`;
 const SCHEMA_LOCK = 748_213_926; // serialises CREATE … IF NOT EXISTS of processes starting together
 
 /**
@@ -61,6 +65,8 @@ export async function openPool(url: string, connections = 4): Promise<Pool> {
   }
   const pool = new pg.Pool({ connectionString: url, max: connections, connectionTimeoutMillis: 10_000 });
   pool.on("error", () => {}); // an idle client's lost connection: the next query reports it
+  // A checked-out client's lost connection: the query under way (or the next) reports it, never the process.
+  pool.on("connect", (client) => client.on("error", () => {}));
   try {
     const client = await pool.connect();
     try {
@@ -116,39 +122,89 @@ export function unreachable(url: string, error: unknown): DbosDatabaseError {
   });
 }
 
-/** The checkpoints of runs in one database. */
+/** How a run ended, kept with its checkpoint once the run has ended. @example `{ kind: "finished", result: { response: "Done." } }` */
+export type RecordedOutcome =
+  { readonly kind: "finished"; readonly result: Json } | { readonly kind: "failed"; readonly error: { readonly name: string; readonly message: string } };
+
+/** What a part finds of its run: the newest checkpoint, and the run's outcome if its end is recorded. @example `{ checkpoint: undefined, outcome: { kind: "finished", result: 4 } }` */
+export interface Found {
+  readonly checkpoint: Checkpoint | undefined;
+  readonly outcome: RecordedOutcome | undefined;
+}
+
+/**
+ * The checkpoints of runs in one database. Every write is fenced (see `lease.ts`) and retried
+ * through an outage (see `retry.ts`).
+ */
 export class Checkpoints {
   constructor(
     private readonly pool: Pool,
     private readonly database: string,
+    private readonly tolerance: number,
   ) {}
 
-  /** The newest checkpoint of `runId`, or `undefined` if the run has none yet. */
-  async load(runId: string): Promise<Checkpoint | undefined> {
-    const found = await this.#query("SELECT seq, answered, context FROM stepflow_dbos_checkpoints WHERE run_id = $1", [runId]);
-    const row = found.rows[0] as { seq: number; answered: number; context: ContextJSON } | undefined;
-    return row && { seq: row.seq, answered: row.answered, context: row.context };
-  }
-
-  /** Keeps `checkpoint` unless a newer one (a larger `seq`) is there already. */
-  async save(runId: string, checkpoint: Checkpoint): Promise<void> {
-    await this.#query(
-      `INSERT INTO stepflow_dbos_checkpoints (run_id, seq, answered, context) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (run_id) DO UPDATE SET seq = EXCLUDED.seq, answered = EXCLUDED.answered, context = EXCLUDED.context, updated_at = now()
-       WHERE stepflow_dbos_checkpoints.seq < EXCLUDED.seq`,
-      [runId, checkpoint.seq, checkpoint.answered, JSON.stringify(checkpoint.context)],
+  /** The newest checkpoint of `runId` and its outcome, if recorded; throws `DbosLeaseLostError` unless `fence` holds. */
+  async load(runId: string, fence: Fence): Promise<Found> {
+    const found = await this.#query(
+      `WITH ${fenceCte(2)} SELECT (SELECT count(*) FROM fence)::int AS held, c.seq, c.answered, c.context, c.outcome
+       FROM (SELECT 1) one LEFT JOIN stepflow_dbos_checkpoints c ON c.run_id = $1`,
+      [runId, ...fenceArgs(fence)],
     );
+    const row = found.rows[0] as { held: number; seq: number | null; answered: number; context: ContextJSON; outcome: RecordedOutcome | null };
+    // A recorded end is the run's, whoever asks: a part delivered again returns it.
+    if (row.outcome) return { checkpoint: undefined, outcome: row.outcome };
+    if (row.held === 0) throw leaseLost(fence, `the start of run ${runId}`);
+    return { checkpoint: row.seq === null ? undefined : { seq: row.seq, answered: row.answered, context: row.context }, outcome: undefined };
   }
 
-  /** Forgets the checkpoint of a run that ended: its outcome is DBOS's record from then on. */
-  async remove(runId: string): Promise<void> {
-    await this.#query("DELETE FROM stepflow_dbos_checkpoints WHERE run_id = $1", [runId]);
+  /** Keeps `checkpoint` unless a newer one (a larger `seq`) is there already, or the run's end is; throws `DbosLeaseLostError` unless `fence` holds. */
+  async save(runId: string, checkpoint: Checkpoint, fence: Fence): Promise<void> {
+    await this.#write(runId, checkpoint, null, fence);
+  }
+
+  /** Records how the run ended (its context is of no more use), in one write: from then on the run is never executed again. */
+  async end(runId: string, last: { readonly seq: number; readonly answered: number }, outcome: RecordedOutcome, fence: Fence): Promise<void> {
+    await this.#write(runId, { ...last, context: null }, outcome, fence);
+  }
+
+  /** Drops the context of a run that ended (its outcome stays: a part delivered late finds it). */
+  async compact(runId: string): Promise<void> {
+    await this.#query("UPDATE stepflow_dbos_checkpoints SET context = '{}'::jsonb WHERE run_id = $1 AND outcome IS NOT NULL", [runId]);
+  }
+
+  async #write(
+    runId: string,
+    checkpoint: Omit<Checkpoint, "context"> & { readonly context: ContextJSON | null },
+    outcome: RecordedOutcome | null,
+    fence: Fence,
+  ): Promise<void> {
+    const written = await this.#query(
+      `WITH ${fenceCte(6)}
+       INSERT INTO stepflow_dbos_checkpoints (run_id, seq, answered, context, outcome)
+       SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM fence)
+       ON CONFLICT (run_id) DO UPDATE SET seq = EXCLUDED.seq, answered = EXCLUDED.answered, context = EXCLUDED.context, outcome = EXCLUDED.outcome, updated_at = now()
+       WHERE stepflow_dbos_checkpoints.seq < EXCLUDED.seq AND stepflow_dbos_checkpoints.outcome IS NULL
+       RETURNING (SELECT count(*) FROM fence)::int AS held`,
+      [
+        runId,
+        checkpoint.seq,
+        checkpoint.answered,
+        JSON.stringify(checkpoint.context ?? {}),
+        outcome === null ? null : JSON.stringify(outcome),
+        ...fenceArgs(fence),
+      ],
+    );
+    if (written.rowCount === 1) return;
+    // Nothing written: a newer checkpoint was there (this write is a retry of one that landed), or the fence is gone.
+    const held = await this.#query(`WITH ${fenceCte(1)} SELECT count(*)::int AS held FROM fence`, fenceArgs(fence));
+    if ((held.rows[0] as { held: number }).held === 0) throw leaseLost(fence, `checkpoint ${checkpoint.seq} of run ${runId}`);
   }
 
   async #query(sql: string, args: unknown[]): Promise<pg.QueryResult> {
     try {
-      return await this.pool.query(sql, args);
+      return await retrying(() => this.pool.query(sql, args), { database: this.database, what: "the checkpoints of durable runs", tolerance: this.tolerance });
     } catch (error) {
+      if (error instanceof DbosDatabaseError) throw error;
       throw new DbosDatabaseError(`Cannot use the checkpoints of durable runs in ${this.database}: ${(error as Error).message}`, this.database, {
         cause: error,
       });

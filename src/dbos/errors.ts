@@ -41,3 +41,22 @@ export class DbosAnswerTimeoutError extends StepflowError {
 export class DbosRuntimeError extends StepflowError {
   override name = "DbosRuntimeError";
 }
+
+/**
+ * This worker no longer holds the run it was executing: another worker took it over (this one
+ * missed its heartbeats for `takeoverAfter` seconds), or the run was cancelled or resumed
+ * elsewhere. The part stops without writing anything; the run goes on where it now runs.
+ * @example `if (e instanceof DbosLeaseLostError) console.warn(e.workerId, e.epoch)`
+ */
+export class DbosLeaseLostError extends StepflowError {
+  override name = "DbosLeaseLostError";
+  constructor(
+    message: string,
+    /** This worker's id. */
+    readonly workerId: string,
+    /** The epoch of the lease it lost. */
+    readonly epoch: number,
+  ) {
+    super(message);
+  }
+}

@@ -7,10 +7,10 @@
  */
 export { DbosWorker } from "./worker.ts";
 export type { DbosWorkerOptions } from "./worker.ts";
-export type { Takeover } from "./takeover.ts";
+export type { LeaseLoss, Takeover } from "./takeover.ts";
 export { DbosRuns } from "./client.ts";
 export type { DbosRunStatus, DbosRunsOptions } from "./client.ts";
 export { DbosSessions } from "./sessions.ts";
 export type { DbosSessionsOptions } from "./sessions.ts";
-export { DbosAnswerTimeoutError, DbosDatabaseError, DbosRunFailedError, DbosRuntimeError } from "./errors.ts";
+export { DbosAnswerTimeoutError, DbosDatabaseError, DbosLeaseLostError, DbosRunFailedError, DbosRuntimeError } from "./errors.ts";
 export type { RunRecord } from "./protocol.ts";

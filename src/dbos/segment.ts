@@ -18,6 +18,9 @@ import {
 } from "../core/internal.ts";
 import type { ContextJSON, Event, Journal, Json, SavedEvent, AnyWorkflow } from "../core/internal.ts";
 import type { Checkpoints } from "./checkpoints.ts";
+import { DbosLeaseLostError } from "./errors.ts";
+import { leaseLost } from "./lease.ts";
+import type { Fence } from "./lease.ts";
 
 /** How a part ended: the run finished (its result), failed, or waits for an answer. */
 export type SegmentOutcome =
@@ -33,7 +36,10 @@ export interface SegmentInput {
   /** Every answer sent to the run so far, in order; those the checkpoint lacks are delivered. */
   readonly answers: readonly SavedEvent[];
   readonly checkpoints: Checkpoints;
+  /** The part's journal, fenced like its checkpoints. */
   readonly journal: Journal;
+  /** What this part's writes are fenced by: its worker's lease and DBOS's token of this execution. */
+  readonly fence: Fence;
   /** Aborted when the run is cancelled (`DbosRuns.cancel`): the stepflow run is cancelled with it. */
   readonly signal?: AbortSignal | undefined;
   /** Whether an event goes to the run's stream. */
@@ -52,8 +58,11 @@ export interface SegmentInput {
 
 /** Runs the part; see the module's comment. */
 export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
-  const { runId, workflow, checkpoints } = part;
-  const checkpoint = (await checkpoints.load(runId)) ?? (await firstCheckpoint(part));
+  const { runId, workflow, checkpoints, fence } = part;
+  const found = await checkpoints.load(runId, fence);
+  // The run's end is recorded (this part is delivered again after it ended): it is not run again.
+  if (found.outcome) return found.outcome;
+  const checkpoint = found.checkpoint ?? (await firstCheckpoint(part));
   const context = structuredClone(checkpoint.context) as { -readonly [K in keyof ContextJSON]: ContextJSON[K] };
   // An answer goes where a `waitForEvent` finds it, decoded by the class the step waits for.
   const fresh = part.answers.slice(checkpoint.answered);
@@ -64,21 +73,28 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
   // checkpoint is written after its events, so a worker taking over never skips an event.
   let writes: Promise<void> = Promise.resolve();
   let saving: Promise<void> = writes;
+  let fenced: DbosLeaseLostError | undefined;
+  const noteFenced = (error: unknown) => {
+    if (error instanceof DbosLeaseLostError) fenced ??= error;
+    throw error;
+  };
   // Work with a side effect waits until the checkpoints of the step executions finished before
   // it are written: a worker taking over never runs again a step whose successors had effects.
   useJournal(ctx, {
     description: part.journal.description,
-    begin: (key) => saving.then(() => part.journal.begin(key)),
+    begin: (key) => saving.then(() => part.journal.begin(key)).catch(noteFenced),
     finish: (key, result) => part.journal.finish(key, result),
     release: (key) => part.journal.release(key),
   });
-  const handler = workflow.run(undefined, { ctx, lifecycleEvents: true, ...(part.signal ? { signal: part.signal } : {}) });
+  // The run stops when it is cancelled, and when this worker learns it lost its lease (the run is another worker's now).
+  const signal = AbortSignal.any([fence.lease.signal, ...(part.signal ? [part.signal] : [])]);
+  const handler = workflow.run(undefined, { ctx, lifecycleEvents: true, signal });
 
   let seq = checkpoint.seq;
   let saveError: unknown;
   let unsaveable: unknown;
   // Taken when the step's output is already queued (the stream hands this event over a tick later); written in order.
-  const save = () => {
+  const save = (ended: "ended-not-saved" | "parked") => {
     let snapshot: ContextJSON;
     try {
       snapshot = ctx.toJSON();
@@ -88,8 +104,11 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
       handler.cancel();
       return;
     }
+    // A snapshot taken once the run has ended holds no result to go on from: the run's end is
+    // recorded with its outcome below, in one write, or (a worker dies first) the last step runs again.
+    if (ended === "ended-not-saved" && !snapshot.running) return;
     const next = { seq: ++seq, answered, context: snapshot };
-    saving = writes = writes.then(() => checkpoints.save(runId, next)).catch((error: unknown) => void (saveError ??= error));
+    saving = writes = writes.then(() => checkpoints.save(runId, next, fence)).catch((error: unknown) => void (saveError ??= error));
   };
   let parked = false;
   let writeError: unknown;
@@ -97,7 +116,7 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
   // fall behind the run, and a step's checkpoint would be taken after later steps had started.
   for await (const event of handler.streamEvents()) {
     if (event instanceof StepStateChangedEvent) {
-      if (event.state === "finished") save();
+      if (event.state === "finished") save("ended-not-saved");
       continue;
     }
     if (event instanceof RunStartedEvent || event instanceof RunEndedEvent || event instanceof StopEvent) continue;
@@ -124,28 +143,34 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
     );
     await writes;
     const { name, message } = unsaveable instanceof Error ? unsaveable : { name: "Error", message: String(unsaveable) };
-    return { kind: "failed", error: { name, message } };
-  }
-  try {
-    const result: unknown = await handler;
-    outcome = { kind: "finished", result: encodeValue(result ?? null, `the result of run ${runId}`, workflow.codecs) };
-  } catch (error) {
-    if (parked) {
-      save();
-      outcome = { kind: "waiting" };
-    } else {
-      const { name, message } = error instanceof Error ? error : { name: "Error", message: String(error) };
-      outcome = { kind: "failed", error: { name, message } };
+    outcome = { kind: "failed", error: { name, message } };
+  } else {
+    try {
+      const result: unknown = await handler;
+      outcome = { kind: "finished", result: encodeValue(result ?? null, `the result of run ${runId}`, workflow.codecs) };
+    } catch (error) {
+      if (parked) {
+        save("parked");
+        outcome = { kind: "waiting" };
+      } else {
+        const { name, message } = error instanceof Error ? error : { name: "Error", message: String(error) };
+        outcome = { kind: "failed", error: { name, message } };
+      }
     }
   }
   await writes;
+  // Fenced: whatever this execution made of the run is not the run's; it stops here, writing nothing more.
+  if (fenced) throw fenced;
+  if (saveError instanceof DbosLeaseLostError) throw saveError;
+  if (fence.lease.signal.aborted) throw leaseLost(fence, `the outcome of run ${runId}`);
   // A lost checkpoint or stream write fails the part: DBOS runs it again, from the last checkpoint that was written.
   if (saveError !== undefined) throw saveError;
   if (writeError !== undefined) throw writeError;
   if (outcome.kind === "finished" && part.finished) {
     const error = await part.finished(ctx);
-    if (error) return { kind: "failed", error };
+    if (error) outcome = { kind: "failed", error };
   }
+  if (outcome.kind !== "waiting") await checkpoints.end(runId, { seq: seq + 1, answered }, outcome, fence);
   return outcome;
 }
 
@@ -163,6 +188,6 @@ async function firstCheckpoint(part: SegmentInput): Promise<{ seq: number; answe
     () => undefined,
   );
   const checkpoint = { seq: 0, answered: 0, context };
-  await part.checkpoints.save(part.runId, checkpoint);
+  await part.checkpoints.save(part.runId, checkpoint, part.fence);
   return checkpoint;
 }

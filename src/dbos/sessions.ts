@@ -22,6 +22,7 @@ import type { DbosRunsOptions } from "./client.ts";
 import { DbosDatabaseError, DbosRuntimeError } from "./errors.ts";
 import { ConfigurationError } from "../index.ts";
 import { DEFAULT_QUEUE } from "./protocol.ts";
+import { DEFAULT_OUTAGE_TOLERANCE, retrying } from "./retry.ts";
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_dbos_session_turns (
   run_id TEXT PRIMARY KEY,
@@ -75,13 +76,15 @@ export class SessionTurns {
     private readonly pool: Pool,
     private readonly url: string,
     private readonly database: string,
+    /** Seconds the turns' database work rides through an outage. */
+    private readonly tolerance: number,
   ) {}
 
   /** Makes the table of turns if needed. */
-  static async open(pool: Pool, url: string): Promise<SessionTurns> {
+  static async open(pool: Pool, url: string, tolerance = DEFAULT_OUTAGE_TOLERANCE): Promise<SessionTurns> {
     const database = describeDatabase(url);
-    await createTable(pool, database);
-    return new SessionTurns(pool, url, database);
+    await retrying(() => createTable(pool, database), { database, what: "the session turns of durable runs", tolerance });
+    return new SessionTurns(pool, url, database, tolerance);
   }
 
   /** The context run `runId` starts from: its session's, if it is a session turn (`undefined` otherwise). */
@@ -94,12 +97,12 @@ export class SessionTurns {
     const store = await this.#sessions();
     const memory = sessionMemoryOf(workflow);
     const id = turn.sessionId;
-    const record = await store.load(id, { newest: memory.initialWindow });
+    const record = await this.#riding(() => store.load(id, { newest: memory.initialWindow }));
     let ctx: Context;
     let window: MessageWindow = { messages: [], firstSeq: 1, total: 0 };
     if (!record) ctx = new Context(workflow);
     else {
-      window = await loadWindow(store, memory, record);
+      window = await this.#riding(() => loadWindow(store, memory, record));
       let snapshot: unknown;
       try {
         snapshot = JSON.parse(record.snapshot);
@@ -143,7 +146,7 @@ export class SessionTurns {
     let window = started?.window;
     if (!window) {
       // Started by another worker: the window it loaded is read again. Messages are only appended, so they are there unless the session was deleted.
-      const stored = total >= firstSeq ? await store.readMessages(id, { from: firstSeq, to: total }) : [];
+      const stored = total >= firstSeq ? await this.#riding(() => store.readMessages(id, { from: firstSeq, to: total })) : [];
       if (stored.length !== total - firstSeq + 1) return failure(new SessionConflictError(id, version, undefined));
       window = { messages: stored.map(parseMessage(id)), firstSeq, total };
     }
@@ -157,11 +160,12 @@ export class SessionTurns {
     const snapshot = JSON.stringify(saved.snapshot);
     const append = saved.append.map((message) => JSON.stringify(message));
     try {
-      await store.save(id, { expectedVersion: version, snapshot, append });
+      // A save whose reply the outage lost is tried again, and then conflicts with itself: recognised as ours below.
+      await this.#riding(() => store.save(id, { expectedVersion: version, snapshot, append }));
     } catch (error) {
       if (!(error instanceof SessionConflictError)) throw error;
       // This part may run again after its save was written (a worker killed just after it): that save was this turn's.
-      const now = await store.load(id, { newest: append.length });
+      const now = await this.#riding(() => store.load(id, { newest: append.length }));
       const ours = now?.version === version + 1 && now.snapshot === snapshot && now.messages.map((m) => m.json).join("\n") === append.join("\n");
       if (!ours) return failure(error);
     }
@@ -187,16 +191,22 @@ export class SessionTurns {
     return row && { sessionId: row.session_id, loadedVersion: row.loaded_version, firstSeq: row.first_seq, total: row.total };
   }
 
+  /** `work` on the session store, retried through an outage. */
+  #riding<T>(work: () => Promise<T>): Promise<T> {
+    return retrying(work, { database: this.database, what: "the sessions", tolerance: this.tolerance });
+  }
+
   #sessions(): Promise<PostgresSessionStore> {
-    this.#store ??= PostgresSessionStore.open(this.url);
+    this.#store ??= this.#riding(() => PostgresSessionStore.open(this.url));
     this.#store.catch(() => (this.#store = undefined)); // opened again by the next turn
     return this.#store;
   }
 
   async #query(sql: string, args: unknown[]) {
     try {
-      return await this.pool.query(sql, args);
+      return await this.#riding(() => this.pool.query(sql, args));
     } catch (error) {
+      if (error instanceof DbosDatabaseError) throw error;
       throw new DbosDatabaseError(`Cannot use the session turns of durable runs in ${this.database}: ${(error as Error).message}`, this.database, {
         cause: error,
       });

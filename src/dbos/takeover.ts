@@ -1,14 +1,22 @@
 /**
- * Takeover of a dead worker's runs by a live one. DBOS recovers a dead executor's runs only
- * when asked (its own restart, or Conductor); in a deployment whose dead worker ids never come
- * back (pods, autoscaling), a live worker must ask. So every worker beats in a table; a worker
- * that sees another's last beat older than `takeoverAfter` seconds claims that worker's row
- * (a row lock: two live workers never both take the same worker over) and has DBOS put its
- * unfinished runs back on their queue, where any worker takes each of them once.
+ * Leases and takeovers. DBOS recovers a dead executor's runs only when asked (its own restart,
+ * or Conductor); in a deployment whose dead worker ids never come back (pods, autoscaling), a
+ * live worker must ask. So every worker holds a lease (its row in `stepflow_dbos_workers`, at
+ * an epoch, see `lease.ts`) and renews it with a beat; a worker whose lease has not been renewed
+ * for `takeoverAfter` seconds is taken over by one live worker (a row lock), which raises its
+ * epoch — fencing whatever the silent worker still does — and puts its unfinished runs back on
+ * their queues, in one transaction.
+ *
+ * Every duration is measured by PostgreSQL's clock (`now()`), and a worker takes others over only
+ * after it has itself beaten without a gap for `takeoverAfter` seconds: after a database outage
+ * (a restart, a failover) every worker's last beat is old, but so is every sweeper's streak, and
+ * the live workers beat again before anyone may take them over.
  */
 import type { Pool, PoolClient } from "pg";
 import { createTable } from "./checkpoints.ts";
 import { DbosDatabaseError, DbosRuntimeError } from "./errors.ts";
+import type { Lease } from "./lease.ts";
+import { retrying } from "./retry.ts";
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_dbos_workers (
   worker_id TEXT PRIMARY KEY,
@@ -16,7 +24,9 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_dbos_workers (
   heartbeat_at TIMESTAMPTZ NOT NULL DEFAULT now(),
   beat_every_ms INTEGER NOT NULL,
   taken_over_by TEXT,
-  taken_over_at TIMESTAMPTZ)`;
+  taken_over_at TIMESTAMPTZ);
+ALTER TABLE stepflow_dbos_workers ADD COLUMN IF NOT EXISTS epoch INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE stepflow_dbos_workers ADD COLUMN IF NOT EXISTS up_since TIMESTAMPTZ NOT NULL DEFAULT now()`;
 
 /** A dead worker taken over: its id, and the runs of it that were put back on the queue. @example `{ workerId: "w1", runs: ["3f2…"] }` */
 export interface Takeover {
@@ -24,10 +34,23 @@ export interface Takeover {
   readonly runs: readonly string[];
 }
 
-/** What a takeover needs from DBOS: put the unfinished runs of `workerId` (of this worker's version) back on their queue. */
-export type RecoverRuns = (workerId: string) => Promise<string[]>;
+/** This worker learnt that its lease was taken: which epoch it lost, and to whom. @example `{ workerId: "w1", epoch: 2, takenOverBy: "w2" }` */
+export interface LeaseLoss {
+  readonly workerId: string;
+  readonly epoch: number;
+  /** The worker that took it over, if one did (otherwise a worker started under the same id). */
+  readonly takenOverBy: string | undefined;
+}
 
-/** The heartbeats of one worker, and its takeovers of others. */
+/** The queues a taken-over worker's runs go back to when DBOS had them on none (runs started with `worker.run`). @example `{ parts: "stepflow", runs: "stepflow.runs" }` */
+export interface RecoveryQueues {
+  /** The queue with the limits, for parts. */
+  readonly parts: string;
+  /** The unlimited queue runs wait on. */
+  readonly runs: string;
+}
+
+/** The lease and heartbeats of one worker, and its takeovers of others. */
 export class Heartbeats {
   readonly #pool: Pool;
   readonly #database: string;
@@ -36,19 +59,27 @@ export class Heartbeats {
   /** Seconds without a beat after which a worker is taken over; undefined: never automatically. */
   readonly #takeoverAfter: number | undefined;
   readonly #beatEvery: number;
-  readonly #recover: RecoverRuns;
+  readonly #tolerance: number;
+  readonly #queues: RecoveryQueues;
   readonly #onTakeover: (takeover: Takeover) => void;
+  readonly #onLeaseLost: (loss: LeaseLoss) => void;
   #timer: NodeJS.Timeout | undefined;
   #tick: Promise<void> = Promise.resolve();
+  #lease: { readonly lease: Lease; readonly abort: AbortController } | undefined;
+  /** Waiting for a lease (after one was lost, until the next is acquired). */
+  #waiting: (() => void)[] = [];
 
   constructor(options: {
+    /** A pool of the heartbeats' own: a worker busy with runs still beats. */
     readonly pool: Pool;
     readonly database: string;
     readonly workerId: string;
     readonly version: string;
     readonly takeoverAfter: number | undefined;
-    readonly recover: RecoverRuns;
+    readonly tolerance: number;
+    readonly queues: RecoveryQueues;
     readonly onTakeover: (takeover: Takeover) => void;
+    readonly onLeaseLost: (loss: LeaseLoss) => void;
   }) {
     this.#pool = options.pool;
     this.#database = options.database;
@@ -57,19 +88,27 @@ export class Heartbeats {
     this.#takeoverAfter = options.takeoverAfter;
     // Five beats in the time a worker is given: a beat or two lost to a busy machine is not a death.
     this.#beatEvery = ((options.takeoverAfter ?? 30) * 1000) / 5;
-    this.#recover = options.recover;
+    this.#tolerance = options.tolerance;
+    this.#queues = options.queues;
     this.#onTakeover = options.onTakeover;
+    this.#onLeaseLost = options.onLeaseLost;
   }
 
-  /** Makes the table (once per database), beats now, then beats and looks for dead workers every fifth of `takeoverAfter`. */
+  /** Makes the table (once per database), takes this worker's lease at a new epoch, then beats and looks for dead workers every fifth of `takeoverAfter`. */
   async start(): Promise<void> {
-    await this.#withClient((client) => createTable(client, SCHEMA));
-    await this.#beat();
+    await this.#retrying(() => this.#withClient((client) => createTable(client, SCHEMA)));
+    await this.#retrying(() => this.#acquire());
     this.#timer = setInterval(() => {
       // One tick at a time: a slow database delays the next one rather than piling them up.
       this.#tick = this.#tick.then(() => this.#beatAndSweep());
     }, this.#beatEvery);
     this.#timer.unref();
+  }
+
+  /** The lease this worker holds now; waits while it holds none (it lost one and has not got the next yet). */
+  async lease(): Promise<Lease> {
+    while (!this.#lease || this.#lease.lease.signal.aborted) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    return this.#lease.lease;
   }
 
   /** Stops beating (and looking for dead workers); resolves once a look under way has ended. */
@@ -83,47 +122,87 @@ export class Heartbeats {
    * over at its next look, rather than after `takeoverAfter`.
    */
   async handOver(): Promise<void> {
-    await this.#query("UPDATE stepflow_dbos_workers SET heartbeat_at = 'epoch' WHERE worker_id = $1 AND taken_over_by IS NULL", [this.#workerId]);
+    const held = this.#lease?.lease;
+    if (!held) return;
+    await this.#query("UPDATE stepflow_dbos_workers SET heartbeat_at = 'epoch' WHERE worker_id = $1 AND epoch = $2 AND taken_over_by IS NULL", [
+      this.#workerId,
+      held.epoch,
+    ]);
+  }
+
+  /** A new epoch of this worker's lease: whatever ran under the previous one is fenced off. */
+  async #acquire(): Promise<void> {
+    const found = await this.#query(
+      `INSERT INTO stepflow_dbos_workers (worker_id, version, beat_every_ms, epoch, up_since) VALUES ($1, $2, $3, 1, now())
+       ON CONFLICT (worker_id) DO UPDATE SET version = EXCLUDED.version, beat_every_ms = EXCLUDED.beat_every_ms, heartbeat_at = now(),
+         up_since = now(), epoch = stepflow_dbos_workers.epoch + 1, taken_over_by = NULL, taken_over_at = NULL
+       RETURNING epoch`,
+      [this.#workerId, this.#version, Math.round(this.#beatEvery)],
+    );
+    const epoch = (found.rows[0] as { epoch: number }).epoch;
+    const abort = new AbortController();
+    this.#lease = { lease: { holder: this.#workerId, epoch, signal: abort.signal }, abort };
+    for (const resolve of this.#waiting.splice(0)) resolve();
   }
 
   async #beatAndSweep(): Promise<void> {
     try {
-      await this.#beat();
-      if (this.#takeoverAfter !== undefined) for (const takeover of await this.#sweep(this.#takeoverAfter)) this.#onTakeover(takeover);
+      const streak = await this.#beat();
+      if (streak !== undefined && this.#takeoverAfter !== undefined && streak >= this.#takeoverAfter) {
+        for (const takeover of await this.#sweep(this.#takeoverAfter)) this.#onTakeover(takeover);
+      }
     } catch {
-      // The database is away: DBOS reports that to the runs; the next tick tries again.
+      // The database is away: the next tick tries again (runs ride through the outage with retries of their own).
     }
   }
 
-  async #beat(): Promise<void> {
-    await this.#query(
-      `INSERT INTO stepflow_dbos_workers (worker_id, version, beat_every_ms) VALUES ($1, $2, $3)
-       ON CONFLICT (worker_id) DO UPDATE SET version = EXCLUDED.version, beat_every_ms = EXCLUDED.beat_every_ms, heartbeat_at = now(), taken_over_by = NULL, taken_over_at = NULL`,
-      [this.#workerId, this.#version, Math.round(this.#beatEvery)],
+  /** Renews the lease; resolves with how long (seconds) this worker has beaten without a gap, or undefined if it found its lease lost. */
+  async #beat(): Promise<number | undefined> {
+    const held = this.#lease;
+    if (!held) return undefined;
+    const gap = (2 * this.#beatEvery) / 1000;
+    const renewed = await this.#query(
+      `UPDATE stepflow_dbos_workers SET heartbeat_at = now(),
+         up_since = CASE WHEN heartbeat_at < now() - make_interval(secs => $3) THEN now() ELSE up_since END
+       WHERE worker_id = $1 AND epoch = $2 AND taken_over_by IS NULL
+       RETURNING EXTRACT(EPOCH FROM now() - up_since)::float8 AS streak`,
+      [this.#workerId, held.lease.epoch, gap],
     );
+    const row = renewed.rows[0] as { streak: number } | undefined;
+    if (row) return row.streak;
+    const now = await this.#query("SELECT taken_over_by FROM stepflow_dbos_workers WHERE worker_id = $1", [this.#workerId]);
+    const takenOverBy = (now.rows[0] as { taken_over_by: string | null } | undefined)?.taken_over_by ?? undefined;
+    // Its parts stop (their signal), then the worker goes on under a new epoch: the runs it held are elsewhere now.
+    held.abort.abort();
+    this.#onLeaseLost({ workerId: this.#workerId, epoch: held.lease.epoch, takenOverBy });
+    // Not taken over but raised: a second process runs under this id. Taking the lease back would fence that one's
+    // runs, and it ours, for ever; this one stays without a lease (its new parts wait) until it is stopped.
+    if (takenOverBy === undefined) clearInterval(this.#timer);
+    else await this.#acquire();
+    return undefined;
   }
 
-  /** Takes over every worker of this version whose last beat is older than `seconds`, each by one live worker only. */
+  /** Takes over every worker of this version whose lease is older than `seconds` (database time), each by one live worker only. */
   async #sweep(seconds: number): Promise<Takeover[]> {
-    return this.#withClient(async (client) => {
-      const taken: Takeover[] = [];
-      await client.query("BEGIN");
-      try {
-        // SKIP LOCKED: a row another live worker is taking over right now is its business.
+    const held = this.#lease;
+    if (!held) return [];
+    return this.#retrying(() =>
+      this.#inTransaction(async (client) => {
+        // SKIP LOCKED: a row another live worker is taking over right now is its business. The sweeper's own
+        // streak is checked again here, in the database's time, in the transaction that takes over.
         const dead = await client.query(
           `SELECT worker_id FROM stepflow_dbos_workers
            WHERE worker_id <> $1 AND version = $2 AND taken_over_by IS NULL AND heartbeat_at < now() - make_interval(secs => $3)
+             AND EXISTS (SELECT 1 FROM stepflow_dbos_workers me WHERE me.worker_id = $1 AND me.epoch = $4 AND me.taken_over_by IS NULL
+                         AND me.up_since <= now() - make_interval(secs => $3))
            ORDER BY worker_id FOR UPDATE SKIP LOCKED`,
-          [this.#workerId, this.#version, seconds],
+          [this.#workerId, this.#version, seconds, held.lease.epoch],
         );
+        const taken: Takeover[] = [];
         for (const { worker_id: workerId } of dead.rows as { worker_id: string }[]) taken.push(await this.#takeOver(client, workerId));
-        await client.query("COMMIT");
-      } catch (error) {
-        await client.query("ROLLBACK").catch(() => undefined);
-        throw error;
-      }
-      return taken;
-    });
+        return taken;
+      }),
+    );
   }
 
   /**
@@ -135,9 +214,8 @@ export class Heartbeats {
     if (workerId === this.#workerId) throw new DbosRuntimeError(`Worker "${workerId}" is this worker: a worker recovers its own runs when it starts.`);
     let seen: string | undefined;
     for (;;) {
-      const step = await this.#withClient(async (client): Promise<{ takeover: Takeover } | { wait: number; beat: string }> => {
-        await client.query("BEGIN");
-        try {
+      const step = await this.#retrying(() =>
+        this.#inTransaction(async (client): Promise<{ takeover: Takeover } | { wait: number; beat: string }> => {
           // A worker that never beat (one of an older stepflow, or a mistyped id) counts as silent for ever.
           await client.query(
             `INSERT INTO stepflow_dbos_workers (worker_id, version, heartbeat_at, beat_every_ms) VALUES ($1, $2, 'epoch', 0) ON CONFLICT (worker_id) DO NOTHING`,
@@ -155,54 +233,78 @@ export class Heartbeats {
               `Worker "${workerId}" is alive (it beat while waiting to recover its runs, which would then run twice): stop it first, then recover its runs.`,
             );
           }
-          if (wait > 0) {
-            await client.query("ROLLBACK");
-            return { wait, beat: row.beat };
-          }
-          const takeover = await this.#takeOver(client, workerId);
-          await client.query("COMMIT");
-          return { takeover };
-        } catch (error) {
-          await client.query("ROLLBACK").catch(() => undefined);
-          throw error;
-        }
-      });
+          if (wait > 0) return { wait, beat: row.beat };
+          return { takeover: await this.#takeOver(client, workerId) };
+        }),
+      );
       if ("takeover" in step) return step.takeover;
       seen = step.beat;
       await new Promise((resolve) => setTimeout(resolve, step.wait));
     }
   }
 
-  /** With the worker's row locked: its runs back on the queue, then the row marked, in the transaction that holds the lock. */
+  /**
+   * With the worker's row locked: its epoch raised (its writes fenced from now on), and its
+   * unfinished runs back on their queues, in one transaction. DBOS's own recovery would put runs
+   * that were on no queue (`worker.run`'s) on its internal queue, which has no limits: one
+   * worker would take them all at once. They go to this worker's queues instead, where each
+   * worker takes no more than its `workerConcurrency`.
+   */
   async #takeOver(client: PoolClient, workerId: string): Promise<Takeover> {
-    // DBOS moves each run from PENDING on `workerId` to ENQUEUED in one UPDATE: a run is taken once even if this transaction then fails.
-    const runs = await this.#recover(workerId);
-    await client.query("UPDATE stepflow_dbos_workers SET taken_over_by = $2, taken_over_at = now() WHERE worker_id = $1", [workerId, this.#workerId]);
+    await client.query("UPDATE stepflow_dbos_workers SET taken_over_by = $2, taken_over_at = now(), epoch = epoch + 1 WHERE worker_id = $1", [
+      workerId,
+      this.#workerId,
+    ]);
+    const recovered = await client.query(
+      `UPDATE dbos.workflow_status
+       SET status = 'ENQUEUED', owner_xid = NULL, started_at_epoch_ms = NULL, updated_at = (EXTRACT(EPOCH FROM now()) * 1000)::bigint,
+           queue_name = COALESCE(queue_name, CASE WHEN workflow_uuid ~ '\\.part-[0-9]+$' THEN $3 ELSE $4 END)
+       WHERE status = 'PENDING' AND executor_id = $1 AND application_version = $2
+       RETURNING workflow_uuid`,
+      [workerId, this.#version, this.#queues.parts, this.#queues.runs],
+    );
+    // A run and its part under way are both put back: the run is named once.
+    const runs = [...new Set((recovered.rows as { workflow_uuid: string }[]).map((row) => row.workflow_uuid.replace(/\.part-\d+$/, "")))];
     return { workerId, runs };
   }
 
+  async #inTransaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    return this.#withClient(async (client) => {
+      await client.query("BEGIN");
+      try {
+        const result = await work(client);
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw error;
+      }
+    });
+  }
+
   async #withClient<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    let client: PoolClient;
-    try {
-      client = await this.#pool.connect();
-    } catch (error) {
-      throw this.#error(error);
-    }
+    // The pool is `openPool`'s: its clients listen for 'error', so a connection dropped while checked out ends no process.
+    const client = await this.#pool.connect();
+    let broken = false;
     try {
       return await work(client);
     } catch (error) {
-      throw error instanceof DbosRuntimeError ? error : this.#error(error);
+      broken = !(error instanceof DbosRuntimeError);
+      throw error;
     } finally {
-      client.release();
+      client.release(broken); // a client that failed is not given to the next user
     }
   }
 
-  async #query(sql: string, args: unknown[]): Promise<void> {
-    try {
-      await this.#pool.query(sql, args);
-    } catch (error) {
-      throw this.#error(error);
-    }
+  #retrying<T>(work: () => Promise<T>): Promise<T> {
+    return retrying(work, { database: this.#database, what: "the worker heartbeats", tolerance: this.#tolerance }).catch((error: unknown) => {
+      throw error instanceof DbosRuntimeError || error instanceof DbosDatabaseError ? error : this.#error(error);
+    });
+  }
+
+  /** One statement, retried through an outage (a failed beat is tried again at the next tick anyway). */
+  async #query(sql: string, args: unknown[]) {
+    return this.#retrying(() => this.#pool.query(sql, args));
   }
 
   #error(error: unknown): DbosDatabaseError {

@@ -11,14 +11,15 @@
  */
 import { randomUUID } from "node:crypto";
 import { DBOS } from "@dbos-inc/dbos-sdk";
-// DBOS's own recovery of an executor's runs, which its Conductor calls for a dead executor; not re-exported by the package's main entry.
-import { DBOSExecutor } from "@dbos-inc/dbos-sdk/internal/dbos-executor";
+// The ownership token of the workflow execution running here, which DBOS resets when it puts the workflow back on a queue: part of a part's fence.
+import { currentOwnerXid } from "@dbos-inc/dbos-sdk/internal/context";
 import type { Pool } from "pg";
 import { ConfigurationError } from "../core/internal.ts";
-import { PostgresJournal } from "../journal/postgres-journal.ts";
 import type { AnyWorkflow, Event, Json, SavedEvent } from "../core/internal.ts";
-import { Checkpoints, describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
-import { DbosRuntimeError } from "./errors.ts";
+import { Checkpoints, createTable, describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
+import { DbosLeaseLostError, DbosRuntimeError } from "./errors.ts";
+import { FencedJournal, JOURNAL_SCHEMA } from "./fenced-journal.ts";
+import { DEFAULT_OUTAGE_TOLERANCE, retrying } from "./retry.ts";
 import {
   ANSWER_TOPIC,
   DEFAULT_QUEUE,
@@ -29,7 +30,6 @@ import {
   PART_WORKFLOW,
   RUN_WORKFLOW,
   partId,
-  runOf,
   runsQueue,
   settle,
 } from "./protocol.ts";
@@ -37,7 +37,7 @@ import type { RunRecord } from "./protocol.ts";
 import { runSegment } from "./segment.ts";
 import { SessionTurns, sessionQueue } from "./sessions.ts";
 import { Heartbeats } from "./takeover.ts";
-import type { Takeover } from "./takeover.ts";
+import type { LeaseLoss, Takeover } from "./takeover.ts";
 import type { SegmentOutcome } from "./segment.ts";
 
 /**
@@ -70,6 +70,19 @@ export interface DbosWorkerOptions {
   readonly takeoverAfter?: number | false;
   /** Called when this worker has taken a dead one's runs over (to log it, say). */
   readonly onTakeover?: (takeover: Takeover) => void;
+  /**
+   * Called when this worker learns that another took it over while it was alive (it could not
+   * beat for `takeoverAfter` seconds: a stalled process, a network partition). Its parts of
+   * those runs have stopped, writing nothing; it goes on with new runs. Default: a warning in
+   * DBOS's log.
+   */
+  readonly onLeaseLost?: (loss: LeaseLoss) => void;
+  /**
+   * Seconds that stepflow's own database work (checkpoints, journal, heartbeats, session saves)
+   * keeps retrying through a PostgreSQL outage (a restart, a failover) before the part fails with
+   * `DbosDatabaseError`. Default 120.
+   */
+  readonly outageTolerance?: number;
   /** How long a run waits for an answer (a human's approval), in seconds. Default 30 days. */
   readonly answerTimeout?: number;
   /** Only workers of the same version take a run; change it when a deployment changes what runs mean. Default `"stepflow-dbos-2"`. */
@@ -92,7 +105,10 @@ export interface DbosWorkerOptions {
 interface Live {
   readonly workflows: Readonly<Record<string, AnyWorkflow>>;
   readonly checkpoints: Checkpoints;
-  readonly journal: PostgresJournal;
+  /** Where each part's journal is, and how long its statements ride through an outage. */
+  readonly journal: { readonly pool: Pool; readonly database: string; readonly tolerance: number };
+  /** This worker's lease: a part's writes are fenced by the one it started under. */
+  readonly heartbeats: Heartbeats;
   readonly answerTimeout: number;
   readonly streamed: (event: Event) => boolean;
   /** The queue parts wait on, with the limits. */
@@ -163,6 +179,8 @@ async function partOutcome(id: string): Promise<SegmentOutcome> {
 async function durablePart(runId: string, workflowName: string, input: Json, answers: SavedEvent[]): Promise<SegmentOutcome> {
   const worker = liveWorker();
   const workflow = worker.workflows[workflowName];
+  const id = DBOS.workflowID ?? partId(runId, answers.length + 1);
+  const fence = { lease: await worker.heartbeats.lease(), part: id, owner: currentOwnerXid(id) };
   // A part that still fails after DBOS's retries (a database that stays away) ends the run, as one that failed.
   const outcome: SegmentOutcome = !workflow
     ? { kind: "failed", error: unknownWorkflow(worker, workflowName) }
@@ -174,7 +192,8 @@ async function durablePart(runId: string, workflowName: string, input: Json, ans
             input,
             answers,
             checkpoints: worker.checkpoints,
-            journal: worker.journal,
+            journal: new FencedJournal(worker.journal.pool, fence, worker.journal),
+            fence,
             streamed: worker.streamed,
             signal: DBOS.stepStatus?.cancelSignal,
             write: (event) => DBOS.writeStream(EVENTS_STREAM, event),
@@ -182,29 +201,30 @@ async function durablePart(runId: string, workflowName: string, input: Json, ans
             finished: (ctx) => worker.sessionTurns.finish(runId, workflow, ctx),
           }),
         { name: "stepflow.part", retriesAllowed: true, maxAttempts: 3, intervalSeconds: 1 },
-      ).catch((error: unknown): SegmentOutcome => ({ kind: "failed", error: describeError(error) }));
+      ).catch((error: unknown): SegmentOutcome => {
+        // Fenced: the part is another execution's now (DBOS records nothing of this one); no outcome is sent for it.
+        if (lastError(error) instanceof DbosLeaseLostError) throw lastError(error);
+        return { kind: "failed", error: describeError(error) };
+      });
   await DBOS.closeStream(EVENTS_STREAM);
   await DBOS.send(runId, outcome, PART_DONE_TOPIC);
   return outcome; // for clients following the run's events from part to part
 }
 
+/** The error of a step's last attempt (DBOS wraps it when a step runs out of retries). */
+function lastError(error: unknown): unknown {
+  return (error as { errors?: unknown[] }).errors?.at(-1) ?? error;
+}
+
 function describeError(error: unknown): { name: string; message: string } {
-  // DBOS wraps the last attempt's error when a step runs out of retries.
-  const cause = (error as { errors?: unknown[] }).errors?.at(-1) ?? error;
+  const cause = lastError(error);
   return cause instanceof Error ? { name: cause.name, message: cause.message } : { name: "Error", message: String(cause) };
 }
 
 async function end(runId: string, worker: Live, record: RunRecord): Promise<RunRecord> {
-  await DBOS.runStep(() => worker.checkpoints.remove(runId), { name: "stepflow.forget" });
+  // The outcome stays (a part delivered late finds the run ended); the context, of no more use, goes.
+  await DBOS.runStep(() => worker.checkpoints.compact(runId), { name: "stepflow.forget" });
   return record;
-}
-
-/** Puts `workerId`'s unfinished runs of this worker's version back on their queues (DBOS's recovery, as its Conductor does for a dead executor). */
-async function recoverRunsOf(workerId: string): Promise<string[]> {
-  const executor = DBOSExecutor.globalInstance;
-  if (!executor) throw new DbosRuntimeError("DBOS is not running in this process: start the DbosWorker before recovering runs.");
-  // A run and its part under way are both recovered: the run is named once.
-  return [...new Set((await executor.recoverPendingWorkflows([workerId])).map((handle) => runOf(handle.workflowID)))];
 }
 
 let registered: ((workflowName: string, input: Json, inline?: boolean) => Promise<RunRecord>) | undefined;
@@ -218,7 +238,7 @@ let registeredPart: ((runId: string, workflowName: string, input: Json, answers:
  * process.on("SIGTERM", () => void worker.stop());
  */
 export class DbosWorker {
-  readonly #pool: Pool;
+  readonly #pools: readonly Pool[];
   readonly #heartbeats: Heartbeats;
 
   private constructor(
@@ -226,16 +246,17 @@ export class DbosWorker {
     readonly workerId: string,
     /** The database, without its password. */
     readonly database: string,
-    pool: Pool,
+    pools: readonly Pool[],
     heartbeats: Heartbeats,
   ) {
-    this.#pool = pool;
+    this.#pools = pools;
     this.#heartbeats = heartbeats;
   }
 
   /**
-   * Connects to the database, starts DBOS, recovers this worker id's unfinished runs, takes runs
-   * from the queue, and beats (taking dead workers' runs over, see `takeoverAfter`).
+   * Connects to the database, takes this worker's lease (fencing off any process that ran under
+   * its id before), starts DBOS, recovers this worker id's unfinished runs, takes runs from the
+   * queue, and beats (taking dead workers' runs over, see `takeoverAfter`).
    */
   static async start(options: DbosWorkerOptions): Promise<DbosWorker> {
     const settings = checkOptions(options);
@@ -243,29 +264,60 @@ export class DbosWorker {
     const pool = await openPool(options.database, Math.min(4, settings.connections));
     const database = describeDatabase(options.database);
     const version = options.version ?? DEFAULT_VERSION;
-    const sessionTurns = await SessionTurns.open(pool, options.database).catch(async (error: unknown) => {
+    const tolerance = settings.outageTolerance;
+    let beats: Pool | undefined;
+    let sessionTurns: SessionTurns;
+    try {
+      // The heartbeats' own connections: a worker whose runs hold every connection of its pool still beats.
+      beats = await openPool(options.database, 2);
+      sessionTurns = await SessionTurns.open(pool, options.database, tolerance);
+      await retrying(
+        async () => {
+          const client = await pool.connect();
+          try {
+            await createTable(client, JOURNAL_SCHEMA);
+          } finally {
+            client.release();
+          }
+        },
+        { database, what: "the journal of side effects", tolerance },
+      );
+    } catch (error) {
+      await beats?.end().catch(() => undefined);
       await pool.end().catch(() => undefined);
-      throw error;
-    });
+      throw error instanceof ConfigurationError || error instanceof DbosRuntimeError ? error : unreachable(options.database, error);
+    }
     const heartbeats = new Heartbeats({
-      pool,
+      pool: beats,
       database,
       workerId: settings.workerId,
       version,
       takeoverAfter: settings.takeoverAfter,
-      recover: recoverRunsOf,
+      tolerance,
+      queues: { parts: settings.queue, runs: runsQueue(settings.queue) },
       onTakeover: options.onTakeover ?? (() => undefined),
+      onLeaseLost:
+        options.onLeaseLost ??
+        (({ workerId, epoch, takenOverBy }) =>
+          DBOS.logger.warn(
+            takenOverBy === undefined
+              ? `Worker "${workerId}" lost its lease (epoch ${epoch}) to another process started under the same id: its runs stop here, and it takes no new ones. Give each worker its own id.`
+              : `Worker "${workerId}" lost its lease (epoch ${epoch}): worker "${takenOverBy}" took it over after missing its heartbeats. Its parts of those runs stop here, writing nothing; the runs go on on "${takenOverBy}".`,
+          )),
     });
     live = {
       workflows: options.workflows,
-      checkpoints: new Checkpoints(pool, database),
-      journal: new PostgresJournal(pool, `PostgreSQL ${database}`),
+      checkpoints: new Checkpoints(pool, database, tolerance),
+      journal: { pool, database, tolerance },
+      heartbeats,
       answerTimeout: settings.answerTimeout,
       streamed: typeof options.streamEvents === "function" ? options.streamEvents : options.streamEvents === false ? () => false : () => true,
       queue: settings.queue,
       sessionTurns,
     };
     try {
+      // Before DBOS recovers this id's runs: a process still running under it is fenced off first.
+      await heartbeats.start();
       DBOS.setConfig({
         name: "stepflow",
         systemDatabaseUrl: options.database,
@@ -297,17 +349,18 @@ export class DbosWorker {
         ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
         onConflict: "always_update",
       });
-      await heartbeats.start();
     } catch (error) {
       await heartbeats.stop();
       live = undefined;
       await DBOS.shutdown({ deregister: true }).catch(() => undefined);
       registered = undefined;
       registeredPart = undefined;
+      await sessionTurns.close();
+      await beats.end().catch(() => undefined);
       await pool.end().catch(() => undefined);
       throw error instanceof ConfigurationError ? error : unreachable(options.database, error);
     }
-    return new DbosWorker(settings.workerId, database, pool, heartbeats);
+    return new DbosWorker(settings.workerId, database, [pool, beats], heartbeats);
   }
 
   /**
@@ -355,7 +408,7 @@ export class DbosWorker {
     registeredPart = undefined;
     await this.#heartbeats.handOver().catch(() => undefined); // else taken over after takeoverAfter
     await sessionTurns?.close();
-    await this.#pool.end();
+    for (const pool of this.#pools) await pool.end();
   }
 }
 
@@ -366,6 +419,7 @@ function checkOptions(options: DbosWorkerOptions): {
   answerTimeout: number;
   connections: number;
   takeoverAfter: number | undefined;
+  outageTolerance: number;
 } {
   if (typeof options !== "object" || options === null) throw new ConfigurationError("DbosWorker.start takes { database, workflows }.", "options", options);
   const { workflows } = options;
@@ -412,5 +466,6 @@ function checkOptions(options: DbosWorkerOptions): {
     answerTimeout: positive("answerTimeout", options.answerTimeout, 30 * 24 * 3600),
     connections: positive("connections", options.connections, 10),
     takeoverAfter: takeoverAfter === false ? undefined : (takeoverAfter ?? 30),
+    outageTolerance: positive("outageTolerance", options.outageTolerance, DEFAULT_OUTAGE_TOLERANCE),
   };
 }

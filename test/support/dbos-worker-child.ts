@@ -1,7 +1,9 @@
 /**
  * A DBOS worker process running the "Fire Lawson" agent, for the durable-run tests:
  * `node --import tsx dbos-worker-child.ts DATABASE_URL WORKER_ID HR_BASE_URL GATE_BASE_URL [approval] [concurrency] [options as JSON]`
- * (options: `takeoverAfter`, `concurrency` queue-wide, `recover`: a dead worker's id to recover once started).
+ * (options: `takeoverAfter`, `concurrency` queue-wide, `recover`: a dead worker's id to recover once started, `inline`: how many
+ * runs to start in this process with `worker.run` once started, each printed as "running ID").
+ * It prints "took over ID: RUNS" when it takes a dead worker's runs over, "lost lease: ID EPOCH BY" when it learns it was taken over.
  * Before each model reply and inside the tool (before its DELETE), it asks the test's gate
  * server (`GET /gate/NAME?worker=ID`), which answers when the test lets it: that is where the
  * test kills it. Prints "ready" once it takes runs; SIGTERM stops it cleanly.
@@ -22,7 +24,7 @@ const [database, workerId, hrURL, gateURL, mode = "", concurrency = "10", more =
   string?,
   string?,
 ];
-const options = JSON.parse(more) as { takeoverAfter?: number | false; concurrency?: number; recover?: string };
+const options = JSON.parse(more) as { takeoverAfter?: number | false; concurrency?: number; recover?: string; inline?: number };
 
 const pass = async (name: string) => {
   const response = await fetch(`${gateURL}/gate/${name}?worker=${workerId}`);
@@ -69,6 +71,7 @@ const worker = await DbosWorker.start({
   ...(options.takeoverAfter !== undefined ? { takeoverAfter: options.takeoverAfter } : {}),
   ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
   onTakeover: ({ workerId: dead, runs }) => process.stdout.write(`took over ${dead}: ${runs.join(",")}\n`),
+  onLeaseLost: ({ workerId: me, epoch, takenOverBy }) => process.stdout.write(`lost lease: ${me} ${epoch} ${takenOverBy ?? "-"}\n`),
 });
 process.on("SIGTERM", () => {
   void worker.stop().then(() => process.exit(0));
@@ -79,4 +82,10 @@ if (options.recover !== undefined) {
     (runs) => process.stdout.write(`recovered ${options.recover}: ${runs.join(",")}\n`),
     (error: unknown) => process.stdout.write(`cannot recover ${options.recover}: ${(error as Error).message}\n`),
   );
+}
+for (let i = 1; i <= (options.inline ?? 0); i++) {
+  const runId = `${workerId}-inline-${i}`;
+  process.stdout.write(`running ${runId}\n`);
+  // Its result is read by the test from the database: this process may be killed first.
+  worker.run("agent", { input: "Fire Lawson" }, { runId }).catch(() => undefined);
 }

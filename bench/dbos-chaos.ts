@@ -1,0 +1,327 @@
+/**
+ * The chaos test of the DBOS runtime: `npm run chaos -- [--runs 200] [--kills 10] [--restarts 8,40]
+ * [--takeover-after 30] [--check]`. It starts a PostgreSQL server of its own, a side-effect API
+ * that counts every effect by logical call and by Idempotency-Key and every model call, and
+ * 3 workers (`dbos-chaos-worker.ts`); runs the workload once without faults (the baseline), then
+ * again while it kills workers with SIGKILL at random (each restarted under its id or a new one)
+ * and restarts PostgreSQL (each `--restarts` entry: seconds the database stays down). It prints
+ * runs completed / failed / lost, duplicated effects, repeated model calls, unapproved executions,
+ * and the wall time against the baseline's. With `--check` it exits 1 unless every run completed
+ * and nothing happened twice or unapproved (what CI runs, on a small workload).
+ *
+ * The workload, a quarter each: agent turns with a data-changing call, the same needing approval
+ * (answered 1–3 s after it is asked, from this process, one in five refused), plain 4-step
+ * workflows notifying once, and session turns (10 sessions).
+ */
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { ToolApprovalEvent } from "../events/index.ts";
+import { DbosRunFailedError, DbosRuns, DbosSessions } from "../src/dbos/index.ts";
+import { isConnectionError } from "../src/dbos/retry.ts";
+import { freshDatabase } from "../test/support/postgres-database.ts";
+import { startPostgresServer } from "../test/support/postgres-server.ts";
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: "string", default: "200" },
+    kills: { type: "string", default: "10" },
+    restarts: { type: "string", default: "8,40" },
+    "takeover-after": { type: "string", default: "30" },
+    workers: { type: "string", default: "3" },
+    deadline: { type: "string", default: "900" },
+    seed: { type: "string", default: "38" },
+    check: { type: "boolean", default: false },
+  },
+});
+const RUNS = Number(values.runs);
+const KILLS = Number(values.kills);
+const RESTARTS = (values.restarts ?? "")
+  .split(",")
+  .filter((s) => s !== "")
+  .map(Number);
+const TAKEOVER_AFTER = Number(values["takeover-after"]);
+const WORKERS = Number(values.workers);
+const DEADLINE = Number(values.deadline) * 1000;
+
+// A seeded generator (mulberry32): the same faults at the same points of the workload, run after run.
+let seed = Number(values.seed) >>> 0;
+const random = () => {
+  seed = (seed + 0x6d2b79f5) >>> 0;
+  let t = seed;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+};
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** What the API saw. */
+interface Seen {
+  effects: Map<string, { keys: (string | undefined)[]; workers: string[] }>;
+  models: Map<string, { worker: string; at: number }[]>;
+  approvals: Map<string, boolean>;
+  unapproved: string[];
+}
+const fresh = (): Seen => ({ effects: new Map(), models: new Map(), approvals: new Map(), unapproved: [] });
+let seen = fresh();
+
+const api = createServer((req, res) => {
+  let body = "";
+  req.on("data", (d: Buffer) => (body += String(d)));
+  req.on("end", () => {
+    const { logical, kind } = JSON.parse(body || "{}") as { logical: string; kind?: string };
+    const worker = String(req.headers["x-worker"] ?? "");
+    if (req.url === "/model") {
+      const calls = seen.models.get(logical) ?? [];
+      calls.push({ worker, at: Date.now() });
+      seen.models.set(logical, calls);
+    } else if (req.url === "/effect") {
+      const key = req.headers["idempotency-key"];
+      const entry = seen.effects.get(logical) ?? { keys: [], workers: [] };
+      entry.keys.push(typeof key === "string" ? key : undefined);
+      entry.workers.push(worker);
+      seen.effects.set(logical, entry);
+      const tag = logical.split(":")[0] ?? "";
+      if (kind === "update" && tag.startsWith("approval-") && seen.approvals.get(tag) !== true) seen.unapproved.push(logical);
+    }
+    res.end("{}");
+  });
+});
+await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
+const apiURL = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+
+console.log(`== PostgreSQL of the chaos test (its own server)`);
+const server = await startPostgresServer();
+
+interface Worker {
+  id: string;
+  proc: ChildProcess;
+  out: string;
+  ready: boolean;
+}
+const workers = new Set<Worker>();
+/** pid → when it was killed. */
+const killed = new Map<string, number>();
+
+async function startWorker(url: string, id: string): Promise<Worker> {
+  const proc = spawn(process.execPath, ["--import", "tsx", join(import.meta.dirname, "dbos-chaos-worker.ts"), url, id, apiURL, String(TAKEOVER_AFTER)], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const worker: Worker = { id, proc, out: "", ready: false };
+  workers.add(worker);
+  proc.on("exit", () => workers.delete(worker));
+  let err = "";
+  proc.stderr?.on("data", (d: Buffer) => (err += String(d)));
+  await new Promise<void>((resolve, reject) => {
+    proc.stdout?.on("data", (d: Buffer) => {
+      worker.out += String(d);
+      if (!worker.out.includes("ready\n")) return;
+      worker.ready = true;
+      resolve();
+    });
+    proc.on("exit", (code) => reject(new Error(`worker ${id} exited with ${code} before it was ready:\n${err}`)));
+  });
+  proc.stdout?.on("data", (d: Buffer) => {
+    for (const line of String(d).split("\n")) if (line.startsWith("took over") || line.startsWith("lost lease")) events.push(`${id}: ${line}`);
+  });
+  return worker;
+}
+const events: string[] = [];
+
+/** Client calls are the user's code: retried here while the database is down. */
+async function riding<T>(work: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isConnectionError(error)) throw error;
+      await sleep(500);
+    }
+  }
+}
+
+interface Outcome {
+  completed: number;
+  failed: string[];
+  lost: number;
+  wallMs: number;
+}
+
+async function phase(faults: boolean, baselineMs: number | undefined): Promise<Outcome> {
+  seen = fresh();
+  const db = await freshDatabase(server.url, faults ? "chaos_faults" : "chaos_baseline");
+  let next = 1;
+  await Promise.all(Array.from({ length: WORKERS }, () => startWorker(db.url, `w${next++}`)));
+  const runs = await DbosRuns.connect({ database: db.url, pollingInterval: 200, connections: 4 });
+  const sessions = await DbosSessions.connect({ database: db.url, workflow: "agent", pollingInterval: 200, connections: 2 });
+  const ids: { id: string; client: DbosRuns; kind: string }[] = [];
+  const approvals: Promise<void>[] = [];
+  let done = false;
+  const started = performance.now(); // from the first run started to the last one ended, the workers up
+  const faulting = faults
+    ? injectFaults(
+        db.url,
+        baselineMs ?? 60_000,
+        () => done,
+        () => `w${next++}`,
+      )
+    : Promise.resolve();
+  for (let i = 0; i < RUNS; i++) {
+    const kind = ["agent", "approval", "steps", "session"][i % 4] as string;
+    const tag = `${kind}-${i}`;
+    const input = `job ${tag}: update the record`;
+    if (kind === "session") ids.push({ id: await riding(() => sessions.start(`s-${i % 10}`, { input }, { turnId: tag })), client: sessions.runs, kind });
+    else {
+      const id = await riding(() => runs.start(kind, kind === "steps" ? { tag } : { input }, { runId: tag }));
+      ids.push({ id, client: runs, kind });
+      if (kind === "approval") approvals.push(answer(runs, id, tag, i % 5 !== 0));
+    }
+  }
+  const outcome: Outcome = { completed: 0, failed: [], lost: 0, wallMs: 0 };
+  const deadline = Date.now() + DEADLINE;
+  await Promise.all(
+    ids.map(async ({ id, client }) => {
+      const result = await Promise.race([
+        riding(() => client.result(id)).then(
+          () => "ok" as const,
+          (error: unknown) => (error instanceof DbosRunFailedError ? `${id}: ${error.message}` : `${id}: ${String(error)}`),
+        ),
+        sleep(Math.max(0, deadline - Date.now())).then(() => "lost" as const),
+      ]);
+      if (result === "ok") outcome.completed++;
+      else if (result === "lost") outcome.lost++;
+      else outcome.failed.push(result);
+    }),
+  );
+  outcome.wallMs = performance.now() - started;
+  done = true;
+  await faulting;
+  await Promise.race([Promise.all(approvals), sleep(1000)]);
+  for (const worker of [...workers]) worker.proc.kill("SIGKILL");
+  while (workers.size > 0) await sleep(50);
+  await sessions.close();
+  await runs.close();
+  await db.drop();
+  return outcome;
+}
+
+/** Answers the run's approval request 1–3 s after it is asked (refusing when `approve` is false), as a human in another process would. */
+async function answer(runs: DbosRuns, runId: string, tag: string, approve: boolean): Promise<void> {
+  // Until it has parked (its part may wait on the queue, or be taken over, meanwhile), or ended without asking.
+  while ((await riding(() => runs.parked(runId, 30))) === 0) if (!["pending", "enqueued"].includes(await riding(() => runs.status(runId)))) return;
+  let approvalId: string | undefined;
+  for await (const ev of runs.events(runId)) {
+    if (ev.type !== "agent.ToolApprovalRequestEvent") continue;
+    approvalId = (ev.data as { approvalId: string }).approvalId;
+    break;
+  }
+  if (approvalId === undefined) return;
+  await sleep(1000 + 2000 * random());
+  seen.approvals.set(tag, approve);
+  const id = approvalId;
+  await riding(() => runs.respond(runId, new ToolApprovalEvent({ approvalId: id, approved: approve })));
+}
+
+/** SIGKILLs at random points of the first 80% of the baseline's time; PostgreSQL stopped at a third and at two thirds of it. */
+async function injectFaults(url: string, baselineMs: number, done: () => boolean, newId: () => string): Promise<void> {
+  const start = Date.now();
+  const kills = Array.from({ length: KILLS }, () => 0.1 + 0.7 * random())
+    .sort()
+    .map((f) => ({ at: f * baselineMs, kind: "kill" as const, down: 0 }));
+  const restarts = RESTARTS.map((down, i) => ({ at: ((i + 1) / (RESTARTS.length + 1)) * baselineMs, kind: "restart" as const, down: down * 1000 }));
+  let n = 0;
+  for (const fault of [...kills, ...restarts].sort((a, b) => a.at - b.at)) {
+    await sleep(Math.max(0, start + fault.at - Date.now()));
+    if (done()) return;
+    if (fault.kind === "restart") {
+      console.log(`   ${((Date.now() - start) / 1000).toFixed(1)} s: PostgreSQL stopped for ${fault.down / 1000} s`);
+      await server.stop();
+      await sleep(fault.down);
+      await server.start();
+      continue;
+    }
+    // A worker that is up, and whose id no other process has: a worker id runs in one process at a time.
+    const live = [...workers].filter((w) => w.ready);
+    const victim = live[Math.floor(random() * live.length)];
+    if (!victim) continue;
+    const sameId = n++ % 2 === 0;
+    console.log(`   ${((Date.now() - start) / 1000).toFixed(1)} s: SIGKILL ${victim.id} (back as ${sameId ? "itself" : "a new id"})`);
+    killed.set(`${victim.id}:${String(victim.proc.pid)}`, Date.now());
+    victim.proc.kill("SIGKILL");
+    await new Promise((resolve) => victim.proc.once("exit", resolve));
+    const id = sameId ? victim.id : newId();
+    void sleep(1000 + 1000 * random()).then(() => restart(url, id));
+  }
+}
+
+/** Starts worker `id` again, however long the database is away. */
+async function restart(url: string, id: string): Promise<void> {
+  for (;;) {
+    try {
+      await startWorker(url, id);
+      return;
+    } catch {
+      await sleep(2000);
+    }
+  }
+}
+
+function tally() {
+  let duplicated = 0;
+  let sameKey = 0;
+  for (const [, { keys }] of seen.effects) {
+    if (keys.length < 2) continue;
+    if (keys.every((k) => k !== undefined && k === keys[0])) sameKey++;
+    else duplicated++;
+  }
+  let repeatsAfterKill = 0;
+  let repeats = 0;
+  for (const [, calls] of seen.models) {
+    for (let i = 1; i < calls.length; i++) {
+      const before = calls[i - 1] as { worker: string; at: number };
+      const at = killed.get(before.worker);
+      if (at !== undefined && at >= before.at) repeatsAfterKill++;
+      else repeats++;
+    }
+  }
+  return { duplicated, sameKey, repeats, repeatsAfterKill, unapproved: seen.unapproved.length };
+}
+
+const show = (o: Outcome) => `${o.completed} completed, ${o.failed.length} failed, ${o.lost} lost, ${(o.wallMs / 1000).toFixed(1)} s`;
+try {
+  console.log(`== baseline: ${RUNS} runs, ${WORKERS} workers, no faults`);
+  const baseline = await phase(false, undefined);
+  const clean = tally();
+  console.log(`   ${show(baseline)}`);
+  console.log(`== faults: ${RUNS} runs, ${KILLS} worker kills, PostgreSQL restarts of ${RESTARTS.join(" s, ")} s, takeoverAfter ${TAKEOVER_AFTER} s`);
+  const faults = await phase(true, baseline.wallMs);
+  const t = tally();
+  for (const line of events) console.log(`   ${line}`);
+  console.log(`   ${show(faults)}`);
+  for (const failure of faults.failed.slice(0, 10)) console.log(`   failed: ${failure}`);
+  console.log(`   duplicated effects: ${t.duplicated} (applied twice under different keys or none), ${t.sameKey} more under one Idempotency-Key`);
+  console.log(`   repeated model calls: ${t.repeats} (of steps whose worker was not killed), ${t.repeatsAfterKill} after a kill cut their step short`);
+  console.log(`   unapproved executions: ${t.unapproved}`);
+  const ratio = baseline.wallMs / faults.wallMs;
+  console.log(
+    `   wall time ${(faults.wallMs / 1000).toFixed(1)} s against ${(baseline.wallMs / 1000).toFixed(1)} s without faults: throughput ${(100 * ratio).toFixed(0)}%`,
+  );
+  const ok =
+    baseline.completed === RUNS &&
+    clean.duplicated + clean.sameKey + clean.repeats + clean.unapproved === 0 &&
+    faults.completed === RUNS &&
+    t.duplicated === 0 &&
+    t.repeats === 0 &&
+    t.unapproved === 0;
+  console.log(ok ? "== chaos: PASS" : "== chaos: FAIL");
+  if (values.check && !ok) process.exitCode = 1;
+} finally {
+  for (const worker of [...workers]) worker.proc.kill("SIGKILL");
+  await server.close();
+  api.closeAllConnections();
+  api.close();
+}
+process.exit(); // DBOS's clients keep timers of their own
