@@ -28,7 +28,7 @@ export interface ProviderUnderTest {
 
 /** The notebook question's turns: add, multiply, answer. */
 export const NOTEBOOK_TURNS: readonly WireTurn[] = [
-  { calls: [{ name: "add", input: { x: 2123, y: 2321 } }], usage: { input: 310, output: 21 } },
+  { text: "Let me add those first.", calls: [{ name: "add", input: { x: 2123, y: 2321 } }], usage: { input: 310, output: 21 } },
   { calls: [{ name: "multiply", input: { x: 4444, y: 312 } }], usage: { input: 352, output: 22 } },
   { text: "(2123 + 2321) * 312 = 1386528.", usage: { input: 395, output: 15 } },
 ];
@@ -56,13 +56,15 @@ export function describeProvider(name: string, provider: ProviderUnderTest): voi
         const usageEvents: number[] = [];
         for await (const ev of handler.streamEvents()) if (ev instanceof TokenUsageEvent) usageEvents.push(ev.call.call);
         const { response, sources, usage } = await handler;
-        expect(response.content).toContain("1386528");
+        expect(response.content).toBe("(2123 + 2321) * 312 = 1386528.");
         expect(sources.map((s) => [s.toolName, s.input, s.content])).toEqual([
           ["add", { x: 2123, y: 2321 }, "4444"],
           ["multiply", { x: 4444, y: 312 }, "1386528"],
         ]);
         expect(server.requests).toHaveLength(3);
         expect(provider.toolResults(server.requests[1]?.body)).toEqual(["4444"]);
+        // The text of a turn that also called a tool is part of the history the model reads.
+        expect(JSON.stringify(server.requests[1]?.body)).toContain("Let me add those first.");
         expect(provider.toolResults(server.requests[2]?.body)).toEqual(["1386528"]);
         expect(usageEvents).toEqual([1, 2, 3]);
         const expected = NOTEBOOK_TURNS.map((turn) => reported(turn.usage as { input: number; output: number }));
