@@ -106,7 +106,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       ]),
     )
     .addOption(new Option("--provider <name>", "the model's provider, set up by its environment variables (docs/providers.md)").choices(PROVIDERS))
-    .option("-m, --model <name>", "model name (default: gpt-4o-mini, claude-sonnet-4-5, gemini-2.5-flash or llama3.1:8b, by provider)")
+    .option("-m, --model <name>", "model name (default: gpt-4o-mini, claude-sonnet-5-5, gemini-2.5-flash or llama3.1:8b, by provider)")
     .option("--json", "print { response, sources } as JSON (one-shot only)")
     .option("-v, --verbose", "print the workflow's step trace, and stack traces on errors")
     .option("-s, --session <id>", "keep the conversation in a stored session (continues it if it exists)")

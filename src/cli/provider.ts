@@ -105,7 +105,7 @@ export function chooseProvider(request: ProviderRequest): Provider {
 /** The environment variables that hold each provider's API key: never printed. */
 export const KEY_VARIABLES = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OLLAMA_API_KEY"] as const;
 
-const DEFAULT_MODELS = { anthropic: "claude-sonnet-4-5", gemini: "gemini-2.5-flash", ollama: "llama3.1:8b" } as const;
+const DEFAULT_MODELS = { anthropic: "claude-sonnet-5-5", gemini: "gemini-2.5-flash", ollama: "llama3.1:8b" } as const;
 const NAMES = { anthropic: "Anthropic", gemini: "Gemini", ollama: "Ollama" } as const;
 
 /** The model of `--provider anthropic|gemini|ollama`, from its environment variables. */

@@ -29,7 +29,7 @@ export interface AnthropicOptions extends Partial<Omit<ProviderModelOptions, "te
   readonly timeout?: number;
 }
 
-const DEFAULT_MODEL = "claude-sonnet-4-5";
+const DEFAULT_MODEL = "claude-sonnet-5-5";
 /** The Messages API requires `max_tokens`. */
 const DEFAULT_MAX_TOKENS = 4096;
 
@@ -37,7 +37,7 @@ const DEFAULT_MAX_TOKENS = 4096;
  * Claude as the agent's model.
  * @example
  * import { Anthropic } from "stepflow/llm/anthropic";
- * const llm = new Anthropic({ model: "claude-sonnet-4-5" }); // reads ANTHROPIC_API_KEY
+ * const llm = new Anthropic({ model: "claude-sonnet-5-5" }); // reads ANTHROPIC_API_KEY
  * const agent = new FunctionCallingAgent({ llm, tools: calculatorTools });
  */
 export class Anthropic extends ProviderLLM {

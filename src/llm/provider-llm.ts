@@ -31,7 +31,7 @@ export interface ProviderChatOptions {
 
 /** Options every provider model takes. */
 export interface ProviderModelOptions {
-  /** The provider's model name, e.g. `claude-sonnet-4-5`, `gemini-2.5-flash`, `llama3.1:8b`. */
+  /** The provider's model name, e.g. `claude-sonnet-5-5`, `gemini-2.5-flash`, `llama3.1:8b`. */
   readonly model: string;
   readonly temperature?: number;
   readonly topP?: number;

@@ -16,7 +16,7 @@ const providers: { name: string; start: () => Promise<WireServer>; env: (url: st
     name: "anthropic",
     start: () => startAnthropicServer({ turns: NOTEBOOK_TURNS, apiKey: KEY }),
     env: (url) => ({ ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: url }),
-    banner: (url) => `Using claude-sonnet-4-5 on Anthropic at ${url}.`,
+    banner: (url) => `Using claude-sonnet-5-5 on Anthropic at ${url}.`,
   },
   {
     name: "gemini",

@@ -7,7 +7,7 @@ import { describeProvider } from "../support/provider-scenarios.ts";
 
 describeProvider("Anthropic", {
   start: (turns) => startAnthropicServer({ turns }),
-  model: (server) => new Anthropic({ model: "claude-sonnet-4-5", apiKey: "test-key", baseURL: server.url }),
+  model: (server) => new Anthropic({ model: "claude-sonnet-5-5", apiKey: "test-key", baseURL: server.url }),
   toolResults: anthropicToolResults,
 });
 
