@@ -105,7 +105,7 @@ echo '{ "name": "consumer-adapters", "private": true, "type": "module" }' >packa
 if npm_install "$tarball" @llamaindex/anthropic >"$work/adapters.log" 2>&1; then
   # stepflow's @llamaindex/* ranges let npm pick the newest adapter and one @llamaindex/core for both.
   cores=$(npm ls @llamaindex/core --all --parseable 2>/dev/null | sort -u | wc -l)
-  installed=$(node -p 'require("@llamaindex/anthropic/package.json").version')
+  installed=$(node -p 'JSON.parse(require("node:fs").readFileSync("node_modules/@llamaindex/anthropic/package.json", "utf8")).version')
   newest=$(npm view @llamaindex/anthropic version 2>/dev/null)
   if [ "$cores" = 1 ] && [ "$installed" = "$newest" ]; then ok "npm install stepflow @llamaindex/anthropic: the newest adapter ($installed), one @llamaindex/core"; else fail "npm install stepflow @llamaindex/anthropic: adapter $installed (newest $newest), $cores copies of @llamaindex/core"; fi
 else
