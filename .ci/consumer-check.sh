@@ -13,7 +13,9 @@
 #     (the agent); with target node20, an app declaring its own `@step` workflow (esbuild keeps
 #     decorators as written for its default target, esnext, which Node does not run yet);
 #   - `stepflow/dbos` loads once its optional peer @dbos-inc/dbos-sdk is installed;
-#   - publint and @arethetypeswrong/cli find no error.
+#   - publint and @arethetypeswrong/cli find no error;
+#   - a provider's model class without its optional SDK names the package to install, and the
+#     @llamaindex/anthropic installs next to stepflow with one @llamaindex/core.
 # Uses the npm registry for the package's dependencies and the checking tools (pinned below).
 #
 #   bash .ci/consumer-check.sh
@@ -88,6 +90,30 @@ else
   fail "the stepflow command"; cat "$work/diff" "$work/err" "$work/out" >&2
 fi
 
+# A provider's model class without its optional SDK says which package to install.
+node -e 'import("stepflow/llm/anthropic").then(({ Anthropic }) => new Anthropic({ apiKey: "unused" }).chat({ messages: [{ role: "user", content: "Hi" }] })).catch((e) => console.log(`${e.name}: ${e.message}`))' >"$work/out" 2>&1
+if [ "$(cat "$work/out")" = "ProviderPackageMissingError: stepflow's Anthropic model needs the package @anthropic-ai/sdk, which is not installed. Install it next to stepflow: npm install @anthropic-ai/sdk" ]; then
+  ok "stepflow/llm/anthropic without @anthropic-ai/sdk names the package to install"
+else
+  fail "stepflow/llm/anthropic without @anthropic-ai/sdk"; cat "$work/out" >&2
+fi
+
+echo "== a LlamaIndex provider adapter installed next to stepflow shares its @llamaindex/core"
+adapters=$work/adapters
+mkdir -p "$adapters" && cd "$adapters"
+echo '{ "name": "consumer-adapters", "private": true, "type": "module" }' >package.json
+if npm_install "$tarball" @llamaindex/anthropic >"$work/adapters.log" 2>&1; then
+  # stepflow's @llamaindex/* ranges let the adapter and stepflow share one @llamaindex/core.
+  # (npm may still pick an adapter older than the newest: it says which.)
+  cores=$(npm ls @llamaindex/core --all --parseable 2>/dev/null | sort -u | wc -l)
+  installed=$(node -p 'JSON.parse(require("node:fs").readFileSync("node_modules/@llamaindex/anthropic/package.json", "utf8")).version')
+  newest=$(npm view @llamaindex/anthropic version 2>/dev/null || echo unknown)
+  if [ "$cores" = 1 ]; then ok "npm install stepflow @llamaindex/anthropic: adapter $installed (newest $newest), one @llamaindex/core"; else fail "npm install stepflow @llamaindex/anthropic: adapter $installed (newest $newest), $cores copies of @llamaindex/core"; fi
+else
+  fail "npm install stepflow @llamaindex/anthropic"; cat "$work/adapters.log" >&2
+fi
+cd "$app"
+
 echo "== the optional integrations (stepflow/otel, stepflow/mcp) with their peers installed"
 integrations=$work/integrations
 mkdir -p "$integrations" && cd "$integrations"
@@ -106,11 +132,13 @@ npm_install -D "typescript@$TYPESCRIPT" "@types/node@$TYPES_NODE" "esbuild@$ESBU
 for resolution in nodenext bundler; do
   if ./node_modules/.bin/tsc -p "tsconfig.$resolution.json" >"$work/out" 2>&1; then ok "tsc --noEmit, moduleResolution $resolution, strict + exactOptionalPropertyTypes"; else fail "tsc ($resolution)"; cat "$work/out" >&2; fi
   # With skipLibCheck off, tsc also checks every declaration file the app reaches: ours must be
-  # clean. (@llamaindex/core's own declarations have errors of their own: they name ajv, which it
-  # does not install, and zod 3 types.)
+  # clean, and every error must be in @llamaindex/*'s own declarations, the reason docs/providers.md
+  # gives for keeping skipLibCheck on (they name ajv, which they do not install, and zod 3 types).
   ./node_modules/.bin/tsc -p "tsconfig.$resolution.json" --skipLibCheck false >"$work/out" 2>&1 || true
   ours=$(grep -E "^(app\.ts|node_modules/stepflow/)" "$work/out" || true)
   if [ -z "$ours" ]; then ok "tsc --skipLibCheck false ($resolution): no error in stepflow's declarations ($(grep -c "error TS" "$work/out" || true) in other packages)"; else fail "tsc --skipLibCheck false ($resolution)"; echo "$ours" >&2; fi
+  elsewhere=$(grep "error TS" "$work/out" | grep -vE "^node_modules/@llamaindex/" || true)
+  if [ -z "$elsewhere" ]; then ok "tsc --skipLibCheck false ($resolution): the other errors are all in @llamaindex/*, as docs/providers.md says"; else fail "tsc --skipLibCheck false ($resolution): errors outside @llamaindex/*"; echo "$elsewhere" >&2; fi
 done
 if ./node_modules/.bin/esbuild app.mjs --bundle --platform=node --format=esm --outfile=bundle-default.mjs --log-level=warning >"$work/out" 2>&1; then
   expect "esbuild bundle, default target, of an app running the agent's @step workflow" "$work/mjs.expected" node bundle-default.mjs

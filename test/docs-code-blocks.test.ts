@@ -14,6 +14,8 @@
  *   prints, or none.
  * - A block whose first line is `// Needs PostgreSQL: DATABASE_URL` runs only when the tests
  *   have a PostgreSQL (DATABASE_URL), with DATABASE_URL set to a database of its own.
+ * - A block whose first line is `// Runs against a provider: NAME` is type-checked here and
+ *   run by test/docs-providers.test.ts against NAME's local wire server.
  * - Blocks of other languages (sh, text, json…) are not run; keep them true by hand.
  */
 import { execFile } from "node:child_process";
@@ -31,6 +33,9 @@ interface CodeBlock {
   /** The lines the block states it prints (its `// prints:` comments), in order. */
   readonly prints: string[];
 }
+
+/** The first line of a block that test/docs-providers.test.ts runs against a provider's wire server. */
+const PROVIDER_BLOCK = "// Runs against a provider: ";
 
 const LANGUAGES: Record<string, "ts" | "js"> = { ts: "ts", typescript: "ts", js: "js", javascript: "js" };
 
@@ -84,6 +89,7 @@ describe("code blocks in README.md and docs/", () => {
   });
 
   for (const block of blocks) {
+    if (block.code.startsWith(PROVIDER_BLOCK)) continue;
     const needsPostgres = block.code.startsWith("// Needs PostgreSQL: DATABASE_URL");
     it.skipIf(needsPostgres && !process.env.DATABASE_URL)(
       `${block.where} runs${block.prints.length > 0 ? " and prints what it states" : ""}`,

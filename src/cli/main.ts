@@ -25,7 +25,7 @@ import { NoSuchSessionError, UsageError } from "./errors.ts";
 import { packageVersion } from "./version.ts";
 import { API_AUTHORIZATION, restApiSetup } from "./rest-api-setup.ts";
 import { mcpSetup } from "./mcp-setup.ts";
-import { chooseProvider } from "./provider.ts";
+import { KEY_VARIABLES, PROVIDERS, chooseProvider } from "./provider.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
 import { terminalSafe, terminalWriter } from "./terminal-text.ts";
@@ -38,6 +38,7 @@ const SYSTEM_PROMPT = "You are a helpful assistant. Use the calculator tools for
 interface MainOptions {
   llm?: string;
   model?: string;
+  provider?: string;
   json?: boolean;
   verbose?: boolean;
   session?: string;
@@ -75,7 +76,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   let provider: Provider | undefined;
   let code = 0;
   // Nothing printed may hold a key: a server may echo it in an error, a stack may carry it.
-  const redact = secretRedactor([env.OPENAI_API_KEY?.trim(), env[API_AUTHORIZATION]?.trim()]);
+  const redact = secretRedactor([...KEY_VARIABLES.map((name) => env[name]?.trim()), env[API_AUTHORIZATION]?.trim()]);
   // An error may quote a server or a model: its text is made as safe to print as their replies.
   const fail = (message: string) => term.err.write(`${term.colors.red("stepflow:")} ${terminalSafe(redact(message))}\n`);
   /** One line for any failure (and its stack trace with --verbose); the exit code it means. */
@@ -99,7 +100,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         "openai",
       ]),
     )
-    .option("-m, --model <name>", "model name for OpenAI or an OpenAI-compatible server (default gpt-4o-mini)")
+    .addOption(new Option("--provider <name>", "the model's provider, set up by its environment variables (docs/providers.md)").choices(PROVIDERS))
+    .option("-m, --model <name>", "model name (default: gpt-4o-mini, claude-sonnet-5-5, gemini-2.5-flash or llama3.1:8b, by provider)")
     .option("--json", "print { response, sources } as JSON (one-shot only)")
     .option("-v, --verbose", "print the workflow's step trace, and stack traces on errors")
     .option("-s, --session <id>", "keep the conversation in a stored session (continues it if it exists)")
@@ -154,7 +156,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       if (options.database !== undefined)
         throw new UsageError(`--database goes with --runtime dbos: ${command} --runtime dbos --database ${options.database} "…"`);
       const maxToolsPerCall = options.maxTools === undefined ? undefined : wholeNumber("--max-tools", options.maxTools, "the default is every tool");
-      provider = chooseProvider({ llm: options.llm, model: options.model, env });
+      provider = chooseProvider({ llm: options.llm, provider: options.provider, model: options.model, env });
       const api = await restApiSetup(
         { openapi: options.openapi, api: options.api, hrDemo: options.hrDemo, toolPerOperation: options.toolPerOperation },
         env,
@@ -228,7 +230,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       const options = cmd.optsWithGlobals<ServeOptions & MainOptions>();
       verbose = options.verbose ?? false;
       if (options.store !== undefined) checkStoreURL(options.store);
-      provider = chooseProvider({ llm: options.llm, model: options.model, env });
+      provider = chooseProvider({ llm: options.llm, provider: options.provider, model: options.model, env });
       await serve({ ...options, store: options.store ?? DEFAULT_SERVER_STORE }, provider, term, env);
     });
 
@@ -248,7 +250,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       const workerConcurrency = options.concurrency === undefined ? undefined : wholeNumber("--concurrency", options.concurrency, "the default is 10");
       const concurrency =
         options.queueConcurrency === undefined ? undefined : wholeNumber("--queue-concurrency", options.queueConcurrency, "the default is no limit");
-      provider = chooseProvider({ llm: globals.llm, model: globals.model, env });
+      provider = chooseProvider({ llm: globals.llm, provider: globals.provider, model: globals.model, env });
       term.err.write(term.colors.dim(`Using ${provider.kind === "offline" ? "the offline demo model" : provider.label}.\n`));
       const agent = new FunctionCallingAgent({ llm: provider.llm, tools: calculatorTools, systemPrompt: SYSTEM_PROMPT, timeout: 300, verbose });
       const { takeoverAfter: after, recover } = options;

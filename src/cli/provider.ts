@@ -1,9 +1,14 @@
 /**
  * Which LLM the CLI talks to: OpenAI when OPENAI_API_KEY is set, any OpenAI-compatible server
- * when OPENAI_BASE_URL is set, else the offline demo model. `--llm` forces a choice.
+ * when OPENAI_BASE_URL is set, else the offline demo model. `--llm` forces a choice, and
+ * `--provider anthropic|gemini|ollama|openai` picks a provider, configured by its own
+ * environment variables.
  */
 import type { ToolCallLLM } from "@llamaindex/core/llms";
+import { Anthropic } from "../llm/anthropic.ts";
+import { Gemini } from "../llm/gemini.ts";
 import { OfflineDemoLLM } from "../llm/offline-model.ts";
+import { Ollama } from "../llm/ollama.ts";
 import { OpenAI } from "../llm/openai.ts";
 import { COPY_AGAIN, headerValueProblem } from "../llm/header-value.ts";
 import { maskCredentials, quoteInput } from "../core/internal.ts";
@@ -12,7 +17,7 @@ import { UsageError } from "./errors.ts";
 /** The chosen model and how to describe it to the user (never with the key). */
 export interface Provider {
   readonly llm: ToolCallLLM;
-  readonly kind: "offline" | "openai";
+  readonly kind: "offline" | ProviderName;
   /** e.g. `gpt-4o-mini at https://api.openai.com/v1` */
   readonly label: string;
   /** As configured (never with credentials: those are refused). */
@@ -20,9 +25,15 @@ export interface Provider {
   readonly model: string;
 }
 
+/** The providers `--provider` chooses among. */
+export const PROVIDERS = ["anthropic", "gemini", "ollama", "openai"] as const;
+export type ProviderName = (typeof PROVIDERS)[number];
+
 /** Flags and environment the choice depends on. */
 export interface ProviderRequest {
   readonly llm?: string;
+  /** `--provider`: one of {@link PROVIDERS}. */
+  readonly provider?: string;
   readonly model?: string;
   readonly env: NodeJS.ProcessEnv;
 }
@@ -39,6 +50,13 @@ const MODEL_NAME = /^[\w][\w.:/@+-]{0,199}$/;
  */
 export function chooseProvider(request: ProviderRequest): Provider {
   const { env } = request;
+  if (request.provider !== undefined) {
+    if (!(PROVIDERS as readonly string[]).includes(request.provider))
+      throw new UsageError(`--provider must be one of ${PROVIDERS.join(", ")}; got ${quoteInput(request.provider, 40)}.`);
+    if (request.llm !== undefined && request.llm !== request.provider)
+      throw new UsageError(`--llm ${request.llm} and --provider ${request.provider} disagree: give one of them.`);
+    if (request.provider !== "openai") return providerModel(request.provider as Exclude<ProviderName, "openai">, request.model, env);
+  }
   if (env.OPENAI_BASE_URL !== undefined && env.OPENAI_BASE_URL !== "" && env.OPENAI_BASE_URL.trim() === "") {
     // Set to spaces (a stray `export OPENAI_BASE_URL=" "`): the user meant a server, not the offline model.
     throw new UsageError(
@@ -47,7 +65,7 @@ export function chooseProvider(request: ProviderRequest): Provider {
   }
   const key = env.OPENAI_API_KEY?.trim() || undefined;
   const baseURL = env.OPENAI_BASE_URL?.trim() || undefined;
-  const choice = request.llm ?? (key || baseURL ? "openai" : "offline");
+  const choice = request.provider ?? request.llm ?? (key || baseURL ? "openai" : "offline");
   if (choice !== "offline" && choice !== "openai") {
     throw new UsageError(`--llm must be "offline" or "openai", got "${choice}".`);
   }
@@ -83,6 +101,57 @@ export function chooseProvider(request: ProviderRequest): Provider {
   // Local servers ignore the key, but the OpenAI SDK insists on one.
   const llm = new OpenAI({ model, apiKey: key ?? "no-key", baseURL: url, maxRetries: 1 });
   return { llm, kind: "openai", label: `${model} at ${url}`, baseURL: url, model };
+}
+
+/** The environment variables that hold each provider's API key: never printed. */
+export const KEY_VARIABLES = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OLLAMA_API_KEY"] as const;
+
+const DEFAULT_MODELS = { anthropic: "claude-sonnet-5-5", gemini: "gemini-2.5-flash", ollama: "llama3.1:8b" } as const;
+const NAMES = { anthropic: "Anthropic", gemini: "Gemini", ollama: "Ollama" } as const;
+
+/** The model of `--provider anthropic|gemini|ollama`, from its environment variables. */
+function providerModel(name: Exclude<ProviderName, "openai">, requested: string | undefined, env: NodeJS.ProcessEnv): Provider {
+  if (requested !== undefined && !MODEL_NAME.test(requested)) {
+    throw new UsageError(`--model "${requested}" is not a model name. Use a name like ${DEFAULT_MODELS[name]}.`);
+  }
+  const model = requested ?? DEFAULT_MODELS[name];
+  const urlFrom = (variable: string, fallback: string): string => {
+    const value = env[variable]?.trim();
+    if (!value) return fallback;
+    const url = value.replace(/\/+$/, "");
+    if (!isHttpURL(url))
+      throw new UsageError(`${variable} must be an http:// or https:// URL such as ${fallback}; got ${quoteInput(maskCredentials(value), 80)}.`);
+    if (hasCredentials(url))
+      throw new UsageError(`${variable} must not contain a user or password (got ${quoteInput(maskCredentials(url), 80)}): Node's fetch refuses such URLs.`);
+    return url;
+  };
+  const provider = (llm: ToolCallLLM, baseURL: string): Provider => ({ llm, kind: name, label: `${model} on ${NAMES[name]} at ${baseURL}`, baseURL, model });
+  if (name === "anthropic") {
+    const apiKey = env.ANTHROPIC_API_KEY?.trim();
+    if (!apiKey)
+      throw new UsageError("--provider anthropic needs ANTHROPIC_API_KEY (create a key in the Anthropic Console); ANTHROPIC_BASE_URL sets another server.");
+    checkHeaderValue("ANTHROPIC_API_KEY", apiKey);
+    const baseURL = urlFrom("ANTHROPIC_BASE_URL", "https://api.anthropic.com");
+    return provider(new Anthropic({ model, apiKey, baseURL, maxRetries: 1 }), baseURL);
+  }
+  if (name === "gemini") {
+    const variable = env.GEMINI_API_KEY?.trim() ? "GEMINI_API_KEY" : "GOOGLE_API_KEY";
+    const apiKey = env[variable]?.trim();
+    if (!apiKey)
+      throw new UsageError(
+        "--provider gemini needs GEMINI_API_KEY (or GOOGLE_API_KEY): create a key in Google AI Studio. GOOGLE_GEMINI_BASE_URL sets another server.",
+      );
+    checkHeaderValue(variable, apiKey);
+    const baseURL = urlFrom("GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com");
+    return provider(new Gemini({ model, apiKey, baseURL }), baseURL);
+  }
+  // Ollama's own OLLAMA_HOST may leave out the scheme ("127.0.0.1:11434"), and means http then.
+  const ollamaHost = env.OLLAMA_HOST?.trim();
+  if (ollamaHost && !/^[a-z][a-z0-9+.-]*:\/\//i.test(ollamaHost)) env = { ...env, OLLAMA_HOST: `http://${ollamaHost}` };
+  const host = urlFrom("OLLAMA_HOST", "http://127.0.0.1:11434");
+  const apiKey = env.OLLAMA_API_KEY?.trim() || undefined;
+  if (apiKey) checkHeaderValue("OLLAMA_API_KEY", apiKey);
+  return provider(new Ollama({ model, host, ...(apiKey ? { apiKey } : {}) }), host);
 }
 
 /** Variables whose values the OpenAI client sends as HTTP headers (the SDK reads the last two itself). */

@@ -11,14 +11,15 @@ import type {
   LLMChatParamsNonStreaming,
   LLMChatParamsStreaming,
   LLMMetadata,
+  PartialToolCall,
   ToolCall,
   ToolCallLLMMessageOptions,
 } from "@llamaindex/core/llms";
 
-/** A reply decided in process: text in the pieces it streams in, and tool calls. */
+/** A reply decided in process: text in the pieces it streams in, and tool calls (arguments as an object or a JSON string). */
 export interface LocalReply {
   readonly deltas: readonly string[];
-  readonly toolCalls: readonly ToolCall[];
+  readonly toolCalls: readonly (ToolCall | PartialToolCall)[];
 }
 
 /**
@@ -82,7 +83,7 @@ class ReplyStream implements AsyncIterableIterator<Chunk> {
 
   constructor(
     private readonly deltas: readonly string[],
-    private readonly toolCalls: readonly ToolCall[],
+    private readonly toolCalls: readonly (ToolCall | PartialToolCall)[],
   ) {}
 
   [Symbol.asyncIterator](): this {

@@ -5,7 +5,7 @@
  */
 import { setTimeout as delay } from "node:timers/promises";
 import type { JSONObject } from "@llamaindex/core/global";
-import type { ChatMessage, ToolCall } from "@llamaindex/core/llms";
+import type { ChatMessage, PartialToolCall, ToolCall } from "@llamaindex/core/llms";
 import { StepflowError } from "../core/internal.ts";
 import { LocalLLM } from "./local-llm.ts";
 import type { LocalReply } from "./local-llm.ts";
@@ -33,7 +33,8 @@ const NONE: readonly never[] = Object.freeze([]);
 export interface ScriptedReply {
   readonly text?: string | readonly string[];
   /** `id` defaults to `call_1`, `call_2`, … in the order calls are made. */
-  readonly toolCalls?: readonly { readonly id?: string; readonly name: string; readonly input: JSONObject }[];
+  /** `input` as a string: the arguments as a JSON string, as some adapters stream them (LlamaIndex's `PartialToolCall`). */
+  readonly toolCalls?: readonly { readonly id?: string; readonly name: string; readonly input: JSONObject | string }[];
 }
 
 /** What the scripted LLM received: a copy of the messages and the names of the tools offered. */
@@ -102,8 +103,11 @@ export class ScriptedLLM extends LocalLLM {
     const reply = this.#reply(request, index);
     // A reply without text or calls shares one empty list (read only) instead of making two.
     const deltas = typeof reply.text === "string" ? [reply.text] : reply.text ? [...reply.text] : NONE;
-    const toolCalls: readonly ToolCall[] = reply.toolCalls
-      ? reply.toolCalls.map((call) => ({ id: call.id ?? `call_${++this.#callIds}`, name: call.name, input: call.input }))
+    const toolCalls: readonly (ToolCall | PartialToolCall)[] = reply.toolCalls
+      ? reply.toolCalls.map((call): ToolCall | PartialToolCall => {
+          const id = call.id ?? `call_${++this.#callIds}`;
+          return typeof call.input === "string" ? { id, name: call.name, input: call.input } : { id, name: call.name, input: call.input };
+        })
       : NONE;
     return { deltas, toolCalls };
   }

@@ -5,6 +5,7 @@
 import type { BaseTool, ChatMessage, ChatResponseChunk, ToolCall, ToolCallLLM, ToolCallLLMMessageOptions } from "@llamaindex/core/llms";
 import { observeOperation, observing } from "../core/internal.ts";
 import type { ObservedAttributes } from "../core/internal.ts";
+import { withToolCallInput } from "../tools/tool-calls.ts";
 import { usageOf } from "./token-usage.ts";
 import type { TokenUsage } from "./token-usage.ts";
 
@@ -116,6 +117,9 @@ async function read(
     const chunkCalls = (chunk.options as { toolCall?: ToolCall[] } | undefined)?.toolCall;
     if (chunkCalls) for (const call of chunkCalls) calls = calls ? setById(calls, call) : [call]; // [call]: no push's 16 spare slots
   }
+  // Arguments sent as a JSON string become the object they spell, before anything reads them:
+  // needsApproval, the approval check, the journal, memory and the provider's next request.
+  if (calls) for (let i = 0; i < calls.length; i++) calls[i] = withToolCallInput(calls[i] as ToolCall);
   if (signal.aborted) throw signal.reason;
   return calls && calls.length > 0 ? { role: "assistant", content, options: { toolCall: calls } } : { role: "assistant", content };
 }

@@ -1,6 +1,7 @@
 /**
  * Tokens an agent spends: what the server says each LLM call cost (OpenAI's `usage`, sent as
- * the last chunk of a stream asked for with `stream_options: { include_usage: true }`), and
+ * the last chunk of a stream asked for with `stream_options: { include_usage: true }`, and the
+ * other providers' own fields), and
  * what the tool specs sent on each call weigh, counted locally.
  */
 import type { BaseTool } from "@llamaindex/core/llms";
@@ -53,19 +54,60 @@ export interface RunUsage extends TokenUsage {
 const count = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : undefined);
 
 /**
- * The usage in a raw streamed chunk or response, if it carries one: OpenAI's chat completions
- * (`prompt_tokens`, `completion_tokens`) or its Responses API and Anthropic's (`input_tokens`, `output_tokens`).
+ * The usage in a raw streamed chunk or response, if it carries one, in each provider's own fields:
+ * - OpenAI's chat completions (`usage.prompt_tokens`, `completion_tokens`) and its Responses API
+ *   (`usage.input_tokens`, `output_tokens`, cached tokens among the input);
+ * - Anthropic (`usage.input_tokens`, `output_tokens`, with cache reads and writes counted apart
+ *   from `input_tokens`: the prompt is their sum);
+ * - Gemini (`usageMetadata.promptTokenCount`, `candidatesTokenCount`, `thoughtsTokenCount`);
+ * - Ollama's `/api/chat` (`prompt_eval_count`, `eval_count` on the chunk with `done: true`).
  * @example usageOf({ usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 } }); // { promptTokens: 10, completionTokens: 2, totalTokens: 12 }
  */
 export function usageOf(raw: unknown): TokenUsage | undefined {
-  const usage = isRecord(raw) ? raw.usage : undefined;
-  if (!isRecord(usage)) return undefined;
-  const promptTokens = count(usage.prompt_tokens) ?? count(usage.input_tokens);
-  const completionTokens = count(usage.completion_tokens) ?? count(usage.output_tokens);
-  if (promptTokens === undefined || completionTokens === undefined) return undefined;
+  if (!isRecord(raw)) return undefined;
+  const usage = raw.usage;
+  if (isRecord(usage)) return "cache_read_input_tokens" in usage || "cache_creation_input_tokens" in usage ? anthropicUsage(usage) : openAIUsage(usage);
+  if (isRecord(raw.usageMetadata)) return geminiUsage(raw.usageMetadata);
+  // Ollama leaves prompt_eval_count out when the whole prompt came from its cache.
+  if (raw.done === true && count(raw.eval_count) !== undefined)
+    return tokenUsage(count(raw.prompt_eval_count) ?? 0, count(raw.eval_count), undefined, undefined);
+  return undefined;
+}
+
+function openAIUsage(usage: Record<string, unknown>): TokenUsage | undefined {
   const details = usage.prompt_tokens_details ?? usage.input_tokens_details;
-  const cachedTokens = (isRecord(details) ? count(details.cached_tokens) : undefined) ?? count(usage.cache_read_input_tokens);
-  const totalTokens = count(usage.total_tokens) ?? promptTokens + completionTokens;
+  const cached = isRecord(details) ? count(details.cached_tokens) : undefined;
+  return tokenUsage(
+    count(usage.prompt_tokens) ?? count(usage.input_tokens),
+    count(usage.completion_tokens) ?? count(usage.output_tokens),
+    count(usage.total_tokens),
+    cached,
+  );
+}
+
+function anthropicUsage(usage: Record<string, unknown>): TokenUsage | undefined {
+  const input = count(usage.input_tokens);
+  const read = count(usage.cache_read_input_tokens) ?? 0;
+  const written = count(usage.cache_creation_input_tokens) ?? 0;
+  return tokenUsage(input === undefined ? undefined : input + read + written, count(usage.output_tokens), undefined, read > 0 ? read : undefined);
+}
+
+function geminiUsage(usage: Record<string, unknown>): TokenUsage | undefined {
+  const candidates = count(usage.candidatesTokenCount) ?? 0;
+  const thoughts = count(usage.thoughtsTokenCount) ?? 0;
+  // A chunk before the reply's first token says only promptTokenCount: not yet a call's usage.
+  const completion = usage.candidatesTokenCount === undefined && usage.thoughtsTokenCount === undefined ? undefined : candidates + thoughts;
+  return tokenUsage(count(usage.promptTokenCount), completion, count(usage.totalTokenCount), count(usage.cachedContentTokenCount));
+}
+
+function tokenUsage(
+  promptTokens: number | undefined,
+  completionTokens: number | undefined,
+  total: number | undefined,
+  cachedTokens: number | undefined,
+): TokenUsage | undefined {
+  if (promptTokens === undefined || completionTokens === undefined) return undefined;
+  const totalTokens = total ?? promptTokens + completionTokens;
   return cachedTokens === undefined ? { promptTokens, completionTokens, totalTokens } : { promptTokens, completionTokens, totalTokens, cachedTokens };
 }
 

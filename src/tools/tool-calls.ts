@@ -117,7 +117,7 @@ function runCall(call: ToolCall, tools: readonly BaseTool[], options: RunToolCal
   const checked = checkCall(call, tools);
   if (!("tool" in checked)) return checked;
   const { tool, args } = checked;
-  const input: unknown = call.input;
+  const input: unknown = toolCallInput(call.input);
   let result: unknown;
   try {
     result = startingToolCall({ id: call.id, name: call.name, idempotencyKey: options.idempotencyKey }, () => tool.call(args));
@@ -201,6 +201,33 @@ export function toolCallProblem(call: ToolCall, tools: readonly BaseTool[]): Too
 
 type CallableTool = BaseTool & { call: NonNullable<BaseTool["call"]> };
 
+/**
+ * A tool call's arguments as an object when the model's client sent them as a JSON string:
+ * LlamaIndex's types allow it (`PartialToolCall`), its own agent parses such strings, and the
+ * Anthropic adapter sends every call so. Anything else is returned as it is, so a string that
+ * is not a JSON object reaches the model as an error it can correct.
+ * @example toolCallInput('{"x":1,"y":2}'); // { x: 1, y: 2 }
+ */
+export function toolCallInput(input: unknown): unknown {
+  if (typeof input !== "string") return input;
+  try {
+    const parsed: unknown = JSON.parse(input);
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? parsed : input;
+  } catch {
+    return input; // not JSON: the check below tells the model
+  }
+}
+
+/**
+ * `call` with its arguments as an object when they came as a JSON string (see {@link toolCallInput});
+ * `call` itself otherwise.
+ * @example withToolCallInput({ id: "c1", name: "add", input: '{"x":1,"y":2}' }).input; // { x: 1, y: 2 }
+ */
+export function withToolCallInput<T extends { readonly input: unknown }>(call: T): T {
+  const input = toolCallInput(call.input);
+  return input === call.input ? call : { ...call, input };
+}
+
 /** The tool and the arguments to call it with, or the result that says why the call cannot run. */
 function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: CallableTool; args: unknown } | ToolSource {
   const tool = findTool(tools, call.name);
@@ -208,7 +235,7 @@ function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: Callable
     const names = tools.map((t) => t.metadata.name).join(", ") || "none";
     return failure(call, `Tool ${call.name} does not exist. Available tools: ${names}.`);
   }
-  const input: unknown = call.input;
+  const input: unknown = toolCallInput(call.input);
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
     return failure(
       call,

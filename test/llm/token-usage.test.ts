@@ -135,12 +135,41 @@ describe("token accounting", () => {
       totalTokens: 12,
       cachedTokens: 8,
     });
-    expect(usageOf({ usage: { input_tokens: 10, output_tokens: 2, cache_read_input_tokens: 4 } })).toEqual({
+    // Anthropic counts cache reads and writes apart from input_tokens.
+    expect(usageOf({ usage: { input_tokens: 10, output_tokens: 2, cache_read_input_tokens: 4, cache_creation_input_tokens: 1 } })).toEqual({
+      promptTokens: 15,
+      completionTokens: 2,
+      totalTokens: 17,
+      cachedTokens: 4,
+    });
+    expect(usageOf({ usage: { input_tokens: 10, output_tokens: 2, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 } })).toEqual({
+      promptTokens: 10,
+      completionTokens: 2,
+      totalTokens: 12,
+    });
+    // OpenAI's Responses API counts cached tokens among input_tokens.
+    expect(usageOf({ usage: { input_tokens: 10, output_tokens: 2, input_tokens_details: { cached_tokens: 4 } } })).toEqual({
       promptTokens: 10,
       completionTokens: 2,
       totalTokens: 12,
       cachedTokens: 4,
     });
+    expect(
+      usageOf({ usageMetadata: { promptTokenCount: 20, candidatesTokenCount: 5, thoughtsTokenCount: 3, totalTokenCount: 28, cachedContentTokenCount: 16 } }),
+    ).toEqual({
+      promptTokens: 20,
+      completionTokens: 8,
+      totalTokens: 28,
+      cachedTokens: 16,
+    });
+    expect(usageOf({ usageMetadata: { promptTokenCount: 20 } })).toBeUndefined();
+    expect(usageOf({ model: "llama3.1", done: true, prompt_eval_count: 26, eval_count: 290 })).toEqual({
+      promptTokens: 26,
+      completionTokens: 290,
+      totalTokens: 316,
+    });
+    expect(usageOf({ model: "llama3.1", done: true, eval_count: 12 })).toEqual({ promptTokens: 0, completionTokens: 12, totalTokens: 12 });
+    expect(usageOf({ model: "llama3.1", done: false, message: { content: "Hi" } })).toBeUndefined();
     expect(usageOf({ usage: null, choices: [] })).toBeUndefined();
     expect(usageOf({ usage: { prompt_tokens: "ten", completion_tokens: 2 } })).toBeUndefined();
     expect(usageOf(null)).toBeUndefined();

@@ -1,0 +1,148 @@
+/**
+ * Gemini through the Gemini API, on Google's official SDK (`@google/genai`, an optional peer
+ * dependency loaded on first use).
+ *
+ * Why not `@llamaindex/google`: it drops the model's text from a turn that also called a
+ * function, so the model later reads its own turn without what it said. This class sends each
+ * model turn whole (text, then its `functionCall` parts with their thought signatures, which
+ * Gemini 3 requires back), answers a turn's calls with as many `functionResponse` parts in one
+ * user turn, and reports usage from `usageMetadata`.
+ */
+import { randomUUID } from "node:crypto";
+import type { BaseTool, ChatMessage, PartialToolCall, ToolCall } from "@llamaindex/core/llms";
+import type { Content, GenerateContentConfig, GoogleGenAI, GoogleGenAIOptions, Part } from "@google/genai";
+import { toolCallsOf } from "./chat-history.ts";
+import { loadProviderPackage } from "./provider-package.ts";
+import { ProviderLLM, callArguments, contentText, toolParameters } from "./provider-llm.ts";
+import type { ProviderModelOptions, ReplyChunk } from "./provider-llm.ts";
+
+/** Options of {@link Gemini}. */
+export interface GeminiOptions extends Partial<ProviderModelOptions> {
+  /** Default: the `GEMINI_API_KEY` environment variable, else `GOOGLE_API_KEY`. */
+  readonly apiKey?: string;
+  /** Default: `GOOGLE_GEMINI_BASE_URL`, else Google's endpoint. */
+  readonly baseURL?: string;
+}
+
+const DEFAULT_MODEL = "gemini-2.5-flash";
+/**
+ * A tool call's id carries the thought signature of its `functionCall` part after this mark: the
+ * signature must go back with the call, and the id is what LlamaIndex's messages (and so memory,
+ * saved runs and sessions) keep of a call besides its name and arguments.
+ */
+const SIGNATURE_MARK = "~sig~";
+
+/**
+ * Gemini as the agent's model.
+ * @example
+ * import { Gemini } from "stepflow/llm/gemini";
+ * const llm = new Gemini({ model: "gemini-2.5-flash" }); // reads GEMINI_API_KEY
+ * const agent = new FunctionCallingAgent({ llm, tools: calculatorTools });
+ */
+export class Gemini extends ProviderLLM {
+  readonly #options: GeminiOptions;
+  #client: Promise<GoogleGenAI> | undefined;
+
+  constructor(options: GeminiOptions = {}) {
+    super({ ...options, model: options.model ?? DEFAULT_MODEL }, 1_048_576);
+    this.#options = options;
+  }
+
+  protected apiKey(): string | undefined {
+    return this.#options.apiKey ?? (process.env.GEMINI_API_KEY || process.env.GOOGLE_API_KEY);
+  }
+
+  #session(): Promise<GoogleGenAI> {
+    return (this.#client ??= loadProviderPackage("@google/genai", "Gemini").then(({ GoogleGenAI: Client }) => {
+      // The Gemini API, never Vertex AI, whatever GOOGLE_GENAI_USE_VERTEXAI says: Vertex takes other credentials.
+      const options: GoogleGenAIOptions = { vertexai: false };
+      const apiKey = this.apiKey();
+      if (apiKey !== undefined) options.apiKey = apiKey;
+      if (this.#options.baseURL !== undefined) options.httpOptions = { baseUrl: this.#options.baseURL };
+      return new Client(options);
+    }));
+  }
+
+  protected async *streamReply(messages: ChatMessage[], tools: readonly BaseTool[], signal: AbortSignal | undefined): AsyncIterable<ReplyChunk> {
+    const client = await this.#session();
+    const { system, contents } = geminiContents(messages);
+    const config: GenerateContentConfig = {};
+    if (system) config.systemInstruction = system;
+    if (this.temperature !== undefined) config.temperature = this.temperature;
+    if (this.topP !== undefined) config.topP = this.topP;
+    if (this.maxTokens !== undefined) config.maxOutputTokens = this.maxTokens;
+    if (signal) config.abortSignal = signal;
+    if (tools.length > 0) {
+      config.tools = [
+        {
+          functionDeclarations: tools.map((tool) => ({
+            name: tool.metadata.name,
+            description: tool.metadata.description,
+            parametersJsonSchema: toolParameters(tool),
+          })),
+        },
+      ];
+    }
+    const stream = await client.models.generateContentStream({ model: this.model, contents, config });
+    const calls: (ToolCall | PartialToolCall)[] = [];
+    for await (const part of stream) {
+      let text = "";
+      for (const piece of part.candidates?.[0]?.content?.parts ?? []) {
+        if (piece.thought) continue; // the model's thinking summary is not its answer
+        if (piece.text) text += piece.text;
+        if (piece.functionCall) {
+          const id = `${piece.functionCall.id ?? `call_${randomUUID()}`}${piece.thoughtSignature ? `${SIGNATURE_MARK}${piece.thoughtSignature}` : ""}`;
+          calls.push({
+            id,
+            name: piece.functionCall.name ?? "",
+            input: callArguments({ id, name: "", input: (piece.functionCall.args ?? {}) as ToolCall["input"] }),
+          });
+        }
+      }
+      // Every chunk carries usageMetadata so far; the last one is the call's.
+      if (text || part.usageMetadata) yield { raw: part, delta: text };
+    }
+    if (calls.length > 0) yield { raw: null, delta: "", options: { toolCall: calls } };
+  }
+}
+
+/**
+ * LlamaIndex messages as Gemini's `contents`: system messages as the system instruction, the
+ * assistant as role `model` with its text and its calls in one turn, the results of a turn's
+ * calls as `functionResponse` parts of one user turn.
+ * @example geminiContents([{ role: "user", content: "Hi" }]); // { system: "", contents: [{ role: "user", parts: [{ text: "Hi" }] }] }
+ */
+export function geminiContents(messages: readonly ChatMessage[]): { system: string; contents: Content[] } {
+  const system: string[] = [];
+  const contents: { role: "user" | "model"; parts: Part[] }[] = [];
+  const toolNames = new Map<string, string>();
+  for (const message of messages) {
+    if (message.role === "system" || message.role === "developer") {
+      system.push(contentText(message.content));
+      continue;
+    }
+    const role = message.role === "assistant" ? "model" : "user";
+    const parts: Part[] = [];
+    const result = (message.options as { toolResult?: { id: string; result: unknown; isError?: boolean } } | undefined)?.toolResult;
+    if (role === "user" && result) {
+      const [id] = result.id.split(SIGNATURE_MARK) as [string];
+      const output = typeof result.result === "string" ? result.result : JSON.stringify(result.result);
+      const response = result.isError ? { error: output } : { output };
+      parts.push({ functionResponse: { ...(id.startsWith("call_") ? {} : { id }), name: toolNames.get(result.id) ?? "", response } });
+    } else {
+      const text = contentText(message.content);
+      if (text.trim() !== "") parts.push({ text });
+      for (const call of toolCallsOf(message)) {
+        toolNames.set(call.id, call.name);
+        const [id, signature] = call.id.split(SIGNATURE_MARK) as [string, string | undefined];
+        const functionCall = { ...(id.startsWith("call_") ? {} : { id }), name: call.name, args: callArguments(call) };
+        parts.push(signature ? { functionCall, thoughtSignature: signature } : { functionCall });
+      }
+    }
+    if (parts.length === 0) continue; // Gemini refuses a turn without parts
+    const last = contents.at(-1);
+    if (last?.role === role) last.parts.push(...parts);
+    else contents.push({ role, parts });
+  }
+  return { system: system.filter(Boolean).join("\n\n"), contents };
+}

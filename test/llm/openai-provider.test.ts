@@ -1,0 +1,9 @@
+import { OpenAI } from "../../src/llm/openai.ts";
+import { openAIToolResults, startCheckedOpenAIServer } from "../support/openai-wire-checks.ts";
+import { describeProvider } from "../support/provider-scenarios.ts";
+
+describeProvider("OpenAI", {
+  start: (turns) => startCheckedOpenAIServer(turns),
+  model: (server) => new OpenAI({ model: "gpt-4o-mini", apiKey: "test-key", baseURL: `${server.url}/v1` }),
+  toolResults: openAIToolResults,
+});

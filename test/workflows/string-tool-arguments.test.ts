@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ToolApprovalEvent, ToolApprovalRequestEvent } from "../../events/index.ts";
+import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
+import { runToolCall, toolCallProblem } from "../../src/tools/tool-calls.ts";
+import { tool } from "../../src/tools/tool.ts";
+import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+
+// Adapters such as @llamaindex/anthropic stream each call's arguments as a JSON string
+// (LlamaIndex's PartialToolCall): the agent must run such calls as if they were objects.
+const add = tool({
+  name: "add",
+  description: "Add two numbers.",
+  parameters: z.object({ x: z.number(), y: z.number() }),
+  execute: ({ x, y }) => x + y,
+});
+
+describe("tool-call arguments sent as a JSON string", () => {
+  it("are parsed: the tool runs and the sources and memory hold the object", async () => {
+    const llm = new ScriptedLLM([{ toolCalls: [{ id: "c1", name: "add", input: '{"x":2123,"y":2321}' }] }, { text: "4444" }]);
+    const { response, sources } = await new FunctionCallingAgent({ llm, tools: [add] }).run({ input: "2123 + 2321?" });
+    expect(response.content).toBe("4444");
+    expect(sources).toMatchObject([{ toolName: "add", input: { x: 2123, y: 2321 }, content: "4444", isError: false }]);
+    const call = (llm.requests[1]?.messages[1]?.options as { toolCall: { input: unknown }[] }).toolCall[0];
+    expect(call?.input).toEqual({ x: 2123, y: 2321 });
+  });
+
+  it("are run by runToolCall and pass toolCallProblem, for callers that run calls themselves", async () => {
+    const call = { id: "c1", name: "add", input: '{"x":1,"y":2}' } as unknown as Parameters<typeof runToolCall>[0];
+    expect(toolCallProblem(call, [add])).toBeUndefined();
+    expect(await runToolCall(call, [add])).toMatchObject({ input: { x: 1, y: 2 }, content: "3", isError: false });
+  });
+
+  it("that are not a JSON object go back to the model as the error it can correct", async () => {
+    const llm = new ScriptedLLM([{ toolCalls: [{ id: "c1", name: "add", input: '{"x":2123,' }] }, { text: "Sorry." }]);
+    const { sources } = await new FunctionCallingAgent({ llm, tools: [add] }).run({ input: "2123 + 2321?" });
+    expect(sources[0]?.isError).toBe(true);
+    expect(sources[0]?.content).toBe(
+      'Invalid arguments for tool add: expected a JSON object, got "{\\"x\\":2123,". The tool was not run; call it again with arguments that match its schema.',
+    );
+    expect(llm.requests[1]?.messages.at(-1)?.content).toBe(sources[0]?.content);
+  });
+
+  it("are put to a human by needsApproval, which reads them as an object, and run once approved", async () => {
+    const fired: number[] = [];
+    const fire = tool({
+      name: "fire_employee",
+      description: "Remove an employee.",
+      parameters: z.object({ id: z.number() }),
+      execute: ({ id }) => (fired.push(id), `Employee ${id} removed.`),
+    });
+    const llm = new ScriptedLLM([{ toolCalls: [{ id: "c1", name: "fire_employee", input: '{"id":7}' }] }, { text: "Done." }]);
+    const agent = new FunctionCallingAgent({ llm, tools: [fire], needsApproval: (call) => (call.input as { id?: unknown }).id === 7 });
+    const handler = agent.run({ input: "Fire employee 7" });
+    const asked: string[] = [];
+    for await (const ev of handler.streamEvents()) {
+      if (ev instanceof ToolApprovalRequestEvent) {
+        asked.push(ev.prefix);
+        handler.ctx.sendEvent(new ToolApprovalEvent({ approvalId: ev.approvalId, approved: true }));
+      }
+    }
+    await handler;
+    expect(asked).toEqual(['Run fire_employee with {"id":7}? (yes/no)']);
+    expect(fired).toEqual([7]);
+  });
+});
