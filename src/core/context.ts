@@ -157,7 +157,7 @@ export class Context<S extends object = Record<string, unknown>> {
   ): { -readonly [K in keyof T]: EventOf<T[K]> } | null {
     const run = this.#activeRun("collectEvents");
     if (!this.#execution) throw new ContextStateError("collectEvents: call it from a step (with the ctx the step was given); it buffers events per step.");
-    return run.collect(event, types, this.#execution.slot.step.name, options.bufferId, this.#execution) as { -readonly [K in keyof T]: EventOf<T[K]> } | null;
+    return run.collect(event, types, options.bufferId, this.#execution) as { -readonly [K in keyof T]: EventOf<T[K]> } | null;
   }
 
   /**

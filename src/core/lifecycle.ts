@@ -12,8 +12,13 @@ import { Event } from "./event.ts";
  */
 export class RunStartedEvent extends Event<{ readonly runId: string; readonly workflow: string; readonly resumed: boolean }> {}
 
-/** What a step execution is doing: `started` an attempt, `finished` it, or `failed` it (`willRetry` says whether another attempt follows). @example `if (ev.state === "failed" && !ev.willRetry) alert(ev.step)` */
-export type StepState = "started" | "finished" | "failed";
+/**
+ * What a step execution is doing: `started` an attempt, `finished` it, `failed` it (`willRetry`
+ * says whether another attempt follows), or `cancelled`: the run ended (another step failed, a
+ * timeout, a cancel) while it was still executing, and its result will be ignored.
+ * @example `if (ev.state === "failed" && !ev.willRetry) alert(ev.step)`
+ */
+export type StepState = "started" | "finished" | "failed" | "cancelled";
 
 /**
  * A step execution changed state. `attempt` counts from 1; `inputEvent` is the type name of

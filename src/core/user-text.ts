@@ -57,3 +57,27 @@ export function describeValue(value: unknown): string {
   const chars = Array.from(json);
   return chars.length <= 200 ? json : `${chars.slice(0, 200).join("")}… (${chars.length} characters)`;
 }
+
+/**
+ * " with {…}" for a timeout message; nothing when there are no requirements, or they cannot be shown.
+ * @example `Waiting for: Answer${describeRequirements({ id: 1 })}` // Waiting for: Answer with {"id":1}
+ */
+export function describeRequirements(requirements: Readonly<Record<string, unknown>> | undefined): string {
+  if (!requirements || Object.values(requirements).every((value) => value === undefined)) return "";
+  try {
+    return ` with ${JSON.stringify(requirements)}`;
+  } catch {
+    return ` with ${Object.keys(requirements).join(", ")} set`; // a BigInt or a cycle: JSON cannot show it
+  }
+}
+
+/**
+ * What kind of value `value` is, for a message: "null", "an array", "an object (Date)", "a string".
+ * @example `returned ${describeKind([1])}` // returned an array
+ */
+export function describeKind(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return `an object (${value.constructor?.name ?? "Object"})`;
+  return `a ${typeof value}`;
+}

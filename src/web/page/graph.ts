@@ -1,6 +1,6 @@
 /**
  * The workflow graph drawn by Mermaid (bundled with the page, loaded on first use), with the
- * steps a run went through marked: done, failed, or running now.
+ * steps a run went through marked: done, failed, cancelled (the run failed while it executed), or running now.
  */
 import type { StepSpan } from "./timeline.ts";
 
@@ -30,6 +30,7 @@ export function markedGraph(text: string, spans: readonly StepSpan[]): string {
     "  classDef ran fill:#d1fae5,stroke:#059669,color:#064e3b",
     "  classDef failed fill:#fee2e2,stroke:#dc2626,color:#7f1d1d",
     "  classDef running fill:#dbeafe,stroke:#2563eb,color:#1e3a8a",
+    "  classDef cancelled fill:#f3f4f6,stroke:#6b7280,color:#374151,stroke-dasharray:4 2",
   ];
   for (const [id, cls] of state) if (new RegExp(`^\\s*${id}\\[`, "m").test(text)) lines.push(`  class ${id} ${cls}`);
   return lines.join("\n");

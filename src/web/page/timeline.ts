@@ -1,6 +1,7 @@
 /**
  * A run's timeline: the steps as bars on one time axis (from the engine's
- * `StepStateChangedEvent`s: started → finished or failed), and every event in order with the
+ * `StepStateChangedEvent`s: started → finished, failed, or cancelled when the run failed while
+ * it executed), and every event in order with the
  * time since the run started.
  */
 import type { StreamedEvent } from "./api.ts";
@@ -13,10 +14,10 @@ export interface StepSpan {
   readonly start: number;
   /** Undefined while the step runs. */
   readonly end: number | undefined;
-  readonly state: "running" | "finished" | "failed";
+  readonly state: "running" | "finished" | "failed" | "cancelled";
 }
 
-/** The step executions of a run, paired from their started and finished/failed events, in start order. */
+/** The step executions of a run, paired from their started and finished/failed/cancelled events, in start order. */
 export function stepSpans(events: readonly StreamedEvent[]): StepSpan[] {
   const spans: StepSpan[] = [];
   const open = new Map<string, number[]>();
@@ -29,7 +30,7 @@ export function stepSpans(events: readonly StreamedEvent[]): StepSpan[] {
     if (ev.data.state === "started") {
       open.set(key, [...(open.get(key) ?? []), spans.length]);
       spans.push({ step, attempt, start: at, end: undefined, state: "running" });
-    } else if (ev.data.state === "finished" || ev.data.state === "failed") {
+    } else if (ev.data.state === "finished" || ev.data.state === "failed" || ev.data.state === "cancelled") {
       const index = open.get(key)?.shift();
       const span = index === undefined ? undefined : spans[index];
       if (index !== undefined && span) spans[index] = { ...span, end: at, state: ev.data.state };

@@ -1,0 +1,80 @@
+/**
+ * What goes into a run's transitions and what comes out: the inputs (what happened), the
+ * commands (what the driver must do), and the changes observers follow, one stream of them,
+ * which the verbose log, lifecycle events and run observers (OpenTelemetry) all read.
+ */
+import type { Event } from "./event.ts";
+import type { StopEvent } from "./event.ts";
+import type { RestoredRun } from "./saved-run.ts";
+import type { StepDefinition } from "./step.ts";
+import type { StepExecution, WaitAnswer, Waiter } from "./run-state.ts";
+
+/** How a run ended. */
+export type RunOutcome = { readonly ok: true; readonly stop: StopEvent } | { readonly ok: false; readonly error: unknown };
+
+/** What happened to a run: the input of {@link transition}. */
+export type RunInput =
+  /** The run's first event (the StartEvent), loaded before the run starts. */
+  | { readonly kind: "schedule"; readonly event: Event }
+  /** A run saved in progress, loaded before the run continues it. */
+  | { readonly kind: "restore"; readonly restored: RestoredRun }
+  /** The run starts executing what it has loaded. */
+  | { readonly kind: "start" }
+  /** An event sent by `ctx.sendEvent` (to `target` only, when given); kept for a later wait when nothing takes it. */
+  | { readonly kind: "send"; readonly event: Event; readonly target: StepDefinition | undefined }
+  /** Attempt `attempt` of `execution` returned `output`. */
+  | { readonly kind: "stepReturned"; readonly execution: StepExecution; readonly output: unknown; readonly attempt: number }
+  /** Attempt `attempt` of `execution` threw `error`, `elapsed` seconds after its first attempt began. */
+  | { readonly kind: "stepThrew"; readonly execution: StepExecution; readonly error: unknown; readonly attempt: number; readonly elapsed: number }
+  /** Attempt `attempt` (> 1) of `execution` begins, after its retry delay. */
+  | { readonly kind: "retrying"; readonly execution: StepExecution; readonly attempt: number }
+  /** `waitForEvent` asks: answered by a kept event, or registered; `waiterEvent` goes to the stream if it must wait. */
+  | { readonly kind: "wait"; readonly waiter: Waiter; readonly waiterEvent: Event | undefined }
+  /** A wait's timeout expired with `error`. */
+  | { readonly kind: "waitTimedOut"; readonly waiter: Waiter; readonly error: unknown }
+  /** The run's timeout (`seconds`) expired. */
+  | { readonly kind: "timedOut"; readonly workflow: string; readonly seconds: number }
+  /** The run fails with `error` (a cancel, an error outside the steps). */
+  | { readonly kind: "fail"; readonly error: unknown };
+
+/** What the driver carries out: the output of {@link transition}, in order. */
+export type RunCommand =
+  /** Call `execution`'s step (its worker is counted already). */
+  | { readonly kind: "execute"; readonly execution: StepExecution }
+  /** Start attempt `attempt` of `execution` after `delay` seconds (0: now). */
+  | { readonly kind: "retry"; readonly execution: StepExecution; readonly attempt: number; readonly delay: number }
+  /** Continue a wait with its answer. */
+  | { readonly kind: "answer"; readonly waiter: Waiter; readonly answer: WaitAnswer }
+  /** Write `event` to the run's stream. */
+  | { readonly kind: "stream"; readonly event: Event }
+  /** Tell the run's observers. */
+  | { readonly kind: "observe"; readonly change: RunChange }
+  /** The run ended: answer `waiters` with `reason`, stop timers, abort the signal (`reason`), settle with `outcome`. */
+  | { readonly kind: "end"; readonly outcome: RunOutcome; readonly reason: unknown; readonly waiters: readonly Waiter[] };
+
+/**
+ * One change of a run.
+ * @example
+ * const log = (change: RunChange) => change.kind === "stepStarted" && console.log(change.execution.slot.step.name);
+ */
+export type RunChange =
+  /** The run started (or a saved run resumed). */
+  | { readonly kind: "runStarted"; readonly resumed: boolean }
+  /** Attempt `attempt` of `execution` is about to call its step. */
+  | { readonly kind: "stepStarted"; readonly execution: StepExecution; readonly attempt: number }
+  /** Attempt `attempt` returned `output` (an event, or nothing). */
+  | { readonly kind: "stepFinished"; readonly execution: StepExecution; readonly attempt: number; readonly output: Event | undefined }
+  /** Attempt `attempt` threw `error`; `retryIn`: seconds before the next attempt, `null` when none follows. */
+  | { readonly kind: "stepFailed"; readonly execution: StepExecution; readonly attempt: number; readonly error: unknown; readonly retryIn: number | null }
+  /** The execution failed for good and the recovery step `recoverer` takes over. */
+  | { readonly kind: "stepRecovering"; readonly execution: StepExecution; readonly recoverer: string }
+  /** The run ended while the execution was still going: its result will be ignored. */
+  | { readonly kind: "stepCancelled"; readonly execution: StepExecution }
+  /** The run ended. */
+  | { readonly kind: "runEnded"; readonly outcome: RunOutcome };
+
+/**
+ * Follows one run's changes. Called synchronously, in order; must not throw.
+ * @example const listener: RunListener = (change) => console.log(change.kind);
+ */
+export type RunListener = (change: RunChange) => void;

@@ -1,0 +1,288 @@
+/**
+ * A run as data: its steps' queues and in-flight executions, collect buffers, waiters, events
+ * nobody took yet, `ctx.once` records and counters. The transitions (run-transitions.ts) change
+ * it; the driver (run.ts) carries out what they ask; a save encodes it (run-save.ts).
+ */
+import type { Event, EventClass } from "./event.ts";
+import type { WorkflowGraph } from "./graph.ts";
+import type { Codecs, SavedEvent } from "./serialize.ts";
+import type { StepDefinition } from "./step.ts";
+import type { OnceRecord } from "./step-once.ts";
+
+/**
+ * Where a run is: `created` (nothing loaded), `scheduled` (first events loaded, steps not
+ * started), `running`, or ended (`succeeded`, `failed`).
+ */
+export type RunPhase = "created" | "scheduled" | "running" | "succeeded" | "failed";
+
+/** What a wait is answered with: the event it took, or why it will never get one. */
+export type WaitAnswer = { readonly ok: true; readonly event: Event } | { readonly ok: false; readonly error: unknown };
+
+/** A pending `waitForEvent`: what it waits for and, live, how to answer it. */
+export interface Waiter {
+  readonly type: EventClass;
+  readonly requirements: Readonly<Record<string, unknown>> | undefined;
+  /** Hands the answer to the waiting caller (the driver's promise). */
+  readonly answer: (answer: WaitAnswer) => void;
+  /** The step execution waiting, when a step called it: it gets its worker back before it continues. */
+  readonly execution: StepExecution | undefined;
+  /** The wait's own timeout, when it has one (a timer of the driver's). */
+  cancelTimer?: () => void;
+}
+
+/** One execution of a step; made when its event is queued for the step. */
+export interface StepExecution {
+  readonly slot: StepSlot;
+  readonly event: Event;
+  /** A number for this attempt at the run's executions (see {@link RunState.executions}), the saved id for restored ones. */
+  readonly id: number | string;
+  /** `ctx.once` records, made at the first call (most executions make none). */
+  once: Map<string, OnceRecord> | undefined;
+  /** Set when a save included it: its id has left this process, so its `ctx.once` work is claimed in the journal from then on. */
+  shared?: true;
+  /** The attempt under way (1 for the first), 0 before it starts. */
+  attempt: number;
+  /** `waitForEvent` calls of this execution still pending; while any is, it holds no worker. */
+  waits: number;
+  /** Finished (a wait it left pending, say by throwing, answers nothing then). */
+  ended: boolean;
+  /** An attempt after the first is running: its `collectEvents` calls must not collect its event twice. */
+  retried: boolean;
+  /** The sets its `collectEvents` calls completed: a save gives them back, since a restored run executes it again. */
+  taken: CollectTaken[] | undefined;
+  /** Its neighbours in its step's {@link InFlight} list while it executes. */
+  previous: StepExecution | undefined;
+  next: StepExecution | undefined;
+  /**
+   * The events its `waitForEvent` calls took (this attempt's), numbered in the run's order, with
+   * the `ctx.once` names whose work was running then: a save gives them back too, unless such a
+   * work's result is recorded (the step, run again, gets that result and does not wait again).
+   */
+  waited: { readonly order: number; readonly event: Event; readonly during: readonly string[] | undefined }[] | undefined;
+}
+
+/** A set of events an execution's `collectEvents` took out of `buffer`. */
+export interface CollectTaken {
+  readonly buffer: CollectBuffer;
+  readonly events: Event[];
+}
+
+/** What a list of types given to `collectEvents` asks for, worked out once per list. */
+export interface CollectPlan {
+  readonly types: readonly EventClass[];
+  readonly key: string;
+  readonly members: ReadonlySet<EventClass>;
+  readonly counts: ReadonlyMap<EventClass, number>;
+}
+
+/** A `collectEvents` buffer: events by exact class, each list in arrival order. */
+export interface CollectBuffer {
+  readonly byType: Map<EventClass, Event[]>;
+  size: number;
+}
+
+/** The plans of a run's `collectEvents` lists: by list, and the last one (which an equal new array reuses). */
+export interface CollectPlans {
+  readonly byList: WeakMap<readonly EventClass[], CollectPlan>;
+  last: CollectPlan | undefined;
+}
+
+/**
+ * A FIFO with O(1) shift: an array and a head index, compacted when half is spent. A shifted
+ * entry's place is cleared, so the queue does not keep it alive after it has left.
+ */
+export class Fifo<T> {
+  items: (T | undefined)[] = [];
+  head = 0;
+  get size(): number {
+    return this.items.length - this.head;
+  }
+  push(item: T): void {
+    if (this.items.length === 0)
+      this.items = [item]; // most queues hold one at a time: no 17-slot first push
+    else this.items.push(item);
+  }
+  shift(): T | undefined {
+    if (this.head === this.items.length) return undefined;
+    const item = this.items[this.head];
+    this.items[this.head++] = undefined;
+    if (this.head === this.items.length) {
+      this.items.length = 0;
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return item;
+  }
+  toArray(): T[] {
+    return this.items.slice(this.head) as T[];
+  }
+}
+
+/**
+ * A step's executions started and not finished, in the order they started: a list linked
+ * through the executions themselves, because an array emptied and refilled at every execution
+ * gets a new backing store each time (V8 frees the store of an emptied array), which cost more
+ * than the rest of a short step execution's bookkeeping.
+ */
+export class InFlight {
+  first: StepExecution | undefined;
+  last: StepExecution | undefined;
+  size = 0;
+  add(execution: StepExecution): void {
+    execution.previous = this.last;
+    execution.next = undefined;
+    if (this.last) this.last.next = execution;
+    else this.first = execution;
+    this.last = execution;
+    this.size++;
+  }
+  delete(execution: StepExecution): void {
+    const { previous, next } = execution;
+    if (previous) previous.next = next;
+    else this.first = next;
+    if (next) next.previous = previous;
+    else this.last = previous;
+    execution.previous = execution.next = undefined;
+    this.size--;
+  }
+  toArray(): StepExecution[] {
+    const executions: StepExecution[] = [];
+    for (let execution = this.first; execution; execution = execution.next) executions.push(execution);
+    return executions;
+  }
+}
+
+/** A waiting execution whose answer came while every worker of its step was busy. */
+export interface Resume {
+  readonly waiter: Waiter;
+  readonly answer: WaitAnswer;
+}
+
+/** One step's part of the run. */
+export interface StepSlot {
+  readonly step: StepDefinition;
+  /** Executions waiting for a worker; made at the first (most steps never queue one, their worker being free). */
+  queue: Fifo<StepExecution> | undefined;
+  /** Executions started and not finished. */
+  readonly inFlight: InFlight;
+  /** Executions holding a worker: started and not finished, less those waiting in `waitForEvent`. */
+  busy: number;
+  /** Waiting executions whose answer came while every worker was busy: they continue first when one frees. */
+  resumes: Fifo<Resume> | undefined;
+}
+
+/** The whole state of one run. */
+export interface RunState {
+  readonly graph: WorkflowGraph;
+  readonly codecs: Codecs;
+  phase: RunPhase;
+  /** One per step, in the graph's order (see {@link stepsOf}): an array, cheaper to make per run than a Map. */
+  readonly slots: StepSlot[];
+  /** `collectEvents` buffers: step name → buffer id → buffer; made on first use (most runs need none). */
+  collected: Map<string, Map<string, CollectBuffer>> | undefined;
+  /** What the lists given to `collectEvents` ask for, worked out once per list; made on first use. */
+  collectPlans: CollectPlans | undefined;
+  waiters: Waiter[];
+  /** Events that reached no step and no waiter yet: a later `waitForEvent` may claim them (still encoded when restored before their class was known). */
+  readonly unclaimed: (Event | SavedEvent)[];
+  /** How many events `waitForEvent` calls of step executions have taken: their order, for a save to give them back in. */
+  waitedCount: number;
+  /** Executions made by this attempt at the run, numbered from 1. */
+  executions: number;
+  /** Recoveries made, per recovery step (counted per run: a resumed run starts again from 0). */
+  recoveries: Map<string, number> | undefined;
+}
+
+/** A graph's steps as a list, and the index of each name in it: the order of a run's slots. */
+interface StepList {
+  readonly list: readonly StepDefinition[];
+  readonly indexes: ReadonlyMap<string, number>;
+}
+// Derived from the graph, which never changes once built: a cache, not state.
+const stepLists = new WeakMap<WorkflowGraph, StepList>();
+function stepsOf(graph: WorkflowGraph): StepList {
+  let steps = stepLists.get(graph);
+  if (!steps) {
+    const list = [...graph.steps.values()];
+    steps = { list, indexes: new Map(list.map((step, i) => [step.name, i])) };
+    stepLists.set(graph, steps);
+  }
+  return steps;
+}
+
+/**
+ * The state of a run of `graph` that has not begun.
+ * @example const state = newRunState(flow.graph, flow.codecs);
+ */
+export function newRunState(graph: WorkflowGraph, codecs: Codecs): RunState {
+  return {
+    graph,
+    codecs,
+    phase: "created",
+    slots: stepsOf(graph).list.map((step) => ({ step, queue: undefined, inFlight: new InFlight(), busy: 0, resumes: undefined })),
+    collected: undefined,
+    collectPlans: undefined,
+    waiters: [],
+    unclaimed: [],
+    waitedCount: 0,
+    executions: 0,
+    recoveries: undefined,
+  };
+}
+
+/**
+ * The slot of the step named `name`, if the workflow has one.
+ * @example const slot = slotOf(state, "search");
+ */
+export function slotOf(state: RunState, name: string): StepSlot | undefined {
+  const index = stepsOf(state.graph).indexes.get(name);
+  return index === undefined ? undefined : state.slots[index];
+}
+
+/**
+ * A step execution not started yet. Every field set here, so that all executions share one shape.
+ * @example const execution = newExecution(slot, event, ++state.executions, undefined);
+ */
+export function newExecution(slot: StepSlot, event: Event, id: number | string, once: StepExecution["once"]): StepExecution {
+  return {
+    slot,
+    event,
+    id,
+    once,
+    attempt: 0,
+    waits: 0,
+    ended: false,
+    retried: false,
+    taken: undefined,
+    waited: undefined,
+    previous: undefined,
+    next: undefined,
+  };
+}
+
+/**
+ * Whether the run has ended (succeeded or failed).
+ * @example if (ended(state)) return;
+ */
+export function ended(state: RunState): boolean {
+  return state.phase === "succeeded" || state.phase === "failed";
+}
+
+/**
+ * Names of the steps executing right now.
+ * @example activeSteps(state) // ["search"]
+ */
+export function activeSteps(state: RunState): string[] {
+  return state.slots.filter((s) => s.inFlight.size > 0).map((s) => s.step.name);
+}
+
+/**
+ * Whether any step execution has started and not finished.
+ * @example if (anyStepExecuting(state)) controller.abort();
+ */
+export function anyStepExecuting(state: RunState): boolean {
+  for (const slot of state.slots) if (slot.inFlight.size > 0) return true;
+  return false;
+}

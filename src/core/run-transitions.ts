@@ -1,0 +1,398 @@
+/**
+ * The transitions of a run: `transition(state, input)` changes a {@link RunState} for one thing
+ * that happened (an event sent, a step returned or threw, a wait asked or timed out, a failure)
+ * and returns what the driver must carry out: step executions to start, retries, answers to
+ * waits, events for the stream, the end of the run, and the changes observers follow. No timers,
+ * no promises, no step calls: a transition is synchronous and depends only on its arguments.
+ */
+import { createHash } from "node:crypto";
+import { eventTypeName, HumanResponseEvent, InputRequiredEvent, isEvent, StopEvent } from "./event.ts";
+import type { Event, EventClass } from "./event.ts";
+import { NonErrorThrownError, UnhandledEventError, WorkflowCancelledByUser, WorkflowRuntimeError, WorkflowTimeoutError } from "./errors.ts";
+import { StepFailedEvent } from "./step-failed.ts";
+import { retryDelay } from "./step.ts";
+import type { StepDefinition } from "./step.ts";
+import { decodeEvent } from "./serialize.ts";
+import type { SavedEvent } from "./serialize.ts";
+import { describeKind, describeRequirements, describeValue } from "./user-text.ts";
+import { activeSteps, ended, Fifo, newExecution, slotOf } from "./run-state.ts";
+import type { RunState, StepExecution, StepSlot, WaitAnswer, Waiter } from "./run-state.ts";
+import type { RunChange, RunCommand, RunInput, RunOutcome } from "./run-io.ts";
+import { loadRestored } from "./run-save.ts";
+
+const NONE: readonly RunCommand[] = Object.freeze([]);
+
+// The abort reason of runs that finished while steps were still executing: one shared error,
+// because capturing a stack trace per run was the largest cost of a short run.
+export const RUN_FINISHED = new WorkflowRuntimeError("The run has finished.");
+
+/**
+ * Applies `input` to `state` (in place) and returns the commands it leads to, in order.
+ * `observed`: whether anyone follows the run's changes (they are not made otherwise).
+ * @example
+ * const commands = transition(state, { kind: "send", event: new QueryEvent({ q }), target: undefined }, false);
+ */
+export function transition(state: RunState, input: RunInput, observed = false): readonly RunCommand[] {
+  return new Transitions(state, observed).apply(input);
+}
+
+/**
+ * The transitions of one run's state: one object per run, so that a transition allocates
+ * nothing but its commands (the hot path makes one transition per step execution).
+ * @example
+ * const transitions = new Transitions(state, false);
+ * for (const command of transitions.apply({ kind: "start" })) carryOut(command);
+ */
+export class Transitions {
+  #out: RunCommand[] | undefined;
+
+  constructor(
+    readonly state: RunState,
+    /** Whether anyone follows the run's changes: they are not made otherwise. */
+    public observed: boolean,
+  ) {}
+
+  /** Applies `input` to the state (in place) and returns the commands it leads to, in order. */
+  apply(input: RunInput): readonly RunCommand[] {
+    const outer = this.#out;
+    this.#out = undefined;
+    try {
+      applyInput(this, input);
+      return this.#out ?? NONE;
+    } finally {
+      this.#out = outer; // a transition inside another (a retry policy that sends an event) keeps each one's commands apart
+    }
+  }
+
+  emit(command: RunCommand): void {
+    (this.#out ??= []).push(command);
+  }
+
+  note(change: RunChange): void {
+    this.emit({ kind: "observe", change });
+  }
+
+  send(event: Event, target: StepDefinition | undefined): void {
+    if (!this.route(event, target, undefined)) this.state.unclaimed.push(event);
+  }
+
+  /** Delivers an event: to the first matching waiter, which consumes it; else to `target` only, or to every step accepting its exact class. False when nothing took it. */
+  route(event: Event, target: StepDefinition | undefined, from: StepExecution | undefined): boolean {
+    const state = this.state;
+    if (ended(state)) return true;
+    if (event instanceof StopEvent) {
+      this.emit({ kind: "stream", event });
+      this.end({ ok: true, stop: event }, RUN_FINISHED);
+      return true;
+    }
+    // As in Python, the answer to a waitForEvent is the waiter's: it does not also start steps.
+    if (state.waiters.length > 0 && this.deliverToWaiter(event)) return true;
+    if (target) {
+      this.enqueue(slotOf(state, target.name) as StepSlot, event, from);
+      return true;
+    }
+    const steps = state.graph.routes.get(event.constructor as EventClass);
+    if (!steps) return false;
+    for (const step of steps) this.enqueue(slotOf(state, step.name) as StepSlot, event, from);
+    return true;
+  }
+
+  enqueue(slot: StepSlot, event: Event, from: StepExecution | undefined): void {
+    const state = this.state;
+    // The event a restored execution returns gets an id made from that execution's, so every
+    // resume of one saved run gives the same id to the same work and shares its ctx.once records.
+    // Fresh runs keep numbered ids: no hash on the hot path.
+    const id = typeof from?.id === "string" ? createHash("sha256").update(`${from.id}>${slot.step.name}`).digest("base64url").slice(0, 16) : ++state.executions;
+    const execution = newExecution(slot, event, id, undefined);
+    if (state.phase === "running" && slot.busy < slot.step.numWorkers) this.execute(slot, execution);
+    else (slot.queue ??= new Fifo()).push(execution);
+  }
+
+  execute(slot: StepSlot, execution: StepExecution): void {
+    execution.attempt = 1;
+    slot.inFlight.add(execution);
+    slot.busy++;
+    this.emit({ kind: "execute", execution });
+  }
+
+  /** Gives free workers to waiting executions whose answer came, then to queued events. */
+  pump(slot: StepSlot): void {
+    while (!ended(this.state) && slot.busy < slot.step.numWorkers) {
+      const resume = slot.resumes?.shift();
+      if (resume) {
+        slot.busy++;
+        this.emit({ kind: "answer", waiter: resume.waiter, answer: resume.answer });
+        continue;
+      }
+      const next = slot.queue?.shift();
+      if (next === undefined) return;
+      this.execute(slot, next);
+    }
+  }
+
+  /** An attempt returned `output`: the execution ends, and its event (if any) goes on. */
+  returned(execution: StepExecution, output: unknown, attempt: number): void {
+    const slot = execution.slot;
+    slot.inFlight.delete(execution);
+    execution.ended = true;
+    // An execution that ends with a wait still pending (not awaited) gave its worker back already.
+    if (execution.waits === 0) slot.busy--;
+    if (ended(this.state)) return;
+    if (this.observed) this.note({ kind: "stepFinished", execution, attempt, output: isEvent(output) ? output : undefined });
+    if (output !== undefined && !isEvent(output)) {
+      return this.fail(
+        new WorkflowRuntimeError(
+          `Step "${slot.step.name}" returned ${describeKind(output)}, not an event. Return an Event instance, or nothing to send nothing.`,
+        ),
+        undefined,
+      );
+    }
+    if (output !== undefined) {
+      // A returned InputRequiredEvent is for the app, as in Python's workflows: it goes to the stream.
+      // A step may also accept it (or a subclass of it).
+      if (output instanceof InputRequiredEvent) {
+        this.emit({ kind: "stream", event: output });
+        if (this.state.graph.routes.has(output.constructor as EventClass)) this.send(output, undefined);
+      } else if (!this.route(output, undefined, execution)) {
+        // A HumanResponseEvent may answer a waitForEvent not asked yet; anything else would wait for the timeout.
+        if (!(output instanceof HumanResponseEvent)) return this.fail(unhandled(slot.step.name, output), undefined);
+        this.state.unclaimed.push(output);
+      }
+    }
+    if (slot.queue?.size || slot.resumes?.size) this.pump(slot);
+  }
+
+  /** An attempt threw: retry it (now or after a delay), hand it to a recovery step, or fail the run. */
+  threw(execution: StepExecution, error: unknown, attempt: number, elapsed: number): void {
+    if (ended(this.state)) return;
+    const step = execution.slot.step;
+    let delay: number | null;
+    try {
+      delay = retryDelay(step, attempt, error, elapsed);
+    } catch (policyError) {
+      this.finishFailed(execution);
+      return this.fail(policyError, undefined); // a retry function that throws or returns nonsense
+    }
+    if (this.observed) this.note({ kind: "stepFailed", execution, attempt, error, retryIn: delay });
+    if (delay !== null) return this.emit({ kind: "retry", execution, attempt: attempt + 1, delay });
+    if (this.recover(execution, attempt, error)) return;
+    this.finishFailed(execution);
+    this.fail(
+      error instanceof Error
+        ? error
+        : new NonErrorThrownError(
+            `Step "${step.name}" threw ${describeValue(error)}, not an Error. Throw an Error (throw new Error("what went wrong")) so the failure says what happened; the thrown value is this error's cause.`,
+            step.name,
+            error,
+          ),
+      undefined,
+    );
+  }
+
+  /**
+   * Hands a step that failed for good to a recovery step, if one covers it and has recoveries
+   * left: the failed execution ends as if it had returned nothing. False when none takes it.
+   */
+  recover(execution: StepExecution, attempt: number, error: unknown): boolean {
+    const { slot, event } = execution;
+    const step = slot.step;
+    const recoverer = this.state.graph.recoverers.find((r) => r !== step && (r.catchErrors?.forSteps ?? [step.name]).includes(step.name));
+    if (!recoverer) return false;
+    const recoveries = (this.state.recoveries ??= new Map());
+    const used = recoveries.get(recoverer.name) ?? 0;
+    if (used >= (recoverer.catchErrors?.maxRecoveries ?? 1)) return false;
+    recoveries.set(recoverer.name, used + 1);
+    this.finishFailed(execution);
+    if (this.observed) this.note({ kind: "stepRecovering", execution, recoverer: recoverer.name });
+    const failure = error instanceof Error ? { name: error.name, message: error.message } : { name: typeof error, message: describeValue(error) };
+    this.send(
+      new StepFailedEvent({
+        step: step.name,
+        attempts: attempt,
+        error: failure,
+        inputEvent: eventTypeName(event.constructor as EventClass),
+        input: { ...event },
+      }),
+      recoverer,
+    );
+    this.pump(slot);
+    return true;
+  }
+
+  /** A failed execution ends: it leaves its step's executions, and gives its worker back. */
+  finishFailed(execution: StepExecution): void {
+    const slot = execution.slot;
+    slot.inFlight.delete(execution);
+    execution.ended = true;
+    if (execution.waits === 0) slot.busy--;
+  }
+
+  /** The first kept event that matches answers at once; else the wait is registered, and its step's worker freed. */
+  wait(waiter: Waiter, waiterEvent: Event | undefined): void {
+    const state = this.state;
+    const { type, execution } = waiter;
+    const unclaimed = state.unclaimed;
+    for (let i = 0; i < unclaimed.length; i++) {
+      let event = unclaimed[i] as Event | SavedEvent;
+      if (!isEvent(event)) {
+        // Restored before anything knew its class (only the waiting step names it): decoded now.
+        const saved = event as unknown as SavedEvent;
+        if (saved.type !== eventTypeName(type)) continue;
+        try {
+          event = unclaimed[i] = decodeEvent(saved, new Map([[saved.type, type]]), `unclaimed event[${i}]`, state.codecs);
+        } catch {
+          continue; // saved in a shape the class no longer takes (an older version): it answers nothing, and the question is asked again
+        }
+      }
+      if (matches(waiter, event as Event)) {
+        unclaimed.splice(i, 1);
+        this.tookForWait(execution, event as Event);
+        return this.emit({ kind: "answer", waiter, answer: { ok: true, event: event as Event } });
+      }
+    }
+    if (ended(state)) {
+      const error = new WorkflowRuntimeError(`waitForEvent(${eventTypeName(type)}) was called after the run ended.`);
+      return this.emit({ kind: "answer", waiter, answer: { ok: false, error } });
+    }
+    state.waiters.push(waiter);
+    // A waiting step gives its worker back (Python re-runs the step when the answer comes), so
+    // the events it waits on can reach it even with numWorkers: 1.
+    if (execution && execution.waits++ === 0) {
+      execution.slot.busy--;
+      this.pump(execution.slot);
+    }
+    if (waiterEvent && !ended(state)) this.emit({ kind: "stream", event: waiterEvent });
+  }
+
+  deliverToWaiter(event: Event): boolean {
+    const waiters = this.state.waiters;
+    const index = waiters.findIndex((w) => matches(w, event));
+    if (index < 0) return false;
+    const [waiter] = waiters.splice(index, 1) as [Waiter];
+    this.tookForWait(waiter.execution, event);
+    this.wake(waiter, { ok: true, event });
+    return true;
+  }
+
+  /**
+   * Notes that `execution` took `event` with `waitForEvent`. A restored run executes an
+   * in-flight step again from its input event, and its waits ask again: a save gives them
+   * their answers back, in the order they were taken, so that each goes to its question again
+   * and none is asked twice.
+   */
+  tookForWait(execution: StepExecution | undefined, event: Event): void {
+    if (execution) (execution.waited ??= []).push({ order: this.state.waitedCount++, event, during: runningOnceNames(execution) });
+  }
+
+  /** Continues a waiter: at once, or, for the last pending wait of a step execution, once it has a worker again. */
+  wake(waiter: Waiter, answer: WaitAnswer): void {
+    const execution = waiter.execution;
+    if (!execution || --execution.waits > 0 || execution.ended) return this.emit({ kind: "answer", waiter, answer });
+    const slot = execution.slot;
+    if (slot.busy < slot.step.numWorkers && !slot.resumes?.size) {
+      slot.busy++;
+      this.emit({ kind: "answer", waiter, answer });
+    } else (slot.resumes ??= new Fifo()).push({ waiter, answer });
+  }
+
+  /** Ends the run with `error`; `reason` (default: the error) is what the run's signal is aborted with. */
+  fail(error: unknown, reason: unknown): void {
+    if (ended(this.state)) return;
+    this.end({ ok: false, error }, reason === undefined ? error : reason);
+  }
+
+  end(outcome: RunOutcome, reason: unknown): void {
+    const state = this.state;
+    state.phase = outcome.ok ? "succeeded" : "failed";
+    const waiters = state.waiters;
+    state.waiters = [];
+    if (this.observed && !outcome.ok && !(outcome.error instanceof WorkflowCancelledByUser)) {
+      // Steps still executing when the run fails are abandoned: their state ends here, not
+      // "running" forever. (A cancel by the user says so itself, in the run's end.)
+      for (const slot of state.slots)
+        for (let execution = slot.inFlight.first; execution; execution = execution.next) this.note({ kind: "stepCancelled", execution });
+    }
+    this.emit({ kind: "end", outcome, reason, waiters });
+  }
+}
+
+/** One input, applied by `t`. */
+function applyInput(t: Transitions, input: RunInput): void {
+  switch (input.kind) {
+    case "schedule":
+      if (ended(t.state)) return; // cancelled before it was scheduled
+      t.state.phase = "scheduled";
+      return t.send(input.event, undefined);
+    case "restore": {
+      if (ended(t.state)) return;
+      t.state.phase = "scheduled";
+      const error = loadRestored(t.state, input.restored);
+      return error === undefined ? undefined : t.fail(error, error);
+    }
+    case "start":
+      if (ended(t.state)) return;
+      t.state.phase = "running";
+      for (const slot of t.state.slots) t.pump(slot);
+      return;
+    case "send":
+      return t.send(input.event, input.target);
+    case "stepReturned":
+      return t.returned(input.execution, input.output, input.attempt);
+    case "stepThrew":
+      return t.threw(input.execution, input.error, input.attempt, input.elapsed);
+    case "retrying":
+      input.execution.attempt = input.attempt;
+      input.execution.retried = true;
+      input.execution.waited = undefined; // a retry waits again: a save gives back only what this attempt took
+      return;
+    case "wait":
+      return t.wait(input.waiter, input.waiterEvent);
+    case "waitTimedOut": {
+      const waiters = t.state.waiters;
+      const at = waiters.indexOf(input.waiter);
+      if (at < 0) return; // answered meanwhile
+      waiters.splice(at, 1);
+      return t.wake(input.waiter, { ok: false, error: input.error });
+    }
+    case "timedOut": {
+      const active = activeSteps(t.state);
+      // A run that times out waiting for a human should say for what: the answer it never got.
+      const waiting = t.state.waiters.map((w) => `${eventTypeName(w.type)}${describeRequirements(w.requirements)}`);
+      const waitingFor = waiting.length > 0 ? ` Waiting for: ${waiting.join(", ")} (send it with handler.ctx.sendEvent).` : "";
+      const message = `Workflow "${input.workflow}" timed out after ${input.seconds} seconds. Active steps: ${active.join(", ") || "none"}.${waitingFor}`;
+      return t.fail(new WorkflowTimeoutError(message, active), undefined);
+    }
+    case "fail":
+      return t.fail(input.error, input.error);
+    default:
+      return assertNever(input);
+  }
+}
+
+function matches(waiter: Waiter, event: Event): boolean {
+  const requirements = waiter.requirements;
+  return event instanceof waiter.type && (!requirements || Object.entries(requirements).every(([k, v]) => (event as Record<string, unknown>)[k] === v));
+}
+
+/**
+ * The names of `execution`'s `ctx.once` calls whose work is running (live records): found when a
+ * wait takes its event, so that `ctx.once` itself pays nothing for waits inside its work.
+ */
+function runningOnceNames(execution: StepExecution): string[] | undefined {
+  let names: string[] | undefined;
+  for (const [name, record] of execution.once ?? []) if (record.state === "started" && record.live) (names ??= []).push(name);
+  return names;
+}
+
+function unhandled(stepName: string, event: Event): UnhandledEventError {
+  const type = eventTypeName(event.constructor as EventClass);
+  return new UnhandledEventError(
+    `Step "${stepName}" returned ${type}, but no step accepts ${type} and no waitForEvent is waiting for it, so the run could not go on. Add ${type} to the accepts of the step that should handle it (or send it with ctx.sendEvent, which keeps it for a later waitForEvent).`,
+    stepName,
+    type,
+  );
+}
+
+function assertNever(value: never): never {
+  throw new WorkflowRuntimeError(`Unknown run input ${JSON.stringify(value)}.`);
+}
