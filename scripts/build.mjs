@@ -14,7 +14,7 @@
  * note, as `@ts-ignore`, which stays quiet if a later TypeScript accepts the annotation.
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -42,6 +42,9 @@ for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true }))
 // JavaScript that tsc does not compile: the SQLite store's worker thread, which must start
 // without a TypeScript loader (see src/sessions/sqlite-worker.js).
 copyFileSync(join(root, "src", "sessions", "sqlite-worker.js"), join(dist, "src", "sessions", "sqlite-worker.js"));
+// Mermaid's browser build, which `stepflow draw --html` inlines so that the page draws offline: dist/draw/.
+mkdirSync(join(dist, "draw"), { recursive: true });
+copyFileSync(join(root, "node_modules", "mermaid", "dist", "mermaid.min.js"), join(dist, "draw", "mermaid.min.js"));
 // The web page the server serves at / (src/web/page/, bundled for browsers with Mermaid): dist/web/.
 execFileSync(
   process.execPath,

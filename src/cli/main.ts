@@ -30,6 +30,12 @@ import { chooseProvider } from "./provider.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
 import { terminalSafe } from "./terminal-text.ts";
+import { checkNotACommand } from "./command-typos.ts";
+import { dev } from "./dev.ts";
+import { drawingPage } from "./draw-html.ts";
+import { loadWorkflows, pickWorkflow } from "./load-workflows.ts";
+import { runWorkflowCommand } from "./run-workflow.ts";
+import type { RunOptions } from "./run-workflow.ts";
 import { secretRedactor } from "../tools/secrets.ts";
 import { quoteInput } from "../core/user-text.ts";
 
@@ -131,6 +137,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .configureOutput({ writeOut: (s) => term.out.write(s), writeErr: (s) => term.err.write(s), outputError: () => {} })
     .action(async (words: string[], options: MainOptions) => {
       verbose = options.verbose ?? false;
+      checkNotACommand(
+        words,
+        program.commands.map((c) => c.name()),
+        command,
+      );
       if (options.session !== undefined) checkSessionId(options.session);
       if (options.store !== undefined) checkStoreURL(options.store);
       if (options.json && words.length === 0) throw new UsageError(`--json needs a question: ${command} --json "What is 2 + 2?"`);
@@ -208,13 +219,40 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
 
   program
     .command("draw")
-    .description("print the agent workflow as a Mermaid flowchart")
-    .option("--html <file>", "write an HTML page that renders the drawing")
-    .action(async (options: { html?: string }) => {
-      const mermaid = new FunctionCallingAgent({ llm: chooseProvider({ llm: "offline", env: {} }).llm, tools: calculatorTools }).toMermaid();
-      if (!options.html) return void term.out.write(`${mermaid}\n`);
-      await writeFile(options.html, htmlPage(mermaid));
+    .description("print the agent workflow, or those of your module, as Mermaid flowcharts")
+    .argument("[module]", "a .ts or .js module exporting your workflows (default: the agent)")
+    .argument("[workflow]", "only this one of the module's workflows")
+    .option("--html <file>", "write an HTML page that renders the drawing (works offline: Mermaid is inlined)")
+    .action(async (module: string | undefined, name: string | undefined, options: { html?: string }) => {
+      const drawings = await drawingsOf(module, name);
+      if (!options.html) return void term.out.write(`${Object.values(drawings).join("\n\n")}\n`);
+      await writeFile(options.html, await drawingPage(drawings));
       term.out.write(`Wrote ${options.html}; open it in a browser.\n`);
+    });
+
+  program
+    .command("run")
+    .description("run one of your workflows: its events on stderr as they happen, its result on stdout")
+    .argument("<module>", "a .ts or .js module exporting your workflows")
+    .argument("[workflow]", "which workflow (may be left out when the module exports one)")
+    .option("-i, --input <json>", "the run's input, as JSON (default {})")
+    .option("--json", "print the result as JSON even when it is text")
+    .action(async (module: string, name: string | undefined, options: RunOptions) => {
+      code = await runWorkflowCommand(module, name, options, term, process.stdin);
+    });
+
+  program
+    .command("dev")
+    .description("serve your workflows with the web page, restarting when a file next to the module changes")
+    .argument("<module>", "a .ts or .js module exporting your workflows")
+    .option("-p, --port <port>", "port to listen on (default 8787; 0 for any free port)")
+    .option("--host <host>", "address to listen on (default 127.0.0.1)")
+    .option("--store <url>", "where runs are kept: sqlite:PATH (default .stepflow/server.db), postgres://…, memory:")
+    .action(async (module: string, _options: ServeOptions, cmd: Command) => {
+      const options = cmd.optsWithGlobals<ServeOptions>();
+      if (options.store !== undefined) checkStoreURL(options.store);
+      const self = { execPath: process.execPath, execArgv: process.execArgv, script: process.argv[1] ?? "" };
+      code = await dev(module, options, term, self);
     });
 
   program
@@ -226,12 +264,21 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .option("--cors <origin...>", "origins browsers may call the API from (* for any)")
     .option("--web <dir>", "serve the web page from this directory instead of the bundled one")
     .option("--hr-demo", "also start the HR demo API and give the agent its REST tool (deletes wait for approval)")
-    .action(async (_options: ServeOptions, cmd: Command) => {
+    .option("--store <url>", "where runs are kept: sqlite:PATH (default .stepflow/server.db), postgres://…, memory:")
+    .addOption(
+      new Option("--llm <kind>", "the agent's model (default: openai when OPENAI_API_KEY or OPENAI_BASE_URL is set, else offline)").choices([
+        "offline",
+        "openai",
+      ]),
+    )
+    .option("-m, --model <name>", "model name for OpenAI or an OpenAI-compatible server (default gpt-4o-mini)")
+    .argument("[module]", "a .ts or .js module exporting your workflows, served instead of the agent")
+    .action(async (module: string | undefined, _options: ServeOptions, cmd: Command) => {
       const options = cmd.optsWithGlobals<ServeOptions & MainOptions>();
       verbose = options.verbose ?? false;
       if (options.store !== undefined) checkStoreURL(options.store);
       provider = chooseProvider({ llm: options.llm, model: options.model, env });
-      await serve({ ...options, store: options.store ?? DEFAULT_SERVER_STORE }, provider, term, env);
+      await serve({ ...options, module, store: options.store ?? DEFAULT_SERVER_STORE }, provider, term, env);
     });
 
   program
@@ -394,21 +441,13 @@ function asUsage(check: () => unknown): void {
   }
 }
 
-function htmlPage(mermaid: string): string {
-  const escaped = mermaid.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-  return `<!doctype html>
-<html lang="en">
-<meta charset="utf-8">
-<title>FunctionCallingAgent — stepflow</title>
-<pre class="mermaid">
-${escaped}
-</pre>
-<script type="module">
-  import mermaid from "https://cdn.jsdelivr.net/npm/mermaid@11/dist/mermaid.esm.min.mjs";
-  mermaid.initialize({ startOnLoad: true });
-</script>
-</html>
-`;
+/** The drawings `draw` makes: the agent's, or those of the module's workflows (or of one). */
+async function drawingsOf(module: string | undefined, name: string | undefined): Promise<Record<string, string>> {
+  if (module === undefined)
+    return { FunctionCallingAgent: new FunctionCallingAgent({ llm: chooseProvider({ llm: "offline", env: {} }).llm, tools: calculatorTools }).toMermaid() };
+  const loaded = await loadWorkflows(module);
+  const names = name === undefined ? Object.keys(loaded.workflows) : [pickWorkflow(loaded, name).name];
+  return Object.fromEntries(names.map((n) => [n, loaded.workflows[n]?.workflow.toMermaid() ?? ""]));
 }
 
 /**

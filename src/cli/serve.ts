@@ -14,6 +14,7 @@ import type { ServedWorkflow } from "../server/served-workflow.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
 import { UsageError } from "./errors.ts";
+import { loadWorkflows } from "./load-workflows.ts";
 
 /** Options of `stepflow serve`. */
 export interface ServeOptions {
@@ -24,6 +25,8 @@ export interface ServeOptions {
   readonly cors?: string[];
   readonly web?: string;
   readonly hrDemo?: boolean;
+  /** A module of the user's workflows to serve instead of the agent (`stepflow serve ./flows.ts`). */
+  readonly module?: string;
 }
 
 const SYSTEM_PROMPT = "You are a helpful assistant. Use the calculator tools for arithmetic instead of computing in your head.";
@@ -59,20 +62,24 @@ export async function serve(
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new UsageError(`--port takes a port number from 0 to 65535 (0: any free port); got ${JSON.stringify(options.port)}.`);
   const token = options.token ?? env.STEPFLOW_SERVER_TOKEN;
+  if (options.module !== undefined && options.hrDemo) throw new UsageError("--hr-demo serves the agent: leave it out to serve your module's workflows.");
+  const own = options.module === undefined ? undefined : await loadWorkflows(options.module);
   const hr = options.hrDemo ? await startHrApiServer() : undefined;
   const server = new WorkflowServer({
-    workflows: { agent: servedAgent(provider, hr ? hrDemoTools(hr.baseURL) : {}) },
+    workflows: own?.workflows ?? { agent: servedAgent(provider, hr ? hrDemoTools(hr.baseURL) : {}) },
     ...(options.store !== undefined ? { store: options.store } : {}),
     ...(token ? { token } : {}),
     ...(options.cors && options.cors.length > 0 ? { cors: { origin: options.cors.length === 1 && options.cors[0] === "*" ? "*" : options.cors } } : {}),
     webRoot: options.web ?? (await webPageDirectory()),
   });
   const { url } = await server.listen({ port, ...(options.host !== undefined ? { host: options.host } : {}) }).catch(async (error: unknown) => {
+    await server.close();
     await hr?.close();
-    throw error;
+    throw portInUse(error, port, options.host) ?? error;
   });
   term.out.write(`stepflow server listening on ${url}\n`);
-  term.err.write(term.colors.dim(`Workflows: agent (${provider.label}). API: ${url}/api/openapi.json. Stop with Ctrl-C.\n`));
+  const served = own ? `${Object.keys(own.workflows).join(", ")} (from ${own.file})` : `agent (${provider.label})`;
+  term.err.write(term.colors.dim(`Workflows: ${served}. API: ${url}/api/openapi.json. Stop with Ctrl-C.\n`));
   if (hr) term.err.write(term.colors.dim(`HR demo API on ${hr.baseURL}: ask the agent to "Fire Lawson"; its DELETE waits for your approval.\n`));
   await new Promise<void>((resolve) => {
     const stop = () => {
@@ -86,6 +93,14 @@ export async function serve(
   term.err.write(term.colors.dim("Stopping: runs in progress are saved and continue at the next start.\n"));
   await server.close();
   await hr?.close();
+}
+
+/** A busy port as what to do about it; `undefined` for any other failure. */
+function portInUse(error: unknown, port: number, host = "127.0.0.1"): UsageError | undefined {
+  if ((error as NodeJS.ErrnoException | undefined)?.code !== "EADDRINUSE") return undefined;
+  return new UsageError(
+    `Port ${port} on ${host} is in use (another stepflow serve?). Stop what listens there, or pick another port: --port ${port === 65535 ? 8787 : port + 1}, or --port 0 for any free one.`,
+  );
 }
 
 /** The HR demo's REST tool; every call but a GET waits for a human's approval. */
