@@ -4,8 +4,8 @@
  * `tsx file.ts`), JavaScript as it is. Every export that is a workflow, or `{ workflow,
  * inputSchema?, description? }`, is served under the export's name.
  */
-import { existsSync, statSync } from "node:fs";
-import { extname, relative, resolve } from "node:path";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { basename, dirname, extname, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { StepflowError } from "../core/errors.ts";
 import { Workflow } from "../core/workflow.ts";
@@ -43,6 +43,12 @@ export async function loadWorkflows(path: string, cwd = process.cwd()): Promise<
     throw new UsageError(`There is no file ${path} (looked for ${file}). Give the path of a .ts or .js module that exports your workflows.`);
   if (!LOADABLE.has(extname(file)))
     throw new UsageError(`${path} is not a module stepflow can load: give a .ts, .mts, .js or .mjs file that exports your workflows.`);
+  // tsx compiles a .ts file of a CommonJS package (npm init's default) to CommonJS, where the
+  // ES module stepflow would be a second copy whose workflows this CLI does not recognise.
+  if ([".ts", ".tsx"].includes(extname(file)) && packageType(dirname(file)) !== "module")
+    throw new WorkflowModuleError(
+      `${path} is loaded as CommonJS: no package.json above it says "type": "module". Add "type": "module" to your package.json (stepflow is an ES module package), or name the file ${basename(file).replace(/\.tsx?$/, ".mts")}.`,
+    );
   if (TYPESCRIPT.has(extname(file)) && !tsxRegistered) {
     const { register } = await import("tsx/esm/api");
     register();
@@ -92,6 +98,21 @@ function servedWorkflow(value: unknown): ServedWorkflow | undefined {
   if (value instanceof Workflow) return { workflow: value };
   if (isRecord(value) && value.workflow instanceof Workflow) return value as unknown as ServedWorkflow;
   return undefined;
+}
+
+/** The `type` of the nearest package.json above `dir` ("commonjs" when there is none, as Node has it). */
+function packageType(dir: string): string {
+  for (let at = dir; ; at = dirname(at)) {
+    const manifest = join(at, "package.json");
+    if (existsSync(manifest)) {
+      try {
+        return (JSON.parse(readFileSync(manifest, "utf8")) as { type?: string }).type ?? "commonjs";
+      } catch {
+        return "commonjs";
+      }
+    }
+    if (dirname(at) === at) return "commonjs";
+  }
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
