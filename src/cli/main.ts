@@ -19,7 +19,6 @@ import { SessionStoreError, checkSessionId as checkStoredSessionId } from "../se
 import { chat, ask } from "./chat.ts";
 import { serve } from "./serve.ts";
 import type { ServeOptions } from "./serve.ts";
-import { DEFAULT_SERVER_STORE } from "../server/workflow-server.ts";
 import { askOnDbos, databaseOption, runWorker, sessionOnDbos } from "./dbos.ts";
 import type { ChatOptions } from "./chat.ts";
 import { NoSuchSessionError, UsageError } from "./errors.ts";
@@ -31,6 +30,7 @@ import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
 import { terminalSafe } from "./terminal-text.ts";
 import { checkNotACommand } from "./command-typos.ts";
+import { TraceLines } from "./trace-lines.ts";
 import { dev } from "./dev.ts";
 import { drawingPage } from "./draw-html.ts";
 import { loadWorkflows, pickWorkflow } from "./load-workflows.ts";
@@ -55,6 +55,7 @@ interface MainOptions {
   api?: string;
   hrDemo?: boolean;
   toolPerOperation?: boolean;
+  calculator?: boolean;
   mcp?: string[];
   maxTools?: string;
 }
@@ -75,8 +76,9 @@ interface WorkerOptions {
  */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, command = "npm start --"): Promise<number> {
   // Colour is decided per stream: `npm start 2>log` keeps escape codes out of the log, `| less` out of the pipe.
+  const traceLines = new TraceLines(process.stdout, process.stderr);
   const term: Terminal = {
-    out: process.stdout,
+    out: traceLines.out,
     err: process.stderr,
     tty: Boolean(process.stderr.isTTY),
     colors: pc.createColors(Boolean(process.stderr.isTTY) && !env.NO_COLOR),
@@ -122,6 +124,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .option("--openapi <file-or-url>", "give the chat a REST API tool for this OpenAPI document (JSON or YAML); calls that change data ask you first")
     .option("--api <url>", `the REST API's base URL (with --openapi, or alone); ${API_AUTHORIZATION} is sent as its authorization header`)
     .option("--hr-demo", "start the bundled HR demo API locally and chat with it (try: Fire Lawson)")
+    .option("--calculator", "with --openapi or --api: give the chat the calculator tools too")
     .option("--tool-per-operation", "with --openapi or --hr-demo: one tool per API operation instead of one call_rest_api tool")
     .option(
       "--mcp <server>",
@@ -176,7 +179,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         env,
         command,
       );
-      const taken = new Set([...calculatorTools, ...(api?.tools ?? [])].map((tool) => tool.metadata.name));
+      // Your own API's tools come alone: the calculator's only when asked (--calculator).
+      const calculators = options.openapi !== undefined || options.api !== undefined ? (options.calculator ? calculatorTools : []) : calculatorTools;
+      const taken = new Set([...calculators, ...(api?.tools ?? [])].map((tool) => tool.metadata.name));
       const mcp = await mcpSetup(options.mcp ?? [], taken, command).catch(async (error: unknown) => {
         await api?.close();
         throw error;
@@ -184,14 +189,17 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       const asks = [api?.needsApproval, mcp?.needsApproval].filter((ask) => ask !== undefined);
       const agent = new FunctionCallingAgent({
         llm: provider.llm,
-        tools: [...calculatorTools, ...(api?.tools ?? []), ...(mcp?.tools ?? [])],
-        systemPrompt: api ? `${SYSTEM_PROMPT} Use the REST API tools for ${api.about}; look things up before you change them.` : SYSTEM_PROMPT,
+        tools: [...calculators, ...(api?.tools ?? []), ...(mcp?.tools ?? [])],
+        systemPrompt: api
+          ? `${calculators.length > 0 ? SYSTEM_PROMPT : "You are a helpful assistant."} Use the REST API tools for ${api.about}; look things up before you change them.`
+          : SYSTEM_PROMPT,
         // A turn may wait for the user's answer to an approval question: no run timeout then.
         timeout: asks.length > 0 ? null : 300,
         ...(asks.length > 0 ? { needsApproval: (call: ToolCall) => asks.some((ask) => ask(call)) } : {}),
         ...(maxToolsPerCall !== undefined ? { maxToolsPerCall } : {}),
         verbose,
-        log: (line) => term.err.write(`${term.colors.dim(redact(line))}\n`),
+        // Each tool call is shown once, as the turn's "↳ tool(args) → result" line.
+        log: (line) => void (/^(Invoking: |Got output: )/.test(line) || traceLines.trace(`${term.colors.dim(redact(line))}\n`)),
       });
       const store = options.session !== undefined ? await openSessionStore(options.store) : undefined;
       const chatOptions: ChatOptions = { agent, term, sessions: store ? new Sessions(agent, store) : undefined, sessionId: options.session };
@@ -211,6 +219,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         // A failed turn is reported and the chat goes on; the exit code says whether any failed.
         else if ((await chat({ ...chatOptions, report }, process.stdin)) > 0) code = 1;
       } finally {
+        traceLines.flush();
         await store?.close();
         await api?.close();
         await mcp?.close();
@@ -278,7 +287,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       verbose = options.verbose ?? false;
       if (options.store !== undefined) checkStoreURL(options.store);
       provider = chooseProvider({ llm: options.llm, model: options.model, env });
-      await serve({ ...options, module, store: options.store ?? DEFAULT_SERVER_STORE }, provider, term, env);
+      await serve({ ...options, module }, provider, term, env);
     });
 
   program

@@ -6,7 +6,7 @@ import { z } from "zod";
 import { calculatorTools } from "../../workflows/tools/calculator.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import type { FunctionCallingAgentOptions } from "../../workflows/function-calling-agent.ts";
-import { WorkflowServer } from "../server/workflow-server.ts";
+import { DEFAULT_SERVER_STORE, WorkflowServer } from "../server/workflow-server.ts";
 import { hrOpenApi, startHrApiServer } from "../../workflows/demo/hr-api-server.ts";
 import { restApiTool } from "../../workflows/tools/rest-api.ts";
 import { webPageDirectory } from "../web/web-page.ts";
@@ -67,7 +67,7 @@ export async function serve(
   const hr = options.hrDemo ? await startHrApiServer() : undefined;
   const server = new WorkflowServer({
     workflows: own?.workflows ?? { agent: servedAgent(provider, hr ? hrDemoTools(hr.baseURL) : {}) },
-    ...(options.store !== undefined ? { store: options.store } : {}),
+    store: options.store ?? defaultStore(term),
     ...(token ? { token } : {}),
     ...(options.cors && options.cors.length > 0 ? { cors: { origin: options.cors.length === 1 && options.cors[0] === "*" ? "*" : options.cors } } : {}),
     webRoot: options.web ?? (await webPageDirectory()),
@@ -93,6 +93,24 @@ export async function serve(
   term.err.write(term.colors.dim("Stopping: runs in progress are saved and continue at the next start.\n"));
   await server.close();
   await hr?.close();
+}
+
+/**
+ * The runs' store when none is named: SQLite in .stepflow/server.db, so that a restart loses
+ * none, when @libsql/client (an optional dependency) is installed; memory otherwise, said once.
+ */
+function defaultStore(term: Terminal): string {
+  try {
+    import.meta.resolve("@libsql/client");
+    return DEFAULT_SERVER_STORE;
+  } catch {
+    term.err.write(
+      term.colors.dim(
+        "Runs are kept in memory: a restart forgets them. To keep them in .stepflow/server.db, npm install @libsql/client (or pass --store postgres://…).\n",
+      ),
+    );
+    return "memory:";
+  }
 }
 
 /** A busy port as what to do about it; `undefined` for any other failure. */

@@ -111,7 +111,10 @@ describe("stepflow serve <module> and the CLI's refusals", () => {
       const workflows = await client.listWorkflows();
       // A module's exports come in alphabetical order.
       expect(workflows.map((w) => w.name)).toEqual(["greeting", "orders"]);
-      expect(workflows.find((w) => w.name === "orders")?.inputSchema).toMatchObject({ properties: { quantity: { type: "integer", maximum: 10 } }, required: ["item", "quantity"] });
+      expect(workflows.find((w) => w.name === "orders")?.inputSchema).toMatchObject({
+        properties: { quantity: { type: "integer", maximum: 10 } },
+        required: ["item", "quantity"],
+      });
       const done = await client.run("greeting", { name: "Bo" });
       expect(done.result).toBe("Hello, Bo!");
       expect(serve.stderr()).toContain("Workflows: greeting, orders (from flows.ts).");

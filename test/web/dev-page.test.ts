@@ -64,7 +64,7 @@ describe.skipIf(!haveChromium)("stepflow dev ./flows.ts in Chromium", () => {
     await form.getByLabel("quantity").fill("20");
     await form.getByRole("button", { name: "Start run" }).click();
     // 20 is over the schema's maximum of 10: the browser refuses it, no run starts.
-    expect(await form.getByLabel("quantity").evaluate("(el) => el.validity.rangeOverflow")).toBe(true);
+    expect(await form.getByLabel("quantity").evaluate((el: { validity: { rangeOverflow: boolean } }) => el.validity.rangeOverflow)).toBe(true);
     expect(await page.locator(".run-card").count()).toBe(0);
     await form.getByLabel("quantity").fill("2");
     await form.getByLabel("express").check();
@@ -89,7 +89,7 @@ describe.skipIf(!haveChromium)("stepflow dev ./flows.ts in Chromium", () => {
     const form = page.getByRole("form", { name: "Start a run" });
     await form.getByLabel("Input (JSON)").fill('{ "name": "Ada" ');
     await form.getByRole("button", { name: "Start run" }).click();
-    expect(await form.getByLabel("Input (JSON)").evaluate("(el) => el.validationMessage")).toMatch(/^Not JSON/);
+    expect(await form.getByLabel("Input (JSON)").evaluate((el: { validationMessage: string }) => el.validationMessage)).toMatch(/^Not JSON/);
     await form.getByLabel("Input (JSON)").fill('{ "name": "Ada" }');
     await form.getByRole("button", { name: "Start run" }).click();
     const card = page.locator(".run-card").last();

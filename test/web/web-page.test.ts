@@ -141,6 +141,9 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     await approval.waitFor();
     expect(await approval.innerText()).toContain('Run call_rest_api with {"method":"DELETE","path":"/api/users/7"}?');
     expect(hr.users.some((user) => user.last_name === "Lawson")).toBe(true); // nothing deleted while the question waits
+    // Deny has the focus, so Enter never approves a DELETE; the status says who the run waits for.
+    expect(await page.evaluate("document.activeElement?.textContent")).toBe("Deny");
+    await reply.locator(".turn-footer .status", { hasText: "Waiting for your approval" }).waitFor();
     await page.screenshot({ path: join(shots, "2-approval-asked.png") });
     await approval.getByRole("button", { name: "Approve" }).click();
     await reply.locator(".text", { hasText: "Done: Michael Lawson (id 7) has been removed." }).waitFor();
@@ -248,6 +251,19 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     await page.screenshot({ path: join(shots, "7-after-restart.png") });
     // While the server was down, Chromium logged the refused reconnections; nothing else may go wrong.
     expect(problems.slice(before).filter((p) => !p.includes("ERR_CONNECTION_REFUSED"))).toEqual([]);
+  });
+
+  it("stops a run waiting for approval: it says Stopped, and no question is left waiting", { timeout: 120_000 }, async () => {
+    await page.getByLabel("Message").fill("Fire Eve Holt");
+    await page.getByLabel("Message").press("Enter");
+    const reply = page.locator(".message.assistant").last();
+    await reply.getByRole("group", { name: "Approval needed" }).waitFor();
+    await page.getByRole("button", { name: "Stop" }).click();
+    await reply.locator(".turn-footer .status", { hasText: "Stopped" }).waitFor();
+    expect(await reply.innerText()).not.toMatch(/waiting for your (answer|approval)/);
+    expect(await reply.locator(".tool").last().locator(".result").innerText()).toBe("not run: the run was stopped");
+    expect(await reply.getByRole("group", { name: "Approval needed" }).count()).toBe(0);
+    expect(hr.users.some((user) => user.last_name === "Holt")).toBe(true);
   });
 
   it("asks for the server's token when the API refuses the page, and keeps it for the tab", { timeout: 120_000 }, async () => {
