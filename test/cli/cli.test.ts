@@ -13,7 +13,7 @@ import type { CliResult } from "../support/cli-process.ts";
 const CLI = join(import.meta.dirname, "..", "..", "src", "cli", "main.ts");
 const SECRET = "sk-test-DO-NOT-PRINT-7f3a9c";
 
-describe("stepflow CLI (offline demo model)", { timeout: 60_000 }, () => {
+describe("stepflow CLI (offline demo model)", { timeout: 180_000 }, () => {
   it("answers one question on stdout and exits 0", async () => {
     const { code, stdout, stderr } = await cli(["What is (2123 + 2321) * 312?"]);
     expect(code).toBe(0);
@@ -212,7 +212,7 @@ describe("stepflow CLI (offline demo model)", { timeout: 60_000 }, () => {
   });
 });
 
-describe("stepflow CLI with an OpenAI-compatible server", { timeout: 60_000 }, () => {
+describe("stepflow CLI with an OpenAI-compatible server", { timeout: 180_000 }, () => {
   it("uses OPENAI_BASE_URL and shows the server's reply, sending the key only as a header", async () => {
     const server = await startOpenAIServer({
       turns: [{ text: "Hello from the test server.", usage: { prompt_tokens: 1210, completion_tokens: 7, cached_tokens: 1024 } }],
@@ -289,7 +289,7 @@ describe("stepflow CLI with an OpenAI-compatible server", { timeout: 60_000 }, (
   });
 });
 
-describe("stepflow CLI on a terminal", { timeout: 60_000 }, () => {
+describe("stepflow CLI on a terminal", { timeout: 180_000 }, () => {
   // script(1) with util-linux's flags (Linux; macOS's script takes others).
   it.skipIf(process.platform !== "linux")("cancels the turn on Ctrl-C, keeps chatting, and quits on a second Ctrl-C", async () => {
     // A model server that takes the request and never answers: the turn waits until cancelled.
@@ -345,7 +345,7 @@ describe("stepflow CLI on a terminal", { timeout: 60_000 }, () => {
   });
 });
 
-describe("stepflow CLI sessions", { timeout: 60_000 }, () => {
+describe("stepflow CLI sessions", { timeout: 180_000 }, () => {
   it("leaves everything in sessions.db when it exits, so a copy of that one file is a full backup", async () => {
     const dir = mkdtempSync(join(tmpdir(), "stepflow-cli-"));
     expect((await cli(["--session", "alice", "--store", `sqlite:${join(dir, "sessions.db")}`, "My name is Logan."])).code).toBe(0);
@@ -376,7 +376,7 @@ describe("stepflow CLI sessions", { timeout: 60_000 }, () => {
   });
 });
 
-describe("stepflow sessions show --page", { timeout: 60_000 }, () => {
+describe("stepflow sessions show --page", { timeout: 180_000 }, () => {
   it("shows one page of the history, oldest first, and says which page and what is next", async () => {
     const store = `sqlite:${join(mkdtempSync(join(tmpdir(), "stepflow-cli-")), "sessions.db")}`;
     await cli(["--session", "pat", "--store", store, "My name is Pat."]);
@@ -407,7 +407,7 @@ function makeImmutable(path: string): boolean {
   return spawnSync("chattr", ["+i", path]).status === 0;
 }
 
-describe("stepflow CLI session store errors name the store, not the model server", { timeout: 60_000 }, () => {
+describe("stepflow CLI session store errors name the store, not the model server", { timeout: 180_000 }, () => {
   const modelServer = { OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }; // set, as in the report; never reached
 
   it("explains a store path whose folder is a file", async () => {
