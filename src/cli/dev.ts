@@ -14,6 +14,7 @@ import type { AddressInfo } from "node:net";
 import { dirname, relative, resolve } from "node:path";
 import { UsageError } from "./errors.ts";
 import type { Terminal } from "./render.ts";
+import { untilSignal } from "./serve.ts";
 import type { ServeOptions } from "./serve.ts";
 
 /** Files whose change restarts the server. */
@@ -93,15 +94,7 @@ export async function dev(
   });
   term.err.write(term.colors.dim(`Watching ${relative(process.cwd(), folder) || "."} for changes (Ctrl-C stops).\n`));
   start();
-  await new Promise<void>((done) => {
-    const stop = () => {
-      signals.off("SIGINT", stop);
-      signals.off("SIGTERM", stop);
-      done();
-    };
-    signals.on("SIGINT", stop);
-    signals.on("SIGTERM", stop);
-  });
+  await untilSignal(signals);
   stopping = true;
   clearTimeout(timer);
   watcher.close();

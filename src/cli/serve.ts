@@ -81,7 +81,18 @@ export async function serve(
   const served = own ? `${Object.keys(own.workflows).join(", ")} (from ${own.file})` : `agent (${provider.label})`;
   term.err.write(term.colors.dim(`Workflows: ${served}. API: ${url}/api/openapi.json. Stop with Ctrl-C.\n`));
   if (hr) term.err.write(term.colors.dim(`HR demo API on ${hr.baseURL}: ask the agent to "Fire Lawson"; its DELETE waits for your approval.\n`));
-  await new Promise<void>((resolve) => {
+  await untilSignal(signals);
+  term.err.write(term.colors.dim("Stopping: runs in progress are saved and continue at the next start.\n"));
+  await server.close();
+  await hr?.close();
+}
+
+/**
+ * Resolves at the first SIGINT or SIGTERM (Ctrl-C, a process manager's stop).
+ * @example await untilSignal(process);
+ */
+export function untilSignal(signals: NodeJS.EventEmitter): Promise<void> {
+  return new Promise((resolve) => {
     const stop = () => {
       signals.off("SIGINT", stop);
       signals.off("SIGTERM", stop);
@@ -90,9 +101,6 @@ export async function serve(
     signals.on("SIGINT", stop);
     signals.on("SIGTERM", stop);
   });
-  term.err.write(term.colors.dim("Stopping: runs in progress are saved and continue at the next start.\n"));
-  await server.close();
-  await hr?.close();
 }
 
 /**

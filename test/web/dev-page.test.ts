@@ -4,16 +4,14 @@
  * built from its zod schema, one a JSON box), the order's question answered, the result shown
  * as a folding tree; an edit of flows.ts restarts the server with the new workflow.
  */
-import { existsSync } from "node:fs";
 import { appendFile, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHROMIUM, haveChromium, launchChromium } from "../support/chromium.ts";
 import { startCommand, userProject, type RunningCommand } from "../support/user-project.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium && process.env.CI) throw new Error(`Chromium is not installed at ${CHROMIUM}, and CI is set: .ci/chromium.sh installs it.`);
 
 let dir: string;
@@ -30,20 +28,7 @@ describe.skipIf(!haveChromium)("stepflow dev ./flows.ts in Chromium", () => {
     dev = startCommand(dir, ["dev", "./flows.ts", "--port", "0"]);
     url = (await dev.line(/listening on/)).replace("stepflow server listening on ", "");
     profile = await mkdtemp(join(tmpdir(), "stepflow-chromium-dev-"));
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-      viewport: { width: 1200, height: 860 },
-    });
+    browser = await launchChromium(profile);
     browser.setDefaultTimeout(60_000);
     page = browser.pages()[0] ?? (await browser.newPage());
     page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));

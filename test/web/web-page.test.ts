@@ -5,11 +5,10 @@
  * Chromium is not installed and CI is not set; under CI a missing Chromium fails (.ci/chromium.sh
  * installs it). Screenshots go to a temporary directory, printed for CI to keep.
  */
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OfflineDemoLLM } from "../../src/llm/offline-model.ts";
 import { WorkflowServer } from "../../src/server/workflow-server.ts";
@@ -18,9 +17,8 @@ import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts"
 import { calculatorTools } from "../../workflows/tools/calculator.ts";
 import { restApiTool } from "../../workflows/tools/rest-api.ts";
 import { startHrApiServer, type HrApiServer } from "../support/hr-api-server.ts";
+import { CHROMIUM, haveChromium, launchChromium } from "../support/chromium.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium && process.env.CI) {
   throw new Error(
     `Chromium is not installed at ${CHROMIUM}, and CI is set: the browser test must run in CI. .ci/chromium.sh installs Debian's chromium package.`,
@@ -79,21 +77,7 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     shots = process.env.STEPFLOW_SCREENSHOTS ?? (await mkdtemp(join(tmpdir(), "stepflow-screenshots-")));
     await mkdir(shots, { recursive: true });
     console.log(`web page screenshots: ${shots}`);
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-      viewport: { width: 1200, height: 860 },
-    });
+    browser = await launchChromium(profile);
     // Everything the page needs comes from the server: no CDN, nothing else on the network.
     // (Watched, not intercepted: Chromium's request interception holds back streamed responses.)
     browser.on("request", (request) => {
