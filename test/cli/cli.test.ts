@@ -60,7 +60,10 @@ describe("stepflow CLI (offline demo model)", { timeout: 180_000 }, () => {
     const { code, stderr } = await cli(["--verbose", "What is 2 * 3?"]);
     expect(code).toBe(0);
     expect(stderr).toContain("Running step handleToolCalls");
-    expect(stderr).toContain('Invoking: `multiply` with `{"x":2,"y":3}`');
+    // Each tool call once: the turn's own line, not the agent's "Invoking:"/"Got output:" too.
+    expect(stderr.match(/multiply/g)).toHaveLength(1);
+    expect(stderr).toContain('↳ multiply({"x":2,"y":3}) → 6');
+    expect(stderr).not.toContain("Invoking:");
   });
 
   it("the installed command's hints name the command itself, not npm start", () => {
