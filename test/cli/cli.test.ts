@@ -103,7 +103,16 @@ describe("stepflow CLI (offline demo model)", { timeout: 180_000 }, () => {
         {},
         "stepflow: option '--llm <kind>' argument 'foo' is invalid. Allowed choices are offline, openai. Run npm start -- --help for the options.",
       ],
-      [["draw", "extra"], {}, "stepflow: too many arguments for 'draw'. Expected 0 arguments but got 1. Run npm start -- --help for the options."],
+      [
+        ["draw", "flows.ts", "orders", "extra"],
+        {},
+        "stepflow: too many arguments for 'draw'. Expected 2 arguments but got 3. Run npm start -- --help for the options.",
+      ],
+      [
+        ["draw", "extra"],
+        {},
+        `stepflow: There is no file extra (looked for ${join(import.meta.dirname, "..", "..", "extra")}). Give the path of a .ts or .js module that exports your workflows.`,
+      ],
       [["sessions", "lst"], {}, "stepflow: unknown command 'lst'. Did you mean list? Run npm start -- --help for the options."],
       [["--session", "", "hi"], {}, 'stepflow: A session id must be 1 to 200 characters without control characters; got "".'],
       [
