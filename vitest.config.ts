@@ -26,11 +26,56 @@ function decorators(): Plugin {
   };
 }
 
-export default defineConfig({
+/**
+ * Suites that start processes (the CLI, servers, notebooks' programs), a browser, PostgreSQL or
+ * DBOS: minutes of a loaded machine's time. `npm test` leaves them out; `npm run test:all`
+ * (and CI) runs everything.
+ */
+export const SLOW_SUITES = [
+  "test/cli/cli*.test.ts",
+  "test/cli/dbos-*.test.ts",
+  "test/cli/serve.test.ts",
+  "test/cli/dev.test.ts",
+  "test/dbos/**/*.test.ts",
+  "test/web/**/*.test.ts",
+  "test/server/restart.test.ts",
+  "test/workflows/exactly-once.test.ts",
+  "test/sessions/sessions.test.ts",
+  "test/sessions/session-drivers.test.ts",
+  "test/docs-code-blocks.test.ts",
+  "test/examples.test.ts",
+  "test/layers.test.ts",
+];
+
+// `npm test` is `vitest run --project fast`; `npm run test:all` is `vitest run --mode all`: both projects, with PostgreSQL.
+export default defineConfig(({ mode }) => ({
   plugins: [decorators()],
   test: {
-    include: ["test/**/*.test.ts"],
-    testTimeout: 20_000,
-    hookTimeout: 30_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "fast",
+          include: ["test/**/*.test.ts"],
+          exclude: ["**/node_modules/**", ...SLOW_SUITES],
+          // PostgreSQL is for `npm run test:all`: the stores' shared contract runs here on SQLite and in memory.
+          env: mode === "all" ? {} : { DATABASE_URL: "" },
+          // Limits catch a hang, not a slow machine: a loaded machine must not fail a test.
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "slow",
+          include: SLOW_SUITES,
+          // Builds the web page once for every suite that serves it, instead of in a test's own time limit.
+          globalSetup: ["test/support/build-web-page-once.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+        },
+      },
+    ],
   },
-});
+}));

@@ -43,6 +43,9 @@ for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true }))
 // without a TypeScript loader (see src/sqlite-thread/sqlite-worker.js).
 mkdirSync(join(dist, "src", "sqlite-thread"), { recursive: true });
 copyFileSync(join(root, "src", "sqlite-thread", "sqlite-worker.js"), join(dist, "src", "sqlite-thread", "sqlite-worker.js"));
+// Mermaid's browser build, which `stepflow draw --html` inlines so that the page draws offline: dist/draw/.
+mkdirSync(join(dist, "draw"), { recursive: true });
+copyFileSync(join(root, "node_modules", "mermaid", "dist", "mermaid.min.js"), join(dist, "draw", "mermaid.min.js"));
 // The web page the server serves at / (src/web/page/, bundled for browsers with Mermaid): dist/web/.
 execFileSync(
   process.execPath,

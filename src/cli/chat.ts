@@ -13,6 +13,7 @@ import { ToolApprovalEvent, ToolApprovalRequestEvent as ToolApprovalRequestEvent
 import type { ToolApprovalRequestEvent } from "../../events/index.ts";
 import { LineQueue, askApproval } from "./approval-prompt.ts";
 import { renderTurn } from "./render.ts";
+import { terminalSafe } from "./terminal-text.ts";
 import type { Terminal } from "./render.ts";
 
 /** What a conversation needs. */
@@ -122,6 +123,8 @@ function isApprovalRequest(ev: Event): ev is ToolApprovalRequestEvent {
   return ev instanceof ToolApprovalRequestEventClass;
 }
 
+const CHAT_HELP = "Commands: /reset starts over, /exit (or Ctrl-C) quits, /help shows this. Anything else is sent to the model.\n";
+
 /**
  * Chats line by line on `input` until it ends, `/exit`, or Ctrl-C at the prompt; resolves with
  * how many turns failed (each shown by `options.report`; a cancelled turn is not a failure).
@@ -165,6 +168,11 @@ export async function chat(options: ChatOptions, input: Readable): Promise<numbe
       } catch (error) {
         failedTurn(error); // e.g. the session store is unreachable
       }
+    } else if (line === "/help" || line === "/?") {
+      term.err.write(CHAT_HELP);
+    } else if (/^\/[A-Za-z?]\S*$/.test(line)) {
+      // A mistyped command is not a question for the model.
+      term.err.write(`${term.colors.yellow(`${terminalSafe(line)} is not a chat command.`)} ${CHAT_HELP}`);
     } else if (line !== "") {
       const turn = (current = conversation.turn(line));
       const cancelled = (cancelTurn = new AbortController()).signal;

@@ -18,7 +18,6 @@ import { SessionStoreError, checkSessionId as checkStoredSessionId } from "../se
 import { chat, ask } from "./chat.ts";
 import { serve } from "./serve.ts";
 import type { ServeOptions } from "./serve.ts";
-import { DEFAULT_SERVER_STORE } from "../server/workflow-server.ts";
 import { askOnDbos, databaseOption, runWorker, sessionOnDbos } from "./dbos.ts";
 import type { ChatOptions } from "./chat.ts";
 import { NoSuchSessionError, UsageError } from "./errors.ts";
@@ -29,6 +28,13 @@ import { KEY_VARIABLES, PROVIDERS, chooseProvider } from "./provider.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
 import { terminalSafe, terminalWriter } from "./terminal-text.ts";
+import { checkNotACommand } from "./command-typos.ts";
+import { TraceLines } from "./trace-lines.ts";
+import { dev } from "./dev.ts";
+import { drawingPage } from "./draw-html.ts";
+import { loadWorkflows, pickWorkflow } from "./load-workflows.ts";
+import { runWorkflowCommand } from "./run-workflow.ts";
+import type { RunOptions } from "./run-workflow.ts";
 import { secretRedactor } from "../tools/secrets.ts";
 import { quoteInput } from "../core/internal.ts";
 
@@ -49,6 +55,7 @@ interface MainOptions {
   api?: string;
   hrDemo?: boolean;
   toolPerOperation?: boolean;
+  calculator?: boolean;
   mcp?: string[];
   maxTools?: string;
 }
@@ -69,9 +76,11 @@ interface WorkerOptions {
  */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, command = "npm start --"): Promise<number> {
   // Colour is decided per stream: `npm start 2>log` keeps escape codes out of the log, `| less` out of the pipe.
-  const out = terminalWriter(process.stdout, Boolean(process.stdout.isTTY) && !env.NO_COLOR);
   const err = terminalWriter(process.stderr, Boolean(process.stderr.isTTY) && !env.NO_COLOR);
-  const term: Terminal = { out, err, tty: Boolean(process.stderr.isTTY), colors: err.colors, outColors: out.colors, readlineOutput: process.stdout };
+  // The trace waits for the reply's line to end (trace-lines.ts), and both go through the terminal-safe writers.
+  const traceLines = new TraceLines(process.stdout, err);
+  const out = terminalWriter(traceLines.out, Boolean(process.stdout.isTTY) && !env.NO_COLOR);
+  const term: Terminal = { out, err, tty: Boolean(process.stderr.isTTY), colors: err.colors, outColors: out.colors, readlineOutput: traceLines.out };
   let verbose = argv.includes("--verbose") || argv.includes("-v");
   let provider: Provider | undefined;
   let code = 0;
@@ -113,6 +122,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .option("--openapi <file-or-url>", "give the chat a REST API tool for this OpenAPI document (JSON or YAML); calls that change data ask you first")
     .option("--api <url>", `the REST API's base URL (with --openapi, or alone); ${API_AUTHORIZATION} is sent as its authorization header`)
     .option("--hr-demo", "start the bundled HR demo API locally and chat with it (try: Fire Lawson)")
+    .option("--calculator", "with --openapi or --api: give the chat the calculator tools too")
     .option("--tool-per-operation", "with --openapi or --hr-demo: one tool per API operation instead of one call_rest_api tool")
     .option(
       "--mcp <server>",
@@ -128,6 +138,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .configureOutput({ writeOut: (s) => term.out.write(s), writeErr: (s) => term.err.write(s), outputError: () => {} })
     .action(async (words: string[], options: MainOptions) => {
       verbose = options.verbose ?? false;
+      checkNotACommand(
+        words,
+        program.commands.map((c) => c.name()),
+        command,
+      );
       if (options.session !== undefined) checkSessionId(options.session);
       if (options.store !== undefined) checkStoreURL(options.store);
       if (options.json && words.length === 0) throw new UsageError(`--json needs a question: ${command} --json "What is 2 + 2?"`);
@@ -163,7 +178,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         command,
         new Set(calculatorTools.map((tool) => tool.metadata.name)),
       );
-      const taken = new Set([...calculatorTools, ...(api?.tools ?? [])].map((tool) => tool.metadata.name));
+      // Your own API's tools come alone: the calculator's only when asked (--calculator).
+      const calculators = options.openapi !== undefined || options.api !== undefined ? (options.calculator ? calculatorTools : []) : calculatorTools;
+      const taken = new Set([...calculators, ...(api?.tools ?? [])].map((tool) => tool.metadata.name));
       const mcp = await mcpSetup(options.mcp ?? [], taken, command).catch(async (error: unknown) => {
         await api?.close();
         throw error;
@@ -171,14 +188,17 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       const asks = [api?.needsApproval, mcp?.needsApproval].filter((ask) => ask !== undefined);
       const agent = new FunctionCallingAgent({
         llm: provider.llm,
-        tools: [...calculatorTools, ...(api?.tools ?? []), ...(mcp?.tools ?? [])],
-        systemPrompt: api ? `${SYSTEM_PROMPT} Use the REST API tools for ${api.about}; look things up before you change them.` : SYSTEM_PROMPT,
+        tools: [...calculators, ...(api?.tools ?? []), ...(mcp?.tools ?? [])],
+        systemPrompt: api
+          ? `${calculators.length > 0 ? SYSTEM_PROMPT : "You are a helpful assistant."} Use the REST API tools for ${api.about}; look things up before you change them.`
+          : SYSTEM_PROMPT,
         // A turn may wait for the user's answer to an approval question: no run timeout then.
         timeout: asks.length > 0 ? null : 300,
         ...(asks.length > 0 ? { needsApproval: (call: ToolCall) => asks.some((ask) => ask(call)) } : {}),
         ...(maxToolsPerCall !== undefined ? { maxToolsPerCall } : {}),
         verbose,
-        log: (line) => term.err.write(`${term.colors.dim(redact(line))}\n`),
+        // Each tool call is shown once, as the turn's "↳ tool(args) → result" line.
+        log: (line) => void (/^(Invoking: |Got output: )/.test(line) || traceLines.trace(`${term.colors.dim(redact(line))}\n`)),
       });
       const store = options.session !== undefined ? await openSessionStore(options.store) : undefined;
       const chatOptions: ChatOptions = { agent, term, sessions: store ? new Sessions(agent, store) : undefined, sessionId: options.session };
@@ -198,6 +218,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         // A failed turn is reported and the chat goes on; the exit code says whether any failed.
         else if ((await chat({ ...chatOptions, report }, process.stdin)) > 0) code = 1;
       } finally {
+        traceLines.flush();
         await store?.close();
         await api?.close();
         await mcp?.close();
@@ -206,13 +227,40 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
 
   program
     .command("draw")
-    .description("print the agent workflow as a Mermaid flowchart")
-    .option("--html <file>", "write an HTML page that renders the drawing")
-    .action(async (options: { html?: string }) => {
-      const mermaid = new FunctionCallingAgent({ llm: chooseProvider({ llm: "offline", env: {} }).llm, tools: calculatorTools }).toMermaid();
-      if (!options.html) return void term.out.write(`${mermaid}\n`);
-      await writeFile(options.html, htmlPage(mermaid));
+    .description("print the agent workflow, or those of your module, as Mermaid flowcharts")
+    .argument("[module]", "a .ts or .js module exporting your workflows (default: the agent)")
+    .argument("[workflow]", "only this one of the module's workflows")
+    .option("--html <file>", "write an HTML page that renders the drawing (works offline: Mermaid is inlined)")
+    .action(async (module: string | undefined, name: string | undefined, options: { html?: string }) => {
+      const drawings = await drawingsOf(module, name);
+      if (!options.html) return void term.out.write(`${Object.values(drawings).join("\n\n")}\n`);
+      await writeFile(options.html, await drawingPage(drawings));
       term.out.write(`Wrote ${options.html}; open it in a browser.\n`);
+    });
+
+  program
+    .command("run")
+    .description("run one of your workflows: its events on stderr as they happen, its result on stdout")
+    .argument("<module>", "a .ts or .js module exporting your workflows")
+    .argument("[workflow]", "which workflow (may be left out when the module exports one)")
+    .option("-i, --input <json>", "the run's input, as JSON (default {})")
+    .option("--json", "print the result as JSON even when it is text")
+    .action(async (module: string, name: string | undefined, options: RunOptions) => {
+      code = await runWorkflowCommand(module, name, options, term, process.stdin);
+    });
+
+  program
+    .command("dev")
+    .description("serve your workflows with the web page, restarting when a file next to the module changes")
+    .argument("<module>", "a .ts or .js module exporting your workflows")
+    .option("-p, --port <port>", "port to listen on (default 8787; 0 for any free port)")
+    .option("--host <host>", "address to listen on (default 127.0.0.1)")
+    .option("--store <url>", "where runs are kept: sqlite:PATH (default .stepflow/server.db), postgres://…, memory:")
+    .action(async (module: string, _options: ServeOptions, cmd: Command) => {
+      const options = cmd.optsWithGlobals<ServeOptions>();
+      if (options.store !== undefined) checkStoreURL(options.store);
+      const self = { execPath: process.execPath, execArgv: process.execArgv, script: process.argv[1] ?? "" };
+      code = await dev(module, options, term, self);
     });
 
   program
@@ -226,12 +274,21 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .option("--allow-unauthenticated", "let a --host other machines reach run without a token (anyone who reaches it can approve tool calls)")
     .option("--web <dir>", "serve the web page from this directory instead of the bundled one")
     .option("--hr-demo", "also start the HR demo API and give the agent its REST tool (deletes wait for approval)")
-    .action(async (_options: ServeOptions, cmd: Command) => {
+    .option("--store <url>", "where runs are kept: sqlite:PATH (default .stepflow/server.db), postgres://…, memory:")
+    .addOption(
+      new Option("--llm <kind>", "the agent's model (default: openai when OPENAI_API_KEY or OPENAI_BASE_URL is set, else offline)").choices([
+        "offline",
+        "openai",
+      ]),
+    )
+    .option("-m, --model <name>", "model name for OpenAI or an OpenAI-compatible server (default gpt-4o-mini)")
+    .argument("[module]", "a .ts or .js module exporting your workflows, served instead of the agent")
+    .action(async (module: string | undefined, _options: ServeOptions, cmd: Command) => {
       const options = cmd.optsWithGlobals<ServeOptions & MainOptions>();
       verbose = options.verbose ?? false;
       if (options.store !== undefined) checkStoreURL(options.store);
       provider = chooseProvider({ llm: options.llm, provider: options.provider, model: options.model, env });
-      await serve({ ...options, store: options.store ?? DEFAULT_SERVER_STORE }, provider, term, env);
+      await serve({ ...options, module }, provider, term, env);
     });
 
   program
@@ -394,21 +451,13 @@ function asUsage(check: () => unknown): void {
   }
 }
 
-function htmlPage(mermaid: string): string {
-  const escaped = mermaid.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-  return `<!doctype html>
-<html lang="en">
-<meta charset="utf-8">
-<title>FunctionCallingAgent — stepflow</title>
-<pre class="mermaid">
-${escaped}
-</pre>
-<script type="module">
-  import mermaid from "https://cdn.jsdelivr.net/npm/mermaid@11/dist/mermaid.esm.min.mjs";
-  mermaid.initialize({ startOnLoad: true });
-</script>
-</html>
-`;
+/** The drawings `draw` makes: the agent's, or those of the module's workflows (or of one). */
+async function drawingsOf(module: string | undefined, name: string | undefined): Promise<Record<string, string>> {
+  if (module === undefined)
+    return { FunctionCallingAgent: new FunctionCallingAgent({ llm: chooseProvider({ llm: "offline", env: {} }).llm, tools: calculatorTools }).toMermaid() };
+  const loaded = await loadWorkflows(module);
+  const names = name === undefined ? Object.keys(loaded.workflows) : [pickWorkflow(loaded, name).name];
+  return Object.fromEntries(names.map((n) => [n, loaded.workflows[n]?.workflow.toMermaid() ?? ""]));
 }
 
 /**

@@ -132,13 +132,16 @@ async function loadOpenApi(source: string): Promise<OpenApiDocument> {
     try {
       response = await fetch(source, { signal: AbortSignal.timeout(30_000), headers: { accept: "application/json, application/yaml, text/yaml, */*" } });
     } catch (error) {
-      const cause = (error as Error).cause as { code?: unknown } | undefined;
-      throw new UsageError(`--openapi: cannot fetch ${maskCredentials(source)}: ${String(cause?.code ?? (error as Error).message)}.`);
+      throw new UsageError(`--openapi: cannot fetch ${maskCredentials(source)}: ${whyUnreachable(error)}.`);
     }
     if (!response.ok)
       throw new UsageError(`--openapi: ${maskCredentials(source)} answered HTTP ${response.status}; give the URL of the OpenAPI document itself.`);
     text = await response.text();
   } else {
+    if (/\.(?:[cm]?[jt]s|tsx?|jsx)$/i.test(source))
+      throw new UsageError(
+        `--openapi takes an OpenAPI document, JSON or YAML (spec.json, spec.yaml), not a program: ${quoteInput(source, 300)}. To give the agent tools written in code, use stepflow as a library (docs/tools.md).`,
+      );
     try {
       text = await readFile(source, "utf8");
     } catch (error) {
@@ -157,6 +160,25 @@ async function loadOpenApi(source: string): Promise<OpenApiDocument> {
   if (typeof parsed !== "object" || parsed === null || typeof (parsed as { paths?: unknown }).paths !== "object")
     throw new UsageError(`--openapi: ${quoteInput(source, 300)} is not an OpenAPI document (it has no "paths").`);
   return parsed as OpenApiDocument;
+}
+
+/** Why a fetch failed, in words (fetch itself says only "fetch failed"; the reason is in its cause). */
+function whyUnreachable(error: unknown): string {
+  if ((error as Error | undefined)?.name === "TimeoutError") return "no answer within 30 seconds";
+  const cause = (error as Error).cause as { code?: unknown; message?: unknown } | undefined;
+  const code = typeof cause?.code === "string" ? cause.code : undefined;
+  const words: Record<string, string> = {
+    ECONNREFUSED: "connection refused (is the server running, on that port?)",
+    ENOTFOUND: "no such host (check the host name)",
+    EAI_AGAIN: "the host name could not be looked up (DNS; are you offline?)",
+    ECONNRESET: "the server closed the connection",
+    ETIMEDOUT: "the connection timed out",
+    EHOSTUNREACH: "the host is unreachable",
+    CERT_HAS_EXPIRED: "the server's TLS certificate has expired",
+    DEPTH_ZERO_SELF_SIGNED_CERT: "the server's TLS certificate is self-signed",
+  };
+  if (code) return words[code] ?? code;
+  return typeof cause?.message === "string" ? cause.message : (error as Error).message;
 }
 
 /** The document's first server URL when it is absolute (or relative to the document's own URL). */

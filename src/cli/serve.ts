@@ -6,7 +6,7 @@ import { z } from "zod";
 import { calculatorTools } from "../../workflows/tools/calculator.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import type { FunctionCallingAgentOptions } from "../../workflows/function-calling-agent.ts";
-import { WorkflowServer } from "../server/workflow-server.ts";
+import { DEFAULT_SERVER_STORE, WorkflowServer } from "../server/workflow-server.ts";
 import { hrOpenApi, startHrApiServer } from "../../workflows/demo/hr-api-server.ts";
 import { restApiTool } from "../../workflows/tools/rest-api.ts";
 import { webPageDirectory } from "../web/web-page.ts";
@@ -15,6 +15,7 @@ import type { ServedWorkflow } from "../server/served-workflow.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
 import { UsageError } from "./errors.ts";
+import { loadWorkflows } from "./load-workflows.ts";
 
 /** Options of `stepflow serve`. */
 export interface ServeOptions {
@@ -27,6 +28,8 @@ export interface ServeOptions {
   readonly hrDemo?: boolean;
   readonly allowedHost?: string[];
   readonly allowUnauthenticated?: boolean;
+  /** A module of the user's workflows to serve instead of the agent (`stepflow serve ./flows.ts`). */
+  readonly module?: string;
 }
 
 const SYSTEM_PROMPT = "You are a helpful assistant. Use the calculator tools for arithmetic instead of computing in your head.";
@@ -68,10 +71,12 @@ export async function serve(
     throw new UsageError(
       `--host ${host} without a token would let anyone who reaches this machine start runs, read them and approve tool calls. Give a token (--token, or STEPFLOW_SERVER_TOKEN; e.g. from \`openssl rand -hex 32\`), or add --allow-unauthenticated on a network you trust.`,
     );
+  if (options.module !== undefined && options.hrDemo) throw new UsageError("--hr-demo serves the agent: leave it out to serve your module's workflows.");
+  const own = options.module === undefined ? undefined : await loadWorkflows(options.module);
   const hr = options.hrDemo ? await startHrApiServer() : undefined;
   const server = new WorkflowServer({
-    workflows: { agent: servedAgent(provider, hr ? hrDemoTools(hr.baseURL) : {}) },
-    ...(options.store !== undefined ? { store: options.store } : {}),
+    workflows: own?.workflows ?? { agent: servedAgent(provider, hr ? hrDemoTools(hr.baseURL) : {}) },
+    store: options.store ?? defaultStore(term),
     ...(token ? { token } : {}),
     ...(options.allowedHost && options.allowedHost.length > 0 ? { allowedHosts: options.allowedHost } : {}),
     ...(options.allowUnauthenticated ? { allowUnauthenticated: true } : {}),
@@ -79,14 +84,27 @@ export async function serve(
     webRoot: options.web ?? (await webPageDirectory()),
   });
   const { url } = await server.listen({ port, host }).catch(async (error: unknown) => {
+    await server.close();
     await hr?.close();
-    throw error;
+    throw portInUse(error, port, options.host) ?? error;
   });
   term.out.write(`stepflow server listening on ${url}\n`);
-  term.err.write(term.colors.dim(`Workflows: agent (${provider.label}). API: ${url}/api/openapi.json. Stop with Ctrl-C.\n`));
+  const served = own ? `${Object.keys(own.workflows).join(", ")} (from ${own.file})` : `agent (${provider.label})`;
+  term.err.write(term.colors.dim(`Workflows: ${served}. API: ${url}/api/openapi.json. Stop with Ctrl-C.\n`));
   term.err.write(exposureLine(host, Boolean(token), term));
   if (hr) term.err.write(term.colors.dim(`HR demo API on ${hr.baseURL}: ask the agent to "Fire Lawson"; its DELETE waits for your approval.\n`));
-  await new Promise<void>((resolve) => {
+  await untilSignal(signals);
+  term.err.write(term.colors.dim("Stopping: runs in progress are saved and continue at the next start.\n"));
+  await server.close();
+  await hr?.close();
+}
+
+/**
+ * Resolves at the first SIGINT or SIGTERM (Ctrl-C, a process manager's stop).
+ * @example await untilSignal(process);
+ */
+export function untilSignal(signals: NodeJS.EventEmitter): Promise<void> {
+  return new Promise((resolve) => {
     const stop = () => {
       signals.off("SIGINT", stop);
       signals.off("SIGTERM", stop);
@@ -95,9 +113,32 @@ export async function serve(
     signals.on("SIGINT", stop);
     signals.on("SIGTERM", stop);
   });
-  term.err.write(term.colors.dim("Stopping: runs in progress are saved and continue at the next start.\n"));
-  await server.close();
-  await hr?.close();
+}
+
+/**
+ * The runs' store when none is named: SQLite in .stepflow/server.db, so that a restart loses
+ * none, when @libsql/client (an optional dependency) is installed; memory otherwise, said once.
+ */
+function defaultStore(term: Terminal): string {
+  try {
+    import.meta.resolve("@libsql/client");
+    return DEFAULT_SERVER_STORE;
+  } catch {
+    term.err.write(
+      term.colors.dim(
+        "Runs are kept in memory: a restart forgets them. To keep them in .stepflow/server.db, npm install @libsql/client (or pass --store postgres://…).\n",
+      ),
+    );
+    return "memory:";
+  }
+}
+
+/** A busy port as what to do about it; `undefined` for any other failure. */
+function portInUse(error: unknown, port: number, host = "127.0.0.1"): UsageError | undefined {
+  if ((error as NodeJS.ErrnoException | undefined)?.code !== "EADDRINUSE") return undefined;
+  return new UsageError(
+    `Port ${port} on ${host} is in use (another stepflow serve?). Stop what listens there, or pick another port: --port ${port === 65535 ? 8787 : port + 1}, or --port 0 for any free one.`,
+  );
 }
 
 /** Who can use the API, in one line: the banner says what is exposed. */

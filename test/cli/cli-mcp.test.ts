@@ -23,7 +23,7 @@ afterEach(async () => {
 
 const toolNames = (request: { body: { tools?: { function: { name: string } }[] } } | undefined) => request?.body.tools?.map((t) => t.function.name) ?? [];
 
-describe("stepflow --mcp", { timeout: 60_000 }, () => {
+describe("stepflow --mcp", { timeout: 180_000 }, () => {
   it("starts a stdio server, asks before a tool not marked read-only, and runs a read-only one without asking", async () => {
     llm = await startOpenAIServer({
       turns: [
@@ -63,7 +63,7 @@ describe("stepflow --mcp", { timeout: 60_000 }, () => {
   });
 });
 
-describe("stepflow --max-tools", { timeout: 60_000 }, () => {
+describe("stepflow --max-tools", { timeout: 180_000 }, () => {
   it("sends the model only the N tools that best match the question", async () => {
     notes = await startMcpHttpServer();
     llm = await startOpenAIServer({ turns: [{ text: "Your notes: Buy milk, Call Lawson, Milk the cow." }] });

@@ -4,6 +4,8 @@
  * chat's own lines. The CLI runs as a child process, its stdin piped.
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify as toYaml } from "yaml";
@@ -19,7 +21,7 @@ afterEach(async () => {
   hr = undefined;
 });
 
-describe("stepflow --openapi: what the document says reaches the terminal as text only", { timeout: 60_000 }, () => {
+describe("stepflow --openapi: what the document says reaches the terminal as text only", { timeout: 180_000 }, () => {
   it("prints a title with a window-title, screen-clear and clipboard sequence in the banner and the --verbose trace without them", async () => {
     const dir = mkdtempSync(join(tmpdir(), "stepflow-escapes-"));
     const spec = join(dir, "spec.json");
@@ -32,7 +34,7 @@ describe("stepflow --openapi: what the document says reaches the terminal as tex
   });
 });
 
-describe("stepflow --hr-demo (offline model)", { timeout: 60_000 }, () => {
+describe("stepflow --hr-demo (offline model)", { timeout: 180_000 }, () => {
   it("fires Lawson once the user types y at the approval question, in a piped chat", async () => {
     const { code, stdout, stderr } = await cli(["--hr-demo"], { stdin: "Fire Lawson\ny\n/exit\n" });
     expect(code).toBe(0);
@@ -81,7 +83,26 @@ describe("stepflow --hr-demo (offline model)", { timeout: 60_000 }, () => {
   });
 });
 
-describe("stepflow --openapi FILE --api URL", { timeout: 60_000 }, () => {
+describe("stepflow --openapi FILE --api URL", { timeout: 180_000 }, () => {
+  it("gives the model the API's tools alone, the calculator's only with --calculator", async () => {
+    hr = await startHrApiServer();
+    const dir = mkdtempSync(join(tmpdir(), "stepflow-openapi-"));
+    const spec = join(dir, "hr.json");
+    writeFileSync(spec, JSON.stringify(hrOpenApi));
+    const names = async (extra: string[]) => {
+      const llm = await startOpenAIServer({ turns: [{ text: "Hello." }] });
+      try {
+        const { code, stderr } = await cli(["--openapi", spec, "--api", hr?.baseURL ?? "", ...extra, "hi"], { env: { OPENAI_BASE_URL: llm.baseURL } });
+        expect(code, stderr).toBe(0);
+        return llm.requests[0]?.body.tools?.map((t) => t.function.name);
+      } finally {
+        await llm.close();
+      }
+    };
+    expect(await names([])).toEqual(["call_rest_api"]);
+    expect(await names(["--calculator"])).toEqual(expect.arrayContaining(["call_rest_api", "add", "multiply"]));
+  });
+
   it("calls the API of a YAML OpenAPI document with the authorization it is given, and never prints it", async () => {
     hr = await startHrApiServer({ apiKey: "hr-secret-123" });
     const dir = mkdtempSync(join(tmpdir(), "stepflow-openapi-"));
@@ -124,7 +145,12 @@ describe("stepflow --openapi FILE --api URL", { timeout: 60_000 }, () => {
     }
   });
 
-  it("refuses flags that cannot work, in one line with exit code 2", async () => {
+  it("refuses flags that cannot work, in one line with exit code 2", { timeout: 300_000 }, async () => {
+    // A port nothing listens on (fetch refuses low ports such as 1 itself, as "bad port").
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    const closed = (probe.address() as AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
     const dir = mkdtempSync(join(tmpdir(), "stepflow-openapi-"));
     const noServers = join(dir, "no-servers.json");
     writeFileSync(noServers, JSON.stringify(hrOpenApi));
@@ -137,6 +163,17 @@ describe("stepflow --openapi FILE --api URL", { timeout: 60_000 }, () => {
       [["--openapi", notOpenApi, "--api", "http://127.0.0.1:1"], /is not an OpenAPI document/],
       [["--api", "ftp://example.com"], /--api must be an http\(s\) URL/],
       [["--api", "http://127.0.0.1:1", "--tool-per-operation"], /--tool-per-operation needs --openapi/],
+      [
+        ["--openapi", join(dir, "tools.mjs"), "--api", "http://127.0.0.1:1"],
+        /--openapi takes an OpenAPI document, JSON or YAML .*not a program: ".*tools\.mjs"/,
+      ],
+      [
+        ["--openapi", `http://127.0.0.1:${closed}/openapi.json`],
+        new RegExp(
+          `^stepflow: --openapi: cannot fetch http://127\\.0\\.0\\.1:${closed}/openapi\\.json: connection refused \\(is the server running, on that port\\?\\)\\.$`,
+          "m",
+        ),
+      ],
     ];
     for (const [args, message] of cases) {
       const { code, stderr } = await cli([...args, "hi"]);

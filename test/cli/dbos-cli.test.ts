@@ -36,7 +36,7 @@ afterEach(() => {
   for (const child of children) child.kill("SIGKILL");
 });
 
-describe("stepflow --runtime dbos and stepflow worker", { timeout: 60_000 }, () => {
+describe("stepflow --runtime dbos and stepflow worker", { timeout: 180_000 }, () => {
   it("say that PostgreSQL is needed, and how to give it, when no database is given", async () => {
     const asked = await cli(["--runtime", "dbos", "What is 2 + 2?"]);
     expect(asked.code).toBe(2);

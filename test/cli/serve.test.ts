@@ -32,7 +32,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
 for (const name of ["OPENAI_API_KEY", "OPENAI_BASE_URL", "STEPFLOW_SERVER_TOKEN"]) delete env[name];
 
-it("prints the URL, answers with the offline model, and stops cleanly on SIGTERM", { timeout: 60_000 }, async () => {
+it("prints the URL, answers with the offline model, and stops cleanly on SIGTERM", { timeout: 180_000 }, async () => {
   const child = spawn(process.execPath, ["--import", TSX, CLI, "serve", "--port", "0"], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
@@ -69,7 +69,7 @@ it("prints the URL, answers with the offline model, and stops cleanly on SIGTERM
   expect(spawnSync("ls", [join(dir, ".stepflow")], { encoding: "utf8" }).stdout).toContain("server.db");
 });
 
-it("with --hr-demo, fires Lawson through the HR API once the DELETE is approved", { timeout: 60_000 }, async () => {
+it("with --hr-demo, fires Lawson through the HR API once the DELETE is approved", { timeout: 180_000 }, async () => {
   const child = spawn(process.execPath, ["--import", TSX, CLI, "serve", "--port", "0", "--store", "memory:", "--hr-demo"], {
     cwd: dir,
     env,

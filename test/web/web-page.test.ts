@@ -5,11 +5,10 @@
  * Chromium is not installed and CI is not set; under CI a missing Chromium fails (.ci/chromium.sh
  * installs it). Screenshots go to a temporary directory, printed for CI to keep.
  */
-import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OfflineDemoLLM } from "../../src/llm/offline-model.ts";
 import { WorkflowServer } from "../../src/server/workflow-server.ts";
@@ -18,9 +17,8 @@ import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts"
 import { calculatorTools } from "../../workflows/tools/calculator.ts";
 import { restApiTool } from "../../workflows/tools/rest-api.ts";
 import { startHrApiServer, type HrApiServer } from "../support/hr-api-server.ts";
+import { CHROMIUM, haveChromium, launchChromium } from "../support/chromium.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium && process.env.CI) {
   throw new Error(
     `Chromium is not installed at ${CHROMIUM}, and CI is set: the browser test must run in CI. .ci/chromium.sh installs Debian's chromium package.`,
@@ -79,21 +77,7 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     shots = process.env.STEPFLOW_SCREENSHOTS ?? (await mkdtemp(join(tmpdir(), "stepflow-screenshots-")));
     await mkdir(shots, { recursive: true });
     console.log(`web page screenshots: ${shots}`);
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-      viewport: { width: 1200, height: 860 },
-    });
+    browser = await launchChromium(profile);
     // Everything the page needs comes from the server: no CDN, nothing else on the network.
     // (Watched, not intercepted: Chromium's request interception holds back streamed responses.)
     browser.on("request", (request) => {
@@ -141,6 +125,9 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     await approval.waitFor();
     expect(await approval.innerText()).toContain('Run call_rest_api with {"method":"DELETE","path":"/api/users/7"}?');
     expect(hr.users.some((user) => user.last_name === "Lawson")).toBe(true); // nothing deleted while the question waits
+    // Deny has the focus, so Enter never approves a DELETE; the status says who the run waits for.
+    expect(await page.evaluate("document.activeElement?.textContent")).toBe("Deny");
+    await reply.locator(".turn-footer .status", { hasText: "Waiting for your approval" }).waitFor();
     await page.screenshot({ path: join(shots, "2-approval-asked.png") });
     await approval.getByRole("button", { name: "Approve" }).click();
     await reply.locator(".text", { hasText: "Done: Michael Lawson (id 7) has been removed." }).waitFor();
@@ -248,6 +235,19 @@ describe.skipIf(!haveChromium)("the web page in Chromium", () => {
     await page.screenshot({ path: join(shots, "7-after-restart.png") });
     // While the server was down, Chromium logged the refused reconnections; nothing else may go wrong.
     expect(problems.slice(before).filter((p) => !p.includes("ERR_CONNECTION_REFUSED"))).toEqual([]);
+  });
+
+  it("stops a run waiting for approval: it says Stopped, and no question is left waiting", { timeout: 120_000 }, async () => {
+    await page.getByLabel("Message").fill("Fire Eve Holt");
+    await page.getByLabel("Message").press("Enter");
+    const reply = page.locator(".message.assistant").last();
+    await reply.getByRole("group", { name: "Approval needed" }).waitFor();
+    await page.getByRole("button", { name: "Stop" }).click();
+    await reply.locator(".turn-footer .status", { hasText: "Stopped" }).waitFor();
+    expect(await reply.innerText()).not.toMatch(/waiting for your (answer|approval)/);
+    expect(await reply.locator(".tool").last().locator(".result").innerText()).toBe("not run: the run was stopped");
+    expect(await reply.getByRole("group", { name: "Approval needed" }).count()).toBe(0);
+    expect(hr.users.some((user) => user.last_name === "Holt")).toBe(true);
   });
 
   it("asks for the server's token when the API refuses the page, and keeps it for the tab", { timeout: 120_000 }, async () => {

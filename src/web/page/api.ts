@@ -83,6 +83,9 @@ export const api = {
       method: "POST",
       body: JSON.stringify(reason ? { approvalId, approved, reason } : { approvalId, approved }),
     }),
+  /** Sends an event into a run: a human's answer (`HumanResponseEvent` with `{ response }`), say. */
+  sendEvent: (handlerId: string, type: string, data: Record<string, unknown>) =>
+    json<unknown>(`api/handlers/${id(handlerId)}/events`, { method: "POST", body: JSON.stringify({ type, data }) }),
   cancel: (handlerId: string) => json<HandlerInfo>(`api/handlers/${id(handlerId)}/cancel`, { method: "POST" }),
 };
 

@@ -100,6 +100,7 @@ class Turn {
   readonly #cards = new Map<string, HTMLElement>();
   /** The approval boxes by approvalId. */
   readonly #questions = new Map<string, HTMLElement>();
+  readonly #status: HTMLElement;
   #text: HTMLElement | undefined;
   #streamed = "";
   #handlerId = "";
@@ -109,7 +110,8 @@ class Turn {
     private readonly inspect: (handlerId: string) => void,
   ) {
     this.#body = h("div", { class: "body" });
-    this.#footer = h("div", { class: "turn-footer" }, h("span", { class: "status running" }, "Thinking…"));
+    this.#status = h("span", { class: "status running", role: "status" }, "Thinking…");
+    this.#footer = h("div", { class: "turn-footer" }, this.#status);
     log.append(h("div", { class: "message assistant", "aria-busy": "true" }, h("span", { class: "who" }, "Agent"), this.#body, this.#footer));
     this.#scroll();
   }
@@ -172,6 +174,11 @@ class Turn {
     );
     if (error) this.#body.append(h("p", { class: "error", role: "alert" }, error));
     for (const button of this.#body.querySelectorAll<HTMLButtonElement>(".approval button")) button.disabled = true;
+    // A call that never ran must not go on saying "running…" or "waiting for your answer…".
+    const never = status === "cancelled" ? "not run: the run was stopped" : "not run";
+    for (const pending of this.#body.querySelectorAll(".tool:not(.done):not(.failed) .result")) pending.replaceChildren(never);
+    for (const box of this.#body.querySelectorAll(".approval:not(:has(.answer))"))
+      box.replaceWith(h("p", { class: "answer muted" }, "Not answered: the run ended."));
     this.#scroll();
   }
 
@@ -198,11 +205,21 @@ class Turn {
     // answers it (or has). Should an answer ever be lost, the inspector shows what a run waits for.
     if (this.#questions.has(request.approvalId)) return;
     const card = this.#cards.get(request.toolCall.id) ?? this.#card(request.toolCall);
-    card.querySelector(".result")?.replaceChildren("waiting for your answer…");
-    const box = approvalBox(this.#handlerId, request);
+    card.querySelector(".result")?.replaceChildren("waiting for your approval…");
+    const box = approvalBox(this.#handlerId, request, (approved) => {
+      card.querySelector(".result")?.replaceChildren(approved ? "running…" : "not run: denied");
+      if (![...this.#questions.values()].some((other) => other !== box && !other.querySelector(".answer"))) this.#setStatus("running", "Thinking…");
+    });
     this.#questions.set(request.approvalId, box);
     card.append(box);
-    box.querySelector<HTMLButtonElement>("button.approve")?.focus();
+    this.#setStatus("waiting", "Waiting for your approval");
+    // Deny has the focus: Enter must never approve a call that changes data (the CLI's default is No too).
+    box.querySelector<HTMLButtonElement>("button.deny")?.focus();
+  }
+
+  #setStatus(status: string, label: string): void {
+    this.#status.className = `status ${status}`;
+    this.#status.textContent = label;
   }
 
   #scroll(): void {

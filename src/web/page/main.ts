@@ -1,20 +1,36 @@
 /**
- * The stepflow web page: a chat with a workflow (the function-calling agent by default) and a
- * run inspector, on the server's HTTP API. Two tabs; the URL's hash says which, and which run
+ * The stepflow web page: a chat with a workflow (the function-calling agent by default), or a
+ * form built from the input schema of a workflow that is not a chat, and a run inspector, on the server's HTTP API. Two tabs; the URL's hash says which, and which run
  * (`#runs/<id>`), so a run's page can be linked to.
  */
 import { api, onTokenNeeded } from "./api.ts";
 import type { WorkflowInfo } from "./api.ts";
 import { mountChat } from "./chat.ts";
 import { byId, h } from "./dom.ts";
+import { mountForms } from "./form-runs.ts";
 import { mountInspector } from "./inspector.ts";
+import { isChatWorkflow } from "./schema-form.ts";
 
 let workflows: WorkflowInfo[] = [];
 const picker = byId<HTMLSelectElement>("workflow");
 const tabs = [...document.querySelectorAll<HTMLButtonElement>("[role=tab]")];
 
 const inspector = mountInspector(() => workflows);
-mountChat({ workflow: () => picker.value || undefined, inspect: (id) => (location.hash = `#runs/${encodeURIComponent(id)}`) });
+const inspect = (id: string) => (location.hash = `#runs/${encodeURIComponent(id)}`);
+mountChat({ workflow: () => picker.value || undefined, inspect });
+const forms = mountForms({ inspect });
+
+/** A chat for a workflow whose input is one text (the agent's shape), a form from its input schema for any other. */
+function showInput(): void {
+  const info = workflows.find((w) => w.name === picker.value);
+  const chat = info !== undefined && isChatWorkflow(info);
+  byId("chat-form").hidden = !chat;
+  byId("start-form").hidden = chat || info === undefined;
+  const empty = document.querySelector<HTMLElement>("#messages .empty");
+  if (empty) empty.hidden = !chat;
+  if (info && !chat) forms.show(info);
+}
+picker.addEventListener("change", showInput);
 
 onTokenNeeded(() => {
   const dialog = byId<HTMLDialogElement>("token-dialog");
@@ -60,9 +76,9 @@ async function loadWorkflows(): Promise<void> {
   try {
     workflows = await api.workflows();
     picker.replaceChildren(...workflows.map((w) => h("option", { value: w.name, title: w.description }, w.name)));
-    // The agent is what the chat is for; any other workflow gets `{ input: text }` too.
     const agent = workflows.find((w) => w.name === "agent") ?? workflows[0];
     if (agent) picker.value = agent.name;
+    showInput();
     status.textContent = workflows.length === 0 ? "The server has no workflows registered." : "";
   } catch (error) {
     status.textContent = `Cannot reach the server's API: ${error instanceof Error ? error.message : String(error)}`;
