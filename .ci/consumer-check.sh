@@ -90,6 +90,26 @@ else
   fail "the stepflow command"; cat "$work/diff" "$work/err" "$work/out" >&2
 fi
 
+# A user's own workflows: a JavaScript module runs with nothing more installed; a TypeScript
+# one, without the optional tsx, gets told to install it.
+cat >flows.mjs <<'JS'
+import { StartEvent, StopEvent, Workflow } from "stepflow";
+export const greeting = new Workflow({ timeout: 10 });
+greeting.addStep("greet", { accepts: [StartEvent], emits: [StopEvent] }, async (_ctx, ev) => new StopEvent({ result: `Hello, ${ev.name}!` }));
+JS
+if npx --no-install stepflow run ./flows.mjs --input '{"name":"Ada"}' >"$work/out" 2>"$work/err" && grep -q 'Hello, Ada!' "$work/out"; then
+  ok "stepflow run ./flows.mjs (a user's JavaScript workflows)"
+else
+  fail "stepflow run ./flows.mjs"; cat "$work/err" "$work/out" >&2
+fi
+echo 'export const greeting = 1;' >flows.ts
+npx --no-install stepflow run ./flows.ts >"$work/out" 2>&1 || true
+if grep -q "tsx is not installed: add it to your project (npm install --save-dev tsx)" "$work/out"; then
+  ok "stepflow run ./flows.ts without tsx says to install it"
+else
+  fail "stepflow run ./flows.ts without tsx"; cat "$work/out" >&2
+fi
+
 # A provider's model class without its optional SDK says which package to install.
 node -e 'import("stepflow/llm/anthropic").then(({ Anthropic }) => new Anthropic({ apiKey: "unused" }).chat({ messages: [{ role: "user", content: "Hi" }] })).catch((e) => console.log(`${e.name}: ${e.message}`))' >"$work/out" 2>&1
 if [ "$(cat "$work/out")" = "ProviderPackageMissingError: stepflow's Anthropic model needs the package @anthropic-ai/sdk, which is not installed. Install it next to stepflow: npm install @anthropic-ai/sdk" ]; then

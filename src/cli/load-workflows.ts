@@ -50,8 +50,14 @@ export async function loadWorkflows(path: string, cwd = process.cwd()): Promise<
       `${path} is loaded as CommonJS: no package.json above it says "type": "module". Add "type": "module" to your package.json (stepflow is an ES module package), or name the file ${basename(file).replace(/\.tsx?$/, ".mts")}.`,
     );
   if (TYPESCRIPT.has(extname(file)) && !tsxRegistered) {
-    const { register } = await import("tsx/esm/api");
-    register();
+    // tsx is an optional peer: a project of JavaScript modules, or one that never loads its own, needs none.
+    const tsx = await import("tsx/esm/api").catch((error: unknown) => {
+      throw new WorkflowModuleError(
+        `${path} is TypeScript, which stepflow loads with tsx, and tsx is not installed: add it to your project (npm install --save-dev tsx), or give a .js or .mjs module.`,
+        { cause: error },
+      );
+    });
+    tsx.register();
     tsxRegistered = true;
   }
   let exports: Record<string, unknown>;
