@@ -88,12 +88,14 @@ export async function serve(
     await hr?.close();
     throw portInUse(error, port, options.host) ?? error;
   });
+  // Listening for a stop before saying so: a process manager may send SIGTERM as soon as it reads the line.
+  const stopped = untilSignal(signals);
   term.out.write(`stepflow server listening on ${url}\n`);
   const served = own ? `${Object.keys(own.workflows).join(", ")} (from ${own.file})` : `agent (${provider.label})`;
   term.err.write(term.colors.dim(`Workflows: ${served}. API: ${url}/api/openapi.json. Stop with Ctrl-C.\n`));
   term.err.write(exposureLine(host, Boolean(token), term));
   if (hr) term.err.write(term.colors.dim(`HR demo API on ${hr.baseURL}: ask the agent to "Fire Lawson"; its DELETE waits for your approval.\n`));
-  await untilSignal(signals);
+  await stopped;
   term.err.write(term.colors.dim("Stopping: runs in progress are saved and continue at the next start.\n"));
   await server.close();
   await hr?.close();
