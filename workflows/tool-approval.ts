@@ -78,7 +78,7 @@ export class ToolApprovalPolicy {
     if (!this.#test) return undefined;
     let marks: Record<string, string> | undefined;
     for (const call of calls) {
-      if (this.#asks(call) && toolCallProblem(call, this.tools) === undefined) (marks ??= {})[call.id] = randomUUID();
+      if (this.#covers(call)) (marks ??= {})[call.id] = randomUUID();
     }
     return marks;
   }
@@ -91,9 +91,14 @@ export class ToolApprovalPolicy {
    * @example
    * const approvalId = await approval.approvalIdFor(ctx, call, ev.approvals?.[call.id]);
    */
-  approvalIdFor(ctx: Context, call: ToolCall, marked: string | undefined): string | undefined | Promise<string> {
-    if (marked !== undefined || !this.#test || !this.#asks(call) || toolCallProblem(call, this.tools) !== undefined) return marked;
-    return ctx.once(RECORDS.approvalId(call.id), () => randomUUID(), { rerunUnfinished: true }).then((recorded) => recorded.value);
+  async approvalIdFor(ctx: Context, call: ToolCall, marked: string | undefined): Promise<string | undefined> {
+    if (marked !== undefined || !this.#covers(call)) return marked;
+    return (await ctx.once(RECORDS.approvalId(call.id), () => randomUUID(), { rerunUnfinished: true })).value;
+  }
+
+  /** Whether a human must approve `call`: the policy asks for it, and it is a call that can run. */
+  #covers(call: ToolCall): boolean {
+    return this.#test !== undefined && this.#asks(call) && toolCallProblem(call, this.tools) === undefined;
   }
 
   #asks(call: ToolCall): boolean {
