@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { StepflowError } from "../core/errors.ts";
+import { StepflowError } from "../core/internal.ts";
 
 /**
  * Mermaid's browser script was found neither in the built package nor in node_modules.

@@ -7,8 +7,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, extname, join, relative, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { StepflowError } from "../core/errors.ts";
-import { Workflow } from "../core/workflow.ts";
+import { StepflowError, Workflow } from "../core/internal.ts";
 import type { ServedWorkflow } from "../server/served-workflow.ts";
 import { UsageError } from "./errors.ts";
 

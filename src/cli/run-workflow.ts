@@ -5,10 +5,8 @@
  * `HumanResponseEvent` with `{ response }`.
  */
 import { createInterface } from "node:readline";
-import { eventTypeName, HumanResponseEvent, InputRequiredEvent, StopEvent } from "../core/event.ts";
-import type { EventClass } from "../core/event.ts";
-import { encodeEvent, encodeValue } from "../core/serialize.ts";
-import { quoteInput } from "../core/user-text.ts";
+import { encodeEvent, encodeValue, eventTypeName, HumanResponseEvent, InputRequiredEvent, quoteInput, StopEvent } from "../core/internal.ts";
+import type { EventClass } from "../core/internal.ts";
 import { LineQueue } from "./approval-prompt.ts";
 import { UsageError } from "./errors.ts";
 import { loadWorkflows, pickWorkflow } from "./load-workflows.ts";

@@ -6,8 +6,8 @@
  * finds it, rather than taken for another worker's work in progress.
  */
 import type { Pool } from "pg";
-import { JournalError, checkJournalKey } from "../core/journal/types.ts";
-import type { Journal, JournalClaim } from "../core/journal/types.ts";
+import { JournalError, checkJournalKey } from "../core/internal.ts";
+import type { Journal, JournalClaim } from "../core/internal.ts";
 import { DbosDatabaseError } from "./errors.ts";
 import { claimant, fenceArgs, fenceCte, leaseLost } from "./lease.ts";
 import type { Fence } from "./lease.ts";

@@ -3,7 +3,7 @@
  * is imported: `@anthropic-ai/sdk`, `@google/genai` and `ollama` are optional peer
  * dependencies, so an application installs only the one it uses.
  */
-import { StepflowError } from "../core/errors.ts";
+import { StepflowError } from "../core/internal.ts";
 
 /**
  * The provider SDK a model class needs is not installed. `packageName` is what to install.

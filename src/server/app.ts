@@ -9,7 +9,7 @@ import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { serveStatic } from "@hono/node-server/serve-static";
 import type { z } from "zod";
-import { approvalAnswerOf } from "../core/outside-events.ts";
+import { approvalAnswerOf } from "../core/internal.ts";
 import type { ErrorBody, JsonObject } from "../client/types.ts";
 import { approvalBody, eventsQuery, listQuery, sendEventBody, startBody } from "./api-schemas.ts";
 import { ndjsonResponse, sseResponse } from "./event-streams.ts";
