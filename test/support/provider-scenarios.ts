@@ -14,6 +14,7 @@ import { tool } from "../../src/tools/tool.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import { calculatorTools } from "../../workflows/tools/calculator.ts";
 import type { WireServer, WireTurn } from "./wire-server.ts";
+import { saveOnEvent } from "./save-on-event.ts";
 
 export interface ProviderUnderTest {
   /** Starts the provider's wire server with `turns`. */
@@ -121,14 +122,7 @@ export function describeProvider(name: string, provider: ProviderUnderTest): voi
       await withServer(turns, async (server, llm) => {
         const agent = new FunctionCallingAgent({ llm, tools: [fire], needsApproval: (call) => (call.input as { id?: unknown }).id === 7 });
         const handler = agent.run({ input: "Fire employee 7" });
-        let saved = "";
-        for await (const ev of handler.streamEvents()) {
-          if (ev instanceof ToolApprovalRequestEvent) {
-            saved = JSON.stringify(handler.ctx.toJSON());
-            handler.cancel();
-          }
-        }
-        await handler.catch(() => undefined);
+        const saved = await saveOnEvent(handler, ToolApprovalRequestEvent);
         expect(saved).not.toBe("");
         expect(fired).toEqual([]);
 

@@ -5,6 +5,7 @@ import { Context } from "../../src/index.ts";
 import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
 import { tool } from "../../src/tools/tool.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+import { saveOnEvent } from "../support/save-on-event.ts";
 
 /** Look-ups are free; firing someone needs a human's yes. */
 function hr() {
@@ -51,14 +52,7 @@ describe("approval survives save and restore into an agent without needsApproval
   it("a run saved as the model's call streamed, before the question was asked, asks it after restore", async () => {
     const { fired, tools } = hr();
     const handler = new FunctionCallingAgent({ llm: fireLawson(), tools, needsApproval: ["fire_employee"] }).run({ input: "Fire Lawson" });
-    let saved = "";
-    for await (const ev of handler.streamEvents()) {
-      if (ev instanceof ToolCallEvent) {
-        saved = JSON.stringify(handler.ctx.toJSON());
-        handler.cancel();
-      }
-    }
-    await handler.catch(() => undefined);
+    const saved = await saveOnEvent(handler, ToolCallEvent);
     expect(fired).toEqual([]);
 
     const plain = new FunctionCallingAgent({ llm: new ScriptedLLM([{ text: "Not fired." }]), tools });
@@ -70,14 +64,7 @@ describe("approval survives save and restore into an agent without needsApproval
   it("a run saved while the question waits asks it again after restore, and runs the call only once approved", async () => {
     const { fired, tools } = hr();
     const handler = new FunctionCallingAgent({ llm: fireLawson(), tools, needsApproval: ["fire_employee"] }).run({ input: "Fire Lawson" });
-    let saved = "";
-    for await (const ev of handler.streamEvents()) {
-      if (ev instanceof ToolApprovalRequestEvent) {
-        saved = JSON.stringify(handler.ctx.toJSON());
-        handler.cancel();
-      }
-    }
-    await handler.catch(() => undefined);
+    const saved = await saveOnEvent(handler, ToolApprovalRequestEvent);
 
     const plain = new FunctionCallingAgent({ llm: new ScriptedLLM([{ text: "Fired." }]), tools });
     const asked = await answering(plain.run(undefined, { ctx: Context.fromJSON(plain, saved) }), true);

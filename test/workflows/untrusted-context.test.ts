@@ -11,6 +11,7 @@ import type { ContextJSON } from "../../src/index.ts";
 import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
 import { tool } from "../../src/tools/tool.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+import { saveOnEvent } from "../support/save-on-event.ts";
 
 function hrAgent(fired: number[], llm = new ScriptedLLM([{ toolCalls: [{ id: "call_fire", name: "fire_employee", input: { id: 7 } }] }, { text: "Done." }])) {
   const fireEmployee = tool({
@@ -23,17 +24,8 @@ function hrAgent(fired: number[], llm = new ScriptedLLM([{ toolCalls: [{ id: "ca
 }
 
 /** The context of a run waiting for its approval, as JSON text. */
-async function savedWhileAsking(): Promise<string> {
-  const handler = hrAgent([]).run({ input: "Fire Lawson" });
-  let saved = "";
-  for await (const ev of handler.streamEvents()) {
-    if (ev instanceof ToolApprovalRequestEvent) {
-      saved = JSON.stringify(handler.ctx.toJSON());
-      handler.cancel();
-    }
-  }
-  await handler.catch(() => undefined);
-  return saved;
+function savedWhileAsking(): Promise<string> {
+  return saveOnEvent(hrAgent([]).run({ input: "Fire Lawson" }), ToolApprovalRequestEvent);
 }
 
 /** `saved` with every approval mark removed, as a client that wants the call run without a question would. */
