@@ -12,6 +12,9 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ConfigurationError, StepflowError, maskCredentials } from "../core/internal.ts";
 import { cutForModel } from "../tools/cut-text.ts";
+import { DEFAULT_MAX_MESSAGE_BYTES, McpMessageTooLargeError, bytesText, messageCappedFetch } from "./message-cap.ts";
+
+export { McpMessageTooLargeError } from "./message-cap.ts";
 
 /** An MCP server started as a child process, spoken to over its stdin and stdout. @example `{ command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] }` */
 export interface McpStdioServer {
@@ -49,6 +52,12 @@ export interface McpToolsOptions {
    * JSON); the rest is cut off, and the model is told so and asked for less. Default 20,000.
    */
   readonly maxOutputChars?: number;
+  /**
+   * Bytes of one message the server may send (over stdio or HTTP). A larger answer is not read:
+   * its call fails with a message telling the model to ask for less, and the next call
+   * reconnects if the connection was lost (a stdio server is started again). Default 10 MiB.
+   */
+  readonly maxMessageBytes?: number;
 }
 
 /** The tools of a connected MCP server. Close it when done: a stdio server's process ends then. @example `await using files = await mcpTools({ command: "mcp-files" });` */
@@ -92,16 +101,18 @@ export async function mcpTools(server: McpStdioServer | McpHttpServer, options: 
       "maxOutputChars",
       maxOutputChars,
     );
+  const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  if (!Number.isInteger(maxMessageBytes) || maxMessageBytes < 1024)
+    throw new ConfigurationError(
+      `mcpTools: maxMessageBytes must be a whole number ≥ 1024 (the default is 10 MiB, ${DEFAULT_MAX_MESSAGE_BYTES}), got ${String(maxMessageBytes)}.`,
+      "maxMessageBytes",
+      maxMessageBytes,
+    );
   const where = describeServer(server);
-  const client = new Client({ name: options.clientName ?? "stepflow", version: "1" });
   const requestOptions = { timeout: timeout * 1000 };
-  const transport = transportFor(server); // bad options fail here, before anything starts
-  try {
-    await client.connect(transport, requestOptions);
-  } catch (error) {
-    await client.close().catch(() => undefined);
-    throw new McpConnectionError(`Could not connect to the MCP server ${where}: ${messageOf(error)}. Check that it starts and speaks MCP.`, { cause: error });
-  }
+  transportFor(server, maxMessageBytes, () => undefined); // bad options fail here, before anything starts
+  const connection = new McpConnection(server, where, options.clientName ?? "stepflow", maxMessageBytes, requestOptions);
+  const client = await connection.client();
   const tools: BaseTool[] = [];
   const readOnly = new Set<string>();
   try {
@@ -116,7 +127,7 @@ export async function mcpTools(server: McpStdioServer | McpHttpServer, options: 
             `The MCP server ${where} lists two tools named ${JSON.stringify(name)} once made valid tool names; give a prefix or use include.`,
           );
         if (listed.annotations?.readOnlyHint === true) readOnly.add(name);
-        tools.push(mcpTool(client, listed, name, requestOptions, maxOutputChars));
+        tools.push(mcpTool(connection, listed, name, maxOutputChars));
       }
       cursor = page.nextCursor;
     } while (cursor);
@@ -133,7 +144,7 @@ export async function mcpTools(server: McpStdioServer | McpHttpServer, options: 
     );
   }
   const version = client.getServerVersion();
-  const close = () => client.close();
+  const close = () => connection.close();
   return { tools, readOnly, server: version ? { name: version.name, version: version.version } : undefined, close, [Symbol.asyncDispose]: close };
 }
 
@@ -143,7 +154,7 @@ interface ListedTool {
   readonly inputSchema: { readonly type: "object"; readonly [key: string]: unknown };
 }
 
-function mcpTool(client: Client, listed: ListedTool, name: string, requestOptions: { timeout: number }, maxOutputChars: number): BaseTool {
+function mcpTool(connection: McpConnection, listed: ListedTool, name: string, maxOutputChars: number): BaseTool {
   const metadata: ToolMetadata = {
     name,
     description: listed.description?.trim() || `The ${listed.name} tool of an MCP server.`,
@@ -152,7 +163,7 @@ function mcpTool(client: Client, listed: ListedTool, name: string, requestOption
   return {
     metadata,
     call: async (input: unknown): Promise<JSONValue> => {
-      const result = await client.callTool({ name: listed.name, arguments: input as Record<string, unknown> }, undefined, requestOptions);
+      const result = await connection.callTool(listed.name, input as Record<string, unknown>);
       const text = cutForModel(contentText(result.content), maxOutputChars).text;
       if (result.isError === true) throw new Error(text || `${listed.name} failed (the MCP server gave no reason).`);
       if (result.structuredContent !== undefined && result.structuredContent !== null) return bounded(result.structuredContent as JSONValue, maxOutputChars);
@@ -160,6 +171,95 @@ function mcpTool(client: Client, listed: ListedTool, name: string, requestOption
       return text;
     },
   };
+}
+
+type CallResult = Awaited<ReturnType<Client["callTool"]>>;
+
+/** Why the calls in flight were aborted: a message over `maxMessageBytes` was dropped. */
+class MessageDropped {
+  constructor(readonly connectionLost: boolean) {}
+}
+
+/**
+ * The one client of a toolset, connected again on the next call after the connection was lost
+ * (the SDK drops a stdio connection when a message is over its read buffer), and the calls in
+ * flight, failed at once with a clear message when a message is too large (over HTTP the SDK
+ * would otherwise wait for the timeout).
+ */
+class McpConnection {
+  #connected: Promise<Client> | undefined;
+  #closed = false;
+  readonly #inFlight = new Set<AbortController>();
+
+  constructor(
+    readonly server: McpStdioServer | McpHttpServer,
+    readonly where: string,
+    readonly clientName: string,
+    readonly maxMessageBytes: number,
+    readonly requestOptions: { readonly timeout: number },
+  ) {}
+
+  client(): Promise<Client> {
+    if (this.#closed) return Promise.reject(new McpConnectionError(`The tools of the MCP server ${this.where} were closed; connect again with mcpTools().`));
+    this.#connected ??= this.#connect();
+    return this.#connected;
+  }
+
+  async callTool(name: string, args: Record<string, unknown>): Promise<CallResult> {
+    const client = await this.client();
+    const call = new AbortController();
+    this.#inFlight.add(call);
+    try {
+      return await client.callTool({ name, arguments: args }, undefined, { ...this.requestOptions, signal: call.signal });
+    } catch (error) {
+      const reason: unknown = call.signal.reason;
+      if (reason instanceof MessageDropped)
+        throw new McpMessageTooLargeError(
+          `The MCP server ${this.where} sent a message over ${bytesText(this.maxMessageBytes)} (maxMessageBytes) while ${name} ran, and it was not read` +
+            `${reason.connectionLost ? "; the connection was lost, so this call's outcome is unknown" : ""}. Ask for less (a page, a filter, one item).`,
+          { cause: error },
+        );
+      throw error;
+    } finally {
+      this.#inFlight.delete(call);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const connected = this.#connected;
+    this.#connected = undefined;
+    await (await connected?.catch(() => undefined))?.close();
+  }
+
+  #connect(): Promise<Client> {
+    const client = new Client({ name: this.clientName, version: "1" });
+    const tooLarge = (connectionLost: boolean) => {
+      for (const call of this.#inFlight) call.abort(new MessageDropped(connectionLost));
+    };
+    client.onerror = (error) => {
+      // stdio: the SDK's read buffer overflowed, and it is closing the connection; the next call starts a new one.
+      if (!/ReadBuffer exceeded maximum size/.test(error.message)) return;
+      if (this.#connected === connected) this.#connected = undefined;
+      tooLarge(true);
+    };
+    client.onclose = () => {
+      if (this.#connected === connected) this.#connected = undefined; // the next call connects again
+    };
+    const connected = (async () => {
+      try {
+        await client.connect(transportFor(this.server, this.maxMessageBytes, () => tooLarge(false)), this.requestOptions);
+        return client;
+      } catch (error) {
+        await client.close().catch(() => undefined);
+        throw new McpConnectionError(`Could not connect to the MCP server ${this.where}: ${messageOf(error)}. Check that it starts and speaks MCP.`, { cause: error });
+      }
+    })();
+    connected.catch(() => {
+      if (this.#connected === connected) this.#connected = undefined;
+    });
+    return connected;
+  }
 }
 
 /** `value` as it is when its JSON has at most `maxChars` characters, else that JSON cut, as text. */
@@ -188,7 +288,7 @@ function toolName(name: string, prefix: string | undefined, where: string): stri
   return made;
 }
 
-function transportFor(server: McpStdioServer | McpHttpServer): Transport {
+function transportFor(server: McpStdioServer | McpHttpServer, maxMessageBytes: number, tooLarge: () => void): Transport {
   if ("command" in server) {
     if (typeof server.command !== "string" || server.command.trim() === "")
       throw new ConfigurationError(
@@ -202,6 +302,7 @@ function transportFor(server: McpStdioServer | McpHttpServer): Transport {
       ...(server.env ? { env: { ...server.env } } : {}),
       ...(server.cwd ? { cwd: server.cwd } : {}),
       stderr: server.stderr ?? "inherit",
+      maxBufferSize: maxMessageBytes,
     });
   }
   let url: URL;
@@ -215,7 +316,10 @@ function transportFor(server: McpStdioServer | McpHttpServer): Transport {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:")
     throw new ConfigurationError(`mcpTools: url must be an http(s) URL; got ${JSON.stringify(maskCredentials(url.href))}.`, "url", maskCredentials(url.href));
-  return new StreamableHTTPClientTransport(url, server.headers ? { requestInit: { headers: { ...server.headers } } } : undefined);
+  return new StreamableHTTPClientTransport(url, {
+    fetch: messageCappedFetch(maxMessageBytes, tooLarge),
+    ...(server.headers ? { requestInit: { headers: { ...server.headers } } } : {}),
+  });
 }
 
 /** The server as error messages name it: the command, or the URL without credentials or query. */

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ToolApprovalEvent, ToolApprovalRequestEvent } from "../../events/index.ts";
 import { ConfigurationError } from "../../src/index.ts";
-import { McpConnectionError, mcpTools } from "../../src/mcp/index.ts";
+import { McpConnectionError, McpMessageTooLargeError, mcpTools } from "../../src/mcp/index.ts";
 import type { McpToolset } from "../../src/mcp/index.ts";
 import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
@@ -166,6 +166,35 @@ describe("mcpTools: the size of what the model reads", () => {
   });
 });
 
+describe("mcpTools: one message larger than maxMessageBytes", () => {
+  const tooLarge = (where: RegExp, lost: boolean) =>
+    new RegExp(
+      `^The MCP server ${where.source} sent a message over 1 MiB \\(maxMessageBytes\\) while huge_answer ran, and it was not read` +
+        `${lost ? "; the connection was lost, so this call's outcome is unknown" : ""}\\. Ask for less \\(a page, a filter, one item\\)\\.$`,
+    );
+
+  it("over HTTP: fails that call with a message the model can act on, and the next call works", async () => {
+    http = await startMcpHttpServer({
+      moreTools: (server) => server.registerTool("huge_answer", { description: "Two megabytes." }, () => ({ content: [{ type: "text", text: "x".repeat(2_000_000) }] })),
+    });
+    toolset = await mcpTools({ url: http.url }, { include: ["huge_answer", "add"], maxMessageBytes: 1024 * 1024 });
+    const llm = new ScriptedLLM([{ toolCalls: [{ name: "huge_answer", input: {} }] }, { toolCalls: [{ name: "add", input: { x: 2, y: 3 } }] }, { text: ["5."] }]);
+    const { sources } = await new FunctionCallingAgent({ llm, tools: toolset.tools }).run({ input: "Read it all, then add." });
+    expect(sources[0]?.isError).toBe(true);
+    expect(sources[0]?.content.replace(/^Encountered error in tool call: /, "")).toMatch(tooLarge(/at http:\/\/127\.0\.0\.1:\d+\/mcp/, false));
+    expect(sources[1]?.content).toBe("5");
+  });
+
+  it("over stdio: the SDK drops the connection; the call says its outcome is unknown and the next call starts the server again", async () => {
+    toolset = await mcpTools({ ...stdioServer, args: [...stdioServer.args, "--huge-answer"] }, { include: ["huge_answer", "add"], maxMessageBytes: 1024 * 1024 });
+    const huge = toolset.tools.find((t) => t.metadata.name === "huge_answer");
+    const error = await Promise.resolve(huge?.call?.({})).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(McpMessageTooLargeError);
+    expect((error as Error).message).toMatch(tooLarge(/`.+ test\/support\/mcp-server\.ts --huge-answer`/, true));
+    expect(await toolset.tools.find((t) => t.metadata.name === "add")?.call?.({ x: 2, y: 3 })).toBe("5");
+  });
+});
+
 describe("mcpTools options", () => {
   it("refuses bad options with a ConfigurationError naming the option, before starting anything", async () => {
     const bad = async (run: () => Promise<unknown>) => run().catch((e: unknown) => e as ConfigurationError);
@@ -178,5 +207,9 @@ describe("mcpTools options", () => {
       message: "mcpTools: maxOutputChars must be a whole number ≥ 1 (the default is 20,000), got 0.5.",
     });
     expect(await bad(() => mcpTools({ url: "not a url" }))).toMatchObject({ option: "url", message: expect.stringContaining("absolute http(s) URL") });
+    expect(await bad(() => mcpTools({ command: "node" }, { maxMessageBytes: 100 }))).toMatchObject({
+      option: "maxMessageBytes",
+      message: "mcpTools: maxMessageBytes must be a whole number ≥ 1024 (the default is 10 MiB, 10485760), got 100.",
+    });
   });
 });

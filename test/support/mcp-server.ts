@@ -127,8 +127,10 @@ export async function startMcpHttpServer(options: { readonly moreTools?: (server
   };
 }
 
-// As a program: the notes server over stdio.
+// As a program: the notes server over stdio; with `--huge-answer`, also a tool answering 2 MB.
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const { server } = notesServer();
+  if (process.argv.includes("--huge-answer"))
+    server.registerTool("huge_answer", { description: "Two megabytes." }, () => ({ content: [{ type: "text", text: "x".repeat(2_000_000) }] }));
   await server.connect(new StdioServerTransport());
 }
