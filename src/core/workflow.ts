@@ -18,6 +18,10 @@ import type { ResourceMap } from "./resource.ts";
 import type { FromOutside } from "./outside-events.ts";
 import { Codecs } from "./serialize.ts";
 import type { Codec } from "./serialize.ts";
+import { sharedTimeSlices } from "./time-slices.ts";
+import type { TimeSlices } from "./time-slices.ts";
+import { sharedRunObservers } from "./observer.ts";
+import type { RunObservers } from "./observer.ts";
 
 /** Options of a workflow. */
 export interface WorkflowOptions {
@@ -53,6 +57,23 @@ export interface WorkflowOptions {
    * new Shop({ codecs: { Money: { test: (v) => v instanceof Money, encode: (m) => m.cents, decode: (c) => new Money(c as number) } } });
    */
   readonly codecs?: Readonly<Record<string, Codec>>;
+  /**
+   * Who follows this workflow's runs, step attempts, LLM and tool calls (tracing, metrics).
+   * Default: `sharedRunObservers`, which `addRunObserver` and `stepflow/otel`'s `instrument()`
+   * fill for the whole process. A workflow given a set of its own follows only that set.
+   * @example
+   * const observers = new RunObservers([myObserver]);
+   * new Shop({ observers });
+   */
+  readonly observers?: RunObservers;
+  /**
+   * The scheduler whose time slices this workflow's step executions (and `Sessions` loads and
+   * saves of it) start in, so that many runs at once leave the event loop to timers and I/O.
+   * Default: `sharedTimeSlices`, shared by every workflow of the process (the event loop is
+   * the process's): give a workflow its own only when its runs need not make way for others.
+   * @example new Shop({ timeSlices: new TimeSlices() });
+   */
+  readonly timeSlices?: TimeSlices;
 }
 
 /** Options of one run. */
@@ -102,6 +123,10 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
   readonly stateSchema: StateSchema<object> | undefined;
   /** The codecs of this workflow's contexts: `options.codecs`, then `Date`, then any registered process-wide. */
   readonly codecs: Codecs;
+  /** Who follows this workflow's runs: `options.observers`, else `sharedRunObservers`. */
+  readonly observers: RunObservers;
+  /** The scheduler this workflow's runs start their step executions in: `options.timeSlices`, else `sharedTimeSlices`. */
+  readonly timeSlices: TimeSlices;
   readonly #maxRuns: number;
   #activeRuns = 0;
   /** Starts of runs waiting for a free place (FIFO), when `numConcurrentRuns` is set. */
@@ -125,6 +150,8 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
     }
     this.#maxRuns = limit ?? Infinity;
     this.codecs = new Codecs(checkCodecs(options.codecs));
+    this.observers = options.observers ?? sharedRunObservers;
+    this.timeSlices = options.timeSlices ?? sharedTimeSlices;
   }
 
   /**
@@ -222,6 +249,8 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
       timeout,
       log: this.verbose ? this.#log : undefined,
       lifecycleEvents: options.lifecycleEvents === true,
+      observers: this.observers,
+      timeSlices: this.timeSlices,
     });
     const handler = new WorkflowHandler<TResult>(run);
     if (options.signal) cancelOnAbort(run, options.signal);
