@@ -20,7 +20,7 @@ import type { StepCallScope } from "./step-call.ts";
 import type { WorkflowGraph } from "./graph.ts";
 import type { StepDefinition } from "./step.ts";
 import type { Context } from "./context.ts";
-import { contextEngine } from "./context.ts";
+import { attachRun, contextRoot, executionView } from "./context-engine.ts";
 import { startTimer } from "./timers.ts";
 import type { TimeSlices } from "./time-slices.ts";
 import { runOnce } from "./step-once.ts";
@@ -94,8 +94,8 @@ export class Run {
     readonly graph: WorkflowGraph,
     readonly settings: RunSettings,
   ) {
-    this.ctx = contextEngine.attach(ctx, this);
-    this.#id = contextEngine.savedRun(ctx)?.runId;
+    this.ctx = ctx[attachRun](this);
+    this.#id = ctx[contextRoot].savedRun?.runId;
     this.result = new Promise((resolve) => (this.#settle = resolve));
     this.state = newRunState(graph, ctx.workflow.codecs);
     this.#transitions = new Transitions(this.state, false);
@@ -149,7 +149,7 @@ export class Run {
     this.#do("event" in first ? { kind: "schedule", event: first.event } : { kind: "restore", restored: first.restored });
     queueMicrotask(() => {
       // Started, or finished by a StopEvent sent from outside: the saved run is done with.
-      if (restored && (!this.done || this.state.phase === "succeeded")) contextEngine.settleSavedRun(this.ctx, this);
+      if (restored && (!this.done || this.state.phase === "succeeded")) this.ctx[contextRoot].settleSavedRun(this);
       if (!this.done) this.#start(restored);
     });
   }
@@ -246,7 +246,7 @@ export class Run {
     if (this.done) return;
     const pending = this.state.phase === "created" ? undefined : this.#pending();
     this.fail(new WorkflowCancelledByUser("The run was cancelled."));
-    if (pending) contextEngine.keepCancelledRun(this.ctx, this, pending);
+    if (pending) this.ctx[contextRoot].keepCancelledRun(this, pending);
   }
 
   fail(error: unknown): void {
@@ -296,7 +296,7 @@ export class Run {
    */
   #execute(execution: StepExecution): void {
     if (this.done) return;
-    const ctx = contextEngine.forExecution(this.ctx, execution);
+    const ctx = this.ctx[executionView](execution);
     if (this.settings.timeSlices.sliceSpent()) this.#inNextSlice(execution, ctx);
     else this.#firstAttempt(execution, ctx);
   }

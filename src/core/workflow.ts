@@ -2,7 +2,8 @@
  * `Workflow`: a class whose `@step` methods (or `addStep` handlers) form an event graph, and
  * `run()` that starts one run of it.
  */
-import { Context, contextEngine } from "./context.ts";
+import { Context } from "./context.ts";
+import { contextRoot } from "./context-engine.ts";
 import { isEvent } from "./event.ts";
 import type { Event, EventClass, StartEvent } from "./event.ts";
 import { ConfigurationError, ContextStateError, WorkflowRuntimeError } from "./errors.ts";
@@ -225,7 +226,7 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
     const graph = this.graph;
     const ctx = options.ctx ?? new Context(this);
     // A run kept by cancel() is continued by run(undefined, { ctx }); a new question starts over, as before the cancel.
-    if (input !== undefined) contextEngine.dropCancelledRun(ctx);
+    if (input !== undefined) ctx[contextRoot].dropCancelledRun();
     if (ctx.hasSavedRun && input !== undefined) {
       throw new ContextStateError(
         "This context was saved in the middle of a run. Continue it with workflow.run(undefined, { ctx }), or start over with a new Context.",
@@ -290,7 +291,7 @@ function cancelOnAbort(run: Run, signal: AbortSignal): void {
 
 /** Loads the run's first events: the run saved in `ctx` (it may have been saved while the run waited its turn), else `first`. */
 function schedule(run: Run, ctx: Context, first: Event | undefined): void {
-  const saved = contextEngine.savedRun(ctx);
+  const saved = ctx[contextRoot].savedRun;
   run.schedule(saved ? { restored: saved } : { event: first as Event });
 }
 
