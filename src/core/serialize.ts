@@ -32,7 +32,10 @@ export interface Codec<T = unknown> {
 const CODEC_KEY = "$codec";
 /** Built in, after a workflow's own codecs: read only, shared by every `Codecs`. */
 const BUILT_IN: readonly (readonly [string, Codec])[] = Object.freeze([
-  Object.freeze(["Date", { test: (v: unknown) => v instanceof Date, encode: (d: unknown) => (d as Date).toISOString(), decode: (s: Json) => new Date(s as string) }] as const),
+  Object.freeze([
+    "Date",
+    { test: (v: unknown) => v instanceof Date, encode: (d: unknown) => (d as Date).toISOString(), decode: (s: Json) => new Date(s as string) },
+  ] as const),
 ]);
 
 /**
