@@ -25,6 +25,40 @@ export default tseslint.config(
     },
   },
   {
+    // No module-level mutable state in the engine core (docs/architecture.md, "Where per-run
+    // state lives"): what a run, a workflow or a context needs lives on that object, so that two
+    // workflows (or two tests) in one process never share it by accident. A process-wide default
+    // is an object of its own (`sharedTimeSlices`, `sharedRunObservers`, `sharedCodecRegistry`)
+    // that workflows are given, never a variable the engine reads. WeakMaps keyed by an object
+    // are that object's state, and frozen arrays are constants: both are allowed.
+    files: ["src/core/**/*.ts"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: ":matches(Program, Program > ExportNamedDeclaration) > VariableDeclaration[kind=/^(let|var)$/]",
+          message: "No module-level let/var in src/core: keep the state on the run, workflow or context that owns it.",
+        },
+        {
+          selector:
+            ":matches(Program, Program > ExportNamedDeclaration) > VariableDeclaration > VariableDeclarator > :matches(NewExpression[callee.name=/^(Map|Set|Array)$/], ArrayExpression)",
+          message:
+            "No module-level Map, Set or array in src/core: keep the state on the run, workflow or context that owns it (Object.freeze a constant list).",
+        },
+        {
+          selector:
+            ":matches(Program, Program > ExportNamedDeclaration) > VariableDeclaration > VariableDeclarator > :matches(TSAsExpression, TSSatisfiesExpression) > :matches(NewExpression[callee.name=/^(Map|Set|Array)$/], ArrayExpression)",
+          message:
+            "No module-level Map, Set or array in src/core: keep the state on the run, workflow or context that owns it (Object.freeze a constant list).",
+        },
+        {
+          selector: "PropertyDefinition[static=true][readonly!=true]",
+          message: "No mutable static field in src/core: it is module state by another name. Make it readonly, or keep it on an instance.",
+        },
+      ],
+    },
+  },
+  {
     files: ["**/*.cjs"],
     languageOptions: { sourceType: "commonjs", globals: { require: "readonly", module: "writable" } },
     rules: { "@typescript-eslint/no-require-imports": "off" },

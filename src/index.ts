@@ -12,7 +12,7 @@ export type { BackoffOptions, ErrorClass } from "./core/retry.ts";
 export { StepFailedEvent } from "./core/step-failed.ts";
 export { RunStartedEvent, StepStateChangedEvent, RunEndedEvent } from "./core/lifecycle.ts";
 export type { RunStatus, StepState } from "./core/lifecycle.ts";
-export { addRunObserver } from "./core/observer.ts";
+export { addRunObserver, RunObservers, sharedRunObservers } from "./core/observer.ts";
 export type {
   ObservedAttributes,
   ObservedOperation,
@@ -33,10 +33,11 @@ export { approvalAnswerOf, eventsFromOutside } from "./core/outside-events.ts";
 export type { ApprovalAnswerClass, ApprovalAnswerFields, FromOutside } from "./core/outside-events.ts";
 export { Context } from "./core/context.ts";
 export { untrustedContext } from "./core/untrusted-context.ts";
-export type { ContextJSON, WaitForEventOptions } from "./core/context.ts";
+export type { ContextJSON, HandlerContext, SavedContext, StepContext, WaitForEventOptions } from "./core/context.ts";
 export type { OnceOptions, OnceResult } from "./core/step-once.ts";
 export { RunLocal } from "./core/run-local.ts";
-export { Codecs, ContextSerdeError, registerCodec } from "./core/serialize.ts";
+export { CodecRegistry, Codecs, ContextSerdeError, registerCodec, sharedCodecRegistry } from "./core/serialize.ts";
+export { TimeSlices, sharedTimeSlices } from "./core/time-slices.ts";
 export type { Codec, Json } from "./core/serialize.ts";
 export { ContextStore } from "./core/store.ts";
 export type { StateEditor, StateKey, StateSchema, UntypedKey } from "./core/store.ts";

@@ -123,7 +123,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const tools = this.toolsToSend(history);
     const onDelta = (delta: string) => ctx.writeEventToStream(new StreamEvent({ delta }));
     let usage: TokenUsage | undefined;
-    const message = await streamReply(this.llm, messages, tools, ctx.signal, onDelta, (reported) => (usage = reported));
+    const message = await streamReply(this.llm, messages, tools, ctx.signal, onDelta, (reported) => (usage = reported), this.observers);
     return { message, at: run.size, approvals: this.#settings.approval.mark(toolCallsOf(message)), cost: callCost(usage, tools, this.tools.length) };
   }
 
@@ -136,9 +136,10 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
       if (!answer.approved) return this.output(ctx, notApproved(call, answer));
     }
     const { signal } = ctx;
+    const observers = this.observers;
     const work = () => {
       if (this.verbose) this.trace(`Invoking: \`${call.name}\` with \`${describeArguments(call)}\``);
-      return recordable(runToolCall(call, this.tools, { timeout: this.toolTimeout, signal, idempotencyKey }), signal);
+      return recordable(runToolCall(call, this.tools, { timeout: this.toolTimeout, signal, idempotencyKey, observers }), signal);
     };
     // An approved call is not run again once started: the human approved one execution.
     const options = { rerunUnfinished: approvalId === undefined };

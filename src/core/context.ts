@@ -6,10 +6,11 @@ import type { Event, EventClass, EventOf } from "./event.ts";
 import { eventTypeName } from "./event.ts";
 import { ContextStateError, WorkflowRuntimeError } from "./errors.ts";
 import type { Run, StepExecution } from "./run.ts";
-import { encodeRun, restoreRun } from "./saved-run.ts";
-import type { RestoredRun } from "./saved-run.ts";
+import { restoreRun } from "./saved-run.ts";
+import { attachRun, contextRoot, executionView, runOfContext } from "./context-engine.ts";
+import { ContextRoot } from "./context-root.ts";
 import { readContextJSON, CONTEXT_FORMAT_VERSION } from "./context-format.ts";
-import type { ContextJSON, SavedRun } from "./context-format.ts";
+import type { ContextJSON } from "./context-format.ts";
 import { ContextSerdeError, decodeValue, encodeValue } from "./serialize.ts";
 import type { Json } from "./serialize.ts";
 import { ContextStore } from "./store.ts";
@@ -37,33 +38,15 @@ export type { ContextJSON } from "./context-format.ts";
 
 const NEVER_ABORTED = new AbortController().signal;
 
-let runOfContext: (ctx: Context<object>) => Run | undefined;
-
 /**
- * What the engine (run.ts, workflow.ts) does to a context: hand a saved run to the run that
- * continues it, keep a cancelled run, give steps their views. Module-private in effect: the
- * package exports neither this nor the members it reaches.
- */
-export interface ContextEngine {
-  savedRun(ctx: Context<object>): RestoredRun | undefined;
-  settleSavedRun(ctx: Context<object>, run: Run): void;
-  keepCancelledRun(ctx: Context<object>, run: Run, events: RestoredRun): void;
-  dropCancelledRun(ctx: Context<object>): void;
-  forExecution(ctx: Context, execution: StepExecution): Context;
-  attach(ctx: Context, run: Run): Context;
-}
-export let contextEngine: ContextEngine;
-
-/**
- * The run `ctx` belongs to (its current or last run; in a step, the step's run). For the
- * engine's own modules: the package does not export it.
- * @example const run = runOf(ctx);
- */
-export function runOf(ctx: Context<object>): Run | undefined {
-  return runOfContext(ctx);
-}
-
-/**
+ * The context of a workflow, by role (docs/architecture.md, "Context by role"):
+ * - the context you make (`new Context(workflow)`, or `Context.fromJSON` in a restoring
+ *   process) holds the store and, when restored mid-run, the run the next `run()` continues;
+ * - `handler.ctx`, the caller's view of one run, sends events in and saves the run;
+ * - each step execution gets a view of its own that also collects, waits and records `once`.
+ *
+ * Views share the store; each is bound to its run, so a step left running by a cancelled run
+ * cannot write into the next run on the same context.
  * @example
  * const ctx = new Context(agent);
  * await agent.run({ input: "Hello! My name is Logan." }, { ctx });
@@ -73,18 +56,12 @@ export class Context<S extends object = Record<string, unknown>> {
   /** The key–value store; typed by `S` when the workflow has a `state` schema (see `Context<S>`). */
   readonly store: ContextStore<S>;
   /**
-   * The context the user made. Each run's steps get a view of it bound to that run (same
-   * store), so a step left running by a cancelled run still sees its own run's aborted signal
-   * and cannot write into the next run on the same context.
+   * What the context the user made holds across runs (its current run, a run saved in it),
+   * shared by the views of it that each run's handler and steps get.
    */
-  #root: Context<S> = this;
-  /** The current or last run; for a run's view, that run. */
-  #run: Run | undefined;
-  /**
-   * A run saved in progress, waiting for `run()` to continue it (kept on the root): restored
-   * from JSON, or kept by `cancel()` (`json` then made when `toJSON` asks).
-   */
-  #saved: { json: SavedRun | undefined; events: RestoredRun; cancelled: boolean } | undefined;
+  #rootMade: ContextRoot | undefined;
+  /** A view's run; `undefined` on the context the user made, whose run is its root's. */
+  #boundRun: Run | undefined;
   /** In a step's view: the execution it was given to (which step, which waits). */
   #execution: StepExecution | undefined;
 
@@ -96,9 +73,20 @@ export class Context<S extends object = Record<string, unknown>> {
     this.store = store ?? new ContextStore<S>({}, workflow.stateSchema as StateSchema<S> | undefined);
   }
 
+  /** Made on first use: a view is given its context's, and would waste one made in the constructor. */
+  get #root(): ContextRoot {
+    return (this.#rootMade ??= new ContextRoot(this.workflow));
+  }
+
+  /** The current or last run; for a run's view, that run. */
+  get #run(): Run | undefined {
+    return this.#boundRun ?? this.#root.run;
+  }
+
   /** Whether a run is in progress on this context. */
   get running(): boolean {
-    return this.#run !== undefined && !this.#run.done;
+    const run = this.#run;
+    return run !== undefined && !run.done;
   }
 
   /**
@@ -244,9 +232,7 @@ export class Context<S extends object = Record<string, unknown>> {
       if (value !== undefined) store[key] = encodeValue(value, `store key "${key}"`, this.workflow.codecs);
     }
     const root = this.#root;
-    const saved = root.#saved;
-    if (saved && !saved.json) saved.json = encodeRun(saved.events, this.workflow.codecs);
-    const run = root.running ? (root.#run as Run).save() : (saved?.json ?? null);
+    const run = root.running ? (root.run as Run).save() : (root.savedJSON(this.workflow.codecs) ?? null);
     return { version: CONTEXT_FORMAT_VERSION, workflow: this.workflow.constructor.name, store, running: run !== null, run };
   }
 
@@ -271,74 +257,45 @@ export class Context<S extends object = Record<string, unknown>> {
     }
     const store = decodeValue(data.store, "store", workflow.codecs) as Record<string, unknown>;
     const ctx = new Context(workflow, new ContextStore(store, workflow.stateSchema as StateSchema<Record<string, unknown>> | undefined));
-    if (data.run) ctx.#saved = { json: data.run, events: restoreRun(data.run, workflow), cancelled: false };
+    if (data.run) ctx.#root.restore(data.run, restoreRun(data.run, workflow));
     return ctx;
-  }
-
-  /** The events of the run saved in progress, for the run that continues it. */
-  get #savedRun(): RestoredRun | undefined {
-    return this.#root.#saved?.events;
-  }
-
-  /** Forgets the saved run once `run`, still this context's run, has continued it. */
-  #settleSavedRun(run: Run): void {
-    const root = this.#root;
-    if (root.#run === run) root.#saved = undefined;
   }
 
   /** Whether this context holds a run saved in progress that `run()` will continue. */
   get hasSavedRun(): boolean {
-    return this.#root.#saved !== undefined;
+    return this.#root.hasSavedRun;
   }
 
-  /** Keeps what `run` (cancelled) had pending, so `toJSON()` saves it and `run(undefined, { ctx })` continues it. */
-  #keepCancelledRun(run: Run, events: RestoredRun): void {
-    const root = this.#root;
-    if (root.#run === run) root.#saved = { json: undefined, events, cancelled: true };
+  /** For the engine (context-engine.ts): the run this context belongs to (its current or last run; in a step, the step's run). */
+  [runOfContext](): Run | undefined {
+    return this.#run;
   }
 
-  /** Drops a run kept by `cancel()`, for a new run started with input. */
-  #dropCancelledRun(): void {
-    if (this.#root.#saved?.cancelled) this.#root.#saved = undefined;
-  }
-
-  /** The view a step execution gets: bound to its run, and to the execution for `collectEvents` and `waitForEvent`. */
-  #forExecution(execution: StepExecution): Context<S> {
-    const view = new Context(this.#root.workflow, this.store);
-    view.#root = this.#root;
-    view.#run = this.#run;
-    view.#execution = execution;
-    return view;
+  /** For the engine: what this context holds across runs (a run saved in it, its current run). */
+  get [contextRoot](): ContextRoot {
+    return this.#root;
   }
 
   /**
-   * Makes `run` this context's run (one at a time) and returns the view of the context that
-   * its steps and its handler get.
+   * For the engine: makes `run` this context's run (one at a time) and returns the view of the
+   * context that its handler gets.
    */
-  #attach(run: Run): Context<S> {
+  [attachRun](run: Run): Context<S> {
     const root = this.#root;
-    if (root.running) {
-      throw new ContextStateError(
-        "This context is already running a workflow. Await the current run (or cancel it) before starting another on the same context.",
-      );
-    }
-    root.#run = run;
-    const view = new Context(root.workflow, root.store);
-    view.#root = root;
-    view.#run = run;
+    root.attach(run);
+    const view = new Context(root.workflow, this.store);
+    view.#rootMade = root;
+    view.#boundRun = run;
     return view;
   }
 
-  static {
-    runOfContext = (ctx) => ctx.#run;
-    contextEngine = {
-      savedRun: (ctx) => ctx.#savedRun,
-      settleSavedRun: (ctx, run) => ctx.#settleSavedRun(run),
-      keepCancelledRun: (ctx, run, events) => ctx.#keepCancelledRun(run, events),
-      dropCancelledRun: (ctx) => ctx.#dropCancelledRun(),
-      forExecution: (ctx, execution) => ctx.#forExecution(execution),
-      attach: (ctx, run) => ctx.#attach(run),
-    };
+  /** For the engine: the view a step execution gets, bound to this view's run and to the execution (for `collectEvents`, `waitForEvent`, `once`). */
+  [executionView](execution: StepExecution): Context<S> {
+    const view = new Context(this.#root.workflow, this.store);
+    view.#rootMade = this.#root;
+    view.#boundRun = this.#run;
+    view.#execution = execution;
+    return view;
   }
 
   #activeRun(operation: string): Run {
@@ -349,3 +306,42 @@ export class Context<S extends object = Record<string, unknown>> {
     return run;
   }
 }
+
+/**
+ * The face of a context a step gets: its run's store, signal and id, and what a step does in
+ * its run (send, stream, collect, wait, do once). Type a helper that a step calls with this,
+ * to say that it needs a step's context and nothing else of it.
+ * @example
+ * async function askHuman(ctx: StepContext, question: string): Promise<string> {
+ *   const answer = await ctx.waitForEvent(HumanResponseEvent, { waiterEvent: new InputRequiredEvent({ prefix: question }) });
+ *   return answer.response;
+ * }
+ */
+export type StepContext<S extends object = Record<string, unknown>> = Pick<
+  Context<S>,
+  "workflow" | "store" | "signal" | "runId" | "sendEvent" | "writeEventToStream" | "collectEvents" | "waitForEvent" | "once"
+>;
+
+/**
+ * The face of a context the caller of `run()` gets (`handler.ctx`): the run's store, signal and
+ * id, events sent in from outside, and the run saved as it stands.
+ * @example
+ * function answer(ctx: HandlerContext, response: string): void {
+ *   ctx.sendEvent(new HumanResponseEvent({ response }));
+ * }
+ */
+export type HandlerContext<S extends object = Record<string, unknown>> = Pick<
+  Context<S>,
+  "workflow" | "store" | "signal" | "runId" | "running" | "sendEvent" | "writeEventToStream" | "toJSON"
+>;
+
+/**
+ * The face of a context between runs, and of one a restoring process made with
+ * `Context.fromJSON`: its store, whether it holds a run saved in progress (which
+ * `workflow.run(undefined, { ctx })` continues), and its JSON.
+ * @example
+ * function describe(ctx: SavedContext): string {
+ *   return ctx.hasSavedRun ? "a run saved in progress waits to continue" : "no run in progress";
+ * }
+ */
+export type SavedContext<S extends object = Record<string, unknown>> = Pick<Context<S>, "workflow" | "store" | "runId" | "running" | "hasSavedRun" | "toJSON">;

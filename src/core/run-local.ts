@@ -3,7 +3,7 @@
  * looked up once). A restored run starts with none, like any new run.
  */
 import type { Context } from "./context.ts";
-import { runOf } from "./context.ts";
+import { runOfContext } from "./context-engine.ts";
 import { ContextStateError } from "./errors.ts";
 
 /**
@@ -20,13 +20,13 @@ export class RunLocal<T> {
 
   /** The value of the run `ctx` belongs to (in a step: the step's run), or `undefined` when none was set. */
   get(ctx: Context<object>): T | undefined {
-    const run = runOf(ctx);
+    const run = ctx[runOfContext]();
     return run === undefined ? undefined : this.#values.get(run);
   }
 
   /** Sets the value of the run `ctx` belongs to, and returns it. Throws when no run was ever started on `ctx`. */
   set(ctx: Context<object>, value: T): T {
-    const run = runOf(ctx);
+    const run = ctx[runOfContext]();
     if (run === undefined) throw new ContextStateError("RunLocal.set: no run was started on this context. Call it from a step, or with handler.ctx.");
     this.#values.set(run, value);
     return value;

@@ -5,9 +5,9 @@
  * waits, writing to the stream, ending the run.
  *
  * Each step execution resolves in its own microtask, so the stack never grows with the chain
- * length; and step executions start within time slices shared by all runs (time-slices.ts), so
- * timers (the run's timeout among them) fire even when every step resolves at once, or a
- * thousand runs wake at once.
+ * length; and step executions start within the time slices of the workflow's scheduler
+ * (time-slices.ts; by default one shared by all runs), so timers (the run's timeout among them)
+ * fire even when every step resolves at once, or a thousand runs wake at once.
  */
 import { randomUUID } from "node:crypto";
 import { eventTypeName } from "./event.ts";
@@ -20,9 +20,9 @@ import type { StepCallScope } from "./step-call.ts";
 import type { WorkflowGraph } from "./graph.ts";
 import type { StepDefinition } from "./step.ts";
 import type { Context } from "./context.ts";
-import { contextEngine } from "./context.ts";
+import { attachRun, contextRoot, executionView } from "./context-engine.ts";
 import { startTimer } from "./timers.ts";
-import { currentSlice, inNextSlice, sliceSpent, workDone } from "./time-slices.ts";
+import type { TimeSlices } from "./time-slices.ts";
 import { runOnce } from "./step-once.ts";
 import type { OnceOptions, OnceResult } from "./step-once.ts";
 import { ExecutionOnceScope } from "./execution-once.ts";
@@ -30,7 +30,7 @@ import { encodeRun } from "./saved-run.ts";
 import type { RestoredRun } from "./saved-run.ts";
 import type { Journal } from "./journal/types.ts";
 import type { SavedRun } from "./context-format.ts";
-import { observeRun, observing } from "./observer.ts";
+import type { RunObservers } from "./observer.ts";
 import { anyStepExecuting, ended, newRunState } from "./run-state.ts";
 import type { RunState, StepExecution, Waiter } from "./run-state.ts";
 import { RUN_FINISHED, Transitions } from "./run-transitions.ts";
@@ -50,6 +50,10 @@ export interface RunSettings {
   readonly lifecycleEvents?: boolean;
   readonly timeout: number | null;
   readonly log: ((line: string) => void) | undefined;
+  /** Who follows the run (the workflow's observers). */
+  readonly observers: RunObservers;
+  /** The scheduler the run's step executions start in (the workflow's). */
+  readonly timeSlices: TimeSlices;
 }
 
 /** The engine of one run. Created by `workflow.run()`; users meet it through the handler and the context. */
@@ -90,8 +94,8 @@ export class Run {
     readonly graph: WorkflowGraph,
     readonly settings: RunSettings,
   ) {
-    this.ctx = contextEngine.attach(ctx, this);
-    this.#id = contextEngine.savedRun(ctx)?.runId;
+    this.ctx = ctx[attachRun](this);
+    this.#id = ctx[contextRoot].savedRun?.runId;
     this.result = new Promise((resolve) => (this.#settle = resolve));
     this.state = newRunState(graph, ctx.workflow.codecs);
     this.#transitions = new Transitions(this.state, false);
@@ -145,7 +149,7 @@ export class Run {
     this.#do("event" in first ? { kind: "schedule", event: first.event } : { kind: "restore", restored: first.restored });
     queueMicrotask(() => {
       // Started, or finished by a StopEvent sent from outside: the saved run is done with.
-      if (restored && (!this.done || this.state.phase === "succeeded")) contextEngine.settleSavedRun(this.ctx, this);
+      if (restored && (!this.done || this.state.phase === "succeeded")) this.ctx[contextRoot].settleSavedRun(this);
       if (!this.done) this.#start(restored);
     });
   }
@@ -161,7 +165,8 @@ export class Run {
           (event) => this.stream.push(event),
         ),
       );
-    const observation = observing() ? observeRun({ runId: this.id, workflow: settings.workflowName, resumed }) : undefined;
+    const observers = settings.observers;
+    const observation = observers.observing() ? observers.observeRun({ runId: this.id, workflow: settings.workflowName, resumed }) : undefined;
     if (observation) this.subscribe((this.#bridge = new ObservationBridge(observation, () => this.id)).listener);
     this.#observe({ kind: "runStarted", resumed });
     const timeout = settings.timeout;
@@ -241,7 +246,7 @@ export class Run {
     if (this.done) return;
     const pending = this.state.phase === "created" ? undefined : this.#pending();
     this.fail(new WorkflowCancelledByUser("The run was cancelled."));
-    if (pending) contextEngine.keepCancelledRun(this.ctx, this, pending);
+    if (pending) this.ctx[contextRoot].keepCancelledRun(this, pending);
   }
 
   fail(error: unknown): void {
@@ -291,14 +296,14 @@ export class Run {
    */
   #execute(execution: StepExecution): void {
     if (this.done) return;
-    const ctx = contextEngine.forExecution(this.ctx, execution);
-    if (sliceSpent()) this.#inNextSlice(execution, ctx);
+    const ctx = this.ctx[executionView](execution);
+    if (this.settings.timeSlices.sliceSpent()) this.#inNextSlice(execution, ctx);
     else this.#firstAttempt(execution, ctx);
   }
 
   /** A method of its own: a closure in `#execute` would cost every execution its variables' context. */
   #inNextSlice(execution: StepExecution, ctx: Context): void {
-    inNextSlice(() => {
+    this.settings.timeSlices.inNextSlice(() => {
       if (!this.done) this.#firstAttempt(execution, ctx);
     });
   }
@@ -306,7 +311,7 @@ export class Run {
   #firstAttempt(execution: StepExecution, ctx: Context): void {
     // Read only for steps that retry: a clock read per execution would cost the hot path.
     const startedAt = execution.slot.step.retry ? performance.now() : 0;
-    this.#runAttempt(execution, ctx, 1, startedAt, currentSlice());
+    this.#runAttempt(execution, ctx, 1, startedAt, this.settings.timeSlices.currentSlice());
   }
 
   /**
@@ -329,7 +334,7 @@ export class Run {
     }
     void Promise.resolve(output).then(
       (value) => {
-        workDone(slice);
+        this.settings.timeSlices.workDone(slice);
         this.#do({ kind: "stepReturned", execution, output: value, attempt });
       },
       (error: unknown) => this.#failed(execution, ctx, error, attempt, startedAt, slice),

@@ -30,86 +30,143 @@ export interface Codec<T = unknown> {
 }
 
 const CODEC_KEY = "$codec";
-const BUILT_IN = new Map<string, Codec>([
-  ["Date", { test: (v) => v instanceof Date, encode: (d) => (d as Date).toISOString(), decode: (s) => new Date(s as string) }],
+/** Built in, after a workflow's own codecs: read only, shared by every `Codecs`. */
+const BUILT_IN: readonly (readonly [string, Codec])[] = Object.freeze([
+  Object.freeze([
+    "Date",
+    { test: (v: unknown) => v instanceof Date, encode: (d: unknown) => (d as Date).toISOString(), decode: (s: Json) => new Date(s as string) },
+  ] as const),
 ]);
-const processWide = new Map<string, Codec>();
-/** Counts `registerCodec` calls, so that each `Codecs` knows when its lookup list is stale. */
-let processWideVersion = 0;
+
+/**
+ * Codecs registered for several workflows at once: every `Codecs` made with this registry looks
+ * in it after its own and the built-in ones. {@link sharedCodecRegistry} is the one
+ * {@link registerCodec} fills, which workflows use unless told otherwise.
+ * @example
+ * const registry = new CodecRegistry();
+ * registry.register("Money", moneyCodec);
+ * const codecs = new Codecs({}, registry);
+ */
+export class CodecRegistry {
+  readonly #codecs = new Map<string, Codec>();
+  #version = 0;
+
+  /** Adds (or replaces) the codec saved under `name`. @example registry.register("Money", moneyCodec); */
+  register<T>(name: string, codec: Codec<T>): void {
+    this.#codecs.set(name, codec as Codec);
+    this.#version++;
+  }
+
+  /** The codec registered under `name`, if any. @example registry.get("Money"); */
+  get(name: string): Codec | undefined {
+    return this.#codecs.get(name);
+  }
+
+  /** Counts registrations, so that each `Codecs` knows when its lookup list is stale. @example const seen = registry.version; */
+  get version(): number {
+    return this.#version;
+  }
+
+  /** The registered codecs, in registration order. @example [...registry.entries()] */
+  entries(): IterableIterator<[string, Codec]> {
+    return this.#codecs.entries();
+  }
+}
+
+/**
+ * The registry {@link registerCodec} fills: the workflows of the process look in it after their
+ * own `codecs` and the built-in `Date`.
+ * @example sharedCodecRegistry.register("Money", moneyCodec); // same as registerCodec("Money", moneyCodec)
+ */
+export const sharedCodecRegistry: CodecRegistry = new CodecRegistry();
 
 /**
  * The codecs one workflow's contexts use: its own (the `codecs` option), then the built-in
- * `Date`, then those registered process-wide with {@link registerCodec}.
+ * `Date`, then those of `registry` (by default those registered with {@link registerCodec}).
  * @example
  * const codecs = new Codecs({ Money: moneyCodec });
  * codecs.get("Date"); // the built-in one
  */
 export class Codecs {
   readonly #own: ReadonlyMap<string, Codec>;
-  /** Every codec in lookup order, for `find`: made again when one is registered process-wide. */
+  readonly #registry: CodecRegistry;
+  /** Every codec in lookup order, for `find`: made again when one is registered in the registry. */
   #all: readonly (readonly [string, Codec])[] = [];
   #allVersion = -1;
+  /** The encoder `encode` uses again, when no call is using it (a codec may encode values of its own meanwhile). */
+  #spare: Encoder | undefined;
 
-  constructor(own: Readonly<Record<string, Codec>> = {}) {
+  constructor(own: Readonly<Record<string, Codec>> = {}, registry: CodecRegistry = sharedCodecRegistry) {
     this.#own = new Map(Object.entries(own));
+    this.#registry = registry;
   }
 
-  /** The codec saved under `name`, if any. */
+  /** The codec saved under `name`, if any. @example codecs.get("Date") */
   get(name: string): Codec | undefined {
-    return this.#own.get(name) ?? BUILT_IN.get(name) ?? processWide.get(name);
+    return this.#own.get(name) ?? BUILT_IN.find(([builtIn]) => builtIn === name)?.[1] ?? this.#registry.get(name);
   }
 
-  /** The first codec, in lookup order, whose test accepts `value`. */
+  /** The first codec, in lookup order, whose test accepts `value`. @example codecs.find(new Date()) // ["Date", …] */
   find(value: unknown): [string, Codec] | undefined {
     // Asked of every object a save encodes: a plain array, not three map iterators a call.
-    if (this.#allVersion !== processWideVersion) {
-      this.#all = [...this.#own, ...BUILT_IN, ...processWide];
-      this.#allVersion = processWideVersion;
+    const registry = this.#registry;
+    if (this.#allVersion !== registry.version) {
+      this.#all = [...this.#own, ...BUILT_IN, ...registry.entries()];
+      this.#allVersion = registry.version;
     }
     for (const [name, codec] of this.#all) if (codec.test(value)) return [name, codec]; // the caller's own copy, as before
     return undefined;
   }
+
+  /**
+   * Encodes `value`, found at `where` (a path for error messages), as {@link encodeValue} does.
+   * @example codecs.encode({ at: new Date(0) }, "store key \"at\"") // { at: { $codec: "Date", value: "1970-…" } }
+   */
+  encode(value: unknown, where: string): Json {
+    // One encoder serves the calls that do not overlap: each new one grew two stacks of 16
+    // slots, which was most of what encoding a step's small result allocated.
+    const encoder = this.#spare ?? new Encoder();
+    this.#spare = undefined;
+    try {
+      return encoder.run(value, where, this);
+    } finally {
+      encoder.clear();
+      this.#spare = encoder;
+    }
+  }
 }
 
-/** The codecs of a context whose workflow gives none: Date and the process-wide ones. */
-export const DEFAULT_CODECS = new Codecs();
+/**
+ * The codecs of a context whose workflow gives none: Date and those of {@link sharedCodecRegistry}.
+ * @example encodeValue(new Date(0), "at", DEFAULT_CODECS)
+ */
+export const DEFAULT_CODECS: Codecs = new Codecs();
 
 /**
- * Teaches every workflow in this process a kind of value. Prefer the workflow's `codecs`
- * option, which keeps what a workflow can save next to the workflow: this registry is
- * process-wide state, kept for code written for stepflow 0.1 and for a library's values that
- * every workflow of an application stores. The name is saved with the value, so keep it stable.
+ * Teaches every workflow in this process a kind of value ({@link sharedCodecRegistry}). Prefer
+ * the workflow's `codecs` option, which keeps what a workflow can save next to the workflow:
+ * this registry is process-wide, kept for code written for stepflow 0.1 and for a library's
+ * values that every workflow of an application stores. The name is saved with the value, so keep
+ * it stable.
  * @example
  * registerCodec("Money", { test: (v) => v instanceof Money, encode: (m) => m.cents, decode: (c) => new Money(c as number) });
  */
 export function registerCodec<T>(name: string, codec: Codec<T>): void {
-  processWide.set(name, codec as Codec);
-  processWideVersion++;
+  sharedCodecRegistry.register(name, codec);
 }
 
 const typeOf = (value: unknown): string =>
   value === null ? "null" : typeof value === "object" ? `${(value as object).constructor?.name ?? "Object"} object` : typeof value;
 
-/** The encoder `encodeValue` uses again, when no call is using it. */
-let spareEncoder: Encoder | undefined;
-
 /**
  * Encodes a value found at `where` (a path for error messages), reporting a cycle rather than
  * overflowing the stack.
+ * @example encodeValue({ n: 1 }, "store key \"n\"") // { n: 1 }
  */
 export function encodeValue(value: unknown, where: string, codecs: Codecs = DEFAULT_CODECS): Json {
   // A number, string, boolean or null is its own JSON: no walk, no encoder.
   if (value === null || typeof value === "string" || typeof value === "boolean" || (typeof value === "number" && Number.isFinite(value))) return value;
-  // One encoder serves the calls that do not overlap (a codec may encode values of its own meanwhile): each
-  // new one grew two stacks of 16 slots, which was most of what encoding a step's small result allocated.
-  const encoder = spareEncoder ?? new Encoder();
-  spareEncoder = undefined;
-  try {
-    return encoder.run(value, where, codecs);
-  } finally {
-    encoder.clear();
-    spareEncoder = encoder;
-  }
+  return codecs.encode(value, where);
 }
 
 /**

@@ -2,7 +2,8 @@
  * `Workflow`: a class whose `@step` methods (or `addStep` handlers) form an event graph, and
  * `run()` that starts one run of it.
  */
-import { Context, contextEngine } from "./context.ts";
+import { Context } from "./context.ts";
+import { contextRoot } from "./context-engine.ts";
 import { isEvent } from "./event.ts";
 import type { Event, EventClass, StartEvent } from "./event.ts";
 import { ConfigurationError, ContextStateError, WorkflowRuntimeError } from "./errors.ts";
@@ -18,6 +19,10 @@ import type { ResourceMap } from "./resource.ts";
 import type { FromOutside } from "./outside-events.ts";
 import { Codecs } from "./serialize.ts";
 import type { Codec } from "./serialize.ts";
+import { sharedTimeSlices } from "./time-slices.ts";
+import type { TimeSlices } from "./time-slices.ts";
+import { sharedRunObservers } from "./observer.ts";
+import type { RunObservers } from "./observer.ts";
 
 /** Options of a workflow. */
 export interface WorkflowOptions {
@@ -53,6 +58,23 @@ export interface WorkflowOptions {
    * new Shop({ codecs: { Money: { test: (v) => v instanceof Money, encode: (m) => m.cents, decode: (c) => new Money(c as number) } } });
    */
   readonly codecs?: Readonly<Record<string, Codec>>;
+  /**
+   * Who follows this workflow's runs, step attempts, LLM and tool calls (tracing, metrics).
+   * Default: `sharedRunObservers`, which `addRunObserver` and `stepflow/otel`'s `instrument()`
+   * fill for the whole process. A workflow given a set of its own follows only that set.
+   * @example
+   * const observers = new RunObservers([myObserver]);
+   * new Shop({ observers });
+   */
+  readonly observers?: RunObservers;
+  /**
+   * The scheduler whose time slices this workflow's step executions (and `Sessions` loads and
+   * saves of it) start in, so that many runs at once leave the event loop to timers and I/O.
+   * Default: `sharedTimeSlices`, shared by every workflow of the process (the event loop is
+   * the process's): give a workflow its own only when its runs need not make way for others.
+   * @example new Shop({ timeSlices: new TimeSlices() });
+   */
+  readonly timeSlices?: TimeSlices;
 }
 
 /** Options of one run. */
@@ -102,6 +124,10 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
   readonly stateSchema: StateSchema<object> | undefined;
   /** The codecs of this workflow's contexts: `options.codecs`, then `Date`, then any registered process-wide. */
   readonly codecs: Codecs;
+  /** Who follows this workflow's runs: `options.observers`, else `sharedRunObservers`. */
+  readonly observers: RunObservers;
+  /** The scheduler this workflow's runs start their step executions in: `options.timeSlices`, else `sharedTimeSlices`. */
+  readonly timeSlices: TimeSlices;
   readonly #maxRuns: number;
   #activeRuns = 0;
   /** Starts of runs waiting for a free place (FIFO), when `numConcurrentRuns` is set. */
@@ -125,6 +151,8 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
     }
     this.#maxRuns = limit ?? Infinity;
     this.codecs = new Codecs(checkCodecs(options.codecs));
+    this.observers = options.observers ?? sharedRunObservers;
+    this.timeSlices = options.timeSlices ?? sharedTimeSlices;
   }
 
   /**
@@ -198,7 +226,7 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
     const graph = this.graph;
     const ctx = options.ctx ?? new Context(this);
     // A run kept by cancel() is continued by run(undefined, { ctx }); a new question starts over, as before the cancel.
-    if (input !== undefined) contextEngine.dropCancelledRun(ctx);
+    if (input !== undefined) ctx[contextRoot].dropCancelledRun();
     if (ctx.hasSavedRun && input !== undefined) {
       throw new ContextStateError(
         "This context was saved in the middle of a run. Continue it with workflow.run(undefined, { ctx }), or start over with a new Context.",
@@ -222,6 +250,8 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
       timeout,
       log: this.verbose ? this.#log : undefined,
       lifecycleEvents: options.lifecycleEvents === true,
+      observers: this.observers,
+      timeSlices: this.timeSlices,
     });
     const handler = new WorkflowHandler<TResult>(run);
     if (options.signal) cancelOnAbort(run, options.signal);
@@ -261,7 +291,7 @@ function cancelOnAbort(run: Run, signal: AbortSignal): void {
 
 /** Loads the run's first events: the run saved in `ctx` (it may have been saved while the run waited its turn), else `first`. */
 function schedule(run: Run, ctx: Context, first: Event | undefined): void {
-  const saved = contextEngine.savedRun(ctx);
+  const saved = ctx[contextRoot].savedRun;
   run.schedule(saved ? { restored: saved } : { event: first as Event });
 }
 

@@ -3,8 +3,8 @@
  * it streams, and its tool calls complete.
  */
 import type { BaseTool, ChatMessage, ChatResponseChunk, ToolCall, ToolCallLLM, ToolCallLLMMessageOptions } from "@llamaindex/core/llms";
-import { observeOperation, observing } from "../core/internal.ts";
-import type { ObservedAttributes } from "../core/internal.ts";
+import { sharedRunObservers } from "../core/internal.ts";
+import type { ObservedAttributes, RunObservers } from "../core/internal.ts";
 import { withToolCallInput } from "../tools/tool-calls.ts";
 import { usageOf } from "./token-usage.ts";
 import type { TokenUsage } from "./token-usage.ts";
@@ -15,7 +15,8 @@ import type { TokenUsage } from "./token-usage.ts";
  * the signal's reason when `signal` aborts meanwhile, so that a cut-off reply is never taken
  * for a whole one (the OpenAI SDK ends an aborted stream quietly). `onUsage` gets the token
  * usage the server reported in a chunk's `raw` (OpenAI's last chunk, with `include_usage`), if any.
- * The call is a `chat {model}` operation for run observers (`stepflow/otel`).
+ * The call is a `chat {model}` operation for `observers` (`stepflow/otel`): give the workflow's
+ * (`this.observers` in a step); by default those registered for the process.
  * @example
  * const reply = await streamReply(llm, history, tools, ctx.signal, (delta) => process.stdout.write(delta));
  */
@@ -26,12 +27,13 @@ export function streamReply(
   signal: AbortSignal,
   onDelta: (delta: string) => void,
   onUsage?: (usage: TokenUsage) => void,
+  observers: RunObservers = sharedRunObservers,
 ): Promise<ChatMessage> {
   // Without an observer the call is only the stream: no operation, no raw chunks read for one,
   // and gather's own promise is returned (not awaited in one more async frame that the session
   // would keep alive while it waits for the model).
-  if (!observing()) return gather(llm, messages, tools, signal, onDelta, onUsage, undefined);
-  return observed(llm, messages, tools, signal, onDelta, onUsage);
+  if (!observers.observing()) return gather(llm, messages, tools, signal, onDelta, onUsage, undefined);
+  return observed(llm, messages, tools, signal, onDelta, onUsage, observers);
 }
 
 async function observed(
@@ -41,9 +43,10 @@ async function observed(
   signal: AbortSignal,
   onDelta: (delta: string) => void,
   onUsage: ((usage: TokenUsage) => void) | undefined,
+  observers: RunObservers,
 ): Promise<ChatMessage> {
   const model = llm.metadata.model;
-  const operation = observeOperation({
+  const operation = observers.observeOperation({
     kind: "llm",
     name: `chat ${model}`,
     attributes: {

@@ -12,13 +12,18 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { SpanKind, SpanStatusCode, context, isSpanContextValid, trace } from "@opentelemetry/api";
 import type { Attributes, Span, Tracer, TracerProvider } from "@opentelemetry/api";
-import { addRunObserver } from "../core/internal.ts";
-import type { ObservedAttributes, OperationObservation, RunObservation, RunObserver, StepObservation } from "../core/internal.ts";
+import { sharedRunObservers } from "../core/internal.ts";
+import type { ObservedAttributes, OperationObservation, RunObservation, RunObserver, RunObservers, StepObservation } from "../core/internal.ts";
 
 /** Options of {@link instrumentStepflow}. @example `{ tracerProvider: provider }` */
 export interface StepflowInstrumentationOptions {
   /** Where the spans go. Default: the provider the application registered globally (`trace.getTracerProvider()`). */
   readonly tracerProvider?: TracerProvider;
+  /**
+   * Whose runs are traced: the workflows given this set (`new MyWorkflow({ observers })`).
+   * Default: every workflow given no set of its own (`sharedRunObservers`).
+   */
+  readonly observers?: RunObservers;
 }
 
 const SCOPE = "stepflow";
@@ -38,7 +43,7 @@ const SCOPE = "stepflow";
  * await agent.run({ input: "What is (2123 + 2321) * 312?" }); // a trace: invoke_workflow → steps → chat / execute_tool
  */
 export function instrumentStepflow(options: StepflowInstrumentationOptions = {}): () => void {
-  return addRunObserver(new OpenTelemetryObserver(options.tracerProvider));
+  return (options.observers ?? sharedRunObservers).add(new OpenTelemetryObserver(options.tracerProvider));
 }
 
 /**

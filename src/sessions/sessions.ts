@@ -8,7 +8,7 @@
  * those are loaded and put back.
  */
 import type { ChatMessage } from "@llamaindex/core/llms";
-import { Context, ContextSerdeError, useJournal, currentSlice, nextSlice, sliceSpent, workDone } from "../core/internal.ts";
+import { Context, ContextSerdeError, useJournal } from "../core/internal.ts";
 import type { ContextJSON, Event, WorkflowHandler, Json, RunOptions, Workflow } from "../core/internal.ts";
 import { checkSessionMemory, sessionMemoryOf } from "./session-memory.ts";
 import type { MessageWindow, SessionMemory } from "./session-memory.ts";
@@ -158,14 +158,15 @@ export class Sessions<TInput extends object, TResult> {
 
   /** Loads the session (in its slice of time, as steps run) and starts the workflow's run on it. */
   async #start(id: string, input: TInput, options: Omit<RunOptions, "ctx">): Promise<StartedTurn<TResult>> {
-    // Many turns started at once load in slices of time, as their steps run: not all in one go.
-    if (sliceSpent()) await nextSlice();
-    const slice = currentSlice();
+    // Many turns started at once load in slices of time (the workflow's), as their steps run: not all in one go.
+    const slices = this.workflow.timeSlices;
+    if (slices.sliceSpent()) await slices.nextSlice();
+    const slice = slices.currentSlice();
     let loaded: Loaded;
     try {
       loaded = await this.#read(id);
     } finally {
-      workDone(slice);
+      slices.workDone(slice);
     }
     return { handler: this.workflow.run(input, { ...options, ctx: loaded.ctx }), loaded };
   }
@@ -181,8 +182,9 @@ export class Sessions<TInput extends object, TResult> {
 
   async #save(id: string, { handler: running, loaded }: StartedTurn<TResult>): Promise<void> {
     // Saving is work of its own: with many turns ending at once, it waits its slice as steps do.
-    if (sliceSpent()) await nextSlice();
-    const slice = currentSlice();
+    const slices = this.workflow.timeSlices;
+    if (slices.sliceSpent()) await slices.nextSlice();
+    const slice = slices.currentSlice();
     const { version, window, kept } = loaded;
     let saved: { readonly snapshot: ContextJSON; readonly append: readonly Json[] };
     try {
@@ -200,7 +202,7 @@ export class Sessions<TInput extends object, TResult> {
       throw error;
     }
     if (kept) this.#remember(id, savedVersion, window, kept, append);
-    workDone(slice);
+    slices.workDone(slice);
   }
 
   /**

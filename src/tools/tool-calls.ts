@@ -7,7 +7,8 @@
 import type { JSONValue } from "@llamaindex/core/global";
 import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
 import { z } from "zod";
-import { checkTimeout, startTimer, observeOperation, observing } from "../core/internal.ts";
+import { checkTimeout, startTimer, sharedRunObservers } from "../core/internal.ts";
+import type { RunObservers } from "../core/internal.ts";
 import { startingToolCall } from "./current-tool-call.ts";
 import { zodSchemaOf } from "./tool.ts";
 import type { ArgumentSchema } from "./tool.ts";
@@ -34,6 +35,8 @@ export interface RunToolCallOptions {
   readonly signal?: AbortSignal;
   /** The call's idempotency key, which its tool reads with `currentToolCall()`. */
   readonly idempotencyKey?: string;
+  /** Who is told of the call (an `execute_tool` operation): the workflow's observers. Default: those registered for the process. */
+  readonly observers?: RunObservers;
 }
 
 const schemas = new WeakMap<BaseTool, ArgumentSchema | null>();
@@ -76,8 +79,9 @@ export function checkToolTimeout(option: string, seconds: number): number {
  * source.content; // "4444"
  */
 export function runToolCall(call: ToolCall, tools: readonly BaseTool[], options: RunToolCallOptions = {}): ToolSource | Promise<ToolSource> {
-  if (!observing()) return runCall(call, tools, options);
-  const operation = observeOperation({
+  const observers = options.observers ?? sharedRunObservers;
+  if (!observers.observing()) return runCall(call, tools, options);
+  const operation = observers.observeOperation({
     kind: "tool",
     name: `execute_tool ${call.name}`,
     attributes: {
