@@ -164,6 +164,21 @@ describe("the packed tarball in the starter project", () => {
   });
 });
 
+describe("the starter as docs/your-workflows.md shows it", () => {
+  it("shows the starter's package.json and tsconfig.json as they are in examples/starter/", () => {
+    const doc = readFileSync(join(REPO, "docs", "your-workflows.md"), "utf8");
+    const jsonBlocks = [...doc.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1] as string) as unknown);
+    for (const file of ["package.json", "tsconfig.json"]) expect(jsonBlocks).toContainEqual(JSON.parse(readFileSync(join(STARTER, file), "utf8")));
+  });
+
+  it("shows the starter's Dockerfile in docs/deploy.md as it is", () => {
+    const doc = readFileSync(join(REPO, "docs", "deploy.md"), "utf8");
+    const shown = /```dockerfile\n([\s\S]*?)```/.exec(doc)?.[1] ?? "";
+    const instructions = (text: string) => text.split("\n").filter((line) => /^[A-Z]+ /.test(line));
+    expect(instructions(shown)).toEqual(instructions(readFileSync(join(STARTER, "Dockerfile"), "utf8")));
+  });
+});
+
 /** The parts of a Dockerfile that say how its container runs: WORKDIR, ENV and the exec-form CMD. */
 function dockerfile(text: string): { workdir: string; env: Record<string, string>; cmd: string[] } {
   let workdir = "/";
