@@ -7,7 +7,7 @@
  */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { copyFile, cp, mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
+import { copyFile, cp, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -22,6 +22,19 @@ const EXPECTED = [
   "page: 200 stepflow",
   "script: 200 text/javascript; charset=utf-8",
 ].join("\n");
+
+/** A user's own workflow in TypeScript, with a standard `@step` decorator. */
+const FLOW_TS = `import { StartEvent, StopEvent, Workflow, step, type Context } from "stepflow";
+
+class Greeting extends Workflow<{ name: string }, string> {
+  @step({ accepts: [StartEvent], emits: [StopEvent] })
+  async greet(_ctx: Context, ev: StartEvent<{ name: string }>) {
+    return new StopEvent({ result: \`Hello, \${ev.name}!\` });
+  }
+}
+
+console.log(await new Greeting({ timeout: 10 }).run({ name: "Ada" }));
+`;
 
 let work: string;
 let app: string;
@@ -132,5 +145,39 @@ describe("an app bundled with stepflow inside", () => {
     const done = await runBundle(await deployment("vite", join(outDir, "app.mjs"), "beside"));
     expect(done.stderr).toBe("");
     expect(done.stdout).toBe(EXPECTED);
+  });
+
+  it("vite, SSR build of TypeScript with its own @step workflow, decorators lowered by the plugin docs/deploy.md gives", async () => {
+    const { build } = await import("vite");
+    const { transform } = await import("esbuild");
+    await writeFile(join(app, "flow.ts"), FLOW_TS);
+    // The plugin of docs/deploy.md: vite keeps standard decorators as written, which Node does not run yet.
+    const lowerDecorators = {
+      name: "lower-decorators",
+      enforce: "pre" as const,
+      async transform(code: string, id: string) {
+        if (!/\.[cm]?ts$/.test(id) || id.includes("/node_modules/")) return null;
+        const result = await transform(code, { loader: "ts", target: "es2022", sourcemap: true, sourcefile: id });
+        return { code: result.code, map: result.map };
+      },
+    };
+    const outDir = join(app, "vite-flow");
+    await build({
+      root: app,
+      configFile: false,
+      logLevel: "error",
+      plugins: [lowerDecorators],
+      ssr: { noExternal: true, external: ["@libsql/client"] },
+      build: {
+        ssr: join(app, "flow.ts"),
+        outDir,
+        emptyOutDir: true,
+        target: "node20",
+        rolldownOptions: { output: { format: "es", entryFileNames: "flow.mjs" } },
+      },
+    });
+    const done = await runBundle(await deployment("vite-flow", join(outDir, "flow.mjs"), "none"));
+    expect(done.stderr).toBe("");
+    expect(done.stdout).toBe("Hello, Ada!");
   });
 });
