@@ -38,6 +38,7 @@ export const SLOW_SUITES = [
   "test/cli/dev.test.ts",
   "test/dbos/**/*.test.ts",
   "test/web/**/*.test.ts",
+  "test/bundles/**/*.test.ts",
   "test/server/restart.test.ts",
   "test/workflows/exactly-once.test.ts",
   "test/sessions/sessions.test.ts",

@@ -39,10 +39,14 @@ for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true }))
   if (fixed !== text) writeFileSync(file, fixed);
   files++;
 }
-// JavaScript that tsc does not compile: the SQLite store's worker thread, which must start
-// without a TypeScript loader (see src/sqlite-thread/sqlite-worker.js).
-mkdirSync(join(dist, "src", "sqlite-thread"), { recursive: true });
-copyFileSync(join(root, "src", "sqlite-thread", "sqlite-worker.js"), join(dist, "src", "sqlite-thread", "sqlite-worker.js"));
+// The SQLite store's worker thread (src/sqlite-thread/sqlite-worker.js, JavaScript that must start
+// without a TypeScript loader), inlined as text: the worker starts from it, so that an application
+// bundled by esbuild or vite, which has no file beside stepflow's modules, starts it too.
+const workerSource = readFileSync(join(root, "src", "sqlite-thread", "sqlite-worker.js"), "utf8");
+writeFileSync(
+  join(dist, "src", "sqlite-thread", "sqlite-worker-source.js"),
+  `/** The code of the SQLite worker thread (src/sqlite-thread/sqlite-worker.js), inlined by scripts/build.mjs. */\nconst source = ${JSON.stringify(workerSource)};\nexport function sqliteWorkerSource() {\n  return source;\n}\n`,
+);
 // Mermaid's browser build, which `stepflow draw --html` inlines so that the page draws offline: dist/draw/.
 mkdirSync(join(dist, "draw"), { recursive: true });
 copyFileSync(join(root, "node_modules", "mermaid", "dist", "mermaid.min.js"), join(dist, "draw", "mermaid.min.js"));

@@ -17,6 +17,7 @@
 import { Worker } from "node:worker_threads";
 import type { Client, Config, InArgs, InStatement, ResultSet, Row, TransactionMode } from "@libsql/client";
 import type { ForwardedMethod, SqliteReply, SqliteRequest, WireError, WireResult } from "./sqlite-wire.ts";
+import { sqliteWorkerSource } from "./sqlite-worker-source.ts";
 
 type Driver = typeof import("@libsql/client");
 
@@ -200,12 +201,15 @@ const REPLIES_PER_TURN = 16;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /**
- * The worker is JavaScript (see sqlite-worker.js), the same file from the sources and from dist/.
+ * The worker is JavaScript (see sqlite-worker.js), started from its text rather than its file so
+ * that a bundled application, which has no such file, starts it too (see sqlite-worker-source.ts).
  * It needs none of the process's options, and some break it (`-e` with `--input-type=module`).
  */
 function startWorker(): Worker {
-  return new Worker(new URL("./sqlite-worker.js", import.meta.url), { execArgv: [] });
+  workerURL ??= new URL(`data:text/javascript;base64,${Buffer.from(sqliteWorkerSource()).toString("base64")}`);
+  return new Worker(workerURL, { execArgv: [] });
 }
+let workerURL: URL | undefined;
 
 function toResultSet(wire: WireResult): ResultSet {
   return new ThreadResultSet(wire);

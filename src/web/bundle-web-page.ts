@@ -11,17 +11,12 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { brotliCompress, constants, gzip } from "node:zlib";
-import { StepflowError } from "../core/internal.ts";
+import { WebPageError } from "./web-page-error.ts";
+
+export { WebPageError } from "./web-page-error.ts";
 
 /** The page's sources: next to this module in a clone (not shipped in the package). */
 export const PAGE_SOURCES = fileURLToPath(new URL("./page/", import.meta.url));
-
-/**
- * The web page could not be built or found. @example `if (err instanceof WebPageError) console.error(err.message)`
- */
-export class WebPageError extends StepflowError {
-  override name = "WebPageError";
-}
 
 /**
  * Writes the bundled page into `outDir` (made if missing); `index.html` is written last, so a
@@ -31,7 +26,9 @@ export class WebPageError extends StepflowError {
 export async function bundleWebPage(outDir: string, sources = PAGE_SOURCES): Promise<void> {
   let esbuild: typeof import("esbuild");
   try {
-    esbuild = await import("esbuild");
+    // A name in a variable: an application bundling stepflow must not bundle esbuild with it.
+    const name = "esbuild";
+    esbuild = (await import(/* @vite-ignore */ name)) as typeof import("esbuild");
   } catch (error) {
     throw new WebPageError(
       `Building the web page needs esbuild, a development dependency of stepflow, which is not installed here (${(error as Error).message}). Run npm install in the stepflow clone, or use the built package, whose page is prebuilt.`,

@@ -43,9 +43,9 @@ export interface RunningCommand {
   stop(): Promise<number | null>;
 }
 
-/** Starts `stepflow ...args` in `dir`. */
-export function startCommand(dir: string, args: string[]): RunningCommand {
-  const child = spawn(process.execPath, [STEPFLOW_BIN, ...args], { cwd: dir, env: userEnv() });
+/** Starts `stepflow ...args` in `dir` (this repository's command, or the `bin` given: an installed one). */
+export function startCommand(dir: string, args: string[], bin = STEPFLOW_BIN): RunningCommand {
+  const child = spawn(process.execPath, [bin, ...args], { cwd: dir, env: userEnv() });
   let stderr = "";
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const lines: string[] = [];
