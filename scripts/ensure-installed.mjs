@@ -5,7 +5,8 @@
  * `npm test` run it. Those folders keep apart dependencies that a normal install of the project
  * must not fetch: bench/ has @llamaindex/workflow-core, the engine benchmark's comparison point,
  * and test/llamaindex/ the `llamaindex` umbrella package, which depends on it; npm warns on every
- * install that fetches it, as it is deprecated upstream.
+ * install that fetches it, as it is deprecated upstream. test/compat/upstream/ has what upstream's
+ * own test suites import besides the packages they test (stream-chain).
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";

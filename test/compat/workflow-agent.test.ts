@@ -63,7 +63,13 @@ describe("agent()", () => {
       ],
     });
     expect(stopAgentEvent.include(result) && result.data.result).toBe("Your name is Ada.");
-    expect(llm.requests[0]?.messages.map((m) => m.content)).toEqual(["I am Ada.", "Hello Ada.", "What is my name?"]);
+    // Without a systemPrompt, upstream's default one comes first.
+    expect(llm.requests[0]?.messages.map((m) => m.content)).toEqual([
+      "You are a helpful assistant. Use the provided tools to answer questions.",
+      "I am Ada.",
+      "Hello Ada.",
+      "What is my name?",
+    ]);
   });
 
   test("a call of an unknown tool is reported to the model; the run goes on (upstream's crashes the process)", async () => {

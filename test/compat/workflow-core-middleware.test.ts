@@ -253,7 +253,7 @@ describe.each(implementations)("%s", (_name, { core, trace, validation, run, zod
 });
 
 describe("compat only", () => {
-  test("trace-events: a finished call leaves its parent's next, so a long run does not keep every call", async () => {
+  test("trace-events: a finished call leaves its parent's next (but the last of each handler), so a long run does not keep every call", async () => {
     const { createWorkflow, workflowEvent } = compatCore;
     const start = workflowEvent<number>();
     const tick = workflowEvent<number>();
@@ -276,7 +276,8 @@ describe("compat only", () => {
     sendEvent(start.with(0));
     expect((await stream.untilEvent(stop)).data).toBe(100);
     await Promise.resolve();
-    expect(root?.next.size).toBe(0);
+    // The start handler's call stays, as the last call of its handler from outside; none of the 101 tick calls does.
+    expect([...(root?.next ?? [])].map((call) => [call.inputEvents, call.next.size])).toEqual([[[start], 0]]);
   });
 
   test("getEventOrigins outside a traced workflow says what it needs", () => {

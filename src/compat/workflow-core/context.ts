@@ -82,7 +82,8 @@ export interface ContextOptions {
   readonly timeout?: number | null;
 }
 
-const INHERITANCE = Symbol("stepflow.compat.inheritance");
+/** Upstream's name for a root context's transformers: middleware written for upstream reads it. */
+const INHERITANCE = "__internal__property_inheritance_handlers";
 /** Where middleware of this package (the state middleware's snapshots) watches a context. */
 export const HOOKS = Symbol("stepflow.compat.hooks");
 
@@ -186,9 +187,10 @@ export function extendContext(
   Object.assign(context, properties);
   if (!inheritanceTransformers) return;
   const internals = context as WorkflowContext & RootInternals;
-  internals[INHERITANCE] ??= new Map();
+  if (internals[INHERITANCE] === undefined)
+    Object.defineProperty(internals, INHERITANCE, { value: new Map(), enumerable: false, configurable: true, writable: true });
   for (const [key, transformer] of Object.entries(inheritanceTransformers)) {
-    internals[INHERITANCE].set(key, transformer);
+    internals[INHERITANCE]?.set(key, transformer);
     const descriptor = Object.getOwnPropertyDescriptor(context, key);
     if (descriptor) Object.defineProperty(context, key, transformer(context, descriptor));
   }

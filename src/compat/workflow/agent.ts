@@ -1,240 +1,136 @@
 /**
- * `agent()` and `multiAgent()` of `@llamaindex/workflow` on stepflow's `FunctionCallingAgent`:
- * the same calls and the same events to stream (agent input, setup, stream deltas, tool call,
- * tool call result, output, stop), with the agent's timeout, parallel tool calls, argument
- * validation and the model told about an unknown tool instead of the process crashing. Several
- * agents hand the conversation to one another with upstream's `handOff` tool.
+ * `AgentWorkflow`, `agent()` and `multiAgent()` of `@llamaindex/workflow`, run by stepflow's
+ * `FunctionCallingAgent`: the same classes and calls, the same events to stream (agent input,
+ * setup, stream deltas, tool call, tool call result, output, stop), with the workflow's timeout,
+ * parallel tool calls, argument validation and the model told about an unknown tool instead of
+ * the run failing. Several agents hand the conversation to one another with upstream's
+ * `handOff` tool; `responseFormat` turns the final answer into a validated object.
  */
 import { createMemory, type Memory } from "@llamaindex/core/memory";
 import type {
   BaseTool,
+  BaseToolWithCall,
   ChatMessage,
   ChatResponse,
   ChatResponseChunk,
   LLMChatParamsStreaming,
   MessageContent,
   ToolCallLLM,
-  ToolResult,
 } from "@llamaindex/core/llms";
+import type { JSONObject, JSONValue } from "@llamaindex/core/global";
+import { consoleLogger, emptyLogger, type Logger } from "@llamaindex/env";
 import { z } from "zod";
-import type { JSONValue } from "@llamaindex/core/global";
 import { FunctionOutputEvent, StreamEvent, ToolCallEvent } from "../../../events/index.ts";
 import { FunctionCallingAgent } from "../../../workflows/function-calling-agent.ts";
 import { ConfigurationError, Context, WorkflowTimeoutError } from "../../index.ts";
 import { tool } from "../../tools/tool.ts";
-import { workflowEvent, type WorkflowEventData } from "../workflow-core/event.ts";
+import type { WorkflowEvent, WorkflowEventData } from "../workflow-core/event.ts";
 import { createWorkflow, type Workflow } from "../workflow-core/workflow.ts";
-import type { WorkflowContext } from "../workflow-core/context.ts";
+import type { Handler, WorkflowContext } from "../workflow-core/context.ts";
 import type { WorkflowStream } from "../workflow-core/stream.ts";
+import type { ZodSchema } from "../workflow-core/util/zod.ts";
+import {
+  agentInputEvent,
+  agentOutputEvent,
+  agentSetupEvent,
+  agentStepEvent,
+  agentStreamEvent,
+  agentToolCallEvent,
+  agentToolCallResultEvent,
+  startAgentEvent,
+  stopAgentEvent,
+  toolCallsEvent,
+  toolResultsEvent,
+  type AgentInputData,
+  type AgentResultData,
+  type AgentToolCall,
+  type AgentToolCallResult,
+  type AgentWorkflowState,
+} from "./events.ts";
+import { FunctionAgent, type BaseWorkflowAgent, type FunctionAgentParams } from "./function-agent.ts";
 
 /**
- * A tool call the model made.
- * @example
- * import type { AgentToolCall } from "stepflow/compat/workflow";
- * const call: AgentToolCall = { agentName: "Agent", toolName: "add", toolKwargs: { x: 1 }, toolId: "call_1" };
- */
-export type AgentToolCall = { agentName: string; toolName: string; toolKwargs: Record<string, JSONValue>; toolId: string };
-/**
- * The result of one tool call.
- * @example
- * import type { AgentToolCallResult } from "stepflow/compat/workflow";
- * const read = (r: AgentToolCallResult) => r.toolOutput.output;
- */
-export type AgentToolCallResult = {
-  toolName: string;
-  toolKwargs: Record<string, JSONValue>;
-  toolId: string;
-  toolOutput: ToolResult;
-  returnDirect: boolean;
-  raw: JSONValue;
-};
-/**
- * The messages an agent step starts from.
- * @example
- * import type { AgentInput } from "stepflow/compat/workflow";
- * const input: AgentInput = { input: [{ role: "user", content: "hi" }], currentAgentName: "Agent" };
- */
-export type AgentInput = { input: ChatMessage[]; currentAgentName: string };
-/**
- * What one LLM call of the agent answered.
- * @example
- * import type { AgentOutput } from "stepflow/compat/workflow";
- * const text = (o: AgentOutput) => o.response.content;
- */
-export type AgentOutput = { response: ChatMessage; toolCalls: AgentToolCall[]; raw: unknown; currentAgentName: string };
-/**
- * What starts an agent run.
- * @example
- * import type { AgentInputData } from "stepflow/compat/workflow";
- * const start: AgentInputData = { userInput: "What is 2 + 2?" };
- */
-export type AgentInputData = { userInput?: MessageContent | undefined; chatHistory?: ChatMessage[] | undefined };
-/**
- * What ends an agent run.
- * @example
- * import type { AgentResultData } from "stepflow/compat/workflow";
- * const answer = (r: AgentResultData) => r.result;
- */
-export type AgentResultData = { result: MessageContent; message: ChatMessage; state?: AgentWorkflowState };
-
-/**
- * Where a turn ended: the conversation's memory and the agent that answered.
- * @example
- * import type { AgentWorkflowState } from "stepflow/compat/workflow";
- * const whoAnswered = (state: AgentWorkflowState) => state.currentAgentName;
- */
-export type AgentWorkflowState = { memory: Memory; scratchpad: ChatMessage[]; currentAgentName: string; agents: string[]; nextAgentName: string | null };
-
-/** @example import { agentToolCallEvent } from "stepflow/compat/workflow"; */
-export const agentToolCallEvent = workflowEvent<AgentToolCall>({ debugLabel: "agentToolCall" });
-/** @example import { agentToolCallResultEvent } from "stepflow/compat/workflow"; */
-export const agentToolCallResultEvent = workflowEvent<AgentToolCallResult>({ debugLabel: "agentToolCallResult" });
-/** @example import { agentInputEvent } from "stepflow/compat/workflow"; */
-export const agentInputEvent = workflowEvent<AgentInput>({ debugLabel: "agentInput" });
-/** @example import { agentSetupEvent } from "stepflow/compat/workflow"; */
-export const agentSetupEvent = workflowEvent<AgentInput>({ debugLabel: "agentSetup" });
-/**
- * One piece of the reply as it streams: `delta` is the new text, `response` all of it so far.
- * @example
- * import { agentStreamEvent } from "stepflow/compat/workflow";
- * const print = (ev: unknown) => agentStreamEvent.include(ev) && process.stdout.write(ev.data.delta);
- */
-export const agentStreamEvent = workflowEvent<{ delta: string; response: string; currentAgentName: string; raw: unknown }>({ debugLabel: "agentStream" });
-/** @example import { agentOutputEvent } from "stepflow/compat/workflow"; */
-export const agentOutputEvent = workflowEvent<AgentOutput>({ debugLabel: "agentOutput" });
-/**
- * One model call of an agent: what it answered and the tool calls it made (upstream's internal step, streamed as upstream does).
- * @example
- * import type { AgentStep } from "stepflow/compat/workflow";
- * const calls = (step: AgentStep) => step.toolCalls.length;
- */
-export type AgentStep = { agentName: string; response: ChatMessage; toolCalls: AgentToolCall[] };
-/**
- * The tool calls of one model call.
- * @example
- * import type { ToolCalls } from "stepflow/compat/workflow";
- * const names = (calls: ToolCalls) => calls.toolCalls.map((call) => call.toolName);
- */
-export type ToolCalls = { agentName: string; toolCalls: AgentToolCall[] };
-/**
- * The results of all the tool calls of one model call.
- * @example
- * import type { ToolResults } from "stepflow/compat/workflow";
- * const failed = (r: ToolResults) => r.results.filter((result) => result.toolOutput.isError);
- */
-export type ToolResults = { agentName: string; results: AgentToolCallResult[] };
-/** @example import { agentStepEvent } from "stepflow/compat/workflow"; */
-export const agentStepEvent = workflowEvent<AgentStep>({ debugLabel: "agentStep" });
-/** @example import { toolCallsEvent } from "stepflow/compat/workflow"; */
-export const toolCallsEvent = workflowEvent<ToolCalls>({ debugLabel: "toolCalls" });
-/** @example import { toolResultsEvent } from "stepflow/compat/workflow"; */
-export const toolResultsEvent = workflowEvent<ToolResults>({ debugLabel: "toolResults" });
-/** @example import { startAgentEvent } from "stepflow/compat/workflow"; */
-export const startAgentEvent = workflowEvent<AgentInputData, "llamaindex-start">({ debugLabel: "llamaindex-start" });
-/** @example import { stopAgentEvent } from "stepflow/compat/workflow"; */
-export const stopAgentEvent = workflowEvent<AgentResultData, "llamaindex-stop">({ debugLabel: "llamaindex-stop" });
-
-/**
- * Options of {@link agent}: upstream's, with `timeout` in seconds (default 60, as upstream; here
- * it fires) and `toolTimeout`, `maxIterations` passed on to `FunctionCallingAgent`.
- * `canHandoffTo` (agents or their names) matters in {@link multiAgent}: the agents this one may
- * hand the conversation to with the `handOff` tool.
+ * Options of {@link agent} and {@link AgentWorkflow.fromTools}: the agent's (see
+ * `FunctionAgentParams`), and the workflow's: `timeout` in seconds for a turn (default 60 as
+ * upstream; here it fires; `null`: none), a `memory` the turns add to, `verbose` / `logger`.
  * @example
  * import type { SingleAgentParams } from "stepflow/compat/workflow";
  * import { OfflineDemoLLM } from "stepflow/llm/offline";
  * const params: SingleAgentParams = { llm: new OfflineDemoLLM(), timeout: 30 };
  */
-export interface SingleAgentParams {
-  readonly llm: ToolCallLLM;
-  readonly tools?: readonly BaseTool[];
-  readonly systemPrompt?: string;
-  readonly name?: string;
-  readonly description?: string;
-  readonly canHandoffTo?: readonly (string | AgentWorkflow)[];
-  readonly timeout?: number | null;
-  readonly toolTimeout?: number;
-  readonly maxIterations?: number;
-  readonly verbose?: boolean;
-}
+export type SingleAgentParams = FunctionAgentParams & {
+  memory?: Memory | undefined;
+  verbose?: boolean | undefined;
+  timeout?: number | null | undefined;
+  logger?: Logger | undefined;
+};
 
 /**
- * Options of {@link multiAgent}: the agents (made by {@link agent}), the one that takes the
- * user's message first, and the turn's `timeout` in seconds (default 60; `null`: none).
+ * Options of `new AgentWorkflow(...)` and {@link multiAgent}: the agents (`FunctionAgent`s, or
+ * workflows made by {@link agent}), the one that takes the user's message first, and the
+ * workflow's `timeout` in seconds for a whole turn, across agents (default 60; `null`: none).
  * @example
- * import { agent, type MultiAgentParams } from "stepflow/compat/workflow";
+ * import { agent, type AgentWorkflowParams } from "stepflow/compat/workflow";
  * import { OfflineDemoLLM } from "stepflow/llm/offline";
  * const helper = agent({ name: "Helper", llm: new OfflineDemoLLM() });
- * const params: MultiAgentParams = { agents: [helper], rootAgent: helper, timeout: 120 };
+ * const params: AgentWorkflowParams = { agents: [helper], rootAgent: helper, timeout: 120 };
  */
-export interface MultiAgentParams {
-  readonly agents: readonly AgentWorkflow[];
-  readonly rootAgent: AgentWorkflow;
-  readonly timeout?: number | null;
-  readonly verbose?: boolean;
-}
+export type AgentWorkflowParams = {
+  agents: readonly (BaseWorkflowAgent | AgentWorkflow)[];
+  rootAgent: BaseWorkflowAgent | AgentWorkflow;
+  /** The conversation so far; each turn adds its messages to it. Default: a new, empty one per turn. */
+  memory?: Memory | undefined;
+  verbose?: boolean | undefined;
+  timeout?: number | null | undefined;
+  logger?: Logger | undefined;
+};
 
 /**
- * One agent of an {@link AgentWorkflow}, as `getAgents()` lists it.
+ * The options of {@link multiAgent} (upstream's name for {@link AgentWorkflowParams}).
+ * @example
+ * import type { MultiAgentParams } from "stepflow/compat/workflow";
+ * const timeoutOf = (params: MultiAgentParams) => params.timeout ?? 60;
+ */
+export type MultiAgentParams = AgentWorkflowParams;
+
+/**
+ * An agent as `getAgents()` lists it (upstream's `BaseWorkflowAgent`).
  * @example
  * import type { WorkflowAgent } from "stepflow/compat/workflow";
  * const describe = (a: WorkflowAgent) => `${a.name}: ${a.description} (hands off to ${a.canHandoffTo.join(", ") || "nobody"})`;
  */
-export interface WorkflowAgent {
-  readonly name: string;
-  readonly description: string;
-  readonly llm: ToolCallLLM;
-  readonly tools: readonly BaseTool[];
-  readonly systemPrompt: string | undefined;
-  readonly canHandoffTo: readonly string[];
-}
+export type WorkflowAgent = BaseWorkflowAgent;
 
 /**
- * An agent, or several, as `@llamaindex/workflow` exposes them: `run` for the final event,
- * `runStream` for every event, or a context of its own (send `startAgentEvent`, read the stream).
+ * What `run` and `runStream` take besides the user's message: earlier messages, a state to go on
+ * from (its memory), and a zod schema for the final answer as an object (`result.data.object`).
  * @example
- * import { agent, agentStreamEvent } from "stepflow/compat/workflow";
- * import { OfflineDemoLLM } from "stepflow/llm/offline";
- * const assistant = agent({ llm: new OfflineDemoLLM() });
- * for await (const ev of assistant.runStream("Hello!")) if (agentStreamEvent.include(ev)) process.stdout.write(ev.data.delta);
+ * import { z } from "zod";
+ * import type { AgentRunParams } from "stepflow/compat/workflow";
+ * const params: AgentRunParams<{ city: string }> = { responseFormat: z.object({ city: z.string() }) };
  */
-export interface AgentWorkflow extends Workflow {
-  /** Runs one turn; resolves to the `stopAgentEvent` (its `data.result` is the reply). */
-  run(userInput: MessageContent, params?: { chatHistory?: ChatMessage[] }): Promise<WorkflowEventData<AgentResultData>>;
-  /** Runs one turn; the stream ends with the `stopAgentEvent`. */
-  runStream(userInput: MessageContent, params?: { chatHistory?: ChatMessage[] }): WorkflowStream<WorkflowEventData<unknown>>;
-  /** The agents, in the order given. */
-  getAgents(): WorkflowAgent[];
-  /**
-   * The root agent's `FunctionCallingAgent`, as `agent()` configured it (its LLM, tools, system
-   * prompt, limits). Each turn runs on a copy of it made for the turn, whose LLM also streams
-   * the input events and, in `multiAgent()`, with the `handOff` tool and what is left of the
-   * turn's timeout.
-   */
-  readonly agent: FunctionCallingAgent;
-}
+export type AgentRunParams<T = JSONObject> = {
+  chatHistory?: ChatMessage[] | undefined;
+  state?: AgentWorkflowState | undefined;
+  responseFormat?: ZodSchema<T> | undefined;
+};
 
 const text = (content: MessageContent): string =>
   typeof content === "string" ? content : content.map((part) => ("text" in part && typeof part.text === "string" ? part.text : "")).join("");
 
-interface AgentSpec extends WorkflowAgent {
-  readonly toolTimeout: number | undefined;
-  readonly maxIterations: number | undefined;
-  /** agent()'s timeout in seconds, or null. */
-  readonly timeout: number | null;
-  /** Its names to hand off to, as given: resolved by multiAgent, when every agent exists. */
-  readonly handoffTargets: readonly (string | AgentWorkflow)[];
-  readonly runner: FunctionCallingAgent;
-}
-
-const SPECS = Symbol("stepflow.compat.agents");
-type WithSpecs = AgentWorkflow & { readonly [SPECS]: readonly AgentSpec[] };
-
 /** Upstream's words, so that a model prompted for upstream's agents behaves the same. */
-const handoffDescription = (targets: readonly AgentSpec[]) =>
+const handoffDescription = (targets: readonly BaseWorkflowAgent[]) =>
   `Useful for handing off to another agent.\nIf you are currently not equipped to handle the user's request, or another agent is better suited to handle the request, please hand off to the appropriate agent.\n\nCurrently available agents: \n${JSON.stringify(Object.fromEntries(targets.map((t) => [t.name, t.description])))}\n`;
 const handoffNote = (toAgent: string, reason: string) =>
   `Agent ${toAgent} is now handling the request due to the following reason: ${reason}.\nPlease continue with the current request.`;
 const MAX_HANDOFFS = 20;
+const handoffParameters = z.object({
+  toAgent: z.string().describe("The name of the agent to hand off to"),
+  reason: z.string().describe("The reason for handing off to the agent"),
+});
+
+/** The `handOff` tools agent workflows put in their agents' `tools`: each run uses one bound to its turn instead. */
+const HANDOFF_TOOLS = new WeakSet<BaseTool>();
 
 /** A turn's handoff: set by the `handOff` tool, read by the LLM wrapper and the turn's loop. */
 interface Handoff {
@@ -277,17 +173,15 @@ function turnLLM(llm: ToolCallLLM, handoff: Handoff, announce: (messages: ChatMe
   } as unknown as ToolCallLLM;
 }
 
-function handoffTool(spec: AgentSpec, targets: readonly AgentSpec[], handoff: Handoff): BaseTool {
+/** The `handOff` tool of one agent's run in a turn. */
+function turnHandoffTool(agent: BaseWorkflowAgent, targets: readonly BaseWorkflowAgent[], handoff: Handoff): BaseTool {
   return tool({
     name: "handOff",
     description: handoffDescription(targets),
-    parameters: z.object({
-      toAgent: z.string().describe("The name of the agent to hand off to"),
-      reason: z.string().describe("The reason for handing off to the agent"),
-    }),
+    parameters: handoffParameters,
     execute: ({ toAgent, reason }) => {
-      if (!spec.canHandoffTo.includes(toAgent))
-        return `Agent ${toAgent} not found. Select a valid agent to hand off to. Valid agents: ${spec.canHandoffTo.join(", ")}`;
+      if (!targets.some((target) => target.name === toAgent))
+        return `Agent ${toAgent} not found. Select a valid agent to hand off to. Valid agents: ${targets.map((t) => t.name).join(", ")}`;
       handoff.to = toAgent;
       handoff.note = handoffNote(toAgent, reason);
       return handoff.note;
@@ -295,47 +189,43 @@ function handoffTool(spec: AgentSpec, targets: readonly AgentSpec[], handoff: Ha
   }) as BaseTool;
 }
 
-function runnerOf(spec: Omit<AgentSpec, "runner">, llm: ToolCallLLM, tools: readonly BaseTool[], timeout: number | null): FunctionCallingAgent {
+/** The `handOff` tool shown in an agent's `tools`: runs replace it with their own; called outside a run, it says so. */
+function listedHandoffTool(targets: readonly BaseWorkflowAgent[]): BaseToolWithCall {
+  const made = tool({
+    name: "handOff",
+    description: handoffDescription(targets),
+    parameters: handoffParameters,
+    execute: () => {
+      throw new Error("handOff works while its agent workflow runs a turn (run or runStream); called outside one, it has no turn to hand off.");
+    },
+  }) as BaseToolWithCall;
+  HANDOFF_TOOLS.add(made);
+  return made;
+}
+
+function runnerOf(agent: BaseWorkflowAgent, llm: ToolCallLLM, tools: readonly BaseTool[], timeout: number | null): FunctionCallingAgent {
   return new FunctionCallingAgent({
     llm,
     tools,
     timeout,
-    ...(spec.systemPrompt !== undefined ? { systemPrompt: spec.systemPrompt } : {}),
-    ...(spec.toolTimeout !== undefined ? { toolTimeout: spec.toolTimeout } : {}),
-    ...(spec.maxIterations !== undefined ? { maxIterations: spec.maxIterations } : {}),
+    ...(agent.systemPrompt ? { systemPrompt: agent.systemPrompt } : {}),
+    ...(agent.toolTimeout !== undefined ? { toolTimeout: agent.toolTimeout } : {}),
+    ...(agent.maxIterations !== undefined ? { maxIterations: agent.maxIterations } : {}),
   });
-}
-
-function specOf(params: SingleAgentParams): AgentSpec {
-  if (params === null || typeof params !== "object" || params.llm === undefined)
-    throw new ConfigurationError("agent() takes { llm, tools?, systemPrompt?, name?, ... }: the llm is missing.", "llm", params?.llm);
-  const base = {
-    name: params.name ?? "Agent",
-    description: params.description ?? "A single agent that uses the provided tools or functions.",
-    llm: params.llm,
-    tools: params.tools ?? [],
-    systemPrompt: params.systemPrompt,
-    canHandoffTo: [] as string[],
-    handoffTargets: params.canHandoffTo ?? [],
-    toolTimeout: params.toolTimeout,
-    maxIterations: params.maxIterations,
-    timeout: params.timeout === undefined ? 60 : params.timeout,
-  };
-  return { ...base, runner: runnerOf(base, base.llm, base.tools, base.timeout) };
 }
 
 /** One agent's run inside a turn, its events translated to upstream's. */
 async function runAgent(
   context: WorkflowContext,
-  spec: AgentSpec,
+  agent: BaseWorkflowAgent,
   runner: FunctionCallingAgent,
   history: ChatMessage[],
   input: ChatMessage,
   handoff: Handoff,
 ): Promise<{ response: ChatMessage; ctx: Context }> {
-  const name = spec.name;
+  const name = agent.name;
   const ctx = new Context(runner);
-  if (history.length > 0) await ctx.store.set("memory", createMemory(history, { llm: spec.llm }));
+  if (history.length > 0) await ctx.store.set("memory", createMemory(history, { llm: agent.llm }));
   const handler = runner.run({ input }, { ctx, signal: context.signal });
   let response = "";
   const calls = new Map<string, AgentToolCall>();
@@ -385,23 +275,189 @@ async function runAgent(
   return { response: result.response, ctx };
 }
 
-/** Builds the workflow of `agents`: a `startAgentEvent` runs one turn, from `root`, through handoffs. */
-function agentWorkflow(specs: readonly AgentSpec[], root: AgentSpec, timeout: number | null, multi: boolean): WithSpecs {
-  const byName = new Map(specs.map((spec) => [spec.name, spec]));
-  const workflow = createWorkflow();
-  workflow.handle([startAgentEvent], async (context: WorkflowContext, start) => {
-    // multiAgent's timeout covers the whole turn; agent()'s is the agent's own.
-    const deadline = multi && timeout !== null ? Date.now() + timeout * 1000 : null;
+const isAgentWorkflow = (value: unknown): value is AgentWorkflow => value instanceof AgentWorkflow;
+
+/**
+ * An event-driven workflow that runs agents with tools (upstream's `AgentWorkflow`): `run` for
+ * the final event, `runStream` for every event, or a context of its own (send
+ * `startAgentEvent`, read the stream). Each agent's turn is run by stepflow's
+ * `FunctionCallingAgent`: the workflow's `timeout` fires, a turn's tool calls run in parallel
+ * with validated arguments, and a call of an unknown tool is reported to the model.
+ * @example
+ * import { AgentWorkflow, FunctionAgent, agentToolCallEvent } from "stepflow/compat/workflow";
+ * import { OfflineDemoLLM } from "stepflow/llm/offline";
+ * import { calculatorTools } from "stepflow/tools/calculator";
+ * const math = new FunctionAgent({ name: "Math", llm: new OfflineDemoLLM(), tools: [...calculatorTools] });
+ * const workflow = new AgentWorkflow({ agents: [math], rootAgent: math, timeout: 30 });
+ * for await (const ev of workflow.runStream("What is 2 + 3?")) if (agentToolCallEvent.include(ev)) console.log(ev.data.toolName);
+ */
+export class AgentWorkflow implements Workflow {
+  readonly #agents = new Map<string, BaseWorkflowAgent>();
+  readonly #rootAgentName: string;
+  readonly #workflow = createWorkflow();
+  readonly #timeout: number | null;
+  readonly #memory: Memory | undefined;
+  readonly #logger: Logger;
+  /** What `runStream` asked for, by the start event it sent. */
+  readonly #runs = new WeakMap<object, AgentRunParams<unknown>>();
+
+  constructor(params: AgentWorkflowParams) {
+    if (params === null || typeof params !== "object" || !Array.isArray(params.agents) || params.agents.length === 0)
+      throw new ConfigurationError("An agent workflow takes { agents: [agent, ...], rootAgent }: agents is missing or empty.", "agents", params?.agents);
+    const agents = params.agents.flatMap((a, i): BaseWorkflowAgent[] => {
+      if (isAgentWorkflow(a)) return a.getAgents();
+      if (a === null || typeof a !== "object" || typeof a.name !== "string" || !Array.isArray(a.tools))
+        throw new ConfigurationError(`agents[${i}] is not an agent: give FunctionAgents, or workflows made by agent().`, `agents[${i}]`, a);
+      return [a];
+    });
+    let rootName: string;
+    if (isAgentWorkflow(params.rootAgent)) {
+      const roots = params.rootAgent.getAgents();
+      if (roots.length !== 1)
+        throw new ConfigurationError(`Root agent must be a single agent, but it is a workflow with ${roots.length} agents.`, "rootAgent", params.rootAgent);
+      rootName = (roots[0] as BaseWorkflowAgent).name;
+    } else if (params.rootAgent !== null && typeof params.rootAgent === "object" && typeof params.rootAgent.name === "string") {
+      rootName = params.rootAgent.name;
+    } else throw new ConfigurationError("rootAgent must be one of the agents (a FunctionAgent, or a workflow made by agent()).", "rootAgent", params.rootAgent);
+    if (!agents.some((a) => a.name === rootName))
+      throw new ConfigurationError(`Root agent ${rootName} not found in agents: add it to agents.`, "rootAgent", rootName);
+    const names = agents.map((a) => a.name);
+    const duplicate = names.find((name, i) => names.indexOf(name) !== i);
+    if (duplicate !== undefined)
+      throw new ConfigurationError(`The agent names must be unique: two agents are named "${duplicate}". Give each agent a name of its own.`, "agents", names);
+    const timeout = params.timeout === undefined ? 60 : params.timeout;
+    if (timeout !== null && (!Number.isFinite(timeout) || timeout <= 0))
+      throw new ConfigurationError(`timeout is in seconds: a positive number, or null for none; got ${String(timeout)}.`, "timeout", timeout);
+    this.#rootAgentName = rootName;
+    this.#timeout = timeout;
+    this.#memory = params.memory;
+    this.#logger = params.logger ?? (params.verbose ? consoleLogger : emptyLogger);
+    for (const a of agents) this.#agents.set(a.name, a);
+    if (agents.length > 1)
+      for (const a of agents) {
+        this.#validateAgent(a);
+        this.#addHandoffTool(a);
+      }
+    this.#workflow.handle([startAgentEvent], (context, start) => this.#turn(context, start));
+  }
+
+  /**
+   * A workflow of one agent made from its options (upstream's `fromTools`; {@link agent} is the same).
+   * @example
+   * import { AgentWorkflow } from "stepflow/compat/workflow";
+   * import { OfflineDemoLLM } from "stepflow/llm/offline";
+   * import { calculatorTools } from "stepflow/tools/calculator";
+   * const workflow = AgentWorkflow.fromTools({ llm: new OfflineDemoLLM(), tools: [...calculatorTools], timeout: 30 });
+   * console.log((await workflow.run("What is 2 + 3?")).data.result);
+   */
+  static fromTools(params: SingleAgentParams): AgentWorkflow {
+    if (params === null || typeof params !== "object")
+      throw new ConfigurationError("agent() takes { llm, tools?, systemPrompt?, name?, ... }.", "params", params);
+    const { memory, verbose, timeout, logger, ...agentParams } = params;
+    const one = new FunctionAgent(agentParams);
+    return new AgentWorkflow({ agents: [one], rootAgent: one, memory, verbose, timeout, logger });
+  }
+
+  /** Registers a handler on the workflow, as `createWorkflow().handle` does. */
+  handle<const AcceptEvents extends WorkflowEvent<unknown>[], Result extends WorkflowEventData<unknown> | void>(
+    accept: AcceptEvents,
+    handler: Handler<AcceptEvents, Result>,
+  ): void {
+    this.#workflow.handle(accept, handler);
+  }
+
+  /** A new run: send `startAgentEvent.with({ userInput })` into it and read its stream. */
+  createContext(): WorkflowContext {
+    return this.#workflow.createContext();
+  }
+
+  /** Adds an agent (it may hand off to the agents already there). */
+  addAgent(agent: BaseWorkflowAgent): this {
+    if (this.#agents.has(agent.name))
+      throw new ConfigurationError(`The agent names must be unique: "${agent.name}" is already in this workflow.`, "agent", agent.name);
+    this.#agents.set(agent.name, agent);
+    this.#validateAgent(agent);
+    this.#addHandoffTool(agent);
+    return this;
+  }
+
+  /** The agents, in the order given. */
+  getAgents(): BaseWorkflowAgent[] {
+    return [...this.#agents.values()];
+  }
+
+  /**
+   * The root agent's `FunctionCallingAgent`, as configured (its LLM, tools, system prompt,
+   * limits). Each turn runs on one made for the turn, whose LLM also streams the input events
+   * and, with several agents, with the `handOff` tool and what is left of the turn's timeout.
+   */
+  get agent(): FunctionCallingAgent {
+    const root = this.#agents.get(this.#rootAgentName) as BaseWorkflowAgent;
+    return runnerOf(
+      root,
+      root.llm,
+      root.tools.filter((t) => !HANDOFF_TOOLS.has(t)),
+      this.#timeout,
+    );
+  }
+
+  /**
+   * The `handOff` tool for `agents` (upstream's; the workflow adds it to each agent with
+   * `canHandoffTo`). Called within a turn, it hands the conversation over.
+   */
+  createHandoffTool(agents: Map<string, BaseWorkflowAgent>): BaseToolWithCall {
+    return listedHandoffTool([...agents.values()]);
+  }
+
+  /** Runs one turn; the stream ends with the `stopAgentEvent`. */
+  runStream<T = JSONObject>(userInput: MessageContent, params?: AgentRunParams<T>): WorkflowStream<WorkflowEventData<AgentResultData<T>>> {
+    const { stream, sendEvent } = this.#workflow.createContext();
+    const start = startAgentEvent.with({ userInput, chatHistory: params?.chatHistory });
+    if (params !== undefined) this.#runs.set(start, params as AgentRunParams<unknown>);
+    sendEvent(start);
+    return stream.until(stopAgentEvent) as unknown as WorkflowStream<WorkflowEventData<AgentResultData<T>>>;
+  }
+
+  /** Runs one turn; resolves to the `stopAgentEvent` (`data.result` is the reply, `data.object` the structured output). */
+  async run<T = JSONObject>(userInput: MessageContent, params?: AgentRunParams<T>): Promise<WorkflowEventData<AgentResultData<T>>> {
+    const final = (await this.runStream(userInput, params).toArray()).at(-1);
+    if (!stopAgentEvent.include(final)) throw new Error(`Agent stopped with unexpected ${String(final)} event.`);
+    return final as unknown as WorkflowEventData<AgentResultData<T>>;
+  }
+
+  #validateAgent(agent: BaseWorkflowAgent): void {
+    const missing = agent.canHandoffTo.filter((name) => !this.#agents.has(name));
+    if (missing.length > 0)
+      throw new ConfigurationError(
+        `Agent "${agent.name}" references non-existent agents in canHandoffTo: ${missing.join(", ")}. Add them to agents.`,
+        "canHandoffTo",
+        missing,
+      );
+  }
+
+  /** As upstream: an agent that can hand off gets `handOff` in its `tools`, once. */
+  #addHandoffTool(agent: BaseWorkflowAgent): void {
+    if (agent.canHandoffTo.length === 0 || agent.tools.some((t) => t.metadata.name === "handOff")) return;
+    agent.tools.push(listedHandoffTool(agent.canHandoffTo.map((name) => this.#agents.get(name) as BaseWorkflowAgent)));
+  }
+
+  /** One turn: from the root agent, through handoffs, to the answer. */
+  async #turn(context: WorkflowContext, start: WorkflowEventData<AgentInputData>) {
+    const run = this.#runs.get(start) ?? {};
+    const deadline = this.#timeout === null ? null : Date.now() + this.#timeout * 1000;
+    const memory = run.state?.memory ?? this.#memory;
+    const before = memory === undefined ? [] : await memory.get();
     const { userInput, chatHistory } = start.data;
-    let history = [...(chatHistory ?? [])];
+    let history = [...before, ...(chatHistory ?? [])];
     let input: ChatMessage;
-    if (userInput !== undefined && userInput !== null) input = { role: "user", content: userInput };
+    if (userInput !== undefined && userInput !== null && userInput !== "") input = { role: "user", content: userInput };
     else if (history.at(-1)?.role === "user") input = history.pop() as ChatMessage;
     else throw new ConfigurationError("Either provide a user message or a chat history with a user message as the last message.", "userInput", userInput);
-    let spec = root;
+    let agent = this.#agents.get(this.#rootAgentName) as BaseWorkflowAgent;
+    this.#logger.log(`[Agent ${agent.name}]: Starting agent`);
     for (let handoffs = 0; ; handoffs++) {
       const handoff: Handoff = { to: null, note: "" };
-      const name = spec.name;
+      const name = agent.name;
       const announce = (messages: ChatMessage[]) => {
         const conversation = messages[0]?.role === "system" ? messages.slice(1) : messages;
         context.sendEvent(
@@ -409,24 +465,43 @@ function agentWorkflow(specs: readonly AgentSpec[], root: AgentSpec, timeout: nu
           agentSetupEvent.with({ input: messages, currentAgentName: name }),
         );
       };
-      const left = deadline === null ? spec.timeout : (deadline - Date.now()) / 1000;
+      const left = deadline === null ? null : (deadline - Date.now()) / 1000;
       if (left !== null && left <= 0)
-        throw new WorkflowTimeoutError(`The agents' turn ran longer than its timeout of ${timeout} s. Raise multiAgent({ timeout }), or null for none.`);
-      const targets = multi ? spec.canHandoffTo.map((target) => byName.get(target) as AgentSpec) : [];
-      const tools = targets.length > 0 ? [...spec.tools, handoffTool(spec, targets, handoff)] : spec.tools;
-      // A runner per agent run: its LLM announces each call in this context, and its handOff tool
-      // and timeout are this turn's.
-      const runner = runnerOf(spec, turnLLM(spec.llm, handoff, announce), tools, left);
-      const { response, ctx } = await runAgent(context, spec, runner, history, input, handoff);
-      const memory = (await ctx.store.get("memory")) as Memory;
+        throw new WorkflowTimeoutError(`The agents' turn ran longer than its timeout of ${this.#timeout} s. Raise the workflow's timeout, or null for none.`);
+      const targets = agent.canHandoffTo.flatMap((target) => this.#agents.get(target) ?? []);
+      // The handOff tool listed in the agent's tools is replaced by one bound to this turn.
+      const tools = agent.tools.flatMap((t): BaseTool[] => {
+        if (!HANDOFF_TOOLS.has(t)) return [t];
+        return targets.length > 0 && this.#agents.size > 1 ? [turnHandoffTool(agent, targets, handoff)] : [];
+      });
+      // A runner per agent run: its LLM announces each call in this context; its tools and timeout are this turn's.
+      const runner = runnerOf(agent, turnLLM(agent.llm, handoff, announce), tools, left);
+      const { response, ctx } = await runAgent(context, agent, runner, history, input, handoff);
+      const turnMemory = (await ctx.store.get("memory")) as Memory;
       if (handoff.to === null) {
         context.sendEvent(
-          agentStepEvent.with({ agentName: spec.name, response, toolCalls: [] }),
-          agentOutputEvent.with({ response, toolCalls: [], raw: null, currentAgentName: spec.name }),
+          agentStepEvent.with({ agentName: name, response, toolCalls: [] }),
+          agentOutputEvent.with({ response, toolCalls: [], raw: null, currentAgentName: name }),
         );
-        const state: AgentWorkflowState = { memory, scratchpad: [], currentAgentName: spec.name, agents: [...byName.keys()], nextAgentName: null };
-        return stopAgentEvent.with({ result: text(response.content), message: response, state });
+        this.#logger.log(`[Agent ${name}]: No tool calls to process, returning final response`);
+        let stateMemory = turnMemory;
+        if (memory !== undefined) {
+          // The caller's memory gets what this turn added to the conversation.
+          for (const message of (await turnMemory.get()).slice(before.length)) await memory.add(message);
+          stateMemory = memory;
+        }
+        const state: AgentWorkflowState = {
+          memory: stateMemory,
+          scratchpad: [],
+          currentAgentName: name,
+          agents: [...this.#agents.keys()],
+          nextAgentName: null,
+          responseFormat: run.responseFormat,
+        };
+        const object = run.responseFormat === undefined ? undefined : await agent.getStructuredOutput(run.responseFormat, response);
+        return stopAgentEvent.with({ result: text(response.content), message: response, state, object });
       }
+      this.#logger.log(`[Agent ${name}]: Handoff to ${handoff.to}: ${handoff.note}`);
       if (handoffs >= MAX_HANDOFFS)
         throw new Error(
           `The agents handed the conversation to one another ${MAX_HANDOFFS} times in one turn without an answer. Check their descriptions and canHandoffTo.`,
@@ -434,62 +509,36 @@ function agentWorkflow(specs: readonly AgentSpec[], root: AgentSpec, timeout: nu
       // The next agent reads the whole conversation up to the handoff's tool result, as upstream's
       // does: not the note that ended the last agent's run, so that the model's input ends with
       // a user-side message (a trailing assistant message reads as a prefill to some providers).
-      const conversation = await memory.get();
+      const conversation = await turnMemory.get();
       if (conversation.at(-1)?.role === "assistant" && conversation.at(-1)?.content === handoff.note) conversation.pop();
       input = conversation.pop() as ChatMessage;
       history = conversation;
-      spec = byName.get(handoff.to) as AgentSpec;
+      agent = this.#agents.get(handoff.to) as BaseWorkflowAgent;
+      this.#logger.log(`[Agent ${agent.name}]: Starting agent`);
     }
-  });
-
-  const runStream = (userInput: MessageContent, options?: { chatHistory?: ChatMessage[] }) => {
-    const { stream, sendEvent } = workflow.createContext();
-    sendEvent(startAgentEvent.with({ userInput, chatHistory: options?.chatHistory }));
-    return stream.until(stopAgentEvent);
-  };
-
-  return {
-    [SPECS]: specs,
-    handle: workflow.handle,
-    createContext: workflow.createContext,
-    agent: root.runner,
-    getAgents: () =>
-      specs.map(({ name, description, llm, tools, systemPrompt, canHandoffTo }) => ({ name, description, llm, tools, systemPrompt, canHandoffTo })),
-    runStream,
-    async run(userInput, options) {
-      const final = (await runStream(userInput, options).toArray()).at(-1);
-      if (!stopAgentEvent.include(final)) throw new Error(`Agent stopped with unexpected ${String(final)} event.`);
-      return final;
-    },
-  };
+  }
 }
 
 /**
- * Creates an agent (upstream's `agent()`), run by stepflow's `FunctionCallingAgent`.
+ * Creates an agent and its workflow (upstream's `agent()`: `AgentWorkflow.fromTools`), run by
+ * stepflow's `FunctionCallingAgent`.
  * @example
  * import { agent } from "stepflow/compat/workflow";
  * import { OfflineDemoLLM } from "stepflow/llm/offline";
  * import { calculatorTools } from "stepflow/tools/calculator";
- * const math = agent({ llm: new OfflineDemoLLM(), tools: calculatorTools, timeout: 30 });
+ * const math = agent({ llm: new OfflineDemoLLM(), tools: [...calculatorTools], timeout: 30 });
  * const result = await math.run("What is (2123 + 2321) * 312?");
  * console.log(result.data.result);
  */
 export function agent(params: SingleAgentParams): AgentWorkflow {
-  const spec = specOf(params);
-  return agentWorkflow([spec], spec, null, false);
+  return AgentWorkflow.fromTools(params);
 }
 
-const specsOf = (workflow: AgentWorkflow, what: string): readonly AgentSpec[] => {
-  const specs = (workflow as Partial<WithSpecs>)?.[SPECS];
-  if (specs === undefined) throw new ConfigurationError(`multiAgent() takes agents made by agent(); ${what} is not one.`, what, workflow);
-  return specs;
-};
-
 /**
- * Creates a workflow of several agents (upstream's `multiAgent()`): the root agent takes the
- * user's message; an agent with `canHandoffTo` gets upstream's `handOff` tool and, when it
- * calls it, the named agent continues the turn with the whole conversation. The events are
- * those of {@link agent}, each naming its agent (`currentAgentName`, `agentName`).
+ * Creates a workflow of several agents (upstream's `multiAgent()`: `new AgentWorkflow`): the
+ * root agent takes the user's message; an agent with `canHandoffTo` has upstream's `handOff`
+ * tool in its `tools` and, when it calls it, the named agent continues the turn with the whole
+ * conversation. The events are those of {@link agent}, each naming its agent.
  * @example
  * import { z } from "zod";
  * import { agent, agentInputEvent, multiAgent } from "stepflow/compat/workflow";
@@ -509,31 +558,5 @@ const specsOf = (workflow: AgentWorkflow, what: string): readonly AgentSpec[] =>
  * }
  */
 export function multiAgent(params: MultiAgentParams): AgentWorkflow {
-  if (params === null || typeof params !== "object" || !Array.isArray(params.agents) || params.agents.length === 0)
-    throw new ConfigurationError("multiAgent() takes { agents: [agent(...), ...], rootAgent }: agents is missing or empty.", "agents", params?.agents);
-  const given = params.agents.flatMap((workflow, i) => specsOf(workflow, `agents[${i}]`));
-  const names = given.map((spec) => spec.name);
-  const duplicate = names.find((name, i) => names.indexOf(name) !== i);
-  if (duplicate !== undefined)
-    throw new ConfigurationError(`The agent names must be unique: two agents are named "${duplicate}". Give each agent({ name }).`, "agents", names);
-  const rootSpecs = specsOf(params.rootAgent, "rootAgent");
-  if (rootSpecs.length !== 1)
-    throw new ConfigurationError(`The root agent must be a single agent; it is a workflow of ${rootSpecs.length} agents.`, "rootAgent", params.rootAgent);
-  const rootName = (rootSpecs[0] as AgentSpec).name;
-  if (!names.includes(rootName)) throw new ConfigurationError(`Root agent ${rootName} is not among the agents: add it to agents.`, "rootAgent", rootName);
-  const specs = given.map((spec): AgentSpec => {
-    const canHandoffTo = spec.handoffTargets.flatMap((target) =>
-      typeof target === "string" ? [target] : specsOf(target, `${spec.name}'s canHandoffTo`).map((s) => s.name),
-    );
-    const missing = canHandoffTo.filter((name) => !names.includes(name));
-    if (missing.length > 0)
-      throw new ConfigurationError(
-        `Agent "${spec.name}" references non-existent agents in canHandoffTo: ${missing.join(", ")}. Add them to agents.`,
-        "canHandoffTo",
-        missing,
-      );
-    return { ...spec, canHandoffTo };
-  });
-  const root = specs.find((spec) => spec.name === rootName) as AgentSpec;
-  return agentWorkflow(specs, root, params.timeout === undefined ? 60 : params.timeout, true);
+  return new AgentWorkflow(params);
 }

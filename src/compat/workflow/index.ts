@@ -1,6 +1,7 @@
 /**
  * `stepflow/compat/workflow`: `@llamaindex/workflow` (deprecated upstream) on stepflow —
- * workflow-core's API plus `agent()` and `multiAgent()`, run by stepflow's `FunctionCallingAgent`.
+ * workflow-core's API plus its agents (`agent()`, `multiAgent()`, `AgentWorkflow`,
+ * `FunctionAgent`, `agentHandler`), run by stepflow's `FunctionCallingAgent`.
  * @example
  * import { agent } from "stepflow/compat/workflow";
  * import { OfflineDemoLLM } from "stepflow/llm/offline";
@@ -12,7 +13,6 @@ export * from "../workflow-core/middleware/state.ts";
 export * from "../workflow-core/stream/run.ts";
 export { zodEvent } from "../workflow-core/util/zod.ts";
 export {
-  agent,
   agentInputEvent,
   agentOutputEvent,
   agentSetupEvent,
@@ -20,12 +20,11 @@ export {
   agentStreamEvent,
   agentToolCallEvent,
   agentToolCallResultEvent,
-  multiAgent,
   startAgentEvent,
   stopAgentEvent,
   toolCallsEvent,
   toolResultsEvent,
-} from "./agent.ts";
+} from "./events.ts";
 export type {
   AgentInput,
   AgentInputData,
@@ -34,11 +33,13 @@ export type {
   AgentStep,
   AgentToolCall,
   AgentToolCallResult,
-  AgentWorkflow,
   AgentWorkflowState,
-  MultiAgentParams,
-  SingleAgentParams,
   ToolCalls,
   ToolResults,
-  WorkflowAgent,
-} from "./agent.ts";
+} from "./events.ts";
+export { agent, AgentWorkflow, multiAgent } from "./agent.ts";
+export type { AgentRunParams, AgentWorkflowParams, MultiAgentParams, SingleAgentParams, WorkflowAgent } from "./agent.ts";
+export { FunctionAgent } from "./function-agent.ts";
+export type { BaseWorkflowAgent, FunctionAgentParams, StepHandlerParams, ZodEvent } from "./function-agent.ts";
+export { structuredOutput, StructuredOutputError } from "./structured-output.ts";
+export { agentHandler } from "./agent-handler.ts";

@@ -124,7 +124,11 @@ export function createStatefulMiddleware<State, Input = void, Context extends Wo
       const waiting = new Set<WorkflowEventData<unknown>>();
       const running = new Set<Promise<void>>();
       let locked = false;
+      let taken = false;
       hooks.sent = (event) => {
+        // An event sent once the snapshot was taken (by a timer a handler set) is in neither
+        // the snapshot nor any run: say so, in upstream's words.
+        if (taken) console.warn("snapshot is already ready, sendEvent after snapshot is not allowed");
         // Only events a handler may take can be resumed; keeping others would only grow.
         const type = eventSource(event);
         if (type !== undefined && typeIds.has(type)) waiting.add(event);
@@ -144,6 +148,7 @@ export function createStatefulMiddleware<State, Input = void, Context extends Wo
         while (running.size > 0) await Promise.all([...running]);
         const queue: [unknown, number][] = [];
         for (const event of waiting) queue.push([event.data, typeIds.get(eventSource(event) as WorkflowEvent<unknown>) as number]);
+        taken = true;
         return {
           queue,
           unrecoverableQueue: [],

@@ -5,8 +5,9 @@
  *
  * Each handler call becomes a {@link HandlerContext} node: its inputs, the call that sent them
  * (`prev`), the calls still running or with running descendants (`next`). Unlike upstream, a
- * finished call leaves `next` once its own descendants have finished, so a long run does not
- * keep every call it made; `prev` chains are kept as long as their events are referenced.
+ * finished call leaves `next` once its own descendants have finished (all but the last call of
+ * each handler under a running call or the root), so a long run does not keep every call it
+ * made; `prev` chains are kept as long as their events are referenced.
  */
 import { ConfigurationError } from "../../../index.ts";
 import { getContext, HOOKS, type ContextHooks, type Handler, type HandlerFn, type WorkflowContext } from "../context.ts";
@@ -191,10 +192,32 @@ function attach(call: HandlerContext, detached: WeakSet<HandlerContext>): void {
   }
 }
 
-/** A finished call without running descendants leaves its parent's `next`, and so may its parent. */
-function prune(call: HandlerContext, finished: WeakSet<HandlerContext>, detached: WeakSet<HandlerContext>): void {
+/**
+ * A finished call without running descendants leaves its parent's `next`, and so may its parent;
+ * except the last finished call of each handler under a parent still alive (running, or the
+ * root): decorators written for upstream (a "no parallel" one) look for the previous call of
+ * their handler there. So a context keeps one finished call per handler and parent, not every call.
+ */
+function prune(
+  call: HandlerContext,
+  finished: WeakSet<HandlerContext>,
+  detached: WeakSet<HandlerContext>,
+  lastOf: WeakMap<HandlerContext, Map<HandlerFn, HandlerContext>>,
+): void {
   for (let node: HandlerContext | null = call; node?.prev != null && finished.has(node) && node.next.size === 0; node = node.prev) {
-    node.prev.next.delete(node);
+    const parent: HandlerContext = node.prev;
+    if (parent.prev === null || !finished.has(parent)) {
+      let last = lastOf.get(parent);
+      if (last === undefined) lastOf.set(parent, (last = new Map()));
+      const previous = last.get(node.handler);
+      last.set(node.handler, node);
+      if (previous !== undefined && previous !== node && previous.next.size === 0) {
+        parent.next.delete(previous);
+        detached.add(previous);
+      }
+      return;
+    }
+    parent.next.delete(node);
     detached.add(node);
   }
 }
@@ -264,6 +287,7 @@ export function withTraceEvents<
     const metadata = new WeakMap<object, WeakMap<HandlerFn, Map<string, unknown>>>();
     const finished = new WeakSet<HandlerContext>();
     const detached = new WeakSet<HandlerContext>();
+    const lastOf = new WeakMap<HandlerContext, Map<HandlerFn, HandlerContext>>();
     hooks.trace = {
       root,
       sent(event, trace) {
@@ -303,7 +327,7 @@ export function withTraceEvents<
         const done = () => {
           call.pending = null;
           finished.add(call);
-          prune(call, finished, detached);
+          prune(call, finished, detached, lastOf);
         };
         const run: HandlerFn = (handlerContext, ...events) => {
           contextCalls.set(handlerContext, call);
