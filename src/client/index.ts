@@ -7,4 +7,17 @@
  */
 export { WorkflowClient, WorkflowClientError } from "./workflow-client.ts";
 export type { WorkflowClientOptions, StartOptions, HandlerQuery } from "./workflow-client.ts";
-export type { ErrorBody, EventRole, HandlerInfo, HandlerStatus, JsonObject, JsonValue, StreamEnd, StreamedEvent, WorkflowInfo } from "./types.ts";
+export type {
+  ApprovalDecision,
+  Checkpoint,
+  ErrorBody,
+  EventRole,
+  ForkOrigin,
+  HandlerInfo,
+  HandlerStatus,
+  JsonObject,
+  JsonValue,
+  StreamEnd,
+  StreamedEvent,
+  WorkflowInfo,
+} from "./types.ts";

@@ -48,10 +48,55 @@ export interface HandlerInfo {
   readonly eventCount: number;
   /** The run's result (the `StopEvent`'s `result`), once it succeeded. */
   readonly result?: JsonValue;
-  /** Why it did not succeed. */
-  readonly error?: { readonly name: string; readonly message: string };
+  /** Why it did not succeed; `stack` (a failed run) is the error's stack as the server saw it: text, never markup. */
+  readonly error?: { readonly name: string; readonly message: string; readonly stack?: string };
   /** The `InputRequiredEvent`s not answered yet, oldest first. */
   readonly waitingFor: readonly StreamedEvent[];
+  /** For a fork: the run it was forked from, and the checkpoint (`seq`, `label`) it started at. */
+  readonly forkedFrom?: ForkOrigin;
+}
+
+/**
+ * Where a forked run came from: the handler and the checkpoint of it the fork started at.
+ * @example `if (info.forkedFrom) console.log(`forked from ${info.forkedFrom.handlerId} after event #${info.forkedFrom.seq}`);`
+ */
+export interface ForkOrigin {
+  readonly handlerId: string;
+  readonly seq: number;
+  readonly label: string;
+}
+
+/**
+ * A point of a run the server saved its context at, which `POST /api/handlers/:id/fork` can
+ * start a new run from: `seq` is the number of events the run had written then (0: before its
+ * first step), `label` says what had just happened.
+ * @example
+ * const points: Checkpoint[] = await client.checkpoints(id);
+ * console.log(points.map((p) => `#${p.seq} ${p.label}`).join("\n"));
+ */
+export interface Checkpoint {
+  readonly seq: number;
+  readonly at: string;
+  readonly label: string;
+}
+
+/**
+ * A human's answer to an approval, as the server records it in the run's events (type
+ * `ApprovalDecision`): who (`by`: the authenticated principal, or "local user"; `label`: what
+ * the client called itself, unverified), approve or deny, and why.
+ * @example
+ * if (ev.type === "ApprovalDecision") console.log(`${ev.data.by} ${ev.data.approved ? "approved" : "denied"} at ${ev.at}`);
+ */
+export interface ApprovalDecision {
+  readonly approvalId: string;
+  readonly approved: boolean;
+  readonly reason?: string;
+  readonly by: string;
+  readonly label?: string;
+  /** The question answered (its `prefix`), when the run had asked it. */
+  readonly question?: string;
+  /** The tool call the question was about (`{ id, name, input }`), when it named one. */
+  readonly toolCall?: JsonValue;
 }
 
 /** The role of an event type in a workflow. @example `const r: EventRole = "start";` */

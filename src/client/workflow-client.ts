@@ -5,7 +5,7 @@
  */
 import { StepflowError } from "../core/errors.ts";
 import { ndjsonLines } from "./ndjson-lines.ts";
-import type { ErrorBody, HandlerInfo, HandlerStatus, JsonObject, JsonValue, StreamEnd, StreamedEvent, WorkflowInfo } from "./types.ts";
+import type { Checkpoint, ErrorBody, HandlerInfo, HandlerStatus, JsonObject, JsonValue, StreamEnd, StreamedEvent, WorkflowInfo } from "./types.ts";
 
 /**
  * The server answered with an error (`status` and `code` from its JSON body), or could not be
@@ -154,6 +154,27 @@ export class WorkflowClient {
   /** Cancels a run; resolves with the handler once it has ended. */
   cancel(id: string): Promise<HandlerInfo> {
     return this.#json("POST", `/api/handlers/${encodeURIComponent(id)}/cancel`);
+  }
+
+  /**
+   * The points of an ended run that `fork` can start from, oldest first.
+   * @example
+   * const points = await client.checkpoints(id);
+   * console.log(points.map((p) => `#${p.seq} ${p.label}`));
+   */
+  async checkpoints(id: string): Promise<Checkpoint[]> {
+    return (await this.#json<{ checkpoints: Checkpoint[] }>("GET", `/api/handlers/${encodeURIComponent(id)}/checkpoints`)).checkpoints;
+  }
+
+  /**
+   * Starts a new run from a checkpoint of an ended run (`at`: its `seq`; default the last): a
+   * new id, `forkedFrom` naming where it came from; its steps work again and approvals are asked again.
+   * @example
+   * const fork = await client.fork(id, { at: 0 });
+   * console.log(fork.forkedFrom); // { handlerId: id, seq: 0, label: "start" }
+   */
+  fork(id: string, options: { at?: number } = {}): Promise<HandlerInfo> {
+    return this.#json("POST", `/api/handlers/${encodeURIComponent(id)}/fork`, options.at !== undefined ? { at: options.at } : {});
   }
 
   /** The run's saved context (`ctx.toJSON()`): live for a running handler. */

@@ -6,7 +6,7 @@
  * entry point: applications import "stepflow".
  */
 export type { ContextJSON } from "./context-format.ts";
-export { Context } from "./context.ts";
+export { Context, runOf } from "./context.ts";
 export { ConfigurationError, StepflowError, WorkflowCancelledByUser, WorkflowTimeoutError } from "./errors.ts";
 export { Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, eventTypeName, isEvent, isSubclassOf } from "./event.ts";
 export type { EventClass } from "./event.ts";
@@ -24,6 +24,7 @@ export type { ObservedAttributes, OperationObservation, RunObservation, RunObser
 export { ContextSerdeError, DEFAULT_CODECS, decodeEvent, decodeValue, encodeEvent, encodeValue } from "./serialize.ts";
 export type { Codecs, Json, SavedEvent } from "./serialize.ts";
 export type { OnceResult } from "./step-once.ts";
+export type { RunChange } from "./run-io.ts";
 export { checkTimeout, startTimer } from "./timers.ts";
 export { untrustedContext } from "./untrusted-context.ts";
 export { describeValue, maskCredentials, quoteInput } from "./user-text.ts";

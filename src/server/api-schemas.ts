@@ -31,6 +31,11 @@ export const approvalBody = z.object({
   reason: z.string().optional(),
 });
 
+/** `POST /api/handlers/:id/fork`. */
+export const forkBody = z.object({
+  at: z.number().int().min(0).optional().describe("The seq of the checkpoint to start from (GET /api/handlers/:id/checkpoints); default: the last one."),
+});
+
 export const statusValues = ["running", "waiting", "succeeded", "failed", "cancelled", "timedOut"] as const;
 
 /** `GET /api/handlers` query. */

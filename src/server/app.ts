@@ -11,10 +11,10 @@ import { serveStatic } from "@hono/node-server/serve-static";
 import type { z } from "zod";
 import { approvalAnswerOf } from "../core/internal.ts";
 import type { ErrorBody, JsonObject } from "../client/types.ts";
-import { approvalBody, eventsQuery, listQuery, sendEventBody, startBody } from "./api-schemas.ts";
+import { approvalBody, eventsQuery, forkBody, listQuery, sendEventBody, startBody } from "./api-schemas.ts";
 import { ndjsonResponse, sseResponse } from "./event-streams.ts";
 import { ServerRequestError } from "./handler-registry.ts";
-import type { HandlerRegistry } from "./handler-registry.ts";
+import type { HandlerRegistry, Requester } from "./handler-registry.ts";
 import type { ServedHandler } from "./served-handler.ts";
 import { openApiDocument } from "./openapi.ts";
 import { parseJsonText, readBodyText } from "./request-body.ts";
@@ -33,7 +33,12 @@ export interface AppOptions {
   readonly hosts?: HostRule | undefined;
   /** Milliseconds between the heartbeats of a quiet event stream. */
   readonly heartbeatMs: number;
+  /** Who sent a request, as the server vouches for it (recorded with approval decisions). */
+  readonly principal: (request: Request) => string;
 }
+
+/** The header a client names itself in (recorded with its approval decisions, as its own word). */
+export const CLIENT_LABEL_HEADER = "X-Stepflow-Client";
 
 const errorBody = (code: string, message: string): ErrorBody => ({ error: { code, message } });
 
@@ -56,7 +61,7 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
       "/api/*",
       cors({
         origin: typeof origin === "string" ? origin : [...origin],
-        allowHeaders: ["Authorization", "Content-Type", "Last-Event-ID"],
+        allowHeaders: ["Authorization", "Content-Type", "Last-Event-ID", CLIENT_LABEL_HEADER],
         exposeHeaders: ["Content-Type"],
       }),
     );
@@ -132,7 +137,7 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
     // An answer to an approval is taken only for a question the run has asked (and recorded).
     const approvalId = (event as { approvalId?: unknown }).approvalId;
     if (typeof approvalId === "string") checkAsked(served, approvalId);
-    registry.send(served, event);
+    registry.send(served, event, requester(c, options));
     return c.json({ accepted: true }, 202);
   });
   app.post("/api/handlers/:id/approvals", async (c) => {
@@ -146,8 +151,22 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
         "approval_not_found",
         `${served.state.workflow} asks for no approvals; answer its questions with POST /api/handlers/:id/events.`,
       );
-    registry.send(served, new Answer({ approvalId: body.approvalId, approved: body.approved, ...(body.reason !== undefined ? { reason: body.reason } : {}) }));
+    registry.send(
+      served,
+      new Answer({ approvalId: body.approvalId, approved: body.approved, ...(body.reason !== undefined ? { reason: body.reason } : {}) }),
+      requester(c, options),
+    );
     return c.json(served.info(), 202);
+  });
+  app.get("/api/handlers/:id/checkpoints", async (c) => {
+    const served = await registry.get(c.req.param("id"));
+    return c.json({ checkpoints: await registry.checkpoints(served) });
+  });
+  app.post("/api/handlers/:id/fork", async (c) => {
+    const served = await registry.get(c.req.param("id"));
+    const body = await readBody(c, forkBody, options.bodyLimit);
+    const fork = await registry.fork(served, body.at);
+    return c.json(fork.info(), 202);
   });
   app.post("/api/handlers/:id/cancel", async (c) => {
     const served = await registry.get(c.req.param("id"));
@@ -180,6 +199,17 @@ function checkAsked(served: ServedHandler, approvalId: string): void {
     "approval_not_found",
     `Handler ${served.state.id} is not waiting for approval ${JSON.stringify(approvalId)}. ${open.length > 0 ? `It waits for: ${open.join(", ")}.` : "It waits for no approval."}`,
   );
+}
+
+/** Who sent the request: the principal the server vouches for, and the label the client gave itself (its word only). */
+function requester(c: Context, options: AppOptions): Requester {
+  // A label is shown to people: one line of printable text, bounded.
+  const label = c.req
+    .header(CLIENT_LABEL_HEADER)
+    ?.replace(/[\p{Cc}\p{Cf}\s]+/gu, " ")
+    .trim()
+    .slice(0, 100);
+  return { by: options.principal(c.req.raw), ...(label ? { label } : {}) };
 }
 
 function startOptions(body: z.output<typeof startBody>): { timeout?: number | null; from?: string; context?: JsonObject } {

@@ -12,15 +12,18 @@ import {
   WorkflowCancelledByUser,
   WorkflowTimeoutError,
   InputRequiredEvent,
+  StepStateChangedEvent,
   DEFAULT_CODECS,
   decodeValue,
+  eventTypeName,
   eventsFromOutside,
+  runOf,
   untrustedContext,
   useJournal,
 } from "../core/internal.ts";
 import type { ContextJSON, Event, EventClass, WorkflowHandler, AnyWorkflow } from "../core/internal.ts";
-import type { HandlerInfo, HandlerStatus, JsonObject, StreamedEvent } from "../client/types.ts";
-import { FINAL_STATUSES, ServedHandler } from "./served-handler.ts";
+import type { Checkpoint, ForkOrigin, HandlerInfo, HandlerStatus, JsonObject, StreamedEvent } from "../client/types.ts";
+import { FINAL_STATUSES, ServedHandler, stackOf } from "./served-handler.ts";
 import type { HandlerState } from "./served-handler.ts";
 import type { ReaderTally } from "./served-handler.ts";
 import { CorruptHandlerError } from "./handler-store.ts";
@@ -45,6 +48,12 @@ export interface HandlerFilter {
   readonly workflow?: string;
   readonly status?: readonly HandlerStatus[];
   readonly limit?: number;
+}
+
+/** Who sent a request, as recorded with a human's decision: `by` the server vouches for, `label` the client gave itself. */
+export interface Requester {
+  readonly by: string;
+  readonly label?: string;
 }
 
 interface LiveRun {
@@ -152,30 +161,63 @@ export class HandlerRegistry {
       if (!saved) throw new ServerRequestError(409, "no_context", `Handler ${options.from} has no saved context to continue from.`);
       ctx = Context.fromJSON(wf.workflow, saved);
     }
-    const now = new Date().toISOString();
-    const id = randomUUID();
-    const served = new ServedHandler(
-      { id, workflow: name, runId: "", status: "running", input: input ?? {}, createdAt: now, updatedAt: now, waitingFor: [] },
-      [],
-      0,
-      this.#tally,
-    );
+    return this.#launch(name, wf, checked, ctx, { input: input ?? {}, timeout: options.timeout, notId: options.from });
+  }
+
+  /**
+   * Starts `wf` on `input` (or the run saved in `ctx`) as a new handler. Its id is the run's
+   * id, so that one id names the run everywhere (unless another handler has it: a run continued
+   * from a context saved mid-way keeps its id).
+   */
+  #launch(
+    name: string,
+    wf: ServedWorkflow,
+    input: object | undefined,
+    ctx: Context | undefined,
+    how: { input: JsonObject; timeout?: number | null | undefined; notId?: string | undefined; forkedFrom?: ForkOrigin },
+  ): ServedHandler {
     let handler: WorkflowHandler;
     try {
-      handler = wf.workflow.run(checked, {
+      handler = wf.workflow.run(input, {
         ...(ctx ? { ctx } : {}),
         lifecycleEvents: true,
-        ...(options.timeout !== undefined ? { timeout: options.timeout } : {}),
+        ...(how.timeout !== undefined ? { timeout: how.timeout } : {}),
       });
     } catch (error) {
       // The engine refuses what it cannot run (a bad timeout, a context mid-run given input): the request's fault.
       throw new ServerRequestError(400, "cannot_start", error instanceof Error ? error.message : String(error));
     }
-    served.state.runId = handler.runId;
+    const runId = handler.runId;
+    const id = runId === how.notId || this.#handlers.has(runId) ? randomUUID() : runId;
+    const now = new Date().toISOString();
+    const served = new ServedHandler(
+      {
+        id,
+        workflow: name,
+        runId,
+        status: "running",
+        input: how.input,
+        createdAt: now,
+        updatedAt: now,
+        waitingFor: [],
+        ...(how.forkedFrom ? { forkedFrom: how.forkedFrom } : {}),
+      },
+      [],
+      0,
+      this.#tally,
+    );
     this.#handlers.set(id, served);
+    // Before its first step (the run starts in a microtask): the first point a fork can start from.
+    this.#checkpoint(served, handler.ctx, "start");
     void this.#store.save(served, undefined, false, true);
     this.#follow(served, wf.workflow, handler);
     return served;
+  }
+
+  /** Keeps the context as it is now as a point to fork from, labelled `label`, after the events recorded so far. */
+  #checkpoint(served: ServedHandler, ctx: Context, label: string, context = contextOf(ctx)): void {
+    // Only a context saved mid-run holds a run to go on with.
+    if (context?.run) this.#store.checkpoint(served.state.id, { seq: served.eventCount, at: new Date().toISOString(), label, context });
   }
 
   /** Records a run's events until it ends, saving it when it asks a question and when it ends. */
@@ -185,17 +227,31 @@ export class HandlerRegistry {
     // Tool calls are claimed in the store's journal: a run that another server also resumed runs each call once.
     const journal = this.#store.sessions.journal;
     if (journal) useJournal(ctx, journal);
+    // The errors themselves come from the run's changes: its stream says only their messages. Each
+    // failed attempt is one change and one StepStateChangedEvent, in the same order.
+    const stacks: (string | undefined)[] = [];
+    runOf(ctx)?.subscribe((change) => {
+      if (change.kind === "stepFailed") stacks.push(stackOf(change.error));
+    });
     const done = (async () => {
       try {
         for await (const ev of handler.streamEvents()) {
           if (this.#closing || this.#taken.has(id)) continue; // the cancel of a shutdown is not part of the run's story
+          if (ev instanceof StepStateChangedEvent) {
+            const stack = ev.state === "failed" ? stacks.shift() : undefined;
+            served.record(ev, workflow.codecs, false, stack ? { stack } : undefined);
+            if (ev.state === "finished") this.#checkpoint(served, ctx, `after step ${ev.step}`);
+            continue;
+          }
           if (!(ev instanceof InputRequiredEvent)) {
             served.record(ev, workflow.codecs);
             continue;
           }
           // Saved before anyone sees it: an answer given to a question shown is never lost to a crash.
           served.record(ev, workflow.codecs, true);
-          await this.#store.save(served, contextOf(ctx));
+          const context = contextOf(ctx);
+          this.#checkpoint(served, ctx, `asked ${eventTypeName(ev.constructor as EventClass)}`, context);
+          await this.#store.save(served, context);
           served.release();
         }
       } catch {
@@ -373,15 +429,60 @@ export class HandlerRegistry {
     }
   }
 
-  /** Sends an event into a running handler. */
-  send(served: ServedHandler, event: Event): void {
+  /**
+   * Sends an event into a running handler. An answer to an approval is recorded in the run's
+   * events as an `ApprovalDecision`: who (`from`), approve or deny, why, and what was asked.
+   */
+  send(served: ServedHandler, event: Event, from: Requester = { by: "local user" }): void {
     const live = this.#live.get(served.state.id);
     if (!live && !served.finished) throw heldElsewhere(served);
     if (!live || served.finished)
       throw new ServerRequestError(409, "handler_finished", `Handler ${served.state.id} has ended (${served.state.status}); it takes no more events.`);
+    const decision = decisionOf(served, event, from);
     live.ctx.sendEvent(event);
     served.answered(event);
+    if (decision) served.note("ApprovalDecision", decision);
     void this.#store.save(served);
+  }
+
+  /** The points of a handler's run that a fork can start from, oldest first. */
+  async checkpoints(served: ServedHandler): Promise<Checkpoint[]> {
+    return (await this.#store.checkpoints(served.state.id)).map(({ seq, at, label }) => ({ seq, at, label }));
+  }
+
+  /**
+   * Starts a new run from a checkpoint of an ended run (`at`: its `seq`; default the last): the
+   * context is the one this server saved there, restored as any context from outside is, so the
+   * new run gets a new id, its steps do their work again and every approval is asked again.
+   */
+  async fork(served: ServedHandler, at: number | undefined): Promise<ServedHandler> {
+    if (this.#closing) throw new ServerRequestError(503, "closing", "The server is shutting down; fork the run once it is back.");
+    const id = served.state.id;
+    if (!served.finished)
+      throw new ServerRequestError(409, "not_finished", `Handler ${id} is still ${served.state.status}; fork it once it has ended (or cancel it first).`);
+    const wf = this.workflow(served.state.workflow);
+    const points = await this.#store.checkpoints(id);
+    const point = at === undefined ? points.at(-1) : points.find((p) => p.seq === at);
+    if (!point)
+      throw new ServerRequestError(
+        404,
+        "checkpoint_not_found",
+        points.length === 0
+          ? `Handler ${id} has no checkpoint to fork from (it was run before the server kept them, or ended before its first step).`
+          : `Handler ${id} has no checkpoint at ${String(at)}. Its checkpoints are at: ${points.map((p) => p.seq).join(", ")} (GET /api/handlers/${id}/checkpoints).`,
+      );
+    let ctx: Context;
+    try {
+      // The server's own record, yet restored as untrusted: a fork must not inherit approvals given to another run.
+      ctx = Context.fromJSON(wf.workflow, untrustedContext(point.context));
+    } catch (error) {
+      throw new ServerRequestError(409, "cannot_fork", `The checkpoint cannot be restored: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    return this.#launch(served.state.workflow, wf, undefined, ctx, {
+      input: served.state.input,
+      notId: id,
+      forkedFrom: { handlerId: id, seq: point.seq, label: point.label },
+    });
   }
 
   /** Cancels a running handler; resolves once it has ended. */
@@ -449,6 +550,22 @@ function parseInput(wf: ServedWorkflow, input: JsonObject): object {
     throw new ServerRequestError(400, "invalid_input", `The input does not fit this workflow: ${issues}.`);
   }
   return (parsed?.data ?? input) as object;
+}
+
+/** The record of a human's answer to an approval the run asked, or undefined for any other event. */
+function decisionOf(served: ServedHandler, event: Event, from: Requester): JsonObject | undefined {
+  const { approvalId, approved, reason } = event as { approvalId?: unknown; approved?: unknown; reason?: unknown };
+  if (typeof approvalId !== "string" || typeof approved !== "boolean") return undefined;
+  const asked = served.state.waitingFor.find((w) => w.data.approvalId === approvalId)?.data;
+  return {
+    approvalId,
+    approved,
+    ...(typeof reason === "string" && reason !== "" ? { reason } : {}),
+    by: from.by,
+    ...(from.label !== undefined ? { label: from.label } : {}),
+    ...(typeof asked?.prefix === "string" ? { question: asked.prefix } : {}),
+    ...(asked?.toolCall !== undefined ? { toolCall: asked.toolCall } : {}),
+  };
 }
 
 /** The context as JSON, or undefined when a value in it cannot be saved (the run goes on; it just cannot be restored). */

@@ -8,13 +8,28 @@ import type { ContextJSON } from "../core/internal.ts";
 import { StepflowError } from "../core/internal.ts";
 import { SessionConflictError } from "../sessions/types.ts";
 import type { SessionStore } from "../sessions/types.ts";
-import type { StreamedEvent } from "../client/types.ts";
+import type { Checkpoint, StreamedEvent } from "../client/types.ts";
 import { LEASE_MS } from "./handler-lease.ts";
 import type { HandlerLease } from "./handler-lease.ts";
 import { FINAL_STATUSES } from "./served-handler.ts";
 import type { HandlerState, ServedHandler } from "./served-handler.ts";
 
 const FORMAT = "stepflow.handler/1";
+/** The snapshot of a handler's checkpoints session (`handler:<id>:checkpoints`), whose messages are the checkpoints. */
+const CHECKPOINTS_SNAPSHOT = JSON.stringify({ format: "stepflow.checkpoints/1" });
+
+/** A checkpoint with the context the server saved at it: what a fork starts from. */
+export interface StoredCheckpoint extends Checkpoint {
+  readonly context: ContextJSON;
+}
+
+/** A handler's checkpoints this server took, and how many of them are in the store. */
+interface CheckpointLog {
+  readonly list: StoredCheckpoint[];
+  written: number;
+  /** The checkpoints session's version; undefined until read (a run taken over has one already). */
+  version: number | undefined;
+}
 
 /** A handler as read back from the store. */
 export interface StoredHandler {
@@ -81,6 +96,7 @@ export class HandlerStore {
   readonly #waiting = new Map<string, { release: boolean; done: Promise<void> }>();
   /** When each handler's lease was last written. */
   readonly #leasedAt = new Map<string, number>();
+  readonly #checkpoints = new Map<string, CheckpointLog>();
   /** Handlers whose last save failed: their events stay in memory. */
   readonly #unsaved = new Set<string>();
   readonly #prefix: string;
@@ -159,6 +175,42 @@ export class HandlerStore {
     this.#versions.set(id, version);
     this.#savedEvents.set(id, from + append.length);
     if (lease) this.#leasedAt.set(id, now);
+    await this.#writeCheckpoints(id);
+  }
+
+  /** Keeps a checkpoint of a handler this server runs; it is written to the store with the handler's next save. */
+  checkpoint(id: string, checkpoint: StoredCheckpoint): void {
+    let log = this.#checkpoints.get(id);
+    if (!log) this.#checkpoints.set(id, (log = { list: [], written: 0, version: undefined }));
+    log.list.push(checkpoint);
+  }
+
+  async #writeCheckpoints(id: string): Promise<void> {
+    const log = this.#checkpoints.get(id);
+    if (!log || log.written >= log.list.length) return;
+    const session = `${this.#prefix}${id}:checkpoints`;
+    try {
+      log.version ??= (await this.sessions.load(session, { newest: 0 }))?.version ?? 0;
+      const append = log.list.slice(log.written).map((c) => JSON.stringify(c));
+      log.version = await this.sessions.save(session, { expectedVersion: log.version, snapshot: CHECKPOINTS_SNAPSHOT, append });
+      log.written += append.length;
+    } catch (error) {
+      // The run is saved; only points to fork from are missing. Read the version again next time.
+      log.version = undefined;
+      this.#events.onError(error, id);
+    }
+  }
+
+  /** A handler's checkpoints, oldest first: those in the store, then those of this server not written yet. */
+  async checkpoints(id: string): Promise<StoredCheckpoint[]> {
+    const record = await this.sessions.load(`${this.#prefix}${id}:checkpoints`);
+    const stored = (record?.messages ?? []).map((m) => JSON.parse(m.json) as StoredCheckpoint);
+    const log = this.#checkpoints.get(id);
+    if (!log) return stored;
+    // A write may have landed between the read and now: each checkpoint once.
+    const key = (c: Checkpoint) => `${c.seq}|${c.at}|${c.label}`;
+    const seen = new Set(stored.map(key));
+    return [...stored, ...log.list.filter((c) => !seen.has(key(c)))];
   }
 
   /** Whether the handler's last save succeeded (a failed save keeps its events in memory). */
@@ -178,6 +230,7 @@ export class HandlerStore {
     this.#contexts.delete(id);
     this.#leasedAt.delete(id);
     this.#unsaved.delete(id);
+    this.#checkpoints.delete(id);
   }
 
   /**

@@ -10,5 +10,18 @@ export { WorkflowServer, DEFAULT_SERVER_STORE } from "./workflow-server.ts";
 export type { WorkflowServerOptions } from "./workflow-server.ts";
 export type { ServedWorkflow } from "./served-workflow.ts";
 export { ServerRequestError } from "./handler-registry.ts";
-export type { HandlerInfo, HandlerStatus, StreamedEvent, WorkflowInfo, ErrorBody, EventRole, JsonObject, JsonValue, StreamEnd } from "../client/types.ts";
+export type {
+  ApprovalDecision,
+  Checkpoint,
+  ErrorBody,
+  EventRole,
+  ForkOrigin,
+  HandlerInfo,
+  HandlerStatus,
+  JsonObject,
+  JsonValue,
+  StreamEnd,
+  StreamedEvent,
+  WorkflowInfo,
+} from "../client/types.ts";
 export { webPageDirectory, WebPageError } from "../web/web-page.ts";

@@ -1,7 +1,7 @@
 /** The OpenAPI 3.1 document of the HTTP API, built from the same zod schemas that check requests. */
 import { z } from "zod";
 import type { JsonObject } from "../client/types.ts";
-import { approvalBody, sendEventBody, startBody, statusValues } from "./api-schemas.ts";
+import { approvalBody, forkBody, sendEventBody, startBody, statusValues } from "./api-schemas.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
 import { jsonSchema } from "./workflow-info.ts";
 
@@ -33,8 +33,14 @@ const handlerInfo = z.object({
   updatedAt: z.string(),
   eventCount: z.number().int(),
   result: z.json().optional(),
-  error: z.object({ name: z.string(), message: z.string() }).optional(),
+  error: z.object({ name: z.string(), message: z.string(), stack: z.string().optional().describe("A failed run's stack: plain text.") }).optional(),
   waitingFor: z.array(streamedEvent).describe("InputRequiredEvents not answered yet."),
+  forkedFrom: z.object({ handlerId: z.string(), seq: z.number().int(), label: z.string() }).optional().describe("The run and checkpoint a fork started from."),
+});
+const checkpoint = z.object({
+  seq: z.number().int().describe("How many events the run had written (0: before its first step)."),
+  at: z.string(),
+  label: z.string().describe("What had just happened: start, after step <name>, asked <event type>."),
 });
 const errorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 
@@ -136,6 +142,28 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
           parameters: [idParam],
           requestBody: body(approvalBody),
           responses: { "202": ok("Sent.", ref("HandlerInfo")), "409": ok("The handler has ended.", ref("Error")), ...errors },
+        },
+      },
+      "/api/handlers/{id}/checkpoints": {
+        get: {
+          summary: "The points of the run a fork can start from, oldest first",
+          parameters: [idParam],
+          responses: {
+            "200": ok("The checkpoints.", { type: "object", properties: { checkpoints: { type: "array", items: jsonSchema(checkpoint) } } }),
+            ...errors,
+          },
+        },
+      },
+      "/api/handlers/{id}/fork": {
+        post: {
+          summary: "Start a new run from a checkpoint of an ended run (steps work again, approvals are asked again)",
+          parameters: [idParam],
+          requestBody: body(forkBody),
+          responses: {
+            "202": ok("The new run, with forkedFrom.", ref("HandlerInfo")),
+            "409": ok("The run has not ended, or the checkpoint cannot be restored.", ref("Error")),
+            ...errors,
+          },
         },
       },
       "/api/handlers/{id}/cancel": {

@@ -4,7 +4,7 @@
  */
 import { eventTypeName, HumanResponseEvent, InputRequiredEvent, encodeEvent, encodeValue } from "../core/internal.ts";
 import type { Event, EventClass, Codecs } from "../core/internal.ts";
-import type { HandlerInfo, HandlerStatus, JsonObject, JsonValue, StreamedEvent } from "../client/types.ts";
+import type { ForkOrigin, HandlerInfo, HandlerStatus, JsonObject, JsonValue, StreamedEvent } from "../client/types.ts";
 
 /** The final statuses: a handler in one of them writes no more events. */
 export const FINAL_STATUSES: ReadonlySet<HandlerStatus> = new Set(["succeeded", "failed", "cancelled", "timedOut"]);
@@ -19,8 +19,20 @@ export interface HandlerState {
   readonly createdAt: string;
   updatedAt: string;
   result?: JsonValue;
-  error?: { name: string; message: string };
+  error?: { name: string; message: string; stack?: string };
   waitingFor: StreamedEvent[];
+  /** For a fork: the run and checkpoint it started from. */
+  readonly forkedFrom?: ForkOrigin;
+}
+
+/** The longest stack kept: enough to find the frame that threw, bounded so that an error cannot fill the store. */
+const MAX_STACK = 8_000;
+
+/** An error's stack as text to show (bounded), or undefined when it has none. */
+export function stackOf(error: unknown): string | undefined {
+  const stack = error instanceof Error ? error.stack : undefined;
+  if (typeof stack !== "string" || stack === "") return undefined;
+  return stack.length > MAX_STACK ? `${stack.slice(0, MAX_STACK)}\n…` : stack;
 }
 
 /** Readers and waiters of every handler of one server, counted as they come and go (for health and leak checks). */
@@ -91,9 +103,8 @@ export class ServedHandler {
    * saved with it) but readers see it only after `release()`: a question is shown once it is
    * saved, so an answer to it can never be lost by a crash.
    */
-  record(event: Event, codecs: Codecs, held = false): StreamedEvent {
+  record(event: Event, codecs: Codecs, held = false, extra?: JsonObject): StreamedEvent {
     const seq = this.#eventCount + 1;
-    const type = eventTypeName(event.constructor as EventClass);
     let data: JsonObject;
     try {
       data = encodeEvent(event, `event #${seq}`, codecs).data as JsonObject;
@@ -101,11 +112,25 @@ export class ServedHandler {
       // An event the app cannot save (a function in a field) is still shown, as what went wrong.
       data = { unserializable: error instanceof Error ? error.message : String(error) };
     }
+    const streamed = this.#append(eventTypeName(event.constructor as EventClass), extra ? { ...data, ...extra } : data);
+    if (event instanceof InputRequiredEvent) this.#asked.push(streamed);
+    if (!held) this.release();
+    return streamed;
+  }
+
+  /** Records what the server itself saw happen to the run (a human's decision), as an event of type `type` in its log. */
+  note(type: string, data: JsonObject): StreamedEvent {
+    const streamed = this.#append(type, data);
+    // Behind a question not saved yet, it is shown with the question.
+    if (this.#asked.length === 0) this.release();
+    return streamed;
+  }
+
+  #append(type: string, data: JsonObject): StreamedEvent {
+    const seq = this.#eventCount + 1;
     const streamed: StreamedEvent = { seq, type, data, at: new Date().toISOString() };
     (this.#events ??= []).push(streamed);
     this.#eventCount = seq;
-    if (event instanceof InputRequiredEvent) this.#asked.push(streamed);
-    if (!held) this.release();
     return streamed;
   }
 
@@ -160,7 +185,9 @@ export class ServedHandler {
       }
     } else if (outcome.error !== undefined) {
       const error = outcome.error;
-      this.state.error = error instanceof Error ? { name: error.name, message: error.message } : { name: "Error", message: String(error) };
+      const stack = status === "failed" ? stackOf(error) : undefined;
+      this.state.error =
+        error instanceof Error ? { name: error.name, message: error.message, ...(stack ? { stack } : {}) } : { name: "Error", message: String(error) };
     }
     this.touch();
   }
@@ -210,6 +237,7 @@ export class ServedHandler {
       ...(s.result !== undefined ? { result: s.result } : {}),
       ...(s.error ? { error: s.error } : {}),
       waitingFor: s.waitingFor,
+      ...(s.forkedFrom ? { forkedFrom: s.forkedFrom } : {}),
     };
   }
 }

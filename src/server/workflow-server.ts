@@ -59,6 +59,13 @@ export interface WorkflowServerOptions {
   readonly namespace?: string;
   /** Called when a handler could not be saved (the run goes on), or a stored one could not be read (a `CorruptHandlerError`: it is skipped); default: one line on stderr. */
   readonly onError?: (error: unknown, handlerId: string) => void;
+  /**
+   * Who sent a request, as recorded with each approval decision (`ApprovalDecision.by`): for
+   * example the user a reverse proxy in front authenticated, from a header it sets (and strips
+   * from what clients send). Default: "bearer token holder" when the server has a token, else
+   * "local user" (or "unauthenticated client" with `allowUnauthenticated`).
+   */
+  readonly principal?: (request: Request) => string | undefined;
   /** Seconds between the heartbeats a quiet event stream sends (an SSE comment, an empty NDJSON line), so that proxies and clients know it is alive. Default 15. */
   readonly heartbeat?: number;
 }
@@ -143,6 +150,7 @@ export class WorkflowServer {
             ? { allowedHosts: this.#options.allowedHosts, boundHost: () => this.#boundHost }
             : undefined,
         heartbeatMs: (this.#options.heartbeat ?? 15) * 1000,
+        principal: principalOf(this.#options),
       });
       this.#state = { store, ownStore: typeof given !== "object", registry, app };
       this.#holder = holder;
@@ -209,6 +217,17 @@ export class WorkflowServer {
     if (!this.#state) throw new ConfigurationError("The server is not open yet: await server.ready() or server.listen() first.", "ready", undefined);
     return this.#state;
   }
+}
+
+/** Who a request comes from, for the record: the operator's `principal`, else what the server's access rule implies. */
+function principalOf(options: WorkflowServerOptions): (request: Request) => string {
+  const fallback = options.token !== undefined ? "bearer token holder" : options.allowUnauthenticated === true ? "unauthenticated client" : "local user";
+  const principal = options.principal;
+  if (!principal) return () => fallback;
+  return (request) => {
+    const who = principal(request);
+    return typeof who === "string" && who.trim() !== "" ? who.trim().slice(0, 200) : fallback;
+  };
 }
 
 function checkWorkflows(workflows: WorkflowServerOptions["workflows"]): Map<string, ServedWorkflow> {

@@ -5,8 +5,8 @@
  */
 
 // The server's JSON shapes are the client's: one definition, which the page only reads.
-import type { HandlerInfo, StreamedEvent, WorkflowInfo } from "../../client/types.ts";
-export type { HandlerInfo, HandlerStatus, StreamedEvent, WorkflowInfo } from "../../client/types.ts";
+import type { Checkpoint, HandlerInfo, StreamedEvent, WorkflowInfo } from "../../client/types.ts";
+export type { Checkpoint, HandlerInfo, HandlerStatus, StreamedEvent, WorkflowInfo } from "../../client/types.ts";
 
 /** The server answered with an error (`{ error: { code, message } }`). */
 export class ApiError extends Error {
@@ -31,7 +31,9 @@ export function onTokenNeeded(ask: () => Promise<string | undefined>): void {
 
 function headers(extra: Record<string, string> = {}): Record<string, string> {
   const token = sessionStorage.getItem(TOKEN_KEY);
-  return token ? { ...extra, authorization: `Bearer ${token}` } : extra;
+  // The page names itself: the server records it (as the client's own word) with an approval decision.
+  const named = { ...extra, "x-stepflow-client": "web page" };
+  return token ? { ...named, authorization: `Bearer ${token}` } : named;
 }
 
 /** A fetch that asks for the token once on 401 and tries again with it. */
@@ -87,6 +89,10 @@ export const api = {
   sendEvent: (handlerId: string, type: string, data: Record<string, unknown>) =>
     json<unknown>(`api/handlers/${id(handlerId)}/events`, { method: "POST", body: JSON.stringify({ type, data }) }),
   cancel: (handlerId: string) => json<HandlerInfo>(`api/handlers/${id(handlerId)}/cancel`, { method: "POST" }),
+  /** The points of an ended run a fork can start from. */
+  checkpoints: (handlerId: string) => json<{ checkpoints: Checkpoint[] }>(`api/handlers/${id(handlerId)}/checkpoints`).then((r) => r.checkpoints),
+  /** Starts a new run from the checkpoint `at` of an ended run. */
+  fork: (handlerId: string, at: number) => json<HandlerInfo>(`api/handlers/${id(handlerId)}/fork`, { method: "POST", body: JSON.stringify({ at }) }),
 };
 
 /**

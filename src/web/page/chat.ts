@@ -9,6 +9,7 @@ import type { HandlerInfo, StreamedEvent } from "./api.ts";
 import { approvalBox } from "./approval.ts";
 import type { ApprovalRequest } from "./approval.ts";
 import { brief, byId, h } from "./dom.ts";
+import { readable } from "./event-detail.ts";
 
 interface ToolCall {
   readonly id: string;
@@ -138,11 +139,10 @@ class Turn {
         const output = data.output as { toolCallId: string; content: string; isError?: boolean } | undefined;
         if (!output) break;
         const card = this.#cards.get(output.toolCallId);
-        card
-          ?.querySelector(".result")
-          ?.replaceWith(
-            h("pre", { class: output.isError ? "result error" : "result" }, h("span", { class: "visually-hidden" }, "Result: "), brief(output.content, 600)),
-          );
+        card?.querySelector(".result")?.replaceWith(
+          // The whole result, readable: JSON as a tree that folds, other text as it is.
+          h("div", { class: output.isError ? "result error" : "result" }, h("span", { class: "visually-hidden" }, "Result: "), readable(output.content, 1)),
+        );
         card?.classList.add(output.isError ? "failed" : "done");
         break;
       }

@@ -1,14 +1,18 @@
 /**
  * The run inspector: the runs the server knows, and for the one picked its workflow graph
- * (steps it went through marked), the timeline of its events with step timings, its result,
- * and its saved context. A run still going is followed live.
+ * (steps it went through marked), the timeline of its events with step timings, its result
+ * (a failure with its stack), its saved context, the points an ended run can be forked from,
+ * and a comparison with another run. A run still going is followed live.
  */
 import { api, followEvents } from "./api.ts";
 import type { HandlerInfo, StreamedEvent, WorkflowInfo } from "./api.ts";
 import { approvalBox } from "./approval.ts";
 import type { ApprovalRequest } from "./approval.ts";
+import { renderComparison } from "./compare.ts";
 import { brief, byId, h } from "./dom.ts";
+import { stackView } from "./event-detail.ts";
 import { drawGraph, markedGraph } from "./graph.ts";
+import { jsonView } from "./json-view.ts";
 import { renderTimeline, stepSpans } from "./timeline.ts";
 
 export interface Inspector {
@@ -79,6 +83,8 @@ export function mountInspector(workflows: () => readonly WorkflowInfo[]): Inspec
     const timeline = h("div", {});
     const result = h("div", {});
     const context = h("pre", { class: "json" }, "Loading…");
+    const forks = h("div", {});
+    const compare = h("div", {});
     detail.replaceChildren(
       header,
       h("section", { "aria-labelledby": "graph-title" }, h("h3", { id: "graph-title" }, "Graph"), graph),
@@ -90,6 +96,8 @@ export function mountInspector(workflows: () => readonly WorkflowInfo[]): Inspec
         h("h3", { id: "context-title" }, "Saved context"),
         h("details", { class: "context" }, h("summary", {}, "The run's context as saved (JSON)"), context),
       ),
+      h("section", { "aria-labelledby": "fork-title" }, h("h3", { id: "fork-title" }, "Fork"), forks),
+      h("section", { "aria-labelledby": "compare-title" }, h("h3", { id: "compare-title" }, "Compare"), compare),
     );
     let current = handler;
     const answered = new Set<string>();
@@ -102,7 +110,19 @@ export function mountInspector(workflows: () => readonly WorkflowInfo[]): Inspec
           "dl",
           {},
           h("dt", {}, "Run"),
-          h("dd", {}, h("code", {}, current.id)),
+          // The run's id, which its events carry too (older servers named handlers apart from runs).
+          h("dd", {}, h("code", { class: "run-id" }, current.runId || current.id)),
+          ...(current.forkedFrom
+            ? [
+                h("dt", {}, "Forked from"),
+                h(
+                  "dd",
+                  { class: "forked-from" },
+                  h("a", { href: `#runs/${encodeURIComponent(current.forkedFrom.handlerId)}` }, h("code", {}, current.forkedFrom.handlerId)),
+                  ` at #${current.forkedFrom.seq} (${current.forkedFrom.label})`,
+                ),
+              ]
+            : []),
           h("dt", {}, "Started"),
           h("dd", {}, h("time", { datetime: current.createdAt }, new Date(current.createdAt).toLocaleString())),
           h("dt", {}, "Input"),
@@ -118,11 +138,14 @@ export function mountInspector(workflows: () => readonly WorkflowInfo[]): Inspec
       );
       timeline.replaceChildren(renderTimeline(seen));
       result.replaceChildren(
-        current.error
-          ? h("p", { class: "error" }, `${current.error.name}: ${current.error.message}`)
+        ...(current.error
+          ? [
+              h("p", { class: "error" }, `${current.error.name}: ${current.error.message}`),
+              ...(current.error.stack ? [h("details", { class: "stack-details", open: true }, h("summary", {}, "Stack"), stackView(current.error.stack))] : []),
+            ]
           : current.result !== undefined
-            ? h("pre", { class: "json" }, JSON.stringify(current.result, null, 2))
-            : h("p", { class: "muted" }, "Not finished."),
+            ? [jsonView(current.result, 3)]
+            : [h("p", { class: "muted" }, "Not finished.")]),
       );
       const text = info ? markedGraph(info.mermaid, stepSpans(seen)) : "";
       if (text !== graphText) {
@@ -136,8 +159,101 @@ export function mountInspector(workflows: () => readonly WorkflowInfo[]): Inspec
         (saved) => (context.textContent = JSON.stringify(saved, null, 2)),
         (error: unknown) => (context.textContent = error instanceof Error ? error.message : String(error)),
       );
+    const ended = () => current.status !== "running" && current.status !== "waiting";
+    const loadForks = async () => {
+      if (!ended()) return void forks.replaceChildren(h("p", { class: "muted" }, "Once the run has ended, it can be forked from the points it saved."));
+      forks.replaceChildren(h("p", { class: "muted" }, "Loading…"));
+      const points = await api.checkpoints(handlerId).catch((error: unknown) => error);
+      if (mine.signal.aborted) return;
+      if (!Array.isArray(points)) return void forks.replaceChildren(h("p", { class: "error" }, points instanceof Error ? points.message : String(points)));
+      if (points.length === 0) return void forks.replaceChildren(h("p", { class: "muted" }, "This run saved no point to fork from."));
+      const status = h("p", { role: "status" });
+      forks.replaceChildren(
+        h("p", { class: "muted" }, "Run it again from a point it saved: a new run, under a new id, whose steps work again and ask again for approvals."),
+        h(
+          "ol",
+          { class: "checkpoints" },
+          ...points.map((point) =>
+            h(
+              "li",
+              {},
+              h("span", { class: "num" }, `#${point.seq}`),
+              " ",
+              point.label,
+              " ",
+              h(
+                "button",
+                {
+                  type: "button",
+                  class: "secondary fork",
+                  "aria-label": `Fork from #${point.seq}: ${point.label}`,
+                  onclick: (event: Event) => {
+                    const button = event.currentTarget as HTMLButtonElement;
+                    button.disabled = true;
+                    api.fork(handlerId, point.seq).then(
+                      (fork) => (location.hash = `#runs/${encodeURIComponent(fork.id)}`),
+                      (error: unknown) => {
+                        button.disabled = false;
+                        status.textContent = error instanceof Error ? error.message : String(error);
+                      },
+                    );
+                  },
+                },
+                "Fork from here",
+              ),
+            ),
+          ),
+        ),
+        status,
+      );
+    };
+    const loadCompare = async () => {
+      const others = (await api.handlers().catch(() => [] as HandlerInfo[])).filter((other) => other.id !== handlerId);
+      if (mine.signal.aborted) return;
+      if (others.length === 0) return void compare.replaceChildren(h("p", { class: "muted" }, "No other run to compare with."));
+      // The run it was forked from first, then runs of the same workflow.
+      const ranked = [
+        ...others.filter((o) => o.id === current.forkedFrom?.handlerId),
+        ...others.filter((o) => o.id !== current.forkedFrom?.handlerId && o.workflow === current.workflow),
+        ...others.filter((o) => o.id !== current.forkedFrom?.handlerId && o.workflow !== current.workflow),
+      ];
+      const picker = h(
+        "select",
+        { id: "compare-with", "aria-label": "Run to compare with" },
+        ...ranked.map((o) => h("option", { value: o.id }, `${o.workflow} · ${o.status} · ${time(o.createdAt)} · ${o.id.slice(0, 8)}`)),
+      );
+      const out = h("div", {});
+      const go = async () => {
+        out.replaceChildren(h("p", { class: "muted" }, "Loading…"));
+        const other = ranked.find((o) => o.id === picker.value);
+        if (!other) return;
+        const [mineNow, theirs] = await Promise.all([api.events(handlerId), api.events(other.id)]);
+        out.replaceChildren(renderComparison(current, mineNow, other, theirs));
+      };
+      compare.replaceChildren(
+        h(
+          "div",
+          { class: "compare-form" },
+          h("label", { for: "compare-with" }, "Compare this run (A) with (B) "),
+          picker,
+          h(
+            "button",
+            {
+              type: "button",
+              class: "secondary",
+              id: "compare-go",
+              onclick: () => void go().catch((error: unknown) => out.replaceChildren(h("p", { class: "error" }, String(error)))),
+            },
+            "Compare",
+          ),
+        ),
+        out,
+      );
+    };
     await render();
     void loadContext();
+    void loadForks();
+    void loadCompare();
     if (current.status !== "running" && current.status !== "waiting") return;
     // Live: redraw as events come, at most once per animation frame.
     let pending = false;
@@ -170,6 +286,7 @@ export function mountInspector(workflows: () => readonly WorkflowInfo[]): Inspec
     current = await api.handler(handlerId);
     await render();
     void loadContext();
+    void loadForks();
     void refreshList();
   }
 

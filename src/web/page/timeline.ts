@@ -6,6 +6,7 @@
  */
 import type { StreamedEvent } from "./api.ts";
 import { brief, h } from "./dom.ts";
+import { eventDetail } from "./event-detail.ts";
 
 /** One execution of a step. */
 export interface StepSpan {
@@ -35,6 +36,13 @@ export function stepSpans(events: readonly StreamedEvent[]): StepSpan[] {
       const span = index === undefined ? undefined : spans[index];
       if (index !== undefined && span) spans[index] = { ...span, end: at, state: ev.data.state };
     }
+  }
+  // Once the run has ended nothing runs: a step whose end was not recorded (a run saved by an
+  // older server) was cut off with it.
+  const ended = events.findLast((ev) => ev.type === "RunEndedEvent");
+  if (ended) {
+    const at = Date.parse(ended.at);
+    return spans.map((span) => (span.state === "running" ? { ...span, end: at, state: "cancelled" } : span));
   }
   return spans;
 }
@@ -72,11 +80,11 @@ export function renderTimeline(events: readonly StreamedEvent[]): HTMLElement {
   const rows = events.map((ev) =>
     h(
       "tr",
-      {},
+      { class: rowClass(ev), "data-seq": ev.seq },
       h("td", { class: "num" }, ev.seq),
       h("td", { class: "num" }, `+${ms(Date.parse(ev.at) - first)}`),
       h("td", {}, h("code", {}, ev.type)),
-      h("td", { class: "data" }, summary(ev)),
+      h("td", { class: "data" }, expandable(ev)),
     ),
   );
   return h(
@@ -97,10 +105,36 @@ export function renderTimeline(events: readonly StreamedEvent[]): HTMLElement {
   );
 }
 
+/** A row's class: a failed step, a human's decision. */
+function rowClass(ev: StreamedEvent): string | undefined {
+  if (ev.type === "ApprovalDecision") return ev.data.approved === true ? "decision approved" : "decision denied";
+  if (ev.type === "StepStateChangedEvent" && ev.data.state === "failed") return "failed";
+  return undefined;
+}
+
+/**
+ * The event's line, which opens to all it carried. The details are built when first opened
+ * (a run streams hundreds of tokens); a failed step's are open, its stack in view.
+ */
+function expandable(ev: StreamedEvent): HTMLElement {
+  const open = ev.type === "StepStateChangedEvent" && typeof ev.data.stack === "string";
+  const details = h("details", { class: "event", open }, h("summary", {}, summary(ev)));
+  if (open) details.append(eventDetail(ev));
+  else
+    details.addEventListener("toggle", () => {
+      if (details.childElementCount === 1) details.append(eventDetail(ev));
+    });
+  return details;
+}
+
 /** What an event says, in a line. */
-function summary(ev: StreamedEvent): string {
+export function summary(ev: StreamedEvent): string {
   const d = ev.data;
   switch (ev.type) {
+    case "ApprovalDecision":
+      return `${d.approved === true ? "Approved" : "Denied"} by ${String(d.by)}${d.label ? ` (${String(d.label)})` : ""}${d.reason ? `: ${String(d.reason)}` : ""}${
+        d.question ? ` — ${brief(d.question, 120)}` : ""
+      }`;
     case "StepStateChangedEvent":
       return `${String(d.step)} ${String(d.state)}${d.error ? `: ${brief(d.error, 120)}` : ""}`;
     case "agent.StreamEvent":

@@ -1,0 +1,46 @@
+/**
+ * What an event carried, readable: its fields as a folding tree, a tool's output parsed when it
+ * is JSON (a tool's answer is text that is often JSON), a stack as lines. Everything the server
+ * sends is shown as text, never as markup: a stack or a result may hold anything.
+ */
+import type { StreamedEvent } from "./api.ts";
+import { h } from "./dom.ts";
+import { jsonView } from "./json-view.ts";
+
+/** `value` as a reader wants it: JSON text as a tree that folds, other text whole and wrapped. */
+export function readable(value: unknown, openDepth = 1): HTMLElement {
+  if (typeof value !== "string") return jsonView(value, openDepth);
+  const text = value.trim();
+  if (text.startsWith("{") || text.startsWith("[")) {
+    try {
+      return jsonView(JSON.parse(text) as unknown, openDepth);
+    } catch {
+      // Not JSON after all: shown as the text it is.
+    }
+  }
+  return h("pre", { class: "text" }, value);
+}
+
+/** A stack as the server recorded it, as text. */
+export function stackView(stack: string): HTMLElement {
+  return h("pre", { class: "stack", "aria-label": "Stack" }, stack);
+}
+
+/** The details of one event: its fields, with a tool's output and a failed step's stack made readable. */
+export function eventDetail(ev: StreamedEvent): HTMLElement {
+  const { stack, ...fields } = ev.data;
+  if (ev.type === "agent.FunctionOutputEvent") {
+    const output = ev.data.output as { toolName?: string; content?: unknown; isError?: boolean } | undefined;
+    if (output && typeof output === "object") {
+      const { content, ...rest } = output;
+      return h(
+        "div",
+        { class: "event-detail" },
+        h("p", { class: output.isError ? "tool-output error" : "tool-output" }, `${output.toolName ?? "tool"} ${output.isError ? "failed" : "returned"}:`),
+        readable(content ?? null, 2),
+        h("details", {}, h("summary", {}, "Other fields"), jsonView(rest, 1)),
+      );
+    }
+  }
+  return h("div", { class: "event-detail" }, jsonView(fields, 1), typeof stack === "string" ? stackView(stack) : null);
+}
