@@ -6,6 +6,8 @@
  * involved: a symbol is a name, and each context keeps its own state.
  */
 
+import type { Run } from "./run.ts";
+
 /** `ctx[runOfContext]()`: the run `ctx` belongs to (its current or last run; in a step, the step's run). @example const run = ctx[runOfContext](); */
 export const runOfContext: unique symbol = Symbol("stepflow.context.run");
 /** `ctx[attachRun](run)`: makes `run` the context's run (one at a time) and returns the view its steps and handler get. @example const view = ctx[attachRun](run); */
@@ -14,3 +16,8 @@ export const attachRun: unique symbol = Symbol("stepflow.context.attachRun");
 export const executionView: unique symbol = Symbol("stepflow.context.executionView");
 /** `ctx[contextRoot]`: what the context holds across runs: its current run, and a run saved in it (restored from JSON, or kept by a cancel) that `run()` continues. @example const saved = ctx[contextRoot].savedRun; */
 export const contextRoot: unique symbol = Symbol("stepflow.context.root");
+
+/** The run `ctx` belongs to, for the layers above the core (the server's inspector, DBOS): its current or last run. @example runOf(handler.ctx)?.subscribe((change) => log(change)); */
+export function runOf(ctx: { [runOfContext](): Run | undefined }): Run | undefined {
+  return ctx[runOfContext]();
+}

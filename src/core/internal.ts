@@ -6,7 +6,8 @@
  * entry point: applications import "stepflow".
  */
 export type { ContextJSON } from "./context-format.ts";
-export { Context, runOf } from "./context.ts";
+export { Context } from "./context.ts";
+export { runOf } from "./context-engine.ts";
 export { ConfigurationError, StepflowError, WorkflowCancelledByUser, WorkflowTimeoutError } from "./errors.ts";
 export { Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, eventTypeName, isEvent, isSubclassOf } from "./event.ts";
 export type { EventClass } from "./event.ts";
