@@ -6,15 +6,16 @@
  *   - `npx stepflow dev ./flows.ts` opens a page where both of the user's workflows start from
  *     forms (one built from its zod schema), the order's question is answered, and the run is
  *     inspected, in Chromium;
- *   - the Dockerfile's command, run as the container runs it (its working folder, environment
- *     and command line; this machine has no Docker daemon to build the image), answers the
+ *   - the starter's Dockerfile, done by hand as Docker would (this machine has no Docker daemon,
+ *     nor the base image): the files it copies, its production install (the tarball standing
+ *     for the registry's stepflow), then its command with its environment, answers the
  *     arithmetic question over HTTP and serves the page, behind the token the container is given.
  * The tarball is packed from the built dist/ (`npm run test:slow` builds it) and installed with
  * npm's cache first (`--prefer-offline`), as CI has already installed the same dependencies.
  */
 import { execFile, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { copyFile, mkdtemp, rm } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -34,6 +35,7 @@ const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
 
 let work: string;
 let project: string;
+let tarball: string;
 
 describe("the packed tarball in the starter project", () => {
   beforeAll(async () => {
@@ -41,10 +43,10 @@ describe("the packed tarball in the starter project", () => {
     work = await mkdtemp(join(tmpdir(), "stepflow-starter-"));
     // dist/ is built already: packing without the prepack script does not build it again.
     const packed = await run(NPM, ["pack", "--ignore-scripts", "--silent", "--pack-destination", work], { cwd: REPO });
-    const tarball = join(work, packed.stdout.trim().split("\n").at(-1) as string);
+    tarball = join(work, packed.stdout.trim().split("\n").at(-1) as string);
     project = join(work, "my-flows");
-    await run("mkdir", [project]);
-    for (const file of ["package.json", "tsconfig.json", "flows.ts", "Dockerfile"]) await copyFile(join(STARTER, file), join(project, file));
+    await mkdir(project);
+    for (const file of ["package.json", "tsconfig.json", "flows.ts"]) await copyFile(join(STARTER, file), join(project, file));
     // `npm install ./stepflow-0.1.0.tgz` in place of the registry's stepflow; the starter's other dependencies as it lists them.
     await run(NPM, ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error", tarball], { cwd: project, timeout: 300_000 });
   }, 400_000);
@@ -128,16 +130,25 @@ describe("the packed tarball in the starter project", () => {
     });
   });
 
-  it("the Dockerfile's command answers the arithmetic question and serves the page, behind the token", async () => {
-    const container = dockerfile(readFileSync(join(project, "Dockerfile"), "utf8"));
+  // An npm install inside: a loaded machine takes minutes.
+  it("the Dockerfile's command answers the arithmetic question and serves the page, behind the token", { timeout: 400_000 }, async () => {
+    const container = dockerfile(readFileSync(join(STARTER, "Dockerfile"), "utf8"));
     expect(container.workdir).toBe("/app");
-    // The container's command, in the installed project standing for /app; a free port for the
-    // fixed 8080, as other programs on this machine may hold it.
+    // The image's /app, made as its build steps make it: the files it copies, then its
+    // production install (the tarball standing for the registry's stepflow).
+    const app = join(work, "app");
+    await mkdir(app);
+    for (const file of container.copied) await copyFile(join(STARTER, file), join(app, file));
+    expect(container.install).toEqual(["npm", "install", "--omit=dev", "--no-audit", "--no-fund"]);
+    await run(NPM, [...container.install.slice(1), "--prefer-offline", "--loglevel=error", tarball], { cwd: app, timeout: 300_000 });
+    expect(existsSync(join(app, "node_modules", "typescript")), "--omit=dev leaves the development tools out").toBe(false);
+    // The container's command with its environment; a free port for the fixed 8080, as other
+    // programs on this machine may hold it.
     const [command, ...args] = container.cmd.map((arg) => (arg === "8080" ? "0" : arg));
     expect(args.slice(0, 2)).toEqual(["serve", "./flows.ts"]);
     const token = "test-token-0123456789";
-    const server = spawn(join(project, command as string), args, {
-      cwd: project,
+    const server = spawn(join(app, command as string), args, {
+      cwd: app,
       env: { ...userEnv(), ...container.env, STEPFLOW_SERVER_TOKEN: token },
     });
     try {
@@ -179,17 +190,21 @@ describe("the starter as docs/your-workflows.md shows it", () => {
   });
 });
 
-/** The parts of a Dockerfile that say how its container runs: WORKDIR, ENV and the exec-form CMD. */
-function dockerfile(text: string): { workdir: string; env: Record<string, string>; cmd: string[] } {
-  let workdir = "/";
-  const env: Record<string, string> = {};
-  let cmd: string[] = [];
+/**
+ * What a Dockerfile of the starter's shape does: the files its COPY lines take from the project
+ * (`package*.json` is package.json, as the starter has no lock file), its RUN line (the
+ * install), WORKDIR, ENV and the exec-form CMD.
+ */
+function dockerfile(text: string): { workdir: string; copied: string[]; install: string[]; env: Record<string, string>; cmd: string[] } {
+  const parsed = { workdir: "/", copied: [] as string[], install: [] as string[], env: {} as Record<string, string>, cmd: [] as string[] };
   for (const line of text.split("\n").map((l) => l.trim())) {
     const [instruction, ...rest] = line.split(/\s+/);
     const value = rest.join(" ");
-    if (instruction === "WORKDIR") workdir = value;
-    if (instruction === "ENV") for (const pair of rest) env[pair.split("=")[0] as string] = pair.slice(pair.indexOf("=") + 1);
-    if (instruction === "CMD") cmd = JSON.parse(value) as string[];
+    if (instruction === "WORKDIR") parsed.workdir = value;
+    if (instruction === "COPY") parsed.copied.push(...rest.slice(0, -1).map((file) => (file === "package*.json" ? "package.json" : file)));
+    if (instruction === "RUN") parsed.install = rest;
+    if (instruction === "ENV") for (const pair of rest) parsed.env[pair.split("=")[0] as string] = pair.slice(pair.indexOf("=") + 1);
+    if (instruction === "CMD") parsed.cmd = JSON.parse(value) as string[];
   }
-  return { workdir, env, cmd };
+  return parsed;
 }
