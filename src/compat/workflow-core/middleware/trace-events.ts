@@ -31,7 +31,7 @@ export interface HandlerContext {
   readonly outputs: AnyWorkflowEventData[];
   /** The call that sent its inputs; the root's `prev` is null. */
   readonly prev: HandlerContext | null;
-  /** Calls it caused that are running or have running descendants. */
+  /** Calls it caused that are running or have running descendants, and, while it runs (always for the root), the last finished call of each handler. */
   readonly next: Set<HandlerContext>;
   /** The root of the context (events sent from outside any handler). */
   readonly root: HandlerContext;
