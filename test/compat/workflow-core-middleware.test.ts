@@ -280,6 +280,38 @@ describe("compat only", () => {
     expect([...(root?.next ?? [])].map((call) => [call.inputEvents, call.next.size])).toEqual([[[start], 0]]);
   });
 
+  test("trace-events: a call that kept its last finished child lets it go when it finishes", async () => {
+    const { createWorkflow, workflowEvent } = compatCore;
+    const job = workflowEvent<number>();
+    const part = workflowEvent<number>();
+    const done = workflowEvent<number>();
+    const workflow = compatTrace.withTraceEvents(createWorkflow());
+    let root: compatTrace.HandlerContext | undefined;
+    workflow.handle([part], () => {});
+    workflow.handle(
+      [job],
+      compatTrace.createHandlerDecorator<null>({
+        getInitialValue: () => null,
+        onBeforeHandler: (handler, call) => {
+          root = call.root;
+          return handler;
+        },
+        onAfterHandler: () => null,
+      })(async (context: compatCore.WorkflowContext, ev: Ev) => {
+        context.sendEvent(part.with(ev.data as number)); // a child call that finishes while the job runs
+        await Promise.resolve();
+        return done.with(ev.data as number);
+      }),
+    );
+    const { stream, sendEvent } = workflow.createContext();
+    const dones = stream.filter(done).take(50).toArray();
+    for (let i = 0; i < 50; i++) sendEvent(job.with(i));
+    expect(await dones).toHaveLength(50);
+    await Promise.resolve();
+    // Only the last job's call stays, without its child: not 50 jobs, each with its part.
+    expect([...(root?.next ?? [])].map((call) => [call.inputEvents, call.next.size])).toEqual([[[job], 0]]);
+  });
+
   test("getEventOrigins outside a traced workflow says what it needs", () => {
     const ev = compatCore.workflowEvent().with();
     expect(() => compatTrace.getEventOrigins(ev, compatCore.createWorkflow().createContext())).toThrow(/withTraceEvents/);

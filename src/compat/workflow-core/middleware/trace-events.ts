@@ -31,7 +31,7 @@ export interface HandlerContext {
   readonly outputs: AnyWorkflowEventData[];
   /** The call that sent its inputs; the root's `prev` is null. */
   readonly prev: HandlerContext | null;
-  /** Calls it caused that are running or have running descendants. */
+  /** Calls it caused that are running or have running descendants, and, while it runs (always for the root), the last finished call of each handler. */
   readonly next: Set<HandlerContext>;
   /** The root of the context (events sent from outside any handler). */
   readonly root: HandlerContext;
@@ -204,6 +204,14 @@ function prune(
   detached: WeakSet<HandlerContext>,
   lastOf: WeakMap<HandlerContext, Map<HandlerFn, HandlerContext>>,
 ): void {
+  // Its finished children were kept only while it ran.
+  for (const child of call.next) {
+    if (finished.has(child) && child.next.size === 0) {
+      call.next.delete(child);
+      detached.add(child);
+    }
+  }
+  lastOf.delete(call);
   for (let node: HandlerContext | null = call; node?.prev != null && finished.has(node) && node.next.size === 0; node = node.prev) {
     const parent: HandlerContext = node.prev;
     if (parent.prev === null || !finished.has(parent)) {
