@@ -12,6 +12,13 @@ export interface CurrentToolCall {
   readonly idempotencyKey: string | undefined;
 }
 
+/**
+ * One slot for the process, set only while a tool's function starts (synchronously): the one
+ * module-level variable the tool runner keeps, on purpose. A slot that survived the function's
+ * `await`s would need `AsyncLocalStorage.run`, which on Node 20 switches on promise hooks for
+ * the whole process; measured on the agent (bench/README.md), that made turns slower in three
+ * of four paired processes.
+ */
 let current: CurrentToolCall | undefined;
 
 /**
