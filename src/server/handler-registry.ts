@@ -207,8 +207,10 @@ export class HandlerRegistry {
       this.#tally,
     );
     this.#handlers.set(id, served);
-    // Before its first step (the run starts in a microtask): the first point a fork can start from.
-    this.#checkpoint(served, handler.ctx, "start");
+    // Before its first step (the run starts in a microtask): the first point a fork can start
+    // from. A run started from its input alone is forked from that input: nothing to encode.
+    if (ctx) this.#checkpoint(served, handler.ctx, "start");
+    else this.#store.checkpoint(id, { seq: 0, at: now, label: "start" });
     void this.#store.save(served, undefined, false, true);
     this.#follow(served, wf.workflow, handler);
     return served;
@@ -240,7 +242,8 @@ export class HandlerRegistry {
           if (ev instanceof StepStateChangedEvent) {
             const stack = ev.state === "failed" ? stacks.shift() : undefined;
             served.record(ev, workflow.codecs, false, stack ? { stack } : undefined);
-            if (ev.state === "finished") this.#checkpoint(served, ctx, `after step ${ev.step}`);
+            // A run that has ended holds nothing to go on with: no point in encoding it.
+            if (ev.state === "finished" && !runOf(ctx)?.done) this.#checkpoint(served, ctx, `after step ${ev.step}`);
             continue;
           }
           if (!(ev instanceof InputRequiredEvent)) {
@@ -471,14 +474,16 @@ export class HandlerRegistry {
           ? `Handler ${id} has no checkpoint to fork from (it was run before the server kept them, or ended before its first step).`
           : `Handler ${id} has no checkpoint at ${String(at)}. Its checkpoints are at: ${points.map((p) => p.seq).join(", ")} (GET /api/handlers/${id}/checkpoints).`,
       );
-    let ctx: Context;
+    let ctx: Context | undefined;
     try {
       // The server's own record, yet restored as untrusted: a fork must not inherit approvals given to another run.
-      ctx = Context.fromJSON(wf.workflow, untrustedContext(point.context));
+      if (point.context) ctx = Context.fromJSON(wf.workflow, untrustedContext(point.context));
     } catch (error) {
       throw new ServerRequestError(409, "cannot_fork", `The checkpoint cannot be restored: ${error instanceof Error ? error.message : String(error)}`);
     }
-    return this.#launch(served.state.workflow, wf, undefined, ctx, {
+    // No context: the run's start, from its input alone.
+    const input = ctx ? undefined : wf.inputSchema ? parseInput(wf, served.state.input) : served.state.input;
+    return this.#launch(served.state.workflow, wf, input, ctx, {
       input: served.state.input,
       notId: id,
       forkedFrom: { handlerId: id, seq: point.seq, label: point.label },

@@ -18,9 +18,9 @@ const FORMAT = "stepflow.handler/1";
 /** The snapshot of a handler's checkpoints session (`handler:<id>:checkpoints`), whose messages are the checkpoints. */
 const CHECKPOINTS_SNAPSHOT = JSON.stringify({ format: "stepflow.checkpoints/1" });
 
-/** A checkpoint with the context the server saved at it: what a fork starts from. */
+/** A checkpoint with the context the server saved at it: what a fork starts from (none: the run's start, from its input). */
 export interface StoredCheckpoint extends Checkpoint {
-  readonly context: ContextJSON;
+  readonly context?: ContextJSON;
 }
 
 /** A handler's checkpoints this server took, and how many of them are in the store. */

@@ -155,7 +155,7 @@ describe("a failed step", () => {
 });
 
 describe("approval decisions", () => {
-  it("are events of the run, in order, saying who, when, which call and why, and stay with the saved run", async () => {
+  it("are events of the run, in order, saying who, when, which call and why, and stay with the saved run, as its checkpoints do", async () => {
     const dir = mkdtempSync(join(tmpdir(), "decisions-"));
     const store = `sqlite:${join(dir, "runs.db")}`;
     try {
@@ -167,6 +167,12 @@ describe("approval decisions", () => {
       const second = new WorkflowServer({ workflows: { hr: hr() }, store });
       const again = (await second.listen({ port: 0 })).url;
       const saved = await events(again, done.id);
+      // Its checkpoints were saved too: the restarted server forks it.
+      const secondClient = new WorkflowClient({ baseUrl: again });
+      const points = await secondClient.checkpoints(done.id);
+      expect(points.map((p) => p.label)).toContain("asked agent.ToolApprovalRequestEvent");
+      const fork = await secondClient.fork(done.id, { at: points.find((p) => p.label.startsWith("asked "))?.seq });
+      expect((await approvalRequest(secondClient, fork.id))?.data.prefix).toBe('Run fire_employee with {"id":7}? (yes/no)');
       await second.close();
       const decision = saved.find((ev) => ev.type === "ApprovalDecision");
       expect(decision?.data).toEqual({

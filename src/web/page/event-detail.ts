@@ -18,7 +18,7 @@ export function readable(value: unknown, openDepth = 1): HTMLElement {
       // Not JSON after all: shown as the text it is.
     }
   }
-  return h("pre", { class: "text" }, value);
+  return h("pre", { class: "plain" }, value);
 }
 
 /** A stack as the server recorded it, as text. */
