@@ -17,7 +17,7 @@ import type { ReplyRequest } from "../src/llm/provider-llm.ts";
 import { contentText } from "../src/llm/provider-llm.ts";
 import { replyFormat, replyFormatSupport } from "../src/llm/response-format.ts";
 
-/** The tool a model without native structured output calls with its final answer. */
+/** The tool a model without native structured output calls with its final answer. @example `{ toolCalls: [{ name: RESPOND_TOOL, input: { total: 3 } }] }` */
 export const RESPOND_TOOL = "respond";
 
 /** Where a run keeps how its answers were fed back (so a restored run knows it already did). */
@@ -44,7 +44,10 @@ export class StructuredOutputError extends StepflowError {
   }
 }
 
-/** What a reply means under `responseFormat`: the messages memory keeps of it, then the answer, the tool calls to run, or what was wrong. */
+/**
+ * What a reply means under `responseFormat`: the messages memory keeps of it, then the answer, the tool calls to run, or what was wrong.
+ * @example if ("answer" in turn) return turn.answer.object;
+ */
 export type FormatTurn<T> =
   | { readonly memory: ChatMessage[]; readonly answer: { readonly object: T; readonly message: ChatMessage } }
   | { readonly memory: ChatMessage[]; readonly calls: ToolCall[] }
