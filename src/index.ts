@@ -27,13 +27,15 @@ export type {
 } from "./core/observer.ts";
 export { resource, isResource } from "./core/resource.ts";
 export type { Resource, ResourceCache, ResourceMap, ResourceValues } from "./core/resource.ts";
+export { resourceConfig } from "./core/resource-config.ts";
+export type { ConfigSchema, ResourceConfigOptions } from "./core/resource-config.ts";
 export { Workflow } from "./core/workflow.ts";
 export type { AnyWorkflow, RunOptions, WorkflowOptions } from "./core/workflow.ts";
 export { approvalAnswerOf, eventsFromOutside } from "./core/outside-events.ts";
 export type { ApprovalAnswerClass, ApprovalAnswerFields, FromOutside } from "./core/outside-events.ts";
 export { Context } from "./core/context.ts";
 export { untrustedContext } from "./core/untrusted-context.ts";
-export type { ContextJSON, HandlerContext, SavedContext, StepContext, WaitForEventOptions } from "./core/context.ts";
+export type { ContextJSON, HandlerContext, SavedContext, StepContext, StepExecutionInfo, WaitForEventOptions } from "./core/context.ts";
 export type { OnceOptions, OnceResult } from "./core/step-once.ts";
 export { RunLocal } from "./core/run-local.ts";
 export { CodecRegistry, Codecs, ContextSerdeError, registerCodec, sharedCodecRegistry } from "./core/serialize.ts";

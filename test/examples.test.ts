@@ -43,6 +43,11 @@ const EXPECTED: Record<string, string[]> = {
     "  assistant: Your name is Alice.",
     "session alice: 4 messages, version 2",
   ],
+  "structured-output.ts": [
+    "server got response_format answer with fields total, explanation",
+    '{"total":4444,"explanation":"2123 + 2321"}',
+    "total + 1 = 4445 (2123 + 2321)",
+  ],
   "rest-api-approval.ts": [
     "HR API got GET /api/users?page=1",
     'model reads: {"status":200,"body":{"page":1,"total_pages":2,"data":[{"id"…',
@@ -83,13 +88,14 @@ describe("examples", () => {
     expect(output).toBe("");
   }, 120_000);
 
+  // zod too: the schemas of tools and of responseFormat are written with it.
   it("examples import stepflow by its package name only", async () => {
     const { readFile } = await import("node:fs/promises");
     for (const name of examples) {
       const source = await readFile(join(REPO, "examples", name), "utf8");
       const specifiers = [...source.matchAll(/from "([^"]+)"/g)].map((m) => m[1] as string);
       expect(
-        specifiers.filter((s) => !s.startsWith("node:") && !/^stepflow(\/|$)/.test(s)),
+        specifiers.filter((s) => !s.startsWith("node:") && s !== "zod" && !/^stepflow(\/|$)/.test(s)),
         name,
       ).toEqual([]);
     }

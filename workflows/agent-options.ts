@@ -13,8 +13,8 @@ import type { ToolSelector } from "../src/tools/tool-selection.ts";
 import { ToolApprovalPolicy } from "./tool-approval.ts";
 import type { NeedsApproval } from "./tool-approval.ts";
 
-/** Options of {@link FunctionCallingAgent}. */
-export interface FunctionCallingAgentOptions extends WorkflowOptions {
+/** Options of {@link FunctionCallingAgent}; `T` is the type of `responseFormat`'s answers. */
+export interface FunctionCallingAgentOptions<T = undefined> extends WorkflowOptions {
   /** Any LlamaIndex `ToolCallLLM`: `@llamaindex/openai`, `ScriptedLLM`, `OfflineDemoLLM`, … */
   readonly llm: ToolCallLLM;
   readonly tools?: readonly BaseTool[];
@@ -46,6 +46,13 @@ export interface FunctionCallingAgentOptions extends WorkflowOptions {
   readonly maxToolsPerCall?: number;
   /** How `maxToolsPerCall` picks tools. Default: `bm25ToolSelector(tools)`, a local BM25 index of their names, descriptions and parameters. */
   readonly toolSelector?: ToolSelector;
+  /**
+   * A zod object schema for the final answer: the run's result then has `object`, the answer
+   * checked and parsed by it. OpenAI, Gemini and Ollama get the schema with each request;
+   * other models answer by calling a `respond` tool that takes it. An answer the schema
+   * refuses is sent back to the model once; a second one is a `StructuredOutputError`.
+   */
+  readonly responseFormat?: z.ZodType<T>;
 }
 
 /**
@@ -93,7 +100,7 @@ const OptionsSchema = z
  * Checks the agent's options and fills in their defaults; `ConfigurationError` for the first bad one.
  * @example const settings = agentSettings({ llm: new ScriptedLLM([{ text: "Hi." }]), maxIterations: 5 });
  */
-export function agentSettings(options: FunctionCallingAgentOptions): AgentSettings {
+export function agentSettings<T>(options: FunctionCallingAgentOptions<T>): AgentSettings {
   const checked = OptionsSchema.safeParse(options ?? {});
   if (!checked.success) {
     const issue = checked.error.issues[0] as z.core.$ZodIssue;

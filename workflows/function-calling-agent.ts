@@ -30,6 +30,8 @@ import { agentRun } from "./agent-run.ts";
 import type { AgentRun } from "./agent-run.ts";
 import { toolTurn } from "./agent-saved-by-0.1.ts";
 import { memorySessions } from "./agent-sessions.ts";
+import { StructuredOutput, StructuredOutputError, mayRetry, plainTurn } from "./agent-structured-output.ts";
+import type { FormatTurn } from "./agent-structured-output.ts";
 import { idempotencyKeys, recordable, recordedElsewhere, resultMessage, unknownOutcome } from "./agent-tool-calls.ts";
 import { callCost, countUsage } from "./agent-usage.ts";
 import { approvalOnce, describeArguments, notApproved } from "./tool-approval.ts";
@@ -38,6 +40,7 @@ export { AgentMaxIterationsError } from "./agent-errors.ts";
 export type { FunctionCallingAgentOptions } from "./agent-options.ts";
 export { memorySessions } from "./agent-sessions.ts";
 export type { MemorySessionsOptions } from "./agent-sessions.ts";
+export { RESPOND_TOOL, StructuredOutputError } from "./agent-structured-output.ts";
 export type { LLMCallUsage, RunUsage, TokenUsage } from "../src/llm/token-usage.ts";
 export type { ToolSelector } from "../src/tools/tool-selection.ts";
 
@@ -48,10 +51,12 @@ export interface AgentInput {
 }
 
 /** What a run returns: the final assistant message, the tool outputs of this run, and the tokens its LLM calls took. */
-export interface AgentResult {
+export interface AgentResult<T = undefined> {
   readonly response: ChatMessage;
   readonly sources: ToolSource[];
   readonly usage: RunUsage;
+  /** With `responseFormat`: the final answer, checked and parsed by the schema (`response.content` is its JSON text). Absent without. */
+  readonly object: T;
 }
 
 /**
@@ -64,8 +69,12 @@ export interface AgentResult {
  *
  * const handler = agent.run({ input: "What is (2123 + 2321) * 312?" });
  * for await (const ev of handler.streamEvents()) if (ev instanceof StreamEvent) process.stdout.write(ev.delta);
+ *
+ * const typed = new FunctionCallingAgent({ llm, tools: [add, multiply], responseFormat: z.object({ result: z.number() }) });
+ * const { object } = await typed.run({ input: "What is (2123 + 2321) * 312?" });
+ * object.result; // 1386528
  */
-export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
+export class FunctionCallingAgent<T = undefined> extends Workflow<AgentInput, AgentResult<T>> {
   /** A human's answers to approval questions are all it takes from outside a run: never its tool calls or history. */
   static override readonly fromOutside: FromOutside = { approvalAnswer: ToolApprovalEvent };
 
@@ -80,20 +89,26 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     return new InputEvent({ input: run.history.wellFormed() });
   }
 
-  @step({ accepts: [InputEvent], emits: [ToolCallEvent, StopEvent] })
-  async handleLlmInput(ctx: Context, ev: InputEvent): Promise<ToolCallEvent | StopEvent<AgentResult>> {
+  @step({ accepts: [InputEvent], emits: [ToolCallEvent, StopEvent, InputEvent] })
+  async handleLlmInput(ctx: Context, ev: InputEvent): Promise<ToolCallEvent | StopEvent<AgentResult<T>> | InputEvent> {
     const run = await agentRun(ctx, this.#settings);
     if (++run.llmCalls > this.maxIterations) throw maxIterationsReached(ctx, this.maxIterations);
     // Recorded before it reaches memory, with the calls a human must approve: a step resumed
     // from a later save reuses this reply, and asks what was marked whatever needsApproval says.
     const { value: reply } = await ctx.once(RECORDS.reply, () => this.chat(ctx, ev.input, run), RERUN_UNFINISHED);
-    await appendAt(run, reply.at, [reply.message]);
+    const turn: FormatTurn<T> = this.#format?.read(reply.message) ?? plainTurn(reply.message);
+    // An answer the schema refused goes back to the model once, with what was wrong (agent-structured-output.ts).
+    const retry = "issues" in turn && (await mayRetry(ctx, reply.at));
+    await appendAt(run, reply.at, retry ? [...turn.memory, turn.feedback] : turn.memory);
     const log = this.verbose ? (line: string) => this.trace(line) : undefined;
-    const toolCalls = toolCallsOf(reply.message);
-    if (toolCalls.length === 0) {
+    if (!("calls" in turn)) {
       countUsage(ctx, run.usage, reply.at, reply.cost, log);
-      return new StopEvent({ result: { response: reply.message, sources: run.sources, usage: runUsage(run.usage.calls) } });
+      if ("issues" in turn && !retry) throw new StructuredOutputError(turn.issues, turn.said);
+      if ("issues" in turn) return new InputEvent({ input: run.history.wellFormed() });
+      const result = { response: turn.answer.message, sources: run.sources, usage: runUsage(run.usage.calls) };
+      return new StopEvent({ result: (this.#format ? { ...result, object: turn.answer.object } : result) as AgentResult<T> });
     }
+    const toolCalls = turn.calls;
     const event = new ToolCallEvent(reply.approvals ? { toolCalls, approvals: reply.approvals } : { toolCalls });
     ctx.writeEventToStream(event);
     countUsage(ctx, run.usage, reply.at, reply.cost, log); // after the calls: an app waiting for them sees them first
@@ -123,7 +138,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     const tools = this.toolsToSend(history);
     const onDelta = (delta: string) => ctx.writeEventToStream(new StreamEvent({ delta }));
     let usage: TokenUsage | undefined;
-    const message = await streamReply(this.llm, messages, tools, ctx.signal, onDelta, (reported) => (usage = reported), this.observers);
+    const message = await streamReply(this.llm, messages, tools, ctx.signal, onDelta, (reported) => (usage = reported), this.observers, this.#format?.request);
     return { message, at: run.size, approvals: this.#settings.approval.mark(toolCallsOf(message)), cost: callCost(usage, tools, this.tools.length) };
   }
 
@@ -156,17 +171,21 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     return source;
   }
 
-  /** The tools to send with `history`: all, or with `maxToolsPerCall` those the selector finds and those called in this turn. */
+  /** The tools to send with `history`: all, or with `maxToolsPerCall` those the selector finds and those called in this turn (and `respond`, for some models' structured output). */
   private toolsToSend(history: readonly ChatMessage[]): readonly BaseTool[] {
     const k = this.maxToolsPerCall;
-    if (k === undefined || this.tools.length <= k) return this.tools;
-    // Made on first use: indexing hundreds of tools is work an agent that never runs should not do.
-    this.#toolSelector ??= this.#settings.toolSelector ?? bm25ToolSelector(this.tools);
-    return toolsForCall(history, this.tools, this.#toolSelector, k);
+    let tools = this.tools;
+    if (k !== undefined && this.tools.length > k) {
+      // Made on first use: indexing hundreds of tools is work an agent that never runs should not do.
+      this.#toolSelector ??= this.#settings.toolSelector ?? bm25ToolSelector(this.tools);
+      tools = toolsForCall(history, this.tools, this.#toolSelector, k);
+    }
+    return this.#format ? this.#format.tools(tools) : tools;
   }
 
   // The agent's settings, checked by agentSettings (agent-options.ts).
   readonly #settings: AgentSettings;
+  readonly #format: StructuredOutput<T> | undefined;
   #toolSelector: ToolSelector | undefined;
   readonly llm: ToolCallLLM;
   readonly tools: readonly BaseTool[];
@@ -177,7 +196,7 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
   /** How `Sessions` stores this agent's conversation: the memory's messages one row each, and a turn loads those that fit the LLM's window. */
   readonly sessionMemory = memorySessions({ storeKey: MEMORY_KEY, tokenLimit: () => this.#settings.tokenLimit });
 
-  constructor(options: FunctionCallingAgentOptions) {
+  constructor(options: FunctionCallingAgentOptions<T>) {
     super({ ...options, codecs: { "llamaindex.Memory": memoryCodec(options.llm) as Codec, ...options.codecs } });
     this.#settings = agentSettings(options);
     this.llm = this.#settings.llm;
@@ -186,5 +205,6 @@ export class FunctionCallingAgent extends Workflow<AgentInput, AgentResult> {
     this.maxIterations = this.#settings.maxIterations;
     this.toolTimeout = this.#settings.toolTimeout;
     this.maxToolsPerCall = this.#settings.maxToolsPerCall;
+    this.#format = options.responseFormat ? new StructuredOutput(options.responseFormat, this.llm, this.tools) : undefined;
   }
 }

@@ -21,6 +21,17 @@ import type { OnceOptions, OnceResult } from "./step-once.ts";
 import type { AnyWorkflow } from "./workflow.ts";
 
 /** Options of {@link Context.waitForEvent}. */
+/** What `ctx.stepExecution` tells a step about the execution it is in. @example `const info: StepExecutionInfo = { stepName: "fetch", attempt: 2, executionId: "1f0c2a9b.3", previousError: new Error("503") };` */
+export interface StepExecutionInfo {
+  readonly stepName: string;
+  /** 1 for the first attempt, 2 for the first retry, … */
+  readonly attempt: number;
+  /** The execution's id: the same in every attempt, and in a run restored from a save. */
+  readonly executionId: string;
+  /** What the previous attempt threw; `undefined` on the first. */
+  readonly previousError: unknown;
+}
+
 export interface WaitForEventOptions<E extends Event> {
   /** Fields the awaited event must have (compared with `===`). */
   readonly requirements?: Partial<Record<keyof E & string, unknown>>;
@@ -203,6 +214,28 @@ export class Context<S extends object = Record<string, unknown>> {
         new ContextStateError(`ctx.once("${String(name)}"): call it from a step, with the ctx the step was given; it records work per step execution.`),
       );
     return run.once(execution, name, work, options, journalOf(this));
+  }
+
+  /**
+   * The step execution this `ctx` was given to (Python Workflows' step context): its step's
+   * name, the attempt under way (1 for the first, as the step's retry policy counts), the
+   * execution's id (kept by a run restored from a save, as its `ctx.once` records are), and
+   * what the previous attempt threw (`undefined` on the first). `undefined` outside a step.
+   * @example
+   * const { attempt, previousError } = ctx.stepExecution!;
+   * if (attempt > 1) log.warn(`retrying after ${String(previousError)}`);
+   */
+  get stepExecution(): StepExecutionInfo | undefined {
+    const execution = this.#execution;
+    const run = this.#run;
+    if (!execution || !run) return undefined;
+    const attempt = Math.max(execution.attempt, 1);
+    return {
+      stepName: execution.slot.step.name,
+      attempt,
+      executionId: run.executionIdOf(execution),
+      previousError: attempt > 1 ? execution.lastError : undefined,
+    };
   }
 
   /**

@@ -85,6 +85,7 @@ export function buildGraph(
         `Step "${s.name}" catches errors of ${unknown.map((n) => `"${n}"`).join(", ")}, which ${unknown.length === 1 ? "is not a step" : "are not steps"} of this workflow.`,
       );
   }
+  problems.push(...recoveryOverlaps(steps));
   // The engine sends StepFailedEvent itself, to recovery steps.
   const unproduced = [...routes].filter(([t]) => !producers.has(t) && !isSubclassOf(t, StartEvent) && !outside(t) && t !== StepFailedEvent);
   for (const [type, by] of unproduced) checks.push(`${eventTypeName(type)} is accepted by ${by.map((s) => `"${s.name}"`).join(", ")} but no step emits it.`);
@@ -103,6 +104,29 @@ export function buildGraph(
     resourceCache: new Map(),
     recoverers: steps.filter((s) => s.catchErrors !== undefined),
   };
+}
+
+/**
+ * Recovery steps that would compete for one failure, as Python Workflows refuses them: two
+ * catching every step (no `forSteps`), or two naming the same step. Which of them got the
+ * failure would depend on the order of the class's methods.
+ */
+function recoveryOverlaps(steps: readonly StepDefinition[]): string[] {
+  const recoverers = steps.filter((s) => s.catchErrors !== undefined);
+  const problems: string[] = [];
+  const wildcards = recoverers.filter((s) => s.catchErrors?.forSteps === undefined);
+  if (wildcards.length > 1)
+    problems.push(
+      `Steps ${wildcards.map((s) => `"${s.name}"`).join(" and ")} both catch the errors of every step (catchErrors without forSteps); only one recovery step may. Give the others forSteps.`,
+    );
+  const claimedBy = new Map<string, string[]>();
+  for (const s of recoverers) for (const name of new Set(s.catchErrors?.forSteps ?? [])) claimedBy.set(name, [...(claimedBy.get(name) ?? []), s.name]);
+  for (const [name, by] of claimedBy)
+    if (by.length > 1)
+      problems.push(
+        `Step "${name}" is claimed by more than one recovery step: ${by.map((n) => `"${n}"`).join(" and ")}. Name each step in the forSteps of one recovery step only.`,
+      );
+  return problems;
 }
 
 /**

@@ -1,12 +1,18 @@
 /**
  * Resources: values a step needs (a database client, an LLM, a cache) made by a factory and
  * handed to the step as its third argument, typed by the factory. Cached once per run (the
- * default) or once per workflow instance; a factory may use other resources.
+ * default) or once per workflow instance, or made afresh for every step execution; a factory
+ * may use other resources.
  */
 import { ConfigurationError } from "./errors.ts";
 
-/** How long a resource's value is kept: made once per run, or once per workflow instance for all its runs. @example `resource(openDb, { cache: "workflow" })` */
-export type ResourceCache = "run" | "workflow";
+/**
+ * How long a resource's value is kept: made once per run, once per workflow instance for all
+ * its runs, or (`false`) not kept: made for every step execution that needs it (once per
+ * execution, however many of its resources use it), as Python's `Resource(…, cache=False)`.
+ * @example `resource(openDb, { cache: "workflow" })`
+ */
+export type ResourceCache = "run" | "workflow" | false;
 
 /** Resources by the names a step receives them under. @example `const resources: ResourceMap = { db: resource(openDb) };` */
 export type ResourceMap = { readonly [name: string]: Resource<unknown> };
@@ -44,8 +50,12 @@ export function resource<T, const R extends ResourceMap = {}>(
   if (typeof factory !== "function")
     throw new ConfigurationError(`resource() needs a factory function, got ${factory === null ? "null" : typeof factory}.`, "factory", factory);
   const cache = options.cache ?? "run";
-  if (cache !== "run" && cache !== "workflow")
-    throw new ConfigurationError(`resource(${factory.name || "factory"}): cache must be "run" or "workflow", got ${JSON.stringify(cache)}.`, "cache", cache);
+  if (cache !== "run" && cache !== "workflow" && cache !== false)
+    throw new ConfigurationError(
+      `resource(${factory.name || "factory"}): cache must be "run", "workflow" or false (a new value for every step execution), got ${JSON.stringify(cache)}.`,
+      "cache",
+      cache,
+    );
   return {
     [RESOURCE]: true,
     name: options.name ?? (factory.name || "(anonymous resource)"),
@@ -87,19 +97,20 @@ export function resourceProblems(stepName: string, resources: ResourceMap): stri
 
 /**
  * Makes the values of `resources`, each at most once per cache: `runCache` for this run,
- * `workflowCache` for the workflow instance. A factory that fails is not cached (the next
- * attempt tries again).
+ * `workflowCache` for the workflow instance, and `scope` (this one resolution, for one step
+ * execution) for those not cached. A factory that fails is not cached (the next attempt tries again).
  */
 export async function resolveResources(
   resources: ResourceMap,
   runCache: Map<Resource<unknown>, Promise<unknown>>,
   workflowCache: Map<Resource<unknown>, Promise<unknown>>,
+  scope: Map<Resource<unknown>, Promise<unknown>> = new Map(),
 ): Promise<Record<string, unknown>> {
   const make = (r: Resource<unknown>): Promise<unknown> => {
-    const cache = r.cache === "workflow" ? workflowCache : runCache;
+    const cache = r.cache === "workflow" ? workflowCache : r.cache === false ? scope : runCache;
     let value = cache.get(r);
     if (!value) {
-      value = resolveResources(r.resources, runCache, workflowCache).then((deps) => r.factory(deps as never));
+      value = resolveResources(r.resources, runCache, workflowCache, scope).then((deps) => r.factory(deps as never));
       cache.set(r, value);
       value.catch(() => cache.delete(r));
     }

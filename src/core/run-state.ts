@@ -42,6 +42,8 @@ export interface StepExecution {
   shared?: true;
   /** The attempt under way (1 for the first), 0 before it starts. */
   attempt: number;
+  /** What the last attempt that failed threw, for `ctx.stepExecution` in the attempts after it. */
+  lastError?: unknown;
   /** `waitForEvent` calls of this execution still pending; while any is, it holds no worker. */
   waits: number;
   /** Finished (a wait it left pending, say by throwing, answers nothing then). */

@@ -262,6 +262,11 @@ export class Run {
     return pendingRun(this.state, this.id, (execution) => this.#executionId(execution));
   }
 
+  /** `execution`'s id, as saved and as `ctx.stepExecution` tells a step. @example `run.executionIdOf(execution); // "1f0c2a9b.3"` */
+  executionIdOf(execution: StepExecution): string {
+    return this.#executionId(execution);
+  }
+
   /** An execution's id as saved: scoped to the run by the journal key, not by itself. */
   #executionId(execution: StepExecution): string {
     return typeof execution.id === "string" ? execution.id : `${(this.#attempt ??= randomUUID().slice(0, 8))}.${execution.id}`;
@@ -343,6 +348,7 @@ export class Run {
 
   /** An attempt threw: the transition says whether it is retried (carried out here, with the attempt's context), recovered, or fails the run. */
   #failed(execution: StepExecution, ctx: Context, error: unknown, attempt: number, startedAt: number, slice: number): void {
+    execution.lastError = error;
     const commands = this.#transitions.apply({ kind: "stepThrew", execution, error, attempt, elapsed: (performance.now() - startedAt) / 1000 });
     for (let i = 0; i < commands.length; i++) {
       const command = commands[i] as RunCommand;

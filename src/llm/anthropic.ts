@@ -15,7 +15,7 @@ import type { ContentBlockParam, MessageCreateParamsStreaming, MessageParam, Raw
 import { toolCallsOf } from "./chat-history.ts";
 import { loadProviderPackage } from "./provider-package.ts";
 import { ProviderLLM, callArguments, contentText, finishedCall, toolParameters } from "./provider-llm.ts";
-import type { ProviderModelOptions, ReplyChunk } from "./provider-llm.ts";
+import type { ProviderModelOptions, ReplyChunk, ReplyRequest } from "./provider-llm.ts";
 
 /** Options of {@link Anthropic}. */
 export interface AnthropicOptions extends Partial<Omit<ProviderModelOptions, "temperature" | "topP">> {
@@ -41,6 +41,8 @@ const DEFAULT_MAX_TOKENS = 4096;
  * const agent = new FunctionCallingAgent({ llm, tools: calculatorTools });
  */
 export class Anthropic extends ProviderLLM {
+  /** An answer in a schema comes as a call of the tool that takes it: `tool_choice: any` makes every reply call a tool. */
+  readonly replyFormat = "tool-choice";
   readonly #options: AnthropicOptions;
   #client: Promise<AnthropicClient> | undefined;
 
@@ -65,7 +67,12 @@ export class Anthropic extends ProviderLLM {
     }));
   }
 
-  protected async *streamReply(messages: ChatMessage[], tools: readonly BaseTool[], signal: AbortSignal | undefined): AsyncIterable<ReplyChunk> {
+  protected async *streamReply(
+    messages: ChatMessage[],
+    tools: readonly BaseTool[],
+    signal: AbortSignal | undefined,
+    request: ReplyRequest,
+  ): AsyncIterable<ReplyChunk> {
     const client = await this.#session();
     const { system, messages: turns } = anthropicMessages(messages);
     const body: MessageCreateParamsStreaming = { model: this.model, max_tokens: this.maxTokens ?? DEFAULT_MAX_TOKENS, messages: turns, stream: true };
@@ -76,6 +83,7 @@ export class Anthropic extends ProviderLLM {
         description: tool.metadata.description,
         input_schema: toolParameters(tool) as { type: "object" },
       }));
+      if (request.toolRequired) body.tool_choice = { type: "any" };
     }
     const stream = await client.messages.create(body, signal ? { signal } : undefined);
     // Blocks by index: a tool_use block's input arrives as JSON text, complete at its content_block_stop.

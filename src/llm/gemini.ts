@@ -10,11 +10,11 @@
  */
 import { randomUUID } from "node:crypto";
 import type { BaseTool, ChatMessage, PartialToolCall, ToolCall } from "@llamaindex/core/llms";
-import type { Content, GenerateContentConfig, GoogleGenAI, GoogleGenAIOptions, Part } from "@google/genai";
+import type { Content, FunctionCallingConfigMode, GenerateContentConfig, GoogleGenAI, GoogleGenAIOptions, Part } from "@google/genai";
 import { toolCallsOf } from "./chat-history.ts";
 import { loadProviderPackage } from "./provider-package.ts";
 import { ProviderLLM, callArguments, contentText, toolParameters } from "./provider-llm.ts";
-import type { ProviderModelOptions, ReplyChunk } from "./provider-llm.ts";
+import type { ProviderModelOptions, ReplyChunk, ReplyRequest } from "./provider-llm.ts";
 
 /** Options of {@link Gemini}. */
 export interface GeminiOptions extends Partial<ProviderModelOptions> {
@@ -40,6 +40,8 @@ const SIGNATURE_MARK = "~sig~";
  * const agent = new FunctionCallingAgent({ llm, tools: calculatorTools });
  */
 export class Gemini extends ProviderLLM {
+  /** An answer in a schema is asked for with `responseMimeType: "application/json"` and `responseJsonSchema`. */
+  readonly replyFormat = "json-schema";
   readonly #options: GeminiOptions;
   #client: Promise<GoogleGenAI> | undefined;
 
@@ -63,7 +65,12 @@ export class Gemini extends ProviderLLM {
     }));
   }
 
-  protected async *streamReply(messages: ChatMessage[], tools: readonly BaseTool[], signal: AbortSignal | undefined): AsyncIterable<ReplyChunk> {
+  protected async *streamReply(
+    messages: ChatMessage[],
+    tools: readonly BaseTool[],
+    signal: AbortSignal | undefined,
+    request: ReplyRequest,
+  ): AsyncIterable<ReplyChunk> {
     const client = await this.#session();
     const { system, contents } = geminiContents(messages);
     const config: GenerateContentConfig = {};
@@ -72,6 +79,12 @@ export class Gemini extends ProviderLLM {
     if (this.topP !== undefined) config.topP = this.topP;
     if (this.maxTokens !== undefined) config.maxOutputTokens = this.maxTokens;
     if (signal) config.abortSignal = signal;
+    if (request.format) {
+      // The JSON Schema form of responseSchema: it takes the schema zod writes as it is.
+      config.responseMimeType = "application/json";
+      config.responseJsonSchema = request.format.schema;
+    }
+    if (request.toolRequired && tools.length > 0) config.toolConfig = { functionCallingConfig: { mode: "ANY" as FunctionCallingConfigMode } };
     if (tools.length > 0) {
       config.tools = [
         {

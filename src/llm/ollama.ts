@@ -15,7 +15,7 @@ import type { ChatRequest, Message, Ollama as OllamaClient, Tool } from "ollama"
 import { toolCallsOf } from "./chat-history.ts";
 import { loadProviderPackage } from "./provider-package.ts";
 import { ProviderLLM, callArguments, contentText, toolParameters } from "./provider-llm.ts";
-import type { ProviderModelOptions, ReplyChunk } from "./provider-llm.ts";
+import type { ProviderModelOptions, ReplyChunk, ReplyRequest } from "./provider-llm.ts";
 
 /** Options of {@link Ollama}. */
 export interface OllamaOptions extends Partial<ProviderModelOptions> {
@@ -35,6 +35,8 @@ const DEFAULT_MODEL = "llama3.1:8b";
  * const agent = new FunctionCallingAgent({ llm, tools: calculatorTools });
  */
 export class Ollama extends ProviderLLM {
+  /** An answer in a schema is asked for with `format`: Ollama constrains the model's output to it. */
+  readonly replyFormat = "json-schema";
   readonly #options: OllamaOptions;
   #client: Promise<OllamaClient> | undefined;
 
@@ -60,20 +62,26 @@ export class Ollama extends ProviderLLM {
     }));
   }
 
-  protected async *streamReply(messages: ChatMessage[], tools: readonly BaseTool[], signal: AbortSignal | undefined): AsyncIterable<ReplyChunk> {
+  protected async *streamReply(
+    messages: ChatMessage[],
+    tools: readonly BaseTool[],
+    signal: AbortSignal | undefined,
+    request: ReplyRequest,
+  ): AsyncIterable<ReplyChunk> {
     const client = await this.#session();
     const options: NonNullable<ChatRequest["options"]> = {};
     if (this.temperature !== undefined) options.temperature = this.temperature;
     if (this.topP !== undefined) options.top_p = this.topP;
     if (this.maxTokens !== undefined) options.num_predict = this.maxTokens;
-    const request: ChatRequest & { stream: true } = { model: this.model, messages: ollamaMessages(messages), stream: true, options };
+    const body: ChatRequest & { stream: true } = { model: this.model, messages: ollamaMessages(messages), stream: true, options };
+    if (request.format) body.format = request.format.schema;
     if (tools.length > 0) {
-      request.tools = tools.map((tool): Tool => ({
+      body.tools = tools.map((tool): Tool => ({
         type: "function",
         function: { name: tool.metadata.name, description: tool.metadata.description, parameters: toolParameters(tool) as Tool["function"]["parameters"] },
       }));
     }
-    const stream = await client.chat(request);
+    const stream = await client.chat(body);
     // The client aborts a request through its stream; the run's signal is passed on to it.
     const abort = () => stream.abort();
     signal?.addEventListener("abort", abort, { once: true });

@@ -41,6 +41,8 @@ import { ConfigurationError, StepflowError, isRecord } from "../core/internal.ts
 import { COPY_AGAIN, headerValueProblem } from "./header-value.ts";
 import { redactError, secretRedactor } from "../tools/secrets.ts";
 import { openChatStream } from "./openai-stream.ts";
+import { replyFormatOf, strictSchema } from "./response-format.ts";
+import type { ReplyFormat } from "./response-format.ts";
 export { LLMStreamError } from "./openai-stream.ts";
 import type { ToolCallDelta } from "./openai-stream.ts";
 
@@ -167,6 +169,8 @@ export class OpenAI extends LlamaIndexOpenAI {
    * signal may serve any number of requests.
    */
   readonly supportsAbortSignal = true;
+  /** An answer in a JSON schema (response-format.ts) is asked for with `response_format: { type: "json_schema" }`, streamed. */
+  readonly replyFormat = "json-schema";
   readonly #contextWindow: number | undefined;
   /** The SDK client once `session` has resolved: saves an await per call. */
   #client: OpenAIClient | undefined;
@@ -207,15 +211,17 @@ export class OpenAI extends LlamaIndexOpenAI {
       | LLMChatParamsStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions>
       | LLMChatParamsNonStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions>,
   ): Promise<AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> | ChatResponse<ToolCallLLMMessageOptions>> {
-    if (!params.stream || params.responseFormat) {
+    const format = replyFormatOf(params.responseFormat);
+    if (!params.stream || (params.responseFormat && !format)) {
       return super.chat(params as LLMChatParamsNonStreaming<OpenAIAdditionalChatOptions, ToolCallLLMMessageOptions>).catch((error: unknown) => {
         throw this.#withoutKey(error);
       });
     }
     // The request upstream's chat() builds for a streaming call without structured output; an
     // abort signal among the chat options goes to the SDK's request options instead.
-    const { signal, ...chatOptions } = { ...this.additionalChatOptions, ...params.additionalChatOptions } as OpenAIAdditionalChatOptions & {
+    const { signal, toolChoice, ...chatOptions } = { ...this.additionalChatOptions, ...params.additionalChatOptions } as OpenAIAdditionalChatOptions & {
       signal?: AbortSignal;
+      toolChoice?: "required";
     };
     const body: Record<string, unknown> = {
       model: this.model,
@@ -228,6 +234,8 @@ export class OpenAI extends LlamaIndexOpenAI {
       // The last chunk then carries the call's token usage (OpenAI, vLLM, Ollama, llama.cpp
       // send it); `additionalChatOptions: { stream_options: … }` replaces this.
       stream_options: { include_usage: true },
+      response_format: format ? jsonSchemaFormat(format) : undefined,
+      tool_choice: toolChoice && params.tools?.length ? toolChoice : undefined,
       ...chatOptions,
       stream: true,
     };
@@ -302,6 +310,11 @@ export class OpenAI extends LlamaIndexOpenAI {
     }
     end(options);
   }
+}
+
+/** OpenAI's `response_format` for `format`: strict (the answer always matches) when strict mode takes the schema. */
+function jsonSchemaFormat(format: ReplyFormat): Record<string, unknown> {
+  return { type: "json_schema", json_schema: { name: format.name, schema: format.schema, strict: strictSchema(format.schema) } };
 }
 
 // The OpenAI SDK adds an abort listener to the signal of every request and never removes it, so

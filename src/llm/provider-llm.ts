@@ -20,13 +20,27 @@ import type {
 } from "@llamaindex/core/llms";
 import { redactError, secretRedactor } from "../tools/secrets.ts";
 import { toolCallInput } from "../tools/tool-calls.ts";
+import { replyFormatOf } from "./response-format.ts";
+import type { ReplyFormat, ReplyFormatSupport } from "./response-format.ts";
 
 /** A chunk of a streamed reply, as LlamaIndex's adapters yield them. */
 export type ReplyChunk = ChatResponseChunk<ToolCallLLMMessageOptions>;
 
-/** The chat options every provider model takes: the run's signal, which aborts the request. */
+/** The chat options every provider model takes: the run's signal, which aborts the request, and whether the reply must call a tool. */
 export interface ProviderChatOptions {
   readonly signal?: AbortSignal;
+  /** `"required"`: the reply must call one of the tools (Anthropic's `tool_choice: any`). */
+  readonly toolChoice?: "required";
+}
+
+/**
+ * What a call asks of the reply besides answering the messages: an answer in a JSON schema
+ * (`format`, given in LlamaIndex's `responseFormat`), or a call of one of the tools (`toolRequired`).
+ * @example const request: ReplyRequest = { format: replyFormat("answer", schema) };
+ */
+export interface ReplyRequest {
+  readonly format?: ReplyFormat | undefined;
+  readonly toolRequired?: boolean;
 }
 
 /** Options every provider model takes. */
@@ -45,6 +59,7 @@ export interface ProviderModelOptions {
  * A `ToolCallLLM` whose subclass only streams: `chat({ stream: false })` gathers the stream.
  * @example
  * class Echo extends ProviderLLM {
+ *   readonly replyFormat = "tool-choice";
  *   protected async *streamReply(messages: ChatMessage[]) { yield { raw: null, delta: String(messages.at(-1)?.content) }; }
  * }
  */
@@ -79,8 +94,16 @@ export abstract class ProviderLLM extends ToolCallLLM<ProviderChatOptions> {
     };
   }
 
+  /** How the model class answers in a JSON schema (response-format.ts): natively, or by a call of a tool it is made to call. */
+  abstract readonly replyFormat: ReplyFormatSupport;
+
   /** The reply to `messages`: text deltas as they come, then the complete tool calls on one last chunk. */
-  protected abstract streamReply(messages: ChatMessage[], tools: readonly BaseTool[], signal: AbortSignal | undefined): AsyncIterable<ReplyChunk>;
+  protected abstract streamReply(
+    messages: ChatMessage[],
+    tools: readonly BaseTool[],
+    signal: AbortSignal | undefined,
+    request: ReplyRequest,
+  ): AsyncIterable<ReplyChunk>;
 
   /** The API key, to strip from errors; `undefined` when there is none. */
   protected abstract apiKey(): string | undefined;
@@ -90,7 +113,9 @@ export abstract class ProviderLLM extends ToolCallLLM<ProviderChatOptions> {
   async chat(
     params: LLMChatParamsStreaming<ProviderChatOptions, ToolCallLLMMessageOptions> | LLMChatParamsNonStreaming<ProviderChatOptions, ToolCallLLMMessageOptions>,
   ): Promise<AsyncIterable<ReplyChunk> | ChatResponse<ToolCallLLMMessageOptions>> {
-    const stream = this.#guarded(params.messages, params.tools ?? [], params.additionalChatOptions?.signal);
+    const options = params.additionalChatOptions;
+    const request: ReplyRequest = { format: replyFormatOf(params.responseFormat), toolRequired: options?.toolChoice === "required" };
+    const stream = this.#guarded(params.messages, params.tools ?? [], options?.signal, request);
     if (params.stream) return stream;
     let content = "";
     let toolCall: (ToolCall | PartialToolCall)[] = [];
@@ -104,9 +129,9 @@ export abstract class ProviderLLM extends ToolCallLLM<ProviderChatOptions> {
     return { raw, message: toolCall.length > 0 ? { role: "assistant", content, options: { toolCall } } : { role: "assistant", content } };
   }
 
-  async *#guarded(messages: ChatMessage[], tools: readonly BaseTool[], signal: AbortSignal | undefined): AsyncIterable<ReplyChunk> {
+  async *#guarded(messages: ChatMessage[], tools: readonly BaseTool[], signal: AbortSignal | undefined, request: ReplyRequest): AsyncIterable<ReplyChunk> {
     try {
-      yield* this.streamReply(messages, tools, signal);
+      yield* this.streamReply(messages, tools, signal, request);
     } catch (error) {
       // An aborted request ends the stream quietly, as the OpenAI SDK's does: the caller checks its signal.
       if (signal?.aborted) return;

@@ -6,6 +6,7 @@ import type { BaseTool, ChatMessage, ChatResponseChunk, ToolCall, ToolCallLLM, T
 import { sharedRunObservers } from "../core/internal.ts";
 import type { ObservedAttributes, RunObservers } from "../core/internal.ts";
 import { withToolCallInput } from "../tools/tool-calls.ts";
+import type { ReplyRequest } from "./provider-llm.ts";
 import { usageOf } from "./token-usage.ts";
 import type { TokenUsage } from "./token-usage.ts";
 
@@ -16,7 +17,9 @@ import type { TokenUsage } from "./token-usage.ts";
  * for a whole one (the OpenAI SDK ends an aborted stream quietly). `onUsage` gets the token
  * usage the server reported in a chunk's `raw` (OpenAI's last chunk, with `include_usage`), if any.
  * The call is a `chat {model}` operation for `observers` (`stepflow/otel`): give the workflow's
- * (`this.observers` in a step); by default those registered for the process.
+ * (`this.observers` in a step); by default those registered for the process. `request` asks
+ * for an answer in a JSON schema (`format`, as LlamaIndex's `responseFormat`) or for a tool call
+ * (`toolRequired`, as the chat option `toolChoice: "required"`).
  * @example
  * const reply = await streamReply(llm, history, tools, ctx.signal, (delta) => process.stdout.write(delta));
  */
@@ -28,12 +31,13 @@ export function streamReply(
   onDelta: (delta: string) => void,
   onUsage?: (usage: TokenUsage) => void,
   observers: RunObservers = sharedRunObservers,
+  request?: ReplyRequest,
 ): Promise<ChatMessage> {
   // Without an observer the call is only the stream: no operation, no raw chunks read for one,
   // and gather's own promise is returned (not awaited in one more async frame that the session
   // would keep alive while it waits for the model).
-  if (!observers.observing()) return gather(llm, messages, tools, signal, onDelta, onUsage, undefined);
-  return observed(llm, messages, tools, signal, onDelta, onUsage, observers);
+  if (!observers.observing()) return gather(llm, messages, tools, signal, onDelta, onUsage, undefined, request);
+  return observed(llm, messages, tools, signal, onDelta, onUsage, observers, request);
 }
 
 async function observed(
@@ -44,6 +48,7 @@ async function observed(
   onDelta: (delta: string) => void,
   onUsage: ((usage: TokenUsage) => void) | undefined,
   observers: RunObservers,
+  request: ReplyRequest | undefined,
 ): Promise<ChatMessage> {
   const model = llm.metadata.model;
   const operation = observers.observeOperation({
@@ -59,7 +64,7 @@ async function observed(
   const seen: ResponseFacts = {};
   try {
     const report = (usage: TokenUsage) => ((seen.usage = usage), onUsage?.(usage));
-    const message = await gather(llm, messages, tools, signal, onDelta, report, seen);
+    const message = await gather(llm, messages, tools, signal, onDelta, report, seen, request);
     operation.end(responseAttributes(seen, message));
     return message;
   } catch (error) {
@@ -76,12 +81,15 @@ function gather(
   onDelta: (delta: string) => void,
   onUsage: ((usage: TokenUsage) => void) | undefined,
   seen: ResponseFacts | undefined,
+  request: ReplyRequest | undefined,
 ): Promise<ChatMessage> {
   // An LLM that can abort a request (stepflow's OpenAI) gets the signal: an aborted run closes its request.
   const abortable = (llm as { supportsAbortSignal?: boolean }).supportsAbortSignal === true;
-  const params = abortable
-    ? { messages, tools: tools as BaseTool[], stream: true as const, additionalChatOptions: { signal } }
-    : { messages, tools: tools as BaseTool[], stream: true as const };
+  const params = request
+    ? withRequest(messages, tools, abortable ? signal : undefined, request)
+    : abortable
+      ? { messages, tools: tools as BaseTool[], stream: true as const, additionalChatOptions: { signal } }
+      : { messages, tools: tools as BaseTool[], stream: true as const };
   // The model's answer is waited for here, where little is alive: a session keeps this
   // closure, not the reading loop's frame, while it waits (most of a call's time).
   let answer: Promise<AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>>>;
@@ -125,6 +133,14 @@ async function read(
   if (calls) for (let i = 0; i < calls.length; i++) calls[i] = withToolCallInput(calls[i] as ToolCall);
   if (signal.aborted) throw signal.reason;
   return calls && calls.length > 0 ? { role: "assistant", content, options: { toolCall: calls } } : { role: "assistant", content };
+}
+
+/** A streaming call's parameters with what `request` asks: LlamaIndex's `responseFormat`, the chat option `toolChoice`. */
+function withRequest(messages: ChatMessage[], tools: readonly BaseTool[], signal: AbortSignal | undefined, request: ReplyRequest) {
+  const additionalChatOptions: { signal?: AbortSignal; toolChoice?: "required" } = {};
+  if (signal) additionalChatOptions.signal = signal;
+  if (request.toolRequired) additionalChatOptions.toolChoice = "required";
+  return { messages, tools: tools as BaseTool[], stream: true as const, responseFormat: request.format, additionalChatOptions };
 }
 
 /** `calls` with `call` in place of the one with its id, else at the end. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { Anthropic, anthropicMessages } from "../../src/llm/anthropic.ts";
-import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+import { FunctionCallingAgent, RESPOND_TOOL } from "../../workflows/function-calling-agent.ts";
 import { calculatorTools } from "../../workflows/tools/calculator.ts";
 import { anthropicToolResults, startAnthropicServer } from "../support/anthropic-wire-server.ts";
 import { describeProvider } from "../support/provider-scenarios.ts";
@@ -9,9 +10,26 @@ describeProvider("Anthropic", {
   start: (turns) => startAnthropicServer({ turns }),
   model: (server) => new Anthropic({ model: "claude-sonnet-5-5", apiKey: "test-key", baseURL: server.url }),
   toolResults: anthropicToolResults,
+  answers: "respond",
+  schemaSent: (body) => (body as { tools?: { name: string; input_schema: unknown }[] }).tools?.find((t) => t.name === RESPOND_TOOL)?.input_schema,
 });
 
 describe("Anthropic", () => {
+  it("answers responseFormat by a respond tool it is made to call: tool_choice any on every request", async () => {
+    const server = await startAnthropicServer({ turns: [{ calls: [{ name: RESPOND_TOOL, input: { total: 3 } }] }] });
+    try {
+      const llm = new Anthropic({ apiKey: "test-key", baseURL: server.url });
+      const { object } = await new FunctionCallingAgent({ llm, tools: calculatorTools, responseFormat: z.object({ total: z.number() }) }).run({
+        input: "1+2?",
+      });
+      expect(object).toEqual({ total: 3 });
+      expect(server.requests.map((r) => (r.body as { tool_choice?: unknown }).tool_choice)).toEqual([{ type: "any" }]);
+      expect(server.refused).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("never shows the API key, even when the server repeats it in an error", async () => {
     const server = await startAnthropicServer({ turns: [], echoKey: true, apiKey: "sk-ant-secret-1234567890" });
     try {

@@ -9,6 +9,8 @@ describeProvider("Gemini", {
   start: (turns) => startGeminiServer({ turns }),
   model: (server) => new Gemini({ model: "gemini-2.5-flash", apiKey: "test-key", baseURL: server.url }),
   toolResults: geminiToolResults,
+  answers: "text",
+  schemaSent: (body) => (body as { generationConfig?: { responseJsonSchema?: unknown } }).generationConfig?.responseJsonSchema,
 });
 
 describe("Gemini", () => {

@@ -9,6 +9,8 @@ describeProvider("Ollama", {
   start: (turns) => startOllamaServer({ turns }),
   model: (server) => new Ollama({ model: "llama3.1:8b", host: server.url }),
   toolResults: ollamaToolResults,
+  answers: "text",
+  schemaSent: (body) => (body as { format?: unknown }).format,
 });
 
 describe("Ollama", () => {

@@ -6,4 +6,6 @@ describeProvider("OpenAI", {
   start: (turns) => startCheckedOpenAIServer(turns),
   model: (server) => new OpenAI({ model: "gpt-4o-mini", apiKey: "test-key", baseURL: `${server.url}/v1` }),
   toolResults: openAIToolResults,
+  answers: "text",
+  schemaSent: (body) => (body as { response_format?: { json_schema?: { schema?: unknown } } }).response_format?.json_schema?.schema,
 });

@@ -40,8 +40,16 @@ export function startAnthropicServer(options: AnthropicServerOptions): Promise<W
     const index = turnIndex++;
     const turn = options.turns[index];
     if (!turn) return refuse(res, 400, "invalid_request_error", `the test server has no turn #${index + 1}`);
-    const body = request.body as { model: string; stream?: boolean };
+    const body = request.body as { model: string; stream?: boolean; tool_choice?: { type?: string } };
     if (body.stream !== true) return refuse(res, 400, "invalid_request_error", "this test server streams only: send stream: true");
+    // The API never answers in text alone when the request makes the model call a tool: a script that does is wrong.
+    if ((body.tool_choice?.type === "any" || body.tool_choice?.type === "tool") && !turn.calls?.length)
+      return refuse(
+        res,
+        400,
+        "invalid_request_error",
+        `the test server's turn #${index + 1} has no tool call, and tool_choice ${body.tool_choice.type} forces one`,
+      );
     stream(res, turn, index, body.model);
     return undefined;
   });
@@ -65,6 +73,14 @@ function invalid(request: WireRequest): string | undefined {
       if (!isObject(tool) || typeof tool.name !== "string" || !/^[a-zA-Z0-9_-]{1,128}$/.test(tool.name)) return `tools.${i}.name: String should match pattern`;
       if (!isObject(tool.input_schema) || tool.input_schema.type !== "object") return `tools.${i}.input_schema.type: Input should be 'object'`;
     }
+  }
+  if (body.tool_choice !== undefined) {
+    const choice = body.tool_choice;
+    if (!isObject(choice) || !["auto", "any", "tool", "none"].includes(String(choice.type)))
+      return "tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'";
+    const names = Array.isArray(body.tools) ? body.tools.map((tool) => (tool as { name?: unknown }).name) : [];
+    if ((choice.type === "any" || choice.type === "tool") && names.length === 0) return `tool_choice: tool_choice ${choice.type} requires tools`;
+    if (choice.type === "tool" && !names.includes(choice.name)) return `tool_choice.name: no tool named ${String(choice.name)}`;
   }
   const messages = body.messages;
   if (!Array.isArray(messages) || messages.length === 0) return "messages: at least one message is required";

@@ -55,6 +55,13 @@ function invalid(request: WireRequest, signatures: Map<string, string>): string 
   const body = request.body;
   if (!isObject(body) || !Array.isArray(body.contents) || body.contents.length === 0) return "* GenerateContentRequest.contents: contents is not specified";
   if (body.systemInstruction !== undefined && !isObject(body.systemInstruction)) return "systemInstruction: must be a Content";
+  const generation = isObject(body.generationConfig) ? body.generationConfig : {};
+  if (generation.responseJsonSchema !== undefined) {
+    if (generation.responseMimeType !== "application/json")
+      return "* GenerateContentRequest.generation_config.response_mime_type: must be application/json when response_json_schema is set";
+    if (!isObject(generation.responseJsonSchema)) return "* GenerateContentRequest.generation_config.response_json_schema: must be a JSON Schema object";
+    if (generation.responseSchema !== undefined) return "response_schema and response_json_schema cannot both be set";
+  }
   let previous: { role: string; calls: number; responses: number; callNames: string[] } | undefined;
   for (const [i, content] of (body.contents as unknown[]).entries()) {
     if (!isObject(content)) return `contents[${i}]: must be an object`;

@@ -46,6 +46,9 @@ function refuse(res: ServerResponse, status: number, error: string): string {
 }
 
 function invalid(request: WireRequest): string | undefined {
+  const format = (request.body as { format?: unknown }).format;
+  if (format !== undefined && format !== "" && format !== "json" && !isObject(format))
+    return `invalid format: ${JSON.stringify(format)} (expected "json" or a JSON schema object)`;
   const messages = (request.body as { messages?: unknown }).messages;
   if (!Array.isArray(messages)) return "messages: expected an array";
   let called: string[] = [];

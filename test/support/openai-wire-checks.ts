@@ -39,6 +39,10 @@ export async function startCheckedOpenAIServer(turns: readonly WireTurn[]): Prom
 
 /** What OpenAI would refuse in `body` (its error message), or what makes it stream no usage. */
 export function openAIRequestProblem(body: ChatRequestBody): string | undefined {
+  const format = responseFormatProblem(body.response_format);
+  if (format) return format;
+  if (body.tool_choice !== undefined && !body.tools?.length)
+    return "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.";
   if (!isObject(body.stream_options) || body.stream_options.include_usage !== true) return "stream_options.include_usage is not true: OpenAI streams no usage";
   let pending: string[] = [];
   for (const [i, message] of body.messages.entries()) {
@@ -57,6 +61,36 @@ export function openAIRequestProblem(body: ChatRequestBody): string | undefined 
     }
   }
   return undefined;
+}
+
+/** What OpenAI says of a `response_format` it refuses (strict mode's rules for the schema included). */
+function responseFormatProblem(format: unknown): string | undefined {
+  if (format === undefined) return undefined;
+  if (!isObject(format) || !["text", "json_object", "json_schema"].includes(String(format.type))) return "Invalid value for 'response_format.type'.";
+  if (format.type !== "json_schema") return undefined;
+  const spec = format.json_schema;
+  if (!isObject(spec) || typeof spec.name !== "string" || !/^[a-zA-Z0-9_-]{1,64}$/.test(spec.name))
+    return "Invalid 'response_format.json_schema.name': string does not match pattern.";
+  if (!isObject(spec.schema)) return "Missing required parameter: 'response_format.json_schema.schema'.";
+  if (spec.strict === true) return strictProblem(spec.schema, spec.name, []);
+  return undefined;
+}
+
+function strictProblem(schema: unknown, name: string, path: string[]): string | undefined {
+  if (!isObject(schema)) return undefined;
+  if (schema.type === "object") {
+    const keys = Object.keys(isObject(schema.properties) ? schema.properties : {});
+    const required = Array.isArray(schema.required) ? schema.required : [];
+    const where = `Invalid schema for response_format '${name}': In context=(${path.map((p) => `'${p}'`).join(", ")})`;
+    if (schema.additionalProperties !== false) return `${where}, 'additionalProperties' is required to be supplied and to be false.`;
+    const missing = keys.find((key) => !required.includes(key));
+    if (missing) return `${where}, 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing}'.`;
+    for (const key of keys) {
+      const problem = strictProblem((schema.properties as Record<string, unknown>)[key], name, [...path, "properties", key]);
+      if (problem) return problem;
+    }
+  }
+  return schema.type === "array" ? strictProblem(schema.items, name, [...path, "items"]) : undefined;
 }
 
 /** The contents of the `tool` messages at the end of a request, in order. */

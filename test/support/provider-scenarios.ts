@@ -2,16 +2,18 @@
  * The agent's scenarios every provider's model class must pass against its provider's local wire
  * server: the notebook question in two tool rounds, parallel calls answered in order, memory
  * across runs, an approval that survives save and restore (the call runs once), and the usage
- * of every call. Each provider's test file calls {@link describeProvider} with how to start its
+ * of every call; and structured output (`responseFormat`): the answer in the schema after a tool
+ * round, streamed, an answer the schema refuses sent back once, a second one a typed error, and
+ * a run continued after save and restore. Each provider's test file calls {@link describeProvider} with how to start its
  * server and make its model.
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { ToolCallLLM } from "@llamaindex/core/llms";
-import { ToolApprovalEvent, ToolApprovalRequestEvent, TokenUsageEvent } from "../../events/index.ts";
+import { StreamEvent, ToolApprovalEvent, ToolApprovalRequestEvent, TokenUsageEvent } from "../../events/index.ts";
 import { Context } from "../../src/index.ts";
 import { tool } from "../../src/tools/tool.ts";
-import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+import { FunctionCallingAgent, RESPOND_TOOL, StructuredOutputError } from "../../workflows/function-calling-agent.ts";
 import { calculatorTools } from "../../workflows/tools/calculator.ts";
 import type { WireServer, WireTurn } from "./wire-server.ts";
 import { saveOnEvent } from "./save-on-event.ts";
@@ -25,6 +27,10 @@ export interface ProviderUnderTest {
   readonly toolResults: (body: unknown) => string[];
   /** The prompt and completion tokens the agent should report for a turn the server answered with `usage`. */
   readonly reported?: (usage: { input: number; output: number }) => { promptTokens: number; completionTokens: number };
+  /** How the model gives an answer in a schema: as its text (the provider takes the schema), or by calling the `respond` tool. */
+  readonly answers: "text" | "respond";
+  /** The JSON schema a request body asked the answer in: the provider's own field, or the `respond` tool's parameters. */
+  readonly schemaSent: (body: unknown) => unknown;
 }
 
 /** The notebook question's turns: add, multiply, answer. */
@@ -140,6 +146,83 @@ export function describeProvider(name: string, provider: ProviderUnderTest): voi
         expect(fired).toEqual([7]);
         expect(response.content).toBe("Employee 7 was removed.");
         expect(provider.toolResults(server.requests[1]?.body)).toEqual(["Employee 7 removed."]);
+      });
+    });
+  });
+
+  describe(`${name}: structured output`, () => {
+    const Total = z.object({ total: z.number().describe("The result"), steps: z.array(z.string()) });
+    const answer = (value: unknown): WireTurn =>
+      provider.answers === "text" ? { text: JSON.stringify(value) } : { calls: [{ name: RESPOND_TOOL, input: value as Record<string, unknown> }] };
+    const expectSchemaIn = (server: WireServer, required = ["total", "steps"]) => {
+      for (const request of server.requests) expect(provider.schemaSent(request.body)).toMatchObject({ type: "object", required });
+    };
+
+    it("answers in the schema after a tool round, streamed, with the schema in every request", async () => {
+      await withServer([NOTEBOOK_TURNS[0] as WireTurn, answer({ total: 4444, steps: ["2123 + 2321"] })], async (server, llm) => {
+        const agent = new FunctionCallingAgent({ llm, tools: calculatorTools, responseFormat: Total });
+        const handler = agent.run({ input: "What is 2123 + 2321?" });
+        let streamed = "";
+        for await (const ev of handler.streamEvents()) if (ev instanceof StreamEvent) streamed += ev.delta;
+        const { object, response, sources } = await handler;
+        expect(object).toEqual({ total: 4444, steps: ["2123 + 2321"] });
+        expect(JSON.parse(String(response.content))).toEqual(object);
+        expect(sources.map((s) => s.content)).toEqual(["4444"]);
+        if (provider.answers === "text") expect(streamed).toContain(String(response.content));
+        expectSchemaIn(server);
+      });
+    });
+
+    it("sends an answer the schema refuses back to the model once, with what was wrong", async () => {
+      await withServer([answer({ total: "many" }), answer({ total: 3, steps: ["1 + 2"] })], async (server, llm) => {
+        const { object } = await new FunctionCallingAgent({ llm, responseFormat: Total }).run({ input: "1 + 2?" });
+        expect(object.total).toBe(3);
+        const second = JSON.stringify(server.requests[1]?.body);
+        expect(second).toContain("expected number");
+        expect(second).toContain("steps");
+        expectSchemaIn(server);
+      });
+    });
+
+    it("fails with StructuredOutputError when the answer is refused again", async () => {
+      await withServer([answer({ total: "many" }), answer({ total: "still many" })], async (server, llm) => {
+        const error = await new FunctionCallingAgent({ llm, responseFormat: Total })
+          .run({ input: "1 + 2?" })
+          .then(() => undefined)
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(StructuredOutputError);
+        expect((error as StructuredOutputError).issues).toContain("total");
+        expect((error as StructuredOutputError).answer).toContain("still many");
+        expect(server.requests).toHaveLength(2);
+      });
+    });
+
+    it("answers in the schema in a run restored from a saved context, and in the next run on it", async () => {
+      const Removed = z.object({ removed: z.array(z.number()), note: z.string() });
+      const fire = tool({
+        name: "fire_employee",
+        description: "Remove an employee.",
+        parameters: z.object({ id: z.number() }),
+        execute: ({ id }) => `Employee ${id} removed.`,
+      });
+      const turns = [
+        { calls: [{ name: "fire_employee", input: { id: 7 } }] },
+        answer({ removed: [7], note: "Done." }),
+        answer({ removed: [], note: "Nobody else." }),
+      ];
+      await withServer(turns, async (server, llm) => {
+        const make = () => new FunctionCallingAgent({ llm, tools: [fire], needsApproval: ["fire_employee"], responseFormat: Removed });
+        const saved = await saveOnEvent(make().run({ input: "Fire employee 7" }), ToolApprovalRequestEvent);
+        const restored = make();
+        const resumed = restored.run(undefined, { ctx: Context.fromJSON(restored, saved) });
+        for await (const ev of resumed.streamEvents())
+          if (ev instanceof ToolApprovalRequestEvent) resumed.ctx.sendEvent(new ToolApprovalEvent({ approvalId: ev.approvalId, approved: true }));
+        expect((await resumed).object).toEqual({ removed: [7], note: "Done." });
+        const next = await restored.run({ input: "Anyone else?" }, { ctx: resumed.ctx });
+        expect(next.object).toEqual({ removed: [], note: "Nobody else." });
+        // The first answer is in the history the model reads next, as the JSON it was.
+        expect(JSON.stringify(server.requests[2]?.body)).toContain(JSON.stringify(JSON.stringify({ removed: [7], note: "Done." })).slice(1, -1));
+        expectSchemaIn(server, ["removed", "note"]);
       });
     });
   });
