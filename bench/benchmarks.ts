@@ -1,4 +1,7 @@
 /** The benchmarks `npm run bench` runs, in order: the title of each table and how to run it. */
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
 const events = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const rounds = Number(process.env.BENCH_AGENT_ROUNDS ?? 2000);
 
@@ -26,6 +29,16 @@ export const BENCHMARKS = {
   otel: {
     title: "Tracing: the engine and offline agent turns without an observer, with no-op spans, and with spans recorded by the OpenTelemetry SDK",
     run: async () => (await import("./otel.ts")).benchOtel(),
+  },
+  import: {
+    title:
+      "Cold start: the files and the time of each subpath export's import, `stepflow --help` and one offline answer, against `node -e 0` (the build in dist/)",
+    run: async () => {
+      // A script of its own, in plain JavaScript, because CI runs it too (`--check`) without tsx.
+      const script = fileURLToPath(new URL("../scripts/import-cost.mjs", import.meta.url));
+      const child = spawnSync(process.execPath, [script], { stdio: "inherit" });
+      if (child.status !== 0) throw new Error(`scripts/import-cost.mjs failed (${child.signal ?? `exit code ${child.status}`}).`);
+    },
   },
   server: {
     title: "Server: 200 SSE clients at once, one offline-model turn each, and 200 that hang up mid-stream",

@@ -4,8 +4,10 @@
  * stores) and against the floor, bare Hono awaiting the same `workflow.run()`. Each side runs
  * in a process of its own (bench/server-path-child.ts), the sides taking turns, three rounds;
  * the table has each side's median requests/s and p99. With `BENCH_SERVER_OTHER=CHECKOUT` the
- * same runs of that checkout's server come too (an A/B in one run). Then the heap after a full
- * GC of a server that has served 100 runs, and 10,000.
+ * same runs of that checkout's server come too (an A/B in one run). Then Server-Sent Events: 16
+ * clients each starting a run that writes 100 events and reading them to the end, against Hono's
+ * `streamSSE` writing the same run's events directly. Then the heap after a full GC of a server
+ * that has served 100 runs, and 10,000.
  */
 import { fork } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
@@ -85,6 +87,56 @@ async function load(url: string, seconds: number): Promise<{ rps: number; p99: n
   return { rps: latencies.length / wall, p99: latencies[Math.floor(latencies.length * 0.99)] ?? NaN, errors };
 }
 
+const SSE_CLIENTS = Number(process.env.BENCH_SERVER_SSE_CLIENTS ?? 16);
+
+/** Sends `method url` and resolves with the status and the whole body. */
+function fetchText(url: URL, agent: Agent, method: "GET" | "POST", body?: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolveText, reject) => {
+    const headers = body === undefined ? {} : { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body) };
+    const req = request(url, { method, agent, headers }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (text += chunk));
+      res.once("end", () => resolveText({ status: res.statusCode ?? 0, text }));
+    });
+    req.once("error", reject);
+    req.end(body);
+  });
+}
+
+/** One run of `ticks` read as SSE to its `end` frame; false unless all 100 events and the end came. */
+async function sseRun(base: string, agent: Agent, mode: Side["mode"]): Promise<boolean> {
+  let text: string;
+  if (mode === "hono") {
+    ({ text } = await fetchText(new URL("/ticks/sse", base), agent, "POST", "{}"));
+  } else {
+    const started = await fetchText(new URL("/api/workflows/ticks/start", base), agent, "POST", JSON.stringify({ input: {} }));
+    if (started.status !== 202) return false;
+    const { id } = JSON.parse(started.text) as { id: string };
+    ({ text } = await fetchText(new URL(`/api/handlers/${id}/events`, base), agent, "GET"));
+  }
+  return (text.match(/^event: [^\n]*Tick$/gm)?.length ?? 0) === 100 && /^event: end$/m.test(text) && text.includes('"status":"succeeded"');
+}
+
+/** `SSE_CLIENTS` loops of `sseRun` for `seconds`: runs/s and how many streams were wrong. */
+async function sseLoad(url: string, mode: Side["mode"], seconds: number): Promise<{ rps: number; errors: number }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: SSE_CLIENTS * 2 });
+  let done = 0;
+  let errors = 0;
+  const end = performance.now() + seconds * 1000;
+  const began = performance.now();
+  await Promise.all(
+    Array.from({ length: SSE_CLIENTS }, async () => {
+      while (performance.now() < end) {
+        if (!(await sseRun(url, agent, mode))) errors++;
+        done++;
+      }
+    }),
+  );
+  agent.destroy();
+  return { rps: done / ((performance.now() - began) / 1000), errors };
+}
+
 function heap(proc: ChildProcess): Promise<number> {
   return new Promise((resolveHeap) => {
     proc.once("message", (m) => resolveHeap((m as { heap: number }).heap));
@@ -142,6 +194,38 @@ export async function benchServerPath(): Promise<void> {
         const r = results[s] ?? [];
         const rps = median(r.map((x) => x.rps));
         return [side.name, rps.toFixed(0), median(r.map((x) => x.p99)).toFixed(1), String(r.reduce((n, x) => n + x.errors, 0)), (rps / floor).toFixed(2)];
+      }),
+    );
+
+    console.log(
+      `\nServer-Sent Events: ${SSE_CLIENTS} clients, each starting a run that writes 100 events and reading its stream to the end; medians of ${ROUNDS} rounds of ${SECONDS} s:\n`,
+    );
+    const sse = sides.map(() => [] as { rps: number; errors: number }[]);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let k = 0; k < sides.length; k++) {
+        const s = (round + k) % sides.length;
+        const side = sides[s] as Side;
+        const { url, proc } = await start(side, dir);
+        try {
+          await sseLoad(url, side.mode, 1);
+          sse[s]?.push(await sseLoad(url, side.mode, SECONDS));
+        } finally {
+          await stop(proc);
+        }
+      }
+    }
+    const sseFloor = median((sse[0] ?? []).map((r) => r.rps));
+    printTable(
+      ["server", "runs/s", "errors", "× Hono streamSSE"],
+      sides.map((side, s) => {
+        const r = sse[s] ?? [];
+        const rps = median(r.map((x) => x.rps));
+        return [
+          side.mode === "hono" ? "Hono streamSSE writing the run's events directly" : side.name,
+          rps.toFixed(0),
+          String(r.reduce((n, x) => n + x.errors, 0)),
+          (rps / sseFloor).toFixed(2),
+        ];
       }),
     );
 

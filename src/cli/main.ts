@@ -7,36 +7,31 @@ import { writeFile } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
 import { Command, CommanderError, Option } from "commander";
 import type { ToolCall } from "@llamaindex/core/llms";
-import { describeOpenAIError } from "../llm/openai.ts";
-import { calculatorTools } from "../../workflows/tools/calculator.ts";
-import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
-import type { AgentInput, AgentResult } from "../../workflows/function-calling-agent.ts";
-import { openSessionStore, sessionStoreKind } from "../sessions/open-store.ts";
-import { Sessions } from "../sessions/sessions.ts";
-import type { SessionMessage } from "../sessions/sessions.ts";
+import type { AgentInput, AgentResult, FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+import type { Sessions, SessionMessage } from "../sessions/sessions.ts";
 import { SessionStoreError, checkSessionId as checkStoredSessionId } from "../sessions/types.ts";
-import { chat, ask } from "./chat.ts";
-import { serve } from "./serve.ts";
 import type { ServeOptions } from "./serve.ts";
-import { askOnDbos, databaseOption, runWorker, sessionOnDbos } from "./dbos.ts";
 import type { ChatOptions } from "./chat.ts";
 import { NoSuchSessionError, UsageError } from "./errors.ts";
 import { packageVersion } from "./version.ts";
-import { API_AUTHORIZATION, restApiSetup } from "./rest-api-setup.ts";
-import { mcpSetup } from "./mcp-setup.ts";
+import { API_AUTHORIZATION } from "./rest-api-setup.ts";
 import { KEY_VARIABLES, PROVIDERS, chooseProvider } from "./provider.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
 import { terminalSafe, terminalWriter } from "./terminal-text.ts";
 import { checkNotACommand } from "./command-typos.ts";
 import { TraceLines } from "./trace-lines.ts";
-import { dev } from "./dev.ts";
-import { drawingPage } from "./draw-html.ts";
-import { loadWorkflows, pickWorkflow } from "./load-workflows.ts";
-import { runWorkflowCommand } from "./run-workflow.ts";
 import type { RunOptions } from "./run-workflow.ts";
 import { secretRedactor } from "../tools/secrets.ts";
 import { quoteInput } from "../core/internal.ts";
+
+// What a command needs is loaded when it runs, not here: `stepflow --help` then loads commander
+// and this file, not the agent, the LLM clients, the server, DBOS and their packages.
+const agentModule = () => import("../../workflows/function-calling-agent.ts");
+const calculatorModule = () => import("../../workflows/tools/calculator.ts");
+const sessionsModule = () => import("../sessions/sessions.ts");
+const storesModule = () => import("../sessions/open-store.ts");
+const dbosModule = () => import("./dbos.ts");
 
 const VERSION = packageVersion();
 const SYSTEM_PROMPT = "You are a helpful assistant. Use the calculator tools for arithmetic instead of computing in your head.";
@@ -83,6 +78,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const term: Terminal = { out, err, tty: Boolean(process.stderr.isTTY), colors: err.colors, outColors: out.colors, readlineOutput: traceLines.out };
   let verbose = argv.includes("--verbose") || argv.includes("-v");
   let provider: Provider | undefined;
+  // Loaded with the OpenAI client, for `report`, which must stay synchronous.
+  let describeOpenAIError: typeof import("../llm/openai.ts").describeOpenAIError | undefined;
   let code = 0;
   // Nothing printed may hold a key: a server may echo it in an error, a stack may carry it.
   const redact = secretRedactor([...KEY_VARIABLES.map((name) => env[name]?.trim()), env[API_AUTHORIZATION]?.trim()]);
@@ -94,7 +91,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       fail(error.message);
       return 2;
     }
-    const described = provider?.kind === "openai" ? describeOpenAIError(error, { baseURL: provider.baseURL, model: provider.model }) : undefined;
+    const described = provider?.kind === "openai" ? describeOpenAIError?.(error, { baseURL: provider.baseURL, model: provider.model }) : undefined;
     fail(described ?? (error instanceof Error ? error.message : String(error)));
     if (verbose && error instanceof Error && error.stack) term.err.write(`${terminalSafe(redact(error.stack))}\n`);
     return 1;
@@ -144,7 +141,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         command,
       );
       if (options.session !== undefined) checkSessionId(options.session);
-      if (options.store !== undefined) checkStoreURL(options.store);
+      if (options.store !== undefined) await checkStoreURL(options.store);
       if (options.json && words.length === 0) throw new UsageError(`--json needs a question: ${command} --json "What is 2 + 2?"`);
       if (options.runtime === "dbos") {
         if (words.length === 0 && options.session === undefined)
@@ -157,10 +154,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
           throw new UsageError(
             "--openapi, --api, --hr-demo, --mcp and --max-tools do not go with --runtime dbos: the workers run the agent with the calculator tools.",
           );
+        const { askOnDbos, databaseOption, sessionOnDbos } = await dbosModule();
         const database = databaseOption(options.database, env, command, "--runtime dbos");
         if (options.session === undefined) return askOnDbos(words.join(" "), { database, term, json: options.json ?? false });
         // The workers' agent, here only to describe its tools in approval questions.
-        const agent = new FunctionCallingAgent({ llm: chooseProvider({ llm: "offline", env: {} }).llm, tools: calculatorTools });
+        const agent = await offlineAgent(true);
         const question = words.length > 0 ? words.join(" ") : undefined;
         if (
           (await sessionOnDbos({ database, sessionId: options.session, agent, term, json: options.json ?? false, question, input: process.stdin, report })) > 0
@@ -171,7 +169,15 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       if (options.database !== undefined)
         throw new UsageError(`--database goes with --runtime dbos: ${command} --runtime dbos --database ${options.database} "…"`);
       const maxToolsPerCall = options.maxTools === undefined ? undefined : wholeNumber("--max-tools", options.maxTools, "the default is every tool");
-      provider = chooseProvider({ llm: options.llm, provider: options.provider, model: options.model, env });
+      provider = await chooseProvider({ llm: options.llm, provider: options.provider, model: options.model, env });
+      if (provider.kind === "openai") ({ describeOpenAIError } = await import("../llm/openai.ts"));
+      const [{ FunctionCallingAgent }, { calculatorTools }, { restApiSetup }, { mcpSetup }, { chat, ask }] = await Promise.all([
+        agentModule(),
+        calculatorModule(),
+        import("./rest-api-setup.ts"),
+        import("./mcp-setup.ts"),
+        import("./chat.ts"),
+      ]);
       const api = await restApiSetup(
         { openapi: options.openapi, api: options.api, hrDemo: options.hrDemo, toolPerOperation: options.toolPerOperation },
         env,
@@ -200,8 +206,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         // Each tool call is shown once, as the turn's "↳ tool(args) → result" line.
         log: (line) => void (/^(Invoking: |Got output: )/.test(line) || traceLines.trace(`${term.colors.dim(redact(line))}\n`)),
       });
-      const store = options.session !== undefined ? await openSessionStore(options.store) : undefined;
-      const chatOptions: ChatOptions = { agent, term, sessions: store ? new Sessions(agent, store) : undefined, sessionId: options.session };
+      const store = options.session !== undefined ? await (await storesModule()).openSessionStore(options.store) : undefined;
+      const sessions = store ? new (await sessionsModule()).Sessions(agent, store) : undefined;
+      const chatOptions: ChatOptions = { agent, term, sessions, sessionId: options.session };
       if (provider.kind === "offline") {
         term.err.write(
           term.colors.dim(
@@ -234,7 +241,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .action(async (module: string | undefined, name: string | undefined, options: { html?: string }) => {
       const drawings = await drawingsOf(module, name);
       if (!options.html) return void term.out.write(`${Object.values(drawings).join("\n\n")}\n`);
-      await writeFile(options.html, await drawingPage(drawings));
+      await writeFile(options.html, await (await import("./draw-html.ts")).drawingPage(drawings));
       term.out.write(`Wrote ${options.html}; open it in a browser.\n`);
     });
 
@@ -246,7 +253,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .option("-i, --input <json>", "the run's input, as JSON (default {})")
     .option("--json", "print the result as JSON even when it is text")
     .action(async (module: string, name: string | undefined, options: RunOptions) => {
-      code = await runWorkflowCommand(module, name, options, term, process.stdin);
+      code = await (await import("./run-workflow.ts")).runWorkflowCommand(module, name, options, term, process.stdin);
     });
 
   program
@@ -258,9 +265,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .option("--store <url>", "where runs are kept: sqlite:PATH (default .stepflow/server.db), postgres://…, memory:")
     .action(async (module: string, _options: ServeOptions, cmd: Command) => {
       const options = cmd.optsWithGlobals<ServeOptions>();
-      if (options.store !== undefined) checkStoreURL(options.store);
+      if (options.store !== undefined) await checkStoreURL(options.store);
       const self = { execPath: process.execPath, execArgv: process.execArgv, script: process.argv[1] ?? "" };
-      code = await dev(module, options, term, self);
+      code = await (await import("./dev.ts")).dev(module, options, term, self);
     });
 
   program
@@ -286,9 +293,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .action(async (module: string | undefined, _options: ServeOptions, cmd: Command) => {
       const options = cmd.optsWithGlobals<ServeOptions & MainOptions>();
       verbose = options.verbose ?? false;
-      if (options.store !== undefined) checkStoreURL(options.store);
-      provider = chooseProvider({ llm: options.llm, provider: options.provider, model: options.model, env });
-      await serve({ ...options, module }, provider, term, env);
+      if (options.store !== undefined) await checkStoreURL(options.store);
+      provider = await chooseProvider({ llm: options.llm, provider: options.provider, model: options.model, env });
+      if (provider.kind === "openai") ({ describeOpenAIError } = await import("../llm/openai.ts"));
+      await (await import("./serve.ts")).serve({ ...options, module }, provider, term, env);
     });
 
   program
@@ -303,11 +311,14 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .action(async (options: WorkerOptions) => {
       const globals = program.opts<MainOptions>();
       verbose = globals.verbose ?? false;
+      const { databaseOption, runWorker } = await dbosModule();
       const database = databaseOption(options.database ?? globals.database, env, command, "worker");
       const workerConcurrency = options.concurrency === undefined ? undefined : wholeNumber("--concurrency", options.concurrency, "the default is 10");
       const concurrency =
         options.queueConcurrency === undefined ? undefined : wholeNumber("--queue-concurrency", options.queueConcurrency, "the default is no limit");
-      provider = chooseProvider({ llm: globals.llm, provider: globals.provider, model: globals.model, env });
+      provider = await chooseProvider({ llm: globals.llm, provider: globals.provider, model: globals.model, env });
+      if (provider.kind === "openai") ({ describeOpenAIError } = await import("../llm/openai.ts"));
+      const [{ FunctionCallingAgent }, { calculatorTools }] = await Promise.all([agentModule(), calculatorModule()]);
       term.err.write(term.colors.dim(`Using ${provider.kind === "offline" ? "the offline demo model" : provider.label}.\n`));
       const agent = new FunctionCallingAgent({ llm: provider.llm, tools: calculatorTools, systemPrompt: SYSTEM_PROMPT, timeout: 300, verbose });
       const { takeoverAfter: after, recover } = options;
@@ -322,10 +333,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const withSessions = async (run: (sessions: Sessions<AgentInput, AgentResult>) => Promise<void>) => {
     // `--store` may come before or after `sessions`: the top-level command has it too.
     const url = sessions.optsWithGlobals<{ store?: string }>().store;
-    if (url !== undefined) checkStoreURL(url);
-    const store = await openSessionStore(url);
+    if (url !== undefined) await checkStoreURL(url);
+    const store = await (await storesModule()).openSessionStore(url);
     try {
-      await run(new Sessions(new FunctionCallingAgent({ llm: chooseProvider({ llm: "offline", env: {} }).llm }), store));
+      const { Sessions } = await sessionsModule();
+      await run(new Sessions(await offlineAgent(false), store));
     } finally {
       await store.close();
     }
@@ -439,8 +451,19 @@ function wholeNumber(name: string, value: string, hint: string): number {
   return n;
 }
 
-function checkStoreURL(url: string): void {
+async function checkStoreURL(url: string): Promise<void> {
+  const { sessionStoreKind } = await storesModule();
   asUsage(() => sessionStoreKind(url));
+}
+
+/** The agent on the offline model: what `draw` draws, and what reads sessions and describes the workers' tools. */
+async function offlineAgent(withCalculator: boolean): Promise<FunctionCallingAgent> {
+  const [{ FunctionCallingAgent }, { calculatorTools }, { llm }] = await Promise.all([
+    agentModule(),
+    calculatorModule(),
+    chooseProvider({ llm: "offline", env: {} }),
+  ]);
+  return new FunctionCallingAgent({ llm, ...(withCalculator ? { tools: calculatorTools } : {}) });
 }
 
 function asUsage(check: () => unknown): void {
@@ -453,8 +476,8 @@ function asUsage(check: () => unknown): void {
 
 /** The drawings `draw` makes: the agent's, or those of the module's workflows (or of one). */
 async function drawingsOf(module: string | undefined, name: string | undefined): Promise<Record<string, string>> {
-  if (module === undefined)
-    return { FunctionCallingAgent: new FunctionCallingAgent({ llm: chooseProvider({ llm: "offline", env: {} }).llm, tools: calculatorTools }).toMermaid() };
+  if (module === undefined) return { FunctionCallingAgent: (await offlineAgent(true)).toMermaid() };
+  const { loadWorkflows, pickWorkflow } = await import("./load-workflows.ts");
   const loaded = await loadWorkflows(module);
   const names = name === undefined ? Object.keys(loaded.workflows) : [pickWorkflow(loaded, name).name];
   return Object.fromEntries(names.map((n) => [n, loaded.workflows[n]?.workflow.toMermaid() ?? ""]));

@@ -5,11 +5,6 @@
  * environment variables.
  */
 import type { ToolCallLLM } from "@llamaindex/core/llms";
-import { Anthropic } from "../llm/anthropic.ts";
-import { Gemini } from "../llm/gemini.ts";
-import { OfflineDemoLLM } from "../llm/offline-model.ts";
-import { Ollama } from "../llm/ollama.ts";
-import { OpenAI } from "../llm/openai.ts";
 import { COPY_AGAIN, headerValueProblem } from "../llm/header-value.ts";
 import { maskCredentials, quoteInput } from "../core/internal.ts";
 import { UsageError } from "./errors.ts";
@@ -44,11 +39,12 @@ const OPENAI_URL = "https://api.openai.com/v1";
 const MODEL_NAME = /^[\w][\w.:/@+-]{0,199}$/;
 
 /**
- * Picks the LLM; throws `UsageError` (exit code 2) for a choice that cannot work.
+ * Picks the LLM; throws `UsageError` (exit code 2) for a choice that cannot work. Only the
+ * chosen provider's client is loaded: each brings its SDK, and most commands need one or none.
  * @example
- * const { llm, label } = chooseProvider({ model: "gpt-4o", env: process.env });
+ * const { llm, label } = await chooseProvider({ model: "gpt-4o", env: process.env });
  */
-export function chooseProvider(request: ProviderRequest): Provider {
+export async function chooseProvider(request: ProviderRequest): Promise<Provider> {
   const { env } = request;
   if (request.provider !== undefined) {
     if (!(PROVIDERS as readonly string[]).includes(request.provider))
@@ -78,6 +74,7 @@ export function chooseProvider(request: ProviderRequest): Provider {
         `--model ${request.model} needs a real model: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (Ollama, vLLM, llama.cpp, LM Studio), or drop --model to use the offline demo model.`,
       );
     }
+    const { OfflineDemoLLM } = await import("../llm/offline-model.ts");
     return { llm: new OfflineDemoLLM(), kind: "offline", label: "the offline demo model", baseURL: "", model: "offline-demo" };
   }
   if (!key && !baseURL) {
@@ -99,6 +96,7 @@ export function chooseProvider(request: ProviderRequest): Provider {
     );
   }
   // Local servers ignore the key, but the OpenAI SDK insists on one.
+  const { OpenAI } = await import("../llm/openai.ts");
   const llm = new OpenAI({ model, apiKey: key ?? "no-key", baseURL: url, maxRetries: 1 });
   return { llm, kind: "openai", label: `${model} at ${url}`, baseURL: url, model };
 }
@@ -110,7 +108,7 @@ const DEFAULT_MODELS = { anthropic: "claude-sonnet-5-5", gemini: "gemini-2.5-fla
 const NAMES = { anthropic: "Anthropic", gemini: "Gemini", ollama: "Ollama" } as const;
 
 /** The model of `--provider anthropic|gemini|ollama`, from its environment variables. */
-function providerModel(name: Exclude<ProviderName, "openai">, requested: string | undefined, env: NodeJS.ProcessEnv): Provider {
+async function providerModel(name: Exclude<ProviderName, "openai">, requested: string | undefined, env: NodeJS.ProcessEnv): Promise<Provider> {
   if (requested !== undefined && !MODEL_NAME.test(requested)) {
     throw new UsageError(`--model "${requested}" is not a model name. Use a name like ${DEFAULT_MODELS[name]}.`);
   }
@@ -132,6 +130,7 @@ function providerModel(name: Exclude<ProviderName, "openai">, requested: string 
       throw new UsageError("--provider anthropic needs ANTHROPIC_API_KEY (create a key in the Anthropic Console); ANTHROPIC_BASE_URL sets another server.");
     checkHeaderValue("ANTHROPIC_API_KEY", apiKey);
     const baseURL = urlFrom("ANTHROPIC_BASE_URL", "https://api.anthropic.com");
+    const { Anthropic } = await import("../llm/anthropic.ts");
     return provider(new Anthropic({ model, apiKey, baseURL, maxRetries: 1 }), baseURL);
   }
   if (name === "gemini") {
@@ -143,6 +142,7 @@ function providerModel(name: Exclude<ProviderName, "openai">, requested: string 
       );
     checkHeaderValue(variable, apiKey);
     const baseURL = urlFrom("GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com");
+    const { Gemini } = await import("../llm/gemini.ts");
     return provider(new Gemini({ model, apiKey, baseURL }), baseURL);
   }
   // Ollama's own OLLAMA_HOST may leave out the scheme ("127.0.0.1:11434"), and means http then.
@@ -151,6 +151,7 @@ function providerModel(name: Exclude<ProviderName, "openai">, requested: string 
   const host = urlFrom("OLLAMA_HOST", "http://127.0.0.1:11434");
   const apiKey = env.OLLAMA_API_KEY?.trim() || undefined;
   if (apiKey) checkHeaderValue("OLLAMA_API_KEY", apiKey);
+  const { Ollama } = await import("../llm/ollama.ts");
   return provider(new Ollama({ model, host, ...(apiKey ? { apiKey } : {}) }), host);
 }
 

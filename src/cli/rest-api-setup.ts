@@ -5,11 +5,8 @@
  */
 import { readFile } from "node:fs/promises";
 import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
-import { parse as parseYaml } from "yaml";
-import { changesData, openApiTools, restApiTool } from "../../workflows/tools/rest-api.ts";
 import type { OpenApiDocument } from "../../workflows/tools/openapi.ts";
 import type { OpenApiToolsOptions } from "../../workflows/tools/openapi-tools.ts";
-import { hrOpenApi, startHrApiServer } from "../../workflows/demo/hr-api-server.ts";
 import { ConfigurationError, maskCredentials, quoteInput } from "../core/internal.ts";
 import { UsageError } from "./errors.ts";
 
@@ -51,9 +48,14 @@ export async function restApiSetup(
   command = "npm start --",
   taken: ReadonlySet<string> = new Set(),
 ): Promise<RestApiSetup | undefined> {
+  if (!flags.hrDemo && flags.openapi === undefined && flags.api === undefined) return undefined;
+  // Loaded here, not at the top: a command without these flags (`stepflow --help`) does not need them.
+  const { changesData, openApiTools, restApiTool } = await import("../../workflows/tools/rest-api.ts");
+  const operationTools = (options: OpenApiToolsOptions, taken: ReadonlySet<string>) => toolPerOperation(openApiTools, options, taken);
   if (flags.hrDemo) {
     if (flags.openapi !== undefined || flags.api !== undefined)
       throw new UsageError(`--hr-demo starts its own API: drop --openapi and --api, or drop --hr-demo (${command} --openapi spec.json --api URL).`);
+    const { hrOpenApi, startHrApiServer } = await import("../../workflows/demo/hr-api-server.ts");
     const hr = await startHrApiServer();
     const openApi = hrOpenApi as unknown as OpenApiDocument;
     const { tools, renamed } = flags.toolPerOperation
@@ -68,7 +70,6 @@ export async function restApiSetup(
       close: () => hr.close(),
     };
   }
-  if (flags.openapi === undefined && flags.api === undefined) return undefined;
   const document = flags.openapi === undefined ? undefined : await loadOpenApi(flags.openapi);
   const baseURL = flags.api ?? absoluteServer(document, flags.openapi);
   if (baseURL === undefined)
@@ -114,7 +115,11 @@ export async function restApiSetup(
  * A tool per operation, none named like one of `taken` (the chat's other tools): such an
  * operation gets a number after its name, and `renamed` says so for the banner.
  */
-function operationTools(options: OpenApiToolsOptions, taken: ReadonlySet<string>): { tools: BaseTool[]; renamed: string } {
+function toolPerOperation(
+  openApiTools: (options: OpenApiToolsOptions) => BaseTool[],
+  options: OpenApiToolsOptions,
+  taken: ReadonlySet<string>,
+): { tools: BaseTool[]; renamed: string } {
   const tools = openApiTools({ ...options, reservedNames: taken });
   const plain = tools.some((tool) => /_\d+$/.test(tool.metadata.name)) ? openApiTools(options) : tools;
   const moved = tools.flatMap((tool, i) => {
@@ -152,8 +157,10 @@ async function loadOpenApi(source: string): Promise<OpenApiDocument> {
     }
   }
   let parsed: unknown;
+  const json = text.trimStart().startsWith("{");
+  const yaml = json ? undefined : await import("yaml");
   try {
-    parsed = text.trimStart().startsWith("{") ? JSON.parse(text) : parseYaml(text);
+    parsed = yaml ? yaml.parse(text) : JSON.parse(text);
   } catch (error) {
     throw new UsageError(`--openapi: ${quoteInput(source, 300)} is neither JSON nor YAML: ${(error as Error).message.split("\n")[0] ?? ""}`);
   }

@@ -3,7 +3,8 @@
  * schema with a version. Contexts saved by older versions are migrated first
  * (`context-format-migrations.ts`), so a stored conversation survives upgrades.
  */
-import { z } from "zod";
+import { createRequire } from "node:module";
+import type { z } from "zod";
 import { migrateContextJSON } from "./context-format-migrations.ts";
 import type { WorkflowShape } from "./context-format-migrations.ts";
 import { ContextSerdeError } from "./serialize.ts";
@@ -20,25 +21,36 @@ import type { SavedOnceRecord } from "./step-once.ts";
  */
 export const CONTEXT_FORMAT_VERSION = 3;
 
-const savedEvent = z.object({ type: z.string().min(1), data: z.unknown() }).loose();
-const savedDelivery = savedEvent.extend({ execution: z.string().min(1).optional() });
-const onceRecord = z.union([z.object({ state: z.literal("started") }), z.object({ state: z.literal("finished"), value: z.json() })]);
-const savedRun = z.object({
-  runId: z.string().min(1).optional(),
-  queued: z.record(z.string(), z.array(savedDelivery)),
-  inFlight: z.record(z.string(), z.array(savedDelivery)),
-  once: z.record(z.string(), z.record(z.string(), onceRecord)).optional(),
-  collected: z.record(z.string(), z.record(z.string(), z.array(savedEvent))),
-  unclaimed: z.array(savedEvent),
-  waiters: z.array(z.object({ type: z.string(), requirements: z.json() })).default([]),
-});
-const contextJSON = z.object({
-  version: z.literal(CONTEXT_FORMAT_VERSION),
-  workflow: z.string().min(1),
-  store: z.record(z.string(), z.unknown()),
-  running: z.boolean(),
-  run: savedRun.nullable(),
-});
+/**
+ * The schema, built on the first restore: zod is 95 modules, a quarter of what `import("stepflow")`
+ * would otherwise load, and most programs never restore a context. `require`, because
+ * `Context.fromJSON` is synchronous and an `import()` is not.
+ */
+let contextJSON: z.ZodType | undefined;
+function contextSchema(): z.ZodType {
+  if (contextJSON) return contextJSON;
+  const { z } = createRequire(import.meta.url)("zod") as typeof import("zod");
+  const savedEvent = z.object({ type: z.string().min(1), data: z.unknown() }).loose();
+  const savedDelivery = savedEvent.extend({ execution: z.string().min(1).optional() });
+  const onceRecord = z.union([z.object({ state: z.literal("started") }), z.object({ state: z.literal("finished"), value: z.json() })]);
+  const savedRun = z.object({
+    runId: z.string().min(1).optional(),
+    queued: z.record(z.string(), z.array(savedDelivery)),
+    inFlight: z.record(z.string(), z.array(savedDelivery)),
+    once: z.record(z.string(), z.record(z.string(), onceRecord)).optional(),
+    collected: z.record(z.string(), z.record(z.string(), z.array(savedEvent))),
+    unclaimed: z.array(savedEvent),
+    waiters: z.array(z.object({ type: z.string(), requirements: z.json() })).default([]),
+  });
+  contextJSON = z.object({
+    version: z.literal(CONTEXT_FORMAT_VERSION),
+    workflow: z.string().min(1),
+    store: z.record(z.string(), z.unknown()),
+    running: z.boolean(),
+    run: savedRun.nullable(),
+  });
+  return contextJSON;
+}
 
 /** An event given to a step, with the id of that step execution (absent before format 3). @example `{ type: "StartEvent", data: {}, execution: "1f0c9a2e.1" }` */
 export interface SavedDelivery extends SavedEvent {
@@ -119,7 +131,7 @@ export function readContextJSON(json: ContextJSON | string, workflow: WorkflowSh
     });
   }
   const current = migrateContextJSON(record, workflow);
-  const parsed = contextJSON.safeParse(current);
+  const parsed = contextSchema().safeParse(current);
   if (!parsed.success) {
     const issue = parsed.error.issues[0] as z.core.$ZodIssue;
     const path = formatPath(issue.path);
