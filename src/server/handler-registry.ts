@@ -27,7 +27,7 @@ import { FINAL_STATUSES, ServedHandler, stackOf } from "./served-handler.ts";
 import type { HandlerState } from "./served-handler.ts";
 import type { ReaderTally } from "./served-handler.ts";
 import { CorruptHandlerError } from "./handler-store.ts";
-import type { HandlerStore, StoredHandler } from "./handler-store.ts";
+import type { HandlerStore, StoredCheckpoint, StoredHandler } from "./handler-store.ts";
 import { LEASE_MS, leaseHeld } from "./handler-lease.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
 
@@ -201,6 +201,7 @@ export class HandlerRegistry {
         updatedAt: now,
         waitingFor: [],
         ...(how.forkedFrom ? { forkedFrom: how.forkedFrom } : {}),
+        ...(ctx ? {} : { fromInput: true }),
       },
       [],
       0,
@@ -209,8 +210,8 @@ export class HandlerRegistry {
     this.#handlers.set(id, served);
     // Before its first step (the run starts in a microtask): the first point a fork can start
     // from. A run started from its input alone is forked from that input: nothing to encode.
+    // (`fromInput` in its record says so, which costs no write of its own).
     if (ctx) this.#checkpoint(served, handler.ctx, "start");
-    else this.#store.checkpoint(id, { seq: 0, at: now, label: "start" });
     void this.#store.save(served, undefined, false, true);
     this.#follow(served, wf.workflow, handler);
     return served;
@@ -450,7 +451,13 @@ export class HandlerRegistry {
 
   /** The points of a handler's run that a fork can start from, oldest first. */
   async checkpoints(served: ServedHandler): Promise<Checkpoint[]> {
-    return (await this.#store.checkpoints(served.state.id)).map(({ seq, at, label }) => ({ seq, at, label }));
+    return (await this.#points(served)).map(({ seq, at, label }) => ({ seq, at, label }));
+  }
+
+  /** The checkpoints saved, after the run's start when it started from its input alone. */
+  async #points(served: ServedHandler): Promise<StoredCheckpoint[]> {
+    const saved = await this.#store.checkpoints(served.state.id);
+    return served.state.fromInput ? [{ seq: 0, at: served.state.createdAt, label: "start" }, ...saved] : saved;
   }
 
   /**
@@ -464,7 +471,7 @@ export class HandlerRegistry {
     if (!served.finished)
       throw new ServerRequestError(409, "not_finished", `Handler ${id} is still ${served.state.status}; fork it once it has ended (or cancel it first).`);
     const wf = this.workflow(served.state.workflow);
-    const points = await this.#store.checkpoints(id);
+    const points = await this.#points(served);
     const point = at === undefined ? points.at(-1) : points.find((p) => p.seq === at);
     if (!point)
       throw new ServerRequestError(

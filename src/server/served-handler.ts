@@ -23,6 +23,8 @@ export interface HandlerState {
   waitingFor: StreamedEvent[];
   /** For a fork: the run and checkpoint it started from. */
   readonly forkedFrom?: ForkOrigin;
+  /** Started from its input alone (no context): a fork from its start needs only the input. */
+  readonly fromInput?: boolean;
 }
 
 /** The longest stack kept: enough to find the frame that threw, bounded so that an error cannot fill the store. */
