@@ -26,6 +26,7 @@ export const CONTEXT_FORMAT_VERSION = 3;
  * would otherwise load, and most programs never restore a context. `require`, because
  * `Context.fromJSON` is synchronous and an `import()` is not.
  */
+// eslint-disable-next-line no-restricted-syntax -- a cache of one immutable schema, not run state
 let contextJSON: z.ZodType | undefined;
 function contextSchema(): z.ZodType {
   if (contextJSON) return contextJSON;

@@ -248,11 +248,16 @@ class McpConnection {
     };
     const connected = (async () => {
       try {
-        await client.connect(transportFor(this.server, this.maxMessageBytes, () => tooLarge(false)), this.requestOptions);
+        await client.connect(
+          transportFor(this.server, this.maxMessageBytes, () => tooLarge(false)),
+          this.requestOptions,
+        );
         return client;
       } catch (error) {
         await client.close().catch(() => undefined);
-        throw new McpConnectionError(`Could not connect to the MCP server ${this.where}: ${messageOf(error)}. Check that it starts and speaks MCP.`, { cause: error });
+        throw new McpConnectionError(`Could not connect to the MCP server ${this.where}: ${messageOf(error)}. Check that it starts and speaks MCP.`, {
+          cause: error,
+        });
       }
     })();
     connected.catch(() => {

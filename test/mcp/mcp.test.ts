@@ -175,10 +175,15 @@ describe("mcpTools: one message larger than maxMessageBytes", () => {
 
   it("over HTTP: fails that call with a message the model can act on, and the next call works", async () => {
     http = await startMcpHttpServer({
-      moreTools: (server) => server.registerTool("huge_answer", { description: "Two megabytes." }, () => ({ content: [{ type: "text", text: "x".repeat(2_000_000) }] })),
+      moreTools: (server) =>
+        server.registerTool("huge_answer", { description: "Two megabytes." }, () => ({ content: [{ type: "text", text: "x".repeat(2_000_000) }] })),
     });
     toolset = await mcpTools({ url: http.url }, { include: ["huge_answer", "add"], maxMessageBytes: 1024 * 1024 });
-    const llm = new ScriptedLLM([{ toolCalls: [{ name: "huge_answer", input: {} }] }, { toolCalls: [{ name: "add", input: { x: 2, y: 3 } }] }, { text: ["5."] }]);
+    const llm = new ScriptedLLM([
+      { toolCalls: [{ name: "huge_answer", input: {} }] },
+      { toolCalls: [{ name: "add", input: { x: 2, y: 3 } }] },
+      { text: ["5."] },
+    ]);
     const { sources } = await new FunctionCallingAgent({ llm, tools: toolset.tools }).run({ input: "Read it all, then add." });
     expect(sources[0]?.isError).toBe(true);
     expect(sources[0]?.content.replace(/^Encountered error in tool call: /, "")).toMatch(tooLarge(/at http:\/\/127\.0\.0\.1:\d+\/mcp/, false));
@@ -186,7 +191,10 @@ describe("mcpTools: one message larger than maxMessageBytes", () => {
   });
 
   it("over stdio: the SDK drops the connection; the call says its outcome is unknown and the next call starts the server again", async () => {
-    toolset = await mcpTools({ ...stdioServer, args: [...stdioServer.args, "--huge-answer"] }, { include: ["huge_answer", "add"], maxMessageBytes: 1024 * 1024 });
+    toolset = await mcpTools(
+      { ...stdioServer, args: [...stdioServer.args, "--huge-answer"] },
+      { include: ["huge_answer", "add"], maxMessageBytes: 1024 * 1024 },
+    );
     const huge = toolset.tools.find((t) => t.metadata.name === "huge_answer");
     const error = await Promise.resolve(huge?.call?.({})).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(McpMessageTooLargeError);
