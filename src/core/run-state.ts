@@ -69,10 +69,16 @@ export interface CollectTaken {
 
 /** What a list of types given to `collectEvents` asks for, worked out once per list. */
 export interface CollectPlan {
-  readonly types: readonly EventClass[];
+  readonly length: number;
+  /** The one class of a list that names only one (`Array(n).fill(Done)`, or a count): such a plan keeps no list. */
+  readonly single: EventClass | undefined;
+  /** The list, for a plan of several classes. */
+  readonly types: readonly EventClass[] | undefined;
   readonly key: string;
   readonly members: ReadonlySet<EventClass>;
   readonly counts: ReadonlyMap<EventClass, number>;
+  /** The default buffer of the step that used the plan last. */
+  cached: { readonly stepName: string; readonly buffer: CollectBuffer } | undefined;
 }
 
 /** A `collectEvents` buffer: events by exact class, each list in arrival order. */
@@ -81,10 +87,11 @@ export interface CollectBuffer {
   size: number;
 }
 
-/** The plans of a run's `collectEvents` lists: by list, and the last one (which an equal new array reuses). */
+/** The plans of a run's `collectEvents` lists: by list, the last one (which an equal new array reuses), and by class and count. */
 export interface CollectPlans {
   readonly byList: WeakMap<readonly EventClass[], CollectPlan>;
   last: CollectPlan | undefined;
+  byCount: Map<EventClass, Map<number, CollectPlan>> | undefined;
 }
 
 /**

@@ -36,7 +36,7 @@ import type { RunState, StepExecution, Waiter } from "./run-state.ts";
 import { RUN_FINISHED, Transitions } from "./run-transitions.ts";
 import type { RunCommand, RunInput, RunOutcome } from "./run-io.ts";
 import type { RunChange, RunListener } from "./run-io.ts";
-import { collect } from "./collect-events.ts";
+import { collect, collectCount } from "./collect-events.ts";
 import { pendingRun } from "./run-save.ts";
 import { lifecycleChanges, logChanges, ObservationBridge } from "./run-observers.ts";
 
@@ -214,6 +214,11 @@ export class Run {
   /** `collectEvents` of `execution`. */
   collect(event: Event, types: readonly EventClass[], bufferId: string | undefined, execution: StepExecution): Event[] | null {
     return collect(this.state, execution, event, types, bufferId);
+  }
+
+  /** `collectEvents(event, type, { count })` of `execution`. */
+  collectCount(event: Event, type: EventClass, count: number, bufferId: string | undefined, execution: StepExecution): Event[] | null {
+    return collectCount(this.state, execution, event, type, count, bufferId);
   }
 
   /** The first unclaimed event that matches, else a wait for one; `waiterEvent` goes to the stream only when the run must wait. */
