@@ -183,6 +183,8 @@ export interface StepSlot {
 /** The whole state of one run. */
 export interface RunState {
   readonly graph: WorkflowGraph;
+  /** The graph's steps in slot order, and the slots each event class goes to. */
+  readonly steps: StepList;
   readonly codecs: Codecs;
   phase: RunPhase;
   /** One per step, in the graph's order (see {@link stepsOf}): an array, cheaper to make per run than a Map. */
@@ -202,10 +204,15 @@ export interface RunState {
   recoveries: Map<string, number> | undefined;
 }
 
-/** A graph's steps as a list, and the index of each name in it: the order of a run's slots. */
-interface StepList {
+/**
+ * A graph's steps as a list, the index of each name in it (the order of a run's slots), and
+ * the indexes of the steps each event class goes to: one lookup per routed event, not one per
+ * step by name.
+ */
+export interface StepList {
   readonly list: readonly StepDefinition[];
   readonly indexes: ReadonlyMap<string, number>;
+  readonly routes: ReadonlyMap<EventClass, readonly number[]>;
 }
 // Derived from the graph, which never changes once built: a cache, not state.
 const stepLists = new WeakMap<WorkflowGraph, StepList>();
@@ -213,7 +220,9 @@ function stepsOf(graph: WorkflowGraph): StepList {
   let steps = stepLists.get(graph);
   if (!steps) {
     const list = [...graph.steps.values()];
-    steps = { list, indexes: new Map(list.map((step, i) => [step.name, i])) };
+    const indexes = new Map(list.map((step, i) => [step.name, i]));
+    const routes = new Map([...graph.routes].map(([type, to]) => [type, to.map((step) => indexes.get(step.name) as number)]));
+    steps = { list, indexes, routes };
     stepLists.set(graph, steps);
   }
   return steps;
@@ -224,11 +233,13 @@ function stepsOf(graph: WorkflowGraph): StepList {
  * @example const state = newRunState(flow.graph, flow.codecs);
  */
 export function newRunState(graph: WorkflowGraph, codecs: Codecs): RunState {
+  const steps = stepsOf(graph);
   return {
     graph,
+    steps,
     codecs,
     phase: "created",
-    slots: stepsOf(graph).list.map((step) => ({ step, queue: undefined, inFlight: new InFlight(), busy: 0, resumes: undefined })),
+    slots: steps.list.map((step) => ({ step, queue: undefined, inFlight: new InFlight(), busy: 0, resumes: undefined })),
     collected: undefined,
     collectPlans: undefined,
     waiters: [],
@@ -244,7 +255,7 @@ export function newRunState(graph: WorkflowGraph, codecs: Codecs): RunState {
  * @example const slot = slotOf(state, "search");
  */
 export function slotOf(state: RunState, name: string): StepSlot | undefined {
-  const index = stepsOf(state.graph).indexes.get(name);
+  const index = state.steps.indexes.get(name);
   return index === undefined ? undefined : state.slots[index];
 }
 

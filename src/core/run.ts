@@ -173,7 +173,10 @@ export class Run {
 
   /** Applies `input` and carries out what it leads to. */
   #do(input: RunInput): void {
-    const commands = this.#transitions.apply(input);
+    this.#carryOutAll(this.#transitions.apply(input));
+  }
+
+  #carryOutAll(commands: readonly RunCommand[]): void {
     for (let i = 0; i < commands.length; i++) this.#carryOut(commands[i] as RunCommand);
   }
 
@@ -204,7 +207,7 @@ export class Run {
 
   /** Routes an event: to the first matching waiter, which consumes it; else to `target` only, or to every step accepting its exact class. */
   send(event: Event, target?: StepDefinition): void {
-    this.#do({ kind: "send", event, target });
+    this.#carryOutAll(this.#transitions.applySend(event, target));
   }
 
   writeToStream(event: Event): void {
@@ -335,7 +338,7 @@ export class Run {
     void Promise.resolve(output).then(
       (value) => {
         workDone(slice);
-        this.#do({ kind: "stepReturned", execution, output: value, attempt });
+        this.#carryOutAll(this.#transitions.applyReturned(execution, value, attempt));
       },
       (error: unknown) => this.#failed(execution, ctx, error, attempt, startedAt, slice),
     );
