@@ -104,7 +104,8 @@ if (first === "--side") {
         encoding: "utf8",
         maxBuffer: 2 ** 24,
       });
-      perProcess[s]?.push(JSON.parse(output.trim().split("\n").at(-1) as string) as number[]);
+      // JSON writes NaN (a workload the side lacks) as null.
+      perProcess[s]?.push((JSON.parse(output.trim().split("\n").at(-1) as string) as (number | null)[]).map((v) => v ?? NaN));
     }
   }
   const medians = perProcess.map((side) => workloads.map((_, w) => median(side.map((medians) => medians[w] as number))));
