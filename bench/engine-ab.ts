@@ -4,9 +4,19 @@
  * Each side runs in processes of its own (PROCESSES per side, default 6, the sides taking
  * turns), each warming up and then running, ROUNDS times (default 10), the engine benchmark's
  * workloads with that checkout's own bench/engine.ts: a ping-pong of 200,000 events, the same
- * with every event streamed to a reader, a fan-out of 10,000 events collected by collectEvents,
- * the same counted by a plain counter, and a bare await loop (the floor). Prints each side's
- * median microseconds per event (the median of its processes' medians), and their ratio.
+ * with every event streamed to a reader, a fan-out of 10,000 events counted by a plain counter,
+ * the same collected by collectEvents (one list; `{ count }`; 2,000 events with a fresh
+ * `Array(n).fill(Done)` per call), and the floors, the same in both sides (this checkout's
+ * engine-floors.ts): a bare await loop and a bare promise pool. Prints each side's median
+ * microseconds per event (the median of its processes' medians), their ratio, and each side's
+ * engine rows against their floors.
+ *
+ * A full GC comes before each workload's run (`gc()`), as in `npm run bench`; with
+ * `BENCH_AB_GC=0`, none: the collector runs when it must, as in a busy process. The difference
+ * is the engine's, not the floors': a full GC with no run alive lets V8 drop the hidden classes
+ * of the run's objects (and of the workflow's events), and the engine's optimized code that
+ * depends on them is thrown away, so a short run after it executes much of its engine code
+ * unoptimized.
  *
  * Not one process for both: two engines in one V8 heap share the JIT's feedback on builtins
  * (promises, arrays), and the same code measured against itself read 1.17–1.29 on ping-pong
@@ -15,12 +25,14 @@
 import { execFileSync } from "node:child_process";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { barePool, floor } from "./engine-floors.ts";
 import { printTable } from "./measure.ts";
 
 interface EngineBench {
   /** Optional: a checkout from before they were exported measures NaN for them. */
-  floor?(events: number): Promise<number>;
   fanInCounter?(events: number): Promise<number>;
+  fanInCount?(events: number): Promise<number>;
+  fanInFresh?(events: number): Promise<number>;
   stepflow(events: number): Promise<number>;
   stepflowConsumed(events: number): Promise<number>;
   fanOut(events: number): Promise<number>;
@@ -35,10 +47,40 @@ interface Workload {
 const workloads: Workload[] = [
   { name: "ping-pong, 200,000 events", events: 200_000, run: (e) => e.stepflow(200_000) },
   { name: "ping-pong, 100,000 events streamed to a reader", events: 100_000, run: (e) => e.stepflowConsumed(100_000) },
-  { name: "fan-out, 10,000 events through 8 workers, collected", events: 10_000, run: (e) => e.fanOut(10_000) },
-  { name: "the same fan-out counted by a plain counter", events: 10_000, run: (e) => e.fanInCounter?.(10_000) ?? Promise.resolve(NaN) },
-  { name: "bare await loop, 200,000 events (the floor)", events: 200_000, run: (e) => e.floor?.(200_000) ?? Promise.resolve(NaN) },
+  {
+    name: "fan-out, 10,000 events through 8 workers, counted by a plain counter",
+    events: 10_000,
+    run: (e) => e.fanInCounter?.(10_000) ?? Promise.resolve(NaN),
+  },
+  { name: "the same fan-out collected: one list for every call", events: 10_000, run: (e) => e.fanOut(10_000) },
+  { name: "the same fan-out collected: { count: 10,000 }", events: 10_000, run: (e) => e.fanInCount?.(10_000) ?? Promise.resolve(NaN) },
+  { name: "fan-out of 2,000 collected: a fresh Array(2,000).fill(Done) per call", events: 2_000, run: (e) => e.fanInFresh?.(2_000) ?? Promise.resolve(NaN) },
+  { name: "bare await loop, 200,000 events (floor of ping-pong)", events: 200_000, run: () => floor(200_000) },
+  { name: "bare promise pool, 10,000 items, 8 workers (floor of the fan-out)", events: 10_000, run: () => barePool(10_000) },
 ];
+
+/** Engine rows against their floors, by index in `workloads`: ping-pong / await loop, fan-out / pool, fan-ins / counter. */
+const againstFloor: [number, number, string][] = [
+  [0, 6, "ping-pong / bare await loop"],
+  [2, 7, "fan-out (counted) / bare promise pool"],
+  [3, 2, "fan-in, one list / counter"],
+  [4, 2, "fan-in, { count } / counter"],
+];
+
+const forceGc = process.env.BENCH_AB_GC !== "0";
+/**
+ * `BENCH_AB_CLOCK=cpu`: the process's CPU time (µs), not wall time. On a machine with many
+ * more runnable processes than cores, a run of a few milliseconds is preempted at random and
+ * its wall time says little; CPU time holds still, but counts V8's helper threads (garbage
+ * collection, compilation) too.
+ */
+const cpuClock = process.env.BENCH_AB_CLOCK === "cpu";
+const now = cpuClock
+  ? () => {
+      const { user, system } = process.cpuUsage();
+      return (user + system) / 1000;
+    }
+  : () => performance.now();
 
 const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
@@ -48,10 +90,11 @@ async function measureSide(root: string, rounds: number): Promise<number[]> {
   const micros: number[][] = workloads.map(() => []);
   for (let round = -3; round < rounds; round++) {
     for (const [w, workload] of workloads.entries()) {
-      (globalThis as { gc?: () => void }).gc?.();
-      const started = performance.now();
-      await workload.run(engine);
-      if (round >= 0) micros[w]?.push(((performance.now() - started) * 1000) / workload.events);
+      if (forceGc) (globalThis as { gc?: () => void }).gc?.();
+      const started = now();
+      const result = await workload.run(engine);
+      // NaN: a workload this side's bench/engine.ts does not have.
+      if (round >= 0) micros[w]?.push(Number.isNaN(result) ? NaN : ((now() - started) * 1000) / workload.events);
     }
   }
   return micros.map(median);
@@ -72,15 +115,29 @@ if (first === "--side") {
       const s = (p + k) % roots.length; // which side goes first alternates
       const output = execFileSync(process.execPath, ["--import", "tsx", "--expose-gc", script, "--side", roots[s] as string, String(rounds)], {
         encoding: "utf8",
+        maxBuffer: 2 ** 24,
       });
-      perProcess[s]?.push(JSON.parse(output.trim().split("\n").at(-1) as string) as number[]);
+      // JSON writes NaN (a workload the side lacks) as null.
+      perProcess[s]?.push((JSON.parse(output.trim().split("\n").at(-1) as string) as (number | null)[]).map((v) => v ?? NaN));
     }
   }
+  const medians = perProcess.map((side) => workloads.map((_, w) => median(side.map((medians) => medians[w] as number))));
+  const [other, self] = medians as [number[], number[]];
+  console.log(`full GC before each run: ${forceGc ? "yes" : "no (BENCH_AB_GC=0)"}; clock: ${cpuClock ? "CPU time (BENCH_AB_CLOCK=cpu)" : "wall time"}\n`);
   printTable(
     ["workload", `other (${roots[0]}): µs per event`, `this (${roots[1]}): µs per event`, "this / other"],
     workloads.map((workload, w) => {
-      const [a, b] = perProcess.map((side) => median(side.map((medians) => medians[w] as number))) as [number, number];
+      const [a, b] = [other[w] as number, self[w] as number];
       return [workload.name, a.toFixed(3), b.toFixed(3), (b / a).toFixed(2)];
     }),
+  );
+  console.log("");
+  printTable(
+    ["engine row / its floor", "other", "this"],
+    againstFloor.map(([row, base, name]) => [
+      name,
+      ((other[row] as number) / (other[base] as number)).toFixed(2),
+      ((self[row] as number) / (self[base] as number)).toFixed(2),
+    ]),
   );
 }

@@ -1,11 +1,19 @@
 /**
  * Engine benchmark: ping-pong between two steps until N events, and a fan-out collected by one step.
- * stepflow vs @llamaindex/workflow-core (deprecated upstream) vs a bare `await` loop (the floor).
+ * stepflow vs @llamaindex/workflow-core (deprecated upstream) vs the same work with no engine
+ * (engine-floors.ts: a bare `await` loop, a bare promise pool).
+ *
+ * The workflows keep their per-run values in public fields, not `#private` ones: tsx compiles a
+ * class with decorators with its private fields lowered to WeakMap lookups, which made the
+ * plain counter, the floor of a fan-in, cost a third more than the engine work it is set against.
  */
 import { createWorkflow, workflowEvent } from "@llamaindex/workflow-core";
 import { type Context, Event, StartEvent, StopEvent, Workflow, step } from "../src/index.ts";
+import { barePool, floor } from "./engine-floors.ts";
 import { measure, perEventMicros, printTable } from "./measure.ts";
 import type { Measurement } from "./measure.ts";
+
+export { barePool, floor } from "./engine-floors.ts";
 
 class Ping extends Event<{ n: number }> {}
 class Pong extends Event<{ n: number }> {}
@@ -42,11 +50,11 @@ class Done extends Event<{ n: number }> {}
 /** Fan-out, fan-in: the start step sends `events` items, a step with 8 workers handles each, one step collects them all. */
 class FanOut extends Workflow<{ events: number }, number> {
   // One array for every call: collectEvents reads a list of types once, not at each call.
-  readonly #all: readonly (typeof Done)[];
+  readonly all: readonly (typeof Done)[];
 
   constructor(readonly events: number) {
     super({ timeout: null });
-    this.#all = new Array<typeof Done>(events).fill(Done);
+    this.all = new Array<typeof Done>(events).fill(Done);
   }
 
   @step({ accepts: [StartEvent], emits: [Item] })
@@ -62,14 +70,62 @@ class FanOut extends Workflow<{ events: number }, number> {
 
   @step({ accepts: [Done], emits: [StopEvent] })
   async collect(ctx: Context, ev: Done) {
-    const all = ctx.collectEvents(ev, (this as FanOut).#all);
+    const all = ctx.collectEvents(ev, (this as FanOut).all);
+    return all ? new StopEvent({ result: all.length }) : undefined;
+  }
+}
+
+/** The same fan-out collected with `collectEvents(ev, Done, { count })`. */
+class FanOutCount extends Workflow<{ events: number }, number> {
+  constructor(readonly events: number) {
+    super({ timeout: null });
+  }
+
+  @step({ accepts: [StartEvent], emits: [Item] })
+  async start(ctx: Context) {
+    for (let n = 0; n < (this as FanOutCount).events; n++) ctx.sendEvent(new Item({ n }));
+  }
+
+  @step({ accepts: [Item], emits: [Done], numWorkers: 8 })
+  async work(_ctx: Context, ev: Item) {
+    await Promise.resolve();
+    return new Done({ n: ev.n * 2 });
+  }
+
+  @step({ accepts: [Done], emits: [StopEvent] })
+  async collect(ctx: Context, ev: Done) {
+    const all = ctx.collectEvents(ev, Done, { count: (this as FanOutCount).events });
+    return all ? new StopEvent({ result: all.length }) : undefined;
+  }
+}
+
+/** The same fan-out collected with a fresh `Array(n).fill(Done)` at each call, as people write it. */
+class FanOutFresh extends Workflow<{ events: number }, number> {
+  constructor(readonly events: number) {
+    super({ timeout: null });
+  }
+
+  @step({ accepts: [StartEvent], emits: [Item] })
+  async start(ctx: Context) {
+    for (let n = 0; n < (this as FanOutFresh).events; n++) ctx.sendEvent(new Item({ n }));
+  }
+
+  @step({ accepts: [Item], emits: [Done], numWorkers: 8 })
+  async work(_ctx: Context, ev: Item) {
+    await Promise.resolve();
+    return new Done({ n: ev.n * 2 });
+  }
+
+  @step({ accepts: [Done], emits: [StopEvent] })
+  async collect(ctx: Context, ev: Done) {
+    const all = ctx.collectEvents(ev, new Array<typeof Done>((this as FanOutFresh).events).fill(Done));
     return all ? new StopEvent({ result: all.length }) : undefined;
   }
 }
 
 /** The same fan-out with a plain counter in place of collectEvents: what a fan-in costs at least. */
 class FanOutCounted extends Workflow<{ events: number }, number> {
-  #seen = 0;
+  seen = 0;
 
   constructor(readonly events: number) {
     super({ timeout: null });
@@ -89,7 +145,7 @@ class FanOutCounted extends Workflow<{ events: number }, number> {
   @step({ accepts: [Done], emits: [StopEvent] })
   async count(_ctx: Context, _ev: Done) {
     const self = this as FanOutCounted;
-    return ++self.#seen === self.events ? new StopEvent({ result: self.#seen }) : undefined;
+    return ++self.seen === self.events ? new StopEvent({ result: self.seen }) : undefined;
   }
 }
 
@@ -98,6 +154,20 @@ export async function fanInCounter(events: number): Promise<number> {
   const counted = await new FanOutCounted(events).run({ events });
   if (counted !== events) throw new Error(`counted ${counted} events, expected ${events}`);
   return counted;
+}
+
+/** Fan-out of `events` collected with `collectEvents(ev, Done, { count })`. */
+export async function fanInCount(events: number): Promise<number> {
+  const collected = await new FanOutCount(events).run({ events });
+  if (collected !== events) throw new Error(`collected ${collected} events, expected ${events}`);
+  return collected;
+}
+
+/** Fan-out of `events` collected with a fresh array of expected types at each call. */
+export async function fanInFresh(events: number): Promise<number> {
+  const collected = await new FanOutFresh(events).run({ events });
+  if (collected !== events) throw new Error(`collected ${collected} events, expected ${events}`);
+  return collected;
 }
 
 export async function fanOut(events: number): Promise<number> {
@@ -121,14 +191,6 @@ export async function stepflowConsumed(events: number): Promise<number> {
   return result;
 }
 
-/** The floor: a bare `await` loop handing an object from one async function to the next. */
-export async function floor(events: number): Promise<number> {
-  const handle = async (n: number) => ({ n: n + 1 });
-  let ev = { n: 0 };
-  while (ev.n < events) ev = await handle(ev.n);
-  return ev.n;
-}
-
 /** The same ping-pong on @llamaindex/workflow-core, as its docs write it. */
 export async function workflowCore(events: number): Promise<number> {
   const start = workflowEvent<number>();
@@ -145,16 +207,36 @@ export async function workflowCore(events: number): Promise<number> {
   return (all.at(-1) as { data: number }).data;
 }
 
+/**
+ * The fan-out rows, 10,000 events each, and their floors: `rounds` rounds of one run of each
+ * workload in turn (a shared machine's speed drifts over seconds), each row the round of median
+ * time. Three rounds of warm-up first: 10,000 events are too few to reach compiled code in one run.
+ */
+async function fanOutRows(rounds: number): Promise<Measurement[]> {
+  const workloads: [string, () => Promise<number>][] = [
+    ["bare promise pool: 8 async workers take 10,000 items (the floor of the fan-out)", () => barePool(10_000)],
+    ["stepflow fan-out: 10,000 events through a numWorkers: 8 step, counted by a plain counter (the floor of a fan-in)", () => fanInCounter(10_000)],
+    ["the same fan-out collected: collectEvents(ev, list) with one list for every call", () => fanOut(10_000)],
+    ["the same, collectEvents(ev, Done, { count: 10,000 })", () => fanInCount(10_000)],
+    ["the same, collectEvents(ev, Array(10,000).fill(Done)), a fresh array at each call", () => fanInFresh(10_000)],
+  ];
+  const measured: Measurement[][] = workloads.map(() => []);
+  for (let round = -3; round < rounds; round++) {
+    for (const [w, [name, run]] of workloads.entries()) {
+      const m = await measure(name, 10_000, run);
+      if (round >= 0) measured[w]?.push(m);
+    }
+  }
+  return measured.map((ms) => [...ms].sort((a, b) => a.ms - b.ms)[Math.floor(ms.length / 2)] as Measurement);
+}
+
 /** Runs the engine table; returns the rows for the README. */
 export async function benchEngine(events = 1_000_000): Promise<Measurement[]> {
   const rows: Measurement[] = [];
   rows.push(await measure("bare await loop (floor)", events, () => floor(events)));
   rows.push(await measure("stepflow", events, () => stepflow(events)));
   rows.push(await measure("stepflow + streamEvents() consumer", events, () => stepflowConsumed(events)));
-  for (let i = 0; i < 3; i++) await fanOut(10_000); // warm-up: 10,000 events are too few to reach compiled code in one run
-  rows.push(await measure("stepflow fan-out: 10,000 events through a numWorkers: 8 step, collected", 10_000, () => fanOut(10_000)));
-  for (let i = 0; i < 3; i++) await fanInCounter(10_000);
-  rows.push(await measure("the same fan-out counted by a plain counter (the floor of a fan-in)", 10_000, () => fanInCounter(10_000)));
+  rows.push(...(await fanOutRows(7)));
   // workflow-core grows quadratically (measured here: 2k events 0.19 s, 10k events 2.4 s), so
   // 1M events would take hours: it is measured at growing N, capped at 20k, to show the trend.
   for (const n of [2_000, 5_000, 10_000, 20_000]) {
@@ -173,13 +255,23 @@ export async function benchEngine(events = 1_000_000): Promise<Measurement[]> {
     }
   }
   const base = rows[1] as Measurement;
+  // Each engine row against the same work without an engine, measured in the same run.
+  // Rows: 0 await loop, 1 ping-pong, 2 streamed, 3 pool, 4 counted, 5–7 collected.
+  const floors = new Map<Measurement | undefined, Measurement | undefined>([
+    [rows[1], rows[0]],
+    [rows[4], rows[3]],
+    [rows[5], rows[4]],
+    [rows[6], rows[4]],
+    [rows[7], rows[4]],
+  ]);
   printTable(
-    ["run", "events", "µs/event", "× stepflow", "heap growth, before GC (MB)", "retained after GC (MB)"],
+    ["run", "events", "µs/event", "× stepflow", "× its floor", "heap growth, before GC (MB)", "retained after GC (MB)"],
     rows.map((r) => [
       r.name,
       r.events.toLocaleString("en"),
       perEventMicros(r).toFixed(3),
       (perEventMicros(r) / perEventMicros(base)).toFixed(2),
+      floors.has(r) ? (perEventMicros(r) / perEventMicros(floors.get(r) as Measurement)).toFixed(2) : "",
       r.note ?? r.heapGrowthMB.toFixed(1),
       r.note ? "" : r.retainedMB.toFixed(1),
     ]),

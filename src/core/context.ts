@@ -4,7 +4,7 @@
  */
 import type { Event, EventClass, EventOf } from "./event.ts";
 import { eventTypeName } from "./event.ts";
-import { ContextStateError, WorkflowRuntimeError } from "./errors.ts";
+import { ConfigurationError, ContextStateError, WorkflowRuntimeError } from "./errors.ts";
 import type { Run, StepExecution } from "./run.ts";
 import { restoreRun } from "./saved-run.ts";
 import { attachRun, contextRoot, executionView, runOfContext } from "./context-engine.ts";
@@ -116,9 +116,10 @@ export class Context<S extends object = Record<string, unknown>> {
    * ctx.sendEvent(new QueryEvent({ query }), { step: "search" });
    * handler.ctx.sendEvent(new HumanResponseEvent({ response: "yes" })); // from outside
    */
-  sendEvent(event: Event, options: { step?: string } = {}): void {
+  sendEvent(event: Event, options?: { step?: string }): void {
     const run = this.#activeRun("sendEvent");
-    if (options.step === undefined) return run.send(event);
+    // No `= {}` default: an object per event sent, on the fan-out's hot path.
+    if (options?.step === undefined) return run.send(event);
     const target = run.graph.steps.get(options.step);
     if (!target) {
       throw new WorkflowRuntimeError(`sendEvent: there is no step named "${options.step}". Steps: ${[...run.graph.steps.keys()].join(", ")}.`);
@@ -142,21 +143,34 @@ export class Context<S extends object = Record<string, unknown>> {
   /**
    * Buffers `event` and returns the events of `types`, in that order, once one of each has
    * arrived; until then `null`. Call it from a step: each step has its own buffers, one per
-   * list of types, or per `bufferId` when given. When collecting many events, pass the same
-   * array each time (a constant): it is read once, not at every call.
+   * list of types, or per `bufferId` when given. To collect `n` events of one class, pass the
+   * class and `{ count: n }`: the same as `Array(n).fill(Done)` (the same buffer too), at
+   * constant cost per call; a list is read whole at each call unless it is the same array.
    * @example
    * const ready = ctx.collectEvents(ev, [ResultA, ResultB]);
    * if (!ready) return;
    * const [a, b] = ready;
+   * const pages = ctx.collectEvents(ev, Fetched, { count: urls.length }); // Fetched[] | null
    */
   collectEvents<const T extends readonly EventClass[]>(
     event: Event,
     types: T,
-    options: { readonly bufferId?: string } = {},
-  ): { -readonly [K in keyof T]: EventOf<T[K]> } | null {
+    options?: { readonly bufferId?: string },
+  ): { -readonly [K in keyof T]: EventOf<T[K]> } | null;
+  collectEvents<C extends EventClass>(event: Event, type: C, options: { readonly count: number; readonly bufferId?: string }): EventOf<C>[] | null;
+  collectEvents(event: Event, types: readonly EventClass[] | EventClass, options?: { readonly bufferId?: string; readonly count?: number }): Event[] | null {
     const run = this.#activeRun("collectEvents");
     if (!this.#execution) throw new ContextStateError("collectEvents: call it from a step (with the ctx the step was given); it buffers events per step.");
-    return run.collect(event, types, options.bufferId, this.#execution) as { -readonly [K in keyof T]: EventOf<T[K]> } | null;
+    if (typeof types !== "function") return run.collect(event, types, options?.bufferId, this.#execution);
+    const count = options?.count;
+    if (typeof count !== "number" || !Number.isInteger(count) || count < 0) {
+      throw new ConfigurationError(
+        `collectEvents(ev, ${eventTypeName(types)}, { count }): count must be a whole number ≥ 0, got ${String(count)}. Pass how many ${eventTypeName(types)} events to wait for, or a list of classes instead of one class.`,
+        "count",
+        count,
+      );
+    }
+    return run.collectCount(event, types, count, options?.bufferId, this.#execution);
   }
 
   /**

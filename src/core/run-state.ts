@@ -71,10 +71,16 @@ export interface CollectTaken {
 
 /** What a list of types given to `collectEvents` asks for, worked out once per list. */
 export interface CollectPlan {
-  readonly types: readonly EventClass[];
+  readonly length: number;
+  /** The one class of a list that names only one (`Array(n).fill(Done)`, or a count): such a plan keeps no list. */
+  readonly single: EventClass | undefined;
+  /** The list, for a plan of several classes. */
+  readonly types: readonly EventClass[] | undefined;
   readonly key: string;
   readonly members: ReadonlySet<EventClass>;
   readonly counts: ReadonlyMap<EventClass, number>;
+  /** The default buffer of the step that used the plan last. */
+  cached: { readonly stepName: string; readonly buffer: CollectBuffer } | undefined;
 }
 
 /** A `collectEvents` buffer: events by exact class, each list in arrival order. */
@@ -83,10 +89,11 @@ export interface CollectBuffer {
   size: number;
 }
 
-/** The plans of a run's `collectEvents` lists: by list, and the last one (which an equal new array reuses). */
+/** The plans of a run's `collectEvents` lists: by list, the last one (which an equal new array reuses), and by class and count. */
 export interface CollectPlans {
   readonly byList: WeakMap<readonly EventClass[], CollectPlan>;
   last: CollectPlan | undefined;
+  byCount: Map<EventClass, Map<number, CollectPlan>> | undefined;
 }
 
 /**
@@ -178,6 +185,8 @@ export interface StepSlot {
 /** The whole state of one run. */
 export interface RunState {
   readonly graph: WorkflowGraph;
+  /** The graph's steps in slot order, and the slots each event class goes to. */
+  readonly steps: StepList;
   readonly codecs: Codecs;
   phase: RunPhase;
   /** One per step, in the graph's order (see {@link stepsOf}): an array, cheaper to make per run than a Map. */
@@ -197,10 +206,15 @@ export interface RunState {
   recoveries: Map<string, number> | undefined;
 }
 
-/** A graph's steps as a list, and the index of each name in it: the order of a run's slots. */
-interface StepList {
+/**
+ * A graph's steps as a list, the index of each name in it (the order of a run's slots), and
+ * the indexes of the steps each event class goes to: one lookup per routed event, not one per
+ * step by name.
+ */
+export interface StepList {
   readonly list: readonly StepDefinition[];
   readonly indexes: ReadonlyMap<string, number>;
+  readonly routes: ReadonlyMap<EventClass, readonly number[]>;
 }
 // Derived from the graph, which never changes once built: a cache, not state.
 const stepLists = new WeakMap<WorkflowGraph, StepList>();
@@ -208,7 +222,9 @@ function stepsOf(graph: WorkflowGraph): StepList {
   let steps = stepLists.get(graph);
   if (!steps) {
     const list = [...graph.steps.values()];
-    steps = { list, indexes: new Map(list.map((step, i) => [step.name, i])) };
+    const indexes = new Map(list.map((step, i) => [step.name, i]));
+    const routes = new Map([...graph.routes].map(([type, to]) => [type, to.map((step) => indexes.get(step.name) as number)]));
+    steps = { list, indexes, routes };
     stepLists.set(graph, steps);
   }
   return steps;
@@ -219,11 +235,13 @@ function stepsOf(graph: WorkflowGraph): StepList {
  * @example const state = newRunState(flow.graph, flow.codecs);
  */
 export function newRunState(graph: WorkflowGraph, codecs: Codecs): RunState {
+  const steps = stepsOf(graph);
   return {
     graph,
+    steps,
     codecs,
     phase: "created",
-    slots: stepsOf(graph).list.map((step) => ({ step, queue: undefined, inFlight: new InFlight(), busy: 0, resumes: undefined })),
+    slots: steps.list.map((step) => ({ step, queue: undefined, inFlight: new InFlight(), busy: 0, resumes: undefined })),
     collected: undefined,
     collectPlans: undefined,
     waiters: [],
@@ -239,7 +257,7 @@ export function newRunState(graph: WorkflowGraph, codecs: Codecs): RunState {
  * @example const slot = slotOf(state, "search");
  */
 export function slotOf(state: RunState, name: string): StepSlot | undefined {
-  const index = stepsOf(state.graph).indexes.get(name);
+  const index = state.steps.indexes.get(name);
   return index === undefined ? undefined : state.slots[index];
 }
 

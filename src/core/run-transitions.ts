@@ -64,8 +64,38 @@ export class Transitions {
     }
   }
 
+  /**
+   * `apply({ kind: "send", event, target })` without the input object: the hot path makes
+   * one per event sent.
+   */
+  applySend(event: Event, target: StepDefinition | undefined): readonly RunCommand[] {
+    const outer = this.#out;
+    this.#out = undefined;
+    try {
+      this.send(event, target);
+      return this.#out ?? NONE;
+    } finally {
+      this.#out = outer;
+    }
+  }
+
+  /** `apply({ kind: "stepReturned", execution, output, attempt })` without the input object: one per step execution. */
+  applyReturned(execution: StepExecution, output: unknown, attempt: number): readonly RunCommand[] {
+    const outer = this.#out;
+    this.#out = undefined;
+    try {
+      this.returned(execution, output, attempt);
+      return this.#out ?? NONE;
+    } finally {
+      this.#out = outer;
+    }
+  }
+
   emit(command: RunCommand): void {
-    (this.#out ??= []).push(command);
+    const out = this.#out;
+    // Most transitions emit one command: an array of one, not the 17 slots a first push reserves.
+    if (out === undefined) this.#out = [command];
+    else out.push(command);
   }
 
   note(change: RunChange): void {
@@ -91,9 +121,9 @@ export class Transitions {
       this.enqueue(slotOf(state, target.name) as StepSlot, event, from);
       return true;
     }
-    const steps = state.graph.routes.get(event.constructor as EventClass);
-    if (!steps) return false;
-    for (const step of steps) this.enqueue(slotOf(state, step.name) as StepSlot, event, from);
+    const to = state.steps.routes.get(event.constructor as EventClass);
+    if (!to) return false;
+    for (let i = 0; i < to.length; i++) this.enqueue(state.slots[to[i] as number] as StepSlot, event, from);
     return true;
   }
 

@@ -36,7 +36,7 @@ import type { RunState, StepExecution, Waiter } from "./run-state.ts";
 import { RUN_FINISHED, Transitions } from "./run-transitions.ts";
 import type { RunCommand, RunInput, RunOutcome } from "./run-io.ts";
 import type { RunChange, RunListener } from "./run-io.ts";
-import { collect } from "./collect-events.ts";
+import { collect, collectCount } from "./collect-events.ts";
 import { pendingRun } from "./run-save.ts";
 import { lifecycleChanges, logChanges, ObservationBridge } from "./run-observers.ts";
 
@@ -178,7 +178,10 @@ export class Run {
 
   /** Applies `input` and carries out what it leads to. */
   #do(input: RunInput): void {
-    const commands = this.#transitions.apply(input);
+    this.#carryOutAll(this.#transitions.apply(input));
+  }
+
+  #carryOutAll(commands: readonly RunCommand[]): void {
     for (let i = 0; i < commands.length; i++) this.#carryOut(commands[i] as RunCommand);
   }
 
@@ -209,7 +212,7 @@ export class Run {
 
   /** Routes an event: to the first matching waiter, which consumes it; else to `target` only, or to every step accepting its exact class. */
   send(event: Event, target?: StepDefinition): void {
-    this.#do({ kind: "send", event, target });
+    this.#carryOutAll(this.#transitions.applySend(event, target));
   }
 
   writeToStream(event: Event): void {
@@ -219,6 +222,11 @@ export class Run {
   /** `collectEvents` of `execution`. */
   collect(event: Event, types: readonly EventClass[], bufferId: string | undefined, execution: StepExecution): Event[] | null {
     return collect(this.state, execution, event, types, bufferId);
+  }
+
+  /** `collectEvents(event, type, { count })` of `execution`. */
+  collectCount(event: Event, type: EventClass, count: number, bufferId: string | undefined, execution: StepExecution): Event[] | null {
+    return collectCount(this.state, execution, event, type, count, bufferId);
   }
 
   /** The first unclaimed event that matches, else a wait for one; `waiterEvent` goes to the stream only when the run must wait. */
@@ -340,7 +348,7 @@ export class Run {
     void Promise.resolve(output).then(
       (value) => {
         this.settings.timeSlices.workDone(slice);
-        this.#do({ kind: "stepReturned", execution, output: value, attempt });
+        this.#carryOutAll(this.#transitions.applyReturned(execution, value, attempt));
       },
       (error: unknown) => this.#failed(execution, ctx, error, attempt, startedAt, slice),
     );
