@@ -144,7 +144,7 @@ async function durableRun(workflowName: string, input: Json, inline?: boolean): 
   for (let n = 1; ; n++) {
     const id = partId(runId, n);
     await DBOS.startWorkflow(part, { workflowID: id, ...(inline ? {} : { queueName: worker.queue }) })(runId, workflowName, input, answers);
-    const outcome = await partOutcome(id);
+    const outcome = await partOutcome(worker, id);
     if (outcome.kind !== "waiting")
       return end(runId, worker, outcome.kind === "finished" ? { ok: true, result: outcome.result } : { ok: false, error: outcome.error });
     await DBOS.setEvent(PARKED_EVENT, answers.length + 1);
@@ -158,18 +158,35 @@ async function durableRun(workflowName: string, input: Json, inline?: boolean): 
 }
 
 /** How part `id` ended, as it sends it to its run; or, if it ended without a word (cancelled), as its status says. */
-async function partOutcome(id: string): Promise<SegmentOutcome> {
+async function partOutcome(worker: Live, id: string): Promise<SegmentOutcome> {
   for (;;) {
     // A message, not a poll of the part's result: the wait costs nothing however long the part runs.
     const outcome = await DBOS.recv<SegmentOutcome>(PART_DONE_TOPIC, 60);
     if (outcome !== null) return outcome;
-    const status = (await DBOS.getWorkflowStatus(id))?.status;
-    if (status === undefined || status === "PENDING" || status === "ENQUEUED" || status === "DELAYED") continue;
+    const status = await DBOS.runStep(() => partStatus(worker, id), { name: "stepflow.part-status" });
+    if (status === null || status === "PENDING" || status === "ENQUEUED" || status === "DELAYED") continue;
     const late = await DBOS.recv<SegmentOutcome>(PART_DONE_TOPIC, 1); // sent just before the part ended
     if (late !== null) return late;
     const name = status === "CANCELLED" ? "WorkflowCancelledByUser" : "DbosRuntimeError";
     return { kind: "failed", error: { name, message: `Part ${id} of the run ended (${status}) without an outcome.` } };
   }
+}
+
+/**
+ * The DBOS status of part `id`, read on stepflow's own connections. Not `DBOS.getWorkflowStatus`:
+ * in a workflow, it holds a connection of DBOS's pool in a transaction while it takes another
+ * for the status, so runs that look at once (a worker that has just recovered or taken over
+ * many, whose waits all ended meanwhile) can hold every connection and wait for ever, and with
+ * them every part of that worker.
+ */
+async function partStatus(worker: Live, id: string): Promise<string | null> {
+  const { pool, database, tolerance } = worker.journal;
+  const found = await retrying(() => pool.query("SELECT status FROM dbos.workflow_status WHERE workflow_uuid = $1", [id]), {
+    database,
+    what: "the status of a part of a durable run",
+    tolerance,
+  });
+  return (found.rows[0] as { status: string } | undefined)?.status ?? null; // null, not undefined: it is recorded as JSON
 }
 
 /**
