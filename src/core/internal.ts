@@ -6,7 +6,7 @@
  * entry point: applications import "stepflow".
  */
 export type { ContextJSON } from "./context-format.ts";
-export { Context } from "./context.ts";
+export { Context, runOf } from "./context.ts";
 export { ConfigurationError, StepflowError, WorkflowCancelledByUser, WorkflowTimeoutError } from "./errors.ts";
 export { Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, eventTypeName, isEvent, isSubclassOf } from "./event.ts";
 export type { EventClass } from "./event.ts";
@@ -28,5 +28,6 @@ export { currentSlice, nextSlice, sliceSpent, workDone } from "./time-slices.ts"
 export { checkTimeout, startTimer } from "./timers.ts";
 export { untrustedContext } from "./untrusted-context.ts";
 export { describeValue, maskCredentials, quoteInput } from "./user-text.ts";
+export type { RunChange, RunListener } from "./run-io.ts";
 export { Workflow } from "./workflow.ts";
 export type { AnyWorkflow, RunOptions } from "./workflow.ts";
