@@ -115,6 +115,12 @@ interface Live {
   readonly queue: string;
   /** Session turns: where a turn starts from, and its save. */
   readonly sessionTurns: SessionTurns;
+  /**
+   * Settles once the worker has started (its queues registered). DBOS recovers this worker id's
+   * runs while it launches: they wait for this, so that a start that fails afterwards (the
+   * database went away) leaves them untouched for the next start, rather than failed.
+   */
+  readonly started: Promise<void>;
 }
 
 let live: Live | undefined;
@@ -136,6 +142,7 @@ function unknownWorkflow(worker: Live, workflowName: string): { name: string; me
  */
 async function durableRun(workflowName: string, input: Json, inline?: boolean): Promise<RunRecord> {
   const worker = liveWorker();
+  await worker.started;
   const runId = DBOS.workflowID;
   const part = registeredPart;
   if (runId === undefined || !part) throw new DbosRuntimeError("A durable run started in a process whose DbosWorker has stopped.");
@@ -195,6 +202,7 @@ async function partStatus(worker: Live, id: string): Promise<string | null> {
  */
 async function durablePart(runId: string, workflowName: string, input: Json, answers: SavedEvent[]): Promise<SegmentOutcome> {
   const worker = liveWorker();
+  await worker.started;
   const workflow = worker.workflows[workflowName];
   const id = DBOS.workflowID ?? partId(runId, answers.length + 1);
   const fence = { lease: await worker.heartbeats.lease(), part: id, owner: currentOwnerXid(id) };
@@ -322,7 +330,9 @@ export class DbosWorker {
               : `Worker "${workerId}" lost its lease (epoch ${epoch}): worker "${takenOverBy}" took it over after missing its heartbeats. Its parts of those runs stop here, writing nothing; the runs go on on "${takenOverBy}".`,
           )),
     });
+    let started!: () => void;
     live = {
+      started: new Promise<void>((resolve) => (started = resolve)),
       workflows: options.workflows,
       checkpoints: new Checkpoints(pool, database, tolerance),
       journal: { pool, database, tolerance },
@@ -349,23 +359,38 @@ export class DbosWorker {
       registered ??= DBOS.registerWorkflow(durableRun, { name: RUN_WORKFLOW });
       registeredPart ??= DBOS.registerWorkflow(durablePart, { name: PART_WORKFLOW });
       await whileStartingAlone(pool, () => DBOS.launch());
-      await DBOS.registerQueue(settings.queue, {
-        workerConcurrency: settings.workerConcurrency,
-        ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
-        ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
-        onConflict: "always_update",
-      });
-      await DBOS.registerQueue(runsQueue(settings.queue), {
-        ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
-        onConflict: "always_update",
-      });
+      // DBOS has recovered this id's runs (they wait for `started`): the queues are registered through an outage too.
+      const registering = { database, what: "the queues of durable runs", tolerance };
+      await retrying(
+        () =>
+          DBOS.registerQueue(settings.queue, {
+            workerConcurrency: settings.workerConcurrency,
+            ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
+            ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+            onConflict: "always_update",
+          }),
+        registering,
+      );
+      await retrying(
+        () =>
+          DBOS.registerQueue(runsQueue(settings.queue), {
+            ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
+            onConflict: "always_update",
+          }),
+        registering,
+      );
       // Session turns (DbosSessions): a turn's run waits here, partitioned by session, so that a session's next turn starts only
       // when the one before has ended (parked for approval included). No slot limits: the turn's parts take the slots of the queue above.
-      await DBOS.registerQueue(sessionQueue(settings.queue), {
-        partitionConcurrency: 1,
-        ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
-        onConflict: "always_update",
-      });
+      await retrying(
+        () =>
+          DBOS.registerQueue(sessionQueue(settings.queue), {
+            partitionConcurrency: 1,
+            ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
+            onConflict: "always_update",
+          }),
+        registering,
+      );
+      started();
     } catch (error) {
       await heartbeats.stop();
       live = undefined;
