@@ -2,7 +2,7 @@
  * One part of a durable run, in process, with the database replaced by a log: the checkpoints
  * are taken at the run's transitions (a step execution finished), whatever the run streams; a
  * step's checkpoint is written after the events it streamed and before the side effects of the
- * steps after it; and a run whose last step finished is never restarted from its StartEvent.
+ * steps after it, and holds none of their work half done; a run whose end is recorded is not run again.
  */
 import { describe, expect, it } from "vitest";
 import { Event, StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
@@ -122,11 +122,12 @@ describe("a part of a durable run", () => {
     expect(db.ended).toEqual({ kind: "finished", result: "child: sent: Hello Ada" });
   });
 
-  it("never saves a finished run as a checkpoint: a part run again after the last step's checkpoint ends the run, not restarts it", async () => {
+  it("checkpoints no step's work half done: a part run again from the newest checkpoint does the work, and ends the run", async () => {
     const db = new Database();
     await runSegment(part(db, new Mailer(), { to: "Ada" }));
+    // A finished run is never a checkpoint (it would hold no StartEvent to start from): its end is recorded instead.
     expect(db.saved.every((c) => c.context.running)).toBe(true);
-    // The worker died after the last checkpoint, before the run's end was recorded: the part runs again from it.
+    // The worker died after the newest checkpoint, before the run's end was recorded: the part runs again from it.
     const last = db.saved.at(-1) as Checkpoint;
     const again = new Database();
     again.found = { checkpoint: last, outcome: undefined };
