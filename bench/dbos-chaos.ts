@@ -239,7 +239,12 @@ async function describeLost(url: string): Promise<void> {
     console.log("   runs not ended (run status, its worker, newest part's status, its worker, run queue, end recorded, messages waiting: count):");
     for (const r of rows as Record<string, unknown>[]) console.log(`     ${Object.values(r).map(String).join(" ")}`);
     const w = await client.query("SELECT worker_id, epoch, taken_over_by, now() - heartbeat_at AS silent FROM stepflow_dbos_workers ORDER BY worker_id");
-    for (const r of w.rows as Record<string, unknown>[]) console.log(`     worker ${Object.values(r).map((v) => JSON.stringify(v)).join(" ")}`);
+    for (const r of w.rows as Record<string, unknown>[])
+      console.log(
+        `     worker ${Object.values(r)
+          .map((v) => JSON.stringify(v))
+          .join(" ")}`,
+      );
   } finally {
     await client.end();
   }

@@ -152,7 +152,7 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
   let next: Promise<IteratorResult<Event>> | undefined;
   const take = () => (next ??= events.next());
   const IDLE = Symbol("idle");
-  for (let ended = false; !ended; ) {
+  for (let ended = false; !ended;) {
     const woken = new Promise<typeof IDLE>((resolve) => (wake = () => resolve(IDLE)));
     if (due) wake?.();
     const got = await Promise.race([take(), woken]);

@@ -24,7 +24,14 @@ const [database, workerId, hrURL, gateURL, mode = "", concurrency = "10", more =
   string?,
   string?,
 ];
-const options = JSON.parse(more) as { takeoverAfter?: number | false; concurrency?: number; recover?: string; inline?: number; connections?: number; timeout?: number };
+const options = JSON.parse(more) as {
+  takeoverAfter?: number | false;
+  concurrency?: number;
+  recover?: string;
+  inline?: number;
+  connections?: number;
+  timeout?: number;
+};
 
 const pass = async (name: string) => {
   const response = await fetch(`${gateURL}/gate/${name}?worker=${workerId}`);
