@@ -1,6 +1,6 @@
 /**
  * The chaos test of the DBOS runtime: `npm run chaos -- [--runs 200] [--kills 10] [--restarts 8,40]
- * [--takeover-after 30] [--check]`. It starts a PostgreSQL server of its own, a side-effect API
+ * [--takeover-after 30] [--check] [--logs DIR]`. It starts a PostgreSQL server of its own, a side-effect API
  * that counts every effect by logical call and by Idempotency-Key and every model call, and
  * 3 workers (`dbos-chaos-worker.ts`); runs the workload once without faults (the baseline), then
  * again while it kills workers with SIGKILL at random (each restarted under its id or a new one)
@@ -15,10 +15,12 @@
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
+import { createWriteStream, mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import pg from "pg";
 import { ToolApprovalEvent } from "../events/index.ts";
 import { DbosRunFailedError, DbosRuns, DbosSessions } from "../src/dbos/index.ts";
 import { isConnectionError } from "../src/dbos/retry.ts";
@@ -35,8 +37,10 @@ const { values } = parseArgs({
     deadline: { type: "string", default: "900" },
     seed: { type: "string", default: "38" },
     check: { type: "boolean", default: false },
+    logs: { type: "string" },
   },
 });
+if (values.logs !== undefined) mkdirSync(values.logs, { recursive: true });
 const RUNS = Number(values.runs);
 const KILLS = Number(values.kills);
 const RESTARTS = (values.restarts ?? "")
@@ -115,6 +119,12 @@ async function startWorker(url: string, id: string): Promise<Worker> {
   proc.on("exit", () => workers.delete(worker));
   let err = "";
   proc.stderr?.on("data", (d: Buffer) => (err += String(d)));
+  if (values.logs !== undefined) {
+    // Each process's output, for a look at what a worker did (--logs DIR).
+    const log = createWriteStream(join(values.logs, `${id}-${String(proc.pid)}.log`));
+    proc.stdout?.on("data", (d: Buffer) => log.write(`${new Date().toISOString()} ${String(d)}`));
+    proc.stderr?.on("data", (d: Buffer) => log.write(`${new Date().toISOString()} ${String(d)}`));
+  }
   await new Promise<void>((resolve, reject) => {
     proc.stdout?.on("data", (d: Buffer) => {
       worker.out += String(d);
@@ -130,6 +140,7 @@ async function startWorker(url: string, id: string): Promise<Worker> {
   return worker;
 }
 const events: string[] = [];
+let phaseStart = Date.now();
 
 /** Client calls are the user's code: retried here while the database is down. */
 async function riding<T>(work: () => Promise<T>): Promise<T> {
@@ -160,6 +171,7 @@ async function phase(faults: boolean, baselineMs: number | undefined): Promise<O
   const ids: { id: string; client: DbosRuns; kind: string }[] = [];
   const approvals: Promise<void>[] = [];
   let done = false;
+  phaseStart = Date.now();
   const started = performance.now(); // from the first run started to the last one ended, the workers up
   const faulting = faults
     ? injectFaults(
@@ -200,12 +212,42 @@ async function phase(faults: boolean, baselineMs: number | undefined): Promise<O
   done = true;
   await faulting;
   await Promise.race([Promise.all(approvals), sleep(1000)]);
+  if (outcome.lost > 0) await describeLost(db.url);
   for (const worker of [...workers]) worker.proc.kill("SIGKILL");
   while (workers.size > 0) await sleep(50);
   await sessions.close();
   await runs.close();
   await db.drop();
   return outcome;
+}
+
+/** Where the runs that did not end are, as the database says: what to look at when a run is lost. */
+async function describeLost(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      `SELECT r.status AS run, r.executor_id AS run_on, p.status AS part, p.executor_id AS part_on, r.queue_name AS run_queue,
+              (c.outcome IS NOT NULL) AS ended, (SELECT count(*) FROM dbos.notifications n WHERE n.destination_uuid = r.workflow_uuid)::int AS messages,
+              count(*)::int AS n
+       FROM dbos.workflow_status r
+       LEFT JOIN LATERAL (SELECT * FROM dbos.workflow_status p WHERE p.workflow_uuid LIKE r.workflow_uuid || '.part-%' ORDER BY p.created_at DESC LIMIT 1) p ON true
+       LEFT JOIN stepflow_dbos_checkpoints c ON c.run_id = r.workflow_uuid
+       WHERE r.workflow_uuid NOT LIKE '%.part-%' AND r.status IN ('PENDING', 'ENQUEUED')
+       GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY n DESC`,
+    );
+    console.log("   runs not ended (run status, its worker, newest part's status, its worker, run queue, end recorded, messages waiting: count):");
+    for (const r of rows as Record<string, unknown>[]) console.log(`     ${Object.values(r).map(String).join(" ")}`);
+    const w = await client.query("SELECT worker_id, epoch, taken_over_by, now() - heartbeat_at AS silent FROM stepflow_dbos_workers ORDER BY worker_id");
+    for (const r of w.rows as Record<string, unknown>[])
+      console.log(
+        `     worker ${Object.values(r)
+          .map((v) => JSON.stringify(v))
+          .join(" ")}`,
+      );
+  } finally {
+    await client.end();
+  }
 }
 
 /** Answers the run's approval request 1–3 s after it is asked (refusing when `approve` is false), as a human in another process would. */
@@ -243,10 +285,15 @@ async function injectFaults(url: string, baselineMs: number, done: () => boolean
       await server.start();
       continue;
     }
-    // A worker that is up, and whose id no other process has: a worker id runs in one process at a time.
-    const live = [...workers].filter((w) => w.ready);
+    // A worker that is up, and whose id no other process has: a worker id runs in one process at a time. When every
+    // worker is still starting again after the kills before, the kill waits for one: each of the kills takes effect.
+    let live = [...workers].filter((w) => w.ready);
+    while (live.length === 0 && !done()) {
+      await sleep(200);
+      live = [...workers].filter((w) => w.ready);
+    }
     const victim = live[Math.floor(random() * live.length)];
-    if (!victim) continue;
+    if (!victim) return;
     const sameId = n++ % 2 === 0;
     console.log(`   ${((Date.now() - start) / 1000).toFixed(1)} s: SIGKILL ${victim.id} (back as ${sameId ? "itself" : "a new id"})`);
     killed.set(`${victim.id}:${String(victim.proc.pid)}`, Date.now());
@@ -279,15 +326,19 @@ function tally() {
   }
   let repeatsAfterKill = 0;
   let repeats = 0;
-  for (const [, calls] of seen.models) {
+  const repeated: string[] = [];
+  for (const [logical, calls] of seen.models) {
     for (let i = 1; i < calls.length; i++) {
       const before = calls[i - 1] as { worker: string; at: number };
       const at = killed.get(before.worker);
       if (at !== undefined && at >= before.at) repeatsAfterKill++;
-      else repeats++;
+      else {
+        repeats++;
+        repeated.push(`${logical}: ${calls.map((c) => `${c.worker} at ${((c.at - phaseStart) / 1000).toFixed(1)} s`).join(", ")}`);
+      }
     }
   }
-  return { duplicated, sameKey, repeats, repeatsAfterKill, unapproved: seen.unapproved.length };
+  return { duplicated, sameKey, repeats, repeatsAfterKill, repeated, unapproved: seen.unapproved.length };
 }
 
 const show = (o: Outcome) => `${o.completed} completed, ${o.failed.length} failed, ${o.lost} lost, ${(o.wallMs / 1000).toFixed(1)} s`;
@@ -304,6 +355,7 @@ try {
   for (const failure of faults.failed.slice(0, 10)) console.log(`   failed: ${failure}`);
   console.log(`   duplicated effects: ${t.duplicated} (applied twice under different keys or none), ${t.sameKey} more under one Idempotency-Key`);
   console.log(`   repeated model calls: ${t.repeats} (of steps whose worker was not killed), ${t.repeatsAfterKill} after a kill cut their step short`);
+  for (const line of t.repeated.slice(0, 10)) console.log(`     repeated: ${line}`);
   console.log(`   unapproved executions: ${t.unapproved}`);
   const ratio = baseline.wallMs / faults.wallMs;
   console.log(

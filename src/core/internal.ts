@@ -25,9 +25,9 @@ export type { ObservedAttributes, OperationObservation, RunObservation, RunObser
 export { ContextSerdeError, DEFAULT_CODECS, decodeEvent, decodeValue, encodeEvent, encodeValue } from "./serialize.ts";
 export type { Codecs, Json, SavedEvent } from "./serialize.ts";
 export type { OnceResult } from "./step-once.ts";
-export type { RunChange } from "./run-io.ts";
 export { checkTimeout, startTimer } from "./timers.ts";
 export { untrustedContext } from "./untrusted-context.ts";
 export { describeValue, maskCredentials, quoteInput } from "./user-text.ts";
+export type { RunChange, RunListener } from "./run-io.ts";
 export { Workflow } from "./workflow.ts";
 export type { AnyWorkflow, RunOptions } from "./workflow.ts";

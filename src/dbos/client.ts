@@ -4,6 +4,7 @@
  * through the database. A client needs no worker in its own process.
  */
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
+import type { Pool } from "pg";
 import { randomUUID } from "node:crypto";
 import { isEvent, encodeEvent } from "../core/internal.ts";
 import type { Event, Json, SavedEvent } from "../core/internal.ts";
@@ -58,12 +59,14 @@ export type DbosRunStatus = "enqueued" | "pending" | "succeeded" | "failed" | "c
  */
 export class DbosRuns {
   readonly #client: DBOSClient;
+  readonly #pool: Pool;
   readonly #queue: string;
   readonly #version: string;
   readonly #polling: number;
 
   private constructor(
     client: DBOSClient,
+    pool: Pool,
     queue: string,
     version: string,
     polling: number,
@@ -71,6 +74,7 @@ export class DbosRuns {
     readonly database: string,
   ) {
     this.#client = client;
+    this.#pool = pool;
     this.#queue = queue;
     this.#version = version;
     this.#polling = polling;
@@ -78,24 +82,21 @@ export class DbosRuns {
 
   /** Connects to the workers' database; a `DbosDatabaseError` says what is missing if it cannot be used. */
   static async connect(options: DbosRunsOptions): Promise<DbosRuns> {
-    // Checked (and the checkpoint table made) first, so an unreachable database is reported as such.
-    const pool = await openPool(options.database, 1);
+    // Checked (and the checkpoint table made) first, so an unreachable database is reported as such. DBOS's client
+    // uses this pool, whose connections all listen for errors: a PostgreSQL restart never ends the process.
+    const pool = await openPool(options.database, Math.max(2, options.connections ?? 10));
     let client: DBOSClient;
     try {
       client = await whileStartingAlone(pool, () =>
-        DBOSClient.create({
-          systemDatabaseUrl: options.database,
-          systemDatabaseIdleTransactionTimeoutMs: 0,
-          ...(options.connections !== undefined ? { systemDatabasePoolSize: options.connections } : {}),
-        }),
+        DBOSClient.create({ systemDatabaseUrl: options.database, systemDatabasePool: pool, systemDatabaseIdleTransactionTimeoutMs: 0 }),
       );
     } catch (error) {
+      await pool.end().catch(() => undefined);
       throw unreachable(options.database, error);
-    } finally {
-      await pool.end();
     }
     return new DbosRuns(
       client,
+      pool,
       options.queue ?? DEFAULT_QUEUE,
       options.version ?? DEFAULT_VERSION,
       options.pollingInterval ?? 1000,
@@ -262,5 +263,6 @@ export class DbosRuns {
   /** Disconnects. */
   async close(): Promise<void> {
     await this.#client.destroy();
+    await this.#pool.end();
   }
 }

@@ -5,20 +5,10 @@
  * from the last of them; the journal keeps the side effects (`ctx.once`, the agent's tool
  * calls) of the execution that was cut short from happening twice.
  */
-import {
-  Context,
-  InputRequiredEvent,
-  StopEvent,
-  useJournal,
-  RunEndedEvent,
-  RunStartedEvent,
-  StepStateChangedEvent,
-  encodeEvent,
-  encodeValue,
-} from "../core/internal.ts";
-import type { ContextJSON, Event, Journal, Json, SavedEvent, AnyWorkflow } from "../core/internal.ts";
+import { Context, InputRequiredEvent, StopEvent, useJournal, encodeEvent, encodeValue, runOf } from "../core/internal.ts";
+import type { ContextJSON, Event, Journal, Json, RunChange, SavedEvent, AnyWorkflow } from "../core/internal.ts";
 import type { Checkpoints } from "./checkpoints.ts";
-import { DbosLeaseLostError } from "./errors.ts";
+import { DbosLeaseLostError, DbosRuntimeError } from "./errors.ts";
 import { leaseLost } from "./lease.ts";
 import type { Fence } from "./lease.ts";
 
@@ -70,8 +60,9 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
   const answered = Math.max(checkpoint.answered, part.answers.length);
   const ctx = Context.fromJSON(workflow, context);
   // The part's writes (checkpoints and stream events) in the order the run made them: a step's
-  // checkpoint is written after its events, so a worker taking over never skips an event.
+  // checkpoint is written after the events it streamed, so a worker taking over never skips one.
   let writes: Promise<void> = Promise.resolve();
+  /** Settles once the checkpoint of every step execution finished so far is written. */
   let saving: Promise<void> = writes;
   let fenced: DbosLeaseLostError | undefined;
   const noteFenced = (error: unknown) => {
@@ -88,52 +79,106 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
   });
   // The run stops when it is cancelled, and when this worker learns it lost its lease (the run is another worker's now).
   const signal = AbortSignal.any([fence.lease.signal, ...(part.signal ? [part.signal] : [])]);
-  const handler = workflow.run(undefined, { ctx, lifecycleEvents: true, signal });
+  const handler = workflow.run(undefined, { ctx, signal });
+  const run = runOf(ctx);
+  if (!run) throw new DbosRuntimeError(`Run ${runId} did not start on its restored context.`);
 
   let seq = checkpoint.seq;
   let saveError: unknown;
   let unsaveable: unknown;
-  // Taken when the step's output is already queued (the stream hands this event over a tick later); written in order.
-  const save = (ended: "ended-not-saved" | "parked") => {
-    let snapshot: ContextJSON;
+  /** The newest snapshot not queued for writing yet, and what waits for its write (`saving`). */
+  let due: { snapshot: ContextJSON; readonly written: (done: Promise<void>) => void } | undefined;
+  let wake: (() => void) | undefined;
+  /**
+   * The run as it is now, kept as the next checkpoint. Taken synchronously when the engine
+   * reports a step execution finished: the transition is complete (the step's output routed,
+   * the steps it starts counted in flight) and none of those steps has run yet, so the
+   * checkpoint holds none of their work half done.
+   */
+  const snapshot = (ended: "ended-not-saved" | "parked") => {
+    let taken: ContextJSON;
     try {
-      snapshot = ctx.toJSON();
+      taken = ctx.toJSON();
     } catch (error) {
       // A run that cannot be saved cannot be durable: it ends here, and the run fails with this error.
       unsaveable ??= error;
-      handler.cancel();
+      queueMicrotask(() => handler.cancel());
       return;
     }
     // A snapshot taken once the run has ended holds no result to go on from: the run's end is
     // recorded with its outcome below, in one write, or (a worker dies first) the last step runs again.
-    if (ended === "ended-not-saved" && !snapshot.running) return;
-    const next = { seq: ++seq, answered, context: snapshot };
-    saving = writes = writes.then(() => checkpoints.save(runId, next, fence)).catch((error: unknown) => void (saveError ??= error));
+    if (ended === "ended-not-saved" && !taken.running) return;
+    if (due) due.snapshot = taken;
+    else {
+      let written!: (done: Promise<void>) => void;
+      saving = new Promise<void>((resolve) => (written = resolve));
+      due = { snapshot: taken, written };
+    }
+    wake?.();
   };
+  /** Queues the write of the snapshot due (after the writes before it); several taken meanwhile make one write, the newest. */
+  const queueCheckpoint = () => {
+    const pending = due;
+    due = undefined;
+    if (!pending) return;
+    const next = { seq: ++seq, answered, context: pending.snapshot };
+    writes = writes.then(() => checkpoints.save(runId, next, fence)).catch((error: unknown) => void (saveError ??= error));
+    pending.written(writes);
+  };
+  // Checkpoints are taken at the run's transitions, as the engine reports them, never from the events it streams.
+  const unsubscribe = run.subscribe((change: RunChange) => {
+    if (change.kind === "stepFinished") snapshot("ended-not-saved");
+  });
   let parked = false;
   let writeError: unknown;
-  // Writes are queued, not awaited here: a loop that waited for each (a database write) would
-  // fall behind the run, and a step's checkpoint would be taken after later steps had started.
-  for await (const event of handler.streamEvents()) {
-    if (event instanceof StepStateChangedEvent) {
-      if (event.state === "finished") save("ended-not-saved");
-      continue;
-    }
-    if (event instanceof RunStartedEvent || event instanceof RunEndedEvent || event instanceof StopEvent) continue;
+  const streamed = (event: Event) => {
+    if (event instanceof StopEvent) return;
     if (event instanceof InputRequiredEvent && !parked) {
       // Nothing can answer in this process: the run is kept in the database until an answer comes.
       parked = true;
       handler.cancel();
     }
     // A question is always streamed: whoever answers it reads it there.
-    if (!(event instanceof InputRequiredEvent) && !part.streamed(event)) continue;
+    if (!(event instanceof InputRequiredEvent) && !part.streamed(event)) return;
     try {
       const encoded = encodeEvent(event, `an event of run ${runId}`, workflow.codecs);
       writes = writes.then(() => part.write(encoded)).catch((error: unknown) => void (writeError ??= error));
     } catch (error) {
       writeError ??= error;
     }
+  };
+  // Writes are queued, not awaited here: a loop that waited for each (a database write) would fall behind the run.
+  const events = handler.streamEvents()[Symbol.asyncIterator]();
+  let next: Promise<IteratorResult<Event>> | undefined;
+  const take = () => (next ??= events.next());
+  const IDLE = Symbol("idle");
+  for (let ended = false; !ended;) {
+    const woken = new Promise<typeof IDLE>((resolve) => (wake = () => resolve(IDLE)));
+    if (due) wake?.();
+    const got = await Promise.race([take(), woken]);
+    if (got !== IDLE) {
+      next = undefined;
+      if (got.done) break;
+      streamed(got.value);
+      continue;
+    }
+    // A checkpoint is due. The events the run streamed before it was taken come first: those handed
+    // over already (an already settled `next` wins the race against a settled IDLE) are queued now.
+    for (;;) {
+      const buffered = await Promise.race([take(), Promise.resolve(IDLE)]);
+      if (buffered === IDLE) break;
+      next = undefined;
+      if (buffered.done) {
+        ended = true;
+        break;
+      }
+      streamed(buffered.value);
+    }
+    queueCheckpoint();
   }
+  wake = undefined;
+  unsubscribe();
+  queueCheckpoint();
   await writes;
   let outcome: SegmentOutcome;
   if (unsaveable !== undefined) {
@@ -150,7 +195,8 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
       outcome = { kind: "finished", result: encodeValue(result ?? null, `the result of run ${runId}`, workflow.codecs) };
     } catch (error) {
       if (parked) {
-        save("parked");
+        snapshot("parked");
+        queueCheckpoint();
         outcome = { kind: "waiting" };
       } else {
         const { name, message } = error instanceof Error ? error : { name: "Error", message: String(error) };

@@ -115,6 +115,12 @@ interface Live {
   readonly queue: string;
   /** Session turns: where a turn starts from, and its save. */
   readonly sessionTurns: SessionTurns;
+  /**
+   * Settles once the worker has started (its queues registered). DBOS recovers this worker id's
+   * runs while it launches: they wait for this, so that a start that fails afterwards (the
+   * database went away) leaves them untouched for the next start, rather than failed.
+   */
+  readonly started: Promise<void>;
 }
 
 let live: Live | undefined;
@@ -136,6 +142,7 @@ function unknownWorkflow(worker: Live, workflowName: string): { name: string; me
  */
 async function durableRun(workflowName: string, input: Json, inline?: boolean): Promise<RunRecord> {
   const worker = liveWorker();
+  await worker.started;
   const runId = DBOS.workflowID;
   const part = registeredPart;
   if (runId === undefined || !part) throw new DbosRuntimeError("A durable run started in a process whose DbosWorker has stopped.");
@@ -144,7 +151,7 @@ async function durableRun(workflowName: string, input: Json, inline?: boolean): 
   for (let n = 1; ; n++) {
     const id = partId(runId, n);
     await DBOS.startWorkflow(part, { workflowID: id, ...(inline ? {} : { queueName: worker.queue }) })(runId, workflowName, input, answers);
-    const outcome = await partOutcome(id);
+    const outcome = await partOutcome(worker, id);
     if (outcome.kind !== "waiting")
       return end(runId, worker, outcome.kind === "finished" ? { ok: true, result: outcome.result } : { ok: false, error: outcome.error });
     await DBOS.setEvent(PARKED_EVENT, answers.length + 1);
@@ -158,13 +165,13 @@ async function durableRun(workflowName: string, input: Json, inline?: boolean): 
 }
 
 /** How part `id` ended, as it sends it to its run; or, if it ended without a word (cancelled), as its status says. */
-async function partOutcome(id: string): Promise<SegmentOutcome> {
+async function partOutcome(worker: Live, id: string): Promise<SegmentOutcome> {
   for (;;) {
     // A message, not a poll of the part's result: the wait costs nothing however long the part runs.
     const outcome = await DBOS.recv<SegmentOutcome>(PART_DONE_TOPIC, 60);
     if (outcome !== null) return outcome;
-    const status = (await DBOS.getWorkflowStatus(id))?.status;
-    if (status === undefined || status === "PENDING" || status === "ENQUEUED" || status === "DELAYED") continue;
+    const status = await DBOS.runStep(() => partStatus(worker, id), { name: "stepflow.part-status" });
+    if (status === null || status === "PENDING" || status === "ENQUEUED" || status === "DELAYED") continue;
     const late = await DBOS.recv<SegmentOutcome>(PART_DONE_TOPIC, 1); // sent just before the part ended
     if (late !== null) return late;
     const name = status === "CANCELLED" ? "WorkflowCancelledByUser" : "DbosRuntimeError";
@@ -173,11 +180,29 @@ async function partOutcome(id: string): Promise<SegmentOutcome> {
 }
 
 /**
+ * The DBOS status of part `id`, read on stepflow's own connections. Not `DBOS.getWorkflowStatus`:
+ * in a workflow, it holds a connection of DBOS's pool in a transaction while it takes another
+ * for the status, so runs that look at once (a worker that has just recovered or taken over
+ * many, whose waits all ended meanwhile) can hold every connection and wait for ever, and with
+ * them every part of that worker.
+ */
+async function partStatus(worker: Live, id: string): Promise<string | null> {
+  const { pool, database, tolerance } = worker.journal;
+  const found = await retrying(() => pool.query("SELECT status FROM dbos.workflow_status WHERE workflow_uuid = $1", [id]), {
+    database,
+    what: "the status of a part of a durable run",
+    tolerance,
+  });
+  return (found.rows[0] as { status: string } | undefined)?.status ?? null; // null, not undefined: it is recorded as JSON
+}
+
+/**
  * One part of a run, on the queue: runs the stepflow run from its newest checkpoint until it
  * ends or asks a question, as one DBOS step (see `segment.ts`), then tells the run how it ended.
  */
 async function durablePart(runId: string, workflowName: string, input: Json, answers: SavedEvent[]): Promise<SegmentOutcome> {
   const worker = liveWorker();
+  await worker.started;
   const workflow = worker.workflows[workflowName];
   const id = DBOS.workflowID ?? partId(runId, answers.length + 1);
   const fence = { lease: await worker.heartbeats.lease(), part: id, owner: currentOwnerXid(id) };
@@ -305,7 +330,9 @@ export class DbosWorker {
               : `Worker "${workerId}" lost its lease (epoch ${epoch}): worker "${takenOverBy}" took it over after missing its heartbeats. Its parts of those runs stop here, writing nothing; the runs go on on "${takenOverBy}".`,
           )),
     });
+    let started!: () => void;
     live = {
+      started: new Promise<void>((resolve) => (started = resolve)),
       workflows: options.workflows,
       checkpoints: new Checkpoints(pool, database, tolerance),
       journal: { pool, database, tolerance },
@@ -332,23 +359,38 @@ export class DbosWorker {
       registered ??= DBOS.registerWorkflow(durableRun, { name: RUN_WORKFLOW });
       registeredPart ??= DBOS.registerWorkflow(durablePart, { name: PART_WORKFLOW });
       await whileStartingAlone(pool, () => DBOS.launch());
-      await DBOS.registerQueue(settings.queue, {
-        workerConcurrency: settings.workerConcurrency,
-        ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
-        ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
-        onConflict: "always_update",
-      });
-      await DBOS.registerQueue(runsQueue(settings.queue), {
-        ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
-        onConflict: "always_update",
-      });
+      // DBOS has recovered this id's runs (they wait for `started`): the queues are registered through an outage too.
+      const registering = { database, what: "the queues of durable runs", tolerance };
+      await retrying(
+        () =>
+          DBOS.registerQueue(settings.queue, {
+            workerConcurrency: settings.workerConcurrency,
+            ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
+            ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+            onConflict: "always_update",
+          }),
+        registering,
+      );
+      await retrying(
+        () =>
+          DBOS.registerQueue(runsQueue(settings.queue), {
+            ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
+            onConflict: "always_update",
+          }),
+        registering,
+      );
       // Session turns (DbosSessions): a turn's run waits here, partitioned by session, so that a session's next turn starts only
       // when the one before has ended (parked for approval included). No slot limits: the turn's parts take the slots of the queue above.
-      await DBOS.registerQueue(sessionQueue(settings.queue), {
-        partitionConcurrency: 1,
-        ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
-        onConflict: "always_update",
-      });
+      await retrying(
+        () =>
+          DBOS.registerQueue(sessionQueue(settings.queue), {
+            partitionConcurrency: 1,
+            ...(options.pollingInterval !== undefined ? { minPollingIntervalMs: options.pollingInterval } : {}),
+            onConflict: "always_update",
+          }),
+        registering,
+      );
+      started();
     } catch (error) {
       await heartbeats.stop();
       live = undefined;

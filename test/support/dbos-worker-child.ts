@@ -1,7 +1,7 @@
 /**
  * A DBOS worker process running the "Fire Lawson" agent, for the durable-run tests:
  * `node --import tsx dbos-worker-child.ts DATABASE_URL WORKER_ID HR_BASE_URL GATE_BASE_URL [approval] [concurrency] [options as JSON]`
- * (options: `takeoverAfter`, `concurrency` queue-wide, `recover`: a dead worker's id to recover once started, `inline`: how many
+ * (options: `takeoverAfter`, `concurrency` queue-wide, `connections` (DBOS's, default 3), `timeout` (the agent's, default 60 s), `recover`: a dead worker's id to recover once started, `inline`: how many
  * runs to start in this process with `worker.run` once started, each printed as "running ID").
  * It prints "took over ID: RUNS" when it takes a dead worker's runs over, "lost lease: ID EPOCH BY" when it learns it was taken over.
  * Before each model reply and inside the tool (before its DELETE), it asks the test's gate
@@ -24,7 +24,14 @@ const [database, workerId, hrURL, gateURL, mode = "", concurrency = "10", more =
   string?,
   string?,
 ];
-const options = JSON.parse(more) as { takeoverAfter?: number | false; concurrency?: number; recover?: string; inline?: number };
+const options = JSON.parse(more) as {
+  takeoverAfter?: number | false;
+  concurrency?: number;
+  recover?: string;
+  inline?: number;
+  connections?: number;
+  timeout?: number;
+};
 
 const pass = async (name: string) => {
   const response = await fetch(`${gateURL}/gate/${name}?worker=${workerId}`);
@@ -58,7 +65,7 @@ const agent = new FunctionCallingAgent({
   ),
   tools: [fire],
   ...(mode === "approval" ? { needsApproval: ["fire_employee"] } : {}),
-  timeout: 60,
+  timeout: options.timeout ?? 60,
 });
 
 const worker = await DbosWorker.start({
@@ -67,7 +74,7 @@ const worker = await DbosWorker.start({
   workerId,
   workerConcurrency: Number(concurrency),
   pollingInterval: 100,
-  connections: 3,
+  connections: options.connections ?? 3,
   ...(options.takeoverAfter !== undefined ? { takeoverAfter: options.takeoverAfter } : {}),
   ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
   onTakeover: ({ workerId: dead, runs }) => process.stdout.write(`took over ${dead}: ${runs.join(",")}\n`),

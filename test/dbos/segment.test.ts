@@ -1,0 +1,146 @@
+/**
+ * One part of a durable run, in process, with the database replaced by a log: the checkpoints
+ * are taken at the run's transitions (a step execution finished), whatever the run streams; a
+ * step's checkpoint is written after the events it streamed and before the side effects of the
+ * steps after it, and holds none of their work half done; a run whose end is recorded is not run again.
+ */
+import { describe, expect, it } from "vitest";
+import { Event, StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
+import type { Context } from "../../src/index.ts";
+import type { Checkpoint, Checkpoints, Found, RecordedOutcome } from "../../src/dbos/checkpoints.ts";
+import type { Fence } from "../../src/dbos/lease.ts";
+import { runSegment } from "../../src/dbos/segment.ts";
+import type { Journal, JournalClaim } from "../../src/core/internal.ts";
+
+class Drafted extends Event<{ text: string }> {}
+class Progress extends Event<{ note: string }> {}
+
+/** Drafts, then sends the draft once (a side effect), then stops. */
+class Mailer extends Workflow<{ to: string }, string> {
+  @step({ accepts: [StartEvent], emits: [Drafted] })
+  async draft(ctx: Context, ev: StartEvent<{ to: string }>) {
+    ctx.writeEventToStream(new Progress({ note: "drafted" }));
+    return new Drafted({ text: `Hello ${ev.to}` });
+  }
+
+  @step({ accepts: [Drafted], emits: [StopEvent] })
+  async send(ctx: Context, ev: Drafted) {
+    const sent = await ctx.once("send", () => `sent: ${ev.text}`);
+    return new StopEvent({ result: sent.status === "unknown" ? "unknown" : sent.value });
+  }
+}
+
+/** Runs a child workflow and forwards its events, the child's step changes among them. */
+class Parent extends Workflow<{}, string> {
+  @step({ accepts: [StartEvent], emits: [StopEvent] })
+  async delegate(ctx: Context) {
+    const child = new Mailer().run({ to: "Ada" }, { lifecycleEvents: true });
+    for await (const ev of child.streamEvents()) if (!(ev instanceof StopEvent)) ctx.writeEventToStream(ev);
+    return new StopEvent({ result: `child: ${await child}` });
+  }
+}
+
+/** What the part did to the database, in order. */
+class Database implements Pick<Checkpoints, "load" | "save" | "end"> {
+  readonly log: string[] = [];
+  readonly saved: Checkpoint[] = [];
+  ended: RecordedOutcome | undefined;
+  found: Found = { checkpoint: undefined, outcome: undefined };
+
+  async load(): Promise<Found> {
+    return this.found;
+  }
+
+  async save(_runId: string, checkpoint: Checkpoint): Promise<void> {
+    await Promise.resolve();
+    this.saved.push(structuredClone(checkpoint));
+    this.log.push(`checkpoint ${checkpoint.seq}`);
+  }
+
+  async end(_runId: string, _last: unknown, outcome: RecordedOutcome): Promise<void> {
+    this.ended = outcome;
+    this.log.push(`end: ${outcome.kind}`);
+  }
+
+  journal(): Journal {
+    const results = new Map<string, string>();
+    return {
+      description: "the log",
+      begin: async (key): Promise<JournalClaim> => {
+        this.log.push(`claim ${key.split(":").at(-1) ?? key}`);
+        const result = results.get(key);
+        return result === undefined ? { claimed: true } : { claimed: false, entry: { state: "finished", result } };
+      },
+      finish: async (key, result) => void results.set(key, result),
+      release: async () => undefined,
+    };
+  }
+}
+
+const fence: Fence = { lease: { holder: "w1", epoch: 1, signal: new AbortController().signal }, part: "run-1.part-1", owner: undefined };
+
+function part(db: Database, workflow: Workflow<never, unknown> | Workflow<object, unknown>, input: object, written: string[] = []) {
+  return {
+    runId: "run-1",
+    workflow: workflow as never,
+    input: input as never,
+    answers: [],
+    checkpoints: db as unknown as Checkpoints,
+    journal: db.journal(),
+    fence,
+    streamed: () => true,
+    write: async (event: { type: string }) => {
+      written.push(event.type);
+      db.log.push(`stream ${event.type}`);
+    },
+  };
+}
+
+describe("a part of a durable run", () => {
+  it("writes a step's checkpoint after its events and before the next step's side effect", async () => {
+    const db = new Database();
+    const outcome = await runSegment(part(db, new Mailer(), { to: "Ada" }));
+    expect(outcome).toEqual({ kind: "finished", result: "sent: Hello Ada" });
+    const stream = db.log.indexOf("stream Progress");
+    const afterDraft = db.log.findIndex((line, i) => i > stream && line.startsWith("checkpoint 1"));
+    const claim = db.log.indexOf("claim send");
+    expect(stream).toBeGreaterThan(-1);
+    expect(afterDraft).toBeGreaterThan(stream);
+    expect(claim).toBeGreaterThan(afterDraft);
+    expect(db.log.at(-1)).toBe("end: finished");
+  });
+
+  it("checkpoints at the run's own transitions: step changes it forwards from another run are streamed, not taken for its own", async () => {
+    const db = new Database();
+    const written: string[] = [];
+    const outcome = await runSegment(part(db, new Parent(), {}, written));
+    expect(outcome).toEqual({ kind: "finished", result: "child: sent: Hello Ada" });
+    expect(written.filter((type) => type === "StepStateChangedEvent").length).toBeGreaterThanOrEqual(4); // the child's two steps, started and finished
+    expect(written).toContain("Progress");
+    // The parent's one step ended the run: its end is recorded, and no checkpoint is taken in the middle of that step.
+    expect(db.saved.map((c) => c.seq)).toEqual([0]);
+    expect(db.ended).toEqual({ kind: "finished", result: "child: sent: Hello Ada" });
+  });
+
+  it("checkpoints no step's work half done: a part run again from the newest checkpoint does the work, and ends the run", async () => {
+    const db = new Database();
+    await runSegment(part(db, new Mailer(), { to: "Ada" }));
+    // A finished run is never a checkpoint (it would hold no StartEvent to start from): its end is recorded instead.
+    expect(db.saved.every((c) => c.context.running)).toBe(true);
+    // The worker died after the newest checkpoint, before the run's end was recorded: the part runs again from it.
+    const last = db.saved.at(-1) as Checkpoint;
+    const again = new Database();
+    again.found = { checkpoint: last, outcome: undefined };
+    const outcome = await runSegment(part(again, new Mailer(), { to: "Ada" }));
+    expect(outcome).toEqual({ kind: "finished", result: "sent: Hello Ada" });
+    expect(again.log.filter((line) => line.startsWith("stream Progress"))).toEqual([]); // the draft step did not run again
+  });
+
+  it("returns the recorded end of a run that another worker finished, and runs nothing", async () => {
+    const db = new Database();
+    db.found = { checkpoint: undefined, outcome: { kind: "finished", result: "sent: Hello Ada" } };
+    const outcome = await runSegment(part(db, new Mailer(), { to: "Ada" }));
+    expect(outcome).toEqual({ kind: "finished", result: "sent: Hello Ada" });
+    expect(db.log).toEqual([]);
+  });
+});
