@@ -1,10 +1,9 @@
 /**
- * The saved context format: what `ctx.toJSON()` writes and `Context.fromJSON()` reads, as a zod
- * schema with a version. Contexts saved by older versions are migrated first
+ * The saved context format: what `ctx.toJSON()` writes and `Context.fromJSON()` reads, with a
+ * version and a shape check (`context-check.ts`). Contexts saved by older versions are migrated first
  * (`context-format-migrations.ts`), so a stored conversation survives upgrades.
  */
-import { createRequire } from "node:module";
-import type { z } from "zod";
+import { ContextShapeError, checkContextShape } from "./context-check.ts";
 import { migrateContextJSON } from "./context-format-migrations.ts";
 import type { WorkflowShape } from "./context-format-migrations.ts";
 import { ContextSerdeError } from "./serialize.ts";
@@ -20,38 +19,6 @@ import type { SavedOnceRecord } from "./step-once.ts";
  * if (saved.version < CONTEXT_FORMAT_VERSION) console.log("saved by an older stepflow; it is migrated on load");
  */
 export const CONTEXT_FORMAT_VERSION = 3;
-
-/**
- * The schema, built on the first restore: zod is 95 modules, a quarter of what `import("stepflow")`
- * would otherwise load, and most programs never restore a context. `require`, because
- * `Context.fromJSON` is synchronous and an `import()` is not.
- */
-// eslint-disable-next-line no-restricted-syntax -- a cache of one immutable schema, not run state
-let contextJSON: z.ZodType | undefined;
-function contextSchema(): z.ZodType {
-  if (contextJSON) return contextJSON;
-  const { z } = createRequire(import.meta.url)("zod") as typeof import("zod");
-  const savedEvent = z.object({ type: z.string().min(1), data: z.unknown() }).loose();
-  const savedDelivery = savedEvent.extend({ execution: z.string().min(1).optional() });
-  const onceRecord = z.union([z.object({ state: z.literal("started") }), z.object({ state: z.literal("finished"), value: z.json() })]);
-  const savedRun = z.object({
-    runId: z.string().min(1).optional(),
-    queued: z.record(z.string(), z.array(savedDelivery)),
-    inFlight: z.record(z.string(), z.array(savedDelivery)),
-    once: z.record(z.string(), z.record(z.string(), onceRecord)).optional(),
-    collected: z.record(z.string(), z.record(z.string(), z.array(savedEvent))),
-    unclaimed: z.array(savedEvent),
-    waiters: z.array(z.object({ type: z.string(), requirements: z.json() })).default([]),
-  });
-  contextJSON = z.object({
-    version: z.literal(CONTEXT_FORMAT_VERSION),
-    workflow: z.string().min(1),
-    store: z.record(z.string(), z.unknown()),
-    running: z.boolean(),
-    run: savedRun.nullable(),
-  });
-  return contextJSON;
-}
 
 /** An event given to a step, with the id of that step execution (absent before format 3). @example `{ type: "StartEvent", data: {}, execution: "1f0c9a2e.1" }` */
 export interface SavedDelivery extends SavedEvent {
@@ -125,23 +92,24 @@ export function readContextJSON(json: ContextJSON | string, workflow: WorkflowSh
   if (record.running === true && (typeof record.run !== "object" || record.run === null)) {
     throw new ContextSerdeError(`Cannot restore the context: "running" is true but "run" is missing.`, { path: "run" });
   }
-  // zod would drop it silently; restored, it would replace the store's prototype.
+  // Restored, it would replace the store's prototype.
   if (typeof record.store === "object" && record.store !== null && Object.hasOwn(record.store, "__proto__")) {
     throw new ContextSerdeError(`Cannot restore the context: store key "__proto__" cannot be restored (it would replace the store's prototype).`, {
       path: "store.__proto__",
     });
   }
   const current = migrateContextJSON(record, workflow);
-  const parsed = contextSchema().safeParse(current);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0] as z.core.$ZodIssue;
-    const path = formatPath(issue.path);
+  let result: ContextJSON;
+  try {
+    result = checkContextShape(current, CONTEXT_FORMAT_VERSION) as unknown as ContextJSON;
+  } catch (error) {
+    if (!(error instanceof ContextShapeError)) throw error;
+    const path = formatPath(error.path);
     throw new ContextSerdeError(
-      `Cannot restore the context: ${path} ${describeIssue(issue)}. The saved context was changed or damaged; restore it from a copy saved by ctx.toJSON(), or start over with a new Context.`,
+      `Cannot restore the context: ${path} ${error.problem}. The saved context was changed or damaged; restore it from a copy saved by ctx.toJSON(), or start over with a new Context.`,
       { path },
     );
   }
-  const result = parsed.data as ContextJSON;
   return result.running ? result : { ...result, run: null };
 }
 
@@ -154,17 +122,4 @@ function formatPath(path: readonly PropertyKey[]): string {
     else out += `[${JSON.stringify(String(part))}]`;
   }
   return out === "" ? "the saved context" : out;
-}
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  if (issue.code === "invalid_type") return `should be ${article(issue.expected)}`;
-  if (issue.code === "invalid_value") return `should be ${issue.values.map((v) => JSON.stringify(v)).join(" or ")}`;
-  if (issue.code === "invalid_union") return 'is not a record ctx.once writes ({ state: "started" } or { state: "finished", value })';
-  return `is invalid (${issue.message})`;
-}
-
-function article(expected: string): string {
-  if (expected === "array") return "a list";
-  if (expected === "record") return "an object";
-  return /^[aeiou]/.test(expected) ? `an ${expected}` : `a ${expected}`;
 }

@@ -6,7 +6,6 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { extname, resolve } from "node:path";
-import { z } from "zod";
 import { ConfigurationError } from "./errors.ts";
 import { resource } from "./resource.ts";
 import type { Resource } from "./resource.ts";
@@ -67,10 +66,25 @@ function parse<T>(schema: ConfigSchema<T>, file: string, selector: string | unde
   }
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const issues = parsed.error instanceof z.ZodError ? z.prettifyError(parsed.error) : String(parsed.error);
+  const issues = issuesText(parsed.error);
   throw new ConfigurationError(
     `resourceConfig: the configuration from ${file}${selector === undefined ? "" : ` at path ${selector}`} does not match its schema:\n${issues}`,
     "configFile",
     file,
   );
+}
+
+/**
+ * zod's issues one per line, `✖ message → at path` as `z.prettifyError` writes them, read off
+ * the error rather than through zod itself so that `import("stepflow")` does not load zod.
+ */
+function issuesText(error: unknown): string {
+  const issues = (error as { issues?: unknown } | null)?.issues;
+  if (!Array.isArray(issues)) return String(error);
+  return issues
+    .map((issue: { message?: unknown; path?: unknown }) => {
+      const path = Array.isArray(issue.path) && issue.path.length > 0 ? `\n  → at ${issue.path.map(String).join(".")}` : "";
+      return `✖ ${String(issue.message)}${path}`;
+    })
+    .join("\n");
 }

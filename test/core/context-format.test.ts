@@ -53,6 +53,30 @@ describe("the saved context format", () => {
     expect(restoreError(other)).toMatchObject({ path: "run.queued.slow[0].execution", message: expect.stringContaining("should be a string") });
   });
 
+  it("says what each kind of field should be, and leaves unknown fields of the context and its run out", () => {
+    const problem = (edit: (saved: { run: Record<string, unknown> } & Record<string, unknown>) => void) => {
+      const saved = savedQueued() as { run: Record<string, unknown> } & Record<string, unknown>;
+      edit(saved);
+      const error = restoreError(saved);
+      return `${error.path}: ${error.message.replace(/^Cannot restore the context: \S+ /, "").replace(/\. The saved context .*$/, "")}`;
+    };
+    expect(problem((s) => (s.workflow = ""))).toBe("workflow: should not be empty");
+    expect(problem((s) => (s.store = []))).toBe("store: should be an object");
+    expect(problem((s) => (s.running = "yes"))).toBe("running: should be a boolean");
+    expect(problem((s) => (s.run.unclaimed = {}))).toBe("run.unclaimed: should be a list");
+    expect(problem((s) => (s.run.collected = { slow: { "A,B": [{ data: {} }] } }))).toBe('run.collected.slow["A,B"][0].type: should be a string');
+    expect(problem((s) => (s.run.waiters = [{ type: "Answer", requirements: { at: () => 1 } }]))).toBe(
+      "run.waiters[0].requirements: should be JSON (null, a boolean, a number, a string, a list or an object of these)",
+    );
+    const saved = savedQueued() as { run: Record<string, unknown> } & Record<string, unknown>;
+    const restored = Context.fromJSON(new Slow(), { ...saved, extra: 1, run: { ...saved.run, extra: 2 } } as never).toJSON() as unknown as Record<
+      string,
+      unknown
+    >;
+    expect(restored.extra).toBeUndefined();
+    expect((restored.run as Record<string, unknown>).extra).toBeUndefined();
+  });
+
   it("refuses a newer version, naming the field", () => {
     expect(restoreError({ ...savedQueued(), version: CONTEXT_FORMAT_VERSION + 1 })).toMatchObject({ path: "version" });
   });
