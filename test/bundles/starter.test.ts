@@ -4,8 +4,9 @@
  * of this repository's), then
  *   - the starter type-checks with its own TypeScript;
  *   - `npx stepflow dev ./flows.ts` opens a page where both of the user's workflows start from
- *     forms (one built from its zod schema), the order's question is answered, and the run is
- *     inspected, in Chromium;
+ *     forms (one built from its zod schema), the order's question is answered, the run is
+ *     inspected, forked from its start (answered the other way) and compared with its fork, in
+ *     Chromium;
  *   - the starter's Dockerfile, done by hand as Docker would (this machine has no Docker daemon,
  *     nor the base image): the files it copies, its production install (the tarball standing
  *     for the registry's stepflow), then its command with its environment, answers the
@@ -64,6 +65,7 @@ describe("the packed tarball in the starter project", () => {
 
   describe.skipIf(!haveChromium)("npx stepflow dev ./flows.ts in Chromium", () => {
     let dev: RunningCommand;
+    let url: string;
     let profile: string;
     let browser: BrowserContext;
     let page: Page;
@@ -71,7 +73,7 @@ describe("the packed tarball in the starter project", () => {
 
     beforeAll(async () => {
       dev = startCommand(project, ["dev", "./flows.ts", "--port", "0"], join(project, "node_modules", ".bin", "stepflow"));
-      const url = (await dev.line(/listening on/)).replace("stepflow server listening on ", "");
+      url = (await dev.line(/listening on/)).replace("stepflow server listening on ", "");
       profile = await mkdtemp(join(tmpdir(), "stepflow-chromium-starter-"));
       browser = await launchChromium(profile);
       browser.setDefaultTimeout(60_000);
@@ -112,8 +114,25 @@ describe("the packed tarball in the starter project", () => {
       expect(events.some((name) => name.endsWith("InputRequiredEvent"))).toBe(true);
       expect(events.at(-1)).toBe("RunEndedEvent");
       expect(await detail.innerText()).toContain('"note": "on its way"');
-      // FORK (to be added once the inspector can fork a run from a saved point): fork this run
-      // from its question, answer "no" this time, and compare the two runs' events.
+
+      // Forked from its start, the order is asked again; the clerk says no this time.
+      const first = decodeURIComponent(new URL(page.url()).hash.slice("#runs/".length));
+      await detail.getByRole("button", { name: "Fork from #0: start" }).click();
+      await page.waitForURL((target) => target.hash.startsWith("#runs/") && !target.hash.includes(first));
+      const fork = decodeURIComponent(new URL(page.url()).hash.slice("#runs/".length));
+      expect(await detail.locator(".forked-from").innerText()).toBe(`${first} at #0 (start)`);
+      const client = new WorkflowClient({ baseUrl: url });
+      for await (const ev of client.streamEvents(fork)) if (ev.type === "InputRequiredEvent") break;
+      await client.sendEvent(fork, "HumanResponseEvent", { response: "no" });
+      expect(await client.wait(fork)).toMatchObject({ status: "succeeded", result: { shipped: false, note: "cancelled by the clerk" } });
+      await detail.locator(".run-header .status", { hasText: "succeeded" }).waitFor();
+      // The two runs side by side: their results differ.
+      expect(await detail.getByLabel("Run to compare with").inputValue()).toBe(first);
+      await detail.getByRole("button", { name: "Compare" }).click();
+      const comparison = detail.locator(".comparison");
+      await comparison.waitFor();
+      expect(await comparison.locator(".diff-counts").innerText()).toMatch(/^[1-9]\d* events the same; 1 differ, 0 only in A, 0 only in B\.$/);
+      expect(await comparison.locator("tr.diff.changed", { hasText: "StopEvent" }).innerText()).toMatch(/"cancelled by the clerk"[\s\S]*"on its way"/);
       expect(problems).toEqual([]);
     });
 
