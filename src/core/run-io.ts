@@ -1,13 +1,29 @@
 /**
- * What goes into a run's transitions and what comes out: the inputs (what happened), the
- * commands (what the driver must do), and the changes observers follow, one stream of them,
- * which the verbose log, lifecycle events and run observers (OpenTelemetry) all read.
+ * What goes into a run and what comes out: its settings, the inputs of its transitions (what
+ * happened), the commands (what the driver must do), and the changes observers follow, one
+ * stream of them, which the verbose log, lifecycle events and run observers (OpenTelemetry) all
+ * read.
  */
 import type { Event } from "./event.ts";
 import type { StopEvent } from "./event.ts";
 import type { RestoredRun } from "./saved-run.ts";
 import type { StepDefinition } from "./step.ts";
 import type { StepExecution, WaitAnswer, Waiter } from "./run-state.ts";
+import type { RunObservers } from "./observer.ts";
+import type { TimeSlices } from "./time-slices.ts";
+
+/** Options of one run. @example `const settings: RunSettings = { workflowName: "Flow", timeout: 10, log: undefined, observers, timeSlices };` */
+export interface RunSettings {
+  readonly workflowName: string;
+  /** Write RunStartedEvent, StepStateChangedEvent and RunEndedEvent to the stream. */
+  readonly lifecycleEvents?: boolean;
+  readonly timeout: number | null;
+  readonly log: ((line: string) => void) | undefined;
+  /** Who follows the run (the workflow's observers). */
+  readonly observers: RunObservers;
+  /** The scheduler the run's step executions start in (the workflow's). */
+  readonly timeSlices: TimeSlices;
+}
 
 /** How a run ended. */
 export type RunOutcome = { readonly ok: true; readonly stop: StopEvent } | { readonly ok: false; readonly error: unknown };

@@ -12,13 +12,12 @@ import { NonErrorThrownError, UnhandledEventError, WorkflowCancelledByUser, Work
 import { StepFailedEvent } from "./step-failed.ts";
 import { retryDelay } from "./step.ts";
 import type { StepDefinition } from "./step.ts";
-import { decodeEvent } from "./serialize.ts";
-import type { SavedEvent } from "./serialize.ts";
 import { describeKind, describeRequirements, describeValue } from "./user-text.ts";
 import { activeSteps, ended, Fifo, newExecution, slotOf } from "./run-state.ts";
-import type { RunState, StepExecution, StepSlot, WaitAnswer, Waiter } from "./run-state.ts";
+import type { RunState, StepExecution, StepSlot } from "./run-state.ts";
 import type { RunChange, RunCommand, RunInput, RunOutcome } from "./run-io.ts";
 import { loadRestored } from "./run-save.ts";
+import { deliverToWaiter, wait, wake } from "./run-waits.ts";
 
 const NONE: readonly RunCommand[] = Object.freeze([]);
 
@@ -116,7 +115,7 @@ export class Transitions {
       return true;
     }
     // As in Python, the answer to a waitForEvent is the waiter's: it does not also start steps.
-    if (state.waiters.length > 0 && this.deliverToWaiter(event)) return true;
+    if (state.waiters.length > 0 && deliverToWaiter(this, event)) return true;
     if (target) {
       this.enqueue(slotOf(state, target.name) as StepSlot, event, from);
       return true;
@@ -257,74 +256,6 @@ export class Transitions {
     if (execution.waits === 0) slot.busy--;
   }
 
-  /** The first kept event that matches answers at once; else the wait is registered, and its step's worker freed. */
-  wait(waiter: Waiter, waiterEvent: Event | undefined): void {
-    const state = this.state;
-    const { type, execution } = waiter;
-    const unclaimed = state.unclaimed;
-    for (let i = 0; i < unclaimed.length; i++) {
-      let event = unclaimed[i] as Event | SavedEvent;
-      if (!isEvent(event)) {
-        // Restored before anything knew its class (only the waiting step names it): decoded now.
-        const saved = event as unknown as SavedEvent;
-        if (saved.type !== eventTypeName(type)) continue;
-        try {
-          event = unclaimed[i] = decodeEvent(saved, new Map([[saved.type, type]]), `unclaimed event[${i}]`, state.codecs);
-        } catch {
-          continue; // saved in a shape the class no longer takes (an older version): it answers nothing, and the question is asked again
-        }
-      }
-      if (matches(waiter, event as Event)) {
-        unclaimed.splice(i, 1);
-        this.tookForWait(execution, event as Event);
-        return this.emit({ kind: "answer", waiter, answer: { ok: true, event: event as Event } });
-      }
-    }
-    if (ended(state)) {
-      const error = new WorkflowRuntimeError(`waitForEvent(${eventTypeName(type)}) was called after the run ended.`);
-      return this.emit({ kind: "answer", waiter, answer: { ok: false, error } });
-    }
-    state.waiters.push(waiter);
-    // A waiting step gives its worker back (Python re-runs the step when the answer comes), so
-    // the events it waits on can reach it even with numWorkers: 1.
-    if (execution && execution.waits++ === 0) {
-      execution.slot.busy--;
-      this.pump(execution.slot);
-    }
-    if (waiterEvent && !ended(state)) this.emit({ kind: "stream", event: waiterEvent });
-  }
-
-  deliverToWaiter(event: Event): boolean {
-    const waiters = this.state.waiters;
-    const index = waiters.findIndex((w) => matches(w, event));
-    if (index < 0) return false;
-    const [waiter] = waiters.splice(index, 1) as [Waiter];
-    this.tookForWait(waiter.execution, event);
-    this.wake(waiter, { ok: true, event });
-    return true;
-  }
-
-  /**
-   * Notes that `execution` took `event` with `waitForEvent`. A restored run executes an
-   * in-flight step again from its input event, and its waits ask again: a save gives them
-   * their answers back, in the order they were taken, so that each goes to its question again
-   * and none is asked twice.
-   */
-  tookForWait(execution: StepExecution | undefined, event: Event): void {
-    if (execution) (execution.waited ??= []).push({ order: this.state.waitedCount++, event, during: runningOnceNames(execution) });
-  }
-
-  /** Continues a waiter: at once, or, for the last pending wait of a step execution, once it has a worker again. */
-  wake(waiter: Waiter, answer: WaitAnswer): void {
-    const execution = waiter.execution;
-    if (!execution || --execution.waits > 0 || execution.ended) return this.emit({ kind: "answer", waiter, answer });
-    const slot = execution.slot;
-    if (slot.busy < slot.step.numWorkers && !slot.resumes?.size) {
-      slot.busy++;
-      this.emit({ kind: "answer", waiter, answer });
-    } else (slot.resumes ??= new Fifo()).push({ waiter, answer });
-  }
-
   /** Ends the run with `error`; `reason` (default: the error) is what the run's signal is aborted with. */
   fail(error: unknown, reason: unknown): void {
     if (ended(this.state)) return;
@@ -376,13 +307,13 @@ function applyInput(t: Transitions, input: RunInput): void {
       input.execution.waited = undefined; // a retry waits again: a save gives back only what this attempt took
       return;
     case "wait":
-      return t.wait(input.waiter, input.waiterEvent);
+      return wait(t, input.waiter, input.waiterEvent);
     case "waitTimedOut": {
       const waiters = t.state.waiters;
       const at = waiters.indexOf(input.waiter);
       if (at < 0) return; // answered meanwhile
       waiters.splice(at, 1);
-      return t.wake(input.waiter, { ok: false, error: input.error });
+      return wake(t, input.waiter, { ok: false, error: input.error });
     }
     case "timedOut": {
       const active = activeSteps(t.state);
@@ -397,21 +328,6 @@ function applyInput(t: Transitions, input: RunInput): void {
     default:
       return assertNever(input);
   }
-}
-
-function matches(waiter: Waiter, event: Event): boolean {
-  const requirements = waiter.requirements;
-  return event instanceof waiter.type && (!requirements || Object.entries(requirements).every(([k, v]) => (event as Record<string, unknown>)[k] === v));
-}
-
-/**
- * The names of `execution`'s `ctx.once` calls whose work is running (live records): found when a
- * wait takes its event, so that `ctx.once` itself pays nothing for waits inside its work.
- */
-function runningOnceNames(execution: StepExecution): string[] | undefined {
-  let names: string[] | undefined;
-  for (const [name, record] of execution.once ?? []) if (record.state === "started" && record.live) (names ??= []).push(name);
-  return names;
 }
 
 function unhandled(stepName: string, event: Event): UnhandledEventError {

@@ -22,7 +22,6 @@ import type { StepDefinition } from "./step.ts";
 import type { Context } from "./context.ts";
 import { attachRun, contextRoot, executionView } from "./context-engine.ts";
 import { startTimer } from "./timers.ts";
-import type { TimeSlices } from "./time-slices.ts";
 import { runOnce } from "./step-once.ts";
 import type { OnceOptions, OnceResult } from "./step-once.ts";
 import { ExecutionOnceScope } from "./execution-once.ts";
@@ -30,31 +29,17 @@ import { encodeRun } from "./saved-run.ts";
 import type { RestoredRun } from "./saved-run.ts";
 import type { Journal } from "./journal/types.ts";
 import type { SavedRun } from "./context-format.ts";
-import type { RunObservers } from "./observer.ts";
 import { anyStepExecuting, ended, newRunState } from "./run-state.ts";
 import type { RunState, StepExecution, Waiter } from "./run-state.ts";
 import { RUN_FINISHED, Transitions } from "./run-transitions.ts";
-import type { RunCommand, RunInput, RunOutcome } from "./run-io.ts";
+import type { RunCommand, RunInput, RunOutcome, RunSettings } from "./run-io.ts";
 import type { RunChange, RunListener } from "./run-io.ts";
 import { collect, collectCount } from "./collect-events.ts";
 import { pendingRun } from "./run-save.ts";
 import { lifecycleChanges, logChanges, ObservationBridge } from "./run-observers.ts";
 
-export type { RunOutcome } from "./run-io.ts";
+export type { RunOutcome, RunSettings } from "./run-io.ts";
 export type { StepExecution } from "./run-state.ts";
-
-/** Options of one run. */
-export interface RunSettings {
-  readonly workflowName: string;
-  /** Write RunStartedEvent, StepStateChangedEvent and RunEndedEvent to the stream. */
-  readonly lifecycleEvents?: boolean;
-  readonly timeout: number | null;
-  readonly log: ((line: string) => void) | undefined;
-  /** Who follows the run (the workflow's observers). */
-  readonly observers: RunObservers;
-  /** The scheduler the run's step executions start in (the workflow's). */
-  readonly timeSlices: TimeSlices;
-}
 
 /** The engine of one run. Created by `workflow.run()`; users meet it through the handler and the context. */
 export class Run {
@@ -267,16 +252,14 @@ export class Run {
   }
 
   #pending(): RestoredRun {
-    return pendingRun(this.state, this.id, (execution) => this.#executionId(execution));
+    return pendingRun(this.state, this.id, (execution) => this.executionIdOf(execution));
   }
 
-  /** `execution`'s id, as saved and as `ctx.stepExecution` tells a step. @example `run.executionIdOf(execution); // "1f0c2a9b.3"` */
+  /**
+   * `execution`'s id, as saved and as `ctx.stepExecution` tells a step: scoped to the run by the
+   * journal key, not by itself. @example `run.executionIdOf(execution); // "1f0c2a9b.3"`
+   */
   executionIdOf(execution: StepExecution): string {
-    return this.#executionId(execution);
-  }
-
-  /** An execution's id as saved: scoped to the run by the journal key, not by itself. */
-  #executionId(execution: StepExecution): string {
     return typeof execution.id === "string" ? execution.id : `${(this.#attempt ??= randomUUID().slice(0, 8))}.${execution.id}`;
   }
 
@@ -293,7 +276,7 @@ export class Run {
 
   /** For {@link ExecutionOnceScope}: the journal key of `ctx.once(name)` in `execution`. */
   onceKey(execution: StepExecution, name: string): string {
-    return `once:${this.id}:${this.#executionId(execution)}:${name}`;
+    return `once:${this.id}:${this.executionIdOf(execution)}:${name}`;
   }
 
   /** For {@link ExecutionOnceScope}: why the run ended, or `undefined` while it goes on. */

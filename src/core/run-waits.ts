@@ -1,0 +1,104 @@
+/**
+ * The waits of a run's transitions: `waitForEvent` answered from the events kept so far or
+ * registered, events given to the waiters they answer, and a waiting step woken once it has a
+ * worker again. Part of the transitions (run-transitions.ts): synchronous, on the run's state.
+ */
+import { eventTypeName, isEvent } from "./event.ts";
+import type { Event } from "./event.ts";
+import { WorkflowRuntimeError } from "./errors.ts";
+import { decodeEvent } from "./serialize.ts";
+import type { SavedEvent } from "./serialize.ts";
+import { ended, Fifo } from "./run-state.ts";
+import type { RunState, StepExecution, StepSlot, WaitAnswer, Waiter } from "./run-state.ts";
+import type { RunCommand } from "./run-io.ts";
+
+/** What the waits need of the transitions: the state, a command out, a step's queue run again. @example `const host: WaitHost = transitions;` */
+export interface WaitHost {
+  readonly state: RunState;
+  emit(command: RunCommand): void;
+  pump(slot: StepSlot): void;
+}
+
+/** The first kept event that matches answers at once; else the wait is registered, and its step's worker freed. */
+export function wait(t: WaitHost, waiter: Waiter, waiterEvent: Event | undefined): void {
+  const state = t.state;
+  const { type, execution } = waiter;
+  const unclaimed = state.unclaimed;
+  for (let i = 0; i < unclaimed.length; i++) {
+    let event = unclaimed[i] as Event | SavedEvent;
+    if (!isEvent(event)) {
+      // Restored before anything knew its class (only the waiting step names it): decoded now.
+      const saved = event as unknown as SavedEvent;
+      if (saved.type !== eventTypeName(type)) continue;
+      try {
+        event = unclaimed[i] = decodeEvent(saved, new Map([[saved.type, type]]), `unclaimed event[${i}]`, state.codecs);
+      } catch {
+        continue; // saved in a shape the class no longer takes (an older version): it answers nothing, and the question is asked again
+      }
+    }
+    if (matches(waiter, event as Event)) {
+      unclaimed.splice(i, 1);
+      tookForWait(t, execution, event as Event);
+      return t.emit({ kind: "answer", waiter, answer: { ok: true, event: event as Event } });
+    }
+  }
+  if (ended(state)) {
+    const error = new WorkflowRuntimeError(`waitForEvent(${eventTypeName(type)}) was called after the run ended.`);
+    return t.emit({ kind: "answer", waiter, answer: { ok: false, error } });
+  }
+  state.waiters.push(waiter);
+  // A waiting step gives its worker back (Python re-runs the step when the answer comes), so
+  // the events it waits on can reach it even with numWorkers: 1.
+  if (execution && execution.waits++ === 0) {
+    execution.slot.busy--;
+    t.pump(execution.slot);
+  }
+  if (waiterEvent && !ended(state)) t.emit({ kind: "stream", event: waiterEvent });
+}
+
+/** Gives `event` to the first waiter it answers, if any. */
+export function deliverToWaiter(t: WaitHost, event: Event): boolean {
+  const waiters = t.state.waiters;
+  const index = waiters.findIndex((w) => matches(w, event));
+  if (index < 0) return false;
+  const [waiter] = waiters.splice(index, 1) as [Waiter];
+  tookForWait(t, waiter.execution, event);
+  wake(t, waiter, { ok: true, event });
+  return true;
+}
+
+/**
+ * Notes that `execution` took `event` with `waitForEvent`. A restored run executes an
+ * in-flight step again from its input event, and its waits ask again: a save gives them
+ * their answers back, in the order they were taken, so that each goes to its question again
+ * and none is asked twice.
+ */
+function tookForWait(t: WaitHost, execution: StepExecution | undefined, event: Event): void {
+  if (execution) (execution.waited ??= []).push({ order: t.state.waitedCount++, event, during: runningOnceNames(execution) });
+}
+
+/** Continues a waiter: at once, or, for the last pending wait of a step execution, once it has a worker again. */
+export function wake(t: WaitHost, waiter: Waiter, answer: WaitAnswer): void {
+  const execution = waiter.execution;
+  if (!execution || --execution.waits > 0 || execution.ended) return t.emit({ kind: "answer", waiter, answer });
+  const slot = execution.slot;
+  if (slot.busy < slot.step.numWorkers && !slot.resumes?.size) {
+    slot.busy++;
+    t.emit({ kind: "answer", waiter, answer });
+  } else (slot.resumes ??= new Fifo()).push({ waiter, answer });
+}
+
+function matches(waiter: Waiter, event: Event): boolean {
+  const requirements = waiter.requirements;
+  return event instanceof waiter.type && (!requirements || Object.entries(requirements).every(([k, v]) => (event as Record<string, unknown>)[k] === v));
+}
+
+/**
+ * The names of `execution`'s `ctx.once` calls whose work is running (live records): found when a
+ * wait takes its event, so that `ctx.once` itself pays nothing for waits inside its work.
+ */
+function runningOnceNames(execution: StepExecution): string[] | undefined {
+  let names: string[] | undefined;
+  for (const [name, record] of execution.once ?? []) if (record.state === "started" && record.live) (names ??= []).push(name);
+  return names;
+}
