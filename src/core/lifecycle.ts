@@ -1,7 +1,8 @@
 /**
- * Run lifecycle events: what a stream consumer (a UI, a server) needs to follow a run and
- * learn how it ended without awaiting the handler. Written to the stream only when the run
- * is started with `{ lifecycleEvents: true }`, so runs that do not ask pay nothing.
+ * Run lifecycle events: what a stream consumer (a UI, a server) needs to follow a run, see
+ * when it waits for input, and learn how it ended without awaiting the handler. Written to the
+ * stream only when the run is started with `{ lifecycleEvents: true }`, so runs that do not ask
+ * pay nothing.
  */
 import { Event } from "./event.ts";
 
@@ -37,6 +38,17 @@ export class StepStateChangedEvent extends Event<{
   readonly error?: string;
   readonly willRetry?: boolean;
 }> {}
+
+/**
+ * The run is idle: nothing is queued and no step is executing, so it can go on only when an
+ * event comes from outside (the answer to a `waitForEvent`, or an event a step accepts, such
+ * as a `HumanResponseEvent`). Python's `WorkflowIdleEvent`. Written once per idle period,
+ * after what was under way when it became idle has had its turn (an answer sent at once
+ * leaves no idle period): again only after a step has run and the run is idle once more.
+ * @example
+ * if (ev instanceof WorkflowIdleEvent) console.log(`run ${ev.runId} is waiting for input`);
+ */
+export class WorkflowIdleEvent extends Event<{ readonly runId: string }> {}
 
 /** How a run ended. @example `const ok = (status: RunStatus) => status === "succeeded";` */
 export type RunStatus = "succeeded" | "failed" | "timedOut" | "cancelled";

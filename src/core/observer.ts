@@ -62,9 +62,11 @@ export interface StepObservation {
   ended(outcome: StepOutcome): void;
 }
 
-/** What an observer follows of one run. @example `{ stepStarted: () => undefined, runEnded: () => {} }` */
+/** What an observer follows of one run. @example `{ stepStarted: () => undefined, idle: () => console.log("waiting"), runEnded: () => {} }` */
 export interface RunObservation {
   stepStarted(step: ObservedStep): StepObservation | undefined;
+  /** The run became idle: nothing queued or executing, it waits for an event from outside (once per idle period). */
+  idle?(): void;
   runEnded(end: RunEnd): void;
 }
 
@@ -143,6 +145,7 @@ export class RunObservers {
           ended: (outcome) => steps.forEach((s) => s.ended(outcome)),
         };
       },
+      idle: () => guarded.forEach((o) => o.idle?.()),
       runEnded: (end) => guarded.forEach((o) => o.runEnded(end)),
     };
   }
@@ -221,6 +224,7 @@ function guardedRun(observation: RunObservation): RunObservation {
         ended: (outcome) => quietly(() => s.ended(outcome)),
       };
     },
+    idle: () => quietly(() => observation.idle?.()),
     runEnded: (end) => quietly(() => observation.runEnded(end)),
   };
 }

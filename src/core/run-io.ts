@@ -15,7 +15,7 @@ import type { TimeSlices } from "./time-slices.ts";
 /** Options of one run. @example `const settings: RunSettings = { workflowName: "Flow", timeout: 10, log: undefined, observers, timeSlices };` */
 export interface RunSettings {
   readonly workflowName: string;
-  /** Write RunStartedEvent, StepStateChangedEvent and RunEndedEvent to the stream. */
+  /** Write RunStartedEvent, StepStateChangedEvent, WorkflowIdleEvent and RunEndedEvent to the stream. */
   readonly lifecycleEvents?: boolean;
   readonly timeout: number | null;
   readonly log: ((line: string) => void) | undefined;
@@ -51,7 +51,9 @@ export type RunInput =
   /** The run's timeout (`seconds`) expired. */
   | { readonly kind: "timedOut"; readonly workflow: string; readonly seconds: number }
   /** The run fails with `error` (a cancel, an error outside the steps). */
-  | { readonly kind: "fail"; readonly error: unknown };
+  | { readonly kind: "fail"; readonly error: unknown }
+  /** The check a `checkIdle` command deferred: the run is idle if it still is, and has not worked since it became idle as `period`. */
+  | { readonly kind: "idleCheck"; readonly period: number };
 
 /** What the driver carries out: the output of {@link transition}, in order. */
 export type RunCommand =
@@ -65,6 +67,12 @@ export type RunCommand =
   | { readonly kind: "stream"; readonly event: Event }
   /** Tell the run's observers. */
   | { readonly kind: "observe"; readonly change: RunChange }
+  /**
+   * The observed run became idle (its `period`-th time): apply `idleCheck` once what is under
+   * way has had its turn, as Python checks after a yield, so that an answer sent at once (in
+   * the stream's loop, say) is not first told of as a wait.
+   */
+  | { readonly kind: "checkIdle"; readonly period: number }
   /** The run ended: answer `waiters` with `reason`, stop timers, abort the signal (`reason`), settle with `outcome`. */
   | { readonly kind: "end"; readonly outcome: RunOutcome; readonly reason: unknown; readonly waiters: readonly Waiter[] };
 
@@ -86,6 +94,8 @@ export type RunChange =
   | { readonly kind: "stepRecovering"; readonly execution: StepExecution; readonly recoverer: string }
   /** The run ended while the execution was still going: its result will be ignored. */
   | { readonly kind: "stepCancelled"; readonly execution: StepExecution }
+  /** The run is idle: nothing queued or executing, it waits for an event from outside. Once per idle period. */
+  | { readonly kind: "runIdle" }
   /** The run ended. */
   | { readonly kind: "runEnded"; readonly outcome: RunOutcome };
 

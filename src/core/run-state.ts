@@ -204,6 +204,8 @@ export interface RunState {
   executions: number;
   /** Recoveries made, per recovery step (counted per run: a resumed run starts again from 0). */
   recoveries: Map<string, number> | undefined;
+  /** How many times the run, observed, became idle: an idle check tells only of the latest, so each idle period once. */
+  idlePeriod: number;
 }
 
 /**
@@ -249,6 +251,7 @@ export function newRunState(graph: WorkflowGraph, codecs: Codecs): RunState {
     waitedCount: 0,
     executions: 0,
     recoveries: undefined,
+    idlePeriod: 0,
   };
 }
 
@@ -296,6 +299,18 @@ export function ended(state: RunState): boolean {
  */
 export function activeSteps(state: RunState): string[] {
   return state.slots.filter((s) => s.inFlight.size > 0).map((s) => s.step.name);
+}
+
+/**
+ * Whether the run is idle: running, with no step execution queued, executing or about to
+ * continue, so that only an event from outside can move it on (Python's `_check_idle_state`).
+ * A step waiting in `waitForEvent` holds no worker, so it does not count as executing.
+ * @example if (idle(state)) console.log("waiting for input");
+ */
+export function idle(state: RunState): boolean {
+  if (state.phase !== "running") return false;
+  for (const slot of state.slots) if (slot.busy > 0 || slot.queue?.size || slot.resumes?.size) return false;
+  return true;
 }
 
 /**

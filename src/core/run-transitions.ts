@@ -13,7 +13,7 @@ import { StepFailedEvent } from "./step-failed.ts";
 import { retryDelay } from "./step.ts";
 import type { StepDefinition } from "./step.ts";
 import { describeKind, describeRequirements, describeValue } from "./user-text.ts";
-import { activeSteps, ended, Fifo, newExecution, slotOf } from "./run-state.ts";
+import { activeSteps, ended, Fifo, idle, newExecution, slotOf } from "./run-state.ts";
 import type { RunState, StepExecution, StepSlot } from "./run-state.ts";
 import type { RunChange, RunCommand, RunInput, RunOutcome } from "./run-io.ts";
 import { loadRestored } from "./run-save.ts";
@@ -99,6 +99,15 @@ export class Transitions {
 
   note(change: RunChange): void {
     this.emit({ kind: "observe", change });
+  }
+
+  /**
+   * After a step gave its worker back (or the run started): a run left with nothing to do but
+   * wait for events from outside has become idle, which its observers learn once the driver's
+   * deferred check confirms it. Never checked for runs nobody observes.
+   */
+  quiet(): void {
+    if (this.observed && idle(this.state)) this.emit({ kind: "checkIdle", period: ++this.state.idlePeriod });
   }
 
   send(event: Event, target: StepDefinition | undefined): void {
@@ -189,6 +198,7 @@ export class Transitions {
       }
     }
     if (slot.queue?.size || slot.resumes?.size) this.pump(slot);
+    if (this.observed && execution.waits === 0) this.quiet();
   }
 
   /** An attempt threw: retry it (now or after a delay), hand it to a recovery step, or fail the run. */
@@ -294,7 +304,7 @@ function applyInput(t: Transitions, input: RunInput): void {
       if (ended(t.state)) return;
       t.state.phase = "running";
       for (const slot of t.state.slots) t.pump(slot);
-      return;
+      return t.quiet(); // a restored run may start with nothing to execute, only questions asked
     case "send":
       return t.send(input.event, input.target);
     case "stepReturned":
@@ -325,6 +335,10 @@ function applyInput(t: Transitions, input: RunInput): void {
     }
     case "fail":
       return t.fail(input.error, input.error);
+    case "idleCheck":
+      // No step has run since (a later idle period would have a later number), and none runs now.
+      if (input.period === t.state.idlePeriod && idle(t.state)) t.note({ kind: "runIdle" });
+      return;
     default:
       return assertNever(input);
   }

@@ -12,11 +12,12 @@ import { ended, Fifo } from "./run-state.ts";
 import type { RunState, StepExecution, StepSlot, WaitAnswer, Waiter } from "./run-state.ts";
 import type { RunCommand } from "./run-io.ts";
 
-/** What the waits need of the transitions: the state, a command out, a step's queue run again. @example `const host: WaitHost = transitions;` */
+/** What the waits need of the transitions: the state, a command out, a step's queue run again, the idle check. @example `const host: WaitHost = transitions;` */
 export interface WaitHost {
   readonly state: RunState;
   emit(command: RunCommand): void;
   pump(slot: StepSlot): void;
+  quiet(): void;
 }
 
 /** The first kept event that matches answers at once; else the wait is registered, and its step's worker freed. */
@@ -49,11 +50,13 @@ export function wait(t: WaitHost, waiter: Waiter, waiterEvent: Event | undefined
   state.waiters.push(waiter);
   // A waiting step gives its worker back (Python re-runs the step when the answer comes), so
   // the events it waits on can reach it even with numWorkers: 1.
-  if (execution && execution.waits++ === 0) {
+  const freed = execution !== undefined && execution.waits++ === 0;
+  if (freed) {
     execution.slot.busy--;
     t.pump(execution.slot);
   }
   if (waiterEvent && !ended(state)) t.emit({ kind: "stream", event: waiterEvent });
+  if (freed) t.quiet();
 }
 
 /** Gives `event` to the first waiter it answers, if any. */

@@ -183,6 +183,8 @@ export class Run {
         return this.stream.push(command.event);
       case "observe":
         return this.#observe(command.change);
+      case "checkIdle":
+        return void setImmediate(() => this.#do({ kind: "idleCheck", period: command.period }));
       case "end":
         return this.#end(command.outcome, command.reason, command.waiters);
       default:

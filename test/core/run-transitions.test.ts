@@ -9,7 +9,7 @@ import { buildGraph } from "../../src/core/graph.ts";
 import { defineStep } from "../../src/core/step.ts";
 import type { StepConfig } from "../../src/core/step.ts";
 import { StepFailedEvent } from "../../src/core/step-failed.ts";
-import { newRunState, slotOf } from "../../src/core/run-state.ts";
+import { idle, newRunState, slotOf } from "../../src/core/run-state.ts";
 import type { RunState, StepExecution, WaitAnswer, Waiter } from "../../src/core/run-state.ts";
 import { transition } from "../../src/core/run-transitions.ts";
 import type { RunCommand, RunInput } from "../../src/core/run-io.ts";
@@ -336,6 +336,110 @@ describe("timedOut and fail", () => {
     const input: RunInput = { kind: "fail", error: new Error("x") };
     expect(kinds(transition(state, input))).toEqual(["end"]);
     expect(transition(state, input)).toEqual([]);
+  });
+});
+
+describe("idle: nothing queued or executing, only events from outside can move the run on", () => {
+  const checks = (commands: readonly RunCommand[]) => commands.flatMap((c) => (c.kind === "checkIdle" ? [c.period] : []));
+  const told = (commands: readonly RunCommand[]) => commands.filter((c) => c.kind === "observe" && c.change.kind === "runIdle").length;
+
+  it("a run that is not running is not idle", () => {
+    const state = newState();
+    expect(idle(state)).toBe(false);
+    transition(state, { kind: "schedule", event: new StartEvent({}) });
+    expect(idle(state)).toBe(false);
+    transition(state, { kind: "fail", error: new Error("x") });
+    expect(idle(state)).toBe(false);
+  });
+
+  it("a step executing, or an event queued for one, keeps a run from being idle", () => {
+    const { state, execution } = running();
+    expect(idle(state)).toBe(false);
+    transition(state, { kind: "send", event: new Query({ q: "2" }), target: undefined });
+    transition(state, { kind: "send", event: new Query({ q: "3" }), target: undefined }); // queued: both workers busy
+    transition(state, { kind: "stepReturned", execution, output: undefined, attempt: 1 });
+    expect(idle(state)).toBe(false);
+  });
+
+  it("a running run with nothing to do is idle, with or without a step waiting in waitForEvent", () => {
+    const { state, execution } = running();
+    transition(state, { kind: "wait", waiter: waiter(Approval, execution), waiterEvent: undefined });
+    expect(state.waiters).toHaveLength(1);
+    expect(idle(state)).toBe(true);
+    const other = running();
+    transition(other.state, { kind: "stepReturned", execution: other.execution, output: undefined, attempt: 1 });
+    expect(other.state.waiters).toHaveLength(0);
+    expect(idle(other.state)).toBe(true);
+  });
+
+  it("one step executing is enough: a wait elsewhere does not make the run idle", () => {
+    const { state, execution } = running();
+    const [answering] = transition(state, { kind: "send", event: new Answer({ a: "x" }), target: undefined });
+    transition(state, { kind: "wait", waiter: waiter(Approval, execution), waiterEvent: undefined });
+    expect(idle(state)).toBe(false);
+    transition(state, { kind: "stepReturned", execution: (answering as Extract<RunCommand, { kind: "execute" }>).execution, output: undefined, attempt: 1 });
+    expect(idle(state)).toBe(true);
+  });
+
+  it("observed, a step that gives back the last busy worker asks for an idle check; unobserved, nothing is checked", () => {
+    const question = new InputRequiredEvent({ prefix: "?" });
+    const observed = running();
+    const commands = transition(observed.state, { kind: "stepReturned", execution: observed.execution, output: question, attempt: 1 }, true);
+    expect(kinds(commands)).toEqual(["observe", "stream", "checkIdle"]);
+    expect(checks(commands)).toEqual([1]);
+    const unobserved = running();
+    expect(transition(unobserved.state, { kind: "stepReturned", execution: unobserved.execution, output: question, attempt: 1 })).toEqual([
+      { kind: "stream", event: question },
+    ]);
+  });
+
+  it("a wait that frees the last busy worker asks for an idle check after its question; a wait answered at once does not", () => {
+    const { state, execution } = running();
+    const question = new InputRequiredEvent({ prefix: "?" });
+    const commands = transition(state, { kind: "wait", waiter: waiter(Approval, execution), waiterEvent: question }, true);
+    expect(kinds(commands)).toEqual(["stream", "checkIdle"]);
+    const kept = running();
+    transition(kept.state, { kind: "send", event: new Approval({ ok: true }), target: undefined });
+    expect(kinds(transition(kept.state, { kind: "wait", waiter: waiter(Approval, kept.execution), waiterEvent: question }, true))).toEqual(["answer"]);
+  });
+
+  it("no idle check while work remains, nor when the step ends the run", () => {
+    const { state, execution } = running();
+    transition(state, { kind: "send", event: new Query({ q: "2" }), target: undefined });
+    expect(checks(transition(state, { kind: "stepReturned", execution, output: undefined, attempt: 1 }, true))).toEqual([]);
+    const stopping = running();
+    transition(stopping.state, { kind: "wait", waiter: waiter(Approval), waiterEvent: undefined }); // a wait from outside the steps
+    const commands = transition(
+      stopping.state,
+      { kind: "stepReturned", execution: stopping.execution, output: new StopEvent({ result: 1 }), attempt: 1 },
+      true,
+    );
+    expect(kinds(commands)).toEqual(["observe", "stream", "end"]);
+  });
+
+  it("the idle check tells the observers once per idle period, and not if a step has run since", () => {
+    const { state, execution } = running();
+    const w = waiter(Approval, execution);
+    const [period] = checks(transition(state, { kind: "wait", waiter: w, waiterEvent: undefined }, true));
+    expect(told(transition(state, { kind: "idleCheck", period: period as number }, true))).toBe(1);
+    // The answer comes: the step continues, asks again, and the run is idle a second time.
+    expect(kinds(transition(state, { kind: "send", event: new Approval({ ok: true }), target: undefined }, true))).toEqual(["answer"]);
+    expect(told(transition(state, { kind: "idleCheck", period: period as number }, true))).toBe(0); // executing again
+    const [second] = checks(transition(state, { kind: "wait", waiter: waiter(Approval, execution), waiterEvent: undefined }, true));
+    expect(second).toBe((period as number) + 1);
+    expect(told(transition(state, { kind: "idleCheck", period: period as number }, true))).toBe(0); // a check of the period before
+    expect(told(transition(state, { kind: "idleCheck", period: second as number }, true))).toBe(1);
+    transition(state, { kind: "fail", error: new Error("x") });
+    expect(transition(state, { kind: "idleCheck", period: second as number }, true)).toEqual([]);
+  });
+
+  it("a restored run that starts with nothing to execute (its question asked, its answer not come) asks for an idle check", () => {
+    const state = newState();
+    transition(state, { kind: "restore", restored: { queued: {}, inFlight: {}, collected: {}, unclaimed: [] } });
+    expect(kinds(transition(state, { kind: "start" }, true))).toEqual(["checkIdle"]);
+    const fresh = newState();
+    transition(fresh, { kind: "schedule", event: new StartEvent({}) });
+    expect(kinds(transition(fresh, { kind: "start" }, true))).toEqual(["execute"]);
   });
 });
 
