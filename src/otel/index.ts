@@ -113,6 +113,8 @@ class OpenTelemetryObserver implements RunObserver {
           },
         };
       },
+      // A run waiting for input (a human's answer) says when it began to wait: the gap before its next step is not slowness.
+      idle: () => span.addEvent("stepflow.run.idle"),
       runEnded: (end) => {
         // Steps still executing when the run ended (it finished, failed or timed out meanwhile) end with it.
         for (const stepSpan of open) {

@@ -4,7 +4,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
+import { HumanResponseEvent, StartEvent, StopEvent, Workflow, WorkflowIdleEvent, step } from "../../src/index.ts";
 import type { Context } from "../../src/index.ts";
 import { instrumentStepflow } from "../../src/otel/index.ts";
 import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
@@ -122,6 +122,22 @@ describe("stepflow/otel: spans of an agent run", () => {
     const [explode] = named("step explode");
     expect(explode?.status.code).toBe(SpanStatusCode.ERROR);
     expect(explode?.events.map((e) => e.name)).toEqual(["exception"]);
+  });
+
+  it("marks on the run's span when the run began to wait for input: one event per wait", async () => {
+    class Approve extends Workflow<{}, string> {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async approve(ctx: Context) {
+        const first = await ctx.waitForEvent(HumanResponseEvent<{ response: string }>);
+        const second = await ctx.waitForEvent(HumanResponseEvent<{ response: string }>);
+        return new StopEvent({ result: `${first.response}, ${second.response}` });
+      }
+    }
+    const handler = new Approve({ timeout: 10 }).run({}, { lifecycleEvents: true });
+    for await (const ev of handler.streamEvents()) if (ev instanceof WorkflowIdleEvent) handler.ctx.sendEvent(new HumanResponseEvent({ response: "yes" }));
+    expect(await handler).toBe("yes, yes");
+    const [run] = named("invoke_workflow Approve");
+    expect(run?.events.map((e) => e.name)).toEqual(["stepflow.run.idle", "stepflow.run.idle"]);
   });
 
   it("is a no-op until the application registers a provider, and uses the global one once it does", async () => {
