@@ -13,6 +13,7 @@ import {
   WorkflowTimeoutError,
   InputRequiredEvent,
   StepStateChangedEvent,
+  WorkflowIdleEvent,
   DEFAULT_CODECS,
   decodeValue,
   eventTypeName,
@@ -240,6 +241,8 @@ export class HandlerRegistry {
       try {
         for await (const ev of handler.streamEvents()) {
           if (this.#closing || this.#taken.has(id)) continue; // the cancel of a shutdown is not part of the run's story
+          // Not recorded: a client following a waiting run gets its question, then only heartbeats until the answer.
+          if (ev instanceof WorkflowIdleEvent) continue;
           if (ev instanceof StepStateChangedEvent) {
             const stack = ev.state === "failed" ? stacks.shift() : undefined;
             served.record(ev, workflow.codecs, false, stack ? { stack } : undefined);
