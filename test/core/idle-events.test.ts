@@ -21,6 +21,7 @@ import {
 } from "../../src/index.ts";
 import type { Event as AnyEvent, WorkflowHandler } from "../../src/index.ts";
 
+class Question extends InputRequiredEvent<{ prefix: string }> {}
 class Answer extends HumanResponseEvent<{ response: string }> {}
 class Ask extends Event<{ q: string }> {}
 class Work extends Event<{ n: number }> {}
@@ -30,7 +31,7 @@ const describeEvent = (ev: AnyEvent): string => {
   if (ev instanceof StepStateChangedEvent) return `${ev.step} ${ev.state}`;
   if (ev instanceof WorkflowIdleEvent) return "idle";
   if (ev instanceof RunEndedEvent) return `run ${ev.status}`;
-  if (ev instanceof InputRequiredEvent) return `asked ${String(ev.prefix)}`;
+  if (ev instanceof Question) return `asked ${ev.prefix}`;
   return ev.constructor.name;
 };
 
@@ -53,8 +54,8 @@ const turns = async (n = 3) => {
 class TwoQuestions extends Workflow<{}, string> {
   @step({ accepts: [StartEvent], emits: [StopEvent] })
   async ask(ctx: Context) {
-    const name = await ctx.waitForEvent(Answer, { waiterEvent: new InputRequiredEvent({ prefix: "name?" }) });
-    const city = await ctx.waitForEvent(Answer, { waiterEvent: new InputRequiredEvent({ prefix: "city?" }) });
+    const name = await ctx.waitForEvent(Answer, { waiterEvent: new Question({ prefix: "name?" }) });
+    const city = await ctx.waitForEvent(Answer, { waiterEvent: new Question({ prefix: "city?" }) });
     return new StopEvent({ result: `${name.response} from ${city.response}` });
   }
 }
@@ -89,9 +90,9 @@ describe("WorkflowIdleEvent", () => {
 
   it("a step that returns an InputRequiredEvent and a step that accepts the answer: idle without any waitForEvent", async () => {
     class Returns extends Workflow<{}, string> {
-      @step({ accepts: [StartEvent], emits: [InputRequiredEvent] })
+      @step({ accepts: [StartEvent], emits: [Question] })
       async ask() {
-        return new InputRequiredEvent({ prefix: "name?" });
+        return new Question({ prefix: "name?" });
       }
       @step({ accepts: [Answer], emits: [StopEvent] })
       async greet(_ctx: Context, ev: Answer) {
@@ -124,7 +125,7 @@ describe("WorkflowIdleEvent", () => {
       }
       @step({ accepts: [Ask], emits: [StopEvent] })
       async ask(ctx: Context, ev: Ask) {
-        const answer = await ctx.waitForEvent(Answer, { waiterEvent: new InputRequiredEvent({ prefix: ev.q }) });
+        const answer = await ctx.waitForEvent(Answer, { waiterEvent: new Question({ prefix: ev.q }) });
         return new StopEvent({ result: answer.response });
       }
       @step({ accepts: [Work], emits: [] })
