@@ -2,10 +2,11 @@
  * `stepflow run <module> [workflow] --input JSON`: one run of a user's workflow in this
  * process, its events printed on stderr as they come, its result on stdout. A step that asks a
  * human (an `InputRequiredEvent`) is asked in the terminal; the line typed is sent back as a
- * `HumanResponseEvent` with `{ response }`.
+ * `HumanResponseEvent` with `{ response }`. A run that waits for any other event from outside
+ * says so, rather than staying silent until its timeout.
  */
 import { createInterface } from "node:readline";
-import { encodeEvent, encodeValue, eventTypeName, HumanResponseEvent, InputRequiredEvent, quoteInput, StopEvent } from "../core/internal.ts";
+import { encodeEvent, encodeValue, eventTypeName, HumanResponseEvent, InputRequiredEvent, quoteInput, runOf, StopEvent } from "../core/internal.ts";
 import type { EventClass } from "../core/internal.ts";
 import { LineQueue } from "./approval-prompt.ts";
 import { UsageError } from "./errors.ts";
@@ -47,6 +48,14 @@ export async function runWorkflowCommand(
   const handler = served.workflow.run(input as never);
   const dim = term.colors.dim;
   let lines: LineQueue | undefined;
+  let asking = false;
+  const run = runOf(handler.ctx);
+  run?.subscribe((change) => {
+    if (change.kind !== "runIdle" || asking) return;
+    const waited = [...new Set(run.state.waiters.map((w) => eventTypeName(w.type)))];
+    const what = waited.length > 0 ? `${waited.join(", ")} from outside` : "an event from outside";
+    term.err.write(`${dim(`· waiting for ${terminalSafe(what)}; stepflow run sends only the answers to questions (InputRequiredEvent)`)}\n`);
+  });
   try {
     for await (const event of handler.streamEvents()) {
       const type = eventTypeName(event.constructor as EventClass);
@@ -58,7 +67,9 @@ export async function runWorkflowCommand(
         const prefix = typeof (event as { prefix?: unknown }).prefix === "string" ? (event as { prefix: string }).prefix : "Your answer";
         term.err.write(`${terminalSafe(prefix)} > `);
         lines ??= new LineQueue(createInterface({ input: stdin, terminal: false }));
+        asking = true;
         const line = await lines.next();
+        asking = false;
         if (line === undefined) {
           handler.cancel();
           throw new UsageError(`${served.name} asked "${prefix}" and the input ended before an answer: run it in a terminal, or pipe the answers in.`);

@@ -64,6 +64,29 @@ describe("stepflow run <module>", () => {
     );
   });
 
+  it("says what a run waits for when it is an event the terminal cannot send, not only when it times out", async () => {
+    await writeFile(
+      join(dir, "checkout.ts"),
+      [
+        'import { Event, StartEvent, StopEvent, Workflow, step, type Context } from "stepflow";',
+        "class Payment extends Event<{ amount: number }> {}",
+        "class Checkout extends Workflow<{}, string> {",
+        "  @step({ accepts: [StartEvent], emits: [StopEvent] })",
+        "  async pay(ctx: Context) {",
+        "    const paid = await ctx.waitForEvent(Payment);",
+        "    return new StopEvent({ result: `paid ${paid.amount}` });",
+        "  }",
+        "}",
+        "export const checkout = new Checkout({ timeout: 3 });",
+        "",
+      ].join("\n"),
+    );
+    const run = await stepflow(["run", "./checkout.ts"]);
+    expect(run.stderr).toContain("· waiting for Payment from outside; stepflow run sends only the answers to questions (InputRequiredEvent)\n");
+    expect(run.stderr).toContain("timed out after 3 seconds");
+    expect(run.code).not.toBe(0);
+  });
+
   it("says which file exports no workflow, and what to export", async () => {
     await writeFile(join(dir, "empty.ts"), "export const answer = 42;\n");
     const run = await stepflow(["run", "./empty.ts"]);
