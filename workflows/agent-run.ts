@@ -6,8 +6,10 @@
 import type { ToolCallLLM } from "@llamaindex/core/llms";
 import { RunLocal } from "../src/index.ts";
 import type { Context } from "../src/index.ts";
-import { useJournal } from "../src/journal/index.ts";
-import type { Journal } from "../src/journal/index.ts";
+// From the core, not stepflow/journal, whose SQLite and PostgreSQL journals a run that only
+// uses a journal it was given does not need loaded (they add 7 files to the CLI's cold start).
+import { useJournal } from "../src/core/internal.ts";
+import type { Journal } from "../src/core/internal.ts";
 import type { ToolSource } from "../src/tools/tool-calls.ts";
 import { runHistory } from "./agent-history.ts";
 import type { RunHistory } from "./agent-history.ts";

@@ -5,7 +5,9 @@
  */
 import type { Interface } from "node:readline";
 import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
-import { describeRestCall } from "../../workflows/tools/rest-api.ts";
+// rest-calls.ts alone, not rest-api.ts: a chat without a REST tool then loads none of the
+// OpenAPI reading and HTTP client code (6 files) just to ask about a calculator call.
+import { describeRestCall } from "../../workflows/tools/rest-calls.ts";
 import type { ToolApprovalRequestEvent } from "../../events/index.ts";
 import { terminalSafe } from "./terminal-text.ts";
 import type { Terminal } from "./render.ts";
