@@ -7,7 +7,7 @@
 import { eventTypeName } from "./event.ts";
 import type { Event, EventClass } from "./event.ts";
 import { WorkflowCancelledByUser, WorkflowTimeoutError } from "./errors.ts";
-import { RunEndedEvent, RunStartedEvent, StepStateChangedEvent } from "./lifecycle.ts";
+import { EventReceivedEvent, RunEndedEvent, RunStartedEvent, StepStateChangedEvent } from "./lifecycle.ts";
 import type { RunStatus, StepState } from "./lifecycle.ts";
 import type { RunObservation, StepObservation } from "./observer.ts";
 import type { RunListener } from "./run-io.ts";
@@ -37,6 +37,7 @@ export function logChanges(log: (line: string) => void): RunListener {
         return log(`Step ${nameOf(change.execution)} failed; recovering with step ${change.recoverer}`);
       case "runStarted":
       case "stepCancelled":
+      case "eventReceived":
       case "runEnded":
         return;
       default:
@@ -47,7 +48,8 @@ export function logChanges(log: (line: string) => void): RunListener {
 
 /**
  * Lifecycle events as a subscriber: `RunStartedEvent`, a `StepStateChangedEvent` per step
- * attempt's change, `RunEndedEvent`, written with `push` (to the run's stream).
+ * attempt's change, an `EventReceivedEvent` per event accepted from outside, `RunEndedEvent`,
+ * written with `push` (to the run's stream).
  * @example const listener = lifecycleChanges(workflowName, () => run.id, (event) => stream.push(event));
  */
 export function lifecycleChanges(workflow: string, runId: () => string, push: (event: Event) => void): RunListener {
@@ -67,6 +69,8 @@ export function lifecycleChanges(workflow: string, runId: () => string, push: (e
         return stepState(change.execution, "cancelled", change.execution.attempt);
       case "stepRecovering":
         return;
+      case "eventReceived":
+        return push(new EventReceivedEvent({ runId: runId(), eventType: typeOf(change.event), event: change.event }));
       case "runEnded":
         return push(runEnded(runId(), change.outcome));
       default:
@@ -119,6 +123,7 @@ export class ObservationBridge {
         );
       case "runStarted":
       case "stepRecovering":
+      case "eventReceived":
         return;
       default:
         return assertNever(change);
