@@ -309,8 +309,7 @@ export class HandlerRegistry {
   #received(served: ServedHandler, workflow: AnyWorkflow, ev: EventReceivedEvent): void {
     const sent = this.#sent.get(ev.event);
     this.#sent.delete(ev.event);
-    // Saved as soon as recorded, as the answer itself is (`send` saves): the record and the run's
-    // way on are lost to a crash together or not at all.
+    // Saved at once, as `send` saves what the answer changed: the record of an answer does not wait for the run's next save.
     if (sent?.decision) {
       served.note("ApprovalDecision", sent.decision);
       return void this.#store.save(served);
