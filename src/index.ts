@@ -10,7 +10,7 @@ export type { RetryPolicy, StepConfig, StepDecorator, StepFunction } from "./cor
 export { exponentialBackoff } from "./core/retry.ts";
 export type { BackoffOptions, ErrorClass } from "./core/retry.ts";
 export { StepFailedEvent } from "./core/step-failed.ts";
-export { RunStartedEvent, StepStateChangedEvent, WorkflowIdleEvent, RunEndedEvent } from "./core/lifecycle.ts";
+export { RunStartedEvent, StepStateChangedEvent, EventReceivedEvent, WorkflowIdleEvent, RunEndedEvent } from "./core/lifecycle.ts";
 export type { RunStatus, StepState } from "./core/lifecycle.ts";
 export { addRunObserver, RunObservers, sharedRunObservers } from "./core/observer.ts";
 export type {

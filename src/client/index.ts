@@ -11,6 +11,7 @@ export type {
   ApprovalDecision,
   Checkpoint,
   ErrorBody,
+  EventReceived,
   EventRole,
   ForkOrigin,
   HandlerInfo,

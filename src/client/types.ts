@@ -99,6 +99,24 @@ export interface ApprovalDecision {
   readonly toolCall?: JsonValue;
 }
 
+/**
+ * An event sent into a run from outside (a human's answer, a client's event), as the server
+ * records it in the run's events (type `EventReceivedEvent`) once the run has taken it, where
+ * it took it: the event's `type` and its fields (`data`), and who sent it (`by`: the
+ * authenticated principal, or "local user"; `label`: what the client called itself,
+ * unverified). An answer to an approval is recorded as an {@link ApprovalDecision} instead.
+ * @example
+ * if (ev.type === "EventReceivedEvent") console.log(`${ev.data.by} sent ${ev.data.type}`, ev.data.data);
+ */
+export interface EventReceived {
+  readonly runId: string;
+  readonly type: string;
+  readonly data: JsonObject;
+  /** Left out when the event was not sent through the server's API. */
+  readonly by?: string;
+  readonly label?: string;
+}
+
 /** The role of an event type in a workflow. @example `const r: EventRole = "start";` */
 export type EventRole = "start" | "stop" | "internal" | "input-required" | "human-response";
 

@@ -141,7 +141,12 @@ export class WorkflowClient {
     return (await this.#json<{ handlers: HandlerInfo[] }>("GET", `/api/handlers${qs}`)).handlers;
   }
 
-  /** Sends an event into a running handler (`type` is its type name, e.g. `HumanResponseEvent`). */
+  /**
+   * Sends an event into a running handler (`type` is its type name, e.g. `HumanResponseEvent`).
+   * Once the run takes it, the server records it in the run's events as an `EventReceivedEvent`
+   * naming who sent it (an answer to an approval: as an `ApprovalDecision`).
+   * @example await client.sendEvent(id, "HumanResponseEvent", { response: "yes" });
+   */
   async sendEvent(id: string, type: string, data: JsonObject = {}): Promise<void> {
     await this.#json("POST", `/api/handlers/${encodeURIComponent(id)}/events`, { type, data });
   }

@@ -18,7 +18,7 @@ export { journalOf, processJournal, useJournal } from "./journal/context-journal
 export { MemoryJournal } from "./journal/memory-journal.ts";
 export { JournalError, checkJournalKey } from "./journal/types.ts";
 export type { Journal, JournalClaim, JournalEntry } from "./journal/types.ts";
-export { RunEndedEvent, RunStartedEvent, StepStateChangedEvent, WorkflowIdleEvent } from "./lifecycle.ts";
+export { EventReceivedEvent, RunEndedEvent, RunStartedEvent, StepStateChangedEvent, WorkflowIdleEvent } from "./lifecycle.ts";
 export { addRunObserver, observeOperation, observing, RunObservers, sharedRunObservers } from "./observer.ts";
 export { approvalAnswerOf, eventsFromOutside } from "./outside-events.ts";
 export type { ObservedAttributes, OperationObservation, RunObservation, RunObserver, StepObservation } from "./observer.ts";

@@ -50,6 +50,17 @@ export class StepStateChangedEvent extends Event<{
  */
 export class WorkflowIdleEvent extends Event<{ readonly runId: string }> {}
 
+/**
+ * An event sent into the run from outside it (through `handler.ctx.sendEvent`: a human's answer,
+ * a client's event) that the run accepted, written where it arrived among the run's other
+ * events. `event` is the accepted event itself; `eventType` its type name. An event sent by a
+ * step is the run's own doing and gets none; a send the run refused (it had ended, a step
+ * name that does not exist) gets none either.
+ * @example
+ * if (ev instanceof EventReceivedEvent) console.log(`${ev.eventType} arrived`, ev.event);
+ */
+export class EventReceivedEvent extends Event<{ readonly runId: string; readonly eventType: string; readonly event: Event }> {}
+
 /** How a run ended. @example `const ok = (status: RunStatus) => status === "succeeded";` */
 export type RunStatus = "succeeded" | "failed" | "timedOut" | "cancelled";
 

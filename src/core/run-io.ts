@@ -36,8 +36,11 @@ export type RunInput =
   | { readonly kind: "restore"; readonly restored: RestoredRun }
   /** The run starts executing what it has loaded. */
   | { readonly kind: "start" }
-  /** An event sent by `ctx.sendEvent` (to `target` only, when given); kept for a later wait when nothing takes it. */
-  | { readonly kind: "send"; readonly event: Event; readonly target: StepDefinition | undefined }
+  /**
+   * An event sent by `ctx.sendEvent` (to `target` only, when given); kept for a later wait when
+   * nothing takes it. `fromOutside`: sent through the handler's context, not by a step.
+   */
+  | { readonly kind: "send"; readonly event: Event; readonly target: StepDefinition | undefined; readonly fromOutside?: boolean }
   /** Attempt `attempt` of `execution` returned `output`. */
   | { readonly kind: "stepReturned"; readonly execution: StepExecution; readonly output: unknown; readonly attempt: number }
   /** Attempt `attempt` of `execution` threw `error`, `elapsed` seconds after its first attempt began. */
@@ -84,6 +87,8 @@ export type RunCommand =
 export type RunChange =
   /** The run started (or a saved run resumed). */
   | { readonly kind: "runStarted"; readonly resumed: boolean }
+  /** The run accepted `event`, sent in from outside it (not by a step); noted before what it leads to. */
+  | { readonly kind: "eventReceived"; readonly event: Event }
   /** Attempt `attempt` of `execution` is about to call its step. */
   | { readonly kind: "stepStarted"; readonly execution: StepExecution; readonly attempt: number }
   /** Attempt `attempt` returned `output` (an event, or nothing). */

@@ -7,7 +7,7 @@
 import { eventTypeName } from "./event.ts";
 import type { Event, EventClass } from "./event.ts";
 import { WorkflowCancelledByUser, WorkflowTimeoutError } from "./errors.ts";
-import { RunEndedEvent, RunStartedEvent, StepStateChangedEvent, WorkflowIdleEvent } from "./lifecycle.ts";
+import { EventReceivedEvent, RunEndedEvent, RunStartedEvent, StepStateChangedEvent, WorkflowIdleEvent } from "./lifecycle.ts";
 import type { RunStatus, StepState } from "./lifecycle.ts";
 import type { RunObservation, StepObservation } from "./observer.ts";
 import type { RunListener } from "./run-io.ts";
@@ -38,6 +38,7 @@ export function logChanges(log: (line: string) => void): RunListener {
       case "runStarted":
       case "stepCancelled":
       case "runIdle":
+      case "eventReceived":
       case "runEnded":
         return;
       default:
@@ -48,8 +49,8 @@ export function logChanges(log: (line: string) => void): RunListener {
 
 /**
  * Lifecycle events as a subscriber: `RunStartedEvent`, a `StepStateChangedEvent` per step
- * attempt's change, a `WorkflowIdleEvent` per idle period, `RunEndedEvent`, written with `push`
- * (to the run's stream).
+ * attempt's change, an `EventReceivedEvent` per event accepted from outside, a `WorkflowIdleEvent`
+ * per idle period, `RunEndedEvent`, written with `push` (to the run's stream).
  * @example const listener = lifecycleChanges(workflowName, () => run.id, (event) => stream.push(event));
  */
 export function lifecycleChanges(workflow: string, runId: () => string, push: (event: Event) => void): RunListener {
@@ -71,6 +72,8 @@ export function lifecycleChanges(workflow: string, runId: () => string, push: (e
         return;
       case "runIdle":
         return push(new WorkflowIdleEvent({ runId: runId() }));
+      case "eventReceived":
+        return push(new EventReceivedEvent({ runId: runId(), eventType: typeOf(change.event), event: change.event }));
       case "runEnded":
         return push(runEnded(runId(), change.outcome));
       default:
@@ -125,6 +128,7 @@ export class ObservationBridge {
         return this.observation.idle?.();
       case "runStarted":
       case "stepRecovering":
+      case "eventReceived":
         return;
       default:
         return assertNever(change);

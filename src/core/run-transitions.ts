@@ -67,10 +67,11 @@ export class Transitions {
    * `apply({ kind: "send", event, target })` without the input object: the hot path makes
    * one per event sent.
    */
-  applySend(event: Event, target: StepDefinition | undefined): readonly RunCommand[] {
+  applySend(event: Event, target: StepDefinition | undefined, fromOutside = false): readonly RunCommand[] {
     const outer = this.#out;
     this.#out = undefined;
     try {
+      if (fromOutside) this.received(event);
       this.send(event, target);
       return this.#out ?? NONE;
     } finally {
@@ -108,6 +109,11 @@ export class Transitions {
    */
   quiet(): void {
     if (this.observed && idle(this.state)) this.emit({ kind: "checkIdle", period: ++this.state.idlePeriod });
+  }
+
+  /** An event sent in from outside the run: noted (before what it leads to) when the run takes it, that is while it goes on. */
+  received(event: Event): void {
+    if (this.observed && !ended(this.state)) this.note({ kind: "eventReceived", event });
   }
 
   send(event: Event, target: StepDefinition | undefined): void {
@@ -306,6 +312,7 @@ function applyInput(t: Transitions, input: RunInput): void {
       for (const slot of t.state.slots) t.pump(slot);
       return t.quiet(); // a restored run may start with nothing to execute, only questions asked
     case "send":
+      if (input.fromOutside) t.received(input.event);
       return t.send(input.event, input.target);
     case "stepReturned":
       return t.returned(input.execution, input.output, input.attempt);

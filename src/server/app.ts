@@ -33,11 +33,11 @@ export interface AppOptions {
   readonly hosts?: HostRule | undefined;
   /** Milliseconds between the heartbeats of a quiet event stream. */
   readonly heartbeatMs: number;
-  /** Who sent a request, as the server vouches for it (recorded with approval decisions). */
+  /** Who sent a request, as the server vouches for it (recorded with approval decisions and the events sent in). */
   readonly principal: (request: Request) => string;
 }
 
-/** The header a client names itself in (recorded with its approval decisions, as its own word). */
+/** The header a client names itself in (recorded with its approval decisions and the events it sends in, as its own word). */
 export const CLIENT_LABEL_HEADER = "X-Stepflow-Client";
 
 const errorBody = (code: string, message: string): ErrorBody => ({ error: { code, message } });

@@ -14,8 +14,10 @@ import {
   InputRequiredEvent,
   StepStateChangedEvent,
   WorkflowIdleEvent,
+  EventReceivedEvent,
   DEFAULT_CODECS,
   decodeValue,
+  encodeEvent,
   eventTypeName,
   eventsFromOutside,
   runOf,
@@ -57,6 +59,12 @@ export interface Requester {
   readonly label?: string;
 }
 
+/** What the server knows of an event it sent into a run: who sent it, and for an answer to an approval, the decision to record. */
+interface Sent {
+  readonly from: Requester;
+  readonly decision: JsonObject | undefined;
+}
+
 interface LiveRun {
   readonly handler: WorkflowHandler;
   readonly ctx: Context;
@@ -75,6 +83,8 @@ export class HandlerRegistry {
   /** Take-overs in progress, so that two requests at once take a handler over once. */
   readonly #taking = new Map<string, Promise<ServedHandler>>();
   readonly #tally: ReaderTally = { readers: 0, waiters: 0 };
+  /** The events sent in and not yet seen on their run's stream, by identity: who sent each. */
+  readonly #sent = new WeakMap<Event, Sent>();
   readonly #renewal: NodeJS.Timeout;
   #closing = false;
 
@@ -250,6 +260,10 @@ export class HandlerRegistry {
             if (ev.state === "finished" && !runOf(ctx)?.done) this.#checkpoint(served, ctx, `after step ${ev.step}`);
             continue;
           }
+          if (ev instanceof EventReceivedEvent) {
+            this.#received(served, workflow, ev);
+            continue;
+          }
           if (!(ev instanceof InputRequiredEvent)) {
             served.record(ev, workflow.codecs);
             continue;
@@ -287,6 +301,35 @@ export class HandlerRegistry {
       }
     })();
     this.#live.set(id, { handler, ctx, done });
+  }
+
+  /**
+   * Records an event the run accepted from outside, where the run took it among its events: an
+   * answer to an approval as an `ApprovalDecision`, any other as an `EventReceivedEvent` with
+   * the event's type and fields, and who sent it (`by`: the server's principal; `label`: the
+   * client's own word).
+   */
+  #received(served: ServedHandler, workflow: AnyWorkflow, ev: EventReceivedEvent): void {
+    const sent = this.#sent.get(ev.event);
+    this.#sent.delete(ev.event);
+    // Saved at once, as `send` saves what the answer changed: the record of an answer does not wait for the run's next save.
+    if (sent?.decision) {
+      served.note("ApprovalDecision", sent.decision);
+      return void this.#store.save(served);
+    }
+    let data: JsonObject;
+    try {
+      data = encodeEvent(ev.event, ev.eventType, workflow.codecs).data as JsonObject;
+    } catch (error) {
+      data = { unserializable: error instanceof Error ? error.message : String(error) };
+    }
+    served.note(eventTypeName(EventReceivedEvent), {
+      runId: ev.runId,
+      type: ev.eventType,
+      data,
+      ...(sent ? { by: sent.from.by, ...(sent.from.label !== undefined ? { label: sent.from.label } : {}) } : {}),
+    });
+    void this.#store.save(served);
   }
 
   /** Brings back the unfinished stored handlers that no other server runs, and continues them. */
@@ -437,18 +480,24 @@ export class HandlerRegistry {
   }
 
   /**
-   * Sends an event into a running handler. An answer to an approval is recorded in the run's
-   * events as an `ApprovalDecision`: who (`from`), approve or deny, why, and what was asked.
+   * Sends an event into a running handler. Once the run takes it, it is recorded in the run's
+   * events with who sent it (`from`): an answer to an approval as an `ApprovalDecision` (approve
+   * or deny, why, and what was asked), any other event as an `EventReceivedEvent`.
    */
   send(served: ServedHandler, event: Event, from: Requester = { by: "local user" }): void {
     const live = this.#live.get(served.state.id);
     if (!live && !served.finished) throw heldElsewhere(served);
-    if (!live || served.finished)
-      throw new ServerRequestError(409, "handler_finished", `Handler ${served.state.id} has ended (${served.state.status}); it takes no more events.`);
-    const decision = decisionOf(served, event, from);
+    // A run that has just ended (its end not recorded yet) takes nothing either: the engine would refuse it.
+    if (!live || served.finished || !live.handler.ctx.running)
+      throw new ServerRequestError(
+        409,
+        "handler_finished",
+        `Handler ${served.state.id} has ended${served.finished ? ` (${served.state.status})` : ""}; it takes no more events.`,
+      );
+    this.#sent.set(event, { from, decision: decisionOf(served, event, from) });
+    // The run notes what it takes on its stream (an EventReceivedEvent), where `#follow` records it.
     live.ctx.sendEvent(event);
     served.answered(event);
-    if (decision) served.note("ApprovalDecision", decision);
     void this.#store.save(served);
   }
 

@@ -14,6 +14,7 @@ export type {
   ApprovalDecision,
   Checkpoint,
   ErrorBody,
+  EventReceived,
   EventRole,
   ForkOrigin,
   HandlerInfo,

@@ -60,7 +60,8 @@ export interface WorkflowServerOptions {
   /** Called when a handler could not be saved (the run goes on), or a stored one could not be read (a `CorruptHandlerError`: it is skipped); default: one line on stderr. */
   readonly onError?: (error: unknown, handlerId: string) => void;
   /**
-   * Who sent a request, as recorded with each approval decision (`ApprovalDecision.by`): for
+   * Who sent a request, as recorded with each approval decision (`ApprovalDecision.by`) and each
+   * other event sent into a run (`EventReceivedEvent`'s `by`): for
    * example the user a reverse proxy in front authenticated, from a header it sets (and strips
    * from what clients send). Default: "bearer token holder" when the server has a token, else
    * "local user" (or "unauthenticated client" with `allowUnauthenticated`).

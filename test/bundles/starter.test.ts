@@ -5,8 +5,8 @@
  *   - the starter type-checks with its own TypeScript;
  *   - `npx stepflow dev ./flows.ts` opens a page where both of the user's workflows start from
  *     forms (one built from its zod schema), the order's question is answered, the run is
- *     inspected, forked from its start (answered the other way) and compared with its fork, in
- *     Chromium;
+ *     inspected, forked from its start (answered the other way) and compared with its fork (the
+ *     two answers among what differs), in Chromium;
  *   - the starter's Dockerfile, done by hand as Docker would (this machine has no Docker daemon,
  *     nor the base image): the files it copies, its production install (the tarball standing
  *     for the registry's stepflow), then its command with its environment, answers the
@@ -131,7 +131,11 @@ describe("the packed tarball in the starter project", () => {
       await detail.getByRole("button", { name: "Compare" }).click();
       const comparison = detail.locator(".comparison");
       await comparison.waitFor();
-      expect(await comparison.locator(".diff-counts").innerText()).toMatch(/^[1-9]\d* events the same; 1 differ, 0 only in A, 0 only in B\.$/);
+      expect(await comparison.locator(".diff-counts").innerText()).toMatch(/^[1-9]\d* events the same; 2 differ, 0 only in A, 0 only in B\.$/);
+      // The clerk's two answers, and who sent each: the page the first, a program the second.
+      expect(await comparison.locator("tr.diff.changed", { hasText: "EventReceivedEvent" }).innerText()).toMatch(
+        /HumanResponseEvent from local user: \{"response":"no"\}[\s\S]*HumanResponseEvent from local user \(web page\): \{"response":"yes"\}/,
+      );
       expect(await comparison.locator("tr.diff.changed", { hasText: "StopEvent" }).innerText()).toMatch(/"cancelled by the clerk"[\s\S]*"on its way"/);
       expect(problems).toEqual([]);
     });

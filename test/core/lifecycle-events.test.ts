@@ -1,5 +1,18 @@
 import { describe, expect, it } from "vitest";
-import { Event, RunEndedEvent, RunStartedEvent, StartEvent, StepStateChangedEvent, StopEvent, Workflow, step, type Context } from "../../src/index.ts";
+import {
+  Event,
+  EventReceivedEvent,
+  HumanResponseEvent,
+  InputRequiredEvent,
+  RunEndedEvent,
+  RunStartedEvent,
+  StartEvent,
+  StepStateChangedEvent,
+  StopEvent,
+  Workflow,
+  step,
+  type Context,
+} from "../../src/index.ts";
 import type { Event as AnyEvent } from "../../src/index.ts";
 
 class Middle extends Event<{ n: number }> {}
@@ -9,6 +22,7 @@ const describeEvent = (ev: AnyEvent): string => {
   if (ev instanceof StepStateChangedEvent)
     return `${ev.step} ${ev.state} #${ev.attempt} on ${ev.inputEvent}${ev.outputEvent ? ` → ${ev.outputEvent}` : ""}${ev.error ? `: ${ev.error}` : ""}${ev.willRetry !== undefined ? ` (retry: ${ev.willRetry})` : ""}`;
   if (ev instanceof RunEndedEvent) return `run ${ev.status}${ev.error ? ` (${ev.error.name}: ${ev.error.message})` : ""}`;
+  if (ev instanceof EventReceivedEvent) return `received ${ev.eventType} ${JSON.stringify(ev.event)}`;
   return ev.constructor.name;
 };
 
@@ -109,6 +123,62 @@ describe("lifecycle events", () => {
       'run timedOut (WorkflowTimeoutError: Workflow "Waits" timed out after 0.05 seconds. Active steps: wait. Waiting for: Middle (send it with handler.ctx.sendEvent).)',
     );
     await handler.catch(() => {});
+  });
+
+  it("an event sent in from outside is written where the run took it, before what it led to; a step's own sends are not", async () => {
+    class Ask extends Workflow<{}, string> {
+      @step({ accepts: [StartEvent], emits: [Middle] })
+      async ask() {
+        return new Middle({ n: 1 });
+      }
+      @step({ accepts: [Middle], emits: [StopEvent] })
+      async wait(ctx: Context) {
+        const answer = await ctx.waitForEvent(HumanResponseEvent<{ response: string }>, { waiterEvent: new InputRequiredEvent({ prefix: "Go?" }) });
+        return new StopEvent({ result: answer.response });
+      }
+    }
+    const handler = new Ask().run({}, { lifecycleEvents: true });
+    const seen: string[] = [];
+    for await (const ev of handler.streamEvents()) {
+      seen.push(describeEvent(ev));
+      if (ev instanceof InputRequiredEvent) {
+        // Refused: no step named so. Nothing of it is written.
+        expect(() => handler.ctx.sendEvent(new HumanResponseEvent({ response: "no" }), { step: "nope" })).toThrow(/no step named "nope"/);
+        handler.ctx.sendEvent(new HumanResponseEvent({ response: "yes" }));
+      }
+    }
+    expect(seen).toEqual([
+      "run started",
+      "ask started #1 on StartEvent",
+      "ask finished #1 on StartEvent → Middle",
+      "wait started #1 on Middle",
+      "InputRequiredEvent",
+      'received HumanResponseEvent {"response":"yes"}',
+      "wait finished #1 on Middle → StopEvent",
+      "StopEvent",
+      "run succeeded",
+    ]);
+    expect(await handler).toBe("yes");
+    // Once the run has ended, a send is refused, and nothing is written.
+    expect(() => handler.ctx.sendEvent(new HumanResponseEvent({ response: "late" }))).toThrow(/no run is in progress/);
+  });
+
+  it("a StopEvent sent in from outside is written before the run's end", async () => {
+    class Waits extends Workflow<{}, string> {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async wait(ctx: Context) {
+        await ctx.waitForEvent(Middle);
+        return new StopEvent({ result: "never" });
+      }
+    }
+    const handler = new Waits().run({}, { lifecycleEvents: true });
+    const seen: string[] = [];
+    for await (const ev of handler.streamEvents()) {
+      seen.push(describeEvent(ev));
+      if (ev instanceof StepStateChangedEvent) handler.ctx.sendEvent(new StopEvent({ result: "stopped" }));
+    }
+    expect(seen).toEqual(["run started", "wait started #1 on StartEvent", 'received StopEvent {"result":"stopped"}', "StopEvent", "run succeeded"]);
+    expect(await handler).toBe("stopped");
   });
 
   it("are not written unless asked for", async () => {

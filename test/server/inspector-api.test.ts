@@ -1,6 +1,7 @@
 /**
  * What the web page's inspector reads from the server, over real HTTP: one id for a run, the
- * stacks of failed steps, the humans' approval decisions as events (kept with the saved run),
+ * stacks of failed steps, the humans' approval decisions and the other events sent in as events
+ * of the run, with who sent them (kept with the saved run),
  * checkpoints, and forks of ended runs that start from them without inheriting approvals.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -13,30 +14,7 @@ import type { HandlerInfo, StreamedEvent } from "../../src/client/types.ts";
 import { type Context, Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
 import { WorkflowServer } from "../../src/server/workflow-server.ts";
 import { firingAgent, startServer } from "./server-fixtures.ts";
-
-class Slow extends Event<{ n: number }> {}
-class Fast extends Event<{ n: number }> {}
-
-/** A step that fails (its message looks like markup: a page must show it as text) while its sibling still executes. */
-class Siblings extends Workflow<Record<string, never>, string> {
-  @step({ accepts: [StartEvent], emits: [Slow, Fast] })
-  async start(ctx: Context) {
-    ctx.sendEvent(new Slow({ n: 1 }));
-    ctx.sendEvent(new Fast({ n: 2 }));
-  }
-
-  @step({ accepts: [Slow], emits: [StopEvent] })
-  async slow(ctx: Context, _ev: Slow) {
-    await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
-    return new StopEvent({ result: "late" });
-  }
-
-  @step({ accepts: [Fast], emits: [StopEvent] })
-  async fast(_ctx: Context, _ev: Fast): Promise<StopEvent> {
-    await new Promise((resolve) => setImmediate(resolve));
-    throw new Error("<img src=x onerror=alert(1)> stock check failed");
-  }
-}
+import { planWorkflow, siblingsWorkflow } from "../support/inspector-workflows.ts";
 
 /** A promise the test resolves: where a step waits for the test to let it go on. */
 function gate(): { promise: Promise<void>; open: () => void } {
@@ -93,7 +71,11 @@ let url: string;
 let client: WorkflowClient;
 beforeAll(async () => {
   ({ server, url } = await startServer({
-    workflows: { hr: hr(), siblings: new Siblings({ timeout: null }), guarded: { workflow: new Guarded({ timeout: null }), events: [HumanResponseEvent] } },
+    workflows: {
+      hr: hr(),
+      siblings: siblingsWorkflow("<img src=x onerror=alert(1)> stock check failed"),
+      guarded: { workflow: new Guarded({ timeout: null }), events: [HumanResponseEvent] },
+    },
   }));
   client = new WorkflowClient({ baseUrl: url });
 });
@@ -137,7 +119,7 @@ describe("a failed step", () => {
     expect(done.status).toBe("failed");
     expect(done.error?.message).toBe("<img src=x onerror=alert(1)> stock check failed");
     expect(done.error?.stack).toContain("stock check failed");
-    expect(done.error?.stack).toMatch(/inspector-api\.test\.ts:\d+/);
+    expect(done.error?.stack).toMatch(/inspector-workflows\.ts:\d+/);
     const steps = (await events(url, started.id)).filter((ev) => ev.type === "StepStateChangedEvent");
     expect(steps.map((ev) => [ev.data.step, ev.data.state])).toEqual(
       expect.arrayContaining([
@@ -222,6 +204,60 @@ describe("approval decisions", () => {
       await tokened.server.close();
       await proxied.server.close();
     }
+  });
+});
+
+describe("events sent in from outside", () => {
+  it("are events of the run where it took them, naming the principal and the client's label, and stay with the saved run; refused ones leave nothing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "received-"));
+    const store = `sqlite:${join(dir, "runs.db")}`;
+    const principal = (request: Request) => request.headers.get("x-proxy-user") ?? undefined;
+    try {
+      const first = new WorkflowServer({ workflows: { plan: planWorkflow() }, store, principal });
+      const base = (await first.listen({ port: 0, host: "127.0.0.1" })).url;
+      const firstClient = new WorkflowClient({ baseUrl: base });
+      const started = await firstClient.start("plan", {});
+      for await (const ev of firstClient.streamEvents(started.id)) if (ev.type === "InputRequiredEvent") break;
+      const send = (type: string, data: object) =>
+        fetch(`${base}/api/handlers/${started.id}/events`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", "X-Proxy-User": "alice@example.com", "X-Stepflow-Client": " ops\tconsole " },
+          body: JSON.stringify({ type, data }),
+        });
+      // Refused: the run's own events are not a client's to send.
+      expect((await send("StopEvent", { result: "forged" })).status).toBe(403);
+      // The identity a client writes into its event is the event's content, not who sent it.
+      const answer = { response: '{"plan":"pro","seats":3}', by: "mallory" };
+      expect((await send("HumanResponseEvent", answer)).status).toBe(202);
+      expect(await firstClient.wait(started.id)).toMatchObject({ status: "succeeded", result: answer.response });
+      // Refused: the run has ended.
+      expect((await send("HumanResponseEvent", { response: "too late" })).status).toBe(409);
+      await first.close();
+
+      const second = new WorkflowServer({ workflows: { plan: planWorkflow() }, store });
+      const again = (await second.listen({ port: 0, host: "127.0.0.1" })).url;
+      const saved = await events(again, started.id);
+      await second.close();
+      const received = saved.filter((ev) => ev.type === "EventReceivedEvent");
+      expect(received.map((ev) => ev.data)).toEqual([
+        { runId: started.id, type: "HumanResponseEvent", data: answer, by: "alice@example.com", label: "ops console" },
+      ]);
+      expect(Number.isNaN(Date.parse(String(received[0]?.at)))).toBe(false);
+      // In order: after the question, before the step that took the answer finished.
+      const types = saved.map((ev) => (ev.type === "StepStateChangedEvent" ? `${String(ev.data.step)} ${String(ev.data.state)}` : ev.type));
+      expect(types).toEqual(["RunStartedEvent", "ask started", "InputRequiredEvent", "EventReceivedEvent", "ask finished", "StopEvent", "RunEndedEvent"]);
+      expect(JSON.stringify(saved)).not.toContain("forged");
+      expect(JSON.stringify(saved)).not.toContain("too late");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("an answer to an approval is its ApprovalDecision alone, where the run took it", async () => {
+    const done = await approvedRun(client);
+    const types = (await events(url, done.id)).map((ev) => ev.type);
+    expect(types.filter((type) => type === "ApprovalDecision")).toHaveLength(1);
+    expect(types).not.toContain("EventReceivedEvent");
   });
 });
 

@@ -58,3 +58,17 @@ it("pairs the events that differ between two matches, and shows the rest as one 
   expect(diffEvents([], [])).toEqual([]);
   expect(kinds(diffEvents([], b)).map(([kind]) => kind)).toEqual(["right", "right", "right"]);
 });
+
+it("lines up the same answer sent in to two runs, and shows a different answer, or sender, as a difference", async () => {
+  const { summary } = (await import(`${page}timeline.ts`)) as { summary(ev: StreamedEvent): string };
+  const answer = (runId: string, response: string, by: string) =>
+    ev("EventReceivedEvent", { runId, type: "HumanResponseEvent", data: { response }, by, label: "web page" });
+  const a = [answer("a", "yes", "alice"), ev("StopEvent", { result: "done" })];
+  expect(kinds(diffEvents(a, [answer("b", "yes", "alice"), ev("StopEvent", { result: "done" })])).map(([kind]) => kind)).toEqual(["same", "same"]);
+  const rows = diffEvents(a, [answer("b", "no", "alice"), answer("b", "yes", "bob"), ev("StopEvent", { result: "done" })]);
+  expect(rows.map((row) => [row.kind, row.left && summary(row.left), row.right && summary(row.right)])).toEqual([
+    ["changed", 'HumanResponseEvent from alice (web page): {"response":"yes"}', 'HumanResponseEvent from alice (web page): {"response":"no"}'],
+    ["right", undefined, 'HumanResponseEvent from bob (web page): {"response":"yes"}'],
+    ["same", '{"result":"done"}', '{"result":"done"}'],
+  ]);
+});

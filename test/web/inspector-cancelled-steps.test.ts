@@ -4,8 +4,9 @@
  * not as running forever.
  */
 import { expect, it } from "vitest";
-import { type Context, Event, StartEvent, StepStateChangedEvent, StopEvent, Workflow, step } from "../../src/index.ts";
+import { StepStateChangedEvent } from "../../src/index.ts";
 import type { StreamedEvent } from "../../src/client/types.ts";
+import { siblingsWorkflow } from "../support/inspector-workflows.ts";
 
 // The page's modules are type-checked with the DOM library (src/web/page/tsconfig.json), not
 // with this project's: imported by a path tsc does not follow, with the types used here.
@@ -18,32 +19,8 @@ const page = "../../src/web/page/";
 const { stepSpans } = (await import(`${page}timeline.ts`)) as { stepSpans(events: readonly StreamedEvent[]): Span[] };
 const { markedGraph } = (await import(`${page}graph.ts`)) as { markedGraph(text: string, spans: readonly Span[]): string };
 
-class Slow extends Event<{ n: number }> {}
-class Fast extends Event<{ n: number }> {}
-
-class Siblings extends Workflow<Record<string, never>, string> {
-  @step({ accepts: [StartEvent], emits: [Slow, Fast] })
-  async start(ctx: Context) {
-    ctx.sendEvent(new Slow({ n: 1 }));
-    ctx.sendEvent(new Fast({ n: 2 }));
-  }
-
-  @step({ accepts: [Slow], emits: [StopEvent] })
-  async slow(ctx: Context, _ev: Slow) {
-    // Never finishes by itself: it ends with the run.
-    await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
-    return new StopEvent({ result: "late" });
-  }
-
-  @step({ accepts: [Fast], emits: [StopEvent] })
-  async fast(_ctx: Context, _ev: Fast): Promise<StopEvent> {
-    await new Promise((resolve) => setImmediate(resolve)); // after the start step has finished
-    throw new Error("fast step failed");
-  }
-}
-
 it("a failed step's sibling still executing ends cancelled, and the inspector shows it cancelled", async () => {
-  const handler = new Siblings({ timeout: null }).run({}, { lifecycleEvents: true });
+  const handler = siblingsWorkflow("fast step failed").run({}, { lifecycleEvents: true });
   const events: StreamedEvent[] = [];
   let seq = 0;
   for await (const ev of handler.streamEvents()) {

@@ -1,6 +1,7 @@
 /**
  * The inspector in Chromium, as someone debugging a run uses it: the run's id as its events
- * carry it, the human's approval decision in the timeline, a tool's JSON result as a tree that
+ * carry it, the human's approval decision in the timeline, an answer given in the page's form
+ * as an event of the run saying who sent it, a tool's JSON result as a tree that
  * folds, a failed step's error and stack shown as text (never markup) with its sibling
  * cancelled on the graph, a fork of an ended run from a point it saved (the fork asks for its
  * approval again), and the comparison of the fork with the run it came from.
@@ -13,7 +14,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { WorkflowClient } from "../../src/client/workflow-client.ts";
 import type { StreamedEvent } from "../../src/client/types.ts";
-import { type Context, Event, StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
 import { toolResultIdOf } from "../../src/llm/chat-history.ts";
 import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
 import { WorkflowServer } from "../../src/server/workflow-server.ts";
@@ -21,32 +21,9 @@ import { tool } from "../../src/tools/tool.ts";
 import { webPageDirectory } from "../../src/web/web-page.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import { CHROMIUM, haveChromium, launchChromium } from "../support/chromium.ts";
+import { planWorkflow, siblingsWorkflow } from "../support/inspector-workflows.ts";
 
 if (!haveChromium && process.env.CI) throw new Error(`Chromium is not installed at ${CHROMIUM}, and CI is set: .ci/chromium.sh installs it.`);
-
-class Slow extends Event<{ n: number }> {}
-class Fast extends Event<{ n: number }> {}
-
-/** One step fails (with a message that looks like markup) while its sibling still executes. */
-class Siblings extends Workflow<Record<string, never>, string> {
-  @step({ accepts: [StartEvent], emits: [Slow, Fast] })
-  async start(ctx: Context) {
-    ctx.sendEvent(new Slow({ n: 1 }));
-    ctx.sendEvent(new Fast({ n: 2 }));
-  }
-
-  @step({ accepts: [Slow], emits: [StopEvent] })
-  async slow(ctx: Context, _ev: Slow) {
-    await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
-    return new StopEvent({ result: "late" });
-  }
-
-  @step({ accepts: [Fast], emits: [StopEvent] })
-  async fast(_ctx: Context, _ev: Fast): Promise<StopEvent> {
-    await new Promise((resolve) => setImmediate(resolve));
-    throw new Error('<img src=x onerror="window.stepflowPwned=1"> stock check failed');
-  }
-}
 
 const fired: number[] = [];
 const fireEmployee = tool({
@@ -82,7 +59,11 @@ async function approvalRequest(id: string): Promise<StreamedEvent> {
 
 describe.skipIf(!haveChromium)("the inspector in Chromium: decisions, results, stacks, forks, comparisons", () => {
   beforeAll(async () => {
-    server = new WorkflowServer({ workflows: { hr, siblings: new Siblings({ timeout: null }) }, store: "memory:", webRoot: await webPageDirectory() });
+    server = new WorkflowServer({
+      workflows: { hr, plan: planWorkflow(), siblings: siblingsWorkflow('<img src=x onerror="window.stepflowPwned=1"> stock check failed') },
+      store: "memory:",
+      webRoot: await webPageDirectory(),
+    });
     ({ url } = await server.listen({ port: 0, host: "127.0.0.1" }));
     client = new WorkflowClient({ baseUrl: url });
     profile = await mkdtemp(join(tmpdir(), "stepflow-chromium-inspector-"));
@@ -165,6 +146,39 @@ describe.skipIf(!haveChromium)("the inspector in Chromium: decisions, results, s
     await comparison.getByLabel("Show the events that are the same too").check();
     expect(await comparison.locator("tr.diff.same").count()).toBeGreaterThan(0);
     expect(await comparison.locator("tr.diff").count()).toBeGreaterThan(shown);
+    expect(problems).toEqual([]);
+  });
+
+  it("shows an answer given in the page's form in the timeline: what arrived, as a tree, and who sent it", { timeout: 120_000 }, async () => {
+    await page.goto(url);
+    await page.locator("#workflow option[value=plan]").waitFor({ state: "attached" });
+    await page.locator("#workflow").selectOption("plan");
+    const form = page.getByRole("form", { name: "Start a run" });
+    await form.getByLabel("Input (JSON)").fill("{}");
+    await form.getByRole("button", { name: "Start run" }).click();
+    const card = page.locator(".run-card").last();
+    const question = card.getByRole("form", { name: "The run asks" });
+    await question.getByText("Which plan?").waitFor();
+    await question.getByLabel("Your answer").fill('{"plan":"pro","seats":3}');
+    await question.getByRole("button", { name: "Send answer" }).click();
+    await card.locator(".status", { hasText: "Done" }).waitFor();
+
+    await card.getByRole("button", { name: "Inspect run" }).click();
+    const detail = page.locator("#run-detail");
+    await detail.locator(".run-header .status", { hasText: "succeeded" }).waitFor();
+    const row = detail.locator("tr.received");
+    expect(await row.count()).toBe(1);
+    expect(await row.locator("code").first().innerText()).toBe("EventReceivedEvent");
+    expect(await row.locator("summary").first().innerText()).toBe(
+      'HumanResponseEvent from local user (web page): {"response":"{\\"plan\\":\\"pro\\",\\"seats\\":3}"}',
+    );
+    // In the run's order: after the question it answers.
+    const types = await detail.locator("table.events tbody tr td:nth-child(3)").allInnerTexts();
+    expect(types.indexOf("EventReceivedEvent")).toBeGreaterThan(types.indexOf("InputRequiredEvent"));
+    await row.locator("summary").first().click();
+    expect(await row.locator(".received-from").innerText()).toBe("HumanResponseEvent from local user (web page)");
+    // The answer, JSON text, shown as a tree that folds.
+    expect(await row.locator(".json-view").first().innerText()).toMatch(/"plan":\s*"pro"[\s\S]*"seats":\s*3/);
     expect(problems).toEqual([]);
   });
 

@@ -26,9 +26,18 @@ export function stackView(stack: string): HTMLElement {
   return h("pre", { class: "stack", "aria-label": "Stack" }, stack);
 }
 
-/** The details of one event: its fields, with a tool's output and a failed step's stack made readable. */
+/** The details of one event: its fields, with a tool's output, an event sent in and a failed step's stack made readable. */
 export function eventDetail(ev: StreamedEvent): HTMLElement {
   const { stack, ...fields } = ev.data;
+  if (ev.type === "EventReceivedEvent") {
+    // What arrived, as a tree: the event's own fields, each JSON text among them parsed as a tool's output is.
+    const data = ev.data.data;
+    const shown =
+      data !== null && typeof data === "object" && !Array.isArray(data)
+        ? h("div", { class: "received-fields" }, ...Object.entries(data).map(([key, value]) => h("div", {}, h("code", {}, key), readable(value, 2))))
+        : readable(data ?? null, 2);
+    return h("div", { class: "event-detail" }, h("p", { class: "received-from" }, `${String(ev.data.type)} ${sender(ev.data)}`), shown);
+  }
   if (ev.type === "agent.FunctionOutputEvent") {
     const output = ev.data.output as { toolName?: string; content?: unknown; isError?: boolean } | undefined;
     if (output && typeof output === "object") {
@@ -43,4 +52,10 @@ export function eventDetail(ev: StreamedEvent): HTMLElement {
     }
   }
   return h("div", { class: "event-detail" }, jsonView(fields, 1), typeof stack === "string" ? stackView(stack) : null);
+}
+
+/** Who sent an event in, as the server recorded it: the principal it vouches for, then the client's own label. */
+export function sender(d: StreamedEvent["data"]): string {
+  if (typeof d.by !== "string") return "sent in";
+  return `from ${d.by}${typeof d.label === "string" ? ` (${d.label})` : ""}`;
 }

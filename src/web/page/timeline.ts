@@ -6,7 +6,7 @@
  */
 import type { StreamedEvent } from "./api.ts";
 import { brief, h } from "./dom.ts";
-import { eventDetail } from "./event-detail.ts";
+import { eventDetail, sender } from "./event-detail.ts";
 
 /** One execution of a step. */
 export interface StepSpan {
@@ -105,9 +105,10 @@ export function renderTimeline(events: readonly StreamedEvent[]): HTMLElement {
   );
 }
 
-/** A row's class: a failed step, a human's decision. */
+/** A row's class: a failed step, a human's decision, an event sent in from outside. */
 function rowClass(ev: StreamedEvent): string | undefined {
   if (ev.type === "ApprovalDecision") return ev.data.approved === true ? "decision approved" : "decision denied";
+  if (ev.type === "EventReceivedEvent") return "received";
   if (ev.type === "StepStateChangedEvent" && ev.data.state === "failed") return "failed";
   return undefined;
 }
@@ -135,6 +136,8 @@ export function summary(ev: StreamedEvent): string {
       return `${d.approved === true ? "Approved" : "Denied"} by ${String(d.by)}${d.label ? ` (${String(d.label)})` : ""}${d.reason ? `: ${String(d.reason)}` : ""}${
         d.question ? ` — ${brief(d.question, 120)}` : ""
       }`;
+    case "EventReceivedEvent":
+      return `${String(d.type)} ${sender(d)}: ${brief(d.data, 160)}`;
     case "StepStateChangedEvent":
       return `${String(d.step)} ${String(d.state)}${d.error ? `: ${brief(d.error, 120)}` : ""}`;
     case "agent.StreamEvent":
