@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import {
   Context,
   Event,
+  EventReceivedEvent,
   HumanResponseEvent,
   InputRequiredEvent,
   RunEndedEvent,
@@ -30,6 +31,7 @@ const describeEvent = (ev: AnyEvent): string => {
   if (ev instanceof RunStartedEvent) return `run started${ev.resumed ? " (resumed)" : ""}`;
   if (ev instanceof StepStateChangedEvent) return `${ev.step} ${ev.state}`;
   if (ev instanceof WorkflowIdleEvent) return "idle";
+  if (ev instanceof EventReceivedEvent) return `received ${ev.eventType}`;
   if (ev instanceof RunEndedEvent) return `run ${ev.status}`;
   if (ev instanceof Question) return `asked ${ev.prefix}`;
   return ev.constructor.name;
@@ -68,8 +70,10 @@ describe("WorkflowIdleEvent", () => {
       "ask started",
       "asked name?",
       "idle",
+      "received Answer",
       "asked city?",
       "idle",
+      "received Answer",
       "ask finished",
       "StopEvent",
       "run succeeded",
@@ -106,6 +110,7 @@ describe("WorkflowIdleEvent", () => {
       "ask finished",
       "asked name?",
       "idle",
+      "received Answer",
       "greet started",
       "greet finished",
       "StopEvent",
@@ -145,7 +150,7 @@ describe("WorkflowIdleEvent", () => {
       if (ev instanceof WorkflowIdleEvent) handler.ctx.sendEvent(new Answer({ response: "Ada" }));
     }
     expect(seen.filter((s) => s === "idle")).toHaveLength(1);
-    expect(seen.slice(seen.indexOf("work finished"))).toEqual(["work finished", "idle", "ask finished", "StopEvent", "run succeeded"]);
+    expect(seen.slice(seen.indexOf("work finished"))).toEqual(["work finished", "idle", "received Answer", "ask finished", "StopEvent", "run succeeded"]);
     expect(await handler).toBe("Ada");
   });
 
@@ -192,8 +197,10 @@ describe("WorkflowIdleEvent", () => {
       "ask started",
       "asked name?",
       "idle",
+      "received Answer",
       "asked city?",
       "idle",
+      "received Answer",
       "ask finished",
       "StopEvent",
       "run succeeded",
