@@ -197,11 +197,7 @@ export class Run {
     if (listeners) for (let i = 0; i < listeners.length; i++) (listeners[i] as RunListener)(change);
   }
 
-  /**
-   * Routes an event: to the first matching waiter, which consumes it; else to `target` only, or
-   * to every step accepting its exact class. `fromOutside`: sent through the handler's context
-   * (its followers are told it arrived), not by a step.
-   */
+  /** Routes an event: to the first matching waiter, else to `target` only, or to every step accepting its class; `fromOutside`: through the handler's context, not by a step. */
   send(event: Event, target?: StepDefinition, fromOutside = false): void {
     this.#carryOutAll(this.#transitions.applySend(event, target, fromOutside));
   }
