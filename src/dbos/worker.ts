@@ -65,7 +65,8 @@ export interface DbosWorkerOptions {
    * Seconds without a heartbeat after which another worker is taken for dead: this worker then
    * puts that one's unfinished runs back on the queue (once, whichever live worker sees it
    * first), and they go on from their last checkpoint on any worker. Workers beat five times in
-   * this time. `false`: never take over automatically (`recover` still does). Default 30.
+   * this time; a worker whose process is gone (its connections closed) is taken over after two
+   * missed beats. `false`: never take over automatically (`recover` still does). Default 30.
    */
   readonly takeoverAfter?: number | false;
   /** Called when this worker has taken a dead one's runs over (to log it, say). */
