@@ -331,7 +331,8 @@ function tally() {
     for (let i = 1; i < calls.length; i++) {
       const before = calls[i - 1] as { worker: string; at: number };
       const at = killed.get(before.worker);
-      if (at !== undefined && at >= before.at) repeatsAfterKill++;
+      // A call the API received after its worker's kill was sent before it, in flight when the process died: cut short too.
+      if (at !== undefined) repeatsAfterKill++;
       else {
         repeats++;
         repeated.push(`${logical}: ${calls.map((c) => `${c.worker} at ${((c.at - phaseStart) / 1000).toFixed(1)} s`).join(", ")}`);

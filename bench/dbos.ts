@@ -16,6 +16,8 @@ import { SessionTurns } from "../src/dbos/sessions.ts";
 import { PostgresSessionStore } from "../src/sessions/postgres-store.ts";
 import { Sessions } from "../src/sessions/sessions.ts";
 import { printTable } from "./measure.ts";
+import { counted, total } from "./sql-count.ts";
+import type { SqlCounts } from "./sql-count.ts";
 import { newAgent } from "./sessions-scale.ts";
 
 const STEPS = 100;
@@ -240,12 +242,54 @@ async function sessionTurns(): Promise<void> {
   );
 }
 
+/**
+ * The SQL statements one run sends (DBOS's and stepflow's, counted in this process by the table
+ * they touch), and its time, for a run of one step and for an agent turn through
+ * `DbosWorker.run`; the queue's polls and the heartbeats, which do not grow with the runs, are
+ * not counted.
+ */
+async function statements(): Promise<void> {
+  const countdown = new Countdown({ timeout: null });
+  const agent = newAgent(0);
+  const question = { input: "What is (2123 + 2321) * 312?" };
+  const measured = await withDatabase("stepflow_bench_dbos_sql", async (database) => {
+    const worker = await DbosWorker.start({ database, workflows: { countdown, agent } });
+    try {
+      const measure = async (run: () => Promise<unknown>) => {
+        await run();
+        const counts: SqlCounts = new Map();
+        const started = performance.now();
+        for (let i = 0; i < RUNS; i++) await counted(counts, run);
+        return { counts, ms: (performance.now() - started) / RUNS };
+      };
+      return {
+        one: await measure(() => worker.run("countdown", { steps: 1 })),
+        turn: await measure(() => worker.run("agent", question)),
+      };
+    } finally {
+      await worker.stop();
+    }
+  });
+  const kinds = [...new Set([...measured.one.counts.keys(), ...measured.turn.counts.keys()])].sort();
+  const per = (counts: SqlCounts, kind?: string) => ((kind === undefined ? total(counts) : (counts.get(kind) ?? 0)) / RUNS).toFixed(1);
+  printTable(
+    ["statements per run (DbosWorker.run)", "a run of 1 step", "an agent turn (instant model)"],
+    [
+      ...kinds.map((kind) => [kind, per(measured.one.counts, kind), per(measured.turn.counts, kind)]),
+      ["**all statements**", per(measured.one.counts), per(measured.turn.counts)],
+      ["**ms per run**", measured.one.ms.toFixed(1), measured.turn.ms.toFixed(1)],
+    ],
+  );
+  console.log(`\n(means of ${RUNS} runs one after another, after one to warm up; statements counted in this process, by the table they name)\n`);
+}
+
 export async function benchDbos(): Promise<void> {
   if (!process.env.DATABASE_URL) {
     console.log("(skipped: DATABASE_URL is not set; bash .ci/postgres.sh starts a PostgreSQL)");
     return;
   }
   const only = process.env.BENCH_DBOS_ONLY;
+  if (!only || only === "statements") await statements();
   if (!only || only === "overhead") await overhead();
   if (!only || only === "throughput") await throughput();
   if (!only || only === "sessions") await sessionTurns();

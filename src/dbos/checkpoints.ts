@@ -167,11 +167,6 @@ export class Checkpoints {
     await this.#write(runId, { ...last, context: null }, outcome, fence);
   }
 
-  /** Drops the context of a run that ended (its outcome stays: a part delivered late finds it). */
-  async compact(runId: string): Promise<void> {
-    await this.#query("UPDATE stepflow_dbos_checkpoints SET context = '{}'::jsonb WHERE run_id = $1 AND outcome IS NOT NULL", [runId]);
-  }
-
   async #write(
     runId: string,
     checkpoint: Omit<Checkpoint, "context"> & { readonly context: ContextJSON | null },

@@ -36,7 +36,7 @@ export interface DbosRunsOptions {
   readonly database: string;
   /** The queue runs are put on. Default `"stepflow"`. */
   readonly queue?: string;
-  /** The version of the workers that may take the runs started here. Default `"stepflow-dbos-2"`. */
+  /** The version of the workers that may take the runs started here. Default `"stepflow-dbos-3"`. */
   readonly version?: string;
   /** PostgreSQL connections the client opens. Default 10. */
   readonly connections?: number;
@@ -165,7 +165,11 @@ export class DbosRuns {
     // Each part streams its events; the next part comes after an answer, unless the part ended the run.
     for (let n = 1; await this.#partStarts(runId, partId(runId, n)); n++) {
       const part = partId(runId, n);
-      yield* this.#client.readStream<SavedEvent>(part, EVENTS_STREAM, { pollingIntervalMs: this.#polling });
+      // A value is the events one write of the part took together (one event, from workers of stepflow-dbos-2).
+      for await (const value of this.#client.readStream<SavedEvent | SavedEvent[]>(part, EVENTS_STREAM, { pollingIntervalMs: this.#polling })) {
+        if (Array.isArray(value)) yield* value;
+        else yield value;
+      }
       const outcome = await this.#client
         .retrieveWorkflow<SegmentOutcome>(part)
         .getResult({ pollingIntervalMs: this.#polling })

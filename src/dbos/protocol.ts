@@ -34,8 +34,8 @@ export function runOf(workflowId: string): string {
   return workflowId.replace(/\.part-\d+$/, "");
 }
 
-/** The DBOS application version of workers that name none: runs are dequeued and recovered only by workers of their version. 2: a run is a run workflow and part workflows (1: one workflow). */
-export const DEFAULT_VERSION = "stepflow-dbos-2";
+/** The DBOS application version of workers that name none: runs are dequeued and recovered only by workers of their version. 3: parts close no stream and runs forget nothing at their end (2: they did; 1: a run was one workflow). */
+export const DEFAULT_VERSION = "stepflow-dbos-3";
 
 /** How a durable run ended, as DBOS records it. @example `{ ok: true, result: { response: "Done." } }` */
 export type RunRecord =

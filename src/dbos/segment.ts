@@ -34,8 +34,11 @@ export interface SegmentInput {
   readonly signal?: AbortSignal | undefined;
   /** Whether an event goes to the run's stream. */
   readonly streamed: (event: Event) => boolean;
-  /** Writes an event of the run to its stream (DBOS's, readable from any process). */
-  readonly write: (event: SavedEvent) => Promise<void>;
+  /**
+   * Writes events of the run, in order, to its stream (DBOS's, readable from any process): the
+   * events streamed while an earlier write was under way come together, as one write.
+   */
+  readonly write: (events: readonly SavedEvent[]) => Promise<void>;
   /** Optional: the context a new run starts from (a session turn's: the stored conversation); `undefined` for a fresh one. */
   readonly startContext?: (() => Promise<Context | undefined>) | undefined;
   /**
@@ -116,11 +119,14 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
     }
     wake?.();
   };
+  /** The events of the stream write queued last and not started yet: later events join it. */
+  let batch: SavedEvent[] | undefined;
   /** Queues the write of the snapshot due (after the writes before it); several taken meanwhile make one write, the newest. */
   const queueCheckpoint = () => {
     const pending = due;
     due = undefined;
     if (!pending) return;
+    batch = undefined; // the events streamed after this checkpoint was taken are written after it
     const next = { seq: ++seq, answered, context: pending.snapshot };
     writes = writes.then(() => checkpoints.save(runId, next, fence)).catch((error: unknown) => void (saveError ??= error));
     pending.written(writes);
@@ -142,7 +148,18 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
     if (!(event instanceof InputRequiredEvent) && !part.streamed(event)) return;
     try {
       const encoded = encodeEvent(event, `an event of run ${runId}`, workflow.codecs);
-      writes = writes.then(() => part.write(encoded)).catch((error: unknown) => void (writeError ??= error));
+      // Joins the write queued last, while it waits for those before it: one write for a burst of events.
+      if (batch) batch.push(encoded);
+      else {
+        const events = [encoded];
+        batch = events;
+        writes = writes
+          .then(() => {
+            if (batch === events) batch = undefined;
+            return part.write(events);
+          })
+          .catch((error: unknown) => void (writeError ??= error));
+      }
     } catch (error) {
       writeError ??= error;
     }

@@ -7,6 +7,12 @@
  * epoch — fencing whatever the silent worker still does — and puts its unfinished runs back on
  * their queues, in one transaction.
  *
+ * A worker also holds, on a connection of its own, a session lock named after it, which PostgreSQL
+ * lets go the moment that connection closes — a killed process's does at once. A worker whose
+ * lock is free and that has missed two beats is dead, not slow: it is taken over then, without
+ * waiting for `takeoverAfter`. A stalled process keeps its connections, and so its lock: it is
+ * taken over by the clock alone. The lock only hastens a takeover; the fence keeps it safe.
+ *
  * Every duration is measured by PostgreSQL's clock (`now()`), and a worker takes others over only
  * after it has itself beaten without a gap for `takeoverAfter` seconds: after a database outage
  * (a restart, a failover) every worker's last beat is old, but so is every sweeper's streak, and
@@ -27,6 +33,9 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_dbos_workers (
   taken_over_at TIMESTAMPTZ);
 ALTER TABLE stepflow_dbos_workers ADD COLUMN IF NOT EXISTS epoch INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE stepflow_dbos_workers ADD COLUMN IF NOT EXISTS up_since TIMESTAMPTZ NOT NULL DEFAULT now()`;
+
+/** The class of the advisory locks workers hold while their process lives (`pg_try_advisory_lock(ALIVE_LOCK, hashtext(worker_id))`). */
+const ALIVE_LOCK = 748_213_928;
 
 /** A dead worker taken over: its id, and the runs of it that were put back on the queue. @example `{ workerId: "w1", runs: ["3f2…"] }` */
 export interface Takeover {
@@ -66,6 +75,8 @@ export class Heartbeats {
   #timer: NodeJS.Timeout | undefined;
   #tick: Promise<void> = Promise.resolve();
   #lease: { readonly lease: Lease; readonly abort: AbortController } | undefined;
+  /** The connection that holds this worker's alive lock, once it has it. */
+  #alive: PoolClient | undefined;
   /** Waiting for a lease (after one was lost, until the next is acquired). */
   #waiting: (() => void)[] = [];
 
@@ -98,6 +109,7 @@ export class Heartbeats {
   async start(): Promise<void> {
     await this.#retrying(() => this.#withClient((client) => createTable(client, SCHEMA)));
     await this.#retrying(() => this.#acquire());
+    await this.#holdAliveLock();
     this.#timer = setInterval(() => {
       // One tick at a time: a slow database delays the next one rather than piling them up.
       this.#tick = this.#tick.then(() => this.#beatAndSweep());
@@ -115,6 +127,37 @@ export class Heartbeats {
   async stop(): Promise<void> {
     clearInterval(this.#timer);
     await this.#tick;
+    this.#alive?.release(true); // the lock goes with the connection
+    this.#alive = undefined;
+  }
+
+  /**
+   * Takes this worker's alive lock on a connection kept for it, unless held (or tried) already;
+   * again after the connection was lost (a database restart). Not having it only leaves this
+   * worker to be taken over by the clock alone: a failure here is never an error. Another
+   * process under this id may hold it: that one lives, and this worker waits for the next beat.
+   */
+  async #holdAliveLock(): Promise<void> {
+    if (this.#alive) return;
+    let client: PoolClient | undefined;
+    try {
+      client = await this.#pool.connect();
+      const taken = await client.query("SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok", [ALIVE_LOCK, this.#workerId]);
+      if (!(taken.rows[0] as { ok: boolean }).ok) {
+        client.release();
+        return;
+      }
+      const held = client;
+      this.#alive = held;
+      // A lost connection has lost the lock with it: the next beat takes it again.
+      held.once("error", () => {
+        if (this.#alive !== held) return; // released by stop()
+        this.#alive = undefined;
+        held.release(true);
+      });
+    } catch {
+      client?.release(true);
+    }
   }
 
   /**
@@ -148,6 +191,7 @@ export class Heartbeats {
   async #beatAndSweep(): Promise<void> {
     try {
       const streak = await this.#beat();
+      await this.#holdAliveLock();
       if (streak !== undefined && this.#takeoverAfter !== undefined && streak >= this.#takeoverAfter) {
         for (const takeover of await this.#sweep(this.#takeoverAfter)) this.#onTakeover(takeover);
       }
@@ -190,13 +234,17 @@ export class Heartbeats {
       this.#inTransaction(async (client) => {
         // SKIP LOCKED: a row another live worker is taking over right now is its business. The sweeper's own
         // streak is checked again here, in the database's time, in the transaction that takes over.
+        // Dead: silent for `seconds`, or silent for two beats with its alive lock free (its process is gone). The
+        // lock is tried last, on the rows left, in this transaction: it is let go again at its end.
         const dead = await client.query(
           `SELECT worker_id FROM stepflow_dbos_workers
-           WHERE worker_id <> $1 AND version = $2 AND taken_over_by IS NULL AND heartbeat_at < now() - make_interval(secs => $3)
+           WHERE worker_id <> $1 AND version = $2 AND taken_over_by IS NULL
+             AND (heartbeat_at < now() - make_interval(secs => $3)
+                  OR (heartbeat_at < now() - make_interval(secs => $5) AND pg_try_advisory_xact_lock($6, hashtext(worker_id))))
              AND EXISTS (SELECT 1 FROM stepflow_dbos_workers me WHERE me.worker_id = $1 AND me.epoch = $4 AND me.taken_over_by IS NULL
                          AND me.up_since <= now() - make_interval(secs => $3))
            ORDER BY worker_id FOR UPDATE SKIP LOCKED`,
-          [this.#workerId, this.#version, seconds, held.lease.epoch],
+          [this.#workerId, this.#version, seconds, held.lease.epoch, (2 * this.#beatEvery) / 1000, ALIVE_LOCK],
         );
         const taken: Takeover[] = [];
         for (const { worker_id: workerId } of dead.rows as { worker_id: string }[]) taken.push(await this.#takeOver(client, workerId));

@@ -65,7 +65,8 @@ export interface DbosWorkerOptions {
    * Seconds without a heartbeat after which another worker is taken for dead: this worker then
    * puts that one's unfinished runs back on the queue (once, whichever live worker sees it
    * first), and they go on from their last checkpoint on any worker. Workers beat five times in
-   * this time. `false`: never take over automatically (`recover` still does). Default 30.
+   * this time; a worker whose process is gone (its connections closed) is taken over after two
+   * missed beats. `false`: never take over automatically (`recover` still does). Default 30.
    */
   readonly takeoverAfter?: number | false;
   /** Called when this worker has taken a dead one's runs over (to log it, say). */
@@ -85,7 +86,7 @@ export interface DbosWorkerOptions {
   readonly outageTolerance?: number;
   /** How long a run waits for an answer (a human's approval), in seconds. Default 30 days. */
   readonly answerTimeout?: number;
-  /** Only workers of the same version take a run; change it when a deployment changes what runs mean. Default `"stepflow-dbos-2"`. */
+  /** Only workers of the same version take a run; change it when a deployment changes what runs mean. Default `"stepflow-dbos-3"`. */
   readonly version?: string;
   /**
    * Which events of a run go to its stream, for `DbosRuns.events` (each is a write to the
@@ -153,12 +154,13 @@ async function durableRun(workflowName: string, input: Json, inline?: boolean): 
     await DBOS.startWorkflow(part, { workflowID: id, ...(inline ? {} : { queueName: worker.queue }) })(runId, workflowName, input, answers);
     const outcome = await partOutcome(worker, id);
     if (outcome.kind !== "waiting")
-      return end(runId, worker, outcome.kind === "finished" ? { ok: true, result: outcome.result } : { ok: false, error: outcome.error });
+      // The run's context went with its recorded outcome (`Checkpoints.end`, one write); the outcome stays for a part delivered late.
+      return outcome.kind === "finished" ? { ok: true, result: outcome.result } : { ok: false, error: outcome.error };
     await DBOS.setEvent(PARKED_EVENT, answers.length + 1);
     const answer = await DBOS.recv<SavedEvent>(ANSWER_TOPIC, worker.answerTimeout);
     if (answer === null) {
       const message = `Run ${runId} waited ${worker.answerTimeout} seconds for an answer and got none.`;
-      return end(runId, worker, { ok: false, error: { name: "DbosAnswerTimeoutError", message } });
+      return { ok: false, error: { name: "DbosAnswerTimeoutError", message } };
     }
     answers.push(answer);
   }
@@ -221,7 +223,7 @@ async function durablePart(runId: string, workflowName: string, input: Json, ans
             fence,
             streamed: worker.streamed,
             signal: DBOS.stepStatus?.cancelSignal,
-            write: (event) => DBOS.writeStream(EVENTS_STREAM, event),
+            write: (events) => DBOS.writeStream(EVENTS_STREAM, events),
             startContext: () => worker.sessionTurns.start(runId, workflow),
             finished: (ctx) => worker.sessionTurns.finish(runId, workflow, ctx),
           }),
@@ -231,7 +233,8 @@ async function durablePart(runId: string, workflowName: string, input: Json, ans
         if (lastError(error) instanceof DbosLeaseLostError) throw lastError(error);
         return { kind: "failed", error: describeError(error) };
       });
-  await DBOS.closeStream(EVENTS_STREAM);
+  // No closeStream: a reader of the part's stream stops once the part has ended, after its last
+  // event, and the part ends right after this; a close would cost a DBOS step of its own.
   await DBOS.send(runId, outcome, PART_DONE_TOPIC);
   return outcome; // for clients following the run's events from part to part
 }
@@ -244,12 +247,6 @@ function lastError(error: unknown): unknown {
 function describeError(error: unknown): { name: string; message: string } {
   const cause = lastError(error);
   return cause instanceof Error ? { name: cause.name, message: cause.message } : { name: "Error", message: String(cause) };
-}
-
-async function end(runId: string, worker: Live, record: RunRecord): Promise<RunRecord> {
-  // The outcome stays (a part delivered late finds the run ended); the context, of no more use, goes.
-  await DBOS.runStep(() => worker.checkpoints.compact(runId), { name: "stepflow.forget" });
-  return record;
 }
 
 let registered: ((workflowName: string, input: Json, inline?: boolean) => Promise<RunRecord>) | undefined;

@@ -80,6 +80,33 @@ describe.skipIf(!process.env.DATABASE_URL || !postgresBin())("durable runs throu
     expect(worker.stderr()).not.toMatch(/Unhandled 'error' event/);
   });
 
+  it("a worker restarted during an outage: it starts once the database is back, and finishes its runs once", { timeout: 240_000 }, async () => {
+    gates.hold("tool");
+    const first = await startWorker(args("w1", {}));
+    runs = await DbosRuns.connect({ database: db.url, pollingInterval: 100, connections: 2 });
+    const runId = await runs.start("agent", { input: "Fire Lawson" });
+    expect(await gates.reached("tool")).toBe("w1");
+    await first.kill();
+
+    // Restarted under its id: DBOS launches and recovers the run; the database goes away before the worker registers its queues.
+    gates.hold("queues");
+    const starting = startWorker(args("w1", { gateQueues: true }));
+    expect(await gates.reached("queues")).toBe("w1");
+    await server.stop();
+    gates.open("queues");
+    gates.open("tool");
+    await outage(5_000);
+    await server.start();
+
+    const second = await starting;
+    const result = await runs.result<AgentResult>(runId);
+    expect(result.response.content).toBe("Done.");
+    expect(deletes()).toEqual(["/api/users/7"]);
+    expect(gates.hits("tool")).toEqual(["w1", "w1"]); // cut short by the kill, then done once
+    expect(await runs.workerOf(runId)).toBe("w1");
+    expect(alive(second), second.stderr()).toBe(true);
+  });
+
   it("an outage longer than takeoverAfter takes no live worker over", { timeout: 240_000 }, async () => {
     const takeoverAfter = 3;
     gates.hold("tool");

@@ -89,9 +89,11 @@ function part(db: Database, workflow: Workflow<never, unknown> | Workflow<object
     journal: db.journal(),
     fence,
     streamed: () => true,
-    write: async (event: { type: string }) => {
-      written.push(event.type);
-      db.log.push(`stream ${event.type}`);
+    write: async (events: readonly { type: string }[]) => {
+      for (const event of events) {
+        written.push(event.type);
+        db.log.push(`stream ${event.type}`);
+      }
     },
   };
 }

@@ -1,6 +1,6 @@
 /**
  * A dead worker's runs are taken over by a live worker with another id: automatically, once its
- * heartbeat is older than `takeoverAfter`, by exactly one of the live workers; or when a worker
+ * heartbeat is older than `takeoverAfter` (or than two beats, once its process is gone), by exactly one of the live workers; or when a worker
  * is asked to recover them. The agent fires employee 7 through the HR API; the test server
  * counts the DELETEs, the gate server who reached each point.
  */
@@ -55,6 +55,34 @@ describe.skipIf(!DATABASE_URL)("a dead worker's runs, taken over by a worker wit
     bed.gates.open("tool");
     expect(await second.printed("took over w1:")).toBe(`took over w1: ${runId}`);
     await expectFinishedOnceBy(runId, "w2");
+  });
+
+  it("once its process is gone: after two missed beats, without waiting for takeoverAfter", { timeout: 240_000 }, async () => {
+    const takeoverAfter = 30;
+    const { first, runId } = await killedInTheTool(takeoverAfter);
+    const second = await startWorker(args("w2", { takeoverAfter }));
+    const client = new pg.Client({ connectionString: bed.db.url });
+    await client.connect();
+    try {
+      // A worker takes others over only once it has itself beaten for takeoverAfter: w1 is killed after that.
+      const streak = "SELECT up_since <= now() - make_interval(secs => $1) AS ok FROM stepflow_dbos_workers WHERE worker_id = 'w2'";
+      while (!((await client.query(streak, [takeoverAfter])).rows[0] as { ok: boolean }).ok) {
+        await new Promise((resolve) => setTimeout(resolve, 500)); // polling the database, not waiting for an outcome
+      }
+      await first.kill();
+      bed.gates.open("tool");
+      expect(await second.printed("took over w1:")).toBe(`took over w1: ${runId}`);
+      await expectFinishedOnceBy(runId, "w2");
+      // Measured by the database's clock: from w1's last beat to its takeover.
+      const { rows } = await client.query(
+        "SELECT EXTRACT(EPOCH FROM taken_over_at - heartbeat_at)::float8 AS silent, taken_over_by FROM stepflow_dbos_workers WHERE worker_id = 'w1'",
+      );
+      const row = rows[0] as { silent: number; taken_over_by: string };
+      expect(row.taken_over_by).toBe("w2");
+      expect(row.silent).toBeLessThan(takeoverAfter);
+    } finally {
+      await client.end();
+    }
   });
 
   it("by one live worker only when two see it dead", { timeout: 120_000 }, async () => {

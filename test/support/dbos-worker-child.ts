@@ -2,7 +2,8 @@
  * A DBOS worker process running the "Fire Lawson" agent, for the durable-run tests:
  * `node --import tsx dbos-worker-child.ts DATABASE_URL WORKER_ID HR_BASE_URL GATE_BASE_URL [approval] [concurrency] [options as JSON]`
  * (options: `takeoverAfter`, `concurrency` queue-wide, `connections` (DBOS's, default 3), `timeout` (the agent's, default 60 s), `recover`: a dead worker's id to recover once started, `inline`: how many
- * runs to start in this process with `worker.run` once started, each printed as "running ID").
+ * runs to start in this process with `worker.run` once started, each printed as "running ID", `gateQueues`: pass the gate
+ * "queues" once DBOS has launched, before the worker registers its queues — where a test cuts the database off).
  * It prints "took over ID: RUNS" when it takes a dead worker's runs over, "lost lease: ID EPOCH BY" when it learns it was taken over.
  * Before each model reply and inside the tool (before its DELETE), it asks the test's gate
  * server (`GET /gate/NAME?worker=ID`), which answers when the test lets it: that is where the
@@ -10,6 +11,7 @@
  */
 import type { ChatMessage } from "@llamaindex/core/llms";
 import { z } from "zod";
+import { DBOS } from "@dbos-inc/dbos-sdk";
 import { DbosWorker } from "../../src/dbos/index.ts";
 import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
 import { tool } from "../../src/tools/tool.ts";
@@ -31,6 +33,7 @@ const options = JSON.parse(more) as {
   inline?: number;
   connections?: number;
   timeout?: number;
+  gateQueues?: boolean;
 };
 
 const pass = async (name: string) => {
@@ -67,6 +70,19 @@ const agent = new FunctionCallingAgent({
   ...(mode === "approval" ? { needsApproval: ["fire_employee"] } : {}),
   timeout: options.timeout ?? 60,
 });
+
+if (options.gateQueues) {
+  // DBOS has launched (and recovered this id's runs) when the worker registers its first queue: the gate holds it there.
+  const register = DBOS.registerQueue.bind(DBOS);
+  let gated = false;
+  DBOS.registerQueue = async (...args: Parameters<typeof DBOS.registerQueue>) => {
+    if (!gated) {
+      gated = true;
+      await pass("queues");
+    }
+    return register(...args);
+  };
+}
 
 const worker = await DbosWorker.start({
   database,
