@@ -291,7 +291,8 @@ export class DbosWorker {
     let sessionTurns: SessionTurns;
     try {
       // The heartbeats' own connections: a worker whose runs hold every connection of its pool still beats.
-      beats = await openPool(options.database, 2);
+      // Three: one holds the worker's alive lock for its life, leaving a beat and a `recover` their own.
+      beats = await openPool(options.database, 3);
       sessionTurns = await SessionTurns.open(pool, options.database, tolerance);
       await retrying(
         async () => {
