@@ -10,7 +10,7 @@
 import { createWorkflow, workflowEvent } from "@llamaindex/workflow-core";
 import { type Context, Event, StartEvent, StopEvent, Workflow, step } from "../src/index.ts";
 import { barePool, floor } from "./engine-floors.ts";
-import { measure, perEventMicros, printTable } from "./measure.ts";
+import { collectYoungGarbage, measure, perEventMicros, printTable } from "./measure.ts";
 import type { Measurement } from "./measure.ts";
 
 export { barePool, floor } from "./engine-floors.ts";
@@ -207,36 +207,69 @@ export async function workflowCore(events: number): Promise<number> {
   return (all.at(-1) as { data: number }).data;
 }
 
+/** A row of the table: its name, its events, and one run of it. */
+type Workload = readonly [name: string, events: number, run: () => Promise<number>];
+
 /**
- * The fan-out rows, 10,000 events each, and their floors: `rounds` rounds of one run of each
- * workload in turn (a shared machine's speed drifts over seconds), each row the round of median
- * time. Three rounds of warm-up first: 10,000 events are too few to reach compiled code in one run.
+ * Times each of `workloads` `rounds` times, after `warmups` untimed runs of it; each row is the
+ * run of median time. Engine and floor alike, each timed run comes after the same warm-up and a
+ * young-generation GC, and after runs of its own workload only:
+ * - not a full GC: with no run alive, it frees the hidden classes of the run's objects and V8
+ *   throws away the engine's optimized code (the floors have almost none to lose), so that a
+ *   10,000-event fan-out after it measured cold, 7–15 µs of CPU per event against 0.6–1.0 warm;
+ * - not in turns with the other workloads: a pool of 10,000 items takes well under a
+ *   millisecond, and after the fan-out workloads, in the same process, it took 4× that (cause
+ *   not found). So the floors, measured first, are as fast as in a process of their own.
+ * The heap columns come from one more run of each, between full GCs.
  */
-async function fanOutRows(rounds: number): Promise<Measurement[]> {
-  const workloads: [string, () => Promise<number>][] = [
-    ["bare promise pool: 8 async workers take 10,000 items (the floor of the fan-out)", () => barePool(10_000)],
-    ["stepflow fan-out: 10,000 events through a numWorkers: 8 step, counted by a plain counter (the floor of a fan-in)", () => fanInCounter(10_000)],
-    ["the same fan-out collected: collectEvents(ev, list) with one list for every call", () => fanOut(10_000)],
-    ["the same, collectEvents(ev, Done, { count: 10,000 })", () => fanInCount(10_000)],
-    ["the same, collectEvents(ev, Array(10,000).fill(Done)), a fresh array at each call", () => fanInFresh(10_000)],
-  ];
-  const measured: Measurement[][] = workloads.map(() => []);
-  for (let round = -3; round < rounds; round++) {
-    for (const [w, [name, run]] of workloads.entries()) {
-      const m = await measure(name, 10_000, run);
-      if (round >= 0) measured[w]?.push(m);
+async function timedRows(workloads: readonly Workload[], rounds: number, warmups: number): Promise<Measurement[]> {
+  const rows: Measurement[] = [];
+  for (const [name, events, run] of workloads) {
+    const times: number[] = [];
+    for (let round = -warmups; round < rounds; round++) {
+      collectYoungGarbage();
+      const started = performance.now();
+      await run();
+      if (round >= 0) times.push(performance.now() - started);
     }
+    const heap = await measure(name, events, run);
+    rows.push({ ...heap, ms: times.sort((a, b) => a - b)[Math.floor(rounds / 2)] as number });
   }
-  return measured.map((ms) => [...ms].sort((a, b) => a.ms - b.ms)[Math.floor(ms.length / 2)] as Measurement);
+  return rows;
 }
 
 /** Runs the engine table; returns the rows for the README. */
 export async function benchEngine(events = 1_000_000): Promise<Measurement[]> {
   const rows: Measurement[] = [];
-  rows.push(await measure("bare await loop (floor)", events, () => floor(events)));
-  rows.push(await measure("stepflow", events, () => stepflow(events)));
-  rows.push(await measure("stepflow + streamEvents() consumer", events, () => stepflowConsumed(events)));
-  rows.push(...(await fanOutRows(7)));
+  rows.push(
+    ...(await timedRows(
+      [
+        ["bare await loop (floor)", events, () => floor(events)],
+        ["stepflow", events, () => stepflow(events)],
+        ["stepflow + streamEvents() consumer", events, () => stepflowConsumed(events)],
+      ],
+      3,
+      1,
+    )),
+  );
+  // 10,000 events are too few to reach compiled code in one run: three rounds of warm-up.
+  rows.push(
+    ...(await timedRows(
+      [
+        ["bare promise pool: 8 async workers take 10,000 items (the floor of the fan-out)", 10_000, () => barePool(10_000)],
+        [
+          "stepflow fan-out: 10,000 events through a numWorkers: 8 step, counted by a plain counter (the floor of a fan-in)",
+          10_000,
+          () => fanInCounter(10_000),
+        ],
+        ["the same fan-out collected: collectEvents(ev, list) with one list for every call", 10_000, () => fanOut(10_000)],
+        ["the same, collectEvents(ev, Done, { count: 10,000 })", 10_000, () => fanInCount(10_000)],
+        ["the same, collectEvents(ev, Array(10,000).fill(Done)), a fresh array at each call", 10_000, () => fanInFresh(10_000)],
+      ],
+      7,
+      3,
+    )),
+  );
   // workflow-core grows quadratically (measured here: 2k events 0.19 s, 10k events 2.4 s), so
   // 1M events would take hours: it is measured at growing N, capped at 20k, to show the trend.
   for (const n of [2_000, 5_000, 10_000, 20_000]) {

@@ -80,6 +80,13 @@ export type RunCommand =
   | { readonly kind: "end"; readonly outcome: RunOutcome; readonly reason: unknown; readonly waiters: readonly Waiter[] };
 
 /**
+ * What a transition leads to: nothing, one command, or several in order. One command comes
+ * alone, not in an array: it is what almost every transition emits (a step execution to
+ * start), and an array of one for it was an allocation per step execution.
+ */
+export type Commands = RunCommand | readonly RunCommand[] | undefined;
+
+/**
  * One change of a run.
  * @example
  * const log = (change: RunChange) => change.kind === "stepStarted" && console.log(change.execution.slot.step.name);

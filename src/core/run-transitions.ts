@@ -15,11 +15,18 @@ import type { StepDefinition } from "./step.ts";
 import { describeKind, describeRequirements, describeValue } from "./user-text.ts";
 import { activeSteps, ended, Fifo, idle, newExecution, slotOf } from "./run-state.ts";
 import type { RunState, StepExecution, StepSlot } from "./run-state.ts";
-import type { RunChange, RunCommand, RunInput, RunOutcome } from "./run-io.ts";
+import type { Commands, RunChange, RunCommand, RunInput, RunOutcome } from "./run-io.ts";
 import { loadRestored } from "./run-save.ts";
 import { deliverToWaiter, wait, wake } from "./run-waits.ts";
 
 const NONE: readonly RunCommand[] = Object.freeze([]);
+
+/**
+ * `commands` as a list. @example for (const command of commandList(transitions.apply(input))) carryOut(command);
+ */
+export function commandList(commands: Commands): readonly RunCommand[] {
+  return commands === undefined ? NONE : Array.isArray(commands) ? commands : [commands as RunCommand];
+}
 
 // The abort reason of runs that finished while steps were still executing: one shared error,
 // because capturing a stack trace per run was the largest cost of a short run.
@@ -32,7 +39,7 @@ export const RUN_FINISHED = new WorkflowRuntimeError("The run has finished.");
  * const commands = transition(state, { kind: "send", event: new QueryEvent({ q }), target: undefined }, false);
  */
 export function transition(state: RunState, input: RunInput, observed = false): readonly RunCommand[] {
-  return new Transitions(state, observed).apply(input);
+  return commandList(new Transitions(state, observed).apply(input));
 }
 
 /**
@@ -40,10 +47,12 @@ export function transition(state: RunState, input: RunInput, observed = false): 
  * nothing but its commands (the hot path makes one transition per step execution).
  * @example
  * const transitions = new Transitions(state, false);
- * for (const command of transitions.apply({ kind: "start" })) carryOut(command);
+ * for (const command of commandList(transitions.apply({ kind: "start" }))) carryOut(command);
  */
 export class Transitions {
-  #out: RunCommand[] | undefined;
+  /** The first command of the transition under way; the ones after it go to `#more`. */
+  #one: RunCommand | undefined;
+  #more: RunCommand[] | undefined;
 
   constructor(
     readonly state: RunState,
@@ -52,14 +61,17 @@ export class Transitions {
   ) {}
 
   /** Applies `input` to the state (in place) and returns the commands it leads to, in order. */
-  apply(input: RunInput): readonly RunCommand[] {
-    const outer = this.#out;
-    this.#out = undefined;
+  apply(input: RunInput): Commands {
+    const one = this.#one;
+    const more = this.#more;
+    this.#one = this.#more = undefined;
     try {
       applyInput(this, input);
-      return this.#out ?? NONE;
+      return this.#more ?? this.#one;
     } finally {
-      this.#out = outer; // a transition inside another (a retry policy that sends an event) keeps each one's commands apart
+      // A transition inside another (a retry policy that sends an event) keeps each one's commands apart.
+      this.#one = one;
+      this.#more = more;
     }
   }
 
@@ -67,35 +79,40 @@ export class Transitions {
    * `apply({ kind: "send", event, target })` without the input object: the hot path makes
    * one per event sent.
    */
-  applySend(event: Event, target: StepDefinition | undefined, fromOutside = false): readonly RunCommand[] {
-    const outer = this.#out;
-    this.#out = undefined;
+  applySend(event: Event, target: StepDefinition | undefined, fromOutside = false): Commands {
+    const one = this.#one;
+    const more = this.#more;
+    this.#one = this.#more = undefined;
     try {
       if (fromOutside) this.received(event);
       this.send(event, target);
-      return this.#out ?? NONE;
+      return this.#more ?? this.#one;
     } finally {
-      this.#out = outer;
+      this.#one = one;
+      this.#more = more;
     }
   }
 
   /** `apply({ kind: "stepReturned", execution, output, attempt })` without the input object: one per step execution. */
-  applyReturned(execution: StepExecution, output: unknown, attempt: number): readonly RunCommand[] {
-    const outer = this.#out;
-    this.#out = undefined;
+  applyReturned(execution: StepExecution, output: unknown, attempt: number): Commands {
+    const one = this.#one;
+    const more = this.#more;
+    this.#one = this.#more = undefined;
     try {
       this.returned(execution, output, attempt);
-      return this.#out ?? NONE;
+      return this.#more ?? this.#one;
     } finally {
-      this.#out = outer;
+      this.#one = one;
+      this.#more = more;
     }
   }
 
   emit(command: RunCommand): void {
-    const out = this.#out;
-    // Most transitions emit one command: an array of one, not the 17 slots a first push reserves.
-    if (out === undefined) this.#out = [command];
-    else out.push(command);
+    // The first command alone: no array of one per step execution (V8's sampling heap profiler:
+    // ping-pong 704 → 649 bytes allocated per event, the counted fan-out 1,970 → 1,868).
+    if (this.#one === undefined) this.#one = command;
+    else if (this.#more === undefined) this.#more = [this.#one, command];
+    else this.#more.push(command);
   }
 
   note(change: RunChange): void {

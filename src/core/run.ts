@@ -31,8 +31,8 @@ import type { Journal } from "./journal/types.ts";
 import type { SavedRun } from "./context-format.ts";
 import { anyStepExecuting, ended, newRunState } from "./run-state.ts";
 import type { RunState, StepExecution, Waiter } from "./run-state.ts";
-import { RUN_FINISHED, Transitions } from "./run-transitions.ts";
-import type { RunCommand, RunInput, RunOutcome, RunSettings } from "./run-io.ts";
+import { commandList, RUN_FINISHED, Transitions } from "./run-transitions.ts";
+import type { Commands, RunCommand, RunInput, RunOutcome, RunSettings } from "./run-io.ts";
 import type { RunChange, RunListener } from "./run-io.ts";
 import { collect, collectCount } from "./collect-events.ts";
 import { pendingRun } from "./run-save.ts";
@@ -109,10 +109,7 @@ export class Run {
     return ended(this.state);
   }
 
-  /**
-   * Subscribes `listener` to this run's changes from now on (call it before the run starts to
-   * see them all); returns the function that unsubscribes it.
-   */
+  /** Subscribes `listener` to this run's changes from now on (before the run starts, to see them all); returns its unsubscribe. */
   subscribe(listener: RunListener): () => void {
     (this.#listeners ??= []).push(listener);
     this.#transitions.observed = true;
@@ -166,7 +163,9 @@ export class Run {
     this.#carryOutAll(this.#transitions.apply(input));
   }
 
-  #carryOutAll(commands: readonly RunCommand[]): void {
+  #carryOutAll(commands: Commands): void {
+    if (commands === undefined) return;
+    if (!Array.isArray(commands)) return this.#carryOut(commands as RunCommand);
     for (let i = 0; i < commands.length; i++) this.#carryOut(commands[i] as RunCommand);
   }
 
@@ -342,7 +341,7 @@ export class Run {
   /** An attempt threw: the transition says whether it is retried (carried out here, with the attempt's context), recovered, or fails the run. */
   #failed(execution: StepExecution, ctx: Context, error: unknown, attempt: number, startedAt: number, slice: number): void {
     execution.lastError = error;
-    const commands = this.#transitions.apply({ kind: "stepThrew", execution, error, attempt, elapsed: (performance.now() - startedAt) / 1000 });
+    const commands = commandList(this.#transitions.apply({ kind: "stepThrew", execution, error, attempt, elapsed: (performance.now() - startedAt) / 1000 }));
     for (let i = 0; i < commands.length; i++) {
       const command = commands[i] as RunCommand;
       if (command.kind !== "retry") this.#carryOut(command);
