@@ -65,14 +65,20 @@ export function currentToolCall(): ToolCallDetails | undefined {
 /**
  * Starts `tool`'s call with `input`, handing it `call` as the second argument of its `call`
  * (which stepflow's `tool()`, MCP and OpenAPI tools take) and as `currentToolCall()` while it
- * starts (for the tools that ignore the argument).
+ * starts (for the tools that ignore the argument). Given `parsed`, the tool's function for
+ * arguments already parsed, calls that instead.
  * @example const result = startToolCall(add, { x: 1, y: 2 }, { id: "c1", name: "add", idempotencyKey: undefined });
  */
-export function startToolCall(tool: BaseTool & { call: NonNullable<BaseTool["call"]> }, input: unknown, call: ToolCallDetails): unknown {
+export function startToolCall(
+  tool: BaseTool & { call: NonNullable<BaseTool["call"]> },
+  input: unknown,
+  call: ToolCallDetails,
+  parsed?: (input: unknown, call: ToolCallDetails) => unknown,
+): unknown {
   const previous = current;
   current = call;
   try {
-    return (tool as { call(input: unknown, call: ToolCallDetails): unknown }).call(input, call);
+    return parsed ? parsed(input, call) : (tool as { call(input: unknown, call: ToolCallDetails): unknown }).call(input, call);
   } finally {
     current = previous;
   }

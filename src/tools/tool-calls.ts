@@ -11,8 +11,8 @@ import { checkTimeout, startTimer, sharedRunObservers } from "../core/internal.t
 import type { RunObservers } from "../core/internal.ts";
 import { startToolCall } from "./current-tool-call.ts";
 import type { ToolCallDetails } from "./current-tool-call.ts";
-import { zodSchemaOf } from "./tool.ts";
-import type { ArgumentSchema } from "./tool.ts";
+import { parsedCallOf, zodSchemaOf } from "./tool.ts";
+import type { ArgumentSchema, ParsedCall } from "./tool.ts";
 
 /** What one tool call produced: kept in `sources` and sent back to the model as `content`. */
 export interface ToolSource {
@@ -121,12 +121,12 @@ function runCall(call: ToolCall, tools: readonly BaseTool[], options: RunToolCal
   if (options.signal?.aborted) return failure(call, `Encountered error in tool call: ${call.name} was not run: the run ended.`);
   const checked = checkCall(call, tools);
   if (!("tool" in checked)) return checked;
-  const { tool, args } = checked;
+  const { tool, args, parsedCall } = checked;
   const input: unknown = toolCallInput(call.input);
   const details = new RunningCall(call, options.idempotencyKey);
   let result: unknown;
   try {
-    result = startToolCall(tool, args, details);
+    result = startToolCall(tool, args, details, parsedCall);
   } catch (error) {
     return thrown(call, error);
   }
@@ -282,8 +282,8 @@ export function withToolCallInput<T extends { readonly input: unknown }>(call: T
   return input === call.input ? call : { ...call, input };
 }
 
-/** The tool and the arguments to call it with, or the result that says why the call cannot run. */
-function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: CallableTool; args: unknown } | ToolSource {
+/** The tool and the arguments to call it with (and its function for parsed ones, if it has one), or the result that says why the call cannot run. */
+function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: CallableTool; args: unknown; parsedCall?: ParsedCall | undefined } | ToolSource {
   const tool = findTool(tools, call.name);
   if (!tool?.call) {
     const names = tools.map((t) => t.metadata.name).join(", ") || "none";
@@ -310,8 +310,9 @@ function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: Callable
       .join("; ");
     return failure(call, `Invalid arguments for tool ${call.name}: ${problems}. The tool was not run; call it again with arguments that match its schema.`);
   }
-  // A tool from stepflow's tool() parses its input with the same schema in FunctionTool.call.
-  return { tool: tool as CallableTool, args: zodSchemaOf(tool) ? input : parsed.data };
+  const parsedCall = parsedCallOf(tool);
+  // A tool from stepflow's tool() whose call was replaced parses its input again in that call: it gets the input as it came.
+  return { tool: tool as CallableTool, args: zodSchemaOf(tool) && !parsedCall ? input : parsed.data, parsedCall };
 }
 
 /**

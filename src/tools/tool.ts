@@ -24,6 +24,12 @@ export interface ArgumentSchema {
 
 const zodSchemas = new WeakMap<BaseTool, ArgumentSchema>();
 
+/** A tool's function, to call with arguments its zod schema has parsed already. @example const result = parsedCallOf(add)?.({ x: 1, y: 2 }, details); */
+export type ParsedCall = (parsed: unknown, call: ToolCallDetails) => unknown;
+
+/** For each tool made by {@link tool}: the `call` it was given, and its function for parsed arguments. */
+const parsedCalls = new WeakMap<BaseTool, { readonly call: unknown; readonly parsed: ParsedCall }>();
+
 const isZodSchema = (value: unknown): value is ArgumentSchema =>
   typeof value === "object" &&
   value !== null &&
@@ -101,6 +107,7 @@ function handCallTo(made: BaseTool, fn: ToolFunction<unknown>, zodSchema: Argume
   if (zodSchema) zodSchemas.set(made, zodSchema);
   const withCall = made as unknown as { call: (input: unknown, call?: ToolCallDetails) => unknown; bind?: (additionalArg: object) => BaseTool };
   withCall.call = (input, call) => fn(zodSchema ? parsedOrAsIs(zodSchema, input) : input, additionalArg, call);
+  parsedCalls.set(made, { call: withCall.call, parsed: (parsed, call) => fn(parsed, additionalArg, call) });
   const bind = withCall.bind;
   if (typeof bind !== "function") return;
   withCall.bind = (boundArg: object) => {
@@ -116,6 +123,18 @@ function parsedOrAsIs(schema: ArgumentSchema, input: unknown): unknown {
   if (parsed.success) return parsed.data;
   console.warn(parsed.error);
   return input;
+}
+
+/**
+ * The function of a tool made by {@link tool}, for arguments already parsed by its zod schema
+ * (so that the tool runner, which checks them, does not parse them twice: refinements that call
+ * a service, and transforms, run once); `undefined` for other tools, and for one whose `call`
+ * was since replaced (say, wrapped to log), which must then be called.
+ * @example const result = parsedCallOf(add)?.({ x: 1, y: 2 }, { id: "c1", name: "add", idempotencyKey: undefined });
+ */
+export function parsedCallOf(made: BaseTool): ParsedCall | undefined {
+  const known = parsedCalls.get(made);
+  return known && known.call === made.call ? known.parsed : undefined;
 }
 
 /** The zod schema a tool was made with by {@link tool}, if it was. */

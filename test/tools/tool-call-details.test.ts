@@ -168,4 +168,25 @@ describe("the call a tool's function is handed", () => {
     expect(signals.map((s) => s.aborted)).toEqual([false, true]);
     expect((signals[1]?.reason as Error).message).toBe("cancelled by the user");
   });
+
+  it("comes with arguments checked once: a refinement that asks a service runs once a call", async () => {
+    let asked = 0;
+    const book = tool({
+      name: "book",
+      description: "Book a room.",
+      parameters: z.object({ room: z.string().refine((room) => (asked++, room.startsWith("R")), "no such room") }),
+      execute: ({ room }, _bound, call) => `${room} booked for ${call?.id}`,
+    });
+    expect((await runToolCall({ id: "b1", name: "book", input: { room: "R12" } }, [book])).content).toBe("R12 booked for b1");
+    expect(asked).toBe(1);
+  });
+
+  it("still goes through a tool's call that was replaced, say to log", async () => {
+    const logged: string[] = [];
+    const add = tool({ name: "add", description: "Add.", parameters: z.object({ x: z.number(), y: z.number() }), execute: ({ x, y }) => x + y });
+    const call = add.call;
+    add.call = (input) => (logged.push(JSON.stringify(input)), call(input));
+    expect((await runToolCall({ id: "a1", name: "add", input: { x: 1, y: 2 } }, [add])).content).toBe("3");
+    expect(logged).toEqual(['{"x":1,"y":2}']);
+  });
 });
