@@ -8,7 +8,8 @@
  * run the tool. LlamaIndex calls a tool's function with two arguments (the input and what
  * `.bind()` was given), and the tool runner calls `tool.call(input, call)`: the tool's `call`
  * passes that call on to the function as a third argument, as the OpenAI Agents SDK's
- * `execute(input, runContext, details)` does.
+ * `execute(input, runContext, details)` does. (The runner, having parsed the arguments, calls
+ * the function itself: see {@link parsedCallOf}.)
  */
 import type { JSONValue } from "@llamaindex/core/global";
 import type { BaseTool, ToolMetadata } from "@llamaindex/core/llms";
