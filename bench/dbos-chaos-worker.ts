@@ -13,7 +13,6 @@ import { z } from "zod";
 import { type Context, Event, StartEvent, StopEvent, Workflow, step } from "../src/index.ts";
 import { DbosWorker } from "../src/dbos/index.ts";
 import { ScriptedLLM } from "../src/llm/scripted-llm.ts";
-import { currentToolCall } from "../src/tools/current-tool-call.ts";
 import { tool } from "../src/tools/tool.ts";
 import { FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
 
@@ -52,8 +51,8 @@ const update = tool({
   name: "update_record",
   description: "Changes the job's record.",
   parameters: z.object({ tag: z.string() }),
-  execute: async ({ tag }) => {
-    await post("/effect", { logical: `${tag}:update`, kind: "update" }, currentToolCall()?.idempotencyKey);
+  execute: async ({ tag }, _bound, call) => {
+    await post("/effect", { logical: `${tag}:update`, kind: "update" }, call?.idempotencyKey);
     return `updated ${tag}`;
   },
 });

@@ -11,6 +11,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ConfigurationError, StepflowError, maskCredentials } from "../core/internal.ts";
+import type { ToolCallDetails } from "../tools/current-tool-call.ts";
 import { cutForModel } from "../tools/cut-text.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES, McpMessageTooLargeError, bytesText, messageCappedFetch } from "./message-cap.ts";
 
@@ -162,8 +163,9 @@ function mcpTool(connection: McpConnection, listed: ListedTool, name: string, ma
   };
   return {
     metadata,
-    call: async (input: unknown): Promise<JSONValue> => {
-      const result = await connection.callTool(listed.name, input as Record<string, unknown>);
+    // The agent hands each call its own details: the request is cancelled when the call is no longer waited for.
+    call: async (input: unknown, call?: ToolCallDetails): Promise<JSONValue> => {
+      const result = await connection.callTool(listed.name, input as Record<string, unknown>, call?.signal);
       const text = cutForModel(contentText(result.content), maxOutputChars).text;
       if (result.isError === true) throw new Error(text || `${listed.name} failed (the MCP server gave no reason).`);
       if (result.structuredContent !== undefined && result.structuredContent !== null) return bounded(result.structuredContent as JSONValue, maxOutputChars);
@@ -205,9 +207,12 @@ class McpConnection {
     return this.#connected;
   }
 
-  async callTool(name: string, args: Record<string, unknown>): Promise<CallResult> {
+  async callTool(name: string, args: Record<string, unknown>, stopped: AbortSignal | undefined): Promise<CallResult> {
     const client = await this.client();
     const call = new AbortController();
+    const stop = () => call.abort(stopped?.reason);
+    if (stopped?.aborted) stop();
+    stopped?.addEventListener("abort", stop, { once: true });
     this.#inFlight.add(call);
     try {
       return await client.callTool({ name, arguments: args }, undefined, { ...this.requestOptions, signal: call.signal });
@@ -222,6 +227,7 @@ class McpConnection {
       throw error;
     } finally {
       this.#inFlight.delete(call);
+      stopped?.removeEventListener("abort", stop);
     }
   }
 

@@ -9,9 +9,10 @@ import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
 import { z } from "zod";
 import { checkTimeout, startTimer, sharedRunObservers } from "../core/internal.ts";
 import type { RunObservers } from "../core/internal.ts";
-import { startingToolCall } from "./current-tool-call.ts";
-import { zodSchemaOf } from "./tool.ts";
-import type { ArgumentSchema } from "./tool.ts";
+import { startToolCall } from "./current-tool-call.ts";
+import type { ToolCallDetails } from "./current-tool-call.ts";
+import { parsedCallOf, zodSchemaOf } from "./tool.ts";
+import type { ArgumentSchema, ParsedCall } from "./tool.ts";
 
 /** What one tool call produced: kept in `sources` and sent back to the model as `content`. */
 export interface ToolSource {
@@ -33,7 +34,7 @@ export interface RunToolCallOptions {
   readonly timeout?: number;
   /** Stops waiting for the call when aborted (the run timed out or was cancelled). */
   readonly signal?: AbortSignal;
-  /** The call's idempotency key, which its tool reads with `currentToolCall()`. */
+  /** The call's idempotency key, which its tool's function is given with the call (or reads with `currentToolCall()`). */
   readonly idempotencyKey?: string;
   /** Who is told of the call (an `execute_tool` operation): the workflow's observers. Default: those registered for the process. */
   readonly observers?: RunObservers;
@@ -120,16 +121,17 @@ function runCall(call: ToolCall, tools: readonly BaseTool[], options: RunToolCal
   if (options.signal?.aborted) return failure(call, `Encountered error in tool call: ${call.name} was not run: the run ended.`);
   const checked = checkCall(call, tools);
   if (!("tool" in checked)) return checked;
-  const { tool, args } = checked;
+  const { tool, args, parsedCall } = checked;
   const input: unknown = toolCallInput(call.input);
+  const details = new RunningCall(call, options.idempotencyKey);
   let result: unknown;
   try {
-    result = startingToolCall({ id: call.id, name: call.name, idempotencyKey: options.idempotencyKey }, () => tool.call(args));
+    result = startToolCall(tool, args, details, parsedCall);
   } catch (error) {
     return thrown(call, error);
   }
   if (!isPromiseLike(result)) return success(call, input, result);
-  const deadline = new Deadline(timeout, options.signal);
+  const deadline = new Deadline(timeout, options.signal, details);
   return Promise.race([result, deadline.reached()])
     .then(
       (output) => {
@@ -147,9 +149,46 @@ const STOPPED: unique symbol = Symbol("stopped");
 type DeadlineReached = typeof TIMED_OUT | typeof STOPPED;
 
 /**
+ * The call a tool's function is handed. Its `signal` is made when first read (most tools never
+ * read it), and aborted when the call's deadline is reached.
+ */
+class RunningCall implements ToolCallDetails {
+  readonly id: string;
+  readonly name: string;
+  #controller: AbortController | undefined;
+  #ended = false;
+  #reason: unknown;
+
+  constructor(
+    call: ToolCall,
+    readonly idempotencyKey: string | undefined,
+  ) {
+    this.id = call.id;
+    this.name = call.name;
+  }
+
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#ended) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  /** The call is no longer waited for, for `reason`. */
+  end(reason: unknown): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+  }
+}
+
+/**
  * The deadline of a call whose tool returned a promise: `reached()` resolves when `seconds`
- * pass or `signal` aborts, whichever comes first, until cleared. Tools that answer at once
- * (most local ones) make none, so they set no timer.
+ * pass or `signal` aborts, whichever comes first, until cleared, and ends the running call
+ * (which aborts the signal its tool was given). Tools that answer at once (most local ones)
+ * make none, so they set no timer.
  */
 class Deadline {
   #reached: Promise<DeadlineReached> | undefined;
@@ -159,6 +198,7 @@ class Deadline {
   constructor(
     readonly seconds: number,
     readonly signal: AbortSignal | undefined,
+    readonly running: RunningCall,
   ) {}
 
   reached(): Promise<DeadlineReached> {
@@ -166,7 +206,7 @@ class Deadline {
     this.#reached = new Promise((resolve) => (this.#resolve = resolve));
     if (this.signal?.aborted) this.handleEvent();
     else {
-      this.#cancelTimer = startTimer(this.seconds, () => this.#resolve?.(TIMED_OUT));
+      this.#cancelTimer = startTimer(this.seconds, () => this.#reach(TIMED_OUT));
       this.signal?.addEventListener("abort", this, { once: true });
     }
     return this.#reached;
@@ -174,7 +214,17 @@ class Deadline {
 
   /** The abort listener (an object, so no closure per turn). */
   handleEvent(): void {
-    this.#resolve?.(STOPPED);
+    this.#reach(STOPPED);
+  }
+
+  #reach(reason: DeadlineReached): void {
+    this.#resolve?.(reason);
+    const { name } = this.running;
+    this.running.end(
+      reason === TIMED_OUT
+        ? new DOMException(`${name} did not finish within ${this.seconds} seconds.`, "TimeoutError")
+        : (this.signal?.reason ?? new DOMException(`${name} was stopped: the run ended.`, "AbortError")),
+    );
   }
 
   clear(): void {
@@ -232,8 +282,8 @@ export function withToolCallInput<T extends { readonly input: unknown }>(call: T
   return input === call.input ? call : { ...call, input };
 }
 
-/** The tool and the arguments to call it with, or the result that says why the call cannot run. */
-function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: CallableTool; args: unknown } | ToolSource {
+/** The tool and the arguments to call it with (and its function for parsed ones, if it has one), or the result that says why the call cannot run. */
+function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: CallableTool; args: unknown; parsedCall?: ParsedCall | undefined } | ToolSource {
   const tool = findTool(tools, call.name);
   if (!tool?.call) {
     const names = tools.map((t) => t.metadata.name).join(", ") || "none";
@@ -260,8 +310,9 @@ function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: Callable
       .join("; ");
     return failure(call, `Invalid arguments for tool ${call.name}: ${problems}. The tool was not run; call it again with arguments that match its schema.`);
   }
-  // A tool from stepflow's tool() parses its input with the same schema in FunctionTool.call.
-  return { tool: tool as CallableTool, args: zodSchemaOf(tool) ? input : parsed.data };
+  const parsedCall = parsedCallOf(tool);
+  // A tool from stepflow's tool() whose call was replaced parses its input again in that call: it gets the input as it came.
+  return { tool: tool as CallableTool, args: zodSchemaOf(tool) && !parsedCall ? input : parsed.data, parsedCall };
 }
 
 /**

@@ -8,6 +8,7 @@ import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import { startMcpHttpServer } from "../support/mcp-server.ts";
 import type { McpHttpServer } from "../support/mcp-server.ts";
+import { gate } from "../support/gate.ts";
 import { REPO } from "../support/run-typescript.ts";
 
 const stdioServer = { command: process.execPath, args: ["--import", "tsx", "test/support/mcp-server.ts"], cwd: REPO, stderr: "pipe" as const };
@@ -115,6 +116,30 @@ describe("mcpTools over streamable HTTP", () => {
     expect(asked).toEqual(["delete_note"]);
     expect(http.calls.sort()).toEqual(["delete_note n2", "list_notes"]);
     expect([...http.notes.keys()]).toEqual(["n1", "n3"]);
+  });
+
+  it("cancels a call on the server when the run is cancelled while the call runs", async () => {
+    const started = gate();
+    const cancelled = gate<string>();
+    http = await startMcpHttpServer({
+      moreTools: (server) =>
+        server.registerTool("export_all", { description: "Exports everything; takes long." }, (extra) => {
+          started.open();
+          return new Promise((resolve) =>
+            extra.signal.addEventListener("abort", () => {
+              cancelled.open("the server saw the cancellation");
+              resolve({ content: [{ type: "text", text: "cancelled" }] });
+            }),
+          );
+        }),
+    });
+    toolset = await mcpTools({ url: http.url }, { include: ["export_all"] });
+    const llm = new ScriptedLLM([{ toolCalls: [{ name: "export_all", input: {} }] }, { text: ["Never read."] }]);
+    const handler = new FunctionCallingAgent({ llm, tools: toolset.tools, timeout: null }).run({ input: "Export." });
+    await started.promise;
+    handler.cancel();
+    await handler.catch(() => undefined);
+    expect(await cancelled.promise).toBe("the server saw the cancellation");
   });
 
   it("refuses a tool the server does not have, and a URL nothing answers", async () => {

@@ -7,9 +7,10 @@
  */
 import type { JSONValue } from "@llamaindex/core/global";
 import type { ToolMetadata } from "@llamaindex/core/llms";
-import { FunctionTool } from "@llamaindex/core/tools";
+import type { FunctionTool } from "@llamaindex/core/tools";
 import { isRecord } from "../../src/core/internal.ts";
-import { currentToolCall } from "../../src/tools/current-tool-call.ts";
+import type { ToolCallDetails } from "../../src/tools/current-tool-call.ts";
+import { tool } from "../../src/tools/tool.ts";
 import { DEFAULT_MAX_SCHEMA_NODES, openApiEndpoints, openApiServerPath, oneLine, resolve, schemaBudget, shorten } from "./openapi.ts";
 import type { OpenApiDocument, SchemaBudget } from "./openapi.ts";
 import { markOperationTool, operationPath } from "./rest-calls.ts";
@@ -95,15 +96,12 @@ export function openApiTools(options: OpenApiToolsOptions): FunctionTool<Operati
       const { parameters, request } = operationSchema(document, method, path, operation, shared, budget);
       const name = uniqueName(operationName(operation, method, path), names);
       const metadata = { name, description: operationDescription(method, path, operation), parameters } as ToolMetadata;
-      const send = (input: OperationArguments): Promise<RestApiResult> =>
-        // The key is read as the call starts: the agent sets it only while starting the tool.
-        api.send(
-          method,
-          operationPath(request, input),
-          request.bodyArgument === undefined ? undefined : input[request.bodyArgument],
-          currentToolCall()?.idempotencyKey,
-        );
-      const made = new FunctionTool<OperationArguments, Promise<RestApiResult>>(send, metadata as ConstructorParameters<typeof FunctionTool>[1]);
+      const send = (input: OperationArguments, _bound?: object, call?: ToolCallDetails): Promise<RestApiResult> =>
+        api.send(method, operationPath(request, input), request.bodyArgument === undefined ? undefined : input[request.bodyArgument], call?.idempotencyKey);
+      const made = tool(send, metadata as ConstructorParameters<typeof FunctionTool<OperationArguments, Promise<RestApiResult>>>[1]) as FunctionTool<
+        OperationArguments,
+        Promise<RestApiResult>
+      >;
       markOperationTool(made, request);
       tools.push(made);
     }

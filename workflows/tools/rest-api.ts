@@ -6,7 +6,6 @@
  * the API echoes them: every configured secret is hidden in what the tool returns.
  */
 import { z } from "zod";
-import { currentToolCall } from "../../src/tools/current-tool-call.ts";
 import { tool } from "../../src/tools/tool.ts";
 import { ConfigurationError } from "../../src/index.ts";
 import { describeOpenApi, openApiEndpoints, openApiServerPath } from "./openapi.ts";
@@ -107,8 +106,7 @@ export function restApiTool(options: RestApiToolOptions) {
     name: options.name ?? "call_rest_api",
     description: `${about}\nSends one request to this API and returns its status and body.${endpoints ? " The endpoints are listed with the path argument." : ""}`,
     parameters: restRequest(options.openApi ? `${PATH_DESCRIPTION}\n${describeOpenApi(options.openApi, endpoints)}` : PATH_DESCRIPTION),
-    // The key is read as the call starts: the agent sets it only while starting the tool.
-    execute: ({ method, path, body }): Promise<RestApiResult> => api.send(method, path, body, currentToolCall()?.idempotencyKey, endpoints),
+    execute: ({ method, path, body }, _bound, call): Promise<RestApiResult> => api.send(method, path, body, call?.idempotencyKey, endpoints),
   });
   markRestApiTool(made);
   return made;

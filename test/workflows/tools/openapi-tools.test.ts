@@ -72,6 +72,16 @@ describe("openApiTools: one tool per operation", () => {
     expect(JSON.stringify(llm.requests)).not.toContain("hr-secret");
   });
 
+  it("sends each of two calls of one operation running at once with its own call's idempotency key", async () => {
+    hr = await startHrApiServer();
+    const tools = openApiTools({ openApi: hrOpenApi as unknown as OpenApiDocument, baseURL: hr.baseURL });
+    await Promise.all([
+      runToolCall({ id: "c7", name: "delete_api_users_id", input: { id: 7 } }, tools, { idempotencyKey: "key-of-7" }),
+      runToolCall({ id: "c8", name: "delete_api_users_id", input: { id: 8 } }, tools, { idempotencyKey: "key-of-8" }),
+    ]);
+    expect(hr.requests.map((r) => `${r.path} ${r.idempotencyKey}`).sort()).toEqual(["/api/users/7 key-of-7", "/api/users/8 key-of-8"]);
+  });
+
   it("checks a call's arguments against the operation's schema and sends nothing when they are wrong", async () => {
     hr = await startHrApiServer();
     const tools = openApiTools({ openApi: hrOpenApi as unknown as OpenApiDocument, baseURL: hr.baseURL });
