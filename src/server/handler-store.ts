@@ -11,6 +11,7 @@ import type { SessionStore } from "../sessions/types.ts";
 import type { Checkpoint, StreamedEvent } from "../client/types.ts";
 import { LEASE_MS } from "./handler-lease.ts";
 import type { HandlerLease } from "./handler-lease.ts";
+import { eventJson, parseEventJson } from "./event-json.ts";
 import { FINAL_STATUSES } from "./served-handler.ts";
 import type { HandlerState, ServedHandler } from "./served-handler.ts";
 
@@ -165,7 +166,7 @@ export class HandlerStore {
     const id = handler.state.id;
     const events = handler.loadedEvents ?? [];
     const from = this.#savedEvents.get(id) ?? 0;
-    const append = events.slice(from).map((ev) => JSON.stringify(ev));
+    const append = events.slice(from).map(eventJson);
     const context = this.#contexts.get(id);
     const state = handler.savedState();
     const now = Date.now();
@@ -324,7 +325,7 @@ export class HandlerStore {
   /** The stored event log of a handler. */
   async loadEvents(id: string): Promise<StreamedEvent[]> {
     const record = await this.sessions.load(this.#prefix + id);
-    return (record?.messages ?? []).map((m) => JSON.parse(m.json) as StreamedEvent);
+    return (record?.messages ?? []).map((m) => parseEventJson(m.json));
   }
 
   /** The last context saved for a handler: remembered for a run of this server, else read from the store. */
