@@ -326,9 +326,12 @@ export class HandlerStore {
     return ids;
   }
 
-  /** One stored handler (its events not loaded: see `loadEvents`); `CorruptHandlerError` when it cannot be read. */
-  async load(id: string): Promise<StoredHandler | undefined> {
-    const record = await this.sessions.load(this.#prefix + id, { newest: 0 });
+  /**
+   * One stored handler; `CorruptHandlerError` when it cannot be read. Its events come too with
+   * `withEvents` (read with the record: one query, where `loadEvents` after it is a second).
+   */
+  async load(id: string, withEvents = false): Promise<(StoredHandler & { readonly events?: StreamedEvent[] }) | undefined> {
+    const record = await this.sessions.load(this.#prefix + id, withEvents ? {} : { newest: 0 });
     if (!record) return undefined;
     let snapshot: Partial<Snapshot>;
     try {
@@ -340,7 +343,8 @@ export class HandlerStore {
     const state = snapshot.state;
     if (typeof state !== "object" || state === null || state.id !== id || typeof state.workflow !== "string" || typeof state.status !== "string")
       throw new CorruptHandlerError(id, "its snapshot has no handler record with this id, a workflow and a status");
-    return { state, context: snapshot.context, eventCount: record.messageCount, lease: snapshot.lease, version: record.version };
+    const stored = { state, context: snapshot.context, eventCount: record.messageCount, lease: snapshot.lease, version: record.version };
+    return withEvents ? { ...stored, events: record.messages.map((m) => parseEventJson(m.json)) } : stored;
   }
 
   /** The stored event log of a handler. */
