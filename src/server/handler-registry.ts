@@ -278,6 +278,7 @@ export class HandlerRegistry {
       await this.#store.save(served, contextOf(ctx));
       // Saved: read back from the store from now on, so that a server's memory does not grow with the runs it served.
       if (this.#store.saved(id) && this.#handlers.get(id) === served) {
+        this.#store.ended(id, served.loadedEvents);
         served.unloadEvents();
         this.#handlers.delete(id);
         this.#store.forget(id);

@@ -16,6 +16,10 @@ import { FINAL_STATUSES } from "./served-handler.ts";
 import type { HandlerState, ServedHandler } from "./served-handler.ts";
 
 const FORMAT = "stepflow.handler/1";
+/** How many ended runs' logs `HandlerStore.ended` keeps, and how much of their JSON text at most. */
+const RECENT_RUNS = 64;
+const RECENT_CHARS = 1024 * 1024;
+
 /** The snapshot of a handler's checkpoints session (`handler:<id>:checkpoints`), whose messages are the checkpoints. */
 const CHECKPOINTS_SNAPSHOT = JSON.stringify({ format: "stepflow.checkpoints/1" });
 
@@ -98,6 +102,12 @@ export class HandlerStore {
   /** When each handler's lease was last written. */
   readonly #leasedAt = new Map<string, number>();
   readonly #checkpoints = new Map<string, CheckpointLog>();
+  /**
+   * The event logs of the runs this server ended last, as saved (see `ended`): a reader of a
+   * run that has just ended (most come then) gets them without decoding the log again.
+   */
+  readonly #recent = new Map<string, { readonly events: readonly StreamedEvent[]; readonly chars: number }>();
+  #recentChars = 0;
   /** Handlers whose last save failed: their events stay in memory. */
   readonly #unsaved = new Set<string>();
   readonly #prefix: string;
@@ -245,6 +255,25 @@ export class HandlerStore {
     return now - (this.#leasedAt.get(id) ?? 0) >= LEASE_MS / 3;
   }
 
+  /**
+   * Notes the log of a run this server ended and saved, as it leaves memory: kept for the last
+   * few runs (a bounded count and size, so that memory stays flat), and used only while the
+   * store's record has as many events (an ended run's log never changes).
+   */
+  ended(id: string, events: readonly StreamedEvent[] | undefined): void {
+    if (!events) return;
+    let chars = 0;
+    for (const ev of events) chars += eventJson(ev).length;
+    if (chars > RECENT_CHARS / 4) return;
+    this.#recent.set(id, { events, chars });
+    this.#recentChars += chars;
+    for (const [oldest, entry] of this.#recent) {
+      if (this.#recent.size <= RECENT_RUNS && this.#recentChars <= RECENT_CHARS) break;
+      this.#recent.delete(oldest);
+      this.#recentChars -= entry.chars;
+    }
+  }
+
   /** Drops what this store remembers of a handler it no longer runs (it is in the store). */
   forget(id: string): void {
     this.#versions.delete(id);
@@ -331,7 +360,8 @@ export class HandlerStore {
    * `withEvents` (read with the record: one query, where `loadEvents` after it is a second).
    */
   async load(id: string, withEvents = false): Promise<(StoredHandler & { readonly events?: StreamedEvent[] }) | undefined> {
-    const record = await this.sessions.load(this.#prefix + id, withEvents ? {} : { newest: 0 });
+    const recent = withEvents ? this.#recent.get(id) : undefined;
+    const record = await this.sessions.load(this.#prefix + id, withEvents && !recent ? {} : { newest: 0 });
     if (!record) return undefined;
     let snapshot: Partial<Snapshot>;
     try {
@@ -344,7 +374,10 @@ export class HandlerStore {
     if (typeof state !== "object" || state === null || state.id !== id || typeof state.workflow !== "string" || typeof state.status !== "string")
       throw new CorruptHandlerError(id, "its snapshot has no handler record with this id, a workflow and a status");
     const stored = { state, context: snapshot.context, eventCount: record.messageCount, lease: snapshot.lease, version: record.version };
-    return withEvents ? { ...stored, events: record.messages.map((m) => parseEventJson(m.json)) } : stored;
+    if (!withEvents) return stored;
+    // The store says how many events the run has: the log this server saved, if it has them all.
+    if (recent && recent.events.length === record.messageCount) return { ...stored, events: recent.events.slice() };
+    return { ...stored, events: recent ? await this.loadEvents(id) : record.messages.map((m) => parseEventJson(m.json)) };
   }
 
   /** The stored event log of a handler. */
