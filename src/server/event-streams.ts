@@ -77,7 +77,8 @@ async function follow(
  * so that many go in one write; like `writeSSE`, a field that would break the framing throws.
  */
 function sseMessage(event: string, data: string, id?: string): string {
-  if (/[\r\n]/.test(event) || (id !== undefined && /[\r\n]/.test(id))) throw new Error(`${/[\r\n]/.test(event) ? "event" : "id"} must not contain "\\r" or "\\n"`);
+  if (/[\r\n]/.test(event) || (id !== undefined && /[\r\n]/.test(id)))
+    throw new Error(`${/[\r\n]/.test(event) ? "event" : "id"} must not contain "\\r" or "\\n"`);
   const lines = /[\r\n]/.test(data) ? data.split(/\r\n|\r|\n/).join("\ndata: ") : data;
   return `${event ? `event: ${event}\n` : ""}data: ${lines}\n${id !== undefined ? `id: ${id}\n` : ""}\n`;
 }
