@@ -6,8 +6,18 @@
  */
 import type { StreamedEvent } from "../client/types.ts";
 
-/** The text of each event, for events recorded or read back (never changed once made: see ServedHandler). */
-const texts = new WeakMap<StreamedEvent, string>();
+/**
+ * Where an event keeps its text: a property no one else sees (not enumerable, a symbol: left
+ * out of JSON, of copies and of comparisons), rather than a WeakMap from event to text, which
+ * would make every event of every run a weak entry for the garbage collector to trace.
+ */
+const TEXT = Symbol("stepflow.eventJson");
+
+type WithText = StreamedEvent & { [TEXT]?: string };
+
+function keep(ev: StreamedEvent, text: string): void {
+  if (Object.isExtensible(ev)) Object.defineProperty(ev, TEXT, { value: text });
+}
 
 /**
  * The event as one line of JSON: the text it was read from, or `JSON.stringify(ev)` (kept).
@@ -15,8 +25,8 @@ const texts = new WeakMap<StreamedEvent, string>();
  * eventJson({ seq: 1, type: "Tick", data: {}, at: "2026-01-01T00:00:00.000Z" }); // '{"seq":1,"type":"Tick",…}'
  */
 export function eventJson(ev: StreamedEvent): string {
-  let text = texts.get(ev);
-  if (text === undefined) texts.set(ev, (text = JSON.stringify(ev)));
+  let text = (ev as WithText)[TEXT];
+  if (text === undefined) keep(ev, (text = JSON.stringify(ev)));
   return text;
 }
 
@@ -28,6 +38,6 @@ export function eventJson(ev: StreamedEvent): string {
  */
 export function parseEventJson(text: string): StreamedEvent {
   const ev = JSON.parse(text) as StreamedEvent;
-  if (typeof ev === "object" && ev !== null && !/[\r\n]/.test(text)) texts.set(ev, text);
+  if (typeof ev === "object" && ev !== null && !/[\r\n]/.test(text)) keep(ev, text);
   return ev;
 }
