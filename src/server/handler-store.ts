@@ -97,8 +97,8 @@ export class HandlerStore {
   readonly #savedEvents = new Map<string, number>();
   readonly #contexts = new Map<string, ContextJSON>();
   readonly #queues = new Map<string, Promise<void>>();
-  /** Per handler, the write queued that has not begun; `now()` lets a `soon` one begin without waiting for the I/O. */
-  readonly #waiting = new Map<string, { release: boolean; done: Promise<void>; now: () => void }>();
+  /** Per handler, the write queued that has not begun. */
+  readonly #waiting = new Map<string, { release: boolean; done: Promise<void> }>();
   /** When each handler's lease was last written. */
   readonly #leasedAt = new Map<string, number>();
   readonly #checkpoints = new Map<string, CheckpointLog>();
@@ -135,38 +135,17 @@ export class HandlerStore {
   save(handler: ServedHandler, context?: ContextJSON, release = false, soon = false): Promise<void> {
     const id = handler.state.id;
     if (context) this.#contexts.set(id, context);
-    // A write that has not begun yet writes the handler as it is when it begins: this save joins it,
-    // and one that must not wait (a run's end, a question) starts it without waiting for the I/O.
+    // A write that has not begun yet writes the handler as it is when it begins: this save joins it.
     const waiting = this.#waiting.get(id);
     if (waiting) {
       waiting.release ||= release;
-      if (!soon) waiting.now();
       return waiting.done;
     }
-    let now = false;
-    let go: (() => void) | undefined;
-    const entry = {
-      release,
-      done: Promise.resolve(),
-      now: () => {
-        now = true;
-        go?.();
-      },
-    };
+    const entry: { release: boolean; done: Promise<void> } = { release, done: Promise.resolve() };
     this.#waiting.set(id, entry);
     const previous = this.#queues.get(id) ?? Promise.resolve();
-    // `soon`: after the I/O ready now, so that a run ending meanwhile is saved once, as ended (a
-    // run-and-wait request's answer waited that long for a run that had ended at once).
-    const gate = soon
-      ? previous.then(() =>
-          now
-            ? undefined
-            : new Promise<void>((resolve) => {
-                go = resolve;
-                setImmediate(resolve);
-              }),
-        )
-      : previous;
+    // `soon`: after the I/O ready now, so that a run ending meanwhile is saved once, as ended.
+    const gate = soon ? previous.then(() => new Promise<void>((resolve) => setImmediate(resolve))) : previous;
     const next = gate
       .then(() => {
         this.#waiting.delete(id);
