@@ -112,7 +112,7 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
     return c.json(context);
   });
   app.get("/api/handlers/:id/events", async (c) => {
-    const served = await registry.get(c.req.param("id"));
+    const served = await registry.get(c.req.param("id"), true);
     const query = parse(eventsQuery, c.req.query(), "query");
     const lastEventId = c.req.header("Last-Event-ID");
     if (lastEventId !== undefined && !/^\d+$/.test(lastEventId.trim()))

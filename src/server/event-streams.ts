@@ -8,30 +8,61 @@ import { stream, streamSSE } from "hono/streaming";
 import type { StreamedEvent } from "../client/types.ts";
 import type { HandlerRegistry } from "./handler-registry.ts";
 import type { ServedHandler } from "./served-handler.ts";
+import { eventJson } from "./event-json.ts";
 
-/** Writes the events after `after` with `write`, following the run; says how the reading ended. */
+/** How a stream writes each event, and the end of a finished run's stream. */
+interface Framing {
+  readonly event: (ev: StreamedEvent) => string;
+  readonly end: (status: string) => string;
+}
+
+/** Up to this much text goes in one write: the events a reader has not seen go together, not one write each. */
+const MAX_CHUNK = 64 * 1024;
+
+/**
+ * Writes the events after `after` with `write`, following the run, then the end once it has
+ * ended (not when the reader went away or the server is closing). The events ready when the
+ * reader gets to them go in one chunk (the end with the last): each write is a trip through
+ * the response's streams and a system call, which a write per event made most of a stream's cost.
+ */
 async function follow(
   registry: HandlerRegistry,
   served: ServedHandler,
   after: number,
-  write: (ev: StreamedEvent) => Promise<unknown>,
+  framing: Framing,
+  write: (text: string) => Promise<unknown>,
   signal: AbortSignal,
-): Promise<"ended" | "aborted" | "closing"> {
+): Promise<void> {
   served.readers++;
   try {
     let next = after;
+    let ended = false;
     for (;;) {
       const events = await registry.events(served);
       while (next < served.visibleCount && !signal.aborted) {
-        await write(events[next] as StreamedEvent);
-        next++;
+        let chunk = "";
+        try {
+          while (next < served.visibleCount && chunk.length < MAX_CHUNK) chunk += framing.event(events[next++] as StreamedEvent);
+        } catch (error) {
+          // An event that cannot be written ends the stream, after those before it.
+          if (chunk !== "") await write(chunk);
+          throw error;
+        }
+        if (served.finished && next >= served.visibleCount) {
+          chunk += framing.end(served.state.status);
+          ended = true;
+        }
+        await write(chunk);
       }
-      if (signal.aborted) return "aborted";
-      if (served.finished && next >= served.visibleCount) return "ended";
-      if (registry.closing) return "closing";
+      if (signal.aborted) return;
+      if (served.finished && next >= served.visibleCount) {
+        if (!ended) await write(framing.end(served.state.status));
+        return;
+      }
+      if (registry.closing) return;
       // Another server runs it: its events are read from the store as they are saved.
       if (served.heldBy !== undefined) {
-        if (!(await registry.refresh(served, signal))) return "closing";
+        if (!(await registry.refresh(served, signal))) return;
         continue;
       }
       await served.changed(signal);
@@ -41,6 +72,27 @@ async function follow(
   }
 }
 
+/**
+ * An SSE message as Hono's `writeSSE` writes it (`event`, `data` a line each, `id`), made here
+ * so that many go in one write; like `writeSSE`, a field that would break the framing throws.
+ */
+function sseMessage(event: string, data: string, id?: string): string {
+  if (/[\r\n]/.test(event) || (id !== undefined && /[\r\n]/.test(id)))
+    throw new Error(`${/[\r\n]/.test(event) ? "event" : "id"} must not contain "\\r" or "\\n"`);
+  const lines = /[\r\n]/.test(data) ? data.split(/\r\n|\r|\n/).join("\ndata: ") : data;
+  return `${event ? `event: ${event}\n` : ""}data: ${lines}\n${id !== undefined ? `id: ${id}\n` : ""}\n`;
+}
+
+const SSE_FRAMING: Framing = {
+  event: (ev) => sseMessage(ev.type, eventJson(ev), String(ev.seq)),
+  end: (status) => sseMessage("end", JSON.stringify({ end: true, status })),
+};
+
+const NDJSON_FRAMING: Framing = {
+  event: (ev) => `${eventJson(ev)}\n`,
+  end: (status) => `${JSON.stringify({ end: true, status })}\n`,
+};
+
 /** `text/event-stream`: `id` is the event's seq, `event` its type; an `end` event closes a finished run's stream. */
 export function sseResponse(c: Context, registry: HandlerRegistry, served: ServedHandler, after: number, heartbeatMs: number): Response {
   c.header("X-Accel-Buffering", "no");
@@ -49,8 +101,7 @@ export function sseResponse(c: Context, registry: HandlerRegistry, served: Serve
     sse.onAbort(() => aborted.abort());
     const heartbeat = setInterval(() => void sse.write(": ping\n\n").catch(() => aborted.abort()), heartbeatMs);
     try {
-      const how = await follow(registry, served, after, (ev) => sse.writeSSE({ id: String(ev.seq), event: ev.type, data: JSON.stringify(ev) }), aborted.signal);
-      if (how === "ended") await sse.writeSSE({ event: "end", data: JSON.stringify({ end: true, status: served.state.status }) });
+      await follow(registry, served, after, SSE_FRAMING, (text) => sse.write(text), aborted.signal);
     } finally {
       clearInterval(heartbeat);
     }
@@ -71,8 +122,7 @@ export function ndjsonResponse(c: Context, registry: HandlerRegistry, served: Se
     out.onAbort(() => aborted.abort());
     const heartbeat = setInterval(() => void out.write("\n").catch(() => aborted.abort()), heartbeatMs);
     try {
-      const how = await follow(registry, served, after, (ev) => out.write(`${JSON.stringify(ev)}\n`), aborted.signal);
-      if (how === "ended") await out.write(`${JSON.stringify({ end: true, status: served.state.status })}\n`);
+      await follow(registry, served, after, NDJSON_FRAMING, (text) => out.write(text), aborted.signal);
     } finally {
       clearInterval(heartbeat);
     }

@@ -295,6 +295,7 @@ export class HandlerRegistry {
       await this.#store.save(served, contextOf(ctx));
       // Saved: read back from the store from now on, so that a server's memory does not grow with the runs it served.
       if (this.#store.saved(id) && this.#handlers.get(id) === served) {
+        this.#store.ended(id, served.loadedEvents);
         served.unloadEvents();
         this.#handlers.delete(id);
         this.#store.forget(id);
@@ -379,23 +380,29 @@ export class HandlerRegistry {
   /**
    * The handler with this id: one this server runs, else read from the store. An unfinished one
    * whose server has gone (its lease ended or was given up) is taken over and continued here.
+   * `withEvents`: a finished one read from the store comes with its events (for a reader of them).
    */
-  async get(id: string): Promise<ServedHandler> {
+  async get(id: string, withEvents = false): Promise<ServedHandler> {
     const held = this.#handlers.get(id);
     if (held) return held;
     const notFound = () => new ServerRequestError(404, "handler_not_found", `No handler with id ${JSON.stringify(id)}. List them with GET /api/handlers.`);
     // Handler ids are UUIDs: anything else is not in the store (and may not even be a valid session id).
     if (!/^[0-9A-Za-z-]{1,100}$/.test(id)) throw notFound();
-    let stored: StoredHandler | undefined;
+    let stored: (StoredHandler & { readonly events?: StreamedEvent[] }) | undefined;
     try {
-      stored = await this.#store.load(id);
+      stored = await this.#store.load(id, withEvents);
     } catch (error) {
       if (error instanceof CorruptHandlerError) throw new ServerRequestError(500, "corrupt_handler", error.message);
       throw error;
     }
     if (!stored) throw notFound();
     const { state } = stored;
-    if (FINAL_STATUSES.has(state.status)) return new ServedHandler({ ...state }, undefined, stored.eventCount, this.#tally);
+    if (FINAL_STATUSES.has(state.status)) {
+      const served = new ServedHandler({ ...state }, undefined, stored.eventCount, this.#tally);
+      // Read with the record, so of the same version: the log of a run that has ended.
+      if (stored.events) served.setEvents(stored.events);
+      return served;
+    }
     if (leaseHeld(stored.lease) || this.#closing) {
       const served = new ServedHandler({ ...state }, undefined, stored.eventCount, this.#tally);
       served.heldBy = stored.lease?.holder ?? "another server";

@@ -11,10 +11,15 @@ import type { SessionStore } from "../sessions/types.ts";
 import type { Checkpoint, StreamedEvent } from "../client/types.ts";
 import { LEASE_MS } from "./handler-lease.ts";
 import type { HandlerLease } from "./handler-lease.ts";
+import { eventJson, parseEventJson } from "./event-json.ts";
 import { FINAL_STATUSES } from "./served-handler.ts";
 import type { HandlerState, ServedHandler } from "./served-handler.ts";
 
 const FORMAT = "stepflow.handler/1";
+/** How many ended runs' logs `HandlerStore.ended` keeps, and how much of their JSON text at most. */
+const RECENT_RUNS = 64;
+const RECENT_CHARS = 1024 * 1024;
+
 /** The snapshot of a handler's checkpoints session (`handler:<id>:checkpoints`), whose messages are the checkpoints. */
 const CHECKPOINTS_SNAPSHOT = JSON.stringify({ format: "stepflow.checkpoints/1" });
 
@@ -97,6 +102,12 @@ export class HandlerStore {
   /** When each handler's lease was last written. */
   readonly #leasedAt = new Map<string, number>();
   readonly #checkpoints = new Map<string, CheckpointLog>();
+  /**
+   * The event logs of the runs this server ended last, as saved (see `ended`): a reader of a
+   * run that has just ended (most come then) gets them without decoding the log again.
+   */
+  readonly #recent = new Map<string, { readonly events: readonly StreamedEvent[]; readonly chars: number }>();
+  #recentChars = 0;
   /** Handlers whose last save failed: their events stay in memory. */
   readonly #unsaved = new Set<string>();
   readonly #prefix: string;
@@ -165,7 +176,7 @@ export class HandlerStore {
     const id = handler.state.id;
     const events = handler.loadedEvents ?? [];
     const from = this.#savedEvents.get(id) ?? 0;
-    const append = events.slice(from).map((ev) => JSON.stringify(ev));
+    const append = events.slice(from).map(eventJson);
     const context = this.#contexts.get(id);
     const state = handler.savedState();
     const now = Date.now();
@@ -221,6 +232,25 @@ export class HandlerStore {
   /** Whether the handler's lease is due for renewal (a third of its length has passed). */
   leaseDue(id: string, now = Date.now()): boolean {
     return now - (this.#leasedAt.get(id) ?? 0) >= LEASE_MS / 3;
+  }
+
+  /**
+   * Notes the log of a run this server ended and saved, as it leaves memory: kept for the last
+   * few runs (a bounded count and size, so that memory stays flat), and used only while the
+   * store's record has as many events (an ended run's log never changes).
+   */
+  ended(id: string, events: readonly StreamedEvent[] | undefined): void {
+    if (!events) return;
+    let chars = 0;
+    for (const ev of events) chars += eventJson(ev).length;
+    if (chars > RECENT_CHARS / 4) return;
+    this.#recent.set(id, { events, chars });
+    this.#recentChars += chars;
+    for (const [oldest, entry] of this.#recent) {
+      if (this.#recent.size <= RECENT_RUNS && this.#recentChars <= RECENT_CHARS) break;
+      this.#recent.delete(oldest);
+      this.#recentChars -= entry.chars;
+    }
   }
 
   /** Drops what this store remembers of a handler it no longer runs (it is in the store). */
@@ -304,9 +334,13 @@ export class HandlerStore {
     return ids;
   }
 
-  /** One stored handler (its events not loaded: see `loadEvents`); `CorruptHandlerError` when it cannot be read. */
-  async load(id: string): Promise<StoredHandler | undefined> {
-    const record = await this.sessions.load(this.#prefix + id, { newest: 0 });
+  /**
+   * One stored handler; `CorruptHandlerError` when it cannot be read. Its events come too with
+   * `withEvents` (read with the record: one query, where `loadEvents` after it is a second).
+   */
+  async load(id: string, withEvents = false): Promise<(StoredHandler & { readonly events?: StreamedEvent[] }) | undefined> {
+    const recent = withEvents ? this.#recent.get(id) : undefined;
+    const record = await this.sessions.load(this.#prefix + id, withEvents && !recent ? {} : { newest: 0 });
     if (!record) return undefined;
     let snapshot: Partial<Snapshot>;
     try {
@@ -318,13 +352,17 @@ export class HandlerStore {
     const state = snapshot.state;
     if (typeof state !== "object" || state === null || state.id !== id || typeof state.workflow !== "string" || typeof state.status !== "string")
       throw new CorruptHandlerError(id, "its snapshot has no handler record with this id, a workflow and a status");
-    return { state, context: snapshot.context, eventCount: record.messageCount, lease: snapshot.lease, version: record.version };
+    const stored = { state, context: snapshot.context, eventCount: record.messageCount, lease: snapshot.lease, version: record.version };
+    if (!withEvents) return stored;
+    // The store says how many events the run has: the log this server saved, if it has them all.
+    if (recent && recent.events.length === record.messageCount) return { ...stored, events: recent.events.slice() };
+    return { ...stored, events: recent ? await this.loadEvents(id) : record.messages.map((m) => parseEventJson(m.json)) };
   }
 
   /** The stored event log of a handler. */
   async loadEvents(id: string): Promise<StreamedEvent[]> {
     const record = await this.sessions.load(this.#prefix + id);
-    return (record?.messages ?? []).map((m) => JSON.parse(m.json) as StreamedEvent);
+    return (record?.messages ?? []).map((m) => parseEventJson(m.json));
   }
 
   /** The last context saved for a handler: remembered for a run of this server, else read from the store. */

@@ -116,7 +116,7 @@ export class ServedHandler {
     }
     const streamed = this.#append(eventTypeName(event.constructor as EventClass), extra ? { ...data, ...extra } : data);
     if (event instanceof InputRequiredEvent) this.#asked.push(streamed);
-    if (!held) this.release();
+    if (!held) this.release(streamed.at);
     return streamed;
   }
 
@@ -124,7 +124,7 @@ export class ServedHandler {
   note(type: string, data: JsonObject): StreamedEvent {
     const streamed = this.#append(type, data);
     // Behind a question not saved yet, it is shown with the question.
-    if (this.#asked.length === 0) this.release();
+    if (this.#asked.length === 0) this.release(streamed.at);
     return streamed;
   }
 
@@ -136,14 +136,19 @@ export class ServedHandler {
     return streamed;
   }
 
-  /** Shows readers every event recorded so far. */
-  release(): void {
+  /** Shows readers every event recorded so far (`at`: the time of the last, when known). */
+  release(at?: string): void {
     this.#visible = this.#eventCount;
-    const { status, waitingFor } = this.savedState();
-    this.#asked = [];
-    this.state.status = status;
-    this.state.waitingFor = waitingFor;
-    this.touch();
+    if (this.#asked.length > 0) {
+      const { status, waitingFor } = this.savedState();
+      this.#asked = [];
+      this.state.status = status;
+      this.state.waitingFor = waitingFor;
+    } else if (this.state.status === "running" && this.state.waitingFor.length > 0) {
+      // What savedState() would say with no question pending, without copying the state for each event.
+      this.state.status = "waiting";
+    }
+    this.touch(at);
   }
 
   /** The state as it is once every question recorded is shown: what is saved, so a restart sees what readers will. */
@@ -194,9 +199,10 @@ export class ServedHandler {
     this.touch();
   }
 
-  /** Wakes every reader waiting for news. */
-  touch(): void {
-    this.state.updatedAt = new Date().toISOString();
+  /** Wakes every reader waiting for news; `at`: the time of the change, when known. */
+  touch(at = new Date().toISOString()): void {
+    this.state.updatedAt = at;
+    if (this.#wake.length === 0) return;
     const wake = this.#wake;
     this.#wake = [];
     this.#tally.waiters -= wake.length;
