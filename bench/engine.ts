@@ -47,14 +47,19 @@ class PingPong extends Workflow<{ events: number; stream: boolean }, number> {
 class Item extends Event<{ n: number }> {}
 class Done extends Event<{ n: number }> {}
 
-/** Fan-out, fan-in: the start step sends `events` items, a step with 8 workers handles each, one step collects them all. */
-class FanOut extends Workflow<{ events: number }, number> {
-  // One array for every call: collectEvents reads a list of types once, not at each call.
-  readonly all: readonly (typeof Done)[];
+/** How the fan-in step takes one `Done`: the count of all of them once they are in, else `undefined`. */
+type FanIn = (ctx: Context, ev: Done) => number | undefined;
 
-  constructor(readonly events: number) {
+/**
+ * Fan-out, fan-in: the start step sends `events` items, a step with 8 workers handles each, one
+ * step takes them in with `fanIn` (each workload below passes its own).
+ */
+class FanOut extends Workflow<{ events: number }, number> {
+  constructor(
+    readonly events: number,
+    readonly fanIn: FanIn,
+  ) {
     super({ timeout: null });
-    this.all = new Array<typeof Done>(events).fill(Done);
   }
 
   @step({ accepts: [StartEvent], emits: [Item] })
@@ -70,110 +75,38 @@ class FanOut extends Workflow<{ events: number }, number> {
 
   @step({ accepts: [Done], emits: [StopEvent] })
   async collect(ctx: Context, ev: Done) {
-    const all = ctx.collectEvents(ev, (this as FanOut).all);
-    return all ? new StopEvent({ result: all.length }) : undefined;
+    const taken = (this as FanOut).fanIn(ctx, ev);
+    return taken === undefined ? undefined : new StopEvent({ result: taken });
   }
 }
 
-/** The same fan-out collected with `collectEvents(ev, Done, { count })`. */
-class FanOutCount extends Workflow<{ events: number }, number> {
-  constructor(readonly events: number) {
-    super({ timeout: null });
-  }
-
-  @step({ accepts: [StartEvent], emits: [Item] })
-  async start(ctx: Context) {
-    for (let n = 0; n < (this as FanOutCount).events; n++) ctx.sendEvent(new Item({ n }));
-  }
-
-  @step({ accepts: [Item], emits: [Done], numWorkers: 8 })
-  async work(_ctx: Context, ev: Item) {
-    await Promise.resolve();
-    return new Done({ n: ev.n * 2 });
-  }
-
-  @step({ accepts: [Done], emits: [StopEvent] })
-  async collect(ctx: Context, ev: Done) {
-    const all = ctx.collectEvents(ev, Done, { count: (this as FanOutCount).events });
-    return all ? new StopEvent({ result: all.length }) : undefined;
-  }
+/** Runs a fan-out of `events` taken in by `fanIn`, and checks that every event arrived. */
+async function fannedIn(events: number, fanIn: FanIn): Promise<number> {
+  const taken = await new FanOut(events, fanIn).run({ events });
+  if (taken !== events) throw new Error(`took in ${taken} events, expected ${events}`);
+  return taken;
 }
 
-/** The same fan-out collected with a fresh `Array(n).fill(Done)` at each call, as people write it. */
-class FanOutFresh extends Workflow<{ events: number }, number> {
-  constructor(readonly events: number) {
-    super({ timeout: null });
-  }
-
-  @step({ accepts: [StartEvent], emits: [Item] })
-  async start(ctx: Context) {
-    for (let n = 0; n < (this as FanOutFresh).events; n++) ctx.sendEvent(new Item({ n }));
-  }
-
-  @step({ accepts: [Item], emits: [Done], numWorkers: 8 })
-  async work(_ctx: Context, ev: Item) {
-    await Promise.resolve();
-    return new Done({ n: ev.n * 2 });
-  }
-
-  @step({ accepts: [Done], emits: [StopEvent] })
-  async collect(ctx: Context, ev: Done) {
-    const all = ctx.collectEvents(ev, new Array<typeof Done>((this as FanOutFresh).events).fill(Done));
-    return all ? new StopEvent({ result: all.length }) : undefined;
-  }
-}
-
-/** The same fan-out with a plain counter in place of collectEvents: what a fan-in costs at least. */
-class FanOutCounted extends Workflow<{ events: number }, number> {
-  seen = 0;
-
-  constructor(readonly events: number) {
-    super({ timeout: null });
-  }
-
-  @step({ accepts: [StartEvent], emits: [Item] })
-  async start(ctx: Context) {
-    for (let n = 0; n < (this as FanOutCounted).events; n++) ctx.sendEvent(new Item({ n }));
-  }
-
-  @step({ accepts: [Item], emits: [Done], numWorkers: 8 })
-  async work(_ctx: Context, ev: Item) {
-    await Promise.resolve();
-    return new Done({ n: ev.n * 2 });
-  }
-
-  @step({ accepts: [Done], emits: [StopEvent] })
-  async count(_ctx: Context, _ev: Done) {
-    const self = this as FanOutCounted;
-    return ++self.seen === self.events ? new StopEvent({ result: self.seen }) : undefined;
-  }
-}
-
-/** Fan-out of `events` counted by a plain counter (the floor of the collected fan-in). */
-export async function fanInCounter(events: number): Promise<number> {
-  const counted = await new FanOutCounted(events).run({ events });
-  if (counted !== events) throw new Error(`counted ${counted} events, expected ${events}`);
-  return counted;
+/** Fan-out of `events` counted by a plain counter in place of collectEvents (the floor of the collected fan-in). */
+export function fanInCounter(events: number): Promise<number> {
+  let seen = 0;
+  return fannedIn(events, () => (++seen === events ? seen : undefined));
 }
 
 /** Fan-out of `events` collected with `collectEvents(ev, Done, { count })`. */
-export async function fanInCount(events: number): Promise<number> {
-  const collected = await new FanOutCount(events).run({ events });
-  if (collected !== events) throw new Error(`collected ${collected} events, expected ${events}`);
-  return collected;
+export function fanInCount(events: number): Promise<number> {
+  return fannedIn(events, (ctx, ev) => ctx.collectEvents(ev, Done, { count: events })?.length);
 }
 
-/** Fan-out of `events` collected with a fresh array of expected types at each call. */
-export async function fanInFresh(events: number): Promise<number> {
-  const collected = await new FanOutFresh(events).run({ events });
-  if (collected !== events) throw new Error(`collected ${collected} events, expected ${events}`);
-  return collected;
+/** Fan-out of `events` collected with a fresh `Array(n).fill(Done)` at each call, as people write it. */
+export function fanInFresh(events: number): Promise<number> {
+  return fannedIn(events, (ctx, ev) => ctx.collectEvents(ev, new Array<typeof Done>(events).fill(Done))?.length);
 }
 
-export async function fanOut(events: number): Promise<number> {
-  const collected = await new FanOut(events).run({ events });
-  if (collected !== events) throw new Error(`collected ${collected} events, expected ${events}`);
-  return collected;
+/** Fan-out of `events` collected with `collectEvents(ev, list)`, one list for every call (collectEvents reads it once). */
+export function fanOut(events: number): Promise<number> {
+  const all = new Array<typeof Done>(events).fill(Done);
+  return fannedIn(events, (ctx, ev) => ctx.collectEvents(ev, all)?.length);
 }
 
 /** stepflow's ping-pong, no stream reader. */
