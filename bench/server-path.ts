@@ -7,7 +7,7 @@
  * same runs of that checkout's server come too (an A/B in one run). Then Server-Sent Events: 16
  * clients each starting a run that writes 100 events and reading them to the end, against Hono's
  * `streamSSE` writing the same run's events directly. Then the heap after a full GC of a server
- * that has served 100 runs, and 10,000.
+ * that has served 1,000 runs, 10,000 and 30,000 (`BENCH_SERVER_HEAP_AT`).
  */
 import { fork } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
@@ -157,6 +157,12 @@ async function runs(url: string, count: number): Promise<void> {
   agent.destroy();
 }
 
+/** Which parts run (`BENCH_SERVER_PATH_PARTS`, comma-separated): run-and-wait, SSE, the heap over many runs. */
+const PARTS = new Set((process.env.BENCH_SERVER_PATH_PARTS ?? "run,sse,heap").split(","));
+
+/** After how many runs the heap is measured (cumulative). */
+const HEAP_AT = (process.env.BENCH_SERVER_HEAP_AT ?? "1000,10000,30000").split(",").map(Number);
+
 const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
 export async function benchServerPath(): Promise<void> {
@@ -174,7 +180,7 @@ export async function benchServerPath(): Promise<void> {
   console.log(`${CLIENTS} clients on keep-alive connections, ${SECONDS} s per side and round, ${ROUNDS} rounds; medians of the rounds.\n`);
   try {
     const results = sides.map(() => [] as { rps: number; p99: number; errors: number }[]);
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < (PARTS.has("run") ? ROUNDS : 0); round++) {
       for (let k = 0; k < sides.length; k++) {
         const s = (round + k) % sides.length; // which side goes first moves on each round
         const side = sides[s] as Side;
@@ -188,64 +194,80 @@ export async function benchServerPath(): Promise<void> {
       }
     }
     const floor = median((results[0] ?? []).map((r) => r.rps));
-    printTable(
-      ["server", "requests/s", "p99 (ms)", "errors", "× bare Hono"],
-      sides.map((side, s) => {
-        const r = results[s] ?? [];
-        const rps = median(r.map((x) => x.rps));
-        return [side.name, rps.toFixed(0), median(r.map((x) => x.p99)).toFixed(1), String(r.reduce((n, x) => n + x.errors, 0)), (rps / floor).toFixed(2)];
-      }),
-    );
+    if (PARTS.has("run"))
+      printTable(
+        ["server", "requests/s", "p99 (ms)", "errors", "× bare Hono"],
+        sides.map((side, s) => {
+          const r = results[s] ?? [];
+          const rps = median(r.map((x) => x.rps));
+          return [side.name, rps.toFixed(0), median(r.map((x) => x.p99)).toFixed(1), String(r.reduce((n, x) => n + x.errors, 0)), (rps / floor).toFixed(2)];
+        }),
+      );
 
-    console.log(
-      `\nServer-Sent Events: ${SSE_CLIENTS} clients, each starting a run that writes 100 events and reading its stream to the end; medians of ${ROUNDS} rounds of ${SECONDS} s:\n`,
-    );
-    const sse = sides.map(() => [] as { rps: number; errors: number }[]);
-    for (let round = 0; round < ROUNDS; round++) {
-      for (let k = 0; k < sides.length; k++) {
-        const s = (round + k) % sides.length;
-        const side = sides[s] as Side;
-        const { url, proc } = await start(side, dir);
-        try {
-          await sseLoad(url, side.mode, 1);
-          sse[s]?.push(await sseLoad(url, side.mode, SECONDS));
-        } finally {
-          await stop(proc);
-        }
-      }
-    }
-    const sseFloor = median((sse[0] ?? []).map((r) => r.rps));
-    printTable(
-      ["server", "runs/s", "errors", "× Hono streamSSE"],
-      sides.map((side, s) => {
-        const r = sse[s] ?? [];
-        const rps = median(r.map((x) => x.rps));
-        return [
-          side.mode === "hono" ? "Hono streamSSE writing the run's events directly" : side.name,
-          rps.toFixed(0),
-          String(r.reduce((n, x) => n + x.errors, 0)),
-          (rps / sseFloor).toFixed(2),
-        ];
-      }),
-    );
+    if (PARTS.has("sse")) await sseTable(sides, dir);
+    if (PARTS.has("heap")) await heapTable(sides, dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
-    console.log("\nHeap in use after a full GC, after 100 runs and after 10,000 (one server per row):\n");
-    const memorySides = sides.filter((side) => side.mode === "stepflow");
-    const rows: string[][] = [];
-    for (const side of memorySides) {
+async function sseTable(sides: readonly Side[], dir: string): Promise<void> {
+  console.log(
+    `\nServer-Sent Events: ${SSE_CLIENTS} clients, each starting a run that writes 100 events and reading its stream to the end; medians of ${ROUNDS} rounds of ${SECONDS} s:\n`,
+  );
+  const sse = sides.map(() => [] as { rps: number; errors: number }[]);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let k = 0; k < sides.length; k++) {
+      const s = (round + k) % sides.length;
+      const side = sides[s] as Side;
       const { url, proc } = await start(side, dir);
       try {
-        await runs(url, 100);
-        const at100 = await heap(proc);
-        await runs(url, 9_900);
-        const at10k = await heap(proc);
-        rows.push([side.name, (at100 / 2 ** 20).toFixed(1), (at10k / 2 ** 20).toFixed(1), ((at10k - at100) / 2 ** 20).toFixed(1)]);
+        await sseLoad(url, side.mode, 1);
+        sse[s]?.push(await sseLoad(url, side.mode, SECONDS));
       } finally {
         await stop(proc);
       }
     }
-    printTable(["server", "after 100 runs (MB)", "after 10,000 runs (MB)", "grew by (MB)"], rows);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
   }
+  const sseFloor = median((sse[0] ?? []).map((r) => r.rps));
+  printTable(
+    ["server", "runs/s", "errors", "× Hono streamSSE"],
+    sides.map((side, s) => {
+      const r = sse[s] ?? [];
+      const rps = median(r.map((x) => x.rps));
+      return [
+        side.mode === "hono" ? "Hono streamSSE writing the run's events directly" : side.name,
+        rps.toFixed(0),
+        String(r.reduce((n, x) => n + x.errors, 0)),
+        (rps / sseFloor).toFixed(2),
+      ];
+    }),
+  );
+}
+
+async function heapTable(sides: readonly Side[], dir: string): Promise<void> {
+  console.log(`\nHeap in use after a full GC, after ${HEAP_AT.map((n) => n.toLocaleString("en-US")).join(", ")} runs (one server per row):\n`);
+  const memorySides = sides.filter((side) => side.mode === "stepflow");
+  const rows: string[][] = [];
+  for (const side of memorySides) {
+    const { url, proc } = await start(side, dir);
+    try {
+      const heaps: number[] = [];
+      let done = 0;
+      for (const at of HEAP_AT) {
+        await runs(url, at - done);
+        done = at;
+        heaps.push(await heap(proc));
+      }
+      const first = heaps[0] as number;
+      const last = heaps.at(-1) as number;
+      rows.push([side.name, ...heaps.map((h) => (h / 2 ** 20).toFixed(1)), ((last - first) / 2 ** 20).toFixed(1)]);
+    } finally {
+      await stop(proc);
+    }
+  }
+  printTable(
+    ["server", ...HEAP_AT.map((n) => `after ${n.toLocaleString("en-US")} runs (MB)`), `grew from ${(HEAP_AT[0] as number).toLocaleString("en-US")} (MB)`],
+    rows,
+  );
 }

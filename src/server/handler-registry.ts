@@ -251,8 +251,13 @@ export class HandlerRegistry {
       try {
         for await (const ev of handler.streamEvents()) {
           if (this.#closing || this.#taken.has(id)) continue; // the cancel of a shutdown is not part of the run's story
-          // Not recorded: a client following a waiting run gets its question, then only heartbeats until the answer.
-          if (ev instanceof WorkflowIdleEvent) continue;
+          // The run waits for outside input (the inspector shows "waiting for input"): saved, so
+          // that every server sharing the store shows it too. A trivial run never idles: no cost there.
+          if (ev instanceof WorkflowIdleEvent) {
+            served.record(ev, workflow.codecs);
+            void this.#store.save(served);
+            continue;
+          }
           if (ev instanceof StepStateChangedEvent) {
             const stack = ev.state === "failed" ? stacks.shift() : undefined;
             served.record(ev, workflow.codecs, false, stack ? { stack } : undefined);

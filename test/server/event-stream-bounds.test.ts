@@ -55,9 +55,16 @@ describe("heartbeats on the server's event streams", () => {
   it("sends an empty NDJSON line and an SSE comment while a run waits, and the client skips them", async () => {
     const client = new WorkflowClient({ baseUrl: url });
     const { id, request } = await waitingRun(client);
-    const ndjson = await fetch(`${url}/api/handlers/${id}/events?after=${request.seq}`, { headers: { Accept: "application/x-ndjson" } });
+    // After its question the run says it waits for input; from then on only heartbeats come.
+    let idle: StreamedEvent | undefined;
+    for await (const ev of client.streamEvents(id)) {
+      if (ev.type !== "WorkflowIdleEvent") continue;
+      idle = ev;
+      break;
+    }
+    const ndjson = await fetch(`${url}/api/handlers/${id}/events?after=${idle?.seq}`, { headers: { Accept: "application/x-ndjson" } });
     expect(await readUntil(ndjson.body as ReadableStream<Uint8Array>, (text) => text.includes("\n\n") || text.startsWith("\n"))).toMatch(/^\n+$/);
-    const sse = await fetch(`${url}/api/handlers/${id}/events?after=${request.seq}`, { headers: { Accept: "text/event-stream" } });
+    const sse = await fetch(`${url}/api/handlers/${id}/events?after=${idle?.seq}`, { headers: { Accept: "text/event-stream" } });
     expect(await readUntil(sse.body as ReadableStream<Uint8Array>, (text) => text.includes(": ping\n\n"))).toMatch(/^(: ping\n\n)+$/);
 
     // The client reads through the heartbeats: the same events as the server's list of them.

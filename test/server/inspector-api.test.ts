@@ -245,7 +245,16 @@ describe("events sent in from outside", () => {
       expect(Number.isNaN(Date.parse(String(received[0]?.at)))).toBe(false);
       // In order: after the question, before the step that took the answer finished.
       const types = saved.map((ev) => (ev.type === "StepStateChangedEvent" ? `${String(ev.data.step)} ${String(ev.data.state)}` : ev.type));
-      expect(types).toEqual(["RunStartedEvent", "ask started", "InputRequiredEvent", "EventReceivedEvent", "ask finished", "StopEvent", "RunEndedEvent"]);
+      expect(types).toEqual([
+        "RunStartedEvent",
+        "ask started",
+        "InputRequiredEvent",
+        "WorkflowIdleEvent",
+        "EventReceivedEvent",
+        "ask finished",
+        "StopEvent",
+        "RunEndedEvent",
+      ]);
       expect(JSON.stringify(saved)).not.toContain("forged");
       expect(JSON.stringify(saved)).not.toContain("too late");
     } finally {

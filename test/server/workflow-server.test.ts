@@ -175,6 +175,25 @@ describe("approvals and events sent in", () => {
     expect(fired.slice(before)).toEqual([7]);
   });
 
+  it("records in the run's events that it waits for input (WorkflowIdleEvent), once, after its question", async () => {
+    const started = await client.start("hr", { input: "Fire Lawson" });
+    const request = await approvalRequest(started.id);
+    // A reader following the waiting run gets it after the question, with the run's id.
+    let idle: StreamedEvent | undefined;
+    for await (const ev of client.streamEvents(started.id)) {
+      if (ev.type !== "WorkflowIdleEvent") continue;
+      idle = ev;
+      break;
+    }
+    expect(idle).toMatchObject({ seq: request.seq + 1, data: { runId: started.runId } });
+    await client.approve(started.id, String(request.data.approvalId), true);
+    await client.wait(started.id);
+    // Saved with the run, where it happened: between the question and the human's decision.
+    const saved = ((await (await fetch(`${url}/api/handlers/${started.id}/events?format=json`)).json()) as { events: StreamedEvent[] }).events;
+    expect(saved.filter((ev) => ev.type === "WorkflowIdleEvent")).toEqual([idle]);
+    expect(saved.slice(request.seq - 1, request.seq + 2).map((ev) => ev.type)).toEqual(["agent.ToolApprovalRequestEvent", "WorkflowIdleEvent", "ApprovalDecision"]);
+  });
+
   it("takes a denial as a generic event, and refuses event types the workflow does not accept from outside", async () => {
     const started = await client.start("hr", { input: "Fire Lawson" });
     const request = await approvalRequest(started.id);

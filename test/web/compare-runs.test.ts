@@ -71,4 +71,6 @@ it("lines up the same answer sent in to two runs, and shows a different answer, 
     ["right", undefined, 'HumanResponseEvent from bob (web page): {"response":"yes"}'],
     ["same", '{"result":"done"}', '{"result":"done"}'],
   ]);
+  // A run that waits for outside input says so in its timeline.
+  expect(summary(ev("WorkflowIdleEvent", { runId: "a" }))).toBe("Waiting for input");
 });

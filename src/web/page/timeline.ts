@@ -138,6 +138,8 @@ export function summary(ev: StreamedEvent): string {
       }`;
     case "EventReceivedEvent":
       return `${String(d.type)} ${sender(d)}: ${brief(d.data, 160)}`;
+    case "WorkflowIdleEvent":
+      return "Waiting for input";
     case "StepStateChangedEvent":
       return `${String(d.step)} ${String(d.state)}${d.error ? `: ${brief(d.error, 120)}` : ""}`;
     case "agent.StreamEvent":
