@@ -2,6 +2,8 @@
  * One run the server holds: its numbered event log, what it waits for, how it ended, and the
  * readers following it. Persistence and HTTP live elsewhere; this is the in-memory truth.
  */
+import { dirname, resolve, sep } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { eventTypeName, HumanResponseEvent, InputRequiredEvent, encodeEvent, encodeValue } from "../core/internal.ts";
 import type { Event, EventClass, Codecs } from "../core/internal.ts";
 import type { ForkOrigin, HandlerInfo, HandlerStatus, JsonObject, JsonValue, StreamedEvent } from "../client/types.ts";
@@ -30,11 +32,48 @@ export interface HandlerState {
 /** The longest stack kept: enough to find the frame that threw, bounded so that an error cannot fill the store. */
 const MAX_STACK = 8_000;
 
-/** An error's stack as text to show (bounded), or undefined when it has none. */
+/** An error's stack as text to show (bounded, without the engine's frames below the user's), or undefined when it has none. */
 export function stackOf(error: unknown): string | undefined {
-  const stack = error instanceof Error ? error.stack : undefined;
-  if (typeof stack !== "string" || stack === "") return undefined;
+  const whole = error instanceof Error ? error.stack : undefined;
+  if (typeof whole !== "string" || whole === "") return undefined;
+  const stack = withoutEngineFrames(whole);
   return stack.length > MAX_STACK ? `${stack.slice(0, MAX_STACK)}\n…` : stack;
+}
+
+/**
+ * The folder of stepflow's own modules (core/, server/, …), as a path and as a URL, when they
+ * are files of their own; undefined when bundled into an application's file, where their frames
+ * cannot be told from the application's.
+ */
+const OWN_MODULES = ((): readonly string[] | undefined => {
+  let file: string;
+  try {
+    file = fileURLToPath(import.meta.url);
+  } catch {
+    return undefined;
+  }
+  if (!/[\\/]server[\\/]served-handler\.[cm]?[jt]s$/.test(file)) return undefined;
+  const dir = `${resolve(dirname(file), "..")}${sep}`;
+  return [dir, pathToFileURL(dir).href];
+})();
+
+const isFrame = (line: string) => /^\s+at /.test(line);
+
+/**
+ * `stack` without the frames at its bottom that are stepflow's engine or Node's internals: a
+ * step that throws before its first `await` had the engine's calls (Run.#runAttempt, …) below
+ * its own, which say how the step was called, not where it failed. The user's frames all stay
+ * (those between engine frames too), and so does a stack that has no frame of the user's.
+ */
+function withoutEngineFrames(stack: string): string {
+  if (!OWN_MODULES) return stack;
+  const lines = stack.split("\n");
+  const internal = (line: string) => isFrame(line) && (line.includes("node:internal/") || OWN_MODULES.some((dir) => line.includes(dir)));
+  let end = lines.length;
+  while (end > 0 && internal(lines[end - 1] as string)) end--;
+  const hidden = lines.length - end;
+  if (hidden === 0 || !lines.slice(0, end).some(isFrame)) return stack;
+  return `${lines.slice(0, end).join("\n")}\n    … ${hidden} frame${hidden === 1 ? "" : "s"} of stepflow's engine and Node.js left out`;
 }
 
 /** Readers and waiters of every handler of one server, counted as they come and go (for health and leak checks). */

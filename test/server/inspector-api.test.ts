@@ -112,7 +112,38 @@ describe("one id for a run", () => {
   });
 });
 
+/** The user's own code, called by a step before its first `await`. */
+function checkStock(sku: string): never {
+  throw new Error(`no stock for ${sku}`);
+}
+
+class ThrowsAtOnce extends Workflow<{ sku: string }, string> {
+  @step({ accepts: [StartEvent], emits: [StopEvent] })
+  async reserve(_ctx: Context, ev: StartEvent<{ sku: string }>): Promise<StopEvent<string>> {
+    return new StopEvent({ result: checkStock(ev.sku) });
+  }
+}
+
 describe("a failed step", () => {
+  it("shows the user's frames of its stack, without the engine's below them", async () => {
+    const own = await startServer({ workflows: { reserve: new ThrowsAtOnce({ timeout: null }) } });
+    try {
+      const ownClient = new WorkflowClient({ baseUrl: own.url });
+      const done = await ownClient.wait((await ownClient.start("reserve", { sku: "A-7" })).id);
+      const failed = (await events(own.url, done.id)).find((ev) => ev.type === "StepStateChangedEvent" && ev.data.state === "failed");
+      for (const stack of [String(done.error?.stack), String(failed?.data.stack)]) {
+        const lines = stack.split("\n");
+        expect(lines[0]).toBe("Error: no stock for A-7");
+        expect(lines[1]).toMatch(/^\s+at checkStock .*inspector-api\.test\.ts:\d+/);
+        expect(lines[2]).toMatch(/^\s+at .*reserve .*inspector-api\.test\.ts:\d+/);
+        expect(lines.at(-1)).toMatch(/^\s+… \d+ frames? of stepflow's engine and Node\.js left out$/);
+        expect(stack).not.toContain("/src/core/");
+      }
+    } finally {
+      await own.server.close();
+    }
+  });
+
   it("ends its sibling cancelled, and carries its stack, as the run's error does", async () => {
     const started = await client.start("siblings", {});
     const done = await client.wait(started.id);
