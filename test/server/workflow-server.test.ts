@@ -191,7 +191,11 @@ describe("approvals and events sent in", () => {
     // Saved with the run, where it happened: between the question and the human's decision.
     const saved = ((await (await fetch(`${url}/api/handlers/${started.id}/events?format=json`)).json()) as { events: StreamedEvent[] }).events;
     expect(saved.filter((ev) => ev.type === "WorkflowIdleEvent")).toEqual([idle]);
-    expect(saved.slice(request.seq - 1, request.seq + 2).map((ev) => ev.type)).toEqual(["agent.ToolApprovalRequestEvent", "WorkflowIdleEvent", "ApprovalDecision"]);
+    expect(saved.slice(request.seq - 1, request.seq + 2).map((ev) => ev.type)).toEqual([
+      "agent.ToolApprovalRequestEvent",
+      "WorkflowIdleEvent",
+      "ApprovalDecision",
+    ]);
   });
 
   it("takes a denial as a generic event, and refuses event types the workflow does not accept from outside", async () => {
