@@ -16,6 +16,19 @@ import { retrying } from "./retry.ts";
 const PORTABLE_JSON = "portable_json";
 
 /**
+ * An INSERT that appends one value to a run's stream when `when` holds: the run's id is `$1`,
+ * the stream's key `$first`, the value (JSON) `$first + 1`. For a CTE of a statement that
+ * writes something else in the same transaction (a checkpoint).
+ * @example `WITH ${fenceCte(4)}, appended AS (${appendEvents(2, "EXISTS (SELECT 1 FROM fence)")}) SELECT 1`
+ */
+export function appendEvents(first: number, when: string): string {
+  const [key, value] = [`$${first}`, `$${first + 1}`];
+  return `INSERT INTO dbos.streams (workflow_uuid, key, value, "offset", serialization)
+    SELECT $1, ${key}, ${value}, COALESCE((SELECT max(s."offset") FROM dbos.streams s WHERE s.workflow_uuid = $1 AND s.key = ${key}), -1) + 1, '${PORTABLE_JSON}'
+    WHERE ${when}`;
+}
+
+/**
  * The streams of durable runs in one database.
  * @example
  * const stream = new RunStreams(pool, "postgres://u:***@h/db", 120);
@@ -36,10 +49,7 @@ export class RunStreams {
         written = await retrying(
           () =>
             this.pool.query(
-              `WITH ${fenceCte(4)}, appended AS (
-                 INSERT INTO dbos.streams (workflow_uuid, key, value, "offset", serialization)
-                 SELECT $1, $2, $3, COALESCE((SELECT max(s."offset") FROM dbos.streams s WHERE s.workflow_uuid = $1 AND s.key = $2), -1) + 1, '${PORTABLE_JSON}'
-                 WHERE EXISTS (SELECT 1 FROM fence) RETURNING 1)
+              `WITH ${fenceCte(4)}, appended AS (${appendEvents(2, "EXISTS (SELECT 1 FROM fence)")} RETURNING 1)
                SELECT (SELECT count(*) FROM appended)::int AS appended`,
               [runId, key, JSON.stringify(events), ...fenceArgs(fence)],
             ),

@@ -17,7 +17,7 @@ import { currentOwnerXid } from "@dbos-inc/dbos-sdk/internal/context";
 import { DBOSExecutor } from "@dbos-inc/dbos-sdk/internal/dbos-executor";
 import type { Pool } from "pg";
 import { ConfigurationError } from "../core/internal.ts";
-import type { AnyWorkflow, Event, Json, SavedEvent } from "../core/internal.ts";
+import type { AnyWorkflow, Context, Event, Json, SavedEvent } from "../core/internal.ts";
 import { Checkpoints, createTable, describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import { DbosLeaseLostError, DbosRuntimeError } from "./errors.ts";
 import { FencedJournal, JOURNAL_SCHEMA } from "./fenced-journal.ts";
@@ -159,10 +159,16 @@ async function durableRun(workflowName: string, input: Json, placement: RunPlace
   const answers: SavedEvent[] = [];
   for (let n = 1; ; n++) {
     let outcome: SegmentOutcome;
-    if (n === 1 && placement !== "session") outcome = await executePart(worker, runId, runId, workflowName, input, answers);
+    if (n === 1 && placement !== "session") outcome = await executePart(worker, { runId, executing: runId, workflowName, input, answers, session: false });
     else {
       const id = partId(runId, n);
-      await DBOS.startWorkflow(part, { workflowID: id, ...(placement === "process" ? {} : { queueName: worker.queue }) })(runId, workflowName, input, answers);
+      await DBOS.startWorkflow(part, { workflowID: id, ...(placement === "process" ? {} : { queueName: worker.queue }) })(
+        runId,
+        workflowName,
+        input,
+        answers,
+        placement === "session",
+      );
       outcome = await partOutcome(worker, id);
     }
     if (outcome.kind !== "waiting")
@@ -238,19 +244,32 @@ async function partStatus(worker: Live, id: string): Promise<string | null> {
  * A part of a run after its first answer (or any part of a session turn), on the queue: runs
  * the stepflow run from its newest checkpoint (see `executePart`), then tells the run how it ended.
  */
-async function durablePart(runId: string, workflowName: string, input: Json, answers: SavedEvent[]): Promise<SegmentOutcome> {
+async function durablePart(runId: string, workflowName: string, input: Json, answers: SavedEvent[], session: boolean): Promise<SegmentOutcome> {
   const worker = liveWorker();
   await worker.started;
-  const outcome = await executePart(worker, runId, DBOS.workflowID ?? partId(runId, answers.length + 1), workflowName, input, answers);
+  const executing = DBOS.workflowID ?? partId(runId, answers.length + 1);
+  const outcome = await executePart(worker, { runId, executing, workflowName, input, answers, session });
   await DBOS.send(runId, outcome, PART_DONE_TOPIC);
   return outcome; // for clients that look at a part's outcome
 }
 
 /**
  * Runs the stepflow run from its newest checkpoint until it ends or asks a question, as one DBOS
- * step of the workflow `executing` (the run's own, or a part's): see `segment.ts`.
+ * step of the workflow `executing` (the run's own, or a part's): see `segment.ts`. A session
+ * turn (`session`) starts from its session, and saves it once it has finished.
  */
-async function executePart(worker: Live, runId: string, executing: string, workflowName: string, input: Json, answers: SavedEvent[]): Promise<SegmentOutcome> {
+async function executePart(
+  worker: Live,
+  part: {
+    readonly runId: string;
+    readonly executing: string;
+    readonly workflowName: string;
+    readonly input: Json;
+    readonly answers: SavedEvent[];
+    readonly session: boolean;
+  },
+): Promise<SegmentOutcome> {
+  const { runId, executing, workflowName, input, answers } = part;
   const workflow = worker.workflows[workflowName];
   if (!workflow) return { kind: "failed", error: unknownWorkflow(worker, workflowName) };
   const fence = { lease: await worker.heartbeats.lease(), part: executing, owner: currentOwnerXid(executing) };
@@ -268,8 +287,9 @@ async function executePart(worker: Live, runId: string, executing: string, workf
         streamed: worker.streamed,
         signal: DBOS.stepStatus?.cancelSignal,
         write: (events) => worker.streams.write(runId, EVENTS_STREAM, events, fence),
-        startContext: () => worker.sessionTurns.start(runId, workflow),
-        finished: (ctx) => worker.sessionTurns.finish(runId, workflow, ctx),
+        ...(part.session
+          ? { startContext: () => worker.sessionTurns.start(runId, workflow), finished: (ctx: Context) => worker.sessionTurns.finish(runId, workflow, ctx) }
+          : {}),
       }),
     { name: "stepflow.part", retriesAllowed: true, maxAttempts: 3, intervalSeconds: 1 },
   ).catch((error: unknown): SegmentOutcome => {
@@ -290,7 +310,7 @@ function describeError(error: unknown): { name: string; message: string } {
 }
 
 let registered: ((workflowName: string, input: Json, placement: RunPlacement) => Promise<RunRecord>) | undefined;
-let registeredPart: ((runId: string, workflowName: string, input: Json, answers: SavedEvent[]) => Promise<SegmentOutcome>) | undefined;
+let registeredPart: ((runId: string, workflowName: string, input: Json, answers: SavedEvent[], session: boolean) => Promise<SegmentOutcome>) | undefined;
 
 /**
  * A worker of durable runs in this process (DBOS allows one per process).
