@@ -1,13 +1,14 @@
 /**
  * A DBOS worker: a process that runs stepflow workflows durably. Each run is one DBOS workflow
- * (`stepflow.run`, on an unlimited queue) whose body is deterministic, as DBOS requires: it
- * runs the stepflow run in parts, each a DBOS workflow of its own (`stepflow.part`) on the
- * queue with the concurrency limits and one DBOS step inside (see `segment.ts`), and between
- * two parts waits in the database (`DBOS.recv`) for the answer to the question that ended the
- * first, holding no slot of the queue meanwhile. The step executions inside a part are
- * checkpointed by stepflow itself, and their side effects kept once by the journal, so that
- * DBOS's recovery of a part (a restarted worker with the same id, or a live worker taking a
- * dead one over, see `takeover.ts`) goes on from the last step execution that finished.
+ * (`stepflow.run`, on the queue with the concurrency limits) whose body is deterministic, as
+ * DBOS requires: it runs the stepflow run in parts, each one DBOS step (see `segment.ts`) — the
+ * first in the run's own workflow, each after an answer in a DBOS workflow of its own
+ * (`stepflow.part`) on that queue — and between two parts waits in the database (`DBOS.recv`)
+ * for the answer to the question that ended the first, having left the queue's slots. The step
+ * executions inside a part are checkpointed by stepflow itself, and their side effects kept
+ * once by the journal, so that DBOS's recovery of a part (a restarted worker with the same id,
+ * or a live worker taking a dead one over, see `takeover.ts`) goes on from the last step
+ * execution that finished.
  */
 import { randomUUID } from "node:crypto";
 import { DBOS } from "@dbos-inc/dbos-sdk";
@@ -92,8 +93,9 @@ export interface DbosWorkerOptions {
   /** Only workers of the same version take a run; change it when a deployment changes what runs mean. Default `"stepflow-dbos-4"`. */
   readonly version?: string;
   /**
-   * Which events of a run go to its stream, for `DbosRuns.events` (each is a write to the
-   * database, some 15 ms on DBOS 5): all of them (`true`, the default), none (`false`), or
+   * Which events of a run go to its stream, for `DbosRuns.events` (written to the database
+   * with the checkpoint of the step that streamed them, or within 20 ms in a write of their
+   * own): all of them (`true`, the default), none (`false`), or
    * those a test of the event accepts. Questions (`InputRequiredEvent`s) are always streamed.
    */
   readonly streamEvents?: boolean | ((event: Event) => boolean);
