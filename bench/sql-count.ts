@@ -11,11 +11,12 @@ import pg from "pg";
 const KINDS: readonly (readonly [string, RegExp])[] = [
   ["stepflow_dbos_checkpoints", /stepflow_dbos_checkpoints/],
   ["stepflow_journal", /stepflow_journal/],
+  // Before the workers' table and DBOS's status table, which a fenced write of events names in its fence.
+  ["dbos.streams", /\bstreams\b/],
   ["stepflow_dbos_workers", /stepflow_dbos_workers/],
   ["stepflow_dbos_session_turns", /stepflow_dbos_session_turns|stepflow_sessions/],
   ["dbos.workflow_status", /workflow_status/],
   ["dbos.operation_outputs", /operation_outputs/],
-  ["dbos.streams", /\bstreams\b/],
   ["dbos.notifications", /notifications/],
   ["dbos.workflow_events", /workflow_events/],
   ["BEGIN/COMMIT/ROLLBACK", /^\s*(BEGIN|COMMIT|ROLLBACK|START TRANSACTION)/i],

@@ -7,11 +7,13 @@
 import pg from "pg";
 import type { Pool, PoolClient } from "pg";
 import { maskCredentials } from "../core/internal.ts";
-import type { ContextJSON, Json } from "../core/internal.ts";
+import type { ContextJSON, Json, SavedEvent } from "../core/internal.ts";
 import { DbosDatabaseError } from "./errors.ts";
 import { fenceArgs, fenceCte, leaseLost } from "./lease.ts";
 import type { Fence } from "./lease.ts";
+import { EVENTS_STREAM } from "./protocol.ts";
 import { retrying } from "./retry.ts";
+import { appendEvents } from "./run-stream.ts";
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_dbos_checkpoints (
   run_id TEXT PRIMARY KEY,
@@ -157,14 +159,24 @@ export class Checkpoints {
     return { checkpoint: row.seq === null ? undefined : { seq: row.seq, answered: row.answered, context: row.context }, outcome: undefined };
   }
 
-  /** Keeps `checkpoint` unless a newer one (a larger `seq`) is there already, or the run's end is; throws `DbosLeaseLostError` unless `fence` holds. */
-  async save(runId: string, checkpoint: Checkpoint, fence: Fence): Promise<void> {
-    await this.#write(runId, checkpoint, null, fence);
+  /**
+   * Keeps `checkpoint` unless a newer one (a larger `seq`) is there already, or the run's end is,
+   * and with it appends `events` (streamed before it) to the run's stream; throws
+   * `DbosLeaseLostError` unless `fence` holds.
+   */
+  async save(runId: string, checkpoint: Checkpoint, fence: Fence, events?: readonly SavedEvent[]): Promise<void> {
+    await this.#write(runId, checkpoint, null, fence, events);
   }
 
-  /** Records how the run ended (its context is of no more use), in one write: from then on the run is never executed again. */
-  async end(runId: string, last: { readonly seq: number; readonly answered: number }, outcome: RecordedOutcome, fence: Fence): Promise<void> {
-    await this.#write(runId, { ...last, context: null }, outcome, fence);
+  /** Records how the run ended (its context is of no more use), with the last `events` it streamed, in one write: from then on the run is never executed again. */
+  async end(
+    runId: string,
+    last: { readonly seq: number; readonly answered: number },
+    outcome: RecordedOutcome,
+    fence: Fence,
+    events?: readonly SavedEvent[],
+  ): Promise<void> {
+    await this.#write(runId, { ...last, context: null }, outcome, fence, events);
   }
 
   async #write(
@@ -172,23 +184,29 @@ export class Checkpoints {
     checkpoint: Omit<Checkpoint, "context"> & { readonly context: ContextJSON | null },
     outcome: RecordedOutcome | null,
     fence: Fence,
+    events: readonly SavedEvent[] | undefined,
   ): Promise<void> {
-    const written = await this.#query(
-      `WITH ${fenceCte(6)}
-       INSERT INTO stepflow_dbos_checkpoints (run_id, seq, answered, context, outcome)
+    const upsert = `INSERT INTO stepflow_dbos_checkpoints (run_id, seq, answered, context, outcome)
        SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM fence)
        ON CONFLICT (run_id) DO UPDATE SET seq = EXCLUDED.seq, answered = EXCLUDED.answered, context = EXCLUDED.context, outcome = EXCLUDED.outcome, updated_at = now()
-       WHERE stepflow_dbos_checkpoints.seq < EXCLUDED.seq AND stepflow_dbos_checkpoints.outcome IS NULL
-       RETURNING (SELECT count(*) FROM fence)::int AS held`,
-      [
-        runId,
-        checkpoint.seq,
-        checkpoint.answered,
-        JSON.stringify(checkpoint.context ?? {}),
-        outcome === null ? null : JSON.stringify(outcome),
-        ...fenceArgs(fence),
-      ],
-    );
+       WHERE stepflow_dbos_checkpoints.seq < EXCLUDED.seq AND stepflow_dbos_checkpoints.outcome IS NULL`;
+    const args = [
+      runId,
+      checkpoint.seq,
+      checkpoint.answered,
+      JSON.stringify(checkpoint.context ?? {}),
+      outcome === null ? null : JSON.stringify(outcome),
+      ...fenceArgs(fence),
+    ];
+    // The events go in only with the checkpoint: a retry of a write that landed appends them no second time.
+    const written =
+      events === undefined || events.length === 0
+        ? await this.#query(`WITH ${fenceCte(6)} ${upsert} RETURNING 1`, args)
+        : await this.#query(
+            `WITH ${fenceCte(6)}, saved AS (${upsert} RETURNING 1), appended AS (${appendEvents(10, "EXISTS (SELECT 1 FROM saved)")})
+             SELECT 1 FROM saved`,
+            [...args, EVENTS_STREAM, JSON.stringify(events)],
+          );
     if (written.rowCount === 1) return;
     // Nothing written: a newer checkpoint was there (this write is a retry of one that landed), or the fence is gone.
     const held = await this.#query(`WITH ${fenceCte(1)} SELECT count(*)::int AS held FROM fence`, fenceArgs(fence));

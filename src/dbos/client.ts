@@ -11,20 +11,8 @@ import type { Event, Json, SavedEvent } from "../core/internal.ts";
 import { describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import { DbosDatabaseError, DbosRunFailedError, DbosRuntimeError } from "./errors.ts";
 import { ConfigurationError } from "../index.ts";
-import {
-  ANSWER_TOPIC,
-  DEFAULT_QUEUE,
-  DEFAULT_VERSION,
-  EVENTS_STREAM,
-  PARKED_EVENT,
-  PART_WORKFLOW,
-  RUN_WORKFLOW,
-  partId,
-  runsQueue,
-  settle,
-} from "./protocol.ts";
-import type { RunRecord } from "./protocol.ts";
-import type { SegmentOutcome } from "./segment.ts";
+import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, PARKED_EVENT, RUN_WORKFLOW, sessionQueue, settle } from "./protocol.ts";
+import type { RunPlacement, RunRecord } from "./protocol.ts";
 
 /**
  * Options of {@link DbosRuns.connect}.
@@ -36,7 +24,7 @@ export interface DbosRunsOptions {
   readonly database: string;
   /** The queue runs are put on. Default `"stepflow"`. */
   readonly queue?: string;
-  /** The version of the workers that may take the runs started here. Default `"stepflow-dbos-3"`. */
+  /** The version of the workers that may take the runs started here. Default `"stepflow-dbos-4"`. */
   readonly version?: string;
   /** PostgreSQL connections the client opens. Default 10. */
   readonly connections?: number;
@@ -121,16 +109,20 @@ export class DbosRuns {
       throw new ConfigurationError(`start() takes the name a worker knows the workflow by, like "agent"; got ${String(workflow)}.`, "workflow", workflow);
     const runId = options.runId ?? randomUUID();
     try {
+      const session = options.partitionKey !== undefined;
+      // A run takes a slot of the client's queue and runs its first part there itself; a session turn waits on its
+      // session's partition instead, its parts taking the slots.
       await this.#client.enqueue(
         {
           workflowName: RUN_WORKFLOW,
-          queueName: options.queue ?? runsQueue(this.#queue),
+          queueName: options.queue ?? this.#queue,
           workflowID: runId,
           appVersion: this.#version,
-          ...(options.partitionKey !== undefined ? { queuePartitionKey: options.partitionKey } : {}),
+          ...(session ? { queuePartitionKey: options.partitionKey } : {}),
         },
         workflow,
         input as Json,
+        (session ? "session" : "queue") satisfies RunPlacement,
       );
     } catch (error) {
       // DBOS's tables are made by the first worker that starts there; without them the queue does not exist yet.
@@ -142,17 +134,6 @@ export class DbosRuns {
         );
       throw error;
     }
-    // The run's first part too, as the run would: workers take both at once, rather than the part one look at the queue later.
-    // Not for a run of a partition (a session turn): its part 1 must wait until the run leaves the partition's queue, so that
-    // the turn before it in the partition has ended; the run queues it then.
-    if (options.partitionKey !== undefined) return runId;
-    await this.#client.enqueue(
-      { workflowName: PART_WORKFLOW, queueName: this.#queue, workflowID: partId(runId, 1), appVersion: this.#version },
-      runId,
-      workflow,
-      input as Json,
-      [],
-    );
     return runId;
   }
 
@@ -162,20 +143,8 @@ export class DbosRuns {
    * streams its events again.
    */
   async *events(runId: string): AsyncGenerator<SavedEvent, void, undefined> {
-    // Each part streams its events; the next part comes after an answer, unless the part ended the run.
-    for (let n = 1; await this.#partStarts(runId, partId(runId, n)); n++) {
-      const part = partId(runId, n);
-      // A value is the events one write of the part took together (one event, from workers of stepflow-dbos-2).
-      for await (const value of this.#client.readStream<SavedEvent | SavedEvent[]>(part, EVENTS_STREAM, { pollingIntervalMs: this.#polling })) {
-        if (Array.isArray(value)) yield* value;
-        else yield value;
-      }
-      const outcome = await this.#client
-        .retrieveWorkflow<SegmentOutcome>(part)
-        .getResult({ pollingIntervalMs: this.#polling })
-        .catch(() => undefined); // cancelled: the run ends with it
-      if (outcome?.kind !== "waiting") return;
-    }
+    // Every part writes to the run's stream, which ends when the run does. A value is the events one write of a part took together.
+    for await (const value of this.#client.readStream<SavedEvent[]>(runId, EVENTS_STREAM, { pollingIntervalMs: this.#polling })) yield* value;
   }
 
   /**
@@ -223,8 +192,8 @@ export class DbosRuns {
    */
   async cancel(runId: string): Promise<void> {
     await this.#client.cancelWorkflow(runId);
-    const part = await this.#currentPart(runId);
-    if ((await this.#client.retrieveWorkflow(part).getStatus()) !== null) await this.#client.cancelWorkflow(part);
+    const part = await this.#newestPart(runId);
+    if (part !== undefined) await this.#client.cancelWorkflow(part);
   }
 
   /**
@@ -232,36 +201,33 @@ export class DbosRuns {
    * `pending` while a worker runs it or it waits for an answer.
    */
   async status(runId: string): Promise<DbosRunStatus> {
-    const status = (await this.#client.retrieveWorkflow(runId).getStatus())?.status;
-    if (status === "PENDING" || status === "ENQUEUED") {
-      // The run itself only waits: its part says whether a worker has taken it.
-      const partStatus = (await this.#client.retrieveWorkflow(await this.#currentPart(runId)).getStatus())?.status;
+    const run = await this.#client.retrieveWorkflow(runId).getStatus();
+    const status = run?.status;
+    if (status === "PENDING") {
+      // After a question, the run's newest part says whether a worker has taken it; a session turn's parts all do.
+      const part = await this.#newestPart(runId);
+      const partStatus = part === undefined ? undefined : (await this.#client.retrieveWorkflow(part).getStatus())?.status;
+      if (part === undefined) return run?.queueName === sessionQueue(this.#queue) ? "enqueued" : "pending";
       return partStatus === undefined || partStatus === "ENQUEUED" || partStatus === "DELAYED" ? "enqueued" : "pending";
     }
-    const known: Record<string, DbosRunStatus> = { ENQUEUED: "enqueued", PENDING: "pending", SUCCESS: "succeeded", ERROR: "failed", CANCELLED: "cancelled" };
+    const known: Record<string, DbosRunStatus> = { ENQUEUED: "enqueued", DELAYED: "enqueued", SUCCESS: "succeeded", ERROR: "failed", CANCELLED: "cancelled" };
     return (status ? known[status] : undefined) ?? "unknown";
   }
 
-  /** Which worker (its id) runs or ran `runId`'s newest part, if one took it. */
+  /** Which worker (its id) runs or ran `runId`'s newest part (the run's own workflow runs its first), if one took it. */
   async workerOf(runId: string): Promise<string | undefined> {
-    return (await this.#client.retrieveWorkflow(await this.#currentPart(runId)).getStatus())?.executorId;
+    const part = await this.#newestPart(runId);
+    if (part !== undefined) return (await this.#client.retrieveWorkflow(part).getStatus())?.executorId;
+    const run = await this.#client.retrieveWorkflow(runId).getStatus();
+    // A session turn's run only waits on its partition: a worker takes the turn with its first part.
+    return run === null || run.queueName === sessionQueue(this.#queue) || run.status === "ENQUEUED" ? undefined : run.executorId;
   }
 
-  /** The id of the run's newest part (the first, before the run has started it). */
-  async #currentPart(runId: string): Promise<string> {
+  /** The id of the run's newest part, if it has one (a run's first part runs in the run's own workflow, but a session turn's). */
+  async #newestPart(runId: string): Promise<string | undefined> {
     const parts = await this.#client.listWorkflows({ workflow_id_prefix: `${runId}.part-`, sortDesc: true, limit: 10, loadInput: false, loadOutput: false });
     const ours = new RegExp(`^${runId.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}\\.part-\\d+$`);
-    return parts.map((status) => status.workflowID).find((id) => ours.test(id)) ?? partId(runId, 1);
-  }
-
-  /** Waits until part `part` of the run exists (true), or the run has ended without it (false). */
-  async #partStarts(runId: string, part: string): Promise<boolean> {
-    for (;;) {
-      if ((await this.#client.retrieveWorkflow(part).getStatus()) !== null) return true;
-      const status = (await this.#client.retrieveWorkflow(runId).getStatus())?.status;
-      if (status !== "PENDING" && status !== "ENQUEUED") return (await this.#client.retrieveWorkflow(part).getStatus()) !== null;
-      await new Promise((resolve) => setTimeout(resolve, this.#polling));
-    }
+    return parts.map((status) => status.workflowID).find((id) => ours.test(id));
   }
 
   /** Disconnects. */

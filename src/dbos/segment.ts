@@ -25,6 +25,7 @@ export interface SegmentInput {
   readonly input: Json;
   /** Every answer sent to the run so far, in order; those the checkpoint lacks are delivered. */
   readonly answers: readonly SavedEvent[];
+  /** Where the run's checkpoints and end are recorded, each with the events streamed just before it (see `write`). */
   readonly checkpoints: Checkpoints;
   /** The part's journal, fenced like its checkpoints. */
   readonly journal: Journal;
@@ -36,7 +37,8 @@ export interface SegmentInput {
   readonly streamed: (event: Event) => boolean;
   /**
    * Writes events of the run, in order, to its stream (DBOS's, readable from any process): the
-   * events streamed while an earlier write was under way come together, as one write.
+   * events streamed while an earlier write was under way come together, as one write, and those
+   * streamed before a checkpoint (or the run's end) that is written before them go with it.
    */
   readonly write: (events: readonly SavedEvent[]) => Promise<void>;
   /** Optional: the context a new run starts from (a session turn's: the stored conversation); `undefined` for a fresh one. */
@@ -47,6 +49,27 @@ export interface SegmentInput {
    * ends the run as failed, if any; what it throws fails the part, which DBOS runs again.
    */
   readonly finished?: ((ctx: Context) => Promise<{ readonly name: string; readonly message: string } | undefined>) | undefined;
+}
+
+/**
+ * How long (ms) streamed events wait before their own write: a step that finishes meanwhile
+ * writes them with its checkpoint, in one statement. A step that streams as it goes (a model's
+ * tokens) has them written this much later than it could, and in fewer writes.
+ */
+const STREAM_LINGER_MS = 20;
+
+/** Events streamed and not written yet: `taken` once a checkpoint (or the run's end) writes them. */
+interface Batch {
+  readonly events: SavedEvent[];
+  taken: boolean;
+  linger: ReturnType<typeof setTimeout> | undefined;
+}
+
+/** Marks `batch` as written by a checkpoint's write: its own write is not made. */
+function takeBatch(batch: Batch): void {
+  batch.taken = true;
+  clearTimeout(batch.linger);
+  batch.linger = undefined;
 }
 
 /** Runs the part; see the module's comment. */
@@ -119,16 +142,22 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
     }
     wake?.();
   };
-  /** The events of the stream write queued last and not started yet: later events join it. */
-  let batch: SavedEvent[] | undefined;
+  /**
+   * The events of the stream write queued last and not started yet: later events join it, and a
+   * checkpoint queued before it starts takes them into its own write (one statement for both).
+   */
+  let batch: Batch | undefined;
   /** Queues the write of the snapshot due (after the writes before it); several taken meanwhile make one write, the newest. */
   const queueCheckpoint = () => {
     const pending = due;
     due = undefined;
     if (!pending) return;
-    batch = undefined; // the events streamed after this checkpoint was taken are written after it
+    // The events streamed before this checkpoint was taken go with it; those streamed after, after it.
+    const carried = batch;
+    if (carried) takeBatch(carried);
+    batch = undefined;
     const next = { seq: ++seq, answered, context: pending.snapshot };
-    writes = writes.then(() => checkpoints.save(runId, next, fence)).catch((error: unknown) => void (saveError ??= error));
+    writes = writes.then(() => checkpoints.save(runId, next, fence, carried?.events)).catch((error: unknown) => void (saveError ??= error));
     pending.written(writes);
   };
   // Checkpoints are taken at the run's transitions, as the engine reports them, never from the events it streams.
@@ -149,16 +178,21 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
     try {
       const encoded = encodeEvent(event, `an event of run ${runId}`, workflow.codecs);
       // Joins the write queued last, while it waits for those before it: one write for a burst of events.
-      if (batch) batch.push(encoded);
+      if (batch) batch.events.push(encoded);
       else {
-        const events = [encoded];
-        batch = events;
-        writes = writes
-          .then(() => {
-            if (batch === events) batch = undefined;
-            return part.write(events);
-          })
-          .catch((error: unknown) => void (writeError ??= error));
+        const queued: Batch = { events: [encoded], taken: false, linger: undefined };
+        batch = queued;
+        // Held a moment first: the checkpoint of the step that streamed them, if it finishes meanwhile, writes them with it.
+        queued.linger = setTimeout(() => {
+          queued.linger = undefined;
+          if (queued.taken) return;
+          writes = writes
+            .then(() => {
+              if (batch === queued) batch = undefined;
+              return queued.taken ? undefined : part.write(queued.events);
+            })
+            .catch((error: unknown) => void (writeError ??= error));
+        }, STREAM_LINGER_MS);
       }
     } catch (error) {
       writeError ??= error;
@@ -196,6 +230,10 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
   wake = undefined;
   unsubscribe();
   queueCheckpoint();
+  // The events streamed since the last checkpoint go with the run's end, or with the checkpoint of its park.
+  const tail = batch;
+  if (tail) takeBatch(tail);
+  batch = undefined;
   await writes;
   let outcome: SegmentOutcome;
   if (unsaveable !== undefined) {
@@ -213,7 +251,11 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
     } catch (error) {
       if (parked) {
         snapshot("parked");
+        batch = tail;
         queueCheckpoint();
+        // No checkpoint could be taken (the run cannot be saved): its question is streamed all the same.
+        if (tail && batch === tail) writes = writes.then(() => part.write(tail.events)).catch((error: unknown) => void (writeError ??= error));
+        batch = undefined;
         outcome = { kind: "waiting" };
       } else {
         const { name, message } = error instanceof Error ? error : { name: "Error", message: String(error) };
@@ -233,7 +275,7 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
     const error = await part.finished(ctx);
     if (error) outcome = { kind: "failed", error };
   }
-  if (outcome.kind !== "waiting") await checkpoints.end(runId, { seq: seq + 1, answered }, outcome, fence);
+  if (outcome.kind !== "waiting") await checkpoints.end(runId, { seq: seq + 1, answered }, outcome, fence, tail?.events);
   return outcome;
 }
 

@@ -21,7 +21,7 @@ import { DbosRuns } from "./client.ts";
 import type { DbosRunsOptions } from "./client.ts";
 import { DbosDatabaseError, DbosRuntimeError } from "./errors.ts";
 import { ConfigurationError } from "../index.ts";
-import { DEFAULT_QUEUE } from "./protocol.ts";
+import { DEFAULT_QUEUE, sessionQueue } from "./protocol.ts";
 import { DEFAULT_OUTAGE_TOLERANCE, retrying } from "./retry.ts";
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_dbos_session_turns (
@@ -32,14 +32,7 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_dbos_session_turns (
   total INTEGER,
   created_at TIMESTAMPTZ NOT NULL DEFAULT now())`;
 
-/**
- * The queue session turns wait on, beside the queue `queue` of other runs: partitioned by
- * session, one turn of a session at a time.
- * @example sessionQueue("stepflow"); // "stepflow.sessions"
- */
-export function sessionQueue(queue: string): string {
-  return `${queue}.sessions`;
-}
+export { sessionQueue };
 
 /** The name workers know the workflow of session turns by when none is given. */
 const DEFAULT_WORKFLOW = "agent";

@@ -295,8 +295,9 @@ export class Heartbeats {
    * With the worker's row locked: its epoch raised (its writes fenced from now on), and its
    * unfinished runs back on their queues, in one transaction. DBOS's own recovery would put runs
    * that were on no queue (`worker.run`'s) on its internal queue, which has no limits: one
-   * worker would take them all at once. They go to this worker's queues instead, where each
-   * worker takes no more than its `workerConcurrency`.
+   * worker would take them all at once. They go to this worker's queue with the limits instead,
+   * where each worker takes no more than its `workerConcurrency` (a run among them that had
+   * parked leaves it again as soon as it is taken, see `leaveSlots` in `worker.ts`).
    */
   async #takeOver(client: PoolClient, workerId: string): Promise<Takeover> {
     await client.query("UPDATE stepflow_dbos_workers SET taken_over_by = $2, taken_over_at = now(), epoch = epoch + 1 WHERE worker_id = $1", [
@@ -306,10 +307,10 @@ export class Heartbeats {
     const recovered = await client.query(
       `UPDATE dbos.workflow_status
        SET status = 'ENQUEUED', owner_xid = NULL, started_at_epoch_ms = NULL, updated_at = (EXTRACT(EPOCH FROM now()) * 1000)::bigint,
-           queue_name = COALESCE(queue_name, CASE WHEN workflow_uuid ~ '\\.part-[0-9]+$' THEN $3 ELSE $4 END)
+           queue_name = COALESCE(queue_name, $3)
        WHERE status = 'PENDING' AND executor_id = $1 AND application_version = $2
        RETURNING workflow_uuid`,
-      [workerId, this.#version, this.#queues.parts, this.#queues.runs],
+      [workerId, this.#version, this.#queues.parts],
     );
     // A run and its part under way are both put back: the run is named once.
     const runs = [...new Set((recovered.rows as { workflow_uuid: string }[]).map((row) => row.workflow_uuid.replace(/\.part-\d+$/, "")))];

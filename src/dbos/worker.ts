@@ -1,21 +1,24 @@
 /**
  * A DBOS worker: a process that runs stepflow workflows durably. Each run is one DBOS workflow
- * (`stepflow.run`, on an unlimited queue) whose body is deterministic, as DBOS requires: it
- * runs the stepflow run in parts, each a DBOS workflow of its own (`stepflow.part`) on the
- * queue with the concurrency limits and one DBOS step inside (see `segment.ts`), and between
- * two parts waits in the database (`DBOS.recv`) for the answer to the question that ended the
- * first, holding no slot of the queue meanwhile. The step executions inside a part are
- * checkpointed by stepflow itself, and their side effects kept once by the journal, so that
- * DBOS's recovery of a part (a restarted worker with the same id, or a live worker taking a
- * dead one over, see `takeover.ts`) goes on from the last step execution that finished.
+ * (`stepflow.run`, on the queue with the concurrency limits) whose body is deterministic, as
+ * DBOS requires: it runs the stepflow run in parts, each one DBOS step (see `segment.ts`) — the
+ * first in the run's own workflow, each after an answer in a DBOS workflow of its own
+ * (`stepflow.part`) on that queue — and between two parts waits in the database (`DBOS.recv`)
+ * for the answer to the question that ended the first, having left the queue's slots. The step
+ * executions inside a part are checkpointed by stepflow itself, and their side effects kept
+ * once by the journal, so that DBOS's recovery of a part (a restarted worker with the same id,
+ * or a live worker taking a dead one over, see `takeover.ts`) goes on from the last step
+ * execution that finished.
  */
 import { randomUUID } from "node:crypto";
 import { DBOS } from "@dbos-inc/dbos-sdk";
 // The ownership token of the workflow execution running here, which DBOS resets when it puts the workflow back on a queue: part of a part's fence.
 import { currentOwnerXid } from "@dbos-inc/dbos-sdk/internal/context";
+// Where DBOS counts the runs this process executes against a queue's `workerConcurrency`: a parked run leaves it (see `leaveSlots`).
+import { DBOSExecutor } from "@dbos-inc/dbos-sdk/internal/dbos-executor";
 import type { Pool } from "pg";
 import { ConfigurationError } from "../core/internal.ts";
-import type { AnyWorkflow, Event, Json, SavedEvent } from "../core/internal.ts";
+import type { AnyWorkflow, Context, Event, Json, SavedEvent } from "../core/internal.ts";
 import { Checkpoints, createTable, describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import { DbosLeaseLostError, DbosRuntimeError } from "./errors.ts";
 import { FencedJournal, JOURNAL_SCHEMA } from "./fenced-journal.ts";
@@ -33,7 +36,8 @@ import {
   runsQueue,
   settle,
 } from "./protocol.ts";
-import type { RunRecord } from "./protocol.ts";
+import type { RunPlacement, RunRecord } from "./protocol.ts";
+import { RunStreams } from "./run-stream.ts";
 import { runSegment } from "./segment.ts";
 import { SessionTurns, sessionQueue } from "./sessions.ts";
 import { Heartbeats } from "./takeover.ts";
@@ -86,11 +90,12 @@ export interface DbosWorkerOptions {
   readonly outageTolerance?: number;
   /** How long a run waits for an answer (a human's approval), in seconds. Default 30 days. */
   readonly answerTimeout?: number;
-  /** Only workers of the same version take a run; change it when a deployment changes what runs mean. Default `"stepflow-dbos-3"`. */
+  /** Only workers of the same version take a run; change it when a deployment changes what runs mean. Default `"stepflow-dbos-4"`. */
   readonly version?: string;
   /**
-   * Which events of a run go to its stream, for `DbosRuns.events` (each is a write to the
-   * database, some 15 ms on DBOS 5): all of them (`true`, the default), none (`false`), or
+   * Which events of a run go to its stream, for `DbosRuns.events` (written to the database
+   * with the checkpoint of the step that streamed them, or within 20 ms in a write of their
+   * own): all of them (`true`, the default), none (`false`), or
    * those a test of the event accepts. Questions (`InputRequiredEvent`s) are always streamed.
    */
   readonly streamEvents?: boolean | ((event: Event) => boolean);
@@ -106,6 +111,8 @@ export interface DbosWorkerOptions {
 interface Live {
   readonly workflows: Readonly<Record<string, AnyWorkflow>>;
   readonly checkpoints: Checkpoints;
+  /** The runs' event streams. */
+  readonly streams: RunStreams;
   /** Where each part's journal is, and how long its statements ride through an outage. */
   readonly journal: { readonly pool: Pool; readonly database: string; readonly tolerance: number };
   /** This worker's lease: a part's writes are fenced by the one it started under. */
@@ -136,12 +143,15 @@ function unknownWorkflow(worker: Live, workflowName: string): { name: string; me
 }
 
 /**
- * The body of every durable run: deterministic, so DBOS can replay it from its records. It
- * runs the stepflow run in parts, each a DBOS workflow of its own on the queue (`inline`: in
- * this process, for `worker.run`), and waits for answers between them: a run waiting for a
- * human takes none of the queue's slots.
+ * The body of every durable run: deterministic, so DBOS can replay it from its records. Its
+ * first part runs here, as a DBOS step of the run's own workflow (except a session turn's,
+ * which waits on its session's partition and so takes no slot of the queue: its parts are all
+ * workflows of their own there). A run that ends without a question is so one DBOS workflow.
+ * A run that asks one leaves the queue's slots (see `leaveSlots`), waits for the answer, and
+ * goes on in a new part, a DBOS workflow of its own on the queue (`process`: in this process,
+ * for `worker.run`): a run waiting for a human takes none of the queue's slots.
  */
-async function durableRun(workflowName: string, input: Json, inline?: boolean): Promise<RunRecord> {
+async function durableRun(workflowName: string, input: Json, placement: RunPlacement): Promise<RunRecord> {
   const worker = liveWorker();
   await worker.started;
   const runId = DBOS.workflowID;
@@ -150,12 +160,24 @@ async function durableRun(workflowName: string, input: Json, inline?: boolean): 
   if (!Object.hasOwn(worker.workflows, workflowName)) return { ok: false, error: unknownWorkflow(worker, workflowName) };
   const answers: SavedEvent[] = [];
   for (let n = 1; ; n++) {
-    const id = partId(runId, n);
-    await DBOS.startWorkflow(part, { workflowID: id, ...(inline ? {} : { queueName: worker.queue }) })(runId, workflowName, input, answers);
-    const outcome = await partOutcome(worker, id);
+    let outcome: SegmentOutcome;
+    if (n === 1 && placement !== "session") outcome = await executePart(worker, { runId, executing: runId, workflowName, input, answers, session: false });
+    else {
+      const id = partId(runId, n);
+      await DBOS.startWorkflow(part, { workflowID: id, ...(placement === "process" ? {} : { queueName: worker.queue }) })(
+        runId,
+        workflowName,
+        input,
+        answers,
+        placement === "session",
+      );
+      outcome = await partOutcome(worker, id);
+    }
     if (outcome.kind !== "waiting")
       // The run's context went with its recorded outcome (`Checkpoints.end`, one write); the outcome stays for a part delivered late.
       return outcome.kind === "finished" ? { ok: true, result: outcome.result } : { ok: false, error: outcome.error };
+    // Again at each park of a replay: a run put back on the queue after its worker died leaves the slot it was given.
+    if (placement !== "session") await leaveSlots(worker, runId);
     await DBOS.setEvent(PARKED_EVENT, answers.length + 1);
     const answer = await DBOS.recv<SavedEvent>(ANSWER_TOPIC, worker.answerTimeout);
     if (answer === null) {
@@ -163,6 +185,28 @@ async function durableRun(workflowName: string, input: Json, inline?: boolean): 
       return { ok: false, error: { name: "DbosAnswerTimeoutError", message } };
     }
     answers.push(answer);
+  }
+}
+
+/**
+ * Takes the run, parked, off the slots of the queue with the limits: in the database, onto the
+ * unlimited queue of runs (what the queue's `concurrency` counts, and where a takeover puts it
+ * back), and in this process, where DBOS counts it against `workerConcurrency` for as long as it
+ * runs. Not a DBOS step: it changes nothing a replay reads, and is done again at each.
+ */
+async function leaveSlots(worker: Live, runId: string): Promise<void> {
+  const { pool, database, tolerance } = worker.journal;
+  const runs = runsQueue(worker.queue);
+  await retrying(
+    () => pool.query("UPDATE dbos.workflow_status SET queue_name = $2 WHERE workflow_uuid = $1 AND queue_name = $3", [runId, runs, worker.queue]),
+    {
+      database,
+      what: "the queue of a parked durable run",
+      tolerance,
+    },
+  );
+  for (const entry of DBOSExecutor.globalInstance?.systemDatabase.runningWorkflowMap.get(runId) ?? []) {
+    if (entry.queueName === worker.queue) entry.queueName = runs;
   }
 }
 
@@ -199,44 +243,62 @@ async function partStatus(worker: Live, id: string): Promise<string | null> {
 }
 
 /**
- * One part of a run, on the queue: runs the stepflow run from its newest checkpoint until it
- * ends or asks a question, as one DBOS step (see `segment.ts`), then tells the run how it ended.
+ * A part of a run after its first answer (or any part of a session turn), on the queue: runs
+ * the stepflow run from its newest checkpoint (see `executePart`), then tells the run how it ended.
  */
-async function durablePart(runId: string, workflowName: string, input: Json, answers: SavedEvent[]): Promise<SegmentOutcome> {
+async function durablePart(runId: string, workflowName: string, input: Json, answers: SavedEvent[], session: boolean): Promise<SegmentOutcome> {
   const worker = liveWorker();
   await worker.started;
-  const workflow = worker.workflows[workflowName];
-  const id = DBOS.workflowID ?? partId(runId, answers.length + 1);
-  const fence = { lease: await worker.heartbeats.lease(), part: id, owner: currentOwnerXid(id) };
-  // A part that still fails after DBOS's retries (a database that stays away) ends the run, as one that failed.
-  const outcome: SegmentOutcome = !workflow
-    ? { kind: "failed", error: unknownWorkflow(worker, workflowName) }
-    : await DBOS.runStep(
-        (): Promise<SegmentOutcome> =>
-          runSegment({
-            runId,
-            workflow,
-            input,
-            answers,
-            checkpoints: worker.checkpoints,
-            journal: new FencedJournal(worker.journal.pool, fence, worker.journal),
-            fence,
-            streamed: worker.streamed,
-            signal: DBOS.stepStatus?.cancelSignal,
-            write: (events) => DBOS.writeStream(EVENTS_STREAM, events),
-            startContext: () => worker.sessionTurns.start(runId, workflow),
-            finished: (ctx) => worker.sessionTurns.finish(runId, workflow, ctx),
-          }),
-        { name: "stepflow.part", retriesAllowed: true, maxAttempts: 3, intervalSeconds: 1 },
-      ).catch((error: unknown): SegmentOutcome => {
-        // Fenced: the part is another execution's now (DBOS records nothing of this one); no outcome is sent for it.
-        if (lastError(error) instanceof DbosLeaseLostError) throw lastError(error);
-        return { kind: "failed", error: describeError(error) };
-      });
-  // No closeStream: a reader of the part's stream stops once the part has ended, after its last
-  // event, and the part ends right after this; a close would cost a DBOS step of its own.
+  const executing = DBOS.workflowID ?? partId(runId, answers.length + 1);
+  const outcome = await executePart(worker, { runId, executing, workflowName, input, answers, session });
   await DBOS.send(runId, outcome, PART_DONE_TOPIC);
-  return outcome; // for clients following the run's events from part to part
+  return outcome; // for clients that look at a part's outcome
+}
+
+/**
+ * Runs the stepflow run from its newest checkpoint until it ends or asks a question, as one DBOS
+ * step of the workflow `executing` (the run's own, or a part's): see `segment.ts`. A session
+ * turn (`session`) starts from its session, and saves it once it has finished.
+ */
+async function executePart(
+  worker: Live,
+  part: {
+    readonly runId: string;
+    readonly executing: string;
+    readonly workflowName: string;
+    readonly input: Json;
+    readonly answers: SavedEvent[];
+    readonly session: boolean;
+  },
+): Promise<SegmentOutcome> {
+  const { runId, executing, workflowName, input, answers } = part;
+  const workflow = worker.workflows[workflowName];
+  if (!workflow) return { kind: "failed", error: unknownWorkflow(worker, workflowName) };
+  const fence = { lease: await worker.heartbeats.lease(), part: executing, owner: currentOwnerXid(executing) };
+  // A part that still fails after DBOS's retries (a database that stays away) ends the run, as one that failed.
+  return DBOS.runStep(
+    (): Promise<SegmentOutcome> =>
+      runSegment({
+        runId,
+        workflow,
+        input,
+        answers,
+        checkpoints: worker.checkpoints,
+        journal: new FencedJournal(worker.journal.pool, fence, worker.journal),
+        fence,
+        streamed: worker.streamed,
+        signal: DBOS.stepStatus?.cancelSignal,
+        write: (events) => worker.streams.write(runId, EVENTS_STREAM, events, fence),
+        ...(part.session
+          ? { startContext: () => worker.sessionTurns.start(runId, workflow), finished: (ctx: Context) => worker.sessionTurns.finish(runId, workflow, ctx) }
+          : {}),
+      }),
+    { name: "stepflow.part", retriesAllowed: true, maxAttempts: 3, intervalSeconds: 1 },
+  ).catch((error: unknown): SegmentOutcome => {
+    // Fenced: the part is another execution's now (DBOS records nothing of this one); no outcome is sent for it.
+    if (lastError(error) instanceof DbosLeaseLostError) throw lastError(error);
+    return { kind: "failed", error: describeError(error) };
+  });
 }
 
 /** The error of a step's last attempt (DBOS wraps it when a step runs out of retries). */
@@ -249,8 +311,8 @@ function describeError(error: unknown): { name: string; message: string } {
   return cause instanceof Error ? { name: cause.name, message: cause.message } : { name: "Error", message: String(cause) };
 }
 
-let registered: ((workflowName: string, input: Json, inline?: boolean) => Promise<RunRecord>) | undefined;
-let registeredPart: ((runId: string, workflowName: string, input: Json, answers: SavedEvent[]) => Promise<SegmentOutcome>) | undefined;
+let registered: ((workflowName: string, input: Json, placement: RunPlacement) => Promise<RunRecord>) | undefined;
+let registeredPart: ((runId: string, workflowName: string, input: Json, answers: SavedEvent[], session: boolean) => Promise<SegmentOutcome>) | undefined;
 
 /**
  * A worker of durable runs in this process (DBOS allows one per process).
@@ -333,6 +395,7 @@ export class DbosWorker {
       started: new Promise<void>((resolve) => (started = resolve)),
       workflows: options.workflows,
       checkpoints: new Checkpoints(pool, database, tolerance),
+      streams: new RunStreams(pool, database, tolerance),
       journal: { pool, database, tolerance },
       heartbeats,
       answerTimeout: settings.answerTimeout,
@@ -417,7 +480,7 @@ export class DbosWorker {
       throw new DbosRuntimeError(`No workflow named "${workflow}" on this worker; it runs ${Object.keys(live.workflows).join(", ")}.`);
     }
     const runId = options.runId ?? randomUUID();
-    const handle = await DBOS.startWorkflow(start, { workflowID: runId })(workflow, input as Json, true);
+    const handle = await DBOS.startWorkflow(start, { workflowID: runId })(workflow, input as Json, "process");
     return settle<T>(runId, await handle.getResult());
   }
 

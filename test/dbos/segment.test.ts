@@ -5,7 +5,7 @@
  * steps after it, and holds none of their work half done; a run whose end is recorded is not run again.
  */
 import { describe, expect, it } from "vitest";
-import { Event, StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
+import { Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
 import type { Context } from "../../src/index.ts";
 import type { Checkpoint, Checkpoints, Found, RecordedOutcome } from "../../src/dbos/checkpoints.ts";
 import type { Fence } from "../../src/dbos/lease.ts";
@@ -30,6 +30,16 @@ class Mailer extends Workflow<{ to: string }, string> {
   }
 }
 
+/** Notes its progress, then asks a question: the part parks. */
+class Asker extends Workflow<{}, string> {
+  @step({ accepts: [StartEvent], emits: [StopEvent] })
+  async ask(ctx: Context) {
+    ctx.writeEventToStream(new Progress({ note: "asking" }));
+    const answer = await ctx.waitForEvent(HumanResponseEvent<{ response: string }>, { waiterEvent: new InputRequiredEvent({ prefix: "Go?" }) });
+    return new StopEvent({ result: answer.response });
+  }
+}
+
 /** Runs a child workflow and forwards its events, the child's step changes among them. */
 class Parent extends Workflow<{}, string> {
   @step({ accepts: [StartEvent], emits: [StopEvent] })
@@ -43,6 +53,8 @@ class Parent extends Workflow<{}, string> {
 /** What the part did to the database, in order. */
 class Database implements Pick<Checkpoints, "load" | "save" | "end"> {
   readonly log: string[] = [];
+  /** The types of the events streamed, in order. */
+  readonly written: string[] = [];
   readonly saved: Checkpoint[] = [];
   ended: RecordedOutcome | undefined;
   found: Found = { checkpoint: undefined, outcome: undefined };
@@ -51,15 +63,25 @@ class Database implements Pick<Checkpoints, "load" | "save" | "end"> {
     return this.found;
   }
 
-  async save(_runId: string, checkpoint: Checkpoint): Promise<void> {
+  /** A checkpoint, and the events streamed before it, written with it (in the same transaction). */
+  async save(_runId: string, checkpoint: Checkpoint, _fence: Fence, events: readonly { type: string }[] = []): Promise<void> {
     await Promise.resolve();
+    this.stream(events);
     this.saved.push(structuredClone(checkpoint));
     this.log.push(`checkpoint ${checkpoint.seq}`);
   }
 
-  async end(_runId: string, _last: unknown, outcome: RecordedOutcome): Promise<void> {
+  async end(_runId: string, _last: unknown, outcome: RecordedOutcome, _fence: Fence, events: readonly { type: string }[] = []): Promise<void> {
+    this.stream(events);
     this.ended = outcome;
     this.log.push(`end: ${outcome.kind}`);
+  }
+
+  stream(events: readonly { type: string }[]): void {
+    for (const event of events) {
+      this.written.push(event.type);
+      this.log.push(`stream ${event.type}`);
+    }
   }
 
   journal(): Journal {
@@ -79,7 +101,7 @@ class Database implements Pick<Checkpoints, "load" | "save" | "end"> {
 
 const fence: Fence = { lease: { holder: "w1", epoch: 1, signal: new AbortController().signal }, part: "run-1.part-1", owner: undefined };
 
-function part(db: Database, workflow: Workflow<never, unknown> | Workflow<object, unknown>, input: object, written: string[] = []) {
+function part(db: Database, workflow: Workflow<never, unknown> | Workflow<object, unknown>, input: object) {
   return {
     runId: "run-1",
     workflow: workflow as never,
@@ -89,12 +111,7 @@ function part(db: Database, workflow: Workflow<never, unknown> | Workflow<object
     journal: db.journal(),
     fence,
     streamed: () => true,
-    write: async (events: readonly { type: string }[]) => {
-      for (const event of events) {
-        written.push(event.type);
-        db.log.push(`stream ${event.type}`);
-      }
-    },
+    write: async (events: readonly { type: string }[]) => db.stream(events),
   };
 }
 
@@ -110,12 +127,23 @@ describe("a part of a durable run", () => {
     expect(afterDraft).toBeGreaterThan(stream);
     expect(claim).toBeGreaterThan(afterDraft);
     expect(db.log.at(-1)).toBe("end: finished");
+    expect(db.written.filter((type) => type === "Progress")).toEqual(["Progress"]); // once, whichever write took it
+  });
+
+  it("streams its question once, with the checkpoint it parks on, and ends the part waiting", async () => {
+    const db = new Database();
+    const outcome = await runSegment(part(db, new Asker(), {}));
+    expect(outcome).toEqual({ kind: "waiting" });
+    expect(db.written.filter((type) => type === "InputRequiredEvent")).toEqual(["InputRequiredEvent"]);
+    const asked = db.log.indexOf("stream InputRequiredEvent");
+    expect(db.log.slice(asked + 1).some((line) => line.startsWith("checkpoint"))).toBe(true);
+    expect(db.ended).toBeUndefined();
   });
 
   it("checkpoints at the run's own transitions: step changes it forwards from another run are streamed, not taken for its own", async () => {
     const db = new Database();
-    const written: string[] = [];
-    const outcome = await runSegment(part(db, new Parent(), {}, written));
+    const outcome = await runSegment(part(db, new Parent(), {}));
+    const { written } = db;
     expect(outcome).toEqual({ kind: "finished", result: "child: sent: Hello Ada" });
     expect(written.filter((type) => type === "StepStateChangedEvent").length).toBeGreaterThanOrEqual(4); // the child's two steps, started and finished
     expect(written).toContain("Progress");
