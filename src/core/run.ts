@@ -21,7 +21,7 @@ import type { WorkflowGraph } from "./graph.ts";
 import type { StepDefinition } from "./step.ts";
 import type { Context } from "./context.ts";
 import { attachRun, contextRoot, executionView } from "./context-engine.ts";
-import { startTimer } from "./timers.ts";
+import { sleep, startTimer } from "./timers.ts";
 import { runOnce } from "./step-once.ts";
 import type { OnceOptions, OnceResult } from "./step-once.ts";
 import { ExecutionOnceScope } from "./execution-once.ts";
@@ -32,8 +32,7 @@ import type { SavedRun } from "./context-format.ts";
 import { anyStepExecuting, ended, newRunState } from "./run-state.ts";
 import type { RunState, StepExecution, Waiter } from "./run-state.ts";
 import { commandList, RUN_FINISHED, Transitions } from "./run-transitions.ts";
-import type { Commands, RunCommand, RunInput, RunOutcome, RunSettings } from "./run-io.ts";
-import type { RunChange, RunListener } from "./run-io.ts";
+import type { Command, Commands, RunChange, RunInput, RunListener, RunOutcome, RunSettings } from "./run-io.ts";
 import { collect, collectCount } from "./collect-events.ts";
 import { pendingRun } from "./run-save.ts";
 import { lifecycleChanges, logChanges, ObservationBridge } from "./run-observers.ts";
@@ -165,14 +164,14 @@ export class Run {
 
   #carryOutAll(commands: Commands): void {
     if (commands === undefined) return;
-    if (!Array.isArray(commands)) return this.#carryOut(commands as RunCommand);
-    for (let i = 0; i < commands.length; i++) this.#carryOut(commands[i] as RunCommand);
+    if (!Array.isArray(commands)) return this.#carryOut(commands as Command);
+    for (let i = 0; i < commands.length; i++) this.#carryOut(commands[i] as Command);
   }
 
-  #carryOut(command: RunCommand): void {
+  #carryOut(command: Command): void {
     switch (command.kind) {
       case "execute":
-        return this.#execute(command.execution);
+        return this.#execute(command);
       case "retry":
         return; // only a failed attempt leads to one, and `#failed` carries it out with the attempt's context
       case "answer":
@@ -183,12 +182,17 @@ export class Run {
       case "observe":
         return this.#observe(command.change);
       case "checkIdle":
-        return void setImmediate(() => this.#do({ kind: "idleCheck", period: command.period }));
+        return this.#checkIdleLater(command.period);
       case "end":
         return this.#end(command.outcome, command.reason, command.waiters);
       default:
         return assertNever(command);
     }
+  }
+
+  /** A method of its own: a closure in `#carryOut` would cost every command its variables' context (48 B per step execution). */
+  #checkIdleLater(period: number): void {
+    setImmediate(() => this.#do({ kind: "idleCheck", period }));
   }
 
   #observe(change: RunChange): void {
@@ -343,11 +347,11 @@ export class Run {
     execution.lastError = error;
     const commands = commandList(this.#transitions.apply({ kind: "stepThrew", execution, error, attempt, elapsed: (performance.now() - startedAt) / 1000 }));
     for (let i = 0; i < commands.length; i++) {
-      const command = commands[i] as RunCommand;
+      const command = commands[i] as Command;
       if (command.kind !== "retry") this.#carryOut(command);
       else if (command.delay === 0) this.#runAttempt(execution, ctx, command.attempt, startedAt, slice);
       else {
-        void this.#sleep(command.delay).then(() => {
+        void sleep(command.delay, (this.#timers ??= new Set())).then(() => {
           if (!this.done) this.#runAttempt(execution, ctx, command.attempt, startedAt, slice);
         });
       }
@@ -362,18 +366,6 @@ export class Run {
   /** What a step call needs of the run: its resources' values and its timers. */
   #stepCall(): StepCallScope {
     return { resources: (this.#resources ??= new Map()), resourceCache: this.graph.resourceCache, timers: (this.#timers ??= new Set()) };
-  }
-
-  /** Waits `seconds`; never resolves if the run ends first (its timer is cleared then). */
-  #sleep(seconds: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timers = (this.#timers ??= new Set());
-      const cancel = startTimer(seconds, () => {
-        timers.delete(cancel);
-        resolve();
-      });
-      timers.add(cancel);
-    });
   }
 
   #end(outcome: RunOutcome, reason: unknown, waiters: readonly Waiter[]): void {
