@@ -80,11 +80,19 @@ export type RunCommand =
   | { readonly kind: "end"; readonly outcome: RunOutcome; readonly reason: unknown; readonly waiters: readonly Waiter[] };
 
 /**
+ * A command as the transitions hand it to the driver: the same as a {@link RunCommand}, except
+ * that an `execute` command is the execution itself (whose `kind` is "execute"), as almost every
+ * transition emits one and an object for it was an allocation per step execution.
+ * @example const execution = (command: Command) => (command.kind === "execute" ? command : undefined);
+ */
+export type Command = StepExecution | Exclude<RunCommand, { readonly kind: "execute" }>;
+
+/**
  * What a transition leads to: nothing, one command, or several in order. One command comes
  * alone, not in an array: it is what almost every transition emits (a step execution to
  * start), and an array of one for it was an allocation per step execution.
  */
-export type Commands = RunCommand | readonly RunCommand[] | undefined;
+export type Commands = Command | readonly Command[] | undefined;
 
 /**
  * One change of a run.

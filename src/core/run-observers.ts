@@ -10,10 +10,32 @@ import { WorkflowCancelledByUser, WorkflowTimeoutError } from "./errors.ts";
 import { EventReceivedEvent, RunEndedEvent, RunStartedEvent, StepStateChangedEvent, WorkflowIdleEvent } from "./lifecycle.ts";
 import type { RunStatus, StepState } from "./lifecycle.ts";
 import type { RunObservation, StepObservation } from "./observer.ts";
-import type { RunListener } from "./run-io.ts";
+import type { RunListener, RunSettings } from "./run-io.ts";
 import type { StepExecution } from "./run-state.ts";
 import type { RunOutcome } from "./run-io.ts";
 import { describeValue } from "./user-text.ts";
+
+/**
+ * Who follows `run`, from its settings: the verbose log, lifecycle events (on its stream), and
+ * the run observers' bridge, whose listener is among `listeners`. Made when the run starts.
+ * @example const { listeners, bridge } = followersOf(run.settings, false, run);
+ */
+export function followersOf(
+  settings: RunSettings,
+  resumed: boolean,
+  run: { readonly id: string; readonly stream: { push(event: Event): void } },
+): { readonly listeners: RunListener[]; readonly bridge: ObservationBridge | undefined } {
+  const runId = () => run.id;
+  const push = (event: Event) => run.stream.push(event);
+  const listeners: RunListener[] = [];
+  if (settings.log) listeners.push(logChanges(settings.log));
+  if (settings.lifecycleEvents) listeners.push(lifecycleChanges(settings.workflowName, runId, push));
+  const observers = settings.observers;
+  const observation = observers.observing() ? observers.observeRun({ runId: runId(), workflow: settings.workflowName, resumed }) : undefined;
+  const bridge = observation ? new ObservationBridge(observation, runId) : undefined;
+  if (bridge) listeners.push(bridge.listener);
+  return { listeners, bridge };
+}
 
 /**
  * The verbose log as a subscriber: a line per step attempt, result, retry and recovery.

@@ -32,6 +32,11 @@ export interface Waiter {
 
 /** One execution of a step; made when its event is queued for the step. */
 export interface StepExecution {
+  /**
+   * An execution is its own `execute` command (see `Command` in run-io.ts): a command object
+   * for it cost every step execution 40 bytes.
+   */
+  readonly kind: "execute";
   readonly slot: StepSlot;
   readonly event: Event;
   /** A number for this attempt at the run's executions (see {@link RunState.executions}), the saved id for restored ones. */
@@ -270,6 +275,7 @@ export function slotOf(state: RunState, name: string): StepSlot | undefined {
  */
 export function newExecution(slot: StepSlot, event: Event, id: number | string, once: StepExecution["once"]): StepExecution {
   return {
+    kind: "execute",
     slot,
     event,
     id,

@@ -15,17 +15,17 @@ import type { StepDefinition } from "./step.ts";
 import { describeKind, describeRequirements, describeValue } from "./user-text.ts";
 import { activeSteps, ended, Fifo, idle, newExecution, slotOf } from "./run-state.ts";
 import type { RunState, StepExecution, StepSlot } from "./run-state.ts";
-import type { Commands, RunChange, RunCommand, RunInput, RunOutcome } from "./run-io.ts";
+import type { Command, Commands, RunChange, RunCommand, RunInput, RunOutcome } from "./run-io.ts";
 import { loadRestored } from "./run-save.ts";
 import { deliverToWaiter, wait, wake } from "./run-waits.ts";
 
-const NONE: readonly RunCommand[] = Object.freeze([]);
+const NONE: readonly Command[] = Object.freeze([]);
 
 /**
  * `commands` as a list. @example for (const command of commandList(transitions.apply(input))) carryOut(command);
  */
-export function commandList(commands: Commands): readonly RunCommand[] {
-  return commands === undefined ? NONE : Array.isArray(commands) ? commands : [commands as RunCommand];
+export function commandList(commands: Commands): readonly Command[] {
+  return commands === undefined ? NONE : Array.isArray(commands) ? commands : [commands as Command];
 }
 
 // The abort reason of runs that finished while steps were still executing: one shared error,
@@ -39,7 +39,9 @@ export const RUN_FINISHED = new WorkflowRuntimeError("The run has finished.");
  * const commands = transition(state, { kind: "send", event: new QueryEvent({ q }), target: undefined }, false);
  */
 export function transition(state: RunState, input: RunInput, observed = false): readonly RunCommand[] {
-  return commandList(new Transitions(state, observed).apply(input));
+  return commandList(new Transitions(state, observed).apply(input)).map((command) =>
+    command.kind === "execute" ? { kind: "execute", execution: command } : command,
+  );
 }
 
 /**
@@ -51,8 +53,8 @@ export function transition(state: RunState, input: RunInput, observed = false): 
  */
 export class Transitions {
   /** The first command of the transition under way; the ones after it go to `#more`. */
-  #one: RunCommand | undefined;
-  #more: RunCommand[] | undefined;
+  #one: Command | undefined;
+  #more: Command[] | undefined;
 
   constructor(
     readonly state: RunState,
@@ -107,7 +109,7 @@ export class Transitions {
     }
   }
 
-  emit(command: RunCommand): void {
+  emit(command: Command): void {
     // The first command alone: no array of one per step execution (V8's sampling heap profiler:
     // ping-pong 704 → 649 bytes allocated per event, the counted fan-out 1,970 → 1,868).
     if (this.#one === undefined) this.#one = command;
@@ -173,7 +175,7 @@ export class Transitions {
     execution.attempt = 1;
     slot.inFlight.add(execution);
     slot.busy++;
-    this.emit({ kind: "execute", execution });
+    this.emit(execution);
   }
 
   /** Gives free workers to waiting executions whose answer came, then to queued events. */

@@ -10,12 +10,12 @@ import { decodeEvent } from "./serialize.ts";
 import type { SavedEvent } from "./serialize.ts";
 import { ended, Fifo } from "./run-state.ts";
 import type { RunState, StepExecution, StepSlot, WaitAnswer, Waiter } from "./run-state.ts";
-import type { RunCommand } from "./run-io.ts";
+import type { Command } from "./run-io.ts";
 
 /** What the waits need of the transitions: the state, a command out, a step's queue run again, the idle check. @example `const host: WaitHost = transitions;` */
 export interface WaitHost {
   readonly state: RunState;
-  emit(command: RunCommand): void;
+  emit(command: Command): void;
   pump(slot: StepSlot): void;
   quiet(): void;
 }

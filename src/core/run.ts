@@ -21,7 +21,7 @@ import type { WorkflowGraph } from "./graph.ts";
 import type { StepDefinition } from "./step.ts";
 import type { Context } from "./context.ts";
 import { attachRun, contextRoot, executionView } from "./context-engine.ts";
-import { startTimer } from "./timers.ts";
+import { sleep, startTimer } from "./timers.ts";
 import { runOnce } from "./step-once.ts";
 import type { OnceOptions, OnceResult } from "./step-once.ts";
 import { ExecutionOnceScope } from "./execution-once.ts";
@@ -32,11 +32,11 @@ import type { SavedRun } from "./context-format.ts";
 import { anyStepExecuting, ended, newRunState } from "./run-state.ts";
 import type { RunState, StepExecution, Waiter } from "./run-state.ts";
 import { commandList, RUN_FINISHED, Transitions } from "./run-transitions.ts";
-import type { Commands, RunCommand, RunInput, RunOutcome, RunSettings } from "./run-io.ts";
-import type { RunChange, RunListener } from "./run-io.ts";
+import type { Command, Commands, RunChange, RunInput, RunListener, RunOutcome, RunSettings } from "./run-io.ts";
 import { collect, collectCount } from "./collect-events.ts";
 import { pendingRun } from "./run-save.ts";
-import { lifecycleChanges, logChanges, ObservationBridge } from "./run-observers.ts";
+import { followersOf } from "./run-observers.ts";
+import type { ObservationBridge } from "./run-observers.ts";
 
 export type { RunOutcome, RunSettings } from "./run-io.ts";
 export type { StepExecution } from "./run-state.ts";
@@ -138,18 +138,9 @@ export class Run {
 
   #start(resumed: boolean): void {
     const settings = this.settings;
-    if (settings.log) this.subscribe(logChanges(settings.log));
-    if (settings.lifecycleEvents)
-      this.subscribe(
-        lifecycleChanges(
-          settings.workflowName,
-          () => this.id,
-          (event) => this.stream.push(event),
-        ),
-      );
-    const observers = settings.observers;
-    const observation = observers.observing() ? observers.observeRun({ runId: this.id, workflow: settings.workflowName, resumed }) : undefined;
-    if (observation) this.subscribe((this.#bridge = new ObservationBridge(observation, () => this.id)).listener);
+    const followers = followersOf(settings, resumed, this);
+    for (const listener of followers.listeners) this.subscribe(listener);
+    this.#bridge = followers.bridge;
     this.#observe({ kind: "runStarted", resumed });
     const timeout = settings.timeout;
     if (timeout !== null) {
@@ -165,14 +156,14 @@ export class Run {
 
   #carryOutAll(commands: Commands): void {
     if (commands === undefined) return;
-    if (!Array.isArray(commands)) return this.#carryOut(commands as RunCommand);
-    for (let i = 0; i < commands.length; i++) this.#carryOut(commands[i] as RunCommand);
+    if (!Array.isArray(commands)) return this.#carryOut(commands as Command);
+    for (let i = 0; i < commands.length; i++) this.#carryOut(commands[i] as Command);
   }
 
-  #carryOut(command: RunCommand): void {
+  #carryOut(command: Command): void {
     switch (command.kind) {
       case "execute":
-        return this.#execute(command.execution);
+        return this.#execute(command);
       case "retry":
         return; // only a failed attempt leads to one, and `#failed` carries it out with the attempt's context
       case "answer":
@@ -183,12 +174,17 @@ export class Run {
       case "observe":
         return this.#observe(command.change);
       case "checkIdle":
-        return void setImmediate(() => this.#do({ kind: "idleCheck", period: command.period }));
+        return this.#checkIdleLater(command.period);
       case "end":
         return this.#end(command.outcome, command.reason, command.waiters);
       default:
-        return assertNever(command);
+        throw new Error(`Unknown run command ${JSON.stringify(command satisfies never)}`);
     }
+  }
+
+  /** A method of its own: a closure in `#carryOut` would cost every command its variables' context (48 B per step execution). */
+  #checkIdleLater(period: number): void {
+    setImmediate(() => this.#do({ kind: "idleCheck", period }));
   }
 
   #observe(change: RunChange): void {
@@ -329,27 +325,46 @@ export class Run {
     } catch (error) {
       return this.#failed(execution, ctx, error, attempt, startedAt, slice);
     }
+    if (step.retry) this.#settleAttempt(output, execution, ctx, attempt, startedAt, slice);
+    else this.#settleOnlyAttempt(output, execution, slice);
+  }
+
+  /**
+   * `output` handled in a later microtask: not closures in `#runAttempt`, as a `then`'s closures
+   * share a context of every variable they use (8 bytes each, per step execution), and the only
+   * attempt of a step without a retry policy (most) needs 3 of 6: no view, no start time.
+   */
+  #settleAttempt(output: unknown, execution: StepExecution, ctx: Context, attempt: number, startedAt: number, slice: number): void {
     void Promise.resolve(output).then(
-      (value) => {
-        this.settings.timeSlices.workDone(slice);
-        this.#carryOutAll(this.#transitions.applyReturned(execution, value, attempt));
-      },
+      (value) => this.#returned(execution, value, attempt, slice),
       (error: unknown) => this.#failed(execution, ctx, error, attempt, startedAt, slice),
     );
   }
+  #settleOnlyAttempt(output: unknown, execution: StepExecution, slice: number): void {
+    void Promise.resolve(output).then(
+      (value) => this.#returned(execution, value, 1, slice),
+      (error: unknown) => this.#failed(execution, undefined, error, 1, 0, slice),
+    );
+  }
+  #returned(execution: StepExecution, value: unknown, attempt: number, slice: number): void {
+    this.settings.timeSlices.workDone(slice);
+    this.#carryOutAll(this.#transitions.applyReturned(execution, value, attempt));
+  }
 
   /** An attempt threw: the transition says whether it is retried (carried out here, with the attempt's context), recovered, or fails the run. */
-  #failed(execution: StepExecution, ctx: Context, error: unknown, attempt: number, startedAt: number, slice: number): void {
+  #failed(execution: StepExecution, ctx: Context | undefined, error: unknown, attempt: number, startedAt: number, slice: number): void {
     execution.lastError = error;
     const commands = commandList(this.#transitions.apply({ kind: "stepThrew", execution, error, attempt, elapsed: (performance.now() - startedAt) / 1000 }));
     for (let i = 0; i < commands.length; i++) {
-      const command = commands[i] as RunCommand;
+      const command = commands[i] as Command;
       if (command.kind !== "retry") this.#carryOut(command);
-      else if (command.delay === 0) this.#runAttempt(execution, ctx, command.attempt, startedAt, slice);
       else {
-        void this.#sleep(command.delay).then(() => {
-          if (!this.done) this.#runAttempt(execution, ctx, command.attempt, startedAt, slice);
-        });
+        const view = (ctx ??= this.ctx[executionView](execution)); // (a step that retries has its attempts' view already)
+        if (command.delay === 0) this.#runAttempt(execution, view, command.attempt, startedAt, slice);
+        else
+          void sleep(command.delay, (this.#timers ??= new Set())).then(
+            () => !this.done && this.#runAttempt(execution, view, command.attempt, startedAt, slice),
+          );
       }
     }
   }
@@ -362,18 +377,6 @@ export class Run {
   /** What a step call needs of the run: its resources' values and its timers. */
   #stepCall(): StepCallScope {
     return { resources: (this.#resources ??= new Map()), resourceCache: this.graph.resourceCache, timers: (this.#timers ??= new Set()) };
-  }
-
-  /** Waits `seconds`; never resolves if the run ends first (its timer is cleared then). */
-  #sleep(seconds: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timers = (this.#timers ??= new Set());
-      const cancel = startTimer(seconds, () => {
-        timers.delete(cancel);
-        resolve();
-      });
-      timers.add(cancel);
-    });
   }
 
   #end(outcome: RunOutcome, reason: unknown, waiters: readonly Waiter[]): void {
@@ -392,8 +395,4 @@ export class Run {
     this.stream.close();
     this.#settle(outcome);
   }
-}
-
-function assertNever(value: never): never {
-  throw new Error(`Unknown run command ${JSON.stringify(value)}`);
 }

@@ -56,3 +56,18 @@ export function startTimer(seconds: number, onExpire: () => void): () => void {
   arm();
   return () => clearTimeout(timer);
 }
+
+/**
+ * Waits `seconds`, its timer's cancel in `timers` meanwhile: clearing them (a run that ends)
+ * leaves the promise pending for good.
+ * @example await sleep(2, runTimers);
+ */
+export function sleep(seconds: number, timers: Set<() => void>): Promise<void> {
+  return new Promise((resolve) => {
+    const cancel = startTimer(seconds, () => {
+      timers.delete(cancel);
+      resolve();
+    });
+    timers.add(cancel);
+  });
+}
