@@ -19,7 +19,7 @@ import type { AnyWorkflow, Event, Json, SavedEvent } from "../core/internal.ts";
 import { Checkpoints, createTable, describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import { DbosLeaseLostError, DbosRuntimeError } from "./errors.ts";
 import { FencedJournal, JOURNAL_SCHEMA } from "./fenced-journal.ts";
-import { DEFAULT_OUTAGE_TOLERANCE, retrying } from "./retry.ts";
+import { DEFAULT_OUTAGE_TOLERANCE, retrying, retryPromptly } from "./retry.ts";
 import {
   ANSWER_TOPIC,
   DEFAULT_QUEUE,
@@ -343,6 +343,7 @@ export class DbosWorker {
     try {
       // Before DBOS recovers this id's runs: a process still running under it is fenced off first.
       await heartbeats.start();
+      retryPromptly();
       DBOS.setConfig({
         name: "stepflow",
         systemDatabaseUrl: options.database,
