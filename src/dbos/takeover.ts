@@ -86,6 +86,8 @@ export class Heartbeats {
   #waiting: (() => void)[] = [];
   /** This worker saw the database go away since its last beat: its streak starts again at its next beat. */
   #interrupted = false;
+  /** Takes others over: not before its own queues are registered (its runs' limits hold for what it takes). */
+  #takingOver = false;
 
   constructor(options: {
     /** A pool of the heartbeats' own: a worker busy with runs still beats. */
@@ -128,6 +130,18 @@ export class Heartbeats {
   async lease(): Promise<Lease> {
     while (!this.#lease || this.#lease.lease.signal.aborted) await new Promise<void>((resolve) => this.#waiting.push(resolve));
     return this.#lease.lease;
+  }
+
+  /**
+   * From two beats on, looks for dead workers at each beat. Called once the worker's queues are
+   * registered: runs taken over before (or before DBOS's queue runner has read them back) would
+   * be taken from the queue under the limits an earlier worker registered, not this one's
+   * `workerConcurrency`.
+   */
+  takeOverFromNow(): void {
+    this.#takingOver = true;
+    // Its streak starts again: DBOS's queue runner reads the limits just registered from the database within a second.
+    this.#interrupted = true;
   }
 
   /** Stops beating (and looking for dead workers); resolves once a look under way has ended. */
@@ -201,7 +215,7 @@ export class Heartbeats {
       const streak = await this.#beat();
       await this.#holdAliveLock();
       // The sweep checks, per worker, how long this one must have beaten (two beats, or takeoverAfter): none is shorter.
-      if (streak !== undefined && this.#takeoverAfter !== undefined && streak >= (2 * this.#beatEvery) / 1000) {
+      if (this.#takingOver && streak !== undefined && this.#takeoverAfter !== undefined && streak >= (2 * this.#beatEvery) / 1000) {
         for (const takeover of await this.#sweep(this.#takeoverAfter)) this.#onTakeover(takeover);
       }
     } catch {

@@ -390,6 +390,7 @@ export class DbosWorker {
         registering,
       );
       started();
+      heartbeats.takeOverFromNow();
     } catch (error) {
       await heartbeats.stop();
       live = undefined;
