@@ -240,6 +240,7 @@ async function phase(faults: boolean, baselineMs: number | undefined): Promise<O
         baselineMs ?? 60_000,
         () => done,
         () => `w${next++}`,
+        () => completed,
       )
     : Promise.resolve();
   for (let i = 0; i < RUNS; i++) {
@@ -372,8 +373,11 @@ async function answer(runs: DbosRuns, runId: string, tag: string, approve: boole
   await riding(() => runs.respond(runId, new ToolApprovalEvent({ approvalId: id, approved: approve })));
 }
 
-/** SIGKILLs at random points of the first 80% of the baseline's time; PostgreSQL stopped at a third and at two thirds of it. */
-async function injectFaults(url: string, baselineMs: number, done: () => boolean, newId: () => string): Promise<void> {
+/**
+ * SIGKILLs at random points of the first 80% of the baseline's time; PostgreSQL stopped at a third and at two thirds of
+ * it (each fault earlier if that share of the runs has completed before).
+ */
+async function injectFaults(url: string, baselineMs: number, done: () => boolean, newId: () => string, completed: () => number): Promise<void> {
   const start = Date.now();
   const kills = Array.from({ length: KILLS }, () => 0.1 + 0.7 * random())
     .sort()
@@ -381,7 +385,9 @@ async function injectFaults(url: string, baselineMs: number, done: () => boolean
   const restarts = RESTARTS.map((down, i) => ({ at: ((i + 1) / (RESTARTS.length + 1)) * baselineMs, kind: "restart" as const, down: down * 1000 }));
   let n = 0;
   for (const fault of [...kills, ...restarts].sort((a, b) => a.at - b.at)) {
-    await sleep(Math.max(0, start + fault.at - Date.now()));
+    // At its point of the baseline's time, or once as large a share of the runs has completed, whichever comes first:
+    // every fault takes effect, also when the runs go faster than in the baseline (whose workers started cold).
+    while (Date.now() < start + fault.at && completed() < (fault.at / baselineMs) * RUNS && !done()) await sleep(100);
     if (done()) return;
     if (fault.kind === "restart") {
       say(`   ${((Date.now() - start) / 1000).toFixed(1)} s: PostgreSQL stopped for ${fault.down / 1000} s`);
@@ -429,10 +435,13 @@ async function restart(url: string, id: string): Promise<void> {
 function tally() {
   let duplicated = 0;
   let sameKey = 0;
-  for (const [, { keys }] of seen.effects) {
+  /** Each effect applied more than once: which, under which keys, by which worker processes (killed ones marked). */
+  const twice: string[] = [];
+  for (const [logical, { keys, workers: by }] of seen.effects) {
     if (keys.length < 2) continue;
     if (keys.every((k) => k !== undefined && k === keys[0])) sameKey++;
     else duplicated++;
+    twice.push(`${logical}: keys ${keys.map(String).join(", ")}; by ${by.map((w) => `${w}${killed.has(w) ? " (killed)" : ""}`).join(", ")}`);
   }
   let repeatsAfterKill = 0;
   let repeats = 0;
@@ -449,7 +458,7 @@ function tally() {
       }
     }
   }
-  return { duplicated, sameKey, repeats, repeatsAfterKill, repeated, unapproved: seen.unapproved.length };
+  return { duplicated, sameKey, twice, repeats, repeatsAfterKill, repeated, unapproved: seen.unapproved.length };
 }
 
 const show = (o: Outcome) => `${o.completed} completed, ${o.failed.length} failed, ${o.lost} lost, ${(o.wallMs / 1000).toFixed(1)} s`;
@@ -466,6 +475,7 @@ try {
   say(`   ${show(faults)}`);
   for (const failure of faults.failed.slice(0, 10)) say(`   failed: ${failure}`);
   say(`   duplicated effects: ${t.duplicated} (applied twice under different keys or none), ${t.sameKey} more under one Idempotency-Key`);
+  for (const line of t.twice.slice(0, 10)) say(`     twice: ${line}`);
   say(`   repeated model calls: ${t.repeats} (of steps whose worker was not killed), ${t.repeatsAfterKill} after a kill cut their step short`);
   for (const line of t.repeated.slice(0, 10)) say(`     repeated: ${line}`);
   say(`   unapproved executions: ${t.unapproved}`);
