@@ -288,11 +288,15 @@ export class DbosWorker {
     const version = options.version ?? DEFAULT_VERSION;
     const tolerance = settings.outageTolerance;
     let beats: Pool | undefined;
+    let system: Pool | undefined;
     let sessionTurns: SessionTurns;
     try {
       // The heartbeats' own connections: a worker whose runs hold every connection of its pool still beats.
       // Three: one holds the worker's alive lock for its life, leaving a beat and a `recover` their own.
       beats = await openPool(options.database, 3);
+      // DBOS's own connections, from a pool whose clients listen for errors from the moment they connect: with DBOS's
+      // pool, a connection the server ends just as it is handed out (a restart) has no listener, and ends the process.
+      system = await openPool(options.database, settings.connections);
       sessionTurns = await SessionTurns.open(pool, options.database, tolerance);
       await retrying(
         async () => {
@@ -307,6 +311,7 @@ export class DbosWorker {
       );
     } catch (error) {
       await beats?.end().catch(() => undefined);
+      await system?.end().catch(() => undefined);
       await pool.end().catch(() => undefined);
       throw error instanceof ConfigurationError || error instanceof DbosRuntimeError ? error : unreachable(options.database, error);
     }
@@ -353,7 +358,7 @@ export class DbosWorker {
         logLevel: options.logLevel ?? "warn",
         // Else DBOS sets it with a query queued on each new connection, which pg 8 warns about on stderr.
         systemDatabaseIdleTransactionTimeoutMs: 0,
-        systemDatabasePoolSize: settings.connections,
+        systemDatabasePool: system,
       });
       registered ??= DBOS.registerWorkflow(durableRun, { name: RUN_WORKFLOW });
       registeredPart ??= DBOS.registerWorkflow(durablePart, { name: PART_WORKFLOW });
@@ -399,10 +404,11 @@ export class DbosWorker {
       registeredPart = undefined;
       await sessionTurns.close();
       await beats.end().catch(() => undefined);
+      await system.end().catch(() => undefined);
       await pool.end().catch(() => undefined);
       throw error instanceof ConfigurationError ? error : unreachable(options.database, error);
     }
-    return new DbosWorker(settings.workerId, database, [pool, beats], heartbeats);
+    return new DbosWorker(settings.workerId, database, [pool, beats, system], heartbeats);
   }
 
   /**
