@@ -6,7 +6,8 @@
  *   data-changing call (`POST /effect`, with the call's Idempotency-Key), then answers;
  * - `approval`: the same, the call approved (or not) by the script from its own process;
  * - `steps`: four plain steps, the third notifying once (`ctx.once("notify")`, no key).
- * Session turns run `agent` on a stored conversation. Prints "ready"; SIGTERM stops it.
+ * Session turns run `agent` on a stored conversation. Prints how long it took to load and to
+ * start (`timing: …`), then "ready"; SIGTERM stops it.
  */
 import type { ChatMessage } from "@llamaindex/core/llms";
 import { z } from "zod";
@@ -16,6 +17,8 @@ import { ScriptedLLM } from "../src/llm/scripted-llm.ts";
 import { tool } from "../src/tools/tool.ts";
 import { FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
 
+// Imports are evaluated before this line runs: the time since the process started is node's, the loader's and the imports'.
+const loaded = performance.now();
 const [database, workerId, api, takeoverAfter] = process.argv.slice(2) as [string, string, string, string];
 
 /** Sends `body` to the API; a refused connection (the script itself is fine) is an error of the step, run again by its retries. */
@@ -100,4 +103,5 @@ const worker = await DbosWorker.start({
   onLeaseLost: ({ epoch, takenOverBy }) => process.stdout.write(`lost lease: epoch ${epoch} to ${takenOverBy ?? "-"}\n`),
 });
 process.on("SIGTERM", () => void worker.stop().then(() => process.exit(0)));
+process.stdout.write(`timing: loaded ${(loaded / 1000).toFixed(1)} s, DbosWorker.start ${((performance.now() - loaded) / 1000).toFixed(1)} s\n`);
 process.stdout.write("ready\n");

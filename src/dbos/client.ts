@@ -10,6 +10,7 @@ import { isEvent, encodeEvent } from "../core/internal.ts";
 import type { Event, Json, SavedEvent } from "../core/internal.ts";
 import { describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import { DbosDatabaseError, DbosRunFailedError, DbosRuntimeError } from "./errors.ts";
+import { retryPromptly } from "./retry.ts";
 import { ConfigurationError } from "../index.ts";
 import { ANSWER_TOPIC, DEFAULT_QUEUE, DEFAULT_VERSION, EVENTS_STREAM, PARKED_EVENT, RUN_WORKFLOW, sessionQueue, settle } from "./protocol.ts";
 import type { RunPlacement, RunRecord } from "./protocol.ts";
@@ -74,6 +75,7 @@ export class DbosRuns {
     // uses this pool, whose connections all listen for errors: a PostgreSQL restart never ends the process.
     const pool = await openPool(options.database, Math.max(2, options.connections ?? 10));
     let client: DBOSClient;
+    retryPromptly();
     try {
       client = await whileStartingAlone(pool, () =>
         DBOSClient.create({ systemDatabaseUrl: options.database, systemDatabasePool: pool, systemDatabaseIdleTransactionTimeoutMs: 0 }),

@@ -14,9 +14,14 @@
  * taken over by the clock alone. The lock only hastens a takeover; the fence keeps it safe.
  *
  * Every duration is measured by PostgreSQL's clock (`now()`), and a worker takes others over only
- * after it has itself beaten without a gap for `takeoverAfter` seconds: after a database outage
- * (a restart, a failover) every worker's last beat is old, but so is every sweeper's streak, and
- * the live workers beat again before anyone may take them over.
+ * once it has itself beaten without a break for as long as it wants them to have been silent:
+ * for `takeoverAfter`, by the clock alone; for two of their beats, when their lock is free. A
+ * break is a beat that came late (the process stalled) or any sign that the database went away
+ * (a query retried, the lock's connection lost): after an outage (a restart, a failover) every
+ * worker's last beat is old and every lock free, but every sweeper's streak starts again too,
+ * and the live workers, which were retrying all along, beat again before anyone may take them
+ * over. So a worker that has just started, or has just seen the database come back, takes a
+ * dead worker over after two of its beats rather than after `takeoverAfter`.
  */
 import type { Pool, PoolClient } from "pg";
 import { createTable } from "./checkpoints.ts";
@@ -79,6 +84,10 @@ export class Heartbeats {
   #alive: PoolClient | undefined;
   /** Waiting for a lease (after one was lost, until the next is acquired). */
   #waiting: (() => void)[] = [];
+  /** This worker saw the database go away since its last beat: its streak starts again at its next beat. */
+  #interrupted = false;
+  /** Takes others over: not before its own queues are registered (its runs' limits hold for what it takes). */
+  #takingOver = false;
 
   constructor(options: {
     /** A pool of the heartbeats' own: a worker busy with runs still beats. */
@@ -123,6 +132,18 @@ export class Heartbeats {
     return this.#lease.lease;
   }
 
+  /**
+   * From two beats on, looks for dead workers at each beat. Called once the worker's queues are
+   * registered: runs taken over before (or before DBOS's queue runner has read them back) would
+   * be taken from the queue under the limits an earlier worker registered, not this one's
+   * `workerConcurrency`.
+   */
+  takeOverFromNow(): void {
+    this.#takingOver = true;
+    // Its streak starts again: DBOS's queue runner reads the limits just registered from the database within a second.
+    this.#interrupted = true;
+  }
+
   /** Stops beating (and looking for dead workers); resolves once a look under way has ended. */
   async stop(): Promise<void> {
     clearInterval(this.#timer);
@@ -153,6 +174,7 @@ export class Heartbeats {
       held.once("error", () => {
         if (this.#alive !== held) return; // released by stop()
         this.#alive = undefined;
+        this.#interrupted = true; // the server restarted, or the network between went away: others' locks went too
         held.release(true);
       });
     } catch {
@@ -192,26 +214,37 @@ export class Heartbeats {
     try {
       const streak = await this.#beat();
       await this.#holdAliveLock();
-      if (streak !== undefined && this.#takeoverAfter !== undefined && streak >= this.#takeoverAfter) {
+      // The sweep checks, per worker, how long this one must have beaten (two beats, or takeoverAfter): none is shorter.
+      if (this.#takingOver && streak !== undefined && this.#takeoverAfter !== undefined && streak >= (2 * this.#beatEvery) / 1000) {
         for (const takeover of await this.#sweep(this.#takeoverAfter)) this.#onTakeover(takeover);
       }
     } catch {
+      this.#interrupted = true;
       // The database is away: the next tick tries again (runs ride through the outage with retries of their own).
     }
   }
 
-  /** Renews the lease; resolves with how long (seconds) this worker has beaten without a gap, or undefined if it found its lease lost. */
+  /**
+   * Renews the lease; resolves with how long (seconds) this worker has beaten without a break,
+   * or undefined if it found its lease lost. A break: two beats' time since the last one, or
+   * the database gone away meanwhile (as this worker saw it).
+   */
   async #beat(): Promise<number | undefined> {
     const held = this.#lease;
     if (!held) return undefined;
     const gap = (2 * this.#beatEvery) / 1000;
-    const renewed = await this.#query(
-      `UPDATE stepflow_dbos_workers SET heartbeat_at = now(),
-         up_since = CASE WHEN heartbeat_at < now() - make_interval(secs => $3) THEN now() ELSE up_since END
-       WHERE worker_id = $1 AND epoch = $2 AND taken_over_by IS NULL
-       RETURNING EXTRACT(EPOCH FROM now() - up_since)::float8 AS streak`,
-      [this.#workerId, held.lease.epoch, gap],
-    );
+    const renewed = await this.#retrying(() => {
+      // Read at each try: a try that failed on a lost connection is a break too.
+      const interrupted = this.#interrupted;
+      this.#interrupted = false;
+      return this.#pool.query(
+        `UPDATE stepflow_dbos_workers SET heartbeat_at = now(),
+           up_since = CASE WHEN $4 OR heartbeat_at < now() - make_interval(secs => $3) THEN now() ELSE up_since END
+         WHERE worker_id = $1 AND epoch = $2 AND taken_over_by IS NULL
+         RETURNING EXTRACT(EPOCH FROM now() - up_since)::float8 AS streak`,
+        [this.#workerId, held.lease.epoch, gap, interrupted],
+      );
+    });
     const row = renewed.rows[0] as { streak: number } | undefined;
     if (row) return row.streak;
     const now = await this.#query("SELECT taken_over_by FROM stepflow_dbos_workers WHERE worker_id = $1", [this.#workerId]);
@@ -226,31 +259,35 @@ export class Heartbeats {
     return undefined;
   }
 
-  /** Takes over every worker of this version whose lease is older than `seconds` (database time), each by one live worker only. */
+  /**
+   * Takes over every worker of this version that is dead (database time), each by one live worker
+   * only: silent for `seconds` while this worker beat for as long, or silent for two of its beats
+   * (its alive lock free: its process is gone) while this worker beat for as long.
+   */
   async #sweep(seconds: number): Promise<Takeover[]> {
     const held = this.#lease;
-    if (!held) return [];
-    return this.#retrying(() =>
-      this.#inTransaction(async (client) => {
-        // SKIP LOCKED: a row another live worker is taking over right now is its business. The sweeper's own
-        // streak is checked again here, in the database's time, in the transaction that takes over.
-        // Dead: silent for `seconds`, or silent for two beats with its alive lock free (its process is gone). The
-        // lock is tried last, on the rows left, in this transaction: it is let go again at its end.
-        const dead = await client.query(
-          `SELECT worker_id FROM stepflow_dbos_workers
-           WHERE worker_id <> $1 AND version = $2 AND taken_over_by IS NULL
-             AND (heartbeat_at < now() - make_interval(secs => $3)
-                  OR (heartbeat_at < now() - make_interval(secs => $5) AND pg_try_advisory_xact_lock($6, hashtext(worker_id))))
-             AND EXISTS (SELECT 1 FROM stepflow_dbos_workers me WHERE me.worker_id = $1 AND me.epoch = $4 AND me.taken_over_by IS NULL
-                         AND me.up_since <= now() - make_interval(secs => $3))
-           ORDER BY worker_id FOR UPDATE SKIP LOCKED`,
-          [this.#workerId, this.#version, seconds, held.lease.epoch, (2 * this.#beatEvery) / 1000, ALIVE_LOCK],
-        );
-        const taken: Takeover[] = [];
-        for (const { worker_id: workerId } of dead.rows as { worker_id: string }[]) taken.push(await this.#takeOver(client, workerId));
-        return taken;
-      }),
-    );
+    // Not retried, and not after a break since the beat: its streak would be stale (the next beat starts it again).
+    if (!held || this.#interrupted) return [];
+    return this.#inTransaction(async (client) => {
+      // SKIP LOCKED: a row another live worker is taking over right now is its business. The sweeper's own
+      // streak is checked again here, in the database's time, in the transaction that takes over. Two beats are
+      // the longer of the dead worker's and this one's. The lock is tried last, on the rows left, in this
+      // transaction: it is let go again at its end.
+      const dead = await client.query(
+        `SELECT w.worker_id FROM stepflow_dbos_workers w
+           CROSS JOIN LATERAL (SELECT make_interval(secs => GREATEST($5, 2 * w.beat_every_ms / 1000.0)) AS two_beats) b
+           JOIN stepflow_dbos_workers me ON me.worker_id = $1 AND me.epoch = $4 AND me.taken_over_by IS NULL
+           WHERE w.worker_id <> $1 AND w.version = $2 AND w.taken_over_by IS NULL
+             AND ((w.heartbeat_at < now() - make_interval(secs => $3) AND me.up_since <= now() - make_interval(secs => $3))
+                  OR (w.heartbeat_at < now() - b.two_beats AND me.up_since <= now() - b.two_beats
+                      AND pg_try_advisory_xact_lock($6, hashtext(w.worker_id))))
+           ORDER BY w.worker_id FOR UPDATE OF w SKIP LOCKED`,
+        [this.#workerId, this.#version, seconds, held.lease.epoch, (2 * this.#beatEvery) / 1000, ALIVE_LOCK],
+      );
+      const taken: Takeover[] = [];
+      for (const { worker_id: workerId } of dead.rows as { worker_id: string }[]) taken.push(await this.#takeOver(client, workerId));
+      return taken;
+    });
   }
 
   /**
@@ -346,7 +383,8 @@ export class Heartbeats {
   }
 
   #retrying<T>(work: () => Promise<T>): Promise<T> {
-    return retrying(work, { database: this.#database, what: "the worker heartbeats", tolerance: this.#tolerance }).catch((error: unknown) => {
+    const policy = { database: this.#database, what: "the worker heartbeats", tolerance: this.#tolerance, onRetry: () => void (this.#interrupted = true) };
+    return retrying(work, policy).catch((error: unknown) => {
       throw error instanceof DbosRuntimeError || error instanceof DbosDatabaseError ? error : this.#error(error);
     });
   }

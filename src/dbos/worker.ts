@@ -22,7 +22,7 @@ import type { AnyWorkflow, Context, Event, Json, SavedEvent } from "../core/inte
 import { Checkpoints, createTable, describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import { DbosLeaseLostError, DbosRuntimeError } from "./errors.ts";
 import { FencedJournal, JOURNAL_SCHEMA } from "./fenced-journal.ts";
-import { DEFAULT_OUTAGE_TOLERANCE, retrying } from "./retry.ts";
+import { DEFAULT_OUTAGE_TOLERANCE, retrying, retryPromptly } from "./retry.ts";
 import {
   ANSWER_TOPIC,
   DEFAULT_QUEUE,
@@ -350,11 +350,15 @@ export class DbosWorker {
     const version = options.version ?? DEFAULT_VERSION;
     const tolerance = settings.outageTolerance;
     let beats: Pool | undefined;
+    let system: Pool | undefined;
     let sessionTurns: SessionTurns;
     try {
       // The heartbeats' own connections: a worker whose runs hold every connection of its pool still beats.
       // Three: one holds the worker's alive lock for its life, leaving a beat and a `recover` their own.
       beats = await openPool(options.database, 3);
+      // DBOS's own connections, from a pool whose clients listen for errors from the moment they connect: with DBOS's
+      // pool, a connection the server ends just as it is handed out (a restart) has no listener, and ends the process.
+      system = await openPool(options.database, settings.connections);
       sessionTurns = await SessionTurns.open(pool, options.database, tolerance);
       await retrying(
         async () => {
@@ -369,6 +373,7 @@ export class DbosWorker {
       );
     } catch (error) {
       await beats?.end().catch(() => undefined);
+      await system?.end().catch(() => undefined);
       await pool.end().catch(() => undefined);
       throw error instanceof ConfigurationError || error instanceof DbosRuntimeError ? error : unreachable(options.database, error);
     }
@@ -406,6 +411,7 @@ export class DbosWorker {
     try {
       // Before DBOS recovers this id's runs: a process still running under it is fenced off first.
       await heartbeats.start();
+      retryPromptly();
       DBOS.setConfig({
         name: "stepflow",
         systemDatabaseUrl: options.database,
@@ -415,7 +421,7 @@ export class DbosWorker {
         logLevel: options.logLevel ?? "warn",
         // Else DBOS sets it with a query queued on each new connection, which pg 8 warns about on stderr.
         systemDatabaseIdleTransactionTimeoutMs: 0,
-        systemDatabasePoolSize: settings.connections,
+        systemDatabasePool: system,
       });
       registered ??= DBOS.registerWorkflow(durableRun, { name: RUN_WORKFLOW });
       registeredPart ??= DBOS.registerWorkflow(durablePart, { name: PART_WORKFLOW });
@@ -452,6 +458,7 @@ export class DbosWorker {
         registering,
       );
       started();
+      heartbeats.takeOverFromNow();
     } catch (error) {
       await heartbeats.stop();
       live = undefined;
@@ -460,10 +467,11 @@ export class DbosWorker {
       registeredPart = undefined;
       await sessionTurns.close();
       await beats.end().catch(() => undefined);
+      await system.end().catch(() => undefined);
       await pool.end().catch(() => undefined);
       throw error instanceof ConfigurationError ? error : unreachable(options.database, error);
     }
-    return new DbosWorker(settings.workerId, database, [pool, beats], heartbeats);
+    return new DbosWorker(settings.workerId, database, [pool, beats, system], heartbeats);
   }
 
   /**

@@ -82,6 +82,8 @@ export class PostgresSessionStore implements SessionStore {
     const { default: pg } = await loadDriver("pg", "PostgreSQL");
     const pool = new pg.Pool({ connectionString: url, max: 4 });
     pool.on("error", () => {}); // an idle client's lost connection: the next query reports it
+    // A checked-out client's lost connection (a restart between two statements): the next query reports it, never the process.
+    pool.on("connect", (client) => client.on("error", () => {}));
     try {
       await transaction(pool, async (client) => {
         await client.query("SELECT pg_advisory_xact_lock($1)", [SCHEMA_LOCK]);

@@ -1,6 +1,7 @@
 /**
  * A dead worker's runs are taken over by a live worker with another id: automatically, once its
- * heartbeat is older than `takeoverAfter` (or than two beats, once its process is gone), by exactly one of the live workers; or when a worker
+ * heartbeat is older than `takeoverAfter` (or than two beats, once its process is gone, even by a worker
+ * that has just started), by exactly one of the live workers; or when a worker
  * is asked to recover them. The agent fires employee 7 through the HR API; the test server
  * counts the DELETEs, the gate server who reached each point.
  */
@@ -80,6 +81,30 @@ describe.skipIf(!DATABASE_URL)("a dead worker's runs, taken over by a worker wit
       const row = rows[0] as { silent: number; taken_over_by: string };
       expect(row.taken_over_by).toBe("w2");
       expect(row.silent).toBeLessThan(takeoverAfter);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("by a worker that has just started: after two of its beats, without first beating for takeoverAfter", { timeout: 240_000 }, async () => {
+    const takeoverAfter = 30;
+    const { first, runId } = await killedInTheTool(takeoverAfter);
+    await first.kill();
+    const second = await startWorker(args("w2", { takeoverAfter }));
+    bed.gates.open("tool");
+    expect(await second.printed("took over w1:")).toBe(`took over w1: ${runId}`);
+    await expectFinishedOnceBy(runId, "w2");
+    // By the database's clock: w2 took w1 over before it had itself beaten for takeoverAfter (its lock said w1 was gone).
+    const client = new pg.Client({ connectionString: bed.db.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query(
+        `SELECT EXTRACT(EPOCH FROM dead.taken_over_at - live.up_since)::float8 AS streak, dead.taken_over_by
+         FROM stepflow_dbos_workers dead, stepflow_dbos_workers live WHERE dead.worker_id = 'w1' AND live.worker_id = 'w2'`,
+      );
+      const row = rows[0] as { streak: number; taken_over_by: string };
+      expect(row.taken_over_by).toBe("w2");
+      expect(row.streak).toBeLessThan(takeoverAfter);
     } finally {
       await client.end();
     }

@@ -46,13 +46,13 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * Makes a new cluster and starts it.
+ * Makes a new cluster and starts it, on `port` (default: a free one the system picks).
  * @example
  * const pg = await startPostgresServer();
  * await pg.stop(); await pg.start(); // a restart
  * await pg.close();
  */
-export async function startPostgresServer(): Promise<PostgresServer> {
+export async function startPostgresServer(port?: number): Promise<PostgresServer> {
   const bin = postgresBin();
   if (!bin) throw new Error("PostgreSQL's binaries are not installed (/usr/lib/postgresql/*/bin): apt-get install postgresql, or run .ci/postgres.sh.");
   const data = mkdtempSync(join(tmpdir(), "stepflow-pg-own."));
@@ -60,7 +60,7 @@ export async function startPostgresServer(): Promise<PostgresServer> {
   const as = (command: string, args: string[]) => (root ? run("runuser", ["-u", "postgres", "--", command, ...args]) : run(command, args));
   if (root) await run("chown", ["postgres:", data]);
   await as(join(bin, "initdb"), ["-D", data, "-U", "stepflow", "-A", "trust", "--no-sync"]);
-  const port = await freePort();
+  port ??= await freePort();
   const pgCtl = join(bin, "pg_ctl");
   const start = async () => {
     await as(pgCtl, ["-D", data, "-l", join(data, "server.log"), "-w", "-t", "60", "-o", `-h 127.0.0.1 -p ${port} -k ${data} -c fsync=off`, "start"]);
