@@ -205,7 +205,11 @@ async function leaveSlots(worker: Live, runId: string): Promise<void> {
       tolerance,
     },
   );
-  for (const entry of DBOSExecutor.globalInstance?.systemDatabase.runningWorkflowMap.get(runId) ?? []) {
+  // DBOS's in-process count is internal: a DBOS without it leaves the parked run holding this worker's slot
+  // until it ends (the queue-wide limit is freed above), never failing the run.
+  const running = (DBOSExecutor.globalInstance?.systemDatabase as { runningWorkflowMap?: Map<string, { queueName?: string }[]> } | undefined)
+    ?.runningWorkflowMap;
+  for (const entry of running?.get(runId) ?? []) {
     if (entry.queueName === worker.queue) entry.queueName = runs;
   }
 }
