@@ -13,7 +13,7 @@ import { fenceArgs, fenceCte, leaseLost } from "./lease.ts";
 import type { Fence } from "./lease.ts";
 import { EVENTS_STREAM } from "./protocol.ts";
 import { retrying } from "./retry.ts";
-import { appendEvents } from "./run-stream.ts";
+import { appendEvents, streamTableMismatch } from "./run-stream.ts";
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_dbos_checkpoints (
   run_id TEXT PRIMARY KEY,
@@ -218,6 +218,8 @@ export class Checkpoints {
       return await retrying(() => this.pool.query(sql, args), { database: this.database, what: "the checkpoints of durable runs", tolerance: this.tolerance });
     } catch (error) {
       if (error instanceof DbosDatabaseError) throw error;
+      const mismatch = streamTableMismatch(error);
+      if (mismatch) throw mismatch;
       throw new DbosDatabaseError(`Cannot use the checkpoints of durable runs in ${this.database}: ${(error as Error).message}`, this.database, {
         cause: error,
       });

@@ -7,7 +7,7 @@
  */
 import type { Pool } from "pg";
 import type { SavedEvent } from "../core/internal.ts";
-import { DbosDatabaseError } from "./errors.ts";
+import { DbosDatabaseError, DbosRuntimeError } from "./errors.ts";
 import { fenceArgs, fenceCte, leaseLost } from "./lease.ts";
 import type { Fence } from "./lease.ts";
 import { retrying } from "./retry.ts";
@@ -26,6 +26,25 @@ export function appendEvents(first: number, when: string): string {
   return `INSERT INTO dbos.streams (workflow_uuid, key, value, "offset", serialization)
     SELECT $1, ${key}, ${value}, COALESCE((SELECT max(s."offset") FROM dbos.streams s WHERE s.workflow_uuid = $1 AND s.key = ${key}), -1) + 1, '${PORTABLE_JSON}'
     WHERE ${when}`;
+}
+
+/** PostgreSQL's codes for a missing table and a missing column. */
+const SCHEMA_MISMATCH = new Set(["42P01", "42703"]);
+
+/**
+ * The error to throw for `error`, a failed write to DBOS's stream table, when that table is not
+ * the one stepflow writes to (another DBOS version): `undefined` for any other failure.
+ * @example
+ * const mismatch = streamTableMismatch(error);
+ * if (mismatch) throw mismatch;
+ */
+export function streamTableMismatch(error: unknown): DbosRuntimeError | undefined {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code !== "string" || !SCHEMA_MISMATCH.has(code) || typeof message !== "string" || !/\bstreams\b/.test(message)) return undefined;
+  return new DbosRuntimeError(
+    `DBOS's stream table is not the one stepflow writes a run's events to (${message}): stepflow supports @dbos-inc/dbos-sdk 5.3.x. Install that version.`,
+    { cause: error },
+  );
 }
 
 /**
@@ -59,6 +78,8 @@ export class RunStreams {
         // Two writes took the same offset (a retry beside the write it retries): this one goes after it.
         if ((error as { code?: unknown }).code === "23505") continue;
         if (error instanceof DbosDatabaseError) throw error;
+        const mismatch = streamTableMismatch(error);
+        if (mismatch) throw mismatch;
         throw new DbosDatabaseError(`Cannot write the events of run ${runId} in ${this.database}: ${(error as Error).message}`, this.database, {
           cause: error,
         });
