@@ -193,7 +193,7 @@ async function sessionTurns(): Promise<void> {
         plainMs += between - started;
         turnMs += performance.now() - between;
       }
-      // The worker's side of a turn alone, without DBOS: noting the turn, loading the session, noting what it loaded, and saving.
+      // The worker's side of a turn alone, without DBOS: noting the turn, loading the session, noting what it loaded, noting what it saves, and saving.
       const pool = new pg.Pool({ connectionString: database, max: 2 });
       const hooks = await SessionTurns.open(pool, database);
       let hooksMs = 0;
@@ -205,8 +205,8 @@ async function sessionTurns(): Promise<void> {
         const loaded = performance.now();
         await agent.run(question, { ctx });
         const ran = performance.now();
-        const failed = await hooks.finish(runId, agent, ctx as NonNullable<typeof ctx>);
-        if (failed) throw new Error(failed.message);
+        const ended = await hooks.finish(runId, agent, ctx as NonNullable<typeof ctx>, { kind: "finished", result: null });
+        if (ended.kind === "failed") throw new Error(ended.error.message);
         if (i > 0) hooksMs += loaded - started + (performance.now() - ran);
       }
       await hooks.close();

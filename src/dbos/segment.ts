@@ -7,7 +7,7 @@
  */
 import { Context, InputRequiredEvent, StopEvent, useJournal, encodeEvent, encodeValue, runOf } from "../core/internal.ts";
 import type { ContextJSON, Event, Journal, Json, RunChange, SavedEvent, AnyWorkflow } from "../core/internal.ts";
-import type { Checkpoints } from "./checkpoints.ts";
+import type { Checkpoints, RecordedOutcome } from "./checkpoints.ts";
 import { DbosLeaseLostError, DbosRuntimeError } from "./errors.ts";
 import { leaseLost } from "./lease.ts";
 import type { Fence } from "./lease.ts";
@@ -44,11 +44,13 @@ export interface SegmentInput {
   /** Optional: the context a new run starts from (a session turn's: the stored conversation); `undefined` for a fresh one. */
   readonly startContext?: (() => Promise<Context | undefined>) | undefined;
   /**
-   * Optional: called with the run's context once it has finished and its checkpoints are
-   * written (a session turn saves the conversation here). It resolves with the error that
-   * ends the run as failed, if any; what it throws fails the part, which DBOS runs again.
+   * Optional: called with the run's context and outcome once it has ended (finished or failed)
+   * and its checkpoints are written (a session turn saves the conversation here). It resolves
+   * with the outcome to record: `outcome`, an error that fails the run, or the outcome of an
+   * earlier attempt at the part whose work is kept (a session it saved); what it throws fails
+   * the part, which DBOS runs again.
    */
-  readonly finished?: ((ctx: Context) => Promise<{ readonly name: string; readonly message: string } | undefined>) | undefined;
+  readonly finished?: ((ctx: Context, outcome: RecordedOutcome) => Promise<RecordedOutcome>) | undefined;
 }
 
 /**
@@ -271,10 +273,7 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
   // A lost checkpoint or stream write fails the part: DBOS runs it again, from the last checkpoint that was written.
   if (saveError !== undefined) throw saveError;
   if (writeError !== undefined) throw writeError;
-  if (outcome.kind === "finished" && part.finished) {
-    const error = await part.finished(ctx);
-    if (error) outcome = { kind: "failed", error };
-  }
+  if (outcome.kind !== "waiting" && part.finished) outcome = await part.finished(ctx, outcome);
   if (outcome.kind !== "waiting") await checkpoints.end(runId, { seq: seq + 1, answered }, outcome, fence, tail?.events);
   return outcome;
 }

@@ -5,9 +5,13 @@
  * (`SessionTurns`, through the hooks of a run's parts) starts the turn's run from the session
  * stored in the same PostgreSQL (the tables `Sessions` and `stepflow sessions` use), and saves
  * the turn when the run finishes: with the version it loaded, so that a turn that lost a race
- * saves nothing and fails with `SessionConflictError`.
+ * saves nothing and fails with `SessionConflictError`. Before saving, an attempt at the turn notes
+ * what it saves (a hash of it) and the run's outcome: an attempt that runs the part again after a
+ * save (its worker killed before the run's end was recorded) recognises that save as the turn's
+ * own, though it computed other messages (new ids and times, another model reply), and ends the
+ * run with the outcome noted with it, the one that matches the stored session.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { Pool } from "pg";
 import { Context, ContextSerdeError } from "../core/internal.ts";
 import type { ContextJSON, Json, AnyWorkflow } from "../core/internal.ts";
@@ -17,6 +21,7 @@ import type { MessageWindow, SessionMemory } from "../sessions/session-memory.ts
 import { SessionConflictError, SessionStoreError, checkSessionId } from "../sessions/types.ts";
 import type { SessionRecord, StoredMessage } from "../sessions/types.ts";
 import { createTable as createTableOnce, describeDatabase, openPool, unreachable } from "./checkpoints.ts";
+import type { RecordedOutcome } from "./checkpoints.ts";
 import { DbosRuns } from "./client.ts";
 import type { DbosRunsOptions } from "./client.ts";
 import { DbosDatabaseError, DbosRuntimeError } from "./errors.ts";
@@ -30,7 +35,8 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_dbos_session_turns (
   loaded_version INTEGER,
   first_seq INTEGER,
   total INTEGER,
-  created_at TIMESTAMPTZ NOT NULL DEFAULT now())`;
+  created_at TIMESTAMPTZ NOT NULL DEFAULT now());
+ALTER TABLE stepflow_dbos_session_turns ADD COLUMN IF NOT EXISTS saves JSONB`;
 
 export { sessionQueue };
 
@@ -54,6 +60,24 @@ interface TurnRow {
   readonly loadedVersion: number | null;
   readonly firstSeq: number | null;
   readonly total: number | null;
+  /** What the attempts at the turn saved or were about to save, by hash (see `SessionTurns.finish`). */
+  readonly saves: Saves | null;
+}
+
+/** An attempt's save, noted before it is sent: how many messages it appended, and how the run ended with it. */
+interface NotedSave {
+  readonly count: number;
+  readonly outcome: RecordedOutcome;
+}
+
+/** The saves the attempts at a turn noted, by the hash of what each saved (`saveHash`). */
+type Saves = Readonly<Record<string, NotedSave>>;
+
+/** What identifies a save: its snapshot and the messages it appends, as stored (the text of each). */
+function saveHash(snapshot: string, append: readonly string[]): string {
+  return createHash("sha256")
+    .update(JSON.stringify([snapshot, append]))
+    .digest("hex");
 }
 
 /**
@@ -116,27 +140,54 @@ export class SessionTurns {
       window.firstSeq,
       window.total,
     ]);
-    this.#remember(runId, { turn: { sessionId: id, loadedVersion: record?.version ?? 0, firstSeq: window.firstSeq, total: window.total }, window });
+    this.#remember(runId, {
+      turn: { sessionId: id, loadedVersion: record?.version ?? 0, firstSeq: window.firstSeq, total: window.total, saves: null },
+      window,
+    });
     return ctx;
   }
 
   /**
-   * Saves the turn `runId` has finished, if it is one: the error that fails the turn if the
-   * session changed since it was loaded (or the context cannot be saved); throws if the
-   * database could not be used (the part then runs again).
+   * Saves the turn `runId` has ended, if it is one, and returns the outcome to record for the
+   * run: `outcome`; the error that fails the turn if the session changed since it was loaded (or
+   * the context cannot be saved); or, if an earlier attempt at this part saved the turn (its
+   * worker killed before the run's end was recorded), the outcome that attempt noted with its
+   * save, so that the run's result is the answer stored in the session. Throws if the database
+   * could not be used (the part then runs again).
    */
-  async finish(runId: string, workflow: AnyWorkflow, ctx: Context): Promise<{ name: string; message: string } | undefined> {
+  async finish(runId: string, workflow: AnyWorkflow, ctx: Context, outcome: RecordedOutcome): Promise<RecordedOutcome> {
     const started = this.#started.get(runId);
     this.#started.delete(runId);
-    if (started === null) return undefined;
+    if (started === null) return outcome;
     const turn = started?.turn ?? (await this.#turn(runId));
-    if (!turn) return undefined;
+    if (!turn) return outcome;
+    // An earlier attempt at this part may have saved the turn and been cut short before the run's
+    // end was recorded (its worker killed): the run ends as that attempt did, and nothing is saved
+    // again. Its note is known already if the turn was read above; a finishing attempt that
+    // started here finds it when its own save conflicts, a failing one reads it now.
+    const saves = started ? (outcome.kind === "failed" ? (await this.#turn(runId))?.saves : null) : turn.saves;
+    if (saves) {
+      const before = await this.#savedBefore(runId, turn, saves);
+      if (before) return before;
+    }
+    return outcome.kind === "finished" ? this.#save(runId, workflow, ctx, turn, started?.window, outcome) : outcome;
+  }
+
+  /** Saves the turn `runId` finished with `outcome` (see `finish`). */
+  async #save(
+    runId: string,
+    workflow: AnyWorkflow,
+    ctx: Context,
+    turn: TurnRow,
+    loaded: MessageWindow | undefined,
+    outcome: RecordedOutcome,
+  ): Promise<RecordedOutcome> {
     const { sessionId: id, loadedVersion: version, firstSeq, total } = turn;
     if (version === null || firstSeq === null || total === null)
       throw new DbosRuntimeError(`Turn ${runId} of session "${id}" finished, but its load was not noted.`);
     const store = await this.#sessions();
     const memory = sessionMemoryOf(workflow);
-    let window = started?.window;
+    let window = loaded;
     if (!window) {
       // Started by another worker: the window it loaded is read again. Messages are only appended, so they are there unless the session was deleted.
       const stored = total >= firstSeq ? await this.#riding(() => store.readMessages(id, { from: firstSeq, to: total })) : [];
@@ -152,15 +203,40 @@ export class SessionTurns {
     }
     const snapshot = JSON.stringify(saved.snapshot);
     const append = saved.append.map((message) => JSON.stringify(message));
+    // Noted before the save is sent, so that whichever attempt's save lands is noted: an attempt
+    // that runs this part again computes other messages (new ids and times, another model reply).
+    const noted: NotedSave = { count: append.length, outcome };
+    await this.#query(
+      "UPDATE stepflow_dbos_session_turns SET saves = COALESCE(saves, '{}'::jsonb) || jsonb_build_object($2::text, $3::jsonb) WHERE run_id = $1",
+      [runId, saveHash(snapshot, append), JSON.stringify(noted)],
+    );
     try {
-      // A save whose reply the outage lost is tried again, and then conflicts with itself: recognised as ours below.
+      // A save whose reply an outage lost is tried again, and then conflicts with itself: recognised as the turn's below.
       await this.#riding(() => store.save(id, { expectedVersion: version, snapshot, append }));
     } catch (error) {
       if (!(error instanceof SessionConflictError)) throw error;
-      // This part may run again after its save was written (a worker killed just after it): that save was this turn's.
-      const now = await this.#riding(() => store.load(id, { newest: append.length }));
-      const ours = now?.version === version + 1 && now.snapshot === snapshot && now.messages.map((m) => m.json).join("\n") === append.join("\n");
-      if (!ours) return failure(error);
+      return (await this.#savedBefore(runId, turn)) ?? failure(error);
+    }
+    return outcome;
+  }
+
+  /**
+   * The outcome noted with the save of turn `runId` that the session holds, if one of the turn's
+   * attempts saved it: the session is at the version after the one the turn loaded, and its
+   * snapshot and newest messages are what that attempt noted.
+   */
+  async #savedBefore(runId: string, turn: TurnRow, known?: Saves): Promise<RecordedOutcome | undefined> {
+    const saves = known ?? (await this.#turn(runId))?.saves;
+    const noted = Object.entries(saves ?? {});
+    if (noted.length === 0 || turn.loadedVersion === null) return undefined;
+    const store = await this.#sessions();
+    const newest = Math.max(...noted.map(([, save]) => save.count));
+    const now = await this.#riding(() => store.load(turn.sessionId, { newest }));
+    if (now?.version !== turn.loadedVersion + 1) return undefined;
+    const messages = now.messages.map((m) => m.json);
+    for (const [hash, save] of noted) {
+      if (save.count > messages.length) continue;
+      if (saveHash(now.snapshot, messages.slice(messages.length - save.count)) === hash) return save.outcome;
     }
     return undefined;
   }
@@ -179,9 +255,10 @@ export class SessionTurns {
   }
 
   async #turn(runId: string): Promise<TurnRow | undefined> {
-    const found = await this.#query("SELECT session_id, loaded_version, first_seq, total FROM stepflow_dbos_session_turns WHERE run_id = $1", [runId]);
-    const row = found.rows[0] as { session_id: string; loaded_version: number | null; first_seq: number | null; total: number | null } | undefined;
-    return row && { sessionId: row.session_id, loadedVersion: row.loaded_version, firstSeq: row.first_seq, total: row.total };
+    const found = await this.#query("SELECT session_id, loaded_version, first_seq, total, saves FROM stepflow_dbos_session_turns WHERE run_id = $1", [runId]);
+    const row = found.rows[0] as
+      { session_id: string; loaded_version: number | null; first_seq: number | null; total: number | null; saves: Saves | null } | undefined;
+    return row && { sessionId: row.session_id, loadedVersion: row.loaded_version, firstSeq: row.first_seq, total: row.total, saves: row.saves };
   }
 
   /** `work` on the session store, retried through an outage. */
@@ -207,8 +284,8 @@ export class SessionTurns {
   }
 }
 
-function failure(error: Error): { name: string; message: string } {
-  return { name: error.name, message: error.message };
+function failure(error: Error): RecordedOutcome {
+  return { kind: "failed", error: { name: error.name, message: error.message } };
 }
 
 const parseMessage =

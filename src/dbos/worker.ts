@@ -20,6 +20,7 @@ import type { Pool } from "pg";
 import { ConfigurationError } from "../core/internal.ts";
 import type { AnyWorkflow, Context, Event, Json, SavedEvent } from "../core/internal.ts";
 import { Checkpoints, createTable, describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
+import type { RecordedOutcome } from "./checkpoints.ts";
 import { DbosLeaseLostError, DbosRuntimeError } from "./errors.ts";
 import { FencedJournal, JOURNAL_SCHEMA } from "./fenced-journal.ts";
 import { DEFAULT_OUTAGE_TOLERANCE, retrying, retryPromptly } from "./retry.ts";
@@ -294,7 +295,10 @@ async function executePart(
         signal: DBOS.stepStatus?.cancelSignal,
         write: (events) => worker.streams.write(runId, EVENTS_STREAM, events, fence),
         ...(part.session
-          ? { startContext: () => worker.sessionTurns.start(runId, workflow), finished: (ctx: Context) => worker.sessionTurns.finish(runId, workflow, ctx) }
+          ? {
+              startContext: () => worker.sessionTurns.start(runId, workflow),
+              finished: (ctx: Context, ended: RecordedOutcome) => worker.sessionTurns.finish(runId, workflow, ctx, ended),
+            }
           : {}),
       }),
     { name: "stepflow.part", retriesAllowed: true, maxAttempts: 3, intervalSeconds: 1 },

@@ -2,12 +2,15 @@
  * Sessions on DBOS: a session's turns run on whichever worker takes them, each starting from
  * the history the turns before saved (in the tables `Sessions` reads), one turn of a session at
  * a time, a retried request being the same turn, a turn cut short by SIGKILL finishing with its
- * tool's side effect once, and a turn that lost a race saving nothing.
+ * tool's side effect once, a turn whose worker was killed after saving it saved once (its run
+ * ending with the answer stored), and a turn that lost a race saving nothing.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import pg from "pg";
+import { Context } from "../../src/index.ts";
 import { DbosRunFailedError, DbosRuntimeError, DbosSessions } from "../../src/dbos/index.ts";
+import type { RecordedOutcome } from "../../src/dbos/checkpoints.ts";
 import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
 import { PostgresSessionStore } from "../../src/sessions/postgres-store.ts";
 import { Sessions } from "../../src/sessions/sessions.ts";
@@ -232,31 +235,85 @@ describe.skipIf(!DATABASE_URL)("sessions on DBOS", () => {
     expect(await stored("fay")).toEqual(["user: from in process", "assistant: Saved in process."]);
   });
 
+  it("saves a turn once, and succeeds, when its worker is killed after the save, before the run's end is recorded", { timeout: 180_000 }, async () => {
+    const first = await worker("w1");
+    const admin = new pg.Client({ connectionString: db.url });
+    await admin.connect();
+    const HOLD = 748_200_001;
+    try {
+      // The write that records the run's end waits for a lock this test holds: the worker is killed there.
+      await admin.query("SELECT pg_advisory_lock($1)", [HOLD]);
+      await admin.query(`CREATE FUNCTION hold_end() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_advisory_xact_lock(${HOLD}); RETURN NEW; END $$`);
+      await admin.query(
+        "CREATE TRIGGER hold_end BEFORE INSERT OR UPDATE ON stepflow_dbos_checkpoints FOR EACH ROW WHEN (NEW.run_id = 'ivy-1' AND NEW.outcome IS NOT NULL) EXECUTE FUNCTION hold_end()",
+      );
+      const id = await sessions.start("ivy", { input: "I am Ivy." }, { turnId: "ivy-1" });
+      const waiting = "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = 0 AND objid = $1 AND NOT granted";
+      let rows: { pid: number }[] = [];
+      while ((rows = (await admin.query(waiting, [HOLD])).rows as { pid: number }[]).length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      // The session is saved; the run's end is not recorded.
+      expect(await stored("ivy")).toEqual(["user: I am Ivy.", "assistant: Heard: I am Ivy."]);
+      await first.kill();
+      for (const { pid } of rows) await admin.query("SELECT pg_terminate_backend($1)", [pid]); // the held write never commits
+      await admin.query("DROP TRIGGER hold_end ON stepflow_dbos_checkpoints");
+      await admin.query("DROP FUNCTION hold_end()");
+      await admin.query("SELECT pg_advisory_unlock($1)", [HOLD]);
+
+      // Started again, the worker runs the turn's last step again, the model's reply taken from
+      // the journal: the messages it makes are new ones (new ids and times), not saved.
+      await worker("w1");
+      const result = await sessions.runs.result<AgentResult>(id);
+      expect(await sessions.runs.status(id)).toBe("succeeded");
+      expect(gates.hits("llm")).toEqual(["w1"]);
+      expect((await store.load("ivy"))?.version).toBe(1);
+      expect(await stored("ivy")).toEqual(["user: I am Ivy.", "assistant: Heard: I am Ivy."]);
+      expect(result.response.content).toBe("Heard: I am Ivy.");
+    } finally {
+      await admin.end();
+    }
+  });
+
   it("saves a turn once when its last part runs again after the save, and passes other runs through", { timeout: 60_000 }, async () => {
     const pool = new pg.Pool({ connectionString: db.url, max: 2 });
     const turns = await SessionTurns.open(pool, db.url);
+    const other = await SessionTurns.open(pool, db.url);
+    const agent = (text: string) => new FunctionCallingAgent({ llm: new ScriptedLLM(() => ({ text })), tools: [], timeout: 60 });
+    const finished = (response: string): RecordedOutcome => ({ kind: "finished", result: { response } });
     try {
-      const agent = new FunctionCallingAgent({ llm: new ScriptedLLM(() => ({ text: "Hi Gus." })), tools: [], timeout: 60 });
-      expect(await turns.start("not-a-turn", agent)).toBeUndefined();
+      const hi = agent("Hi Gus.");
+      expect(await turns.start("not-a-turn", hi)).toBeUndefined();
+      expect(await turns.finish("not-a-turn", hi, new Context(hi), finished("as it was"))).toEqual(finished("as it was"));
       await pool.query("INSERT INTO stepflow_dbos_session_turns (run_id, session_id) VALUES ('gus-1', 'gus'), ('gus-2', 'gus')");
-      const ctx = await turns.start("gus-1", agent);
+      const ctx = await turns.start("gus-1", hi);
       if (!ctx) throw new Error("gus-1 is a turn");
-      await agent.run({ input: "I am Gus." }, { ctx });
-      expect(await turns.finish("gus-1", agent, ctx)).toBeUndefined();
-      // A worker killed after the save and before DBOS recorded the part: the part runs again, and saves nothing more.
-      expect(await turns.finish("gus-1", agent, ctx)).toBeUndefined();
+      const loaded = ctx.toJSON(); // what the run's first checkpoint holds
+      await hi.run({ input: "I am Gus." }, { ctx });
+      expect(await turns.finish("gus-1", hi, ctx, finished("Hi Gus."))).toEqual(finished("Hi Gus."));
+      // A worker killed after the save and before the run's end was recorded: another runs the
+      // part again, and its messages differ (new ids and times, another model reply). It saves
+      // nothing, and the run ends as the attempt that saved did, whether this one finishes or fails.
+      const hello = agent("Hello Gus.");
+      const again = Context.fromJSON(hello, structuredClone(loaded));
+      await hello.run({ input: "I am Gus." }, { ctx: again });
+      expect(await other.finish("gus-1", hello, again, finished("Hello Gus."))).toEqual(finished("Hi Gus."));
+      expect(await other.finish("gus-1", hello, again, { kind: "failed", error: { name: "Error", message: "The model is down." } })).toEqual(
+        finished("Hi Gus."),
+      );
+      // Run again where it was saved, with the same context: nothing is saved again.
+      expect(await turns.finish("gus-1", hi, ctx, finished("Hi Gus."))).toEqual(finished("Hi Gus."));
       expect(await stored("gus")).toEqual(["user: I am Gus.", "assistant: Hi Gus."]);
       expect((await store.load("gus"))?.version).toBe(1);
 
       // A turn that loaded version 1, saved over by another: a conflict, not a second save.
-      const late = await turns.start("gus-2", agent);
+      const late = await turns.start("gus-2", hi);
       if (!late) throw new Error("gus-2 is a turn");
       await local.run("gus", { input: "in between" });
-      await agent.run({ input: "Late." }, { ctx: late });
-      expect(await turns.finish("gus-2", agent, late)).toMatchObject({ name: "SessionConflictError" });
+      await hi.run({ input: "Late." }, { ctx: late });
+      expect(await turns.finish("gus-2", hi, late, finished("late"))).toMatchObject({ kind: "failed", error: { name: "SessionConflictError" } });
       expect(await stored("gus")).toEqual(["user: I am Gus.", "assistant: Hi Gus.", "user: in between", "assistant: Saved in process."]);
     } finally {
       await turns.close();
+      await other.close();
       await pool.end();
     }
   });
