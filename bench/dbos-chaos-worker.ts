@@ -3,7 +3,9 @@
  * `node --import tsx bench/dbos-chaos-worker.ts DATABASE_URL WORKER_ID API_URL TAKEOVER_AFTER`.
  * Its workflows reach the chaos script's side-effect API, which counts what they do:
  * - `agent`: a model (`POST /model`, one logical call per reply) calls `update_record`, a
- *   data-changing call (`POST /effect`, with the call's Idempotency-Key), then answers;
+ *   data-changing call (`POST /effect`, with the call's Idempotency-Key; the tool says nothing
+ *   of being idempotent, so a call cut short is reported as of unknown outcome, not made
+ *   again), then answers;
  * - `approval`: the same, the call approved (or not) by the script from its own process;
  * - `steps`: four plain steps, the third notifying once (`ctx.once("notify")`, no key).
  * Session turns run `agent` on a stored conversation. Prints how long it took to load and to
@@ -45,7 +47,9 @@ class CountedLLM extends ScriptedLLM {
   protected override async reply(messages: ChatMessage[], tools: string[]) {
     const tag = tagOf(messages);
     const results = messages.filter((m) => m.options && "toolResult" in m.options).length;
-    await post("/model", { logical: `${tag}:reply-${results}` });
+    // The agent's word for a call in doubt that it did not make again: counted, to show the faults reached that path.
+    const unknownOutcome = results > 0 && /^The call to \S+ was started before/.test(text(messages.at(-1) as ChatMessage));
+    await post("/model", { logical: `${tag}:reply-${results}`, ...(unknownOutcome ? { unknownOutcome: true } : {}) });
     return super.reply(messages, tools);
   }
 }
