@@ -154,6 +154,22 @@ describe("openApiTools: each operation's method says whether its call may be mad
   });
 });
 
+describe("annotateTool", () => {
+  it("marks the tool it returns, the tools its bind() makes too, and refuses annotations that are not an object or a function", () => {
+    const setStatus = tool(({ status }: { status: string }, bound?: { user: string }) => `${bound?.user ?? "?"} is ${status}`, {
+      name: "set_status",
+      description: "Set a status.",
+      parameters: { type: "object", properties: { status: { type: "string" } }, required: ["status"] },
+    });
+    const call = { id: "c1", name: "set_status", input: { status: "away" } };
+    expect(repeatsWhenInDoubt(call, [setStatus])).toBe(false);
+    expect(annotateTool(setStatus, { idempotentHint: true })).toBe(setStatus);
+    expect(repeatsWhenInDoubt(call, [setStatus])).toBe(true);
+    expect(repeatsWhenInDoubt(call, [setStatus.bind({ user: "ada" })])).toBe(true);
+    expect(() => annotateTool(setStatus, "idempotent" as never)).toThrow(ConfigurationError);
+  });
+});
+
 describe("the REST tools' honoursIdempotencyKey", () => {
   it("is refused without a key to honour, and when it is not a boolean", () => {
     const make = () => restApiTool({ baseURL: "http://127.0.0.1:1", description: "An API.", honoursIdempotencyKey: true, idempotencyKeyHeader: false });

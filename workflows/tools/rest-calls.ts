@@ -109,7 +109,11 @@ export function methodAnnotations(method: unknown, honoursIdempotencyKey: boolea
 export function checkHonoursKey(who: string, options: { readonly honoursIdempotencyKey?: boolean; readonly idempotencyKeyHeader?: string | false }): boolean {
   const honours = options.honoursIdempotencyKey ?? false;
   if (typeof honours !== "boolean")
-    throw new ConfigurationError(`${who}: honoursIdempotencyKey must be true or false (the default), got ${String(honours)}.`, "honoursIdempotencyKey", honours);
+    throw new ConfigurationError(
+      `${who}: honoursIdempotencyKey must be true or false (the default), got ${String(honours)}.`,
+      "honoursIdempotencyKey",
+      honours,
+    );
   if (honours && options.idempotencyKeyHeader === false)
     throw new ConfigurationError(
       `${who}: honoursIdempotencyKey says the API applies a repeated idempotency key once, but idempotencyKeyHeader: false sends none. Send the key (leave idempotencyKeyHeader out, or name the API's header), or leave honoursIdempotencyKey out.`,
