@@ -90,11 +90,15 @@ class FourSteps extends Workflow<{ tag: string }, string> {
   }
 }
 
+// The effect's call answers at once: 10 s bounds it, and so the wait of a call in doubt for the result of an attempt that
+// may still be making it (the tool timeout and 5 s), after which the model reads that its outcome is unknown.
+const toolTimeout = 10;
+
 const worker = await DbosWorker.start({
   database,
   workflows: {
-    agent: new FunctionCallingAgent({ llm: model(), tools: [update], timeout: 120 }),
-    approval: new FunctionCallingAgent({ llm: model(), tools: [update], needsApproval: ["update_record"], timeout: 120 }),
+    agent: new FunctionCallingAgent({ llm: model(), tools: [update], timeout: 120, toolTimeout }),
+    approval: new FunctionCallingAgent({ llm: model(), tools: [update], needsApproval: ["update_record"], timeout: 120, toolTimeout }),
     steps: new FourSteps({ timeout: 120 }),
   },
   workerId,
