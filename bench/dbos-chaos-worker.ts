@@ -3,7 +3,9 @@
  * `node --import tsx bench/dbos-chaos-worker.ts DATABASE_URL WORKER_ID API_URL TAKEOVER_AFTER`.
  * Its workflows reach the chaos script's side-effect API, which counts what they do:
  * - `agent`: a model (`POST /model`, one logical call per reply) calls `update_record`, a
- *   data-changing call (`POST /effect`, with the call's Idempotency-Key), then answers;
+ *   data-changing call (`POST /effect`, with the call's Idempotency-Key; the tool says nothing
+ *   of being idempotent, so a call cut short is reported as of unknown outcome, not made
+ *   again), then answers;
  * - `approval`: the same, the call approved (or not) by the script from its own process;
  * - `steps`: four plain steps, the third notifying once (`ctx.once("notify")`, no key).
  * Session turns run `agent` on a stored conversation. Prints how long it took to load and to
@@ -45,7 +47,9 @@ class CountedLLM extends ScriptedLLM {
   protected override async reply(messages: ChatMessage[], tools: string[]) {
     const tag = tagOf(messages);
     const results = messages.filter((m) => m.options && "toolResult" in m.options).length;
-    await post("/model", { logical: `${tag}:reply-${results}` });
+    // The agent's word for a call in doubt that it did not make again: counted, to show the faults reached that path.
+    const unknownOutcome = results > 0 && /^The call to \S+ was started before/.test(text(messages.at(-1) as ChatMessage));
+    await post("/model", { logical: `${tag}:reply-${results}`, ...(unknownOutcome ? { unknownOutcome: true } : {}) });
     return super.reply(messages, tools);
   }
 }
@@ -86,11 +90,15 @@ class FourSteps extends Workflow<{ tag: string }, string> {
   }
 }
 
+// The effect's call answers at once: 10 s bounds it, and so the wait of a call in doubt for the result of an attempt that
+// may still be making it (the tool timeout and 5 s), after which the model reads that its outcome is unknown.
+const toolTimeout = 10;
+
 const worker = await DbosWorker.start({
   database,
   workflows: {
-    agent: new FunctionCallingAgent({ llm: model(), tools: [update], timeout: 120 }),
-    approval: new FunctionCallingAgent({ llm: model(), tools: [update], needsApproval: ["update_record"], timeout: 120 }),
+    agent: new FunctionCallingAgent({ llm: model(), tools: [update], timeout: 120, toolTimeout }),
+    approval: new FunctionCallingAgent({ llm: model(), tools: [update], needsApproval: ["update_record"], timeout: 120, toolTimeout }),
     steps: new FourSteps({ timeout: 120 }),
   },
   workerId,

@@ -8,7 +8,7 @@
  * and restarts PostgreSQL (each `--restarts` entry: seconds the database stays down). It prints
  * runs completed / failed / lost, duplicated effects, repeated model calls, unapproved executions,
  * and the wall time against the baseline's, then where the time beyond the outages went (see `timeline.ts`).
- * With `--check` it exits 1 unless every run completed and nothing happened twice or unapproved (what CI
+ * With `--check` it exits 1 unless every run completed and nothing happened twice (under one Idempotency-Key or not) or unapproved (what CI
  * runs, on a small workload). Every process's log (the workers', and DBOS's in this one) goes to files in
  * `--logs` (default: a new directory under the system's temporary one); stdout has the summary, and the
  * count of what those logs hold. `--dist`: the workers load the built package (`npm run build` first)
@@ -98,20 +98,23 @@ interface Seen {
   models: Map<string, { worker: string; at: number }[]>;
   approvals: Map<string, boolean>;
   unapproved: string[];
+  /** The logical calls whose model read that a tool call in doubt was not made again (its outcome unknown). */
+  unknownOutcomes: Set<string>;
 }
-const fresh = (): Seen => ({ effects: new Map(), models: new Map(), approvals: new Map(), unapproved: [] });
+const fresh = (): Seen => ({ effects: new Map(), models: new Map(), approvals: new Map(), unapproved: [], unknownOutcomes: new Set() });
 let seen = fresh();
 
 const api = createServer((req, res) => {
   let body = "";
   req.on("data", (d: Buffer) => (body += String(d)));
   req.on("end", () => {
-    const { logical, kind } = JSON.parse(body || "{}") as { logical: string; kind?: string };
+    const { logical, kind, unknownOutcome } = JSON.parse(body || "{}") as { logical: string; kind?: string; unknownOutcome?: boolean };
     const worker = String(req.headers["x-worker"] ?? "");
     if (req.url === "/model") {
       const calls = seen.models.get(logical) ?? [];
       calls.push({ worker, at: Date.now() });
       seen.models.set(logical, calls);
+      if (unknownOutcome === true) seen.unknownOutcomes.add(logical);
     } else if (req.url === "/effect") {
       const key = req.headers["idempotency-key"];
       const entry = seen.effects.get(logical) ?? { keys: [], workers: [] };
@@ -474,11 +477,14 @@ try {
   for (const line of events) say(`   ${line}`);
   say(`   ${show(faults)}`);
   for (const failure of faults.failed.slice(0, 10)) say(`   failed: ${failure}`);
-  say(`   duplicated effects: ${t.duplicated} (applied twice under different keys or none), ${t.sameKey} more under one Idempotency-Key`);
+  // The effect's call is a POST of a tool that does not say it is idempotent: cut short, it is reported as of unknown
+  // outcome, never sent again, so an API that ignores the key applies it once too. Twice under one key is a failure.
+  say(`   duplicated effects: ${t.duplicated} (applied twice under different keys or none), ${t.sameKey} under one Idempotency-Key`);
   for (const line of t.twice.slice(0, 10)) say(`     twice: ${line}`);
   say(`   repeated model calls: ${t.repeats} (of steps whose worker was not killed), ${t.repeatsAfterKill} after a kill cut their step short`);
   for (const line of t.repeated.slice(0, 10)) say(`     repeated: ${line}`);
   say(`   unapproved executions: ${t.unapproved}`);
+  say(`   tool calls in doubt, not made again (the model read their outcome is unknown): ${seen.unknownOutcomes.size}`);
 
   writeFileSync(join(LOGS, "timeline.tsv"), `${timeline.tsv()}\n`);
   say(`== timeline of the faults (every 10 s; every half second in ${join(LOGS, "timeline.tsv")})`);
@@ -503,6 +509,7 @@ try {
     clean.duplicated + clean.sameKey + clean.repeats + clean.unapproved === 0 &&
     faults.completed === RUNS &&
     t.duplicated === 0 &&
+    t.sameKey === 0 &&
     t.repeats === 0 &&
     t.unapproved === 0;
   say(ok ? "== chaos: PASS" : "== chaos: FAIL");

@@ -34,11 +34,13 @@ export function recordable(result: ToolSource | Promise<ToolSource>, signal: Abo
 }
 
 /**
- * What the model reads for an approved call that an earlier attempt started without recording its outcome.
+ * What the model reads for a call that an earlier attempt started without recording its
+ * outcome, and that is not made again: a human approved it, or its tool does not say that
+ * making it twice is safe (tool-repeat-policy.ts).
  * @example if (done.status === "unknown") return unknownOutcome(call);
  */
 export function unknownOutcome(call: ToolCall): ToolSource {
-  const message = `The call to ${call.name} was started before, by an earlier attempt at this run that did not record its outcome (the process may have stopped while it ran, or another process resumed the same run), so it was not run again: it may or may not have taken effect. Check before calling it again.`;
+  const message = `The call to ${call.name} was started before, by an earlier attempt at this run that did not record its outcome (the process may have stopped while it ran, or another process resumed the same run). It was not made again, as that could apply it twice: it may or may not have taken effect. Check before calling it again.`;
   return { toolCallId: call.id, toolName: call.name, input: call.input, output: message, content: message, isError: true };
 }
 

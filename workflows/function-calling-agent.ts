@@ -35,6 +35,7 @@ import type { FormatTurn } from "./agent-structured-output.ts";
 import { idempotencyKeys, recordable, recordedElsewhere, resultMessage, unknownOutcome } from "./agent-tool-calls.ts";
 import { callCost, countUsage } from "./agent-usage.ts";
 import { approvalOnce, describeArguments, notApproved } from "./tool-approval.ts";
+import { repeatsWhenInDoubt } from "./tool-repeat-policy.ts";
 
 export { AgentMaxIterationsError } from "./agent-errors.ts";
 export type { FunctionCallingAgentOptions } from "./agent-options.ts";
@@ -156,8 +157,8 @@ export class FunctionCallingAgent<T = undefined> extends Workflow<AgentInput, Ag
       if (this.verbose) this.trace(`Invoking: \`${call.name}\` with \`${describeArguments(call)}\``);
       return recordable(runToolCall(call, this.tools, { timeout: this.toolTimeout, signal, idempotencyKey, observers }), signal);
     };
-    // An approved call is not run again once started: the human approved one execution.
-    const options = { rerunUnfinished: approvalId === undefined };
+    // Started by an earlier attempt that recorded no outcome: made again only if that cannot apply it twice (tool-repeat-policy.ts).
+    const options = { rerunUnfinished: approvalId === undefined && repeatsWhenInDoubt(call, this.tools) };
     let done = await ctx.once(RECORDS.call(call.id), work, options);
     // Another process that resumed this run may be making the call right now: its result, not "unknown", is the answer.
     if (done.status === "unknown") done = await recordedElsewhere(ctx, RECORDS.call(call.id), work, options, this.toolTimeout);

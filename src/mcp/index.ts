@@ -13,6 +13,8 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ConfigurationError, StepflowError, maskCredentials } from "../core/internal.ts";
 import type { ToolCallDetails } from "../tools/current-tool-call.ts";
 import { cutForModel } from "../tools/cut-text.ts";
+import { annotateTool } from "../tools/tool-annotations.ts";
+import type { ToolAnnotations } from "../tools/tool-annotations.ts";
 import { DEFAULT_MAX_MESSAGE_BYTES, McpMessageTooLargeError, bytesText, messageCappedFetch } from "./message-cap.ts";
 
 export { McpMessageTooLargeError } from "./message-cap.ts";
@@ -65,7 +67,13 @@ export interface McpToolsOptions {
 export interface McpToolset {
   /** The server's tools, ready for `new FunctionCallingAgent({ tools })`. */
   readonly tools: BaseTool[];
-  /** Per tool name (as in `tools`): whether the server says the tool only reads (`readOnlyHint`), for `needsApproval`. */
+  /**
+   * Per tool name (as in `tools`): whether the server says the tool only reads (`readOnlyHint`),
+   * for `needsApproval`. Each tool also carries the server's `readOnlyHint` and `idempotentHint`
+   * for the agent: a call cut short (its process killed mid-call) is made again only if one of
+   * them is true. They are the server's word: for a server you do not trust, clear them with
+   * `annotateTool(tool, {})`.
+   */
   readonly readOnly: ReadonlySet<string>;
   /** The server's name and version, as it introduced itself. */
   readonly server: { readonly name: string; readonly version: string } | undefined;
@@ -128,7 +136,7 @@ export async function mcpTools(server: McpStdioServer | McpHttpServer, options: 
             `The MCP server ${where} lists two tools named ${JSON.stringify(name)} once made valid tool names; give a prefix or use include.`,
           );
         if (listed.annotations?.readOnlyHint === true) readOnly.add(name);
-        tools.push(mcpTool(connection, listed, name, maxOutputChars));
+        tools.push(annotateTool(mcpTool(connection, listed, name, maxOutputChars), repeatHints(listed.annotations)));
       }
       cursor = page.nextCursor;
     } while (cursor);
@@ -153,6 +161,15 @@ interface ListedTool {
   readonly name: string;
   readonly description?: string | undefined;
   readonly inputSchema: { readonly type: "object"; readonly [key: string]: unknown };
+}
+
+/**
+ * The server's word on a tool's effects, as the agent reads it: whether a call cut short may be
+ * made again. MCP defines `idempotentHint` for tools that are not read-only; a server that says
+ * nothing says neither.
+ */
+function repeatHints(annotations: { readonly readOnlyHint?: boolean | undefined; readonly idempotentHint?: boolean | undefined } | undefined): ToolAnnotations {
+  return { readOnlyHint: annotations?.readOnlyHint === true, idempotentHint: annotations?.idempotentHint === true };
 }
 
 function mcpTool(connection: McpConnection, listed: ListedTool, name: string, maxOutputChars: number): BaseTool {

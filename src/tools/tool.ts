@@ -143,6 +143,8 @@ export function zodSchemaOf(made: BaseTool): ArgumentSchema | undefined {
   return zodSchemas.get(made);
 }
 
+export { annotateTool } from "./tool-annotations.ts";
+export type { ToolAnnotations, ToolAnnotationsFor } from "./tool-annotations.ts";
 export { currentToolCall } from "./current-tool-call.ts";
 export type { CurrentToolCall, ToolCallDetails } from "./current-tool-call.ts";
 export { bm25ToolSelector } from "./tool-selection.ts";

@@ -54,6 +54,32 @@ describe.skipIf(!DATABASE_URL)("a durable run on DBOS, its worker killed", () =>
     expect(await streamed(runId)).toEqual({ "agent.ToolCallEvent": 1, "agent.FunctionOutputEvent": 1, "agent.StreamEvent": 1, "agent.TokenUsageEvent": 2 });
   });
 
+  it(
+    "in the middle of a call of a tool that does not say it is idempotent: it is not made again, the model reads its outcome is unknown",
+    { timeout: 120_000 },
+    async () => {
+      const bare = (workerId: string) => [...args(workerId), "", "10", JSON.stringify({ unannotated: true, toolTimeout: 1 })];
+      bed.gates.hold("tool");
+      const first = await startWorker(bare("w1"));
+      runs = await bed.connect();
+      const runId = await runs.start("agent", { input: "Fire Lawson" });
+      await bed.gates.reached("tool");
+      await first.kill();
+
+      bed.gates.open("tool");
+      await startWorker(bare("w1"));
+      const result = await runs.result<AgentResult>(runId);
+      expect(result.sources.map((s) => s.content)).toEqual([
+        expect.stringMatching(
+          /^The call to fire_employee was started before, .* It was not made again, as that could apply it twice: it may or may not have taken effect\./,
+        ),
+      ]);
+      expect(bed.gates.hits("tool")).toEqual(["w1"]); // the tool's function did not start again
+      expect(deletes()).toEqual([]);
+      expect(result.response.content).toBe("Done.");
+    },
+  );
+
   it("between two steps: the tool's step finished before the kill, and is not run again", { timeout: 120_000 }, async () => {
     bed.gates.hold("llm-2");
     const first = await startWorker(args("w1"));

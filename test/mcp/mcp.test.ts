@@ -6,6 +6,7 @@ import { McpConnectionError, McpMessageTooLargeError, mcpTools } from "../../src
 import type { McpToolset } from "../../src/mcp/index.ts";
 import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+import { repeatsWhenInDoubt } from "../../workflows/tool-repeat-policy.ts";
 import { startMcpHttpServer } from "../support/mcp-server.ts";
 import type { McpHttpServer } from "../support/mcp-server.ts";
 import { gate } from "../support/gate.ts";
@@ -140,6 +141,24 @@ describe("mcpTools over streamable HTTP", () => {
     handler.cancel();
     await handler.catch(() => undefined);
     expect(await cancelled.promise).toBe("the server saw the cancellation");
+  });
+
+  it("carries the server's readOnlyHint and idempotentHint over: only those calls are made again when cut short", async () => {
+    const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
+    http = await startMcpHttpServer({
+      moreTools: (server) => {
+        server.registerTool("set_status", { description: "Set my status.", annotations: { idempotentHint: true } }, () => text("set"));
+        server.registerTool("append_log", { description: "Append a line.", annotations: { idempotentHint: false } }, () => text("appended"));
+      },
+    });
+    toolset = await mcpTools({ url: http.url }, { include: ["list_notes", "set_status", "append_log", "always_fails"] });
+    const inDoubt = (name: string) => repeatsWhenInDoubt({ id: "c1", name, input: {} }, toolset?.tools ?? []);
+    expect(["list_notes", "set_status", "append_log", "always_fails"].map((name) => [name, inDoubt(name)])).toEqual([
+      ["list_notes", true], // readOnlyHint
+      ["set_status", true], // idempotentHint
+      ["append_log", false],
+      ["always_fails", false], // no annotations
+    ]);
   });
 
   it("refuses a tool the server does not have, and a URL nothing answers", async () => {

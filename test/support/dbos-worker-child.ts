@@ -1,7 +1,7 @@
 /**
  * A DBOS worker process running the "Fire Lawson" agent, for the durable-run tests:
  * `node --import tsx dbos-worker-child.ts DATABASE_URL WORKER_ID HR_BASE_URL GATE_BASE_URL [approval] [concurrency] [options as JSON]`
- * (options: `takeoverAfter`, `concurrency` queue-wide, `connections` (DBOS's, default 3), `timeout` (the agent's, default 60 s), `recover`: a dead worker's id to recover once started, `inline`: how many
+ * (options: `takeoverAfter`, `concurrency` queue-wide, `unannotated`: the tool does not say its DELETE is idempotent, `toolTimeout` (the agent's, default 60 s), `connections` (DBOS's, default 3), `timeout` (the agent's, default 60 s), `recover`: a dead worker's id to recover once started, `inline`: how many
  * runs to start in this process with `worker.run` once started, each printed as "running ID", `gateQueues`: pass the gate
  * "queues" once DBOS has launched, before the worker registers its queues — where a test cuts the database off).
  * It prints "took over ID: RUNS" when it takes a dead worker's runs over, "lost lease: ID EPOCH BY" when it learns it was taken over.
@@ -14,7 +14,7 @@ import { z } from "zod";
 import { DBOS } from "@dbos-inc/dbos-sdk";
 import { DbosWorker } from "../../src/dbos/index.ts";
 import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
-import { tool } from "../../src/tools/tool.ts";
+import { annotateTool, tool } from "../../src/tools/tool.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 
 const [database, workerId, hrURL, gateURL, mode = "", concurrency = "10", more = "{}"] = process.argv.slice(2) as [
@@ -34,6 +34,8 @@ const options = JSON.parse(more) as {
   connections?: number;
   timeout?: number;
   gateQueues?: boolean;
+  unannotated?: boolean;
+  toolTimeout?: number;
 };
 
 const pass = async (name: string) => {
@@ -49,7 +51,7 @@ class GatedLLM extends ScriptedLLM {
   }
 }
 
-const fire = tool({
+const bareFire = tool({
   name: "fire_employee",
   description: "Remove an employee from the HR system.",
   parameters: z.object({ id: z.number() }),
@@ -59,6 +61,8 @@ const fire = tool({
     return `Employee ${id}: HTTP ${response.status}`;
   },
 });
+// A DELETE is idempotent (RFC 9110): a call cut short may be made again.
+const fire = options.unannotated ? bareFire : annotateTool(bareFire, { idempotentHint: true });
 
 const agent = new FunctionCallingAgent({
   llm: new GatedLLM((request) =>
@@ -69,6 +73,7 @@ const agent = new FunctionCallingAgent({
   tools: [fire],
   ...(mode === "approval" ? { needsApproval: ["fire_employee"] } : {}),
   timeout: options.timeout ?? 60,
+  ...(options.toolTimeout === undefined ? {} : { toolTimeout: options.toolTimeout }),
 });
 
 if (options.gateQueues) {

@@ -8,7 +8,7 @@ import { Context, StopEvent, WorkflowTimeoutError } from "../../src/index.ts";
 import { recentHistory, wellFormedHistory } from "../../src/llm/chat-history.ts";
 import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
 import type { ScriptedReply } from "../../src/llm/scripted-llm.ts";
-import { tool as stepflowTool } from "../../src/tools/tool.ts";
+import { annotateTool, tool as stepflowTool } from "../../src/tools/tool.ts";
 import { AgentMaxIterationsError, FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import { add, divide, multiply } from "../../workflows/tools/calculator.ts";
 import { gate } from "../support/gate.ts";
@@ -588,7 +588,11 @@ describe("FunctionCallingAgent: resuming a turn saved mid-way", () => {
     await handler.catch(() => undefined);
     expect(emails).toEqual(["bob"]);
 
-    const lookup = stepflowTool({ name: "lookup", description: "Look up.", parameters: z.object({ q: z.string() }), execute: ({ q }) => `${q} is in HR` });
+    // A lookup only reads: cut short, it is made again (an unannotated tool would not be: tool-repeat-policy.test.ts).
+    const lookup = annotateTool(
+      stepflowTool({ name: "lookup", description: "Look up.", parameters: z.object({ q: z.string() }), execute: ({ q }) => `${q} is in HR` }),
+      { readOnlyHint: true },
+    );
     const llm = new ScriptedLLM([{ text: "Emailed bob; he is in HR." }]);
     const second = new FunctionCallingAgent({ llm, tools: [sendEmail, lookup] });
     const { sources } = await second.run(undefined, { ctx: Context.fromJSON(second, saved) });

@@ -11,9 +11,10 @@ import type { FunctionTool } from "@llamaindex/core/tools";
 import { isRecord } from "../../src/core/internal.ts";
 import type { ToolCallDetails } from "../../src/tools/current-tool-call.ts";
 import { tool } from "../../src/tools/tool.ts";
+import { annotateTool } from "../../src/tools/tool-annotations.ts";
 import { DEFAULT_MAX_SCHEMA_NODES, openApiEndpoints, openApiServerPath, oneLine, resolve, schemaBudget, shorten } from "./openapi.ts";
 import type { OpenApiDocument, SchemaBudget } from "./openapi.ts";
-import { markOperationTool, operationPath } from "./rest-calls.ts";
+import { checkHonoursKey, markOperationTool, methodAnnotations, operationPath } from "./rest-calls.ts";
 import type { OperationRequest } from "./rest-calls.ts";
 import { METHODS, restClient } from "./rest-request.ts";
 import type { RestApiResult, RestMethod } from "./rest-request.ts";
@@ -33,6 +34,12 @@ export interface OpenApiToolsOptions {
   readonly secrets?: readonly string[];
   /** The header carrying the call's idempotency key on every request but a GET; `false` sends none. Default `Idempotency-Key`. */
   readonly idempotencyKeyHeader?: string | false;
+  /**
+   * The API applies a request repeated with the same idempotency key once: a POST or PATCH whose
+   * outcome an earlier attempt did not record is then sent again with its key, as a GET, PUT or
+   * DELETE is; without it, the model is told that call's outcome is unknown. Default `false`.
+   */
+  readonly honoursIdempotencyKey?: boolean;
   /** Seconds a request may take, its body included. Default 30. */
   readonly timeout?: number;
   /** Characters of a response body the model reads. Default 20,000. */
@@ -84,6 +91,7 @@ export function openApiTools(options: OpenApiToolsOptions): FunctionTool<Operati
   const maxSchemaNodes = options.maxSchemaNodes ?? DEFAULT_MAX_SCHEMA_NODES;
   openApiEndpoints(document, who, maxSchemaNodes); // the document's problems, said once, before any tool is made
   const api = restClient({ ...options, who, serverPath: openApiServerPath(document) });
+  const honoursKey = checkHonoursKey(who, options);
   const names = new Set<string>(options.reservedNames ?? []);
   const tools: FunctionTool<OperationArguments, Promise<RestApiResult>>[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
@@ -103,7 +111,7 @@ export function openApiTools(options: OpenApiToolsOptions): FunctionTool<Operati
         Promise<RestApiResult>
       >;
       markOperationTool(made, request);
-      tools.push(made);
+      tools.push(annotateTool(made, methodAnnotations(method, honoursKey)));
     }
   }
   return tools;

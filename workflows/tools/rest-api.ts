@@ -7,10 +7,11 @@
  */
 import { z } from "zod";
 import { tool } from "../../src/tools/tool.ts";
+import { annotateTool } from "../../src/tools/tool-annotations.ts";
 import { ConfigurationError } from "../../src/index.ts";
 import { describeOpenApi, openApiEndpoints, openApiServerPath } from "./openapi.ts";
 import type { OpenApiDocument } from "./openapi.ts";
-import { markRestApiTool } from "./rest-calls.ts";
+import { checkHonoursKey, markRestApiTool, methodAnnotations } from "./rest-calls.ts";
 import { METHODS, restClient } from "./rest-request.ts";
 import type { RestApiResult } from "./rest-request.ts";
 
@@ -47,6 +48,13 @@ export interface RestApiToolOptions {
    * `Idempotency-Key`. The key is the same for every attempt at one call of one run.
    */
   readonly idempotencyKeyHeader?: string | false;
+  /**
+   * The API applies a request repeated with the same idempotency key once (as Stripe's does).
+   * Then a POST or PATCH whose outcome an earlier attempt did not record (its process was killed
+   * mid-call) is sent again with its key, as a GET, PUT or DELETE is; without it, the model is
+   * told that call's outcome is unknown rather than risk applying it twice. Default `false`.
+   */
+  readonly honoursIdempotencyKey?: boolean;
   /** Other values the model must never read (say, a key the API may repeat in its answers): hidden like the headers' values. */
   readonly secrets?: readonly string[];
   /** Seconds a request may take, its body included. Default 30. */
@@ -91,6 +99,7 @@ const PATH_DESCRIPTION = "The path on the API, with its query string if any, e.g
  */
 export function restApiTool(options: RestApiToolOptions) {
   const api = restClient({ ...options, who: "restApiTool", serverPath: options.openApi ? openApiServerPath(options.openApi) : "" });
+  const honoursKey = checkHonoursKey("restApiTool", options);
   const endpoints = options.openApi ? openApiEndpoints(options.openApi, "restApiTool", options.maxSchemaNodes) : undefined;
   const title = options.openApi?.info?.title;
   const about = options.description?.trim() || (typeof title === "string" && title.trim() ? `The ${title.trim()}.` : endpoints ? "A REST API." : "");
@@ -109,5 +118,6 @@ export function restApiTool(options: RestApiToolOptions) {
     execute: ({ method, path, body }, _bound, call): Promise<RestApiResult> => api.send(method, path, body, call?.idempotencyKey, endpoints),
   });
   markRestApiTool(made);
-  return made;
+  // Whether a call may be made again when in doubt depends on its method (tool-annotations.ts).
+  return annotateTool(made, (input) => methodAnnotations((input as { method?: unknown } | null)?.method, honoursKey));
 }

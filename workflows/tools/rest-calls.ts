@@ -4,7 +4,8 @@
  * agent ask a human before the calls that change data, and show the request it approves.
  */
 import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
-import { isRecord } from "../../src/core/internal.ts";
+import { ConfigurationError, isRecord } from "../../src/core/internal.ts";
+import type { ToolAnnotations } from "../../src/tools/tool-annotations.ts";
 
 /** One OpenAPI operation as a tool: the request its calls send. */
 export interface OperationRequest {
@@ -86,4 +87,38 @@ export function changesData(tools: readonly BaseTool[]): (call: ToolCall) => boo
 export function describeRestCall(call: ToolCall, tools: readonly BaseTool[]): string | undefined {
   const request = requestOf(call, tools);
   return request && `${request.method} ${request.path}`;
+}
+
+/**
+ * What a request of `method` does when it is made twice, by RFC 9110: a GET or HEAD only reads,
+ * a PUT or DELETE is idempotent; a POST or PATCH is idempotent only if the API applies a
+ * repeated `Idempotency-Key` once (`honoursIdempotencyKey`, which needs the key sent).
+ * @example methodAnnotations("DELETE", false); // { idempotentHint: true }
+ */
+export function methodAnnotations(method: unknown, honoursIdempotencyKey: boolean): ToolAnnotations {
+  const upper = typeof method === "string" ? method.toUpperCase() : "";
+  if (upper === "GET" || upper === "HEAD") return { readOnlyHint: true };
+  if (upper === "PUT" || upper === "DELETE") return { idempotentHint: true };
+  return { idempotentHint: honoursIdempotencyKey && (upper === "POST" || upper === "PATCH") };
+}
+
+/**
+ * The REST tools' `honoursIdempotencyKey`, checked: `true` only with a key to honour.
+ * @example checkHonoursKey("restApiTool", { honoursIdempotencyKey: true }); // true
+ */
+export function checkHonoursKey(who: string, options: { readonly honoursIdempotencyKey?: boolean; readonly idempotencyKeyHeader?: string | false }): boolean {
+  const honours = options.honoursIdempotencyKey ?? false;
+  if (typeof honours !== "boolean")
+    throw new ConfigurationError(
+      `${who}: honoursIdempotencyKey must be true or false (the default), got ${String(honours)}.`,
+      "honoursIdempotencyKey",
+      honours,
+    );
+  if (honours && options.idempotencyKeyHeader === false)
+    throw new ConfigurationError(
+      `${who}: honoursIdempotencyKey says the API applies a repeated idempotency key once, but idempotencyKeyHeader: false sends none. Send the key (leave idempotencyKeyHeader out, or name the API's header), or leave honoursIdempotencyKey out.`,
+      "honoursIdempotencyKey",
+      honours,
+    );
+  return honours;
 }
