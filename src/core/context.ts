@@ -84,19 +84,22 @@ export class Context<S extends object = Record<string, unknown>> {
     this.store = store ?? new ContextStore<S>({}, workflow.stateSchema as StateSchema<S> | undefined);
   }
 
-  /** Made on first use: a view is given its context's, and would waste one made in the constructor. */
-  get #root(): ContextRoot {
+  /**
+   * Made on first use: a view is given its context's, and would waste one made in the constructor. A
+   * method, as is `#runOf`: V8 (Node 20) reads a private getter through a runtime call, never inlined.
+   */
+  #rootOf(): ContextRoot {
     return (this.#rootMade ??= new ContextRoot(this.workflow));
   }
 
   /** The current or last run; for a run's view, that run. */
-  get #run(): Run | undefined {
-    return this.#boundRun ?? this.#root.run;
+  #runOf(): Run | undefined {
+    return this.#boundRun ?? this.#rootOf().run;
   }
 
   /** Whether a run is in progress on this context. */
   get running(): boolean {
-    const run = this.#run;
+    const run = this.#runOf();
     return run !== undefined && !run.done;
   }
 
@@ -107,7 +110,7 @@ export class Context<S extends object = Record<string, unknown>> {
    * const res = await fetch(url, { signal: ctx.signal }); // closed if the run is cancelled
    */
   get signal(): AbortSignal {
-    return this.#run?.signal ?? NEVER_ABORTED;
+    return this.#runOf()?.signal ?? NEVER_ABORTED;
   }
 
   /**
@@ -243,7 +246,7 @@ export class Context<S extends object = Record<string, unknown>> {
    */
   get stepExecution(): StepExecutionInfo | undefined {
     const execution = this.#execution;
-    const run = this.#run;
+    const run = this.#runOf();
     if (!execution || !run) return undefined;
     const attempt = Math.max(execution.attempt, 1);
     return {
@@ -261,7 +264,7 @@ export class Context<S extends object = Record<string, unknown>> {
    * log.info("charging", { runId: ctx.runId });
    */
   get runId(): string | undefined {
-    return this.#run?.id;
+    return this.#runOf()?.id;
   }
 
   /**
@@ -280,7 +283,7 @@ export class Context<S extends object = Record<string, unknown>> {
       const value = entries[key];
       if (value !== undefined) store[key] = encodeValue(value, `store key "${key}"`, this.workflow.codecs);
     }
-    const root = this.#root;
+    const root = this.#rootOf();
     const run = root.running ? (root.run as Run).save() : (root.savedJSON(this.workflow.codecs) ?? null);
     return { version: CONTEXT_FORMAT_VERSION, workflow: this.workflow.constructor.name, store, running: run !== null, run };
   }
@@ -306,23 +309,23 @@ export class Context<S extends object = Record<string, unknown>> {
     }
     const store = decodeValue(data.store, "store", workflow.codecs) as Record<string, unknown>;
     const ctx = new Context(workflow, new ContextStore(store, workflow.stateSchema as StateSchema<Record<string, unknown>> | undefined));
-    if (data.run) ctx.#root.restore(data.run, restoreRun(data.run, workflow));
+    if (data.run) ctx.#rootOf().restore(data.run, restoreRun(data.run, workflow));
     return ctx;
   }
 
   /** Whether this context holds a run saved in progress that `run()` will continue. */
   get hasSavedRun(): boolean {
-    return this.#root.hasSavedRun;
+    return this.#rootOf().hasSavedRun;
   }
 
   /** For the engine (context-engine.ts): the run this context belongs to (its current or last run; in a step, the step's run). */
   [runOfContext](): Run | undefined {
-    return this.#run;
+    return this.#runOf();
   }
 
   /** For the engine: what this context holds across runs (a run saved in it, its current run). */
   get [contextRoot](): ContextRoot {
-    return this.#root;
+    return this.#rootOf();
   }
 
   /**
@@ -330,7 +333,7 @@ export class Context<S extends object = Record<string, unknown>> {
    * context that its handler gets.
    */
   [attachRun](run: Run): Context<S> {
-    const root = this.#root;
+    const root = this.#rootOf();
     root.attach(run);
     const view = new Context(root.workflow, this.store);
     view.#rootMade = root;
@@ -340,15 +343,16 @@ export class Context<S extends object = Record<string, unknown>> {
 
   /** For the engine: the view a step execution gets, bound to this view's run and to the execution (for `collectEvents`, `waitForEvent`, `once`). */
   [executionView](execution: StepExecution): Context<S> {
-    const view = new Context(this.#root.workflow, this.store);
-    view.#rootMade = this.#root;
-    view.#boundRun = this.#run;
+    const root = this.#rootOf();
+    const view = new Context(root.workflow, this.store);
+    view.#rootMade = root;
+    view.#boundRun = this.#boundRun ?? root.run;
     view.#execution = execution;
     return view;
   }
 
   #activeRun(operation: string): Run {
-    const run = this.#run;
+    const run = this.#runOf();
     if (!run || run.done) {
       throw new ContextStateError(`${operation}: no run is in progress on this context. Call it from a step, or through handler.ctx while the run is going.`);
     }

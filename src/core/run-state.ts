@@ -292,6 +292,28 @@ export function newExecution(slot: StepSlot, event: Event, id: number | string, 
 }
 
 /**
+ * `execution` takes a worker of its step and begins its first attempt.
+ * @example startExecution(slot, newExecution(slot, event, ++state.executions, undefined));
+ */
+export function startExecution(slot: StepSlot, execution: StepExecution): void {
+  execution.attempt = 1;
+  slot.inFlight.add(execution);
+  slot.busy++;
+}
+
+/**
+ * `execution` ends (returned, or failed for good): it leaves its step's executions and gives its worker back.
+ * @example finishExecution(execution);
+ */
+export function finishExecution(execution: StepExecution): void {
+  const slot = execution.slot;
+  slot.inFlight.delete(execution);
+  execution.ended = true;
+  // An execution that ends with a wait still pending (not awaited) gave its worker back already.
+  if (execution.waits === 0) slot.busy--;
+}
+
+/**
  * Whether the run has ended (succeeded or failed).
  * @example if (ended(state)) return;
  */

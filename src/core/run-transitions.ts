@@ -13,7 +13,7 @@ import { StepFailedEvent } from "./step-failed.ts";
 import { retryDelay } from "./step.ts";
 import type { StepDefinition } from "./step.ts";
 import { describeKind, describeRequirements, describeValue } from "./user-text.ts";
-import { activeSteps, ended, Fifo, idle, newExecution, slotOf } from "./run-state.ts";
+import { activeSteps, ended, Fifo, finishExecution, idle, newExecution, slotOf, startExecution } from "./run-state.ts";
 import type { RunState, StepExecution, StepSlot } from "./run-state.ts";
 import type { Command, Commands, RunChange, RunCommand, RunInput, RunOutcome } from "./run-io.ts";
 import { loadRestored } from "./run-save.ts";
@@ -21,9 +21,7 @@ import { deliverToWaiter, wait, wake } from "./run-waits.ts";
 
 const NONE: readonly Command[] = Object.freeze([]);
 
-/**
- * `commands` as a list. @example for (const command of commandList(transitions.apply(input))) carryOut(command);
- */
+/** `commands` as a list. @example for (const command of commandList(transitions.apply(input))) carryOut(command); */
 export function commandList(commands: Commands): readonly Command[] {
   return commands === undefined ? NONE : Array.isArray(commands) ? commands : [commands as Command];
 }
@@ -97,6 +95,8 @@ export class Transitions {
 
   /** `apply({ kind: "stepReturned", execution, output, attempt })` without the input object: one per step execution. */
   applyReturned(execution: StepExecution, output: unknown, attempt: number): Commands {
+    const next = this.handOn(execution, output);
+    if (next !== undefined) return next;
     const one = this.#one;
     const more = this.#more;
     this.#one = this.#more = undefined;
@@ -107,6 +107,32 @@ export class Transitions {
       this.#one = one;
       this.#more = more;
     }
+  }
+
+  /**
+   * `returned` in its common case, which is most step executions: an unobserved run that goes
+   * on, nothing waiting, and the returned event bound for exactly one step with a free worker,
+   * while nothing queues behind the step that returned. It changes the state as `returned` →
+   * `route` → `enqueue` → `execute` would, and returns the one command they would emit (the new
+   * execution), but without emitting it: no command stored on this long-lived object (a write
+   * barrier for each young object stored there) nor the outer transition's saved and restored,
+   * and no check made twice on the way. `undefined`, with nothing changed: not that case.
+   */
+  handOn(execution: StepExecution, output: unknown): StepExecution | undefined {
+    const state = this.state;
+    const slot = execution.slot;
+    if (this.observed || state.phase !== "running" || state.waiters.length > 0 || execution.waits !== 0 || slot.queue?.size || slot.resumes?.size) return;
+    // A restored execution's event gets an id made from its own (`enqueue`): the general path.
+    if (typeof execution.id === "string" || !isEvent(output) || output instanceof StopEvent || output instanceof InputRequiredEvent) return;
+    const to = state.steps.routes.get(output.constructor as EventClass);
+    if (to === undefined || to.length !== 1) return;
+    const target = state.slots[to[0] as number] as StepSlot;
+    // The worker the returning execution gives back counts when it goes to the same step.
+    if (target.busy - (target === slot ? 1 : 0) >= target.step.numWorkers) return;
+    finishExecution(execution);
+    const next = newExecution(target, output, ++state.executions, undefined);
+    startExecution(target, next);
+    return next;
   }
 
   emit(command: Command): void {
@@ -172,9 +198,7 @@ export class Transitions {
   }
 
   execute(slot: StepSlot, execution: StepExecution): void {
-    execution.attempt = 1;
-    slot.inFlight.add(execution);
-    slot.busy++;
+    startExecution(slot, execution);
     this.emit(execution);
   }
 
@@ -196,10 +220,7 @@ export class Transitions {
   /** An attempt returned `output`: the execution ends, and its event (if any) goes on. */
   returned(execution: StepExecution, output: unknown, attempt: number): void {
     const slot = execution.slot;
-    slot.inFlight.delete(execution);
-    execution.ended = true;
-    // An execution that ends with a wait still pending (not awaited) gave its worker back already.
-    if (execution.waits === 0) slot.busy--;
+    finishExecution(execution);
     if (ended(this.state)) return;
     if (this.observed) this.note({ kind: "stepFinished", execution, attempt, output: isEvent(output) ? output : undefined });
     if (output !== undefined && !isEvent(output)) {
@@ -234,13 +255,13 @@ export class Transitions {
     try {
       delay = retryDelay(step, attempt, error, elapsed);
     } catch (policyError) {
-      this.finishFailed(execution);
+      finishExecution(execution);
       return this.fail(policyError, undefined); // a retry function that throws or returns nonsense
     }
     if (this.observed) this.note({ kind: "stepFailed", execution, attempt, error, retryIn: delay });
     if (delay !== null) return this.emit({ kind: "retry", execution, attempt: attempt + 1, delay });
     if (this.recover(execution, attempt, error)) return;
-    this.finishFailed(execution);
+    finishExecution(execution);
     this.fail(
       error instanceof Error
         ? error
@@ -266,7 +287,7 @@ export class Transitions {
     const used = recoveries.get(recoverer.name) ?? 0;
     if (used >= (recoverer.catchErrors?.maxRecoveries ?? 1)) return false;
     recoveries.set(recoverer.name, used + 1);
-    this.finishFailed(execution);
+    finishExecution(execution);
     if (this.observed) this.note({ kind: "stepRecovering", execution, recoverer: recoverer.name });
     const failure = error instanceof Error ? { name: error.name, message: error.message } : { name: typeof error, message: describeValue(error) };
     this.send(
@@ -281,14 +302,6 @@ export class Transitions {
     );
     this.pump(slot);
     return true;
-  }
-
-  /** A failed execution ends: it leaves its step's executions, and gives its worker back. */
-  finishFailed(execution: StepExecution): void {
-    const slot = execution.slot;
-    slot.inFlight.delete(execution);
-    execution.ended = true;
-    if (execution.waits === 0) slot.busy--;
   }
 
   /** Ends the run with `error`; `reason` (default: the error) is what the run's signal is aborted with. */
@@ -333,8 +346,10 @@ function applyInput(t: Transitions, input: RunInput): void {
     case "send":
       if (input.fromOutside) t.received(input.event);
       return t.send(input.event, input.target);
-    case "stepReturned":
-      return t.returned(input.execution, input.output, input.attempt);
+    case "stepReturned": {
+      const next = t.handOn(input.execution, input.output); // as `applyReturned`: its common case first
+      return next ? t.emit(next) : t.returned(input.execution, input.output, input.attempt);
+    }
     case "stepThrew":
       return t.threw(input.execution, input.error, input.attempt, input.elapsed);
     case "retrying":
