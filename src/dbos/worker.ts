@@ -154,6 +154,11 @@ function unknownWorkflow(worker: Live, workflowName: string): { name: string; me
  */
 async function durableRun(workflowName: string, input: Json, placement: RunPlacement): Promise<RunRecord> {
   const worker = liveWorker();
+  return abandonedOnStop(worker, () => runParts(worker, workflowName, input, placement));
+}
+
+/** The parts of a durable run, one after the other: see `durableRun`. */
+async function runParts(worker: Live, workflowName: string, input: Json, placement: RunPlacement): Promise<RunRecord> {
   await worker.started;
   const runId = DBOS.workflowID;
   const part = registeredPart;
@@ -253,11 +258,35 @@ async function partStatus(worker: Live, id: string): Promise<string | null> {
  */
 async function durablePart(runId: string, workflowName: string, input: Json, answers: SavedEvent[], session: boolean): Promise<SegmentOutcome> {
   const worker = liveWorker();
-  await worker.started;
-  const executing = DBOS.workflowID ?? partId(runId, answers.length + 1);
-  const outcome = await executePart(worker, { runId, executing, workflowName, input, answers, session });
-  await DBOS.send(runId, outcome, PART_DONE_TOPIC);
-  return outcome; // for clients that look at a part's outcome
+  return abandonedOnStop(worker, async () => {
+    await worker.started;
+    const executing = DBOS.workflowID ?? partId(runId, answers.length + 1);
+    const outcome = await executePart(worker, { runId, executing, workflowName, input, answers, session });
+    await DBOS.send(runId, outcome, PART_DONE_TOPIC);
+    return outcome; // for clients that look at a part's outcome
+  });
+}
+
+/**
+ * `work`, a durable run's or part's body, unless the worker it runs on stops meanwhile: then a
+ * promise that never settles. DBOS records what a workflow throws as its end, and a worker that
+ * stops makes its workflows throw (DBOS's waits end with "The system database has been shut
+ * down" while the pool, the worker's own, is still open to record it; a part's database work
+ * fails once the worker's pools close). Such an end would fail a run that a worker started
+ * later must go on with: abandoned instead, the workflow stays pending for that worker.
+ */
+async function abandonedOnStop<T>(worker: Live, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (live !== worker) return abandoned();
+    throw error;
+  }
+}
+
+/** What a workflow of a stopped worker waits on: nothing, for as long as the process lasts. */
+function abandoned(): Promise<never> {
+  return new Promise<never>(() => undefined);
 }
 
 /**
@@ -302,9 +331,11 @@ async function executePart(
           : {}),
       }),
     { name: "stepflow.part", retriesAllowed: true, maxAttempts: 3, intervalSeconds: 1 },
-  ).catch((error: unknown): SegmentOutcome => {
+  ).catch((error: unknown): SegmentOutcome | Promise<never> => {
     // Fenced: the part is another execution's now (DBOS records nothing of this one); no outcome is sent for it.
     if (lastError(error) instanceof DbosLeaseLostError) throw lastError(error);
+    // Failed because this worker is stopping (its pools closed): not the run's failure.
+    if (live !== worker) return abandoned();
     return { kind: "failed", error: describeError(error) };
   });
 }
