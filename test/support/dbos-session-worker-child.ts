@@ -9,11 +9,10 @@
  * Prints "ready" once it takes runs; SIGTERM stops it cleanly.
  */
 import type { ChatMessage } from "@llamaindex/core/llms";
-import { z } from "zod";
 import { DbosWorker } from "../../src/dbos/index.ts";
 import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
-import { annotateTool, tool } from "../../src/tools/tool.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+import { fireEmployeeTool } from "./fire-employee-tool.ts";
 
 const [database, workerId, hrURL, gateURL, mode = "", more = "{}"] = process.argv.slice(2) as [string, string, string, string, string?, string?];
 const options = JSON.parse(more) as { takeoverAfter?: number | false };
@@ -32,20 +31,7 @@ class GatedLLM extends ScriptedLLM {
   }
 }
 
-// A DELETE is idempotent (RFC 9110): a call cut short may be made again.
-const fire = annotateTool(
-  tool({
-    name: "fire_employee",
-    description: "Remove an employee from the HR system.",
-    parameters: z.object({ id: z.number() }),
-    execute: async ({ id }) => {
-      await pass("tool");
-      const response = await fetch(`${hrURL}/api/users/${id}`, { method: "DELETE" });
-      return `Employee ${id}: HTTP ${response.status}`;
-    },
-  }),
-  { idempotentHint: true },
-);
+const fire = fireEmployeeTool(hrURL, pass);
 
 const agent = new FunctionCallingAgent({
   llm: new GatedLLM(({ messages }) => {

@@ -10,12 +10,11 @@
  * test kills it. Prints "ready" once it takes runs; SIGTERM stops it cleanly.
  */
 import type { ChatMessage } from "@llamaindex/core/llms";
-import { z } from "zod";
 import { DBOS } from "@dbos-inc/dbos-sdk";
 import { DbosWorker } from "../../src/dbos/index.ts";
 import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
-import { annotateTool, tool } from "../../src/tools/tool.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+import { fireEmployeeTool } from "./fire-employee-tool.ts";
 
 const [database, workerId, hrURL, gateURL, mode = "", concurrency = "10", more = "{}"] = process.argv.slice(2) as [
   string,
@@ -51,18 +50,7 @@ class GatedLLM extends ScriptedLLM {
   }
 }
 
-const bareFire = tool({
-  name: "fire_employee",
-  description: "Remove an employee from the HR system.",
-  parameters: z.object({ id: z.number() }),
-  execute: async ({ id }) => {
-    await pass("tool");
-    const response = await fetch(`${hrURL}/api/users/${id}`, { method: "DELETE" });
-    return `Employee ${id}: HTTP ${response.status}`;
-  },
-});
-// A DELETE is idempotent (RFC 9110): a call cut short may be made again.
-const fire = options.unannotated ? bareFire : annotateTool(bareFire, { idempotentHint: true });
+const fire = fireEmployeeTool(hrURL, pass, { unannotated: options.unannotated === true });
 
 const agent = new FunctionCallingAgent({
   llm: new GatedLLM((request) =>
