@@ -43,9 +43,14 @@ const runs = new RunLocal<AgentRun>();
  * whose sources and usage start empty) or the first step a restored run executes, then shared.
  * @example const run = await agentRun(ctx, { llm, tokenLimit: 89_600, journal: undefined }, true);
  */
-export async function agentRun(ctx: Context, setup: RunSetup, starting = false): Promise<AgentRun> {
+export function agentRun(ctx: Context, setup: RunSetup, starting = false): AgentRun | Promise<AgentRun> {
+  // Every step asks, and all but a run's first find it made: those get it without the promise
+  // and suspended frame an async function costs each call (1.5 KB of a session turn's 63).
   const existing = starting ? undefined : runs.get(ctx);
-  if (existing) return existing;
+  return existing ?? newAgentRun(ctx, setup, starting);
+}
+
+async function newAgentRun(ctx: Context, setup: RunSetup, starting: boolean): Promise<AgentRun> {
   if (setup.journal) useJournal(ctx, setup.journal);
   const memory = await agentMemory(ctx, setup.llm);
   let sources = starting ? undefined : await ctx.store.get<ToolSource[] | undefined>("sources", undefined);
