@@ -21,7 +21,8 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_dbos_checkpoints (
   answered INTEGER NOT NULL,
   context JSONB NOT NULL,
   updated_at TIMESTAMPTZ NOT NULL DEFAULT now());
-ALTER TABLE stepflow_dbos_checkpoints ADD COLUMN IF NOT EXISTS outcome JSONB`;
+ALTER TABLE stepflow_dbos_checkpoints ADD COLUMN IF NOT EXISTS outcome JSONB;
+ALTER TABLE stepflow_dbos_checkpoints ADD COLUMN IF NOT EXISTS parked BOOLEAN NOT NULL DEFAULT false`;
 const SCHEMA_LOCK = 748_213_926; // serialises CREATE … IF NOT EXISTS of processes starting together
 
 /**
@@ -47,6 +48,8 @@ export interface Checkpoint {
   /** How many of the run's answers (sent with `respond`) the context already holds. */
   readonly answered: number;
   readonly context: ContextJSON;
+  /** Whether the part that wrote it ended there, waiting for an answer (its part is over: replayed, it ends waiting again). */
+  readonly parked?: boolean;
 }
 
 /** `url` as messages show it: no password. @example describeDatabase("postgres://u:secret@h/db") // "postgres://u:***@h/db" */
@@ -145,18 +148,47 @@ export class Checkpoints {
     private readonly tolerance: number,
   ) {}
 
-  /** The newest checkpoint of `runId` and its outcome, if recorded; throws `DbosLeaseLostError` unless `fence` holds. */
-  async load(runId: string, fence: Fence): Promise<Found> {
-    const found = await this.#query(
-      `WITH ${fenceCte(2)} SELECT (SELECT count(*) FROM fence)::int AS held, c.seq, c.answered, c.context, c.outcome
-       FROM (SELECT 1) one LEFT JOIN stepflow_dbos_checkpoints c ON c.run_id = $1`,
-      [runId, ...fenceArgs(fence)],
-    );
-    const row = found.rows[0] as { held: number; seq: number | null; answered: number; context: ContextJSON; outcome: RecordedOutcome | null };
+  /**
+   * The newest checkpoint of `runId` and its outcome, if recorded; throws `DbosLeaseLostError`
+   * unless `fence` holds. `first`, the run before its first step: written in the same statement
+   * when the run has no checkpoint yet (a new run), and then the checkpoint found.
+   */
+  async load(runId: string, fence: Fence, first?: Checkpoint): Promise<Found> {
+    const found =
+      first === undefined
+        ? await this.#query(
+            `WITH ${fenceCte(2)} SELECT (SELECT count(*) FROM fence)::int AS held, 0 AS inserted, c.seq, c.answered, c.context, c.outcome, c.parked
+             FROM (SELECT 1) one LEFT JOIN stepflow_dbos_checkpoints c ON c.run_id = $1`,
+            [runId, ...fenceArgs(fence)],
+          )
+        : await this.#query(
+            `WITH ${fenceCte(2)},
+               existing AS (SELECT seq, answered, context, outcome, parked FROM stepflow_dbos_checkpoints WHERE run_id = $1),
+               inserted AS (INSERT INTO stepflow_dbos_checkpoints (run_id, seq, answered, context)
+                 SELECT $1, $6, $7, $8 WHERE EXISTS (SELECT 1 FROM fence) AND NOT EXISTS (SELECT 1 FROM existing)
+                 ON CONFLICT (run_id) DO NOTHING RETURNING 1)
+             SELECT (SELECT count(*) FROM fence)::int AS held, (SELECT count(*) FROM inserted)::int AS inserted,
+               c.seq, c.answered, c.context, c.outcome, c.parked
+             FROM (SELECT 1) one LEFT JOIN existing c ON true`,
+            [runId, ...fenceArgs(fence), first.seq, first.answered, JSON.stringify(first.context)],
+          );
+    const row = found.rows[0] as {
+      held: number;
+      inserted: number;
+      seq: number | null;
+      answered: number;
+      context: ContextJSON;
+      outcome: RecordedOutcome | null;
+      parked: boolean;
+    };
     // A recorded end is the run's, whoever asks: a part delivered again returns it.
     if (row.outcome) return { checkpoint: undefined, outcome: row.outcome };
     if (row.held === 0) throw leaseLost(fence, `the start of run ${runId}`);
-    return { checkpoint: row.seq === null ? undefined : { seq: row.seq, answered: row.answered, context: row.context }, outcome: undefined };
+    if (row.seq !== null) return { checkpoint: { seq: row.seq, answered: row.answered, context: row.context, parked: row.parked }, outcome: undefined };
+    if (first === undefined) return { checkpoint: undefined, outcome: undefined };
+    if (row.inserted === 1) return { checkpoint: first, outcome: undefined };
+    // Written by another execution between this statement's snapshot and its insert: that one is the run's.
+    return this.load(runId, fence);
   }
 
   /**
@@ -186,9 +218,11 @@ export class Checkpoints {
     fence: Fence,
     events: readonly SavedEvent[] | undefined,
   ): Promise<void> {
-    const upsert = `INSERT INTO stepflow_dbos_checkpoints (run_id, seq, answered, context, outcome)
-       SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM fence)
-       ON CONFLICT (run_id) DO UPDATE SET seq = EXCLUDED.seq, answered = EXCLUDED.answered, context = EXCLUDED.context, outcome = EXCLUDED.outcome, updated_at = now()
+    const parked = checkpoint.parked === true && outcome === null;
+    const upsert = `INSERT INTO stepflow_dbos_checkpoints (run_id, seq, answered, context, outcome, parked)
+       SELECT $1, $2, $3, $4, $5, ${parked ? "true" : "false"} WHERE EXISTS (SELECT 1 FROM fence)
+       ON CONFLICT (run_id) DO UPDATE SET seq = EXCLUDED.seq, answered = EXCLUDED.answered, context = EXCLUDED.context, outcome = EXCLUDED.outcome,
+         parked = EXCLUDED.parked, updated_at = now()
        WHERE stepflow_dbos_checkpoints.seq < EXCLUDED.seq AND stepflow_dbos_checkpoints.outcome IS NULL`;
     const args = [
       runId,

@@ -77,10 +77,15 @@ function takeBatch(batch: Batch): void {
 /** Runs the part; see the module's comment. */
 export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
   const { runId, workflow, checkpoints, fence } = part;
-  const found = await checkpoints.load(runId, fence);
+  // A new run's first checkpoint goes with the look for one (one statement); a session turn's starts from its session, read first.
+  const first = part.answers.length === 0 && !part.startContext ? await initialCheckpoint(part) : undefined;
+  const found = await checkpoints.load(runId, fence, first);
   // The run's end is recorded (this part is delivered again after it ended): it is not run again.
   if (found.outcome) return found.outcome;
-  const checkpoint = found.checkpoint ?? (await firstCheckpoint(part));
+  // This part parked already, and DBOS replays it: a later part has gone on (its checkpoints hold more answers), or the run still waits.
+  const newest = found.checkpoint;
+  if (newest && (newest.answered > part.answers.length || (newest.parked === true && newest.answered === part.answers.length))) return { kind: "waiting" };
+  const checkpoint = newest ?? (await firstCheckpoint(part));
   const context = structuredClone(checkpoint.context) as { -readonly [K in keyof ContextJSON]: ContextJSON[K] };
   // An answer goes where a `waitForEvent` finds it, decoded by the class the step waits for.
   const fresh = part.answers.slice(checkpoint.answered);
@@ -123,7 +128,7 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
    * the steps it starts counted in flight) and none of those steps has run yet, so the
    * checkpoint holds none of their work half done.
    */
-  const snapshot = (ended: "ended-not-saved" | "parked") => {
+  const snapshot = (ended: "ended-not-saved" | "parked"): unknown => {
     let taken: ContextJSON;
     try {
       taken = ctx.toJSON();
@@ -131,11 +136,11 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
       // A run that cannot be saved cannot be durable: it ends here, and the run fails with this error.
       unsaveable ??= error;
       queueMicrotask(() => handler.cancel());
-      return;
+      return error;
     }
     // A snapshot taken once the run has ended holds no result to go on from: the run's end is
     // recorded with its outcome below, in one write, or (a worker dies first) the last step runs again.
-    if (ended === "ended-not-saved" && !taken.running) return;
+    if (ended === "ended-not-saved" && !taken.running) return undefined;
     if (due) due.snapshot = taken;
     else {
       let written!: (done: Promise<void>) => void;
@@ -143,14 +148,15 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
       due = { snapshot: taken, written };
     }
     wake?.();
+    return undefined;
   };
   /**
    * The events of the stream write queued last and not started yet: later events join it, and a
    * checkpoint queued before it starts takes them into its own write (one statement for both).
    */
   let batch: Batch | undefined;
-  /** Queues the write of the snapshot due (after the writes before it); several taken meanwhile make one write, the newest. */
-  const queueCheckpoint = () => {
+  /** Queues the write of the snapshot due (after the writes before it); several taken meanwhile make one write, the newest. `parked`: the one the part ends on. */
+  const queueCheckpoint = (parked = false) => {
     const pending = due;
     due = undefined;
     if (!pending) return;
@@ -158,7 +164,7 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
     const carried = batch;
     if (carried) takeBatch(carried);
     batch = undefined;
-    const next = { seq: ++seq, answered, context: pending.snapshot };
+    const next = { seq: ++seq, answered, context: pending.snapshot, parked };
     writes = writes.then(() => checkpoints.save(runId, next, fence, carried?.events)).catch((error: unknown) => void (saveError ??= error));
     pending.written(writes);
   };
@@ -252,13 +258,16 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
       outcome = { kind: "finished", result: encodeValue(result ?? null, `the result of run ${runId}`, workflow.codecs) };
     } catch (error) {
       if (parked) {
-        snapshot("parked");
+        const unsaved = snapshot("parked");
         batch = tail;
-        queueCheckpoint();
-        // No checkpoint could be taken (the run cannot be saved): its question is streamed all the same.
-        if (tail && batch === tail) writes = writes.then(() => part.write(tail.events)).catch((error: unknown) => void (writeError ??= error));
+        queueCheckpoint(true);
         batch = undefined;
-        outcome = { kind: "waiting" };
+        // The part ends on this checkpoint, marked parked: replayed, the part ends waiting again rather than running. A run that
+        // cannot be saved here could not go on after the answer from where it asked: it fails, like at any other checkpoint.
+        if (unsaved !== undefined) {
+          const { name, message } = unsaved instanceof Error ? unsaved : { name: "Error", message: String(unsaved) };
+          outcome = { kind: "failed", error: { name, message } };
+        } else outcome = { kind: "waiting" };
       } else {
         const { name, message } = error instanceof Error ? error : { name: "Error", message: String(error) };
         outcome = { kind: "failed", error: { name, message } };
@@ -283,6 +292,13 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
  * over keeps the run's id (its journal keys) and never starts it a second time.
  */
 async function firstCheckpoint(part: SegmentInput): Promise<{ seq: number; answered: number; context: ContextJSON }> {
+  const checkpoint = await initialCheckpoint(part);
+  await part.checkpoints.save(part.runId, checkpoint, part.fence);
+  return checkpoint;
+}
+
+/** The run before its first step, not saved yet: from the context `startContext` gives (a session's), else a fresh one. */
+async function initialCheckpoint(part: SegmentInput): Promise<{ seq: number; answered: number; context: ContextJSON }> {
   const ctx = (await part.startContext?.()) ?? new Context(part.workflow);
   const handler = part.workflow.run(part.input as object, { ctx });
   const context = ctx.toJSON(); // the StartEvent is queued; the run starts a microtask later
@@ -291,7 +307,5 @@ async function firstCheckpoint(part: SegmentInput): Promise<{ seq: number; answe
     () => undefined,
     () => undefined,
   );
-  const checkpoint = { seq: 0, answered: 0, context };
-  await part.checkpoints.save(part.runId, checkpoint, part.fence);
-  return checkpoint;
+  return { seq: 0, answered: 0, context };
 }

@@ -91,7 +91,7 @@ export interface DbosWorkerOptions {
   readonly outageTolerance?: number;
   /** How long a run waits for an answer (a human's approval), in seconds. Default 30 days. */
   readonly answerTimeout?: number;
-  /** Only workers of the same version take a run; change it when a deployment changes what runs mean. Default `"stepflow-dbos-4"`. */
+  /** Only workers of the same version take a run; change it when a deployment changes what runs mean. Default `"stepflow-dbos-5"`. */
   readonly version?: string;
   /**
    * Which events of a run go to its stream, for `DbosRuns.events` (written to the database
@@ -289,10 +289,17 @@ function abandoned(): Promise<never> {
   return new Promise<never>(() => undefined);
 }
 
+/** How many times a part is tried (a database error after `outageTolerance`, say) before the run fails, and the wait before the second. */
+const PART_ATTEMPTS = 3;
+const PART_RETRY_MS = 1000;
+
 /**
- * Runs the stepflow run from its newest checkpoint until it ends or asks a question, as one DBOS
- * step of the workflow `executing` (the run's own, or a part's): see `segment.ts`. A session
- * turn (`session`) starts from its session, and saves it once it has finished.
+ * Runs the stepflow run from its newest checkpoint until it ends or asks a question, in the
+ * workflow `executing` (the run's own, or a part's): see `segment.ts`. Not a DBOS step: stepflow's
+ * own records say how a part ended (the run's end with its last checkpoint, or the checkpoint it
+ * parked on), so a part that DBOS replays returns that at its first statement, and DBOS's four
+ * statements to record a step, and three to look for one, are spared. A session turn
+ * (`session`) starts from its session, and saves it once it has finished.
  */
 async function executePart(
   worker: Live,
@@ -309,45 +316,64 @@ async function executePart(
   const workflow = worker.workflows[workflowName];
   if (!workflow) return { kind: "failed", error: unknownWorkflow(worker, workflowName) };
   const fence = { lease: await worker.heartbeats.lease(), part: executing, owner: currentOwnerXid(executing) };
-  // A part that still fails after DBOS's retries (a database that stays away) ends the run, as one that failed.
-  return DBOS.runStep(
-    (): Promise<SegmentOutcome> =>
-      runSegment({
-        runId,
-        workflow,
-        input,
-        answers,
-        checkpoints: worker.checkpoints,
-        journal: new FencedJournal(worker.journal.pool, fence, worker.journal),
-        fence,
-        streamed: worker.streamed,
-        signal: DBOS.stepStatus?.cancelSignal,
-        write: (events) => worker.streams.write(runId, EVENTS_STREAM, events, fence),
-        ...(part.session
-          ? {
-              startContext: () => worker.sessionTurns.start(runId, workflow),
-              finished: (ctx: Context, ended: RecordedOutcome) => worker.sessionTurns.finish(runId, workflow, ctx, ended),
-            }
-          : {}),
-      }),
-    { name: "stepflow.part", retriesAllowed: true, maxAttempts: 3, intervalSeconds: 1 },
-  ).catch((error: unknown): SegmentOutcome | Promise<never> => {
-    // Fenced: the part is another execution's now (DBOS records nothing of this one); no outcome is sent for it.
-    if (lastError(error) instanceof DbosLeaseLostError) throw lastError(error);
-    // Failed because this worker is stopping (its pools closed): not the run's failure.
-    if (live !== worker) return abandoned();
-    return { kind: "failed", error: describeError(error) };
-  });
+  // Aborted when the run is cancelled (`DbosRuns.cancel`), by DBOS's look at its cancelled workflows, as it would a step's.
+  const cancellation = systemDatabase().watchForCancellation(executing);
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await runSegment({
+          runId,
+          workflow,
+          input,
+          answers,
+          checkpoints: worker.checkpoints,
+          journal: new FencedJournal(worker.journal.pool, fence, worker.journal),
+          fence,
+          streamed: worker.streamed,
+          signal: cancellation.signal,
+          write: (events) => worker.streams.write(runId, EVENTS_STREAM, events, fence),
+          ...(part.session
+            ? {
+                startContext: () => worker.sessionTurns.start(runId, workflow),
+                finished: (ctx: Context, ended: RecordedOutcome) => worker.sessionTurns.finish(runId, workflow, ctx, ended),
+              }
+            : {}),
+        });
+      } catch (error) {
+        // Fenced: the part is another execution's now (DBOS records nothing of this one); no outcome is sent for it.
+        if (error instanceof DbosLeaseLostError) throw error;
+        // Failed because this worker is stopping (its pools closed): not the run's failure.
+        if (live !== worker) return abandoned();
+        // A part that still fails after its attempts (a database that stays away) ends the run, as one that failed.
+        if (attempt >= PART_ATTEMPTS || cancellation.cancelled) return { kind: "failed", error: describeError(error) };
+        await new Promise((resolve) => setTimeout(resolve, PART_RETRY_MS * 2 ** (attempt - 1)));
+      }
+    }
+  } finally {
+    cancellation.release();
+  }
 }
 
-/** The error of a step's last attempt (DBOS wraps it when a step runs out of retries). */
-function lastError(error: unknown): unknown {
-  return (error as { errors?: unknown[] }).errors?.at(-1) ?? error;
+/** What stepflow uses of DBOS's system database that DBOS's public API lacks (checked by `checkDbosInternals` as a worker starts). */
+interface SystemDatabaseInternals {
+  /** The signal DBOS gives a step, aborted within its cancellation polling interval of the workflow's cancellation. */
+  watchForCancellation(workflowID: string): { readonly signal: AbortSignal; readonly cancelled: boolean; release(): void };
+  /** DBOS's in-process count of the runs it executes, by workflow id (see `leaveSlots`). */
+  readonly runningWorkflowMap?: Map<string, { queueName?: string }[]>;
+}
+
+function systemDatabase(): SystemDatabaseInternals {
+  const found = DBOSExecutor.globalInstance?.systemDatabase as Partial<SystemDatabaseInternals> | undefined;
+  if (typeof found?.watchForCancellation !== "function") {
+    throw new DbosRuntimeError(
+      "This version of @dbos-inc/dbos-sdk does not watch workflows for cancellation the way stepflow uses: stepflow supports @dbos-inc/dbos-sdk 5.3.x. Install that version.",
+    );
+  }
+  return found as SystemDatabaseInternals;
 }
 
 function describeError(error: unknown): { name: string; message: string } {
-  const cause = lastError(error);
-  return cause instanceof Error ? { name: cause.name, message: cause.message } : { name: "Error", message: String(cause) };
+  return error instanceof Error ? { name: error.name, message: error.message } : { name: "Error", message: String(error) };
 }
 
 let registered: ((workflowName: string, input: Json, placement: RunPlacement) => Promise<RunRecord>) | undefined;
@@ -465,6 +491,7 @@ export class DbosWorker {
       registered ??= DBOS.registerWorkflow(durableRun, { name: RUN_WORKFLOW });
       registeredPart ??= DBOS.registerWorkflow(durablePart, { name: PART_WORKFLOW });
       await whileStartingAlone(pool, () => DBOS.launch());
+      systemDatabase(); // a DBOS without what stepflow uses of it fails here, before any run starts
       // DBOS has recovered this id's runs (they wait for `started`): the queues are registered through an outage too.
       const registering = { database, what: "the queues of durable runs", tolerance };
       await retrying(
@@ -508,7 +535,7 @@ export class DbosWorker {
       await beats.end().catch(() => undefined);
       await system.end().catch(() => undefined);
       await pool.end().catch(() => undefined);
-      throw error instanceof ConfigurationError ? error : unreachable(options.database, error);
+      throw error instanceof ConfigurationError || error instanceof DbosRuntimeError ? error : unreachable(options.database, error);
     }
     return new DbosWorker(settings.workerId, database, [pool, beats, system], heartbeats);
   }

@@ -10,7 +10,8 @@ import type { Context } from "../../src/index.ts";
 import type { Checkpoint, Checkpoints, Found, RecordedOutcome } from "../../src/dbos/checkpoints.ts";
 import type { Fence } from "../../src/dbos/lease.ts";
 import { runSegment } from "../../src/dbos/segment.ts";
-import type { Journal, JournalClaim } from "../../src/core/internal.ts";
+import { encodeEvent } from "../../src/core/internal.ts";
+import type { Journal, JournalClaim, SavedEvent } from "../../src/core/internal.ts";
 
 class Drafted extends Event<{ text: string }> {}
 class Progress extends Event<{ note: string }> {}
@@ -59,8 +60,12 @@ class Database implements Pick<Checkpoints, "load" | "save" | "end"> {
   ended: RecordedOutcome | undefined;
   found: Found = { checkpoint: undefined, outcome: undefined };
 
-  async load(): Promise<Found> {
-    return this.found;
+  /** The run found, or (none found) `first`, written in the same statement. */
+  async load(_runId: string, _fence: Fence, first?: Checkpoint): Promise<Found> {
+    if (first === undefined || this.found.checkpoint !== undefined || this.found.outcome !== undefined) return this.found;
+    this.saved.push(structuredClone(first));
+    this.log.push(`checkpoint ${first.seq}`);
+    return { checkpoint: first, outcome: undefined };
   }
 
   /** A checkpoint, and the events streamed before it, written with it (in the same transaction). */
@@ -101,12 +106,12 @@ class Database implements Pick<Checkpoints, "load" | "save" | "end"> {
 
 const fence: Fence = { lease: { holder: "w1", epoch: 1, signal: new AbortController().signal }, part: "run-1.part-1", owner: undefined };
 
-function part(db: Database, workflow: Workflow<never, unknown> | Workflow<object, unknown>, input: object) {
+function part(db: Database, workflow: Workflow<never, unknown> | Workflow<object, unknown>, input: object, answers: SavedEvent[] = []) {
   return {
     runId: "run-1",
     workflow: workflow as never,
     input: input as never,
-    answers: [],
+    answers,
     checkpoints: db as unknown as Checkpoints,
     journal: db.journal(),
     fence,
@@ -164,6 +169,28 @@ describe("a part of a durable run", () => {
     const outcome = await runSegment(part(again, new Mailer(), { to: "Ada" }));
     expect(outcome).toEqual({ kind: "finished", result: "sent: Hello Ada" });
     expect(again.log.filter((line) => line.startsWith("stream Progress"))).toEqual([]); // the draft step did not run again
+  });
+
+  it("ends waiting again, running nothing, when replayed after it parked; the part after the answer goes on from there", async () => {
+    const db = new Database();
+    await runSegment(part(db, new Asker(), {}));
+    const parkedOn = db.saved.at(-1) as Checkpoint;
+    expect(parkedOn.parked).toBe(true);
+    // DBOS replays the run's workflow (its worker died while the run waited): the part that asked is not run again.
+    const replayed = new Database();
+    replayed.found = { checkpoint: parkedOn, outcome: undefined };
+    expect(await runSegment(part(replayed, new Asker(), {}))).toEqual({ kind: "waiting" });
+    expect(replayed.log).toEqual([]);
+    // The part after the answer starts from the same checkpoint, with the answer, and finishes the run.
+    const answer = encodeEvent(new HumanResponseEvent({ response: "go" }), "an answer");
+    const next = new Database();
+    next.found = { checkpoint: parkedOn, outcome: undefined };
+    expect(await runSegment(part(next, new Asker(), {}, [answer]))).toEqual({ kind: "finished", result: "go" });
+    // Replayed once a later part has written checkpoints (holding more answers), the part that asked ends waiting too.
+    const later = new Database();
+    later.found = { checkpoint: { ...parkedOn, answered: 1, parked: false }, outcome: undefined };
+    expect(await runSegment(part(later, new Asker(), {}))).toEqual({ kind: "waiting" });
+    expect(later.log).toEqual([]);
   });
 
   it("returns the recorded end of a run that another worker finished, and runs nothing", async () => {
