@@ -1,9 +1,11 @@
 /**
- * One part of a durable run, recorded by DBOS as one step: the run continues from its newest
- * checkpoint until it ends or waits for an answer from outside. Every step execution that
- * finishes meanwhile is checkpointed, so a worker that takes the part over after a crash starts
- * from the last of them; the journal keeps the side effects (`ctx.once`, the agent's tool
- * calls) of the execution that was cut short from happening twice.
+ * One part of a durable run: the run continues from its newest checkpoint until it ends or
+ * waits for an answer from outside, and the part's end is recorded with its last checkpoint
+ * (the run's outcome, or the checkpoint it parked on), so that a part DBOS replays ends the
+ * same way at once, running nothing. Every step execution that finishes meanwhile is
+ * checkpointed, so a worker that takes the part over after a crash starts from the last of
+ * them; the journal keeps the side effects (`ctx.once`, the agent's tool calls) of the
+ * execution that was cut short from happening twice.
  */
 import { Context, InputRequiredEvent, StopEvent, useJournal, encodeEvent, encodeValue, runOf } from "../core/internal.ts";
 import type { ContextJSON, Event, Journal, Json, RunChange, SavedEvent, AnyWorkflow } from "../core/internal.ts";

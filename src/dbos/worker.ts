@@ -1,9 +1,10 @@
 /**
  * A DBOS worker: a process that runs stepflow workflows durably. Each run is one DBOS workflow
  * (`stepflow.run`, on the queue with the concurrency limits) whose body is deterministic, as
- * DBOS requires: it runs the stepflow run in parts, each one DBOS step (see `segment.ts`) — the
- * first in the run's own workflow, each after an answer in a DBOS workflow of its own
- * (`stepflow.part`) on that queue — and between two parts waits in the database (`DBOS.recv`)
+ * DBOS requires: it runs the stepflow run in parts (see `segment.ts`) — the first in the run's
+ * own workflow, each after an answer in a DBOS workflow of its own (`stepflow.part`) on that
+ * queue; a part is no DBOS step, its end being recorded by stepflow's checkpoints, which a part
+ * that DBOS replays reads first — and between two parts waits in the database (`DBOS.recv`)
  * for the answer to the question that ended the first, having left the queue's slots. The step
  * executions inside a part are checkpointed by stepflow itself, and their side effects kept
  * once by the journal, so that DBOS's recovery of a part (a restarted worker with the same id,
@@ -145,7 +146,7 @@ function unknownWorkflow(worker: Live, workflowName: string): { name: string; me
 
 /**
  * The body of every durable run: deterministic, so DBOS can replay it from its records. Its
- * first part runs here, as a DBOS step of the run's own workflow (except a session turn's,
+ * first part runs here, in the run's own workflow (except a session turn's,
  * which waits on its session's partition and so takes no slot of the queue: its parts are all
  * workflows of their own there). A run that ends without a question is so one DBOS workflow.
  * A run that asks one leaves the queue's slots (see `leaveSlots`), waits for the answer, and
