@@ -131,6 +131,12 @@ export function unreachable(url: string, error: unknown): DbosDatabaseError {
 export type RecordedOutcome =
   { readonly kind: "finished"; readonly result: Json } | { readonly kind: "failed"; readonly error: { readonly name: string; readonly message: string } };
 
+/** Keys of the journal of side effects to claim with a checkpoint, and for whom (see `claimant` in `lease.ts`). @example `{ keys: ["once:run-1:exec-2:charge"], claimant: "w1@3/run-1:9f…" }` */
+export interface JournalClaims {
+  readonly keys: readonly string[];
+  readonly claimant: string;
+}
+
 /** What a part finds of its run: the newest checkpoint, and the run's outcome if its end is recorded. @example `{ checkpoint: undefined, outcome: { kind: "finished", result: 4 } }` */
 export interface Found {
   readonly checkpoint: Checkpoint | undefined;
@@ -194,10 +200,13 @@ export class Checkpoints {
   /**
    * Keeps `checkpoint` unless a newer one (a larger `seq`) is there already, or the run's end is,
    * and with it appends `events` (streamed before it) to the run's stream; throws
-   * `DbosLeaseLostError` unless `fence` holds.
+   * `DbosLeaseLostError` unless `fence` holds. With `claims`, claims those keys of the journal
+   * of side effects (`FencedJournal`'s table) for `claims.claimant` in the same statement, each
+   * that no one holds yet, and resolves with the keys it claimed: the claim of work that waits
+   * for this checkpoint costs no round trip of its own.
    */
-  async save(runId: string, checkpoint: Checkpoint, fence: Fence, events?: readonly SavedEvent[]): Promise<void> {
-    await this.#write(runId, checkpoint, null, fence, events);
+  async save(runId: string, checkpoint: Checkpoint, fence: Fence, events?: readonly SavedEvent[], claims?: JournalClaims): Promise<readonly string[]> {
+    return this.#write(runId, checkpoint, null, fence, events, claims);
   }
 
   /** Records how the run ended (its context is of no more use), with the last `events` it streamed, in one write: from then on the run is never executed again. */
@@ -208,7 +217,7 @@ export class Checkpoints {
     fence: Fence,
     events?: readonly SavedEvent[],
   ): Promise<void> {
-    await this.#write(runId, { ...last, context: null }, outcome, fence, events);
+    await this.#write(runId, { ...last, context: null }, outcome, fence, events, undefined);
   }
 
   async #write(
@@ -217,7 +226,8 @@ export class Checkpoints {
     outcome: RecordedOutcome | null,
     fence: Fence,
     events: readonly SavedEvent[] | undefined,
-  ): Promise<void> {
+    claims: JournalClaims | undefined,
+  ): Promise<readonly string[]> {
     const parked = checkpoint.parked === true && outcome === null;
     const upsert = `INSERT INTO stepflow_dbos_checkpoints (run_id, seq, answered, context, outcome, parked)
        SELECT $1, $2, $3, $4, $5, ${parked ? "true" : "false"} WHERE EXISTS (SELECT 1 FROM fence)
@@ -232,19 +242,26 @@ export class Checkpoints {
       outcome === null ? null : JSON.stringify(outcome),
       ...fenceArgs(fence),
     ];
+    const ctes = [`${fenceCte(6)}`, `saved AS (${upsert} RETURNING 1)`];
     // The events go in only with the checkpoint: a retry of a write that landed appends them no second time.
-    const written =
-      events === undefined || events.length === 0
-        ? await this.#query(`WITH ${fenceCte(6)} ${upsert} RETURNING 1`, args)
-        : await this.#query(
-            `WITH ${fenceCte(6)}, saved AS (${upsert} RETURNING 1), appended AS (${appendEvents(10, "EXISTS (SELECT 1 FROM saved)")})
-             SELECT 1 FROM saved`,
-            [...args, EVENTS_STREAM, JSON.stringify(events)],
-          );
-    if (written.rowCount === 1) return;
+    if (events !== undefined && events.length > 0) {
+      ctes.push(`appended AS (${appendEvents(args.length + 1, "EXISTS (SELECT 1 FROM saved)")})`);
+      args.push(EVENTS_STREAM, JSON.stringify(events));
+    }
+    // A claim needs the fence only: a checkpoint not kept here (a newer one is there) was written before it all the same.
+    if (claims !== undefined && claims.keys.length > 0) {
+      ctes.push(`claimed AS (INSERT INTO stepflow_journal (key, claimant) SELECT k, $${args.length + 2} FROM unnest($${args.length + 1}::text[]) AS t(k)
+        WHERE EXISTS (SELECT 1 FROM fence) ON CONFLICT (key) DO NOTHING RETURNING key)`);
+      args.push([...claims.keys], claims.claimant);
+    }
+    const claimed = claims !== undefined && claims.keys.length > 0 ? "ARRAY(SELECT key FROM claimed)" : "ARRAY[]::text[]";
+    const written = await this.#query(`WITH ${ctes.join(", ")} SELECT (SELECT count(*) FROM saved)::int AS saved, ${claimed} AS claimed`, args);
+    const row = written.rows[0] as { saved: number; claimed: string[] };
+    if (row.saved === 1) return row.claimed;
     // Nothing written: a newer checkpoint was there (this write is a retry of one that landed), or the fence is gone.
     const held = await this.#query(`WITH ${fenceCte(1)} SELECT count(*)::int AS held FROM fence`, fenceArgs(fence));
     if ((held.rows[0] as { held: number }).held === 0) throw leaseLost(fence, `checkpoint ${checkpoint.seq} of run ${runId}`);
+    return row.claimed;
   }
 
   async #query(sql: string, args: unknown[]): Promise<pg.QueryResult> {

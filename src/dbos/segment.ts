@@ -7,8 +7,8 @@
  * them; the journal keeps the side effects (`ctx.once`, the agent's tool calls) of the
  * execution that was cut short from happening twice.
  */
-import { Context, InputRequiredEvent, StopEvent, useJournal, encodeEvent, encodeValue, runOf } from "../core/internal.ts";
-import type { ContextJSON, Event, Journal, Json, RunChange, SavedEvent, AnyWorkflow } from "../core/internal.ts";
+import { Context, InputRequiredEvent, StopEvent, checkJournalKey, useJournal, encodeEvent, encodeValue, runOf } from "../core/internal.ts";
+import type { ContextJSON, Event, Journal, JournalClaim, Json, RunChange, SavedEvent, AnyWorkflow } from "../core/internal.ts";
 import type { Checkpoints, RecordedOutcome } from "./checkpoints.ts";
 import { DbosLeaseLostError, DbosRuntimeError } from "./errors.ts";
 import { leaseLost } from "./lease.ts";
@@ -43,6 +43,12 @@ export interface SegmentInput {
    * streamed before a checkpoint (or the run's end) that is written before them go with it.
    */
   readonly write: (events: readonly SavedEvent[]) => Promise<void>;
+  /**
+   * Optional: who claims the part's side effects in `journal` (`claimant` in `lease.ts`), when
+   * its claims are rows of `FencedJournal`'s table in the database of `checkpoints`: a claim
+   * made while the checkpoint it waits for is not queued yet is then written with it.
+   */
+  readonly claimant?: string | undefined;
   /** Optional: the context a new run starts from (a session turn's: the stored conversation); `undefined` for a fresh one. */
   readonly startContext?: (() => Promise<Context | undefined>) | undefined;
   /**
@@ -68,6 +74,14 @@ interface Batch {
   taken: boolean;
   linger: ReturnType<typeof setTimeout> | undefined;
 }
+
+/** A claim of the journal waiting for the checkpoint it is written with: its key, and what settles it. */
+interface PendingClaim {
+  readonly key: string;
+  readonly settle: (claim: Promise<JournalClaim>) => void;
+}
+
+const CLAIMED: JournalClaim = Object.freeze({ claimed: true });
 
 /** Marks `batch` as written by a checkpoint's write: its own write is not made. */
 function takeBatch(batch: Batch): void {
@@ -104,11 +118,21 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
     if (error instanceof DbosLeaseLostError) fenced ??= error;
     throw error;
   };
+  /** The newest snapshot not queued for writing yet, what waits for its write (`saving`), and the journal keys to claim with it. */
+  let due: { snapshot: ContextJSON; readonly written: (done: Promise<void>) => void; readonly claims: PendingClaim[] } | undefined;
   // Work with a side effect waits until the checkpoints of the step executions finished before
   // it are written: a worker taking over never runs again a step whose successors had effects.
+  // Claimed while such a checkpoint is not queued yet (the usual case: the next step starts as
+  // the one before finishes), the claim is written with it, in the same statement.
+  const { claimant } = part;
   useJournal(ctx, {
     description: part.journal.description,
-    begin: (key) => saving.then(() => part.journal.begin(key)).catch(noteFenced),
+    begin: (key) => {
+      if (!due || claimant === undefined) return saving.then(() => part.journal.begin(key)).catch(noteFenced);
+      checkJournalKey(key);
+      const claims = due.claims;
+      return new Promise<JournalClaim>((settle) => claims.push({ key, settle })).catch(noteFenced);
+    },
     finish: (key, result) => part.journal.finish(key, result),
     release: (key) => part.journal.release(key),
   });
@@ -121,8 +145,6 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
   let seq = checkpoint.seq;
   let saveError: unknown;
   let unsaveable: unknown;
-  /** The newest snapshot not queued for writing yet, and what waits for its write (`saving`). */
-  let due: { snapshot: ContextJSON; readonly written: (done: Promise<void>) => void } | undefined;
   let wake: (() => void) | undefined;
   /**
    * The run as it is now, kept as the next checkpoint. Taken synchronously when the engine
@@ -147,7 +169,7 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
     else {
       let written!: (done: Promise<void>) => void;
       saving = new Promise<void>((resolve) => (written = resolve));
-      due = { snapshot: taken, written };
+      due = { snapshot: taken, written, claims: [] };
     }
     wake?.();
     return undefined;
@@ -167,8 +189,24 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
     if (carried) takeBatch(carried);
     batch = undefined;
     const next = { seq: ++seq, answered, context: pending.snapshot, parked };
-    writes = writes.then(() => checkpoints.save(runId, next, fence, carried?.events)).catch((error: unknown) => void (saveError ??= error));
+    const { claims } = pending;
+    const keys = claims.map(({ key }) => key);
+    const saved = writes.then(() => checkpoints.save(runId, next, fence, carried?.events, claimant === undefined ? undefined : { keys, claimant }));
+    writes = saved.then(
+      () => undefined,
+      (error: unknown) => void (saveError ??= error),
+    );
     pending.written(writes);
+    // A key the statement did not claim (someone holds it: an earlier attempt's claim, or this one's whose reply an outage lost),
+    // or a statement that failed, leaves the claim to the journal, as if it had waited for the checkpoint.
+    for (const { key, settle } of claims) {
+      settle(
+        saved.then(
+          (claimed) => (claimed.includes(key) ? CLAIMED : part.journal.begin(key)),
+          () => part.journal.begin(key),
+        ),
+      );
+    }
   };
   // Checkpoints are taken at the run's transitions, as the engine reports them, never from the events it streams.
   const unsubscribe = run.subscribe((change: RunChange) => {

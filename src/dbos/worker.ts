@@ -23,6 +23,7 @@ import type { AnyWorkflow, Context, Event, Json, SavedEvent } from "../core/inte
 import { Checkpoints, createTable, describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import type { RecordedOutcome } from "./checkpoints.ts";
 import { DbosLeaseLostError, DbosRuntimeError } from "./errors.ts";
+import { claimant } from "./lease.ts";
 import { FencedJournal, JOURNAL_SCHEMA } from "./fenced-journal.ts";
 import { DEFAULT_OUTAGE_TOLERANCE, retrying, retryPromptly } from "./retry.ts";
 import {
@@ -329,6 +330,7 @@ async function executePart(
           answers,
           checkpoints: worker.checkpoints,
           journal: new FencedJournal(worker.journal.pool, fence, worker.journal),
+          claimant: claimant(fence),
           fence,
           streamed: worker.streamed,
           signal: cancellation.signal,
