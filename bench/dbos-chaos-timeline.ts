@@ -16,7 +16,7 @@ export interface Sample {
   /** Worker processes up ("ready"), and starting (spawned, or about to be). */
   readonly ready: number;
   readonly starting: number;
-  /** DBOS's step records (`dbos.operation_outputs`): they grow while runs progress; undefined when the database did not answer. */
+  /** The checkpoints written (the sum of the runs' checkpoint numbers, which the runs' ends count too): they grow while runs progress; undefined when the database did not answer. */
   readonly steps: number | undefined;
   /** Runs left on a worker that is gone: whose id starts again (they wait for its start), and the others (they wait for a takeover). */
   readonly waitingForStart: number;

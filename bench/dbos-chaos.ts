@@ -309,7 +309,7 @@ async function sample(url: string, done: () => boolean, completed: () => number)
       if (databaseUp) {
         try {
           const { rows } = await pool.query(
-            `SELECT executor_id, count(DISTINCT split_part(workflow_uuid, '.part-', 1))::int AS n, (SELECT count(*)::int FROM dbos.operation_outputs) AS steps
+            `SELECT executor_id, count(DISTINCT split_part(workflow_uuid, '.part-', 1))::int AS n, (SELECT COALESCE(sum(seq), 0)::int FROM stepflow_dbos_checkpoints) AS steps
              FROM dbos.workflow_status WHERE status = 'PENDING' GROUP BY executor_id`,
           );
           steps = (rows[0] as { steps: number } | undefined)?.steps ?? 0;

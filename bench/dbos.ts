@@ -16,8 +16,8 @@ import { SessionTurns } from "../src/dbos/sessions.ts";
 import { PostgresSessionStore } from "../src/sessions/postgres-store.ts";
 import { Sessions } from "../src/sessions/sessions.ts";
 import { printTable } from "./measure.ts";
-import { counted, total } from "./sql-count.ts";
-import type { SqlCounts } from "./sql-count.ts";
+import { counted, inFlight, timed, total } from "./sql-count.ts";
+import type { SqlCounts, TimedStatement } from "./sql-count.ts";
 import { newAgent } from "./sessions-scale.ts";
 
 const STEPS = 100;
@@ -283,6 +283,72 @@ async function statements(): Promise<void> {
   console.log(`\n(means of ${RUNS} runs one after another, after one to warm up; statements counted in this process, by the table they name)\n`);
 }
 
+/**
+ * Where the time of a run through `DbosWorker.run` goes: how much of it some SQL statement is
+ * under way (sent, not answered yet: PostgreSQL's work, the round trip, and this process's
+ * handling of the answer) and how much none is (this process's work between statements, or a
+ * wait on a timer), with the CPU time this process spends per run; then one run of one step,
+ * statement by statement (the run of median time).
+ */
+async function timeline(): Promise<void> {
+  const countdown = new Countdown({ timeout: null });
+  const agent = newAgent(0);
+  const question = { input: "What is (2123 + 2321) * 312?" };
+  const measured = await withDatabase("stepflow_bench_dbos_timeline", async (database) => {
+    const worker = await DbosWorker.start({ database, workflows: { countdown, agent } });
+    try {
+      const measure = async (run: () => Promise<unknown>) => {
+        for (let i = 0; i < 5; i++) await run();
+        const runs: { ms: number; statements: TimedStatement[] }[] = [];
+        const cpu = process.cpuUsage();
+        for (let i = 0; i < RUNS; i++) runs.push(await timed(run));
+        const used = process.cpuUsage(cpu);
+        return { runs, cpu: (used.user + used.system) / 1000 / RUNS };
+      };
+      return {
+        one: await measure(() => worker.run("countdown", { steps: 1 })),
+        turn: await measure(() => worker.run("agent", question)),
+      };
+    } finally {
+      await worker.stop();
+    }
+  });
+  const ms = (n: number) => n.toFixed(2);
+  const sum = (runs: { ms: number; statements: TimedStatement[] }[], f: (run: { ms: number; statements: TimedStatement[] }) => number) =>
+    runs.reduce((all, run) => all + f(run), 0) / runs.length;
+  const figures = (m: typeof measured.one) => {
+    const run = sum(m.runs, (r) => r.ms);
+    const busy = sum(m.runs, (r) => inFlight(r.statements, r.ms));
+    const statements = sum(m.runs, (r) => r.statements.length);
+    return { run: ms(run), busy: ms(busy), idle: ms(run - busy), cpu: ms(m.cpu), statements: statements.toFixed(1), each: ms(busy / statements) };
+  };
+  const [one, turn] = [figures(measured.one), figures(measured.turn)];
+  printTable(
+    ["per run (DbosWorker.run)", "a run of 1 step", "an agent turn (instant model)"],
+    [
+      ["ms per run", one.run, turn.run],
+      ["of which some statement under way, ms", one.busy, turn.busy],
+      ["of which none under way, ms", one.idle, turn.idle],
+      ["CPU time of this process, ms", one.cpu, turn.cpu],
+      ["statements", one.statements, turn.statements],
+      ["under way per statement, ms", one.each, turn.each],
+    ],
+  );
+  const median = [...measured.one.runs].sort((a, b) => a.ms - b.ms)[Math.floor(measured.one.runs.length / 2)] as (typeof measured.one.runs)[number];
+  let answered = 0;
+  printTable(
+    ["sent at, ms", "answered after, ms", "none under way before it, ms", "statement"],
+    median.statements.map((statement) => {
+      const before = Math.max(0, statement.sent - answered);
+      answered = Math.max(answered, statement.answered ?? median.ms);
+      return [ms(statement.sent), statement.answered === undefined ? "-" : ms(statement.answered - statement.sent), ms(before), statement.text.slice(0, 90)];
+    }),
+  );
+  console.log(
+    `\n(means of ${RUNS} runs one after another, after 5 to warm up; the run of one step above took ${ms(median.ms)} ms, ${ms(Math.max(0, median.ms - answered))} ms of it after its last statement)\n`,
+  );
+}
+
 export async function benchDbos(): Promise<void> {
   if (!process.env.DATABASE_URL) {
     console.log("(skipped: DATABASE_URL is not set; bash .ci/postgres.sh starts a PostgreSQL)");
@@ -290,6 +356,7 @@ export async function benchDbos(): Promise<void> {
   }
   const only = process.env.BENCH_DBOS_ONLY;
   if (!only || only === "statements") await statements();
+  if (only === "timeline") await timeline();
   if (!only || only === "overhead") await overhead();
   if (!only || only === "throughput") await throughput();
   if (!only || only === "sessions") await sessionTurns();

@@ -21,7 +21,8 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_dbos_checkpoints (
   answered INTEGER NOT NULL,
   context JSONB NOT NULL,
   updated_at TIMESTAMPTZ NOT NULL DEFAULT now());
-ALTER TABLE stepflow_dbos_checkpoints ADD COLUMN IF NOT EXISTS outcome JSONB`;
+ALTER TABLE stepflow_dbos_checkpoints ADD COLUMN IF NOT EXISTS outcome JSONB;
+ALTER TABLE stepflow_dbos_checkpoints ADD COLUMN IF NOT EXISTS parked BOOLEAN NOT NULL DEFAULT false`;
 const SCHEMA_LOCK = 748_213_926; // serialises CREATE … IF NOT EXISTS of processes starting together
 
 /**
@@ -47,6 +48,8 @@ export interface Checkpoint {
   /** How many of the run's answers (sent with `respond`) the context already holds. */
   readonly answered: number;
   readonly context: ContextJSON;
+  /** Whether the part that wrote it ended there, waiting for an answer (its part is over: replayed, it ends waiting again). */
+  readonly parked?: boolean;
 }
 
 /** `url` as messages show it: no password. @example describeDatabase("postgres://u:secret@h/db") // "postgres://u:***@h/db" */
@@ -128,6 +131,12 @@ export function unreachable(url: string, error: unknown): DbosDatabaseError {
 export type RecordedOutcome =
   { readonly kind: "finished"; readonly result: Json } | { readonly kind: "failed"; readonly error: { readonly name: string; readonly message: string } };
 
+/** Keys of the journal of side effects to claim with a checkpoint, and for whom (see `claimant` in `lease.ts`). @example `{ keys: ["once:run-1:exec-2:charge"], claimant: "w1@3/run-1:9f…" }` */
+export interface JournalClaims {
+  readonly keys: readonly string[];
+  readonly claimant: string;
+}
+
 /** What a part finds of its run: the newest checkpoint, and the run's outcome if its end is recorded. @example `{ checkpoint: undefined, outcome: { kind: "finished", result: 4 } }` */
 export interface Found {
   readonly checkpoint: Checkpoint | undefined;
@@ -145,27 +154,59 @@ export class Checkpoints {
     private readonly tolerance: number,
   ) {}
 
-  /** The newest checkpoint of `runId` and its outcome, if recorded; throws `DbosLeaseLostError` unless `fence` holds. */
-  async load(runId: string, fence: Fence): Promise<Found> {
-    const found = await this.#query(
-      `WITH ${fenceCte(2)} SELECT (SELECT count(*) FROM fence)::int AS held, c.seq, c.answered, c.context, c.outcome
-       FROM (SELECT 1) one LEFT JOIN stepflow_dbos_checkpoints c ON c.run_id = $1`,
-      [runId, ...fenceArgs(fence)],
-    );
-    const row = found.rows[0] as { held: number; seq: number | null; answered: number; context: ContextJSON; outcome: RecordedOutcome | null };
+  /**
+   * The newest checkpoint of `runId` and its outcome, if recorded; throws `DbosLeaseLostError`
+   * unless `fence` holds. `first`, the run before its first step: written in the same statement
+   * when the run has no checkpoint yet (a new run), and then the checkpoint found.
+   */
+  async load(runId: string, fence: Fence, first?: Checkpoint): Promise<Found> {
+    const found =
+      first === undefined
+        ? await this.#query(
+            `WITH ${fenceCte(2)} SELECT (SELECT count(*) FROM fence)::int AS held, 0 AS inserted, c.seq, c.answered, c.context, c.outcome, c.parked
+             FROM (SELECT 1) one LEFT JOIN stepflow_dbos_checkpoints c ON c.run_id = $1`,
+            [runId, ...fenceArgs(fence)],
+          )
+        : await this.#query(
+            `WITH ${fenceCte(2)},
+               existing AS (SELECT seq, answered, context, outcome, parked FROM stepflow_dbos_checkpoints WHERE run_id = $1),
+               inserted AS (INSERT INTO stepflow_dbos_checkpoints (run_id, seq, answered, context)
+                 SELECT $1, $6, $7, $8 WHERE EXISTS (SELECT 1 FROM fence) AND NOT EXISTS (SELECT 1 FROM existing)
+                 ON CONFLICT (run_id) DO NOTHING RETURNING 1)
+             SELECT (SELECT count(*) FROM fence)::int AS held, (SELECT count(*) FROM inserted)::int AS inserted,
+               c.seq, c.answered, c.context, c.outcome, c.parked
+             FROM (SELECT 1) one LEFT JOIN existing c ON true`,
+            [runId, ...fenceArgs(fence), first.seq, first.answered, JSON.stringify(first.context)],
+          );
+    const row = found.rows[0] as {
+      held: number;
+      inserted: number;
+      seq: number | null;
+      answered: number;
+      context: ContextJSON;
+      outcome: RecordedOutcome | null;
+      parked: boolean;
+    };
     // A recorded end is the run's, whoever asks: a part delivered again returns it.
     if (row.outcome) return { checkpoint: undefined, outcome: row.outcome };
     if (row.held === 0) throw leaseLost(fence, `the start of run ${runId}`);
-    return { checkpoint: row.seq === null ? undefined : { seq: row.seq, answered: row.answered, context: row.context }, outcome: undefined };
+    if (row.seq !== null) return { checkpoint: { seq: row.seq, answered: row.answered, context: row.context, parked: row.parked }, outcome: undefined };
+    if (first === undefined) return { checkpoint: undefined, outcome: undefined };
+    if (row.inserted === 1) return { checkpoint: first, outcome: undefined };
+    // Written by another execution between this statement's snapshot and its insert: that one is the run's.
+    return this.load(runId, fence);
   }
 
   /**
    * Keeps `checkpoint` unless a newer one (a larger `seq`) is there already, or the run's end is,
    * and with it appends `events` (streamed before it) to the run's stream; throws
-   * `DbosLeaseLostError` unless `fence` holds.
+   * `DbosLeaseLostError` unless `fence` holds. With `claims`, claims those keys of the journal
+   * of side effects (`FencedJournal`'s table) for `claims.claimant` in the same statement, each
+   * that no one holds yet, and resolves with the keys it claimed: the claim of work that waits
+   * for this checkpoint costs no round trip of its own.
    */
-  async save(runId: string, checkpoint: Checkpoint, fence: Fence, events?: readonly SavedEvent[]): Promise<void> {
-    await this.#write(runId, checkpoint, null, fence, events);
+  async save(runId: string, checkpoint: Checkpoint, fence: Fence, events?: readonly SavedEvent[], claims?: JournalClaims): Promise<readonly string[]> {
+    return this.#write(runId, checkpoint, null, fence, events, claims);
   }
 
   /** Records how the run ended (its context is of no more use), with the last `events` it streamed, in one write: from then on the run is never executed again. */
@@ -176,7 +217,7 @@ export class Checkpoints {
     fence: Fence,
     events?: readonly SavedEvent[],
   ): Promise<void> {
-    await this.#write(runId, { ...last, context: null }, outcome, fence, events);
+    await this.#write(runId, { ...last, context: null }, outcome, fence, events, undefined);
   }
 
   async #write(
@@ -185,10 +226,13 @@ export class Checkpoints {
     outcome: RecordedOutcome | null,
     fence: Fence,
     events: readonly SavedEvent[] | undefined,
-  ): Promise<void> {
-    const upsert = `INSERT INTO stepflow_dbos_checkpoints (run_id, seq, answered, context, outcome)
-       SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM fence)
-       ON CONFLICT (run_id) DO UPDATE SET seq = EXCLUDED.seq, answered = EXCLUDED.answered, context = EXCLUDED.context, outcome = EXCLUDED.outcome, updated_at = now()
+    claims: JournalClaims | undefined,
+  ): Promise<readonly string[]> {
+    const parked = checkpoint.parked === true && outcome === null;
+    const upsert = `INSERT INTO stepflow_dbos_checkpoints (run_id, seq, answered, context, outcome, parked)
+       SELECT $1, $2, $3, $4, $5, ${parked ? "true" : "false"} WHERE EXISTS (SELECT 1 FROM fence)
+       ON CONFLICT (run_id) DO UPDATE SET seq = EXCLUDED.seq, answered = EXCLUDED.answered, context = EXCLUDED.context, outcome = EXCLUDED.outcome,
+         parked = EXCLUDED.parked, updated_at = now()
        WHERE stepflow_dbos_checkpoints.seq < EXCLUDED.seq AND stepflow_dbos_checkpoints.outcome IS NULL`;
     const args = [
       runId,
@@ -198,19 +242,26 @@ export class Checkpoints {
       outcome === null ? null : JSON.stringify(outcome),
       ...fenceArgs(fence),
     ];
+    const ctes = [`${fenceCte(6)}`, `saved AS (${upsert} RETURNING 1)`];
     // The events go in only with the checkpoint: a retry of a write that landed appends them no second time.
-    const written =
-      events === undefined || events.length === 0
-        ? await this.#query(`WITH ${fenceCte(6)} ${upsert} RETURNING 1`, args)
-        : await this.#query(
-            `WITH ${fenceCte(6)}, saved AS (${upsert} RETURNING 1), appended AS (${appendEvents(10, "EXISTS (SELECT 1 FROM saved)")})
-             SELECT 1 FROM saved`,
-            [...args, EVENTS_STREAM, JSON.stringify(events)],
-          );
-    if (written.rowCount === 1) return;
+    if (events !== undefined && events.length > 0) {
+      ctes.push(`appended AS (${appendEvents(args.length + 1, "EXISTS (SELECT 1 FROM saved)")})`);
+      args.push(EVENTS_STREAM, JSON.stringify(events));
+    }
+    // A claim needs the fence only: a checkpoint not kept here (a newer one is there) was written before it all the same.
+    if (claims !== undefined && claims.keys.length > 0) {
+      ctes.push(`claimed AS (INSERT INTO stepflow_journal (key, claimant) SELECT k, $${args.length + 2} FROM unnest($${args.length + 1}::text[]) AS t(k)
+        WHERE EXISTS (SELECT 1 FROM fence) ON CONFLICT (key) DO NOTHING RETURNING key)`);
+      args.push([...claims.keys], claims.claimant);
+    }
+    const claimed = claims !== undefined && claims.keys.length > 0 ? "ARRAY(SELECT key FROM claimed)" : "ARRAY[]::text[]";
+    const written = await this.#query(`WITH ${ctes.join(", ")} SELECT (SELECT count(*) FROM saved)::int AS saved, ${claimed} AS claimed`, args);
+    const row = written.rows[0] as { saved: number; claimed: string[] };
+    if (row.saved === 1) return row.claimed;
     // Nothing written: a newer checkpoint was there (this write is a retry of one that landed), or the fence is gone.
     const held = await this.#query(`WITH ${fenceCte(1)} SELECT count(*)::int AS held FROM fence`, fenceArgs(fence));
     if ((held.rows[0] as { held: number }).held === 0) throw leaseLost(fence, `checkpoint ${checkpoint.seq} of run ${runId}`);
+    return row.claimed;
   }
 
   async #query(sql: string, args: unknown[]): Promise<pg.QueryResult> {

@@ -25,7 +25,7 @@ export interface DbosRunsOptions {
   readonly database: string;
   /** The queue runs are put on. Default `"stepflow"`. */
   readonly queue?: string;
-  /** The version of the workers that may take the runs started here. Default `"stepflow-dbos-4"`. */
+  /** The version of the workers that may take the runs started here. Default `"stepflow-dbos-5"`. */
   readonly version?: string;
   /** PostgreSQL connections the client opens. Default 10. */
   readonly connections?: number;

@@ -46,11 +46,12 @@ export function runOf(workflowId: string): string {
 
 /**
  * The DBOS application version of workers that name none: runs are dequeued and recovered only by
- * workers of their version. 4: a run runs its first part itself and streams its events on its own
- * workflow (3: every part was a workflow of its own, with its stream; 2: parts closed their
- * streams and runs forgot their checkpoints at their end; 1: a run was one workflow).
+ * workers of their version. 5: a part is no DBOS step (stepflow's checkpoints say how it ended);
+ * 4: a run runs its first part itself and streams its events on its own workflow (3: every part
+ * was a workflow of its own, with its stream; 2: parts closed their streams and runs forgot their
+ * checkpoints at their end; 1: a run was one workflow).
  */
-export const DEFAULT_VERSION = "stepflow-dbos-4";
+export const DEFAULT_VERSION = "stepflow-dbos-5";
 
 /**
  * Where a run's parts run: `queue`, a run started by a client, on the queue with the limits

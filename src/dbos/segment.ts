@@ -1,12 +1,14 @@
 /**
- * One part of a durable run, recorded by DBOS as one step: the run continues from its newest
- * checkpoint until it ends or waits for an answer from outside. Every step execution that
- * finishes meanwhile is checkpointed, so a worker that takes the part over after a crash starts
- * from the last of them; the journal keeps the side effects (`ctx.once`, the agent's tool
- * calls) of the execution that was cut short from happening twice.
+ * One part of a durable run: the run continues from its newest checkpoint until it ends or
+ * waits for an answer from outside, and the part's end is recorded with its last checkpoint
+ * (the run's outcome, or the checkpoint it parked on), so that a part DBOS replays ends the
+ * same way at once, running nothing. Every step execution that finishes meanwhile is
+ * checkpointed, so a worker that takes the part over after a crash starts from the last of
+ * them; the journal keeps the side effects (`ctx.once`, the agent's tool calls) of the
+ * execution that was cut short from happening twice.
  */
-import { Context, InputRequiredEvent, StopEvent, useJournal, encodeEvent, encodeValue, runOf } from "../core/internal.ts";
-import type { ContextJSON, Event, Journal, Json, RunChange, SavedEvent, AnyWorkflow } from "../core/internal.ts";
+import { Context, InputRequiredEvent, StopEvent, checkJournalKey, useJournal, encodeEvent, encodeValue, runOf } from "../core/internal.ts";
+import type { ContextJSON, Event, Journal, JournalClaim, Json, RunChange, SavedEvent, AnyWorkflow } from "../core/internal.ts";
 import type { Checkpoints, RecordedOutcome } from "./checkpoints.ts";
 import { DbosLeaseLostError, DbosRuntimeError } from "./errors.ts";
 import { leaseLost } from "./lease.ts";
@@ -41,6 +43,12 @@ export interface SegmentInput {
    * streamed before a checkpoint (or the run's end) that is written before them go with it.
    */
   readonly write: (events: readonly SavedEvent[]) => Promise<void>;
+  /**
+   * Optional: who claims the part's side effects in `journal` (`claimant` in `lease.ts`), when
+   * its claims are rows of `FencedJournal`'s table in the database of `checkpoints`: a claim
+   * made while the checkpoint it waits for is not queued yet is then written with it.
+   */
+  readonly claimant?: string | undefined;
   /** Optional: the context a new run starts from (a session turn's: the stored conversation); `undefined` for a fresh one. */
   readonly startContext?: (() => Promise<Context | undefined>) | undefined;
   /**
@@ -67,6 +75,14 @@ interface Batch {
   linger: ReturnType<typeof setTimeout> | undefined;
 }
 
+/** A claim of the journal waiting for the checkpoint it is written with: its key, and what settles it. */
+interface PendingClaim {
+  readonly key: string;
+  readonly settle: (claim: Promise<JournalClaim>) => void;
+}
+
+const CLAIMED: JournalClaim = Object.freeze({ claimed: true });
+
 /** Marks `batch` as written by a checkpoint's write: its own write is not made. */
 function takeBatch(batch: Batch): void {
   batch.taken = true;
@@ -77,10 +93,15 @@ function takeBatch(batch: Batch): void {
 /** Runs the part; see the module's comment. */
 export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
   const { runId, workflow, checkpoints, fence } = part;
-  const found = await checkpoints.load(runId, fence);
+  // A new run's first checkpoint goes with the look for one (one statement); a session turn's starts from its session, read first.
+  const first = part.answers.length === 0 && !part.startContext ? await initialCheckpoint(part) : undefined;
+  const found = await checkpoints.load(runId, fence, first);
   // The run's end is recorded (this part is delivered again after it ended): it is not run again.
   if (found.outcome) return found.outcome;
-  const checkpoint = found.checkpoint ?? (await firstCheckpoint(part));
+  // This part parked already, and DBOS replays it: a later part has gone on (its checkpoints hold more answers), or the run still waits.
+  const newest = found.checkpoint;
+  if (newest && (newest.answered > part.answers.length || (newest.parked === true && newest.answered === part.answers.length))) return { kind: "waiting" };
+  const checkpoint = newest ?? (await firstCheckpoint(part));
   const context = structuredClone(checkpoint.context) as { -readonly [K in keyof ContextJSON]: ContextJSON[K] };
   // An answer goes where a `waitForEvent` finds it, decoded by the class the step waits for.
   const fresh = part.answers.slice(checkpoint.answered);
@@ -97,11 +118,21 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
     if (error instanceof DbosLeaseLostError) fenced ??= error;
     throw error;
   };
+  /** The newest snapshot not queued for writing yet, what waits for its write (`saving`), and the journal keys to claim with it. */
+  let due: { snapshot: ContextJSON; readonly written: (done: Promise<void>) => void; readonly claims: PendingClaim[] } | undefined;
   // Work with a side effect waits until the checkpoints of the step executions finished before
   // it are written: a worker taking over never runs again a step whose successors had effects.
+  // Claimed while such a checkpoint is not queued yet (the usual case: the next step starts as
+  // the one before finishes), the claim is written with it, in the same statement.
+  const { claimant } = part;
   useJournal(ctx, {
     description: part.journal.description,
-    begin: (key) => saving.then(() => part.journal.begin(key)).catch(noteFenced),
+    begin: (key) => {
+      if (!due || claimant === undefined) return saving.then(() => part.journal.begin(key)).catch(noteFenced);
+      checkJournalKey(key);
+      const claims = due.claims;
+      return new Promise<JournalClaim>((settle) => claims.push({ key, settle })).catch(noteFenced);
+    },
     finish: (key, result) => part.journal.finish(key, result),
     release: (key) => part.journal.release(key),
   });
@@ -114,8 +145,6 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
   let seq = checkpoint.seq;
   let saveError: unknown;
   let unsaveable: unknown;
-  /** The newest snapshot not queued for writing yet, and what waits for its write (`saving`). */
-  let due: { snapshot: ContextJSON; readonly written: (done: Promise<void>) => void } | undefined;
   let wake: (() => void) | undefined;
   /**
    * The run as it is now, kept as the next checkpoint. Taken synchronously when the engine
@@ -123,7 +152,7 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
    * the steps it starts counted in flight) and none of those steps has run yet, so the
    * checkpoint holds none of their work half done.
    */
-  const snapshot = (ended: "ended-not-saved" | "parked") => {
+  const snapshot = (ended: "ended-not-saved" | "parked"): unknown => {
     let taken: ContextJSON;
     try {
       taken = ctx.toJSON();
@@ -131,26 +160,27 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
       // A run that cannot be saved cannot be durable: it ends here, and the run fails with this error.
       unsaveable ??= error;
       queueMicrotask(() => handler.cancel());
-      return;
+      return error;
     }
     // A snapshot taken once the run has ended holds no result to go on from: the run's end is
     // recorded with its outcome below, in one write, or (a worker dies first) the last step runs again.
-    if (ended === "ended-not-saved" && !taken.running) return;
+    if (ended === "ended-not-saved" && !taken.running) return undefined;
     if (due) due.snapshot = taken;
     else {
       let written!: (done: Promise<void>) => void;
       saving = new Promise<void>((resolve) => (written = resolve));
-      due = { snapshot: taken, written };
+      due = { snapshot: taken, written, claims: [] };
     }
     wake?.();
+    return undefined;
   };
   /**
    * The events of the stream write queued last and not started yet: later events join it, and a
    * checkpoint queued before it starts takes them into its own write (one statement for both).
    */
   let batch: Batch | undefined;
-  /** Queues the write of the snapshot due (after the writes before it); several taken meanwhile make one write, the newest. */
-  const queueCheckpoint = () => {
+  /** Queues the write of the snapshot due (after the writes before it); several taken meanwhile make one write, the newest. `parked`: the one the part ends on. */
+  const queueCheckpoint = (parked = false) => {
     const pending = due;
     due = undefined;
     if (!pending) return;
@@ -158,9 +188,25 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
     const carried = batch;
     if (carried) takeBatch(carried);
     batch = undefined;
-    const next = { seq: ++seq, answered, context: pending.snapshot };
-    writes = writes.then(() => checkpoints.save(runId, next, fence, carried?.events)).catch((error: unknown) => void (saveError ??= error));
+    const next = { seq: ++seq, answered, context: pending.snapshot, parked };
+    const { claims } = pending;
+    const keys = claims.map(({ key }) => key);
+    const saved = writes.then(() => checkpoints.save(runId, next, fence, carried?.events, claimant === undefined ? undefined : { keys, claimant }));
+    writes = saved.then(
+      () => undefined,
+      (error: unknown) => void (saveError ??= error),
+    );
     pending.written(writes);
+    // A key the statement did not claim (someone holds it: an earlier attempt's claim, or this one's whose reply an outage lost),
+    // or a statement that failed, leaves the claim to the journal, as if it had waited for the checkpoint.
+    for (const { key, settle } of claims) {
+      settle(
+        saved.then(
+          (claimed) => (claimed.includes(key) ? CLAIMED : part.journal.begin(key)),
+          () => part.journal.begin(key),
+        ),
+      );
+    }
   };
   // Checkpoints are taken at the run's transitions, as the engine reports them, never from the events it streams.
   const unsubscribe = run.subscribe((change: RunChange) => {
@@ -252,13 +298,16 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
       outcome = { kind: "finished", result: encodeValue(result ?? null, `the result of run ${runId}`, workflow.codecs) };
     } catch (error) {
       if (parked) {
-        snapshot("parked");
+        const unsaved = snapshot("parked");
         batch = tail;
-        queueCheckpoint();
-        // No checkpoint could be taken (the run cannot be saved): its question is streamed all the same.
-        if (tail && batch === tail) writes = writes.then(() => part.write(tail.events)).catch((error: unknown) => void (writeError ??= error));
+        queueCheckpoint(true);
         batch = undefined;
-        outcome = { kind: "waiting" };
+        // The part ends on this checkpoint, marked parked: replayed, the part ends waiting again rather than running. A run that
+        // cannot be saved here could not go on after the answer from where it asked: it fails, like at any other checkpoint.
+        if (unsaved !== undefined) {
+          const { name, message } = unsaved instanceof Error ? unsaved : { name: "Error", message: String(unsaved) };
+          outcome = { kind: "failed", error: { name, message } };
+        } else outcome = { kind: "waiting" };
       } else {
         const { name, message } = error instanceof Error ? error : { name: "Error", message: String(error) };
         outcome = { kind: "failed", error: { name, message } };
@@ -283,6 +332,13 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
  * over keeps the run's id (its journal keys) and never starts it a second time.
  */
 async function firstCheckpoint(part: SegmentInput): Promise<{ seq: number; answered: number; context: ContextJSON }> {
+  const checkpoint = await initialCheckpoint(part);
+  await part.checkpoints.save(part.runId, checkpoint, part.fence);
+  return checkpoint;
+}
+
+/** The run before its first step, not saved yet: from the context `startContext` gives (a session's), else a fresh one. */
+async function initialCheckpoint(part: SegmentInput): Promise<{ seq: number; answered: number; context: ContextJSON }> {
   const ctx = (await part.startContext?.()) ?? new Context(part.workflow);
   const handler = part.workflow.run(part.input as object, { ctx });
   const context = ctx.toJSON(); // the StartEvent is queued; the run starts a microtask later
@@ -291,7 +347,5 @@ async function firstCheckpoint(part: SegmentInput): Promise<{ seq: number; answe
     () => undefined,
     () => undefined,
   );
-  const checkpoint = { seq: 0, answered: 0, context };
-  await part.checkpoints.save(part.runId, checkpoint, part.fence);
-  return checkpoint;
+  return { seq: 0, answered: 0, context };
 }

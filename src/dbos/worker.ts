@@ -1,9 +1,10 @@
 /**
  * A DBOS worker: a process that runs stepflow workflows durably. Each run is one DBOS workflow
  * (`stepflow.run`, on the queue with the concurrency limits) whose body is deterministic, as
- * DBOS requires: it runs the stepflow run in parts, each one DBOS step (see `segment.ts`) — the
- * first in the run's own workflow, each after an answer in a DBOS workflow of its own
- * (`stepflow.part`) on that queue — and between two parts waits in the database (`DBOS.recv`)
+ * DBOS requires: it runs the stepflow run in parts (see `segment.ts`) — the first in the run's
+ * own workflow, each after an answer in a DBOS workflow of its own (`stepflow.part`) on that
+ * queue; a part is no DBOS step, its end being recorded by stepflow's checkpoints, which a part
+ * that DBOS replays reads first — and between two parts waits in the database (`DBOS.recv`)
  * for the answer to the question that ended the first, having left the queue's slots. The step
  * executions inside a part are checkpointed by stepflow itself, and their side effects kept
  * once by the journal, so that DBOS's recovery of a part (a restarted worker with the same id,
@@ -22,6 +23,7 @@ import type { AnyWorkflow, Context, Event, Json, SavedEvent } from "../core/inte
 import { Checkpoints, createTable, describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import type { RecordedOutcome } from "./checkpoints.ts";
 import { DbosLeaseLostError, DbosRuntimeError } from "./errors.ts";
+import { claimant } from "./lease.ts";
 import { FencedJournal, JOURNAL_SCHEMA } from "./fenced-journal.ts";
 import { DEFAULT_OUTAGE_TOLERANCE, retrying, retryPromptly } from "./retry.ts";
 import {
@@ -91,7 +93,7 @@ export interface DbosWorkerOptions {
   readonly outageTolerance?: number;
   /** How long a run waits for an answer (a human's approval), in seconds. Default 30 days. */
   readonly answerTimeout?: number;
-  /** Only workers of the same version take a run; change it when a deployment changes what runs mean. Default `"stepflow-dbos-4"`. */
+  /** Only workers of the same version take a run; change it when a deployment changes what runs mean. Default `"stepflow-dbos-5"`. */
   readonly version?: string;
   /**
    * Which events of a run go to its stream, for `DbosRuns.events` (written to the database
@@ -145,7 +147,7 @@ function unknownWorkflow(worker: Live, workflowName: string): { name: string; me
 
 /**
  * The body of every durable run: deterministic, so DBOS can replay it from its records. Its
- * first part runs here, as a DBOS step of the run's own workflow (except a session turn's,
+ * first part runs here, in the run's own workflow (except a session turn's,
  * which waits on its session's partition and so takes no slot of the queue: its parts are all
  * workflows of their own there). A run that ends without a question is so one DBOS workflow.
  * A run that asks one leaves the queue's slots (see `leaveSlots`), waits for the answer, and
@@ -289,10 +291,17 @@ function abandoned(): Promise<never> {
   return new Promise<never>(() => undefined);
 }
 
+/** How many times a part is tried (a database error after `outageTolerance`, say) before the run fails, and the wait before the second. */
+const PART_ATTEMPTS = 3;
+const PART_RETRY_MS = 1000;
+
 /**
- * Runs the stepflow run from its newest checkpoint until it ends or asks a question, as one DBOS
- * step of the workflow `executing` (the run's own, or a part's): see `segment.ts`. A session
- * turn (`session`) starts from its session, and saves it once it has finished.
+ * Runs the stepflow run from its newest checkpoint until it ends or asks a question, in the
+ * workflow `executing` (the run's own, or a part's): see `segment.ts`. Not a DBOS step: stepflow's
+ * own records say how a part ended (the run's end with its last checkpoint, or the checkpoint it
+ * parked on), so a part that DBOS replays returns that at its first statement, and DBOS's four
+ * statements to record a step, and three to look for one, are spared. A session turn
+ * (`session`) starts from its session, and saves it once it has finished.
  */
 async function executePart(
   worker: Live,
@@ -309,45 +318,65 @@ async function executePart(
   const workflow = worker.workflows[workflowName];
   if (!workflow) return { kind: "failed", error: unknownWorkflow(worker, workflowName) };
   const fence = { lease: await worker.heartbeats.lease(), part: executing, owner: currentOwnerXid(executing) };
-  // A part that still fails after DBOS's retries (a database that stays away) ends the run, as one that failed.
-  return DBOS.runStep(
-    (): Promise<SegmentOutcome> =>
-      runSegment({
-        runId,
-        workflow,
-        input,
-        answers,
-        checkpoints: worker.checkpoints,
-        journal: new FencedJournal(worker.journal.pool, fence, worker.journal),
-        fence,
-        streamed: worker.streamed,
-        signal: DBOS.stepStatus?.cancelSignal,
-        write: (events) => worker.streams.write(runId, EVENTS_STREAM, events, fence),
-        ...(part.session
-          ? {
-              startContext: () => worker.sessionTurns.start(runId, workflow),
-              finished: (ctx: Context, ended: RecordedOutcome) => worker.sessionTurns.finish(runId, workflow, ctx, ended),
-            }
-          : {}),
-      }),
-    { name: "stepflow.part", retriesAllowed: true, maxAttempts: 3, intervalSeconds: 1 },
-  ).catch((error: unknown): SegmentOutcome | Promise<never> => {
-    // Fenced: the part is another execution's now (DBOS records nothing of this one); no outcome is sent for it.
-    if (lastError(error) instanceof DbosLeaseLostError) throw lastError(error);
-    // Failed because this worker is stopping (its pools closed): not the run's failure.
-    if (live !== worker) return abandoned();
-    return { kind: "failed", error: describeError(error) };
-  });
+  // Aborted when the run is cancelled (`DbosRuns.cancel`), by DBOS's look at its cancelled workflows, as it would a step's.
+  const cancellation = systemDatabase().watchForCancellation(executing);
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await runSegment({
+          runId,
+          workflow,
+          input,
+          answers,
+          checkpoints: worker.checkpoints,
+          journal: new FencedJournal(worker.journal.pool, fence, worker.journal),
+          claimant: claimant(fence),
+          fence,
+          streamed: worker.streamed,
+          signal: cancellation.signal,
+          write: (events) => worker.streams.write(runId, EVENTS_STREAM, events, fence),
+          ...(part.session
+            ? {
+                startContext: () => worker.sessionTurns.start(runId, workflow),
+                finished: (ctx: Context, ended: RecordedOutcome) => worker.sessionTurns.finish(runId, workflow, ctx, ended),
+              }
+            : {}),
+        });
+      } catch (error) {
+        // Fenced: the part is another execution's now (DBOS records nothing of this one); no outcome is sent for it.
+        if (error instanceof DbosLeaseLostError) throw error;
+        // Failed because this worker is stopping (its pools closed): not the run's failure.
+        if (live !== worker) return abandoned();
+        // A part that still fails after its attempts (a database that stays away) ends the run, as one that failed.
+        if (attempt >= PART_ATTEMPTS || cancellation.cancelled) return { kind: "failed", error: describeError(error) };
+        await new Promise((resolve) => setTimeout(resolve, PART_RETRY_MS * 2 ** (attempt - 1)));
+      }
+    }
+  } finally {
+    cancellation.release();
+  }
 }
 
-/** The error of a step's last attempt (DBOS wraps it when a step runs out of retries). */
-function lastError(error: unknown): unknown {
-  return (error as { errors?: unknown[] }).errors?.at(-1) ?? error;
+/** What stepflow uses of DBOS's system database that DBOS's public API lacks (checked by `checkDbosInternals` as a worker starts). */
+interface SystemDatabaseInternals {
+  /** The signal DBOS gives a step, aborted within its cancellation polling interval of the workflow's cancellation. */
+  watchForCancellation(workflowID: string): { readonly signal: AbortSignal; readonly cancelled: boolean; release(): void };
+  /** DBOS's in-process count of the runs it executes, by workflow id (see `leaveSlots`). */
+  readonly runningWorkflowMap?: Map<string, { queueName?: string }[]>;
+}
+
+function systemDatabase(): SystemDatabaseInternals {
+  const found = DBOSExecutor.globalInstance?.systemDatabase as Partial<SystemDatabaseInternals> | undefined;
+  if (typeof found?.watchForCancellation !== "function") {
+    throw new DbosRuntimeError(
+      "This version of @dbos-inc/dbos-sdk does not watch workflows for cancellation the way stepflow uses: stepflow supports @dbos-inc/dbos-sdk 5.3.x. Install that version.",
+    );
+  }
+  return found as SystemDatabaseInternals;
 }
 
 function describeError(error: unknown): { name: string; message: string } {
-  const cause = lastError(error);
-  return cause instanceof Error ? { name: cause.name, message: cause.message } : { name: "Error", message: String(cause) };
+  return error instanceof Error ? { name: error.name, message: error.message } : { name: "Error", message: String(error) };
 }
 
 let registered: ((workflowName: string, input: Json, placement: RunPlacement) => Promise<RunRecord>) | undefined;
@@ -465,6 +494,7 @@ export class DbosWorker {
       registered ??= DBOS.registerWorkflow(durableRun, { name: RUN_WORKFLOW });
       registeredPart ??= DBOS.registerWorkflow(durablePart, { name: PART_WORKFLOW });
       await whileStartingAlone(pool, () => DBOS.launch());
+      systemDatabase(); // a DBOS without what stepflow uses of it fails here, before any run starts
       // DBOS has recovered this id's runs (they wait for `started`): the queues are registered through an outage too.
       const registering = { database, what: "the queues of durable runs", tolerance };
       await retrying(
@@ -508,7 +538,7 @@ export class DbosWorker {
       await beats.end().catch(() => undefined);
       await system.end().catch(() => undefined);
       await pool.end().catch(() => undefined);
-      throw error instanceof ConfigurationError ? error : unreachable(options.database, error);
+      throw error instanceof ConfigurationError || error instanceof DbosRuntimeError ? error : unreachable(options.database, error);
     }
     return new DbosWorker(settings.workerId, database, [pool, beats, system], heartbeats);
   }

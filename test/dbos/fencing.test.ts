@@ -59,18 +59,18 @@ describe.skipIf(!DATABASE_URL)("fencing of durable runs", () => {
     expect(await runs.workerOf(runId)).toBe("w2");
   });
 
-  it("a worker killed after the run's last step, before DBOS recorded the part: the run succeeds, nothing runs again", { timeout: 240_000 }, async () => {
+  it("a worker killed after the run's last step, before DBOS recorded the run's end: the run succeeds, nothing runs again", { timeout: 240_000 }, async () => {
     bed.gates.hold("llm-2");
     const first = await startWorker(args("w1", {}));
     runs = await bed.connect();
     const runId = await runs.start("agent", { input: "Fire Lawson" });
     expect(await bed.gates.reached("llm-2")).toBe("w1"); // the last step has started
-    // DBOS records a finished part in operation_outputs: held back until the worker is killed.
+    // DBOS records a finished run's output in workflow_output: held back until the worker is killed.
     const blocker = new pg.Client({ connectionString: bed.db.url });
     await blocker.connect();
     try {
       await blocker.query("BEGIN");
-      await blocker.query("LOCK TABLE dbos.operation_outputs IN SHARE ROW EXCLUSIVE MODE");
+      await blocker.query("LOCK TABLE dbos.workflow_output IN SHARE ROW EXCLUSIVE MODE");
       bed.gates.open("llm-2");
       const watcher = new pg.Client({ connectionString: bed.db.url });
       await watcher.connect();

@@ -7,10 +7,11 @@
 import { describe, expect, it } from "vitest";
 import { Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
 import type { Context } from "../../src/index.ts";
-import type { Checkpoint, Checkpoints, Found, RecordedOutcome } from "../../src/dbos/checkpoints.ts";
+import type { Checkpoint, Checkpoints, Found, JournalClaims, RecordedOutcome } from "../../src/dbos/checkpoints.ts";
 import type { Fence } from "../../src/dbos/lease.ts";
 import { runSegment } from "../../src/dbos/segment.ts";
-import type { Journal, JournalClaim } from "../../src/core/internal.ts";
+import { encodeEvent } from "../../src/core/internal.ts";
+import type { Journal, JournalClaim, SavedEvent } from "../../src/core/internal.ts";
 
 class Drafted extends Event<{ text: string }> {}
 class Progress extends Event<{ note: string }> {}
@@ -57,18 +58,30 @@ class Database implements Pick<Checkpoints, "load" | "save" | "end"> {
   readonly written: string[] = [];
   readonly saved: Checkpoint[] = [];
   ended: RecordedOutcome | undefined;
+  /** The journal keys claimed, with a checkpoint or by the journal. */
+  readonly claimed = new Set<string>();
   found: Found = { checkpoint: undefined, outcome: undefined };
 
-  async load(): Promise<Found> {
-    return this.found;
+  /** The run found, or (none found) `first`, written in the same statement. */
+  async load(_runId: string, _fence: Fence, first?: Checkpoint): Promise<Found> {
+    if (first === undefined || this.found.checkpoint !== undefined || this.found.outcome !== undefined) return this.found;
+    this.saved.push(structuredClone(first));
+    this.log.push(`checkpoint ${first.seq}`);
+    return { checkpoint: first, outcome: undefined };
   }
 
-  /** A checkpoint, and the events streamed before it, written with it (in the same transaction). */
-  async save(_runId: string, checkpoint: Checkpoint, _fence: Fence, events: readonly { type: string }[] = []): Promise<void> {
+  /** A checkpoint, and the events streamed before it and the journal claims that wait for it, written with it (in the same transaction). */
+  async save(_runId: string, checkpoint: Checkpoint, _fence: Fence, events: readonly { type: string }[] = [], claims?: JournalClaims): Promise<string[]> {
     await Promise.resolve();
     this.stream(events);
     this.saved.push(structuredClone(checkpoint));
     this.log.push(`checkpoint ${checkpoint.seq}`);
+    const claimed = (claims?.keys ?? []).filter((key) => !this.claimed.has(key));
+    for (const key of claimed) {
+      this.claimed.add(key);
+      this.log.push(`claim ${key.split(":").at(-1) ?? key} with checkpoint ${checkpoint.seq}`);
+    }
+    return claimed;
   }
 
   async end(_runId: string, _last: unknown, outcome: RecordedOutcome, _fence: Fence, events: readonly { type: string }[] = []): Promise<void> {
@@ -91,7 +104,10 @@ class Database implements Pick<Checkpoints, "load" | "save" | "end"> {
       begin: async (key): Promise<JournalClaim> => {
         this.log.push(`claim ${key.split(":").at(-1) ?? key}`);
         const result = results.get(key);
-        return result === undefined ? { claimed: true } : { claimed: false, entry: { state: "finished", result } };
+        if (result !== undefined) return { claimed: false, entry: { state: "finished", result } };
+        if (this.claimed.has(key)) return { claimed: false, entry: { state: "started" } };
+        this.claimed.add(key);
+        return { claimed: true };
       },
       finish: async (key, result) => void results.set(key, result),
       release: async () => undefined,
@@ -101,15 +117,16 @@ class Database implements Pick<Checkpoints, "load" | "save" | "end"> {
 
 const fence: Fence = { lease: { holder: "w1", epoch: 1, signal: new AbortController().signal }, part: "run-1.part-1", owner: undefined };
 
-function part(db: Database, workflow: Workflow<never, unknown> | Workflow<object, unknown>, input: object) {
+function part(db: Database, workflow: Workflow<never, unknown> | Workflow<object, unknown>, input: object, answers: SavedEvent[] = []) {
   return {
     runId: "run-1",
     workflow: workflow as never,
     input: input as never,
-    answers: [],
+    answers,
     checkpoints: db as unknown as Checkpoints,
     journal: db.journal(),
     fence,
+    claimant: "w1@1/run-1.part-1:",
     streamed: () => true,
     write: async (events: readonly { type: string }[]) => db.stream(events),
   };
@@ -122,7 +139,8 @@ describe("a part of a durable run", () => {
     expect(outcome).toEqual({ kind: "finished", result: "sent: Hello Ada" });
     const stream = db.log.indexOf("stream Progress");
     const afterDraft = db.log.findIndex((line, i) => i > stream && line.startsWith("checkpoint 1"));
-    const claim = db.log.indexOf("claim send");
+    // The next step claims its side effect while the checkpoint it waits for is not written yet: the claim goes with it.
+    const claim = db.log.indexOf("claim send with checkpoint 1");
     expect(stream).toBeGreaterThan(-1);
     expect(afterDraft).toBeGreaterThan(stream);
     expect(claim).toBeGreaterThan(afterDraft);
@@ -164,6 +182,41 @@ describe("a part of a durable run", () => {
     const outcome = await runSegment(part(again, new Mailer(), { to: "Ada" }));
     expect(outcome).toEqual({ kind: "finished", result: "sent: Hello Ada" });
     expect(again.log.filter((line) => line.startsWith("stream Progress"))).toEqual([]); // the draft step did not run again
+  });
+
+  it("keeps a claim written with a checkpoint: the part run again from that checkpoint does not do the work again", async () => {
+    const db = new Database();
+    await runSegment(part(db, new Mailer(), { to: "Ada" }));
+    expect(db.log).toContain("claim send with checkpoint 1");
+    // The worker died in the middle of the send: its claim is in the journal, with no result; the part runs again from the checkpoint it came with.
+    const again = new Database();
+    for (const key of db.claimed) again.claimed.add(key);
+    again.found = { checkpoint: db.saved.find((c) => c.seq === 1) as Checkpoint, outcome: undefined };
+    const outcome = await runSegment(part(again, new Mailer(), { to: "Ada" }));
+    expect(outcome).toEqual({ kind: "finished", result: "unknown" });
+    expect(again.log.filter((line) => line.startsWith("claim"))).toEqual(["claim send"]);
+  });
+
+  it("ends waiting again, running nothing, when replayed after it parked; the part after the answer goes on from there", async () => {
+    const db = new Database();
+    await runSegment(part(db, new Asker(), {}));
+    const parkedOn = db.saved.at(-1) as Checkpoint;
+    expect(parkedOn.parked).toBe(true);
+    // DBOS replays the run's workflow (its worker died while the run waited): the part that asked is not run again.
+    const replayed = new Database();
+    replayed.found = { checkpoint: parkedOn, outcome: undefined };
+    expect(await runSegment(part(replayed, new Asker(), {}))).toEqual({ kind: "waiting" });
+    expect(replayed.log).toEqual([]);
+    // The part after the answer starts from the same checkpoint, with the answer, and finishes the run.
+    const answer = encodeEvent(new HumanResponseEvent({ response: "go" }), "an answer");
+    const next = new Database();
+    next.found = { checkpoint: parkedOn, outcome: undefined };
+    expect(await runSegment(part(next, new Asker(), {}, [answer]))).toEqual({ kind: "finished", result: "go" });
+    // Replayed once a later part has written checkpoints (holding more answers), the part that asked ends waiting too.
+    const later = new Database();
+    later.found = { checkpoint: { ...parkedOn, answered: 1, parked: false }, outcome: undefined };
+    expect(await runSegment(part(later, new Asker(), {}))).toEqual({ kind: "waiting" });
+    expect(later.log).toEqual([]);
   });
 
   it("returns the recorded end of a run that another worker finished, and runs nothing", async () => {
