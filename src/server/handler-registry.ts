@@ -571,8 +571,8 @@ export class HandlerRegistry {
   }
 
   /** Resolves once the handler has ended (at once for one that has). */
-  async settled(served: ServedHandler): Promise<void> {
-    await this.#live.get(served.state.id)?.done;
+  settled(served: ServedHandler): Promise<void> {
+    return this.#live.get(served.state.id)?.done ?? Promise.resolve();
   }
 
   /** The context: live for a running handler, else the last saved one. */

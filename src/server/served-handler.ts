@@ -164,14 +164,16 @@ export class ServedHandler {
    */
   record(event: Event, codecs: Codecs, held = false, extra?: JsonObject): StreamedEvent {
     const seq = this.#eventCount + 1;
+    let type: string;
     let data: JsonObject;
     try {
-      data = encodeEvent(event, `event #${seq}`, codecs).data as JsonObject;
+      ({ type, data } = encodeEvent(event, `event #${seq}`, codecs) as { type: string; data: JsonObject });
     } catch (error) {
       // An event the app cannot save (a function in a field) is still shown, as what went wrong.
+      type = eventTypeName(event.constructor as EventClass);
       data = { unserializable: error instanceof Error ? error.message : String(error) };
     }
-    const streamed = this.#append(eventTypeName(event.constructor as EventClass), extra ? { ...data, ...extra } : data);
+    const streamed = this.#append(type, extra ? { ...data, ...extra } : data);
     if (event instanceof InputRequiredEvent) this.#asked.push(streamed);
     if (!held) this.release(streamed.at);
     return streamed;
