@@ -210,8 +210,13 @@ export class ServedHandler {
     this.touch(at);
   }
 
-  /** The state as it is once every question recorded is shown: what is saved, so a restart sees what readers will. */
+  /**
+   * The state as it is once every question recorded is shown: what is saved, so a restart sees
+   * what readers will. With nothing pending it is `state` itself, not a copy (each save of a run
+   * copied it): read it, do not change it.
+   */
   savedState(): HandlerState {
+    if (this.#asked.length === 0 && !(this.state.status === "running" && this.state.waitingFor.length > 0)) return this.state;
     let waitingFor = this.state.waitingFor;
     // A question asked again (a run resumed after a restart) replaces the earlier asking.
     for (const asked of this.#asked) {
