@@ -115,9 +115,6 @@ interface SaveQueue {
   waiting: { release: boolean; done: Promise<void> } | undefined;
 }
 
-/** Resolves after the I/O ready now has been handled. */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /** Writes handlers to a session store, one save at a time per handler. */
 export class HandlerStore {
   readonly sessions: SessionStore;
@@ -134,6 +131,8 @@ export class HandlerStore {
   readonly #recent = new Map<string, { readonly events: readonly StreamedEvent[]; readonly chars: number }>();
   #recentChars = 0;
   readonly #prefix: string;
+  /** Resolves once the I/O ready now has been handled (see `#nextTurn`). */
+  #turn: Promise<void> | undefined;
 
   /** `namespace` keeps the handlers of several servers sharing one store apart; `holder` names this server in leases. */
   constructor(sessions: SessionStore, events: HandlerStoreEvents, holder: string, namespace?: string) {
@@ -171,7 +170,7 @@ export class HandlerStore {
     const entry: { release: boolean; done: Promise<void> } = { release, done: previous };
     q.waiting = entry;
     // `soon`: after the I/O ready now, so that a run ending meanwhile is saved once, as ended.
-    const gate = soon ? previous.then(nextTurn) : previous;
+    const gate = soon ? previous.then(() => this.#nextTurn()) : previous;
     const next: Promise<void> = gate
       .then(() => {
         q.waiting = undefined;
@@ -193,6 +192,16 @@ export class HandlerStore {
     entry.done = next;
     q.tail = next;
     return next;
+  }
+
+  /** Resolves after the I/O ready now has been handled: one `setImmediate` for all the saves that wait for it. */
+  #nextTurn(): Promise<void> {
+    return (this.#turn ??= new Promise<void>((resolve) =>
+      setImmediate(() => {
+        this.#turn = undefined;
+        resolve();
+      }),
+    ));
   }
 
   /** Drops a handler's queue once its last save is done. */
