@@ -7,8 +7,12 @@
  * writes 100 events to its stream: `WorkflowServer` at `POST /api/workflows/ticks/start` then
  * `GET /api/handlers/:id/events`, Hono at `POST /ticks/sse`, its `streamSSE` writing each event
  * of `handler.streamEvents()` as it comes. Prints its URL; answers an IPC
- * "heap" message with the heap in use after a full GC.
+ * "heap" message with the heap in use after a full GC, "used" with the CPU time the process has
+ * used so far (µs, all threads), and `{ cpu: RUNS }` with the CPU time
+ * (all threads) and the garbage collector's time per run-and-wait of RUNS runs driven in this
+ * process through the app's `fetch` (no HTTP), 32 at a time.
  */
+import { PerformanceObserver } from "node:perf_hooks";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -39,6 +43,7 @@ class Ticks extends Workflow<object, number> {
 const ticks = new Ticks({ timeout: null });
 
 let url: string;
+let fetchApp: (request: Request) => Response | Promise<Response>;
 if (mode === "hono") {
   const { Hono } = await import("hono");
   const { serve } = await import("@hono/node-server");
@@ -61,6 +66,7 @@ if (mode === "hono") {
       await sse.writeSSE({ event: "end", data: JSON.stringify({ end: true, status: "succeeded" }) });
     }),
   );
+  fetchApp = app.fetch;
   url = await new Promise<string>((resolve) => {
     const server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info) => resolve(`http://127.0.0.1:${info.port}`));
     void server;
@@ -69,8 +75,52 @@ if (mode === "hono") {
   const { WorkflowServer } = (await import(pathToFileURL(join(root, "src/server/index.ts")).href)) as ServerModule;
   const server = new WorkflowServer({ workflows: { echo, ticks }, store });
   url = (await server.listen({ port: 0 })).url;
+  fetchApp = server.app.fetch;
 }
+
+let gcMs = 0;
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) gcMs += entry.duration;
+}).observe({ entryTypes: ["gc"] });
+
+/** `runs` run-and-waits through the app's `fetch`, 32 at a time: µs of CPU and of GC per run. */
+async function cpu(runs: number): Promise<{ cpu: number; gc: number }> {
+  const target = `${url}/api/workflows/echo/run`;
+  let next = 0;
+  const gcBefore = gcMs;
+  const before = process.cpuUsage();
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < runs) {
+        const body = JSON.stringify({ input: { n: next++ } });
+        const res = await fetchApp(
+          new Request(target, { method: "POST", headers: { "Content-Type": "application/json", "Content-Length": String(body.length) }, body }),
+        );
+        if (res.status !== 200) throw new Error(`run-and-wait answered ${res.status}: ${await res.text()}`);
+        await res.text();
+      }
+    }),
+  );
+  const used = process.cpuUsage(before);
+  return { cpu: (used.user + used.system) / runs, gc: ((gcMs - gcBefore) * 1000) / runs };
+}
+
+// Counted by valgrind (bench/server-instructions.ts): so many runs in process, then exit.
+const countRuns = Number(process.env.BENCH_SERVER_CHILD_RUNS ?? 0);
+if (countRuns > 0) {
+  await cpu(countRuns);
+  process.exit(0);
+}
+
 process.on("message", (message) => {
+  if (typeof message === "object" && message !== null && "cpu" in message) {
+    void cpu(Number((message as { cpu: number }).cpu)).then((r) => process.send?.(r));
+    return;
+  }
+  if (message === "used") {
+    const { user, system } = process.cpuUsage();
+    return void process.send?.({ used: user + system });
+  }
   if (message !== "heap") return;
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();

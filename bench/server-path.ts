@@ -64,7 +64,7 @@ function post(url: URL, agent: Agent, n: number): Promise<number> {
 }
 
 /** `CLIENTS` loops posting for `seconds`: requests/s, p99 in ms, and how many answers were not 200. */
-async function load(url: string, seconds: number): Promise<{ rps: number; p99: number; errors: number }> {
+async function load(url: string, seconds: number): Promise<{ rps: number; p99: number; errors: number; count: number }> {
   const target = new URL("/api/workflows/echo/run", url);
   const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
   const latencies: number[] = [];
@@ -84,7 +84,7 @@ async function load(url: string, seconds: number): Promise<{ rps: number; p99: n
   const wall = (performance.now() - began) / 1000;
   agent.destroy();
   latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / wall, p99: latencies[Math.floor(latencies.length * 0.99)] ?? NaN, errors };
+  return { rps: latencies.length / wall, p99: latencies[Math.floor(latencies.length * 0.99)] ?? NaN, errors, count: latencies.length };
 }
 
 const SSE_CLIENTS = Number(process.env.BENCH_SERVER_SSE_CLIENTS ?? 16);
@@ -157,8 +157,29 @@ async function runs(url: string, count: number): Promise<void> {
   agent.destroy();
 }
 
-/** Which parts run (`BENCH_SERVER_PATH_PARTS`, comma-separated): run-and-wait, SSE, the heap over many runs. */
+/**
+ * Which parts run (`BENCH_SERVER_PATH_PARTS`, comma-separated): run-and-wait, SSE, the heap over
+ * many runs, and `cpu` (not by default): run-and-wait's CPU per run, in process, without HTTP.
+ */
 const PARTS = new Set((process.env.BENCH_SERVER_PATH_PARTS ?? "run,sse,heap").split(","));
+
+/** How many runs each in-process CPU measurement drives (after as many to warm up). */
+const CPU_RUNS = Number(process.env.BENCH_SERVER_CPU_RUNS ?? 5000);
+
+/** The CPU time the server's process has used so far (all threads), in µs. */
+function processCpu(proc: ChildProcess): Promise<number> {
+  return new Promise((resolveCpu) => {
+    proc.once("message", (m) => resolveCpu((m as { used: number }).used));
+    proc.send("used");
+  });
+}
+
+function cpuPerRun(proc: ChildProcess, runs: number): Promise<{ cpu: number; gc: number }> {
+  return new Promise((resolveCpu) => {
+    proc.once("message", (m) => resolveCpu(m as { cpu: number; gc: number }));
+    proc.send({ cpu: runs });
+  });
+}
 
 /** After how many runs the heap is measured (cumulative). */
 const HEAP_AT = (process.env.BENCH_SERVER_HEAP_AT ?? "1000,10000,30000").split(",").map(Number);
@@ -179,7 +200,9 @@ export async function benchServerPath(): Promise<void> {
   }
   console.log(`${CLIENTS} clients on keep-alive connections, ${SECONDS} s per side and round, ${ROUNDS} rounds; medians of the rounds.\n`);
   try {
-    const results = sides.map(() => [] as { rps: number; p99: number; errors: number }[]);
+    // The server's CPU per request too: on a machine shared with other jobs, requests/s moves with
+    // the share of the cores each side gets, its CPU time much less.
+    const results = sides.map(() => [] as { rps: number; p99: number; errors: number; cpu: number }[]);
     for (let round = 0; round < (PARTS.has("run") ? ROUNDS : 0); round++) {
       for (let k = 0; k < sides.length; k++) {
         const s = (round + k) % sides.length; // which side goes first moves on each round
@@ -187,28 +210,69 @@ export async function benchServerPath(): Promise<void> {
         const { url, proc } = await start(side, dir);
         try {
           await load(url, 1); // warm-up: the JIT, the routes, the store's statements
-          results[s]?.push(await load(url, SECONDS));
+          const before = await processCpu(proc);
+          const measured = await load(url, SECONDS);
+          results[s]?.push({ ...measured, cpu: ((await processCpu(proc)) - before) / measured.count });
         } finally {
           await stop(proc);
         }
       }
     }
     const floor = median((results[0] ?? []).map((r) => r.rps));
+    const cpuFloor = median((results[0] ?? []).map((r) => r.cpu));
     if (PARTS.has("run"))
       printTable(
-        ["server", "requests/s", "p99 (ms)", "errors", "× bare Hono"],
+        ["server", "requests/s", "p99 (ms)", "errors", "× bare Hono", "server CPU µs per request", "CPU × bare Hono's"],
         sides.map((side, s) => {
           const r = results[s] ?? [];
           const rps = median(r.map((x) => x.rps));
-          return [side.name, rps.toFixed(0), median(r.map((x) => x.p99)).toFixed(1), String(r.reduce((n, x) => n + x.errors, 0)), (rps / floor).toFixed(2)];
+          const cpu = median(r.map((x) => x.cpu));
+          return [
+            side.name,
+            rps.toFixed(0),
+            median(r.map((x) => x.p99)).toFixed(1),
+            String(r.reduce((n, x) => n + x.errors, 0)),
+            (rps / floor).toFixed(2),
+            cpu.toFixed(0),
+            (cpu / cpuFloor).toFixed(2),
+          ];
         }),
       );
 
+    if (PARTS.has("cpu")) await cpuTable(sides, dir);
     if (PARTS.has("sse")) await sseTable(sides, dir);
     if (PARTS.has("heap")) await heapTable(sides, dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+async function cpuTable(sides: readonly Side[], dir: string): Promise<void> {
+  console.log(
+    `\nCPU per run-and-wait in process (the app's fetch called with Requests, no HTTP, 32 at a time), all threads: medians of ${ROUNDS} rounds of ${CPU_RUNS.toLocaleString("en-US")} runs, each after as many to warm up:\n`,
+  );
+  const measured = sides.map(() => [] as { cpu: number; gc: number }[]);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let k = 0; k < sides.length; k++) {
+      const s = (round + k) % sides.length;
+      const { proc } = await start(sides[s] as Side, dir);
+      try {
+        await cpuPerRun(proc, CPU_RUNS);
+        measured[s]?.push(await cpuPerRun(proc, CPU_RUNS));
+      } finally {
+        await stop(proc);
+      }
+    }
+  }
+  const floor = median((measured[0] ?? []).map((r) => r.cpu));
+  printTable(
+    ["server", "CPU per run (µs)", "of which GC (µs)", "× bare Hono"],
+    sides.map((side, s) => {
+      const r = measured[s] ?? [];
+      const cpu = median(r.map((x) => x.cpu));
+      return [side.name, cpu.toFixed(0), median(r.map((x) => x.gc)).toFixed(0), (cpu / floor).toFixed(2)];
+    }),
+  );
 }
 
 async function sseTable(sides: readonly Side[], dir: string): Promise<void> {

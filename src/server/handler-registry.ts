@@ -26,7 +26,7 @@ import {
 } from "../core/internal.ts";
 import type { ContextJSON, Event, EventClass, WorkflowHandler, AnyWorkflow } from "../core/internal.ts";
 import type { Checkpoint, ForkOrigin, HandlerInfo, HandlerStatus, JsonObject, StreamedEvent } from "../client/types.ts";
-import { FINAL_STATUSES, ServedHandler, stackOf } from "./served-handler.ts";
+import { FINAL_STATUSES, ServedHandler, isoNow, stackOf } from "./served-handler.ts";
 import type { HandlerState } from "./served-handler.ts";
 import type { ReaderTally } from "./served-handler.ts";
 import { CorruptHandlerError } from "./handler-store.ts";
@@ -200,7 +200,7 @@ export class HandlerRegistry {
     }
     const runId = handler.runId;
     const id = runId === how.notId || this.#handlers.has(runId) ? randomUUID() : runId;
-    const now = new Date().toISOString();
+    const now = isoNow();
     const served = new ServedHandler(
       {
         id,
@@ -231,7 +231,7 @@ export class HandlerRegistry {
   /** Keeps the context as it is now as a point to fork from, labelled `label`, after the events recorded so far. */
   #checkpoint(served: ServedHandler, ctx: Context, label: string, context = contextOf(ctx)): void {
     // Only a context saved mid-run holds a run to go on with.
-    if (context?.run) this.#store.checkpoint(served.state.id, { seq: served.eventCount, at: new Date().toISOString(), label, context });
+    if (context?.run) this.#store.checkpoint(served.state.id, { seq: served.eventCount, at: isoNow(), label, context });
   }
 
   /** Records a run's events until it ends, saving it when it asks a question and when it ends. */
@@ -571,8 +571,8 @@ export class HandlerRegistry {
   }
 
   /** Resolves once the handler has ended (at once for one that has). */
-  async settled(served: ServedHandler): Promise<void> {
-    await this.#live.get(served.state.id)?.done;
+  settled(served: ServedHandler): Promise<void> {
+    return this.#live.get(served.state.id)?.done ?? Promise.resolve();
   }
 
   /** The context: live for a running handler, else the last saved one. */

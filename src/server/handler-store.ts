@@ -88,29 +88,51 @@ export interface HandlerStoreEvents {
   readonly onTaken: (handlerId: string) => void;
 }
 
+/**
+ * What a {@link HandlerStore} keeps of one handler this server runs: one entry per handler (a
+ * run-and-wait adds and drops it once), rather than one entry in each of six maps.
+ */
+interface Kept {
+  /** The session's version this server wrote last (0: none). */
+  version: number;
+  /** How many of its events are in the store. */
+  savedEvents: number;
+  /** The last context saved. */
+  context: ContextJSON | undefined;
+  /** When its lease was last written (0: never). */
+  leasedAt: number;
+  checkpoints: CheckpointLog | undefined;
+  /** Its last save failed: its events stay in memory. */
+  unsaved: boolean;
+  /** The length of the JSON text of the events this server wrote, from event `charsFrom` on. */
+  chars: number;
+  charsFrom: number;
+}
+
+/** One handler's saves: the last one asked for, and the one waiting to begin (which later saves join). */
+interface SaveQueue {
+  tail: Promise<void>;
+  waiting: { release: boolean; done: Promise<void> } | undefined;
+}
+
 /** Writes handlers to a session store, one save at a time per handler. */
 export class HandlerStore {
   readonly sessions: SessionStore;
   readonly #events: HandlerStoreEvents;
   readonly #holder: string;
-  readonly #versions = new Map<string, number>();
-  readonly #savedEvents = new Map<string, number>();
-  readonly #contexts = new Map<string, ContextJSON>();
-  readonly #queues = new Map<string, Promise<void>>();
-  /** Per handler, the write queued that has not begun. */
-  readonly #waiting = new Map<string, { release: boolean; done: Promise<void> }>();
-  /** When each handler's lease was last written. */
-  readonly #leasedAt = new Map<string, number>();
-  readonly #checkpoints = new Map<string, CheckpointLog>();
+  /** What this store keeps of each handler this server runs, until `forget`. */
+  readonly #kept = new Map<string, Kept>();
+  /** Per handler, its saves in order: the last one, and the one queued that has not begun. */
+  readonly #queues = new Map<string, SaveQueue>();
   /**
    * The event logs of the runs this server ended last, as saved (see `ended`): a reader of a
    * run that has just ended (most come then) gets them without decoding the log again.
    */
   readonly #recent = new Map<string, { readonly events: readonly StreamedEvent[]; readonly chars: number }>();
   #recentChars = 0;
-  /** Handlers whose last save failed: their events stay in memory. */
-  readonly #unsaved = new Set<string>();
   readonly #prefix: string;
+  /** Resolves once the I/O ready now has been handled (see `#nextTurn`). */
+  #turn: Promise<void> | undefined;
 
   /** `namespace` keeps the handlers of several servers sharing one store apart; `holder` names this server in leases. */
   constructor(sessions: SessionStore, events: HandlerStoreEvents, holder: string, namespace?: string) {
@@ -134,71 +156,107 @@ export class HandlerStore {
    */
   save(handler: ServedHandler, context?: ContextJSON, release = false, soon = false): Promise<void> {
     const id = handler.state.id;
-    if (context) this.#contexts.set(id, context);
+    if (context) this.#keep(id).context = context;
+    let queue = this.#queues.get(id);
     // A write that has not begun yet writes the handler as it is when it begins: this save joins it.
-    const waiting = this.#waiting.get(id);
+    const waiting = queue?.waiting;
     if (waiting) {
       waiting.release ||= release;
       return waiting.done;
     }
-    const entry: { release: boolean; done: Promise<void> } = { release, done: Promise.resolve() };
-    this.#waiting.set(id, entry);
-    const previous = this.#queues.get(id) ?? Promise.resolve();
+    const previous = queue?.tail ?? Promise.resolve();
+    if (!queue) this.#queues.set(id, (queue = { tail: previous, waiting: undefined }));
+    const q = queue;
+    const entry: { release: boolean; done: Promise<void> } = { release, done: previous };
+    q.waiting = entry;
     // `soon`: after the I/O ready now, so that a run ending meanwhile is saved once, as ended.
-    const gate = soon ? previous.then(() => new Promise<void>((resolve) => setImmediate(resolve))) : previous;
-    const next = gate
+    const gate = soon ? previous.then(() => this.#nextTurn()) : previous;
+    const next: Promise<void> = gate
       .then(() => {
-        this.#waiting.delete(id);
+        q.waiting = undefined;
         return this.#write(handler, entry.release);
       })
       .then(
-        () => void this.#unsaved.delete(id),
+        () => {
+          const kept = this.#kept.get(id);
+          if (kept) kept.unsaved = false;
+          this.#dequeue(id, q, next);
+        },
         (error: unknown) => {
-          this.#unsaved.add(id);
+          this.#keep(id).unsaved = true;
+          this.#dequeue(id, q, next);
           if (error instanceof SessionConflictError) this.#events.onTaken(id);
           else this.#events.onError(error, id);
         },
       );
     entry.done = next;
-    this.#queues.set(id, next);
-    void next.then(() => {
-      if (this.#queues.get(id) === next) this.#queues.delete(id);
-    });
+    q.tail = next;
     return next;
+  }
+
+  /** Resolves after the I/O ready now has been handled: one `setImmediate` for all the saves that wait for it. */
+  #nextTurn(): Promise<void> {
+    return (this.#turn ??= new Promise<void>((resolve) =>
+      setImmediate(() => {
+        this.#turn = undefined;
+        resolve();
+      }),
+    ));
+  }
+
+  /** Drops a handler's queue once its last save is done. */
+  #dequeue(id: string, queue: SaveQueue, done: Promise<void>): void {
+    if (queue.tail === done && this.#queues.get(id) === queue) this.#queues.delete(id);
+  }
+
+  /** What this store keeps of handler `id`, made when there is none. */
+  #keep(id: string): Kept {
+    let kept = this.#kept.get(id);
+    if (!kept) {
+      kept = { version: 0, savedEvents: 0, context: undefined, leasedAt: 0, checkpoints: undefined, unsaved: false, chars: 0, charsFrom: 0 };
+      this.#kept.set(id, kept);
+    }
+    return kept;
   }
 
   /** Resolves when every save asked for so far is done. */
   async flush(): Promise<void> {
-    await Promise.all([...this.#queues.values()]);
+    await Promise.all([...this.#queues.values()].map((q) => q.tail));
   }
 
   async #write(handler: ServedHandler, release: boolean): Promise<void> {
     const id = handler.state.id;
+    const kept = this.#keep(id);
     const events = handler.loadedEvents ?? [];
-    const from = this.#savedEvents.get(id) ?? 0;
-    const append = events.slice(from).map(eventJson);
-    const context = this.#contexts.get(id);
+    const from = kept.savedEvents;
+    const append: string[] = [];
+    let chars = 0;
+    for (let i = from; i < events.length; i++) {
+      const text = eventJson(events[i] as StreamedEvent);
+      chars += text.length;
+      append.push(text);
+    }
     const state = handler.savedState();
     const now = Date.now();
     const lease = release || FINAL_STATUSES.has(state.status) ? undefined : { holder: this.#holder, until: now + LEASE_MS };
+    const context = kept.context;
     const snapshot: Snapshot = { format: FORMAT, state, ...(context ? { context } : {}), ...(lease ? { lease } : {}) };
-    const version = await this.sessions.save(this.#prefix + id, { expectedVersion: this.#versions.get(id) ?? 0, snapshot: JSON.stringify(snapshot), append });
-    this.#versions.set(id, version);
-    this.#savedEvents.set(id, from + append.length);
-    if (lease) this.#leasedAt.set(id, now);
-    await this.#writeCheckpoints(id);
+    const version = await this.sessions.save(this.#prefix + id, { expectedVersion: kept.version, snapshot: JSON.stringify(snapshot), append });
+    kept.version = version;
+    kept.savedEvents = from + append.length;
+    kept.chars += chars;
+    if (lease) kept.leasedAt = now;
+    if (kept.checkpoints) await this.#writeCheckpoints(id, kept.checkpoints);
   }
 
   /** Keeps a checkpoint of a handler this server runs; it is written to the store with the handler's next save. */
   checkpoint(id: string, checkpoint: StoredCheckpoint): void {
-    let log = this.#checkpoints.get(id);
-    if (!log) this.#checkpoints.set(id, (log = { list: [], written: 0, version: undefined }));
-    log.list.push(checkpoint);
+    const kept = this.#keep(id);
+    (kept.checkpoints ??= { list: [], written: 0, version: undefined }).list.push(checkpoint);
   }
 
-  async #writeCheckpoints(id: string): Promise<void> {
-    const log = this.#checkpoints.get(id);
-    if (!log || log.written >= log.list.length) return;
+  async #writeCheckpoints(id: string, log: CheckpointLog): Promise<void> {
+    if (log.written >= log.list.length) return;
     const session = `${this.#prefix}${id}:checkpoints`;
     try {
       log.version ??= (await this.sessions.load(session, { newest: 0 }))?.version ?? 0;
@@ -216,7 +274,7 @@ export class HandlerStore {
   async checkpoints(id: string): Promise<StoredCheckpoint[]> {
     const record = await this.sessions.load(`${this.#prefix}${id}:checkpoints`);
     const stored = (record?.messages ?? []).map((m) => JSON.parse(m.json) as StoredCheckpoint);
-    const log = this.#checkpoints.get(id);
+    const log = this.#kept.get(id)?.checkpoints;
     if (!log) return stored;
     // A write may have landed between the read and now: each checkpoint once.
     const key = (c: Checkpoint) => `${c.seq}|${c.at}|${c.label}`;
@@ -226,12 +284,12 @@ export class HandlerStore {
 
   /** Whether the handler's last save succeeded (a failed save keeps its events in memory). */
   saved(id: string): boolean {
-    return !this.#unsaved.has(id);
+    return this.#kept.get(id)?.unsaved !== true;
   }
 
   /** Whether the handler's lease is due for renewal (a third of its length has passed). */
   leaseDue(id: string, now = Date.now()): boolean {
-    return now - (this.#leasedAt.get(id) ?? 0) >= LEASE_MS / 3;
+    return now - (this.#kept.get(id)?.leasedAt ?? 0) >= LEASE_MS / 3;
   }
 
   /**
@@ -241,8 +299,10 @@ export class HandlerStore {
    */
   ended(id: string, events: readonly StreamedEvent[] | undefined): void {
     if (!events) return;
-    let chars = 0;
-    for (const ev of events) chars += eventJson(ev).length;
+    // Counted as they were written, when this server wrote them all.
+    const kept = this.#kept.get(id);
+    let chars = kept?.charsFrom === 0 && kept.savedEvents === events.length ? kept.chars : 0;
+    if (chars === 0) for (const ev of events) chars += eventJson(ev).length;
     if (chars > RECENT_CHARS / 4) return;
     this.#recent.set(id, { events, chars });
     this.#recentChars += chars;
@@ -255,12 +315,7 @@ export class HandlerStore {
 
   /** Drops what this store remembers of a handler it no longer runs (it is in the store). */
   forget(id: string): void {
-    this.#versions.delete(id);
-    this.#savedEvents.delete(id);
-    this.#contexts.delete(id);
-    this.#leasedAt.delete(id);
-    this.#unsaved.delete(id);
-    this.#checkpoints.delete(id);
+    this.#kept.delete(id);
   }
 
   /**
@@ -274,14 +329,16 @@ export class HandlerStore {
     const snapshot: Snapshot = { format: FORMAT, state: stored.state, ...(stored.context ? { context: stored.context } : {}), lease };
     try {
       const version = await this.sessions.save(this.#prefix + id, { expectedVersion: stored.version, snapshot: JSON.stringify(snapshot), append: [] });
-      this.#versions.set(id, version);
+      const kept = this.#keep(id);
+      kept.version = version;
+      kept.savedEvents = stored.eventCount;
+      kept.charsFrom = stored.eventCount;
+      if (stored.context) kept.context = stored.context;
+      kept.leasedAt = now;
     } catch (error) {
       if (error instanceof SessionConflictError) return false;
       throw error;
     }
-    this.#savedEvents.set(id, stored.eventCount);
-    if (stored.context) this.#contexts.set(id, stored.context);
-    this.#leasedAt.set(id, now);
     return true;
   }
 
@@ -367,6 +424,6 @@ export class HandlerStore {
 
   /** The last context saved for a handler: remembered for a run of this server, else read from the store. */
   async context(id: string): Promise<ContextJSON | undefined> {
-    return this.#contexts.get(id) ?? (await this.load(id))?.context;
+    return this.#kept.get(id)?.context ?? (await this.load(id))?.context;
   }
 }

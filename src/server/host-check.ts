@@ -44,6 +44,14 @@ export function hostAllowed(host: string, rule: HostRule): boolean {
 }
 
 /**
+ * A URL whose host is lowercase letters, digits, dots and dashes, with a port or not: its name
+ * is the hostname the URL parser gives, unless it looks like a number (`0x7f.1`, `2130706433`),
+ * which the parser reads as an IPv4 address. Such a name is not one `hostAllowed` accepts
+ * unless written as the address itself (then both agree), and the parser is asked next.
+ */
+const SIMPLE_AUTHORITY = /^https?:\/\/([a-z0-9.-]+)(?::\d{1,5})?(?:[/?#]|$)/;
+
+/**
  * Middleware that answers 421 (Misdirected Request), in JSON, to a request whose `Host` is not
  * allowed, saying how the operator allows it.
  * @example
@@ -51,7 +59,12 @@ export function hostAllowed(host: string, rule: HostRule): boolean {
  */
 export function hostCheck(rule: HostRule): MiddlewareHandler {
   return async (c, next) => {
-    const host = new URL(c.req.url).hostname;
+    const url = c.req.url;
+    // The usual name (`127.0.0.1:8787`, `localhost`) is read off the URL as it is; any other
+    // (an IPv6 address, a name with characters the URL parser changes) is the URL parser's.
+    const simple = SIMPLE_AUTHORITY.exec(url)?.[1];
+    if (simple !== undefined && hostAllowed(simple, rule)) return next();
+    const host = new URL(url).hostname;
     if (hostAllowed(host, rule)) return next();
     const message = `This server does not answer requests for the host ${JSON.stringify(host)}: without a token it answers only localhost, IP addresses and the names it is told. Open it at http://127.0.0.1 or http://localhost, or start it with a token (--token, or token in WorkflowServer's options), or allow the name (--allowed-host ${host}, or allowedHosts: [${JSON.stringify(host)}]).`;
     return c.json({ error: { code: "host_not_allowed", message } }, 421);

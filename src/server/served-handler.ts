@@ -76,6 +76,24 @@ function withoutEngineFrames(stack: string): string {
   return `${lines.slice(0, end).join("\n")}\n    … ${hidden} frame${hidden === 1 ? "" : "s"} of stepflow's engine and Node.js left out`;
 }
 
+let isoMs = Number.NaN;
+let isoText = "";
+
+/**
+ * The time now as an ISO string, made once per millisecond: every event a run records is dated,
+ * and a run of a few events records them all within a millisecond or two, where a `Date` and its
+ * `toISOString()` for each cost more than the rest of recording it.
+ * @example isoNow(); // "2026-11-27T21:00:00.000Z"
+ */
+export function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoText = new Date(ms).toISOString();
+    isoMs = ms;
+  }
+  return isoText;
+}
+
 /** Readers and waiters of every handler of one server, counted as they come and go (for health and leak checks). */
 export interface ReaderTally {
   readers: number;
@@ -146,14 +164,16 @@ export class ServedHandler {
    */
   record(event: Event, codecs: Codecs, held = false, extra?: JsonObject): StreamedEvent {
     const seq = this.#eventCount + 1;
+    let type: string;
     let data: JsonObject;
     try {
-      data = encodeEvent(event, `event #${seq}`, codecs).data as JsonObject;
+      ({ type, data } = encodeEvent(event, `event #${seq}`, codecs) as { type: string; data: JsonObject });
     } catch (error) {
       // An event the app cannot save (a function in a field) is still shown, as what went wrong.
+      type = eventTypeName(event.constructor as EventClass);
       data = { unserializable: error instanceof Error ? error.message : String(error) };
     }
-    const streamed = this.#append(eventTypeName(event.constructor as EventClass), extra ? { ...data, ...extra } : data);
+    const streamed = this.#append(type, extra ? { ...data, ...extra } : data);
     if (event instanceof InputRequiredEvent) this.#asked.push(streamed);
     if (!held) this.release(streamed.at);
     return streamed;
@@ -169,7 +189,7 @@ export class ServedHandler {
 
   #append(type: string, data: JsonObject): StreamedEvent {
     const seq = this.#eventCount + 1;
-    const streamed: StreamedEvent = { seq, type, data, at: new Date().toISOString() };
+    const streamed: StreamedEvent = { seq, type, data, at: isoNow() };
     (this.#events ??= []).push(streamed);
     this.#eventCount = seq;
     return streamed;
@@ -190,8 +210,13 @@ export class ServedHandler {
     this.touch(at);
   }
 
-  /** The state as it is once every question recorded is shown: what is saved, so a restart sees what readers will. */
+  /**
+   * The state as it is once every question recorded is shown: what is saved, so a restart sees
+   * what readers will. With nothing pending it is `state` itself, not a copy (each save of a run
+   * copied it): read it, do not change it.
+   */
   savedState(): HandlerState {
+    if (this.#asked.length === 0 && !(this.state.status === "running" && this.state.waitingFor.length > 0)) return this.state;
     let waitingFor = this.state.waitingFor;
     // A question asked again (a run resumed after a restart) replaces the earlier asking.
     for (const asked of this.#asked) {
@@ -239,7 +264,7 @@ export class ServedHandler {
   }
 
   /** Wakes every reader waiting for news; `at`: the time of the change, when known. */
-  touch(at = new Date().toISOString()): void {
+  touch(at = isoNow()): void {
     this.state.updatedAt = at;
     if (this.#wake.length === 0) return;
     const wake = this.#wake;

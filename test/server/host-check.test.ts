@@ -96,6 +96,18 @@ describe("a server without a token", () => {
     }
   });
 
+  it("answers an IPv4 address however it is written, and refuses names that only begin like one or like localhost", async () => {
+    // The URL parser reads these as 127.0.0.1.
+    for (const host of ["0x7f.0.0.1", `2130706433:${port}`, "127.1"]) {
+      const answer = await send(port, host, "GET", "/api/health");
+      expect({ host, status: answer.status }).toEqual({ host, status: 200 });
+    }
+    for (const host of ["127.0.0.1.attacker.example", `localhost.attacker.example:${port}`, "localhost-attacker.example"]) {
+      const answer = await send(port, host, "GET", "/api/health");
+      expect({ host, status: answer.status }).toEqual({ host, status: 421 });
+    }
+  });
+
   it("serves the web page at http://127.0.0.1:PORT and http://localhost:PORT", async () => {
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`]) {
       const page = await send(port, host, "GET", "/");

@@ -61,6 +61,29 @@ describe("a request body nested too deeply", () => {
   });
 });
 
+describe("a start's body", () => {
+  it("is taken as zod reads it: keys it does not name left out, a __proto__ key dropped however it is written", async () => {
+    for (const body of [
+      '{"input":{"input":"What is 2 + 2?","__proto__":{"polluted":true}},"other":1}',
+      '{"input":{"input":"What is 2 + 2?","\\u005f_proto__":{"polluted":true}}}',
+    ]) {
+      const response = await post("/api/workflows/agent/start", body);
+      expect(response.status).toBe(202);
+      const text = await response.text();
+      expect(text).not.toContain("proto");
+      expect(JSON.parse(text)).toMatchObject({ input: { input: "What is 2 + 2?" } });
+    }
+  });
+
+  it("gets 400 for a number too large for JSON's doubles, in its input or its timeout", async () => {
+    for (const body of ['{"input":{"input":"x","n":1e400}}', '{"input":{"input":"x"},"timeout":1e400}', '{"input":{"input":"x"},"timeout":0}']) {
+      const response = await post("/api/workflows/agent/start", body);
+      expect({ body, status: response.status }).toEqual({ body, status: 400 });
+      expect(await response.json()).toMatchObject({ error: { code: "invalid_request" } });
+    }
+  });
+});
+
 describe("the body limit", () => {
   it("refuses a body whose Content-Length is over the limit, and one that streams past it without a length", async () => {
     const big = JSON.stringify({ input: { input: "x".repeat(70 * 1024) } });
