@@ -46,7 +46,9 @@ async function countInstructions(root: string, bursts: number): Promise<number> 
   const dir = mkdtempSync(join(tmpdir(), "session-instructions-"));
   const out = join(dir, "callgrind.out");
   try {
-    await promisify(execFile)("valgrind", ["--tool=callgrind", `--callgrind-out-file=${out}`, process.execPath, ...sideArgs(root, bursts)], { maxBuffer: 2 ** 26 });
+    await promisify(execFile)("valgrind", ["--tool=callgrind", `--callgrind-out-file=${out}`, process.execPath, ...sideArgs(root, bursts)], {
+      maxBuffer: 2 ** 26,
+    });
     const totals = /^(?:totals|summary): (\d+)/m.exec(readFileSync(out, "utf8"));
     if (!totals) throw new Error(`no totals in ${out}`);
     return Number(totals[1]);
@@ -71,7 +73,9 @@ if (first === "--side") {
   for (const root of roots) execFileSync(process.execPath, sideArgs(root, 0), { stdio: "ignore" });
   const counts = await Promise.all(roots.flatMap((root) => [countInstructions(root, 1), countInstructions(root, bursts)]));
   const perTurn = roots.map((_, r) => ((counts[2 * r + 1] as number) - (counts[2 * r] as number)) / ((bursts - 1) * SESSIONS));
-  console.log(`callgrind, instructions per session turn, ${SESSIONS} sessions at once: (total with ${bursts} bursts − total with 1) / (${bursts - 1} × ${SESSIONS} turns)\n`);
+  console.log(
+    `callgrind, instructions per session turn, ${SESSIONS} sessions at once: (total with ${bursts} bursts − total with 1) / (${bursts - 1} × ${SESSIONS} turns)\n`,
+  );
   const format = (v: number) => Math.round(v).toLocaleString("en-US");
   printTable(
     [...roots.map((root, i) => (roots.length > 1 && i === 0 ? `other (${root})` : `this (${root})`)), ...(roots.length > 1 ? ["this / other"] : [])],
