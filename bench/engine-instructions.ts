@@ -17,12 +17,10 @@
  * measure of work done, to compare two checkouts by, not a prediction of their time.
  * `BENCH_INSTR_WORKLOADS=ping-pong,fan-out` picks workloads (default: all four).
  */
-import { execFile, execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { execFileSync } from "node:child_process";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { promisify } from "node:util";
+import { callgrindInstructions, requireValgrind } from "./callgrind.ts";
 import { barePool, floor } from "./engine-floors.ts";
 import { printTable } from "./measure.ts";
 
@@ -70,22 +68,13 @@ const sideArgs = (root: string, key: string, events: number, runs: number) => [
   String(runs),
 ];
 
-/** Total instructions (`Ir`) callgrind counted for one child, all threads, or NaN when the workload is missing. */
+/** Total instructions callgrind counted for one child, all threads, or NaN when the workload is missing. */
 async function countInstructions(root: string, key: string, events: number, runs: number): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), "engine-instructions-"));
-  const out = join(dir, "callgrind.out");
   try {
-    await promisify(execFile)("valgrind", ["--tool=callgrind", `--callgrind-out-file=${out}`, process.execPath, ...sideArgs(root, key, events, runs)], {
-      maxBuffer: 2 ** 26,
-    });
-    const totals = /^(?:totals|summary): (\d+)/m.exec(readFileSync(out, "utf8"));
-    if (!totals) throw new Error(`no totals in ${out}`);
-    return Number(totals[1]);
+    return await callgrindInstructions(sideArgs(root, key, events, runs));
   } catch (error) {
     if ((error as { code?: unknown }).code === 3) return NaN;
     throw error;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -96,11 +85,7 @@ if (first === "--side") {
   const events = Number(second ?? 50_000);
   const runs = Number(third ?? 4);
   if (!(runs >= 2)) throw new Error(`RUNS must be 2 or more (it was ${third}): one run is the start-up subtracted from the others.`);
-  try {
-    execFileSync("valgrind", ["--version"], { stdio: "ignore" });
-  } catch {
-    throw new Error("valgrind was not found: install it (apt-get install valgrind) to count instructions.");
-  }
+  requireValgrind();
   const roots = first ? [resolve(first), resolve(import.meta.dirname, "..")] : [resolve(import.meta.dirname, "..")];
   const picked = (process.env.BENCH_INSTR_WORKLOADS ?? Object.keys(workloads).join(",")).split(",");
   for (const key of picked) if (!(key in workloads)) throw new Error(`Unknown workload "${key}": pick from ${Object.keys(workloads).join(", ")}.`);

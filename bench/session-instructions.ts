@@ -14,12 +14,10 @@
  * Counts include V8's garbage-collector and compiler threads, which valgrind runs one at a time:
  * a measure of work done, to compare two checkouts by, not a prediction of their time.
  */
-import { execFile, execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { execFileSync } from "node:child_process";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { promisify } from "node:util";
+import { callgrindInstructions, requireValgrind } from "./callgrind.ts";
 import { printTable } from "./measure.ts";
 
 const SESSIONS = 1000;
@@ -41,37 +39,17 @@ async function side(root: string, bursts: number): Promise<void> {
 
 const sideArgs = (root: string, bursts: number) => ["--import", "tsx", fileURLToPath(import.meta.url), "--side", root, String(bursts)];
 
-/** Total instructions (`Ir`) callgrind counted for one child, all threads. */
-async function countInstructions(root: string, bursts: number): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), "session-instructions-"));
-  const out = join(dir, "callgrind.out");
-  try {
-    await promisify(execFile)("valgrind", ["--tool=callgrind", `--callgrind-out-file=${out}`, process.execPath, ...sideArgs(root, bursts)], {
-      maxBuffer: 2 ** 26,
-    });
-    const totals = /^(?:totals|summary): (\d+)/m.exec(readFileSync(out, "utf8"));
-    if (!totals) throw new Error(`no totals in ${out}`);
-    return Number(totals[1]);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 const [first, second, third] = process.argv.slice(2);
 if (first === "--side") {
   await side(String(second), Number(third));
 } else {
   const bursts = Number(second ?? 3);
   if (!(bursts >= 2)) throw new Error(`BURSTS must be 2 or more (it was ${second}): one burst is the start-up subtracted from the others.`);
-  try {
-    execFileSync("valgrind", ["--version"], { stdio: "ignore" });
-  } catch {
-    throw new Error("valgrind was not found: install it (apt-get install valgrind) to count instructions.");
-  }
+  requireValgrind();
   const roots = first ? [resolve(first), resolve(import.meta.dirname, "..")] : [resolve(import.meta.dirname, "..")];
   // tsx caches what it compiled on disk: a first run fills the cache, so both counted children read it.
   for (const root of roots) execFileSync(process.execPath, sideArgs(root, 0), { stdio: "ignore" });
-  const counts = await Promise.all(roots.flatMap((root) => [countInstructions(root, 1), countInstructions(root, bursts)]));
+  const counts = await Promise.all(roots.flatMap((root) => [callgrindInstructions(sideArgs(root, 1)), callgrindInstructions(sideArgs(root, bursts))]));
   const perTurn = roots.map((_, r) => ((counts[2 * r + 1] as number) - (counts[2 * r] as number)) / ((bursts - 1) * SESSIONS));
   console.log(
     `callgrind, instructions per session turn, ${SESSIONS} sessions at once: (total with ${bursts} bursts − total with 1) / (${bursts - 1} × ${SESSIONS} turns)\n`,
