@@ -9,6 +9,7 @@ import type { Pool, PoolClient } from "pg";
 import { maskCredentials } from "../core/internal.ts";
 import type { ContextJSON, Json, SavedEvent } from "../core/internal.ts";
 import { DbosDatabaseError } from "./errors.ts";
+import { claimKeys } from "./fenced-journal.ts";
 import { fenceArgs, fenceCte, leaseLost } from "./lease.ts";
 import type { Fence } from "./lease.ts";
 import { EVENTS_STREAM } from "./protocol.ts";
@@ -250,8 +251,7 @@ export class Checkpoints {
     }
     // A claim needs the fence only: a checkpoint not kept here (a newer one is there) was written before it all the same.
     if (claims !== undefined && claims.keys.length > 0) {
-      ctes.push(`claimed AS (INSERT INTO stepflow_journal (key, claimant) SELECT k, $${args.length + 2} FROM unnest($${args.length + 1}::text[]) AS t(k)
-        WHERE EXISTS (SELECT 1 FROM fence) ON CONFLICT (key) DO NOTHING RETURNING key)`);
+      ctes.push(`claimed AS (${claimKeys(`$${args.length + 1}`, `$${args.length + 2}`)} RETURNING key)`);
       args.push([...claims.keys], claims.claimant);
     }
     const claimed = claims !== undefined && claims.keys.length > 0 ? "ARRAY(SELECT key FROM claimed)" : "ARRAY[]::text[]";

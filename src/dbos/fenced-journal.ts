@@ -22,6 +22,16 @@ export const JOURNAL_SCHEMA = `CREATE TABLE IF NOT EXISTS stepflow_journal (
 ALTER TABLE stepflow_journal ADD COLUMN IF NOT EXISTS claimant TEXT`;
 
 /**
+ * The statement that claims journal keys while a fence (a `fence` CTE before it) holds: `keys`
+ * is a SQL expression of a `text[]`, `who` the claimant's. A key someone holds stays theirs.
+ * @example `WITH ${fenceCte(3)} ${claimKeys("ARRAY[$1]", "$2")}`
+ */
+export function claimKeys(keys: string, who: string): string {
+  return `INSERT INTO stepflow_journal (key, claimant) SELECT k, ${who} FROM unnest(${keys}::text[]) AS t(k) WHERE EXISTS (SELECT 1 FROM fence)
+       ON CONFLICT (key) DO NOTHING`;
+}
+
+/**
  * A part's journal, fenced by `fence`.
  * @example
  * const journal = new FencedJournal(pool, fence, { database: "postgres://u:***@h/db", tolerance: 120 });
@@ -41,11 +51,11 @@ export class FencedJournal implements Journal {
   async begin(key: string): Promise<JournalClaim> {
     checkJournalKey(key);
     const me = claimant(this.fence);
-    const inserted = await this.#query(
-      `WITH ${fenceCte(3)} INSERT INTO stepflow_journal (key, claimant) SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM fence)
-       ON CONFLICT (key) DO NOTHING RETURNING (SELECT count(*) FROM fence)::int AS held`,
-      [key, me, ...fenceArgs(this.fence)],
-    );
+    const inserted = await this.#query(`WITH ${fenceCte(3)} ${claimKeys("ARRAY[$1]", "$2")} RETURNING (SELECT count(*) FROM fence)::int AS held`, [
+      key,
+      me,
+      ...fenceArgs(this.fence),
+    ]);
     if (inserted.rowCount === 1) return { claimed: true };
     const found = await this.#query(
       `WITH ${fenceCte(2)} SELECT (SELECT count(*) FROM fence)::int AS held, j.key IS NOT NULL AS present, j.result, j.claimant
@@ -80,10 +90,7 @@ export class FencedJournal implements Journal {
 
   /** The row vanished between the two statements (released by its claimant): one more try at claiming it. */
   async #insertLate(key: string, me: string): Promise<boolean> {
-    const inserted = await this.#query(
-      `WITH ${fenceCte(3)} INSERT INTO stepflow_journal (key, claimant) SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM fence) ON CONFLICT (key) DO NOTHING`,
-      [key, me, ...fenceArgs(this.fence)],
-    );
+    const inserted = await this.#query(`WITH ${fenceCte(3)} ${claimKeys("ARRAY[$1]", "$2")}`, [key, me, ...fenceArgs(this.fence)]);
     return inserted.rowCount === 1;
   }
 
