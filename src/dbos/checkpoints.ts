@@ -132,6 +132,15 @@ export function unreachable(url: string, error: unknown): DbosDatabaseError {
 export type RecordedOutcome =
   { readonly kind: "finished"; readonly result: Json } | { readonly kind: "failed"; readonly error: { readonly name: string; readonly message: string } };
 
+/**
+ * A run's failure as recorded: the class name and message of what was thrown (any thrown value).
+ * @example failedWith(new TypeError("bad")) // { kind: "failed", error: { name: "TypeError", message: "bad" } }
+ */
+export function failedWith(error: unknown): Extract<RecordedOutcome, { kind: "failed" }> {
+  const { name, message } = error instanceof Error ? error : { name: "Error", message: String(error) };
+  return { kind: "failed", error: { name, message } };
+}
+
 /** Keys of the journal of side effects to claim with a checkpoint, and for whom (see `claimant` in `lease.ts`). @example `{ keys: ["once:run-1:exec-2:charge"], claimant: "w1@3/run-1:9f…" }` */
 export interface JournalClaims {
   readonly keys: readonly string[];

@@ -9,6 +9,7 @@
  */
 import { Context, InputRequiredEvent, StopEvent, checkJournalKey, useJournal, encodeEvent, encodeValue, runOf } from "../core/internal.ts";
 import type { ContextJSON, Event, Journal, JournalClaim, Json, RunChange, SavedEvent, AnyWorkflow } from "../core/internal.ts";
+import { failedWith } from "./checkpoints.ts";
 import type { Checkpoints, RecordedOutcome } from "./checkpoints.ts";
 import { DbosLeaseLostError, DbosRuntimeError } from "./errors.ts";
 import { leaseLost } from "./lease.ts";
@@ -290,8 +291,7 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
       () => undefined,
     );
     await writes;
-    const { name, message } = unsaveable instanceof Error ? unsaveable : { name: "Error", message: String(unsaveable) };
-    outcome = { kind: "failed", error: { name, message } };
+    outcome = failedWith(unsaveable);
   } else {
     try {
       const result: unknown = await handler;
@@ -304,13 +304,9 @@ export async function runSegment(part: SegmentInput): Promise<SegmentOutcome> {
         batch = undefined;
         // The part ends on this checkpoint, marked parked: replayed, the part ends waiting again rather than running. A run that
         // cannot be saved here could not go on after the answer from where it asked: it fails, like at any other checkpoint.
-        if (unsaved !== undefined) {
-          const { name, message } = unsaved instanceof Error ? unsaved : { name: "Error", message: String(unsaved) };
-          outcome = { kind: "failed", error: { name, message } };
-        } else outcome = { kind: "waiting" };
+        outcome = unsaved === undefined ? { kind: "waiting" } : failedWith(unsaved);
       } else {
-        const { name, message } = error instanceof Error ? error : { name: "Error", message: String(error) };
-        outcome = { kind: "failed", error: { name, message } };
+        outcome = failedWith(error);
       }
     }
   }

@@ -20,7 +20,7 @@ import { sessionMemoryOf } from "../sessions/session-memory.ts";
 import type { MessageWindow, SessionMemory } from "../sessions/session-memory.ts";
 import { SessionConflictError, SessionStoreError, checkSessionId } from "../sessions/types.ts";
 import type { SessionRecord, StoredMessage } from "../sessions/types.ts";
-import { createTable as createTableOnce, describeDatabase, openPool, unreachable } from "./checkpoints.ts";
+import { createTable as createTableOnce, describeDatabase, failedWith, openPool, unreachable } from "./checkpoints.ts";
 import type { RecordedOutcome } from "./checkpoints.ts";
 import { DbosRuns } from "./client.ts";
 import type { DbosRunsOptions } from "./client.ts";
@@ -191,7 +191,7 @@ export class SessionTurns {
     if (!window) {
       // Started by another worker: the window it loaded is read again. Messages are only appended, so they are there unless the session was deleted.
       const stored = total >= firstSeq ? await this.#riding(() => store.readMessages(id, { from: firstSeq, to: total })) : [];
-      if (stored.length !== total - firstSeq + 1) return failure(new SessionConflictError(id, version, undefined));
+      if (stored.length !== total - firstSeq + 1) return failedWith(new SessionConflictError(id, version, undefined));
       window = { messages: stored.map(parseMessage(id)), firstSeq, total };
     }
     let saved: { readonly snapshot: ContextJSON; readonly append: readonly Json[] };
@@ -199,7 +199,7 @@ export class SessionTurns {
       saved = memory.saveContext ? memory.saveContext(ctx, window) : memory.save(ctx.toJSON(), window);
     } catch (error) {
       if (!(error instanceof ContextSerdeError)) throw error;
-      return failure(new ContextSerdeError(`Session "${id}": ${error.message} The stored session was not changed.`, { cause: error }));
+      return failedWith(new ContextSerdeError(`Session "${id}": ${error.message} The stored session was not changed.`, { cause: error }));
     }
     const snapshot = JSON.stringify(saved.snapshot);
     const append = saved.append.map((message) => JSON.stringify(message));
@@ -215,7 +215,7 @@ export class SessionTurns {
       await this.#riding(() => store.save(id, { expectedVersion: version, snapshot, append }));
     } catch (error) {
       if (!(error instanceof SessionConflictError)) throw error;
-      return (await this.#savedBefore(runId, turn)) ?? failure(error);
+      return (await this.#savedBefore(runId, turn)) ?? failedWith(error);
     }
     return outcome;
   }
@@ -282,10 +282,6 @@ export class SessionTurns {
       });
     }
   }
-}
-
-function failure(error: Error): RecordedOutcome {
-  return { kind: "failed", error: { name: error.name, message: error.message } };
 }
 
 const parseMessage =

@@ -20,7 +20,7 @@ import { DBOSExecutor } from "@dbos-inc/dbos-sdk/internal/dbos-executor";
 import type { Pool } from "pg";
 import { ConfigurationError } from "../core/internal.ts";
 import type { AnyWorkflow, Context, Event, Json, SavedEvent } from "../core/internal.ts";
-import { Checkpoints, createTable, describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
+import { Checkpoints, createTable, describeDatabase, failedWith, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import type { RecordedOutcome } from "./checkpoints.ts";
 import { DbosLeaseLostError, DbosRuntimeError } from "./errors.ts";
 import { claimant } from "./lease.ts";
@@ -348,7 +348,7 @@ async function executePart(
         // Failed because this worker is stopping (its pools closed): not the run's failure.
         if (live !== worker) return abandoned();
         // A part that still fails after its attempts (a database that stays away) ends the run, as one that failed.
-        if (attempt >= PART_ATTEMPTS || cancellation.cancelled) return { kind: "failed", error: describeError(error) };
+        if (attempt >= PART_ATTEMPTS || cancellation.cancelled) return failedWith(error);
         await new Promise((resolve) => setTimeout(resolve, PART_RETRY_MS * 2 ** (attempt - 1)));
       }
     }
@@ -357,7 +357,7 @@ async function executePart(
   }
 }
 
-/** What stepflow uses of DBOS's system database that DBOS's public API lacks (checked by `checkDbosInternals` as a worker starts). */
+/** What stepflow uses of DBOS's system database that DBOS's public API lacks (checked by `systemDatabase()` as a worker starts). */
 interface SystemDatabaseInternals {
   /** The signal DBOS gives a step, aborted within its cancellation polling interval of the workflow's cancellation. */
   watchForCancellation(workflowID: string): { readonly signal: AbortSignal; readonly cancelled: boolean; release(): void };
@@ -373,10 +373,6 @@ function systemDatabase(): SystemDatabaseInternals {
     );
   }
   return found as SystemDatabaseInternals;
-}
-
-function describeError(error: unknown): { name: string; message: string } {
-  return error instanceof Error ? { name: error.name, message: error.message } : { name: "Error", message: String(error) };
 }
 
 let registered: ((workflowName: string, input: Json, placement: RunPlacement) => Promise<RunRecord>) | undefined;
