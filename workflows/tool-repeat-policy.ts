@@ -8,14 +8,14 @@
  */
 import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
 import { toolAnnotationsOf } from "../src/tools/tool-annotations.ts";
-import { toolCallInput } from "../src/tools/tool-calls.ts";
+import { findTool, toolCallInput } from "../src/tools/tool-calls.ts";
 
 /**
  * Whether `call` may be made again when it is in doubt: its tool says it only reads or is idempotent.
  * @example repeatsWhenInDoubt({ id: "c1", name: "call_rest_api", input: { method: "GET", path: "/api/users" } }, [hr]); // true
  */
 export function repeatsWhenInDoubt(call: ToolCall, tools: readonly BaseTool[]): boolean {
-  const tool = tools.find((candidate) => candidate.metadata.name === call.name);
+  const tool = findTool(tools, call.name);
   if (tool === undefined) return true; // no such tool: the call only tells the model so
   let hints;
   try {

@@ -238,7 +238,8 @@ function failure(call: ToolCall, message: string): ToolSource {
   return { toolCallId: call.id, toolName: call.name, input: call.input, output: message, content: message, isError: true };
 }
 
-function findTool(tools: readonly BaseTool[], name: string): BaseTool | undefined {
+/** The tool named `name`, if `tools` has one. @example findTool([add, multiply], "add") // add */
+export function findTool(tools: readonly BaseTool[], name: string): BaseTool | undefined {
   for (const tool of tools) if (tool.metadata.name === name) return tool;
   return undefined;
 }
