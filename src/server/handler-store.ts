@@ -484,8 +484,12 @@ function storedHandler(id: string, record: SessionRecord): StoredHandler {
   } catch (error) {
     throw new CorruptHandlerError(id, `its snapshot is not JSON: ${error instanceof Error ? error.message : String(error)}`);
   }
-  if (snapshot?.format !== FORMAT && snapshot?.format !== FORMAT_1)
-    throw new CorruptHandlerError(id, `its snapshot's format is ${JSON.stringify(snapshot?.format)}, not "${FORMAT}"`);
+  if (snapshot?.format !== FORMAT && snapshot?.format !== FORMAT_1) {
+    const format = snapshot?.format as unknown;
+    // A later stepflow's run: another server sharing the store was upgraded first.
+    const newer = Number(/^stepflow\.handler\/(\d+)$/.exec(String(format))?.[1]) > 2 ? ", written by a later stepflow: upgrade this server" : "";
+    throw new CorruptHandlerError(id, `its snapshot's format is ${JSON.stringify(format)}, not "${FORMAT}"${newer}`);
+  }
   const state = snapshot.state;
   if (typeof state !== "object" || state === null || state.id !== id || typeof state.workflow !== "string" || typeof state.status !== "string")
     throw new CorruptHandlerError(id, "its snapshot has no handler record with this id, a workflow and a status");
