@@ -1,13 +1,14 @@
 /**
  * Handlers kept in a session store, so that a restarted server still has them: each handler
- * is the session `handler:<id>`, its snapshot the handler's record, saved context and lease,
- * its messages the event log (appended, never rewritten). Finished handlers are read back from
- * here on request; the server holds only the runs it is running.
+ * is the session `handler:<id>`, its snapshot the handler's record, saved context, lease and
+ * event log: the newest events in the snapshot (its `tail`), the older ones in the messages
+ * (appended, never rewritten), a tail's worth to a message. Finished handlers are read back
+ * from here on request; the server holds only the runs it is running.
  */
 import type { ContextJSON } from "../core/internal.ts";
 import { StepflowError } from "../core/internal.ts";
 import { SessionConflictError } from "../sessions/types.ts";
-import type { SessionStore } from "../sessions/types.ts";
+import type { SessionRecord, SessionStore, StoredMessage } from "../sessions/types.ts";
 import type { Checkpoint, StreamedEvent } from "../client/types.ts";
 import { LEASE_MS } from "./handler-lease.ts";
 import type { HandlerLease } from "./handler-lease.ts";
@@ -15,7 +16,22 @@ import { eventJson, parseEventJson } from "./event-json.ts";
 import { FINAL_STATUSES } from "./served-handler.ts";
 import type { HandlerState, ServedHandler } from "./served-handler.ts";
 
-const FORMAT = "stepflow.handler/1";
+/**
+ * `/2`: the snapshot holds the newest events and counts them all; a message holds one event or a
+ * JSON array of them. `/1`, a message per event and none in the snapshot, is still read (`/2`
+ * reads its messages as they are), and its handlers are written as `/2` from their next save on.
+ */
+const FORMAT = "stepflow.handler/2";
+const FORMAT_1 = "stepflow.handler/1";
+/**
+ * How much of a handler's event log (JSON characters) its snapshot holds before a save moves it
+ * to a message. A save is then one statement where it was two (a run of a few events, saved
+ * once, writes no message at all): on SQLite the second, inserting the rows of a trivial run's
+ * five events, cost as much as the rest of the save. Each save rewrites the snapshot, so the
+ * tail stays short: a long run's log still goes to the messages, a tail's worth at a time. And
+ * each read of the record parses it: 8 KB cost the readers of 100-event runs 3% of the server's time.
+ */
+const TAIL_CHARS = 2048;
 /** How many ended runs' logs `HandlerStore.ended` keeps, and how much of their JSON text at most. */
 const RECENT_RUNS = 64;
 const RECENT_CHARS = 1024 * 1024;
@@ -44,11 +60,24 @@ export interface StoredHandler {
   /** Which server runs it (unfinished handlers only). */
   readonly lease: HandlerLease | undefined;
   readonly version: number;
+  /** The newest events, kept in the snapshot: a claim writes them back. */
+  readonly tail: readonly StreamedEvent[];
 }
 
+/** The events a handler's last save left in its snapshot, as JSON text, and their length. */
+interface Tail {
+  readonly texts: readonly string[];
+  readonly chars: number;
+}
+const NO_TAIL: Tail = { texts: [], chars: 0 };
+
 interface Snapshot {
-  readonly format: typeof FORMAT;
+  readonly format: typeof FORMAT | typeof FORMAT_1;
   readonly state: HandlerState;
+  /** How many events the handler has (format `/2`; in `/1`, the messages' count). */
+  readonly events?: number;
+  /** The newest of them, those not in the messages (format `/2`). */
+  readonly tail?: StreamedEvent[];
   readonly context?: ContextJSON;
   readonly lease?: HandlerLease;
 }
@@ -97,6 +126,8 @@ interface Kept {
   version: number;
   /** How many of its events are in the store. */
   savedEvents: number;
+  /** Those of them in the snapshot, not in a message. */
+  tail: Tail;
   /** The last context saved. */
   context: ContextJSON | undefined;
   /** When its lease was last written (0: never). */
@@ -213,7 +244,7 @@ export class HandlerStore {
   #keep(id: string): Kept {
     let kept = this.#kept.get(id);
     if (!kept) {
-      kept = { version: 0, savedEvents: 0, context: undefined, leasedAt: 0, checkpoints: undefined, unsaved: false, chars: 0, charsFrom: 0 };
+      kept = { version: 0, savedEvents: 0, tail: NO_TAIL, context: undefined, leasedAt: 0, checkpoints: undefined, unsaved: false, chars: 0, charsFrom: 0 };
       this.#kept.set(id, kept);
     }
     return kept;
@@ -229,21 +260,36 @@ export class HandlerStore {
     const kept = this.#keep(id);
     const events = handler.loadedEvents ?? [];
     const from = kept.savedEvents;
-    const append: string[] = [];
+    // The tail as saved, then the events since: the snapshot is rewritten whole, the tail with it.
+    let tail = kept.tail;
     let chars = 0;
-    for (let i = from; i < events.length; i++) {
-      const text = eventJson(events[i] as StreamedEvent);
-      chars += text.length;
-      append.push(text);
+    if (events.length > from) {
+      const texts = tail.texts.slice();
+      let tailChars = tail.chars;
+      for (let i = from; i < events.length; i++) {
+        const text = eventJson(events[i] as StreamedEvent);
+        chars += text.length;
+        texts.push(text);
+        tailChars += text.length + 1;
+      }
+      tail = { texts, chars: tailChars };
     }
+    const count = Math.max(from, events.length);
+    const append = tail.chars > TAIL_CHARS ? [eventsMessage(tail.texts)] : [];
+    if (append.length > 0) tail = NO_TAIL;
     const state = handler.savedState();
     const now = Date.now();
     const lease = release || FINAL_STATUSES.has(state.status) ? undefined : { holder: this.#holder, until: now + LEASE_MS };
     const context = kept.context;
-    const snapshot: Snapshot = { format: FORMAT, state, ...(context ? { context } : {}), ...(lease ? { lease } : {}) };
-    const version = await this.sessions.save(this.#prefix + id, { expectedVersion: kept.version, snapshot: JSON.stringify(snapshot), append });
+    const snapshot: Snapshot = { format: FORMAT, state, events: count, ...(context ? { context } : {}), ...(lease ? { lease } : {}) };
+    const version = await this.sessions.save(this.#prefix + id, {
+      expectedVersion: kept.version,
+      snapshot: withTail(JSON.stringify(snapshot), tail.texts),
+      append,
+    });
     kept.version = version;
-    kept.savedEvents = from + append.length;
+    kept.savedEvents = count;
+    kept.tail = tail;
     kept.chars += chars;
     if (lease) kept.leasedAt = now;
     if (kept.checkpoints) await this.#writeCheckpoints(id, kept.checkpoints);
@@ -326,12 +372,24 @@ export class HandlerStore {
     const id = stored.state.id;
     const now = Date.now();
     const lease: HandlerLease = { holder: this.#holder, until: now + LEASE_MS };
-    const snapshot: Snapshot = { format: FORMAT, state: stored.state, ...(stored.context ? { context: stored.context } : {}), lease };
+    const snapshot: Snapshot = {
+      format: FORMAT,
+      state: stored.state,
+      events: stored.eventCount,
+      ...(stored.context ? { context: stored.context } : {}),
+      lease,
+    };
+    const tail = stored.tail.map(eventJson);
     try {
-      const version = await this.sessions.save(this.#prefix + id, { expectedVersion: stored.version, snapshot: JSON.stringify(snapshot), append: [] });
+      const version = await this.sessions.save(this.#prefix + id, {
+        expectedVersion: stored.version,
+        snapshot: withTail(JSON.stringify(snapshot), tail),
+        append: [],
+      });
       const kept = this.#keep(id);
       kept.version = version;
       kept.savedEvents = stored.eventCount;
+      kept.tail = { texts: tail, chars: tail.reduce((n, t) => n + t.length + 1, 0) };
       kept.charsFrom = stored.eventCount;
       if (stored.context) kept.context = stored.context;
       kept.leasedAt = now;
@@ -399,31 +457,83 @@ export class HandlerStore {
     const recent = withEvents ? this.#recent.get(id) : undefined;
     const record = await this.sessions.load(this.#prefix + id, withEvents && !recent ? {} : { newest: 0 });
     if (!record) return undefined;
-    let snapshot: Partial<Snapshot>;
-    try {
-      snapshot = JSON.parse(record.snapshot) as Partial<Snapshot>;
-    } catch (error) {
-      throw new CorruptHandlerError(id, `its snapshot is not JSON: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    if (snapshot?.format !== FORMAT) throw new CorruptHandlerError(id, `its snapshot's format is ${JSON.stringify(snapshot?.format)}, not "${FORMAT}"`);
-    const state = snapshot.state;
-    if (typeof state !== "object" || state === null || state.id !== id || typeof state.workflow !== "string" || typeof state.status !== "string")
-      throw new CorruptHandlerError(id, "its snapshot has no handler record with this id, a workflow and a status");
-    const stored = { state, context: snapshot.context, eventCount: record.messageCount, lease: snapshot.lease, version: record.version };
+    const stored = storedHandler(id, record);
     if (!withEvents) return stored;
-    // The store says how many events the run has: the log this server saved, if it has them all.
-    if (recent && recent.events.length === record.messageCount) return { ...stored, events: recent.events.slice() };
-    return { ...stored, events: recent ? await this.loadEvents(id) : record.messages.map((m) => parseEventJson(m.json)) };
+    // The snapshot says how many events the run has: the log this server saved, if it has them all.
+    if (recent && recent.events.length === stored.eventCount) return { ...stored, events: recent.events.slice() };
+    return { ...stored, events: recent ? await this.loadEvents(id) : eventsOf(stored, record.messages) };
   }
 
   /** The stored event log of a handler. */
   async loadEvents(id: string): Promise<StreamedEvent[]> {
     const record = await this.sessions.load(this.#prefix + id);
-    return (record?.messages ?? []).map((m) => parseEventJson(m.json));
+    return record ? eventsOf(storedHandler(id, record), record.messages) : [];
   }
 
   /** The last context saved for a handler: remembered for a run of this server, else read from the store. */
   async context(id: string): Promise<ContextJSON | undefined> {
     return this.#kept.get(id)?.context ?? (await this.load(id))?.context;
   }
+}
+
+/** A handler as its session holds it; `CorruptHandlerError` when it is not one. */
+function storedHandler(id: string, record: SessionRecord): StoredHandler {
+  let snapshot: Partial<Snapshot>;
+  try {
+    snapshot = JSON.parse(record.snapshot) as Partial<Snapshot>;
+  } catch (error) {
+    throw new CorruptHandlerError(id, `its snapshot is not JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (snapshot?.format !== FORMAT && snapshot?.format !== FORMAT_1) {
+    const format = snapshot?.format as unknown;
+    // A later stepflow's run: another server sharing the store was upgraded first.
+    const newer = Number(/^stepflow\.handler\/(\d+)$/.exec(String(format))?.[1]) > 2 ? ", written by a later stepflow: upgrade this server" : "";
+    throw new CorruptHandlerError(id, `its snapshot's format is ${JSON.stringify(format)}, not "${FORMAT}"${newer}`);
+  }
+  const state = snapshot.state;
+  if (typeof state !== "object" || state === null || state.id !== id || typeof state.workflow !== "string" || typeof state.status !== "string")
+    throw new CorruptHandlerError(id, "its snapshot has no handler record with this id, a workflow and a status");
+  const tail = snapshot.format === FORMAT_1 ? [] : (snapshot.tail ?? []);
+  const eventCount = snapshot.format === FORMAT_1 ? record.messageCount : snapshot.events;
+  if (!Array.isArray(tail) || !Number.isSafeInteger(eventCount) || (eventCount as number) < tail.length)
+    throw new CorruptHandlerError(id, "its snapshot does not say which events it has");
+  return { state, context: snapshot.context, eventCount: eventCount as number, lease: snapshot.lease, version: record.version, tail };
+}
+
+/** The snapshot's JSON text with the tail's events (JSON texts, kept from when they were recorded) as its `tail`. */
+function withTail(snapshot: string, tail: readonly string[]): string {
+  return tail.length === 0 ? snapshot : `${snapshot.slice(0, -1)},"tail":[${tail.join(",")}]}`;
+}
+
+/**
+ * Events as one message: one event is its own JSON, several a JSON array of them (an event is an
+ * object, so a reader tells them apart).
+ */
+function eventsMessage(texts: readonly string[]): string {
+  return texts.length === 1 ? (texts[0] as string) : `[${texts.join(",")}]`;
+}
+
+/**
+ * A handler's events, in order: those of its messages (each one event, or a JSON array of them),
+ * then its snapshot's tail. `CorruptHandlerError` if they are not as many as the snapshot says.
+ */
+function eventsOf(stored: StoredHandler, messages: readonly StoredMessage[]): StreamedEvent[] {
+  const id = stored.state.id;
+  const events: StreamedEvent[] = [];
+  for (const { json } of messages) {
+    if (json.charCodeAt(0) !== 0x5b /* [ */) {
+      events.push(parseEventJson(json));
+      continue;
+    }
+    let batch: unknown;
+    try {
+      batch = JSON.parse(json);
+    } catch (error) {
+      throw new CorruptHandlerError(id, `a message of its events is not JSON: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    for (const ev of batch as StreamedEvent[]) events.push(ev);
+  }
+  for (const ev of stored.tail) events.push(ev);
+  if (events.length !== stored.eventCount) throw new CorruptHandlerError(id, `it records ${stored.eventCount} events, and holds ${events.length}`);
+  return events;
 }

@@ -25,7 +25,11 @@ describe("the events of a run that has just ended", () => {
     });
     const ran = (await response.json()) as HandlerInfo;
     expect(ran.status).toBe("succeeded");
-    const stored = ((await store.load(`handler:${ran.id}`))?.messages ?? []).map((m) => JSON.parse(m.json) as StreamedEvent);
+    // The store holds the older events in messages (one event, or an array of them each), the newest in the snapshot.
+    const record = await store.load(`handler:${ran.id}`);
+    const snapshot = JSON.parse(record?.snapshot ?? "{}") as { events?: number; tail?: StreamedEvent[] };
+    const stored = [...(record?.messages ?? []).flatMap((m) => JSON.parse(m.json) as StreamedEvent | StreamedEvent[]), ...(snapshot.tail ?? [])];
+    expect(snapshot.events).toBe(ran.eventCount);
     expect(stored).toHaveLength(ran.eventCount);
 
     const json = (await (await fetch(`${url}/api/handlers/${ran.id}/events?format=json`)).json()) as { events: StreamedEvent[] };

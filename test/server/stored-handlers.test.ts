@@ -73,11 +73,17 @@ describe("a stored handler that cannot be read", () => {
     await before.close();
     await store.save("handler:0bad-row", { expectedVersion: 0, snapshot: '{"format":"stepflow.handler/1","state":', append: [] });
     await store.save("handler:0bad-shape", { expectedVersion: 0, snapshot: '{"format":"stepflow.handler/1","state":null}', append: [] });
+    // A run saved by a later stepflow sharing the store.
+    const later = { id: "0bad-later", workflow: "agent", status: "succeeded", input: {}, createdAt: "", updatedAt: "", waitingFor: [] };
+    await store.save("handler:0bad-later", { expectedVersion: 0, snapshot: JSON.stringify({ format: "stepflow.handler/3", state: later }), append: [] });
 
     const reported: [string, unknown][] = [];
     const { server, url } = await startServer({ store, onError: (error, id) => reported.push([id, error]) });
     open.push(server);
-    expect(reported.map(([id]) => id).sort()).toEqual(["0bad-row", "0bad-shape"]);
+    expect(reported.map(([id]) => id).sort()).toEqual(["0bad-later", "0bad-row", "0bad-shape"]);
+    expect(String(reported.find(([id]) => id === "0bad-later")?.[1])).toContain(
+      'format is "stepflow.handler/3", not "stepflow.handler/2", written by a later stepflow: upgrade this server',
+    );
     const [, error] = reported.find(([id]) => id === "0bad-row") ?? [];
     expect(error).toBeInstanceOf(CorruptHandlerError);
     expect((error as Error).message).toMatch(/^The stored handler 0bad-row cannot be read \(its snapshot is not JSON: .*\); it was skipped\./);
