@@ -75,7 +75,9 @@ await esbuild.build({
   format: "esm",
   platform: "node",
   target: "node20",
-  external: Object.keys(peerDependencies),
+  // yaml: a CommonJS package the CLI imports with import(), which a split bundle would give
+  // only a default export (checked below); Node gives it its named exports.
+  external: [...Object.keys(peerDependencies), "yaml"],
   // CommonJS packages in an ES module bundle call require() for Node's modules.
   banner: { js: 'import { createRequire as __stepflowCreateRequire } from "node:module";\nconst require = __stepflowCreateRequire(import.meta.url);' },
   plugins: [
@@ -88,4 +90,10 @@ await esbuild.build({
   ],
   logLevel: "warning",
 });
+for (const name of readdirSync(join(dist, "cli"))) {
+  if (/^export default require_\w+\(\);$/m.test(readFileSync(join(dist, "cli", name), "utf8")))
+    throw new Error(
+      `build: dist/cli/${name} is a CommonJS package behind import(), which gets only a default export in the bundle: make the package external in scripts/build.mjs.`,
+    );
+}
 console.log(`build: dist/ written (${files} declaration files)`);
