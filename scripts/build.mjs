@@ -64,8 +64,8 @@ execFileSync(
 // which Node resolves and compiles one by one on every start. Packages stepflow depends on are
 // bundled; its optional peers are not (installed or not by the user). In it,
 // `@llamaindex/env/tokenizers` loads its tokenizer when first used, not when imported
-// (src/cli/lazy-tokenizers.ts). The bundle runs the chat and hands subcommands, which may load
-// users' modules importing `stepflow`, to the unbundled build (src/cli/main.ts, HandOff).
+// (src/cli/lazy-tokenizers.ts). The bundle hands the subcommands that may load users' modules,
+// which import `stepflow`, to the unbundled build (src/cli/main.ts, HandOff).
 const { peerDependencies } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 await esbuild.build({
   entryPoints: { main: join(dist, "src", "cli", "main.js") },

@@ -67,12 +67,15 @@ interface WorkerOptions {
 
 /**
  * Runs a subcommand elsewhere: given to {@link main} by the bundled command (dist/cli/, which
- * bin/stepflow.js starts). The bundle has its own copy of stepflow's classes; a subcommand may
- * load the user's workflow modules, which import `stepflow`, so it runs the whole `argv` in the
- * unbundled build, whose classes are theirs. Resolves with the exit code.
+ * bin/stepflow.js starts). The bundle has its own copy of stepflow's classes; the subcommands
+ * that may load the user's workflow modules, which import `stepflow`, run the whole `argv` in
+ * the unbundled build, whose classes are theirs. Resolves with the exit code.
  * @example const handOff: HandOff = async (argv, env, command) => (await import("../dist/src/cli/main.js")).main(argv, env, command);
  */
 export type HandOff = (argv: readonly string[], env: NodeJS.ProcessEnv, command: string) => Promise<number>;
+
+/** The subcommands that may load the user's workflow modules: the ones a {@link HandOff} runs. */
+const LOADS_USER_MODULES = new Set(["draw", "run", "dev", "serve"]);
 
 /** Thrown by the `preSubcommand` hook once a subcommand was handed off: ends this copy's parse with the code. */
 class HandedOff extends Error {
@@ -83,7 +86,7 @@ class HandedOff extends Error {
 
 /**
  * Runs the CLI with `argv` (without node and the script); resolves with the exit code. Given
- * `handOff`, this copy runs the chat and the help, and hands every subcommand to it.
+ * `handOff`, this copy hands it the subcommands that may load the user's modules.
  * @example process.exitCode = await main(process.argv.slice(2));
  */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, command = "npm start --", handOff?: HandOff): Promise<number> {
@@ -427,8 +430,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     });
 
   if (handOff)
-    program.hook("preSubcommand", async () => {
-      throw new HandedOff(await handOff(argv, env, command));
+    program.hook("preSubcommand", async (_program, subcommand) => {
+      if (LOADS_USER_MODULES.has(subcommand.name())) throw new HandedOff(await handOff(argv, env, command));
     });
 
   try {
