@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * `npm run build`: compiles src/, events/ and workflows/ into dist/ (ESM JavaScript with the
- * `@step` decorators lowered for ES2022, plus .d.ts) with the repository's own TypeScript, and
- * bundles the web page (src/web/page/) into dist/web/.
+ * `@step` decorators lowered for ES2022, plus .d.ts) with the repository's own TypeScript,
+ * bundles the web page (src/web/page/) into dist/web/ and the `stepflow` command into dist/cli/.
  *
  * tsc rewrites the sources' `./x.ts` import paths to `./x.js` in the JavaScript but keeps them
  * in the declarations; TypeScript before 5.0, and resolvers that do not map `.ts` to `.d.ts`,
@@ -14,6 +14,7 @@
  * note, as `@ts-ignore`, which stays quiet if a later TypeScript accepts the annotation.
  */
 import { execFileSync } from "node:child_process";
+import * as esbuild from "esbuild";
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -59,4 +60,40 @@ execFileSync(
     stdio: "inherit",
   },
 );
+// The `stepflow` command, bundled (bin/stepflow.js starts it): a few files instead of hundreds,
+// which Node resolves and compiles one by one on every start. Packages stepflow depends on are
+// bundled; its optional peers are not (installed or not by the user). In it,
+// `@llamaindex/env/tokenizers` loads its tokenizer when first used, not when imported
+// (src/cli/lazy-tokenizers.ts). The bundle hands the subcommands that may load users' modules,
+// which import `stepflow`, to the unbundled build (src/cli/main.ts, HandOff).
+const { peerDependencies } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+await esbuild.build({
+  entryPoints: { main: join(dist, "src", "cli", "main.js") },
+  outdir: join(dist, "cli"),
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  // yaml: a CommonJS package the CLI imports with import(), which a split bundle would give
+  // only a default export (checked below); Node gives it its named exports.
+  external: [...Object.keys(peerDependencies), "yaml"],
+  // CommonJS packages in an ES module bundle call require() for Node's modules.
+  banner: { js: 'import { createRequire as __stepflowCreateRequire } from "node:module";\nconst require = __stepflowCreateRequire(import.meta.url);' },
+  plugins: [
+    {
+      name: "lazy-tokenizers",
+      setup(build) {
+        build.onResolve({ filter: /^@llamaindex\/env\/tokenizers$/ }, () => ({ path: join(dist, "src", "cli", "lazy-tokenizers.js") }));
+      },
+    },
+  ],
+  logLevel: "warning",
+});
+for (const name of readdirSync(join(dist, "cli"))) {
+  if (/^export default require_\w+\(\);$/m.test(readFileSync(join(dist, "cli", name), "utf8")))
+    throw new Error(
+      `build: dist/cli/${name} is a CommonJS package behind import(), which gets only a default export in the bundle: make the package external in scripts/build.mjs.`,
+    );
+}
 console.log(`build: dist/ written (${files} declaration files)`);

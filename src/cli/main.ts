@@ -66,10 +66,30 @@ interface WorkerOptions {
 }
 
 /**
- * Runs the CLI with `argv` (without node and the script); resolves with the exit code.
+ * Runs a subcommand elsewhere: given to {@link main} by the bundled command (dist/cli/, which
+ * bin/stepflow.js starts). The bundle has its own copy of stepflow's classes; the subcommands
+ * that may load the user's workflow modules, which import `stepflow`, run the whole `argv` in
+ * the unbundled build, whose classes are theirs. Resolves with the exit code.
+ * @example const handOff: HandOff = async (argv, env, command) => (await import("../dist/src/cli/main.js")).main(argv, env, command);
+ */
+export type HandOff = (argv: readonly string[], env: NodeJS.ProcessEnv, command: string) => Promise<number>;
+
+/** The subcommands that may load the user's workflow modules: the ones a {@link HandOff} runs. */
+const LOADS_USER_MODULES = new Set(["draw", "run", "dev", "serve"]);
+
+/** Thrown by the `preSubcommand` hook once a subcommand was handed off: ends this copy's parse with the code. */
+class HandedOff extends Error {
+  constructor(readonly code: number) {
+    super("handed off");
+  }
+}
+
+/**
+ * Runs the CLI with `argv` (without node and the script); resolves with the exit code. Given
+ * `handOff`, this copy hands it the subcommands that may load the user's modules.
  * @example process.exitCode = await main(process.argv.slice(2));
  */
-export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, command = "npm start --"): Promise<number> {
+export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, command = "npm start --", handOff?: HandOff): Promise<number> {
   // Colour is decided per stream: `npm start 2>log` keeps escape codes out of the log, `| less` out of the pipe.
   const err = terminalWriter(process.stderr, Boolean(process.stderr.isTTY) && !env.NO_COLOR);
   // The trace waits for the reply's line to end (trace-lines.ts), and both go through the terminal-safe writers.
@@ -409,10 +429,16 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       });
     });
 
+  if (handOff)
+    program.hook("preSubcommand", async (_program, subcommand) => {
+      if (LOADS_USER_MODULES.has(subcommand.name())) throw new HandedOff(await handOff(argv, env, command));
+    });
+
   try {
     await program.parseAsync([...argv], { from: "user" });
     return code;
   } catch (error) {
+    if (error instanceof HandedOff) return error.code;
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return 0; // --help, --version
       if (error.code === "commander.help") return 2; // `sessions` without a subcommand: its help is on stderr
@@ -487,15 +513,15 @@ async function drawingsOf(module: string | undefined, name: string | undefined):
  * Runs `main` and exits with its code once stdout and stderr are flushed, without waiting for
  * work the CLI has given up on (a cancelled turn's request to a server that never answers).
  * `command` is how the user started it, for the hints in messages: the installed bin passes
- * "stepflow"; in a checkout it is `npm start --`.
+ * "stepflow"; in a checkout it is `npm start --`. `handOff`: as for {@link main}.
  * @example await runAndExit(process.argv.slice(2), "stepflow");
  */
-export async function runAndExit(argv: readonly string[], command?: string): Promise<never> {
+export async function runAndExit(argv: readonly string[], command?: string, handOff?: HandOff): Promise<never> {
   // A reader that went away (`npm start -- "…" | head -0`) is not an error worth a crash dump:
   // end quietly, with 0, as `head`-style pipelines expect.
   process.stdout.on("error", (error: NodeJS.ErrnoException) => process.exit(error.code === "EPIPE" ? 0 : 1));
   process.stderr.on("error", () => {}); // nowhere left to report it
-  const code = await main(argv, process.env, command);
+  const code = await main(argv, process.env, command, handOff);
   await Promise.all([process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write("", resolve))));
   process.exit(code);
 }

@@ -7,6 +7,7 @@
 import type { BaseTool } from "@llamaindex/core/llms";
 import { tokenizers } from "@llamaindex/env/tokenizers";
 import { isRecord } from "../core/internal.ts";
+import { KNOWN_SPEC_TOKENS } from "./known-spec-tokens.ts";
 
 /**
  * What one LLM call cost, as the server reported it.
@@ -165,7 +166,8 @@ const specTokens = new WeakMap<BaseTool, number>();
 
 /**
  * Tokens of the tools' specs (their JSON, in cl100k_base: `gpt-tokenizer` when installed, else
- * js-tiktoken), counted once per tool. The server's own count differs a little: OpenAI rewrites
+ * js-tiktoken), counted once per tool (the calculator tools' counts are known without a
+ * tokenizer: known-spec-tokens.ts). The server's own count differs a little: OpenAI rewrites
  * specs into its own format before the model reads them.
  * @example toolSpecTokens([add, multiply]); // 92
  */
@@ -174,7 +176,8 @@ export function toolSpecTokens(tools: readonly BaseTool[]): number {
   for (const tool of tools) {
     let tokens = specTokens.get(tool);
     if (tokens === undefined) {
-      tokens = tokenizers.tokenizer().encode(JSON.stringify(toolSpec(tool))).length;
+      const json = JSON.stringify(toolSpec(tool));
+      tokens = KNOWN_SPEC_TOKENS.get(json) ?? tokenizers.tokenizer().encode(json).length;
       specTokens.set(tool, tokens);
     }
     total += tokens;

@@ -4,10 +4,11 @@ import { TokenUsageEvent } from "../../events/index.ts";
 import { Context } from "../../src/index.ts";
 import { OpenAI } from "../../src/llm/openai.ts";
 import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
-import { runUsage, toolSpecTokens, usageOf, usageSums } from "../../src/llm/token-usage.ts";
+import { KNOWN_SPEC_TOKENS } from "../../src/llm/known-spec-tokens.ts";
+import { runUsage, toolSpec, toolSpecTokens, usageOf, usageSums } from "../../src/llm/token-usage.ts";
 import type { LLMCallUsage, TokenUsage } from "../../src/llm/token-usage.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
-import { add, multiply } from "../../workflows/tools/calculator.ts";
+import { add, calculatorTools, multiply } from "../../workflows/tools/calculator.ts";
 import { startOpenAIServer } from "../support/openai-sse-server.ts";
 import type { OpenAIServer } from "../support/openai-sse-server.ts";
 
@@ -173,6 +174,14 @@ describe("token accounting", () => {
     expect(usageOf({ usage: null, choices: [] })).toBeUndefined();
     expect(usageOf({ usage: { prompt_tokens: "ten", completion_tokens: 2 } })).toBeUndefined();
     expect(usageOf(null)).toBeUndefined();
+  });
+});
+
+describe("toolSpecTokens", () => {
+  it("knows the calculator tools' counts without a tokenizer, each as cl100k_base counts it", () => {
+    for (const tool of calculatorTools) expect(KNOWN_SPEC_TOKENS.has(JSON.stringify(toolSpec(tool))), tool.metadata.name).toBe(true);
+    for (const [json, tokens] of KNOWN_SPEC_TOKENS) expect(tokens, json).toBe(encode(json).length);
+    expect(toolSpecTokens(calculatorTools)).toBe(calculatorTools.reduce((sum, tool) => sum + encode(JSON.stringify(toolSpec(tool))).length, 0));
   });
 });
 
