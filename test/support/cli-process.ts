@@ -1,12 +1,16 @@
 /**
- * Runs the CLI (src/cli/main.ts) as a child process from the repository root, with a clean
- * environment (PATH, HOME, NO_COLOR and what the test gives), stdin written and closed.
+ * Runs the CLI as a child process from the repository root, with a clean environment (PATH,
+ * HOME, NO_COLOR and what the test gives), stdin written and closed: the sources
+ * (src/cli/main.ts), or with STEPFLOW_TEST_CLI=build (`npm run test:slow` sets it, after
+ * building) the bundled command users install (test/support/built-cli.mjs), so that a
+ * difference between the two fails a test.
  */
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { REPO } from "./run-typescript.ts";
 
-const CLI = join(REPO, "src", "cli", "main.ts");
+const CLI =
+  process.env.STEPFLOW_TEST_CLI === "build" ? [join(REPO, "test", "support", "built-cli.mjs")] : ["--import", "tsx", join(REPO, "src", "cli", "main.ts")];
 
 /** What the CLI printed, and its exit code. */
 export interface CliResult {
@@ -20,7 +24,7 @@ export interface CliResult {
  */
 export function runCli(args: string[], options: { env?: Record<string, string>; stdin?: string; closeStdout?: boolean } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
+    const child = spawn(process.execPath, [...CLI, ...args], {
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NO_COLOR: "1", ...options.env },
       cwd: REPO,
     });
