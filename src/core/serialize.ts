@@ -278,8 +278,7 @@ class Encoder {
       if (item === undefined) continue;
       this.#keys[depth] = key;
       // An own "__proto__" field (JSON.parse makes them) is a field of the copy, not its prototype.
-      if (key === "__proto__")
-        Object.defineProperty(out, key, { value: this.encode(item, depth + 1), enumerable: true, writable: true, configurable: true });
+      if (key === "__proto__") Object.defineProperty(out, key, { value: this.encode(item, depth + 1), enumerable: true, writable: true, configurable: true });
       else out[key] = this.encode(item, depth + 1);
     }
     // A user's own "$codec" key must not be mistaken for a codec on the way back.
