@@ -15,6 +15,9 @@ import type { StepExecution } from "./run-state.ts";
 import type { RunOutcome } from "./run-io.ts";
 import { describeValue } from "./user-text.ts";
 
+/** What {@link followersOf} gives a run nobody follows: shared, as it is all of them. */
+const NO_FOLLOWERS = Object.freeze({ listeners: Object.freeze([]) as readonly RunListener[], bridge: undefined });
+
 /**
  * Who follows `run`, from its settings: the verbose log, lifecycle events (on its stream), and
  * the run observers' bridge, whose listener is among `listeners`. Made when the run starts.
@@ -24,13 +27,15 @@ export function followersOf(
   settings: RunSettings,
   resumed: boolean,
   run: { readonly id: string; readonly stream: { push(event: Event): void } },
-): { readonly listeners: RunListener[]; readonly bridge: ObservationBridge | undefined } {
+): { readonly listeners: readonly RunListener[]; readonly bridge: ObservationBridge | undefined } {
+  const observers = settings.observers;
+  // Most runs have no follower: they make none of the closures below (two per run, for nothing).
+  if (!settings.log && !settings.lifecycleEvents && !observers.observing()) return NO_FOLLOWERS;
   const runId = () => run.id;
   const push = (event: Event) => run.stream.push(event);
   const listeners: RunListener[] = [];
   if (settings.log) listeners.push(logChanges(settings.log));
   if (settings.lifecycleEvents) listeners.push(lifecycleChanges(settings.workflowName, runId, push));
-  const observers = settings.observers;
   const observation = observers.observing() ? observers.observeRun({ runId: runId(), workflow: settings.workflowName, resumed }) : undefined;
   const bridge = observation ? new ObservationBridge(observation, runId) : undefined;
   if (bridge) listeners.push(bridge.listener);

@@ -129,12 +129,25 @@ export class Codecs {
    * @example codecs.encode({ at: new Date(0) }, "store key \"at\"") // { at: { $codec: "Date", value: "1970-…" } }
    */
   encode(value: unknown, where: string): Json {
+    return this.#withEncoder(value, where, false);
+  }
+
+  /**
+   * Encodes the own fields of `fields` (an event) as a plain object's, whatever its class: what
+   * `encode({ ...fields })` gives, without making that copy first.
+   * @example codecs.encodeFields(new Ping({ n: 1 }), "event") // { n: 1 }
+   */
+  encodeFields(fields: object, where: string): Json {
+    return this.#withEncoder(fields, where, true);
+  }
+
+  #withEncoder(value: unknown, where: string, fields: boolean): Json {
     // One encoder serves the calls that do not overlap: each new one grew two stacks of 16
     // slots, which was most of what encoding a step's small result allocated.
     const encoder = this.#spare ?? new Encoder();
     this.#spare = undefined;
     try {
-      return encoder.run(value, where, this);
+      return encoder.run(value, where, this, fields);
     } finally {
       encoder.clear();
       this.#spare = encoder;
@@ -188,10 +201,15 @@ class Encoder {
   where = "";
   codecs: Codecs = DEFAULT_CODECS;
 
-  run(value: unknown, where: string, codecs: Codecs): Json {
+  /** `fields`: encode `value`'s own fields as a plain object's, whatever its class (an event's). */
+  run(value: unknown, where: string, codecs: Codecs, fields: boolean): Json {
     this.where = where;
     this.codecs = codecs;
-    return this.encode(value, 0);
+    if (!fields) return this.encode(value, 0);
+    // Not an ancestor: a field holding the event itself is reported as a value of its class, as
+    // it was when a copy of the fields was encoded.
+    this.#ancestors[0] = undefined;
+    return this.#record(value as Record<string, unknown>, 0);
   }
 
   /** Lets go of the values encoded, so that a spare encoder keeps none of them alive. */
@@ -242,26 +260,29 @@ class Encoder {
       const proto = Object.getPrototypeOf(value);
       if (proto === Object.prototype || proto === null) {
         ancestors[depth] = value;
-        const out: Record<string, Json> = {};
-        const record = value as Record<string, unknown>;
-        // for-in walks the object's cached key list; Object.keys made a new array for every object of every save.
-        for (const key in record) {
-          if (!Object.hasOwn(record, key)) continue; // an enumerable property someone added to Object.prototype
-          const item = record[key];
-          if (item === undefined) continue;
-          this.#keys[depth] = key;
-          // An own "__proto__" field (JSON.parse makes them) is a field of the copy, not its prototype.
-          if (key === "__proto__")
-            Object.defineProperty(out, key, { value: this.encode(item, depth + 1), enumerable: true, writable: true, configurable: true });
-          else out[key] = this.encode(item, depth + 1);
-        }
-        // A user's own "$codec" key must not be mistaken for a codec on the way back.
-        return CODEC_KEY in out ? { [CODEC_KEY]: "object", value: out } : out;
+        return this.#record(value as Record<string, unknown>, depth);
       }
     }
     throw new ContextSerdeError(
       `Cannot save the context: ${this.#path(depth)} holds a ${typeOf(value)}, which is not JSON. Store plain data there, or give the workflow a codec for it: new MyWorkflow({ codecs: { "${typeOf(value).replace(/ object$/, "")}": { test, encode, decode } } }).`,
     );
+  }
+
+  /** The own enumerable fields of `record`, at `depth`, as a plain object. */
+  #record(record: Record<string, unknown>, depth: number): Json {
+    const out: Record<string, Json> = {};
+    // for-in walks the object's cached key list; Object.keys made a new array for every object of every save.
+    for (const key in record) {
+      if (!Object.hasOwn(record, key)) continue; // an enumerable property of its prototype (someone added one to Object.prototype)
+      const item = record[key];
+      if (item === undefined) continue;
+      this.#keys[depth] = key;
+      // An own "__proto__" field (JSON.parse makes them) is a field of the copy, not its prototype.
+      if (key === "__proto__") Object.defineProperty(out, key, { value: this.encode(item, depth + 1), enumerable: true, writable: true, configurable: true });
+      else out[key] = this.encode(item, depth + 1);
+    }
+    // A user's own "$codec" key must not be mistaken for a codec on the way back.
+    return CODEC_KEY in out ? { [CODEC_KEY]: "object", value: out } : out;
   }
 
   /** The path of the value at `depth`: `where`, then `[i]` for an array item, `.key` for a field. */
@@ -311,7 +332,7 @@ export interface SavedEvent {
 
 /** Encodes an event as `{ type, data }`. */
 export function encodeEvent(event: Event, where: string, codecs: Codecs = DEFAULT_CODECS): SavedEvent {
-  return { type: eventTypeName(event.constructor as EventClass), data: encodeValue({ ...event }, where, codecs) };
+  return { type: eventTypeName(event.constructor as EventClass), data: codecs.encodeFields(event, where) };
 }
 
 /** Decodes a saved event with the classes the workflow knows, by type name. */

@@ -5,6 +5,14 @@
  */
 import { StateValidationError, StoreKeyError } from "./errors.ts";
 import { isRecord } from "./is-record.ts";
+import type { Journal } from "./journal/types.ts";
+
+/**
+ * `store[storeJournal]`: the journal `useJournal` gave the contexts that share this store
+ * (journal/context-journal.ts). Not exported by the package.
+ * @example store[storeJournal] = journal;
+ */
+export const storeJournal: unique symbol = Symbol("stepflow.store.journal");
 
 /**
  * A schema that checks and completes a typed state: any object with zod's `safeParse`
@@ -48,6 +56,8 @@ export class ContextStore<out S extends object = Record<string, unknown>> {
   readonly #schema: StateSchema<object> | undefined;
   /** The end of the chain of `edit` calls: each edit starts when the one before has finished. */
   #lastEdit: Promise<unknown> = Promise.resolve();
+  /** Set by `useJournal`: a field, where a WeakMap keyed by the store cost each run's context an entry (an ephemeron the collector tracks). */
+  [storeJournal]: Journal | undefined = undefined;
 
   /** `schema`: checks the state after each `set` and `edit`, and fills in its defaults now. */
   constructor(initial: Plain = {}, schema?: StateSchema<S>) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { Codecs, ContextSerdeError, decodeValue, encodeValue } from "../../src/core/serialize.ts";
+import { Event } from "../../src/core/event.ts";
+import { Codecs, ContextSerdeError, decodeEvent, decodeValue, encodeEvent, encodeValue } from "../../src/core/serialize.ts";
 import type { Codec } from "../../src/core/serialize.ts";
 
 class Box {
@@ -63,5 +64,26 @@ describe("encodeValue", () => {
     const loop: unknown[] = [];
     loop.push([loop]);
     expect(() => encodeValue({ loop }, "third")).toThrow(/third\.loop\[0\]\[0\] refers back to third\.loop \(a cycle\)/);
+  });
+});
+
+describe("encodeEvent", () => {
+  class Order extends Event<{ id: string; lines: { sku: string }[]; note?: string; self?: unknown }> {}
+
+  it("saves an event's own fields, and restores the same event", () => {
+    const order = new Order({ id: "A-1", lines: [{ sku: "x" }], note: undefined });
+    const saved = encodeEvent(order, "event");
+    expect(saved).toEqual({ type: "Order", data: { id: "A-1", lines: [{ sku: "x" }] } });
+    expect(Object.getPrototypeOf(saved.data)).toBe(Object.prototype);
+    expect(decodeEvent(saved, new Map([["Order", Order]]), "event")).toStrictEqual(new Order({ id: "A-1", lines: [{ sku: "x" }] }));
+  });
+
+  it("says which field is not JSON, an event that holds itself included", () => {
+    expect(() => encodeEvent(new Order({ id: "A-1", lines: [{ sku: "x" }], note: new Map() as never }), "queued[0]")).toThrow(
+      /queued\[0\]\.note holds a Map object, which is not JSON/,
+    );
+    const order = new Order({ id: "A-1", lines: [] });
+    order.self = order;
+    expect(() => encodeEvent(order, "queued[0]")).toThrow(/queued\[0\]\.self holds a Order object, which is not JSON/);
   });
 });

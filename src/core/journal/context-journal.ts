@@ -4,11 +4,9 @@
  * a context without one is recorded in this process's memory.
  */
 import type { Context } from "../context.ts";
+import { storeJournal } from "../store.ts";
 import { MemoryJournal } from "./memory-journal.ts";
 import type { Journal } from "./types.ts";
-
-// Keyed by the store, which a context shares with the views of it its steps get.
-const journals = new WeakMap<object, Journal>();
 
 /** The journal of contexts that were given none: this process's memory. @example `await processJournal.begin(key)` */
 export const processJournal: Journal = new MemoryJournal();
@@ -21,7 +19,8 @@ export const processJournal: Journal = new MemoryJournal();
  * await agent.run(undefined, { ctx });
  */
 export function useJournal(ctx: Context<object>, journal: Journal): void {
-  journals.set(ctx.store, journal);
+  // On the store, which a context shares with the views of it its steps get.
+  ctx.store[storeJournal] = journal;
 }
 
 /**
@@ -29,5 +28,5 @@ export function useJournal(ctx: Context<object>, journal: Journal): void {
  * @example const journal = journalOf(ctx);
  */
 export function journalOf(ctx: Context<object>): Journal {
-  return journals.get(ctx.store) ?? processJournal;
+  return ctx.store[storeJournal] ?? processJournal;
 }
