@@ -95,4 +95,23 @@ describe("a stored handler that cannot be read", () => {
     expect(bad.status).toBe(500);
     expect(await bad.json()).toEqual({ error: { code: "corrupt_handler", message: expect.stringContaining("The stored handler 0bad-row cannot be read") } });
   });
+
+  it("whose events are fewer than its record counts answers corrupt_handler for them, not a shorter log", { timeout: 60_000 }, async () => {
+    const store = new MemorySessionStore();
+    const state = { id: "0short-log", workflow: "agent", status: "succeeded", input: {}, createdAt: "", updatedAt: "", waitingFor: [] };
+    const event = { seq: 1, type: "StopEvent", data: { result: 1 }, at: "2026-01-01T00:00:00.000Z" };
+    await store.save("handler:0short-log", {
+      expectedVersion: 0,
+      snapshot: JSON.stringify({ format: "stepflow.handler/2", state, events: 3, tail: [event] }),
+      append: [],
+    });
+    const { server, url } = await startServer({ store });
+    open.push(server);
+
+    const response = await fetch(`${url}/api/handlers/0short-log/events?format=json`);
+    expect(response.status).toBe(500);
+    expect(await response.json()).toEqual({
+      error: { code: "corrupt_handler", message: expect.stringContaining("The stored handler 0short-log cannot be read (it records 3 events, and holds 1)") },
+    });
+  });
 });
