@@ -202,22 +202,12 @@ export async function benchServerPath(): Promise<void> {
   try {
     // The server's CPU per request too: on a machine shared with other jobs, requests/s moves with
     // the share of the cores each side gets, its CPU time much less.
-    const results = sides.map(() => [] as { rps: number; p99: number; errors: number; cpu: number }[]);
-    for (let round = 0; round < (PARTS.has("run") ? ROUNDS : 0); round++) {
-      for (let k = 0; k < sides.length; k++) {
-        const s = (round + k) % sides.length; // which side goes first moves on each round
-        const side = sides[s] as Side;
-        const { url, proc } = await start(side, dir);
-        try {
-          await load(url, 1); // warm-up: the JIT, the routes, the store's statements
-          const before = await processCpu(proc);
-          const measured = await load(url, SECONDS);
-          results[s]?.push({ ...measured, cpu: ((await processCpu(proc)) - before) / measured.count });
-        } finally {
-          await stop(proc);
-        }
-      }
-    }
+    const results = await inRounds(sides, dir, PARTS.has("run") ? ROUNDS : 0, async (_side, { url, proc }) => {
+      await load(url, 1); // warm-up: the JIT, the routes, the store's statements
+      const before = await processCpu(proc);
+      const measured = await load(url, SECONDS);
+      return { ...measured, cpu: ((await processCpu(proc)) - before) / measured.count };
+    });
     const floor = median((results[0] ?? []).map((r) => r.rps));
     const cpuFloor = median((results[0] ?? []).map((r) => r.cpu));
     if (PARTS.has("run"))
@@ -247,23 +237,40 @@ export async function benchServerPath(): Promise<void> {
   }
 }
 
+/**
+ * `rounds` rounds of `measure` on every side, each in a server of its own started for it; which
+ * side goes first moves on each round. The results, by side.
+ */
+async function inRounds<T>(
+  sides: readonly Side[],
+  dir: string,
+  rounds: number,
+  measure: (side: Side, server: { url: string; proc: ChildProcess }) => Promise<T>,
+): Promise<T[][]> {
+  const results = sides.map(() => [] as T[]);
+  for (let round = 0; round < rounds; round++) {
+    for (let k = 0; k < sides.length; k++) {
+      const s = (round + k) % sides.length;
+      const side = sides[s] as Side;
+      const server = await start(side, dir);
+      try {
+        results[s]?.push(await measure(side, server));
+      } finally {
+        await stop(server.proc);
+      }
+    }
+  }
+  return results;
+}
+
 async function cpuTable(sides: readonly Side[], dir: string): Promise<void> {
   console.log(
     `\nCPU per run-and-wait in process (the app's fetch called with Requests, no HTTP, 32 at a time), all threads: medians of ${ROUNDS} rounds of ${CPU_RUNS.toLocaleString("en-US")} runs, each after as many to warm up:\n`,
   );
-  const measured = sides.map(() => [] as { cpu: number; gc: number }[]);
-  for (let round = 0; round < ROUNDS; round++) {
-    for (let k = 0; k < sides.length; k++) {
-      const s = (round + k) % sides.length;
-      const { proc } = await start(sides[s] as Side, dir);
-      try {
-        await cpuPerRun(proc, CPU_RUNS);
-        measured[s]?.push(await cpuPerRun(proc, CPU_RUNS));
-      } finally {
-        await stop(proc);
-      }
-    }
-  }
+  const measured = await inRounds(sides, dir, ROUNDS, async (_side, { proc }) => {
+    await cpuPerRun(proc, CPU_RUNS);
+    return cpuPerRun(proc, CPU_RUNS);
+  });
   const floor = median((measured[0] ?? []).map((r) => r.cpu));
   printTable(
     ["server", "CPU per run (µs)", "of which GC (µs)", "× bare Hono"],
@@ -279,20 +286,10 @@ async function sseTable(sides: readonly Side[], dir: string): Promise<void> {
   console.log(
     `\nServer-Sent Events: ${SSE_CLIENTS} clients, each starting a run that writes 100 events and reading its stream to the end; medians of ${ROUNDS} rounds of ${SECONDS} s:\n`,
   );
-  const sse = sides.map(() => [] as { rps: number; errors: number }[]);
-  for (let round = 0; round < ROUNDS; round++) {
-    for (let k = 0; k < sides.length; k++) {
-      const s = (round + k) % sides.length;
-      const side = sides[s] as Side;
-      const { url, proc } = await start(side, dir);
-      try {
-        await sseLoad(url, side.mode, 1);
-        sse[s]?.push(await sseLoad(url, side.mode, SECONDS));
-      } finally {
-        await stop(proc);
-      }
-    }
-  }
+  const sse = await inRounds(sides, dir, ROUNDS, async (side, { url }) => {
+    await sseLoad(url, side.mode, 1);
+    return sseLoad(url, side.mode, SECONDS);
+  });
   const sseFloor = median((sse[0] ?? []).map((r) => r.rps));
   printTable(
     ["server", "runs/s", "errors", "× Hono streamSSE"],
