@@ -7,7 +7,7 @@ import tseslint from "typescript-eslint";
 export default tseslint.config(
   // Generated or installed, not written here: the build, notebooks, saved fixtures, bench's and the LlamaIndex test's own packages,
   // and upstream's test suites, kept as upstream wrote them (test/compat/upstream/README.md).
-  { ignores: ["dist/", "notebooks/", "test/fixtures/", "**/node_modules/", ".stepflow/", "test/compat/upstream/"] },
+  { ignores: ["dist/", ".build/", "notebooks/", "test/fixtures/", "**/node_modules/", ".stepflow/", "test/compat/upstream/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -2,8 +2,9 @@
 // The `stepflow` command: runs the compiled CLI in dist/ (`npm run build` writes it; in a
 // checkout, `npm start` runs the sources instead). dist/cli/ is the CLI bundled with its
 // packages, which starts several times faster than the hundreds of files it is made of. It
-// hands `draw`, `run`, `dev` and `serve` to the unbundled build: those may load your workflow
-// modules, and with them `stepflow`, whose classes must be the ones the subcommand uses.
+// hands `draw`, `run`, `dev` and `serve` to dist/src/cli/main.js, built with the package's
+// exports: those may load your workflow modules, and with them `stepflow`, whose classes must
+// be the ones the subcommand uses.
 let cli;
 try {
   cli = await import("../dist/cli/main.js");

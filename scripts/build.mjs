@@ -2,7 +2,8 @@
 /**
  * `npm run build`: compiles src/, events/ and workflows/ into dist/ (ESM JavaScript with the
  * `@step` decorators lowered for ES2022, plus .d.ts) with the repository's own TypeScript,
- * bundles the web page (src/web/page/) into dist/web/ and the `stepflow` command into dist/cli/.
+ * bundles the web page (src/web/page/) into dist/web/ and the `stepflow` command into dist/cli/,
+ * then bundles the package's entry points (see bundleEntryPoints below).
  *
  * tsc rewrites the sources' `./x.ts` import paths to `./x.js` in the JavaScript but keeps them
  * in the declarations; TypeScript before 5.0, and resolvers that do not map `.ts` to `.d.ts`,
@@ -15,8 +16,8 @@
  */
 import { execFileSync } from "node:child_process";
 import * as esbuild from "esbuild";
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -65,7 +66,8 @@ execFileSync(
 // bundled; its optional peers are not (installed or not by the user). In it,
 // `@llamaindex/env/tokenizers` loads its tokenizer when first used, not when imported
 // (src/cli/lazy-tokenizers.ts). The bundle hands the subcommands that may load users' modules,
-// which import `stepflow`, to the unbundled build (src/cli/main.ts, HandOff).
+// which import `stepflow`, to dist/src/cli/main.js, an entry of the package's own bundle below
+// (src/cli/main.ts, HandOff).
 const { peerDependencies } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 await esbuild.build({
   entryPoints: { main: join(dist, "src", "cli", "main.js") },
@@ -96,4 +98,55 @@ for (const name of readdirSync(join(dist, "cli"))) {
       `build: dist/cli/${name} is a CommonJS package behind import(), which gets only a default export in the bundle: make the package external in scripts/build.mjs.`,
     );
 }
+await bundleEntryPoints();
 console.log(`build: dist/ written (${files} declaration files)`);
+
+/**
+ * The package's entry points (every export in package.json, and dist/src/cli/main.js, which the
+ * command hands `draw`, `run`, `dev` and `serve` to), bundled together with splitting: each entry
+ * stays at its path, and the modules two entries share go to dist/src/chunks/, so each class
+ * exists once, whichever entries an application imports. Node resolves, reads and compiles an
+ * ES module file by file: `import("stepflow")` took 1.5× `node -e 0` as 43 files.
+ * Packages stay imports (the application's copies, deduplicated by its package manager).
+ *
+ * The chunks are two folders below dist/, as every module was (dist/src/core/…), so the modules
+ * that find files relative to themselves (the web page, Mermaid's script, the version) find the
+ * same ones. The modules one by one, as tsc wrote them, are moved to .build/modules/ (not published):
+ * the benchmarks' `--dist` runs them (bench/use-build.mjs).
+ */
+async function bundleEntryPoints() {
+  const modules = join(root, ".build", "modules");
+  rmSync(modules, { recursive: true, force: true });
+  const { exports } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+  const entries = Object.values(exports)
+    .map((target) => (typeof target === "string" ? target : target.import))
+    .filter((target) => target.startsWith("./dist/") && target.endsWith(".js"))
+    .map((target) => join(root, target));
+  entries.push(join(dist, "src", "cli", "main.js"));
+  for (const file of compiledModules()) cpSync(file, join(modules, relative(dist, file)));
+  await esbuild.build({
+    entryPoints: entries,
+    outdir: dist,
+    outbase: dist,
+    allowOverwrite: true,
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    chunkNames: "src/chunks/[name]-[hash]",
+    packages: "external",
+    logLevel: "warning",
+  });
+  for (const file of compiledModules(entries)) rmSync(file);
+}
+
+/** The JavaScript tsc wrote to dist/src, dist/events and dist/workflows, leaving out the bundle's entries and chunks. */
+function compiledModules(entries = []) {
+  const skip = new Set(entries);
+  return ["src", "events", "workflows"]
+    .flatMap((dir) => readdirSync(join(dist, dir), { recursive: true, withFileTypes: true }))
+    .filter((entry) => entry.isFile() && entry.name.endsWith(".js"))
+    .map((entry) => join(entry.parentPath, entry.name))
+    .filter((file) => !skip.has(file) && !file.startsWith(join(dist, "src", "chunks")));
+}

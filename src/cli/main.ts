@@ -69,7 +69,8 @@ interface WorkerOptions {
  * Runs a subcommand elsewhere: given to {@link main} by the bundled command (dist/cli/, which
  * bin/stepflow.js starts). The bundle has its own copy of stepflow's classes; the subcommands
  * that may load the user's workflow modules, which import `stepflow`, run the whole `argv` in
- * the unbundled build, whose classes are theirs. Resolves with the exit code.
+ * the package's own build (dist/src/cli/main.js, one of the entries bundled with the package's
+ * exports), whose classes are theirs. Resolves with the exit code.
  * @example const handOff: HandOff = async (argv, env, command) => (await import("../dist/src/cli/main.js")).main(argv, env, command);
  */
 export type HandOff = (argv: readonly string[], env: NodeJS.ProcessEnv, command: string) => Promise<number>;

@@ -4,9 +4,9 @@
  * resource is declared; it is read, and the part the selector names checked, when a step first
  * needs it (once per workflow instance).
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
 import { extname, resolve } from "node:path";
 import { ConfigurationError } from "./errors.ts";
+import { nodeFs } from "./node-builtins.ts";
 import { resource } from "./resource.ts";
 import type { Resource } from "./resource.ts";
 
@@ -37,7 +37,7 @@ export function resourceConfig<T>(schema: ConfigSchema<T>, options: ResourceConf
   if (typeof schema?.safeParse !== "function")
     throw new ConfigurationError("resourceConfig(schema, options) needs a zod schema first, e.g. z.object({ url: z.string() }).", "schema", schema);
   const file = resolve(options.configFile);
-  if (!existsSync(file) || !statSync(file).isFile())
+  if (!nodeFs().existsSync(file) || !nodeFs().statSync(file).isFile())
     throw new ConfigurationError(`resourceConfig: no such file: ${options.configFile} (looked for ${file}).`, "configFile", options.configFile);
   if (extname(file) !== ".json")
     throw new ConfigurationError(`resourceConfig: only JSON files can be read as configuration; got ${options.configFile}.`, "configFile", options.configFile);
@@ -49,7 +49,7 @@ export function resourceConfig<T>(schema: ConfigSchema<T>, options: ResourceConf
 function parse<T>(schema: ConfigSchema<T>, file: string, selector: string | undefined): T {
   let value: unknown;
   try {
-    value = JSON.parse(readFileSync(file, "utf8"));
+    value = JSON.parse(nodeFs().readFileSync(file, "utf8"));
   } catch (error) {
     throw new ConfigurationError(`resourceConfig: ${file} is not valid JSON: ${(error as Error).message}`, "configFile", file, { cause: error });
   }

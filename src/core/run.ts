@@ -9,7 +9,6 @@
  * (time-slices.ts; by default one shared by all runs), so timers (the run's timeout among them)
  * fire even when every step resolves at once, or a thousand runs wake at once.
  */
-import { randomUUID } from "node:crypto";
 import { eventTypeName } from "./event.ts";
 import type { Event, EventClass } from "./event.ts";
 import { WorkflowCancelledByUser, WorkflowTimeoutError } from "./errors.ts";
@@ -102,7 +101,7 @@ export class Run {
 
   /** The run's id: stable for the run, kept when a saved run is resumed. */
   get id(): string {
-    return (this.#id ??= randomUUID());
+    return (this.#id ??= globalThis.crypto.randomUUID());
   }
 
   get done(): boolean {
@@ -257,7 +256,7 @@ export class Run {
    * journal key, not by itself. @example `run.executionIdOf(execution); // "1f0c2a9b.3"`
    */
   executionIdOf(execution: StepExecution): string {
-    return typeof execution.id === "string" ? execution.id : `${(this.#attempt ??= randomUUID().slice(0, 8))}.${execution.id}`;
+    return typeof execution.id === "string" ? execution.id : `${(this.#attempt ??= globalThis.crypto.randomUUID().slice(0, 8))}.${execution.id}`;
   }
 
   /**

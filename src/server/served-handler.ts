@@ -2,8 +2,9 @@
  * One run the server holds: its numbered event log, what it waits for, how it ended, and the
  * readers following it. Persistence and HTTP live elsewhere; this is the in-memory truth.
  */
-import { dirname, resolve, sep } from "node:path";
+import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { builtPackageDist } from "../core/built-package.ts";
 import { eventTypeName, HumanResponseEvent, InputRequiredEvent, encodeEvent, encodeValue } from "../core/internal.ts";
 import type { Event, EventClass, Codecs } from "../core/internal.ts";
 import type { ForkOrigin, HandlerInfo, HandlerStatus, JsonObject, JsonValue, StreamedEvent } from "../client/types.ts";
@@ -41,9 +42,9 @@ export function stackOf(error: unknown): string | undefined {
 }
 
 /**
- * The folder of stepflow's own modules (core/, server/, …), as a path and as a URL, when they
- * are files of their own; undefined when bundled into an application's file, where their frames
- * cannot be told from the application's.
+ * The folder of stepflow's own modules (core/, server/, … in the sources; the installed package's
+ * dist/src/, its entries and chunks), as a path and as a URL; undefined when bundled into an
+ * application's file, where their frames cannot be told from the application's.
  */
 const OWN_MODULES = ((): readonly string[] | undefined => {
   let file: string;
@@ -52,8 +53,11 @@ const OWN_MODULES = ((): readonly string[] | undefined => {
   } catch {
     return undefined;
   }
-  if (!/[\\/]server[\\/]served-handler\.[cm]?[jt]s$/.test(file)) return undefined;
-  const dir = `${resolve(dirname(file), "..")}${sep}`;
+  const dist = builtPackageDist(file);
+  const ownFolder =
+    dist !== undefined ? join(dist, "src") : /[\\/]server[\\/]served-handler\.[cm]?[jt]s$/.test(file) ? resolve(dirname(file), "..") : undefined;
+  if (ownFolder === undefined) return undefined;
+  const dir = `${ownFolder}${sep}`;
   return [dir, pathToFileURL(dir).href];
 })();
 

@@ -14,8 +14,9 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { readFile, readdir, rename, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { basename, dirname, join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { builtPackageDist } from "../core/built-package.ts";
 import { WebPageError } from "./web-page-error.ts";
 
 export { WebPageError } from "./web-page-error.ts";
@@ -64,9 +65,10 @@ function builtPageDirectory(here: string | undefined): string {
       `${WEB_ROOT_VARIABLE} is ${named}, which holds no index.html. Set it to a copy of stepflow's built page: the folder node_modules/stepflow/dist/web/ (with its assets/ folder).`,
     );
   }
-  // The package as installed: dist/src/web/web-page.js → dist/web.
-  if (here !== undefined && basename(here) === "web-page.js") {
-    const packaged = join(dirname(here), "..", "..", "web");
+  // The package as installed: dist/src/…/*.js → dist/web.
+  const dist = here === undefined ? undefined : builtPackageDist(here);
+  if (dist !== undefined) {
+    const packaged = join(dist, "web");
     if (existsSync(join(packaged, "index.html"))) return packaged;
     throw new WebPageError(`The web page is missing from ${packaged}: this copy of stepflow was built without it. Reinstall stepflow (npm install stepflow).`);
   }

@@ -58,8 +58,9 @@ describe("webPageDirectory", () => {
   });
 
   it("in the built package, is dist/web, complete", async () => {
-    const built = join(REPO, "dist", "src", "web", "web-page.js");
-    expect(existsSync(built), "npm test builds dist/ first (pretest); run npm run build").toBe(true);
+    // stepflow/server as installed: its entry, with the web page's module in a shared chunk.
+    const built = join(REPO, "dist", "src", "server", "index.js");
+    expect(existsSync(built), "npm run test:slow builds dist/ first; run npm run build").toBe(true);
     const { webPageDirectory: fromDist } = (await import(built)) as { webPageDirectory: () => Promise<string> };
     const dir = await fromDist();
     expect(dir).toBe(join(REPO, "dist", "web"));
