@@ -7,7 +7,8 @@
  * with every event streamed to a reader, a fan-out of 10,000 events counted by a plain counter,
  * the same collected by collectEvents (one list; `{ count }`; 2,000 events with a fresh
  * `Array(n).fill(Done)` per call), and the floors, the same in both sides (this checkout's
- * engine-floors.ts): a bare await loop and a bare promise pool. Prints each side's median
+ * engine-floors.ts): a bare await loop, a bare promise pool, and the fan-out's own steps run by
+ * that pool with no engine. Prints each side's median
  * microseconds per event (the median of its processes' medians), their ratio, and each side's
  * engine rows against their floors.
  *
@@ -27,7 +28,7 @@
 import { execFileSync } from "node:child_process";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { barePool, floor } from "./engine-floors.ts";
+import { barePool, floor, stepsPool } from "./engine-floors.ts";
 import { printTable } from "./measure.ts";
 
 interface EngineBench {
@@ -59,12 +60,15 @@ const workloads: Workload[] = [
   { name: "fan-out of 2,000 collected: a fresh Array(2,000).fill(Done) per call", events: 2_000, run: (e) => e.fanInFresh?.(2_000) ?? Promise.resolve(NaN) },
   { name: "bare await loop, 200,000 events (floor of ping-pong)", events: 200_000, run: () => floor(200_000) },
   { name: "bare promise pool, 10,000 items, 8 workers (floor of the fan-out)", events: 10_000, run: () => barePool(10_000) },
+  { name: "the fan-out's own steps in that pool, 10,000 items (no engine)", events: 10_000, run: () => stepsPool(10_000) },
 ];
 
 /** Engine rows against their floors, by index in `workloads`: ping-pong / await loop, fan-out / pool, fan-ins / counter. */
 const againstFloor: [number, number, string][] = [
   [0, 6, "ping-pong / bare await loop"],
   [2, 7, "fan-out (counted) / bare promise pool"],
+  [8, 7, "the fan-out's own steps, no engine / bare promise pool"],
+  [2, 8, "fan-out (counted) / its own steps, no engine"],
   [3, 2, "fan-in, one list / counter"],
   [4, 2, "fan-in, { count } / counter"],
 ];
@@ -93,7 +97,7 @@ const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[
  * invalidated, and why it slows is not known); `npm run bench` too measures each floor before
  * the engine rows set against it.
  */
-const measuredOrder = [6, 7, 0, 1, 2, 3, 4, 5];
+const measuredOrder = [6, 7, 8, 0, 1, 2, 3, 4, 5];
 
 /**
  * In a child: the median µs per event of each workload over `rounds` runs, after 3 runs of

@@ -10,18 +10,18 @@
  * the cost of a warm event, with the process's start-up, the module loading and the JIT's first
  * compilations subtracted. Each checkout runs its own bench/engine.ts (ping-pong: `stepflow`,
  * the counted fan-out: `fanInCounter`, 10,000 events a run whatever EVENTS says; a checkout
- * without it prints "—"), and both the floors of this checkout's engine-floors.ts.
+ * without it prints "—"), and the floors of this checkout's engine-floors.ts (the await loop, the promise pool, and the fan-out's own steps in a pool).
  *
  * Under valgrind, threads run one at a time and V8's compiler and garbage-collector threads
  * are counted too, and tiering happens at other moments than at full speed: a count is a
  * measure of work done, to compare two checkouts by, not a prediction of their time.
- * `BENCH_INSTR_WORKLOADS=ping-pong,fan-out` picks workloads (default: all four).
+ * `BENCH_INSTR_WORKLOADS=ping-pong,fan-out` picks workloads (default: all five).
  */
 import { execFileSync } from "node:child_process";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { callgrindInstructions, requireValgrind } from "./callgrind.ts";
-import { barePool, floor } from "./engine-floors.ts";
+import { barePool, floor, stepsPool } from "./engine-floors.ts";
 import { printTable } from "./measure.ts";
 
 interface EngineBench {
@@ -47,6 +47,7 @@ const workloads: Record<string, Workload> = {
   },
   "await-loop": { name: "bare await loop (floor of ping-pong)", events: (n) => n, run: (_e, n) => floor(n) },
   "promise-pool": { name: "bare promise pool, 10,000 items (floor of the fan-out)", events: () => 10_000, run: (_e, n) => barePool(n) },
+  "steps-pool": { name: "the fan-out's own steps in a bare pool, 10,000 items (no engine)", events: () => 10_000, run: (_e, n) => stepsPool(n) },
 };
 
 /** In the child: `runs` runs of the workload; exits with 3 when the checkout lacks it. */

@@ -9,11 +9,11 @@
  */
 import { createWorkflow, workflowEvent } from "@llamaindex/workflow-core";
 import { type Context, Event, StartEvent, StopEvent, Workflow, step } from "../src/index.ts";
-import { barePool, floor } from "./engine-floors.ts";
+import { barePool, floor, stepsPool } from "./engine-floors.ts";
 import { collectYoungGarbage, measure, perEventMicros, printTable } from "./measure.ts";
 import type { Measurement } from "./measure.ts";
 
-export { barePool, floor } from "./engine-floors.ts";
+export { barePool, floor, stepsPool } from "./engine-floors.ts";
 
 class Ping extends Event<{ n: number }> {}
 class Pong extends Event<{ n: number }> {}
@@ -190,6 +190,7 @@ export async function benchEngine(events = 1_000_000): Promise<Measurement[]> {
     ...(await timedRows(
       [
         ["bare promise pool: 8 async workers take 10,000 items (the floor of the fan-out)", 10_000, () => barePool(10_000)],
+        ["the fan-out's own steps run by that pool, no engine (its two async steps per item, awaited)", 10_000, () => stepsPool(10_000)],
         [
           "stepflow fan-out: 10,000 events through a numWorkers: 8 step, counted by a plain counter (the floor of a fan-in)",
           10_000,
@@ -222,13 +223,14 @@ export async function benchEngine(events = 1_000_000): Promise<Measurement[]> {
   }
   const base = rows[1] as Measurement;
   // Each engine row against the same work without an engine, measured in the same run.
-  // Rows: 0 await loop, 1 ping-pong, 2 streamed, 3 pool, 4 counted, 5–7 collected.
+  // Rows: 0 await loop, 1 ping-pong, 2 streamed, 3 pool, 4 the fan-out's steps in the pool, 5 counted, 6–8 collected.
   const floors = new Map<Measurement | undefined, Measurement | undefined>([
     [rows[1], rows[0]],
     [rows[4], rows[3]],
-    [rows[5], rows[4]],
-    [rows[6], rows[4]],
-    [rows[7], rows[4]],
+    [rows[5], rows[3]],
+    [rows[6], rows[5]],
+    [rows[7], rows[5]],
+    [rows[8], rows[5]],
   ]);
   printTable(
     ["run", "events", "µs/event", "× stepflow", "× its floor", "heap growth, before GC (MB)", "retained after GC (MB)"],
