@@ -96,6 +96,8 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
     const body = await readBody(c, startBody, options.bodyLimit, startBodyOf);
     const served = await registry.start(c.req.param("name"), body.input as JsonObject | undefined, startOptions(body));
     await registry.settled(served);
+    // A run answered is a run the store has.
+    registry.checkSavedEnd(served);
     return c.json(served.info(), 200);
   });
 

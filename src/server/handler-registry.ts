@@ -85,6 +85,8 @@ export class HandlerRegistry {
   readonly #tally: ReaderTally = { readers: 0, waiters: 0 };
   /** The events sent in and not yet seen on their run's stream, by identity: who sent each. */
   readonly #sent = new WeakMap<Event, Sent>();
+  /** Runs this server ended whose end the store does not have, and what to answer for them (see `checkSavedEnd`). */
+  readonly #unsavedEnds = new WeakMap<ServedHandler, ServerRequestError>();
   readonly #renewal: NodeJS.Timeout;
   #closing = false;
 
@@ -298,13 +300,16 @@ export class HandlerRegistry {
       if (this.#closing && status === "cancelled") return void (await this.#store.save(served, contextOf(ctx), true));
       served.finish(status, outcome, workflow.codecs);
       await this.#store.save(served, contextOf(ctx));
+      // Another server took the run over as this one saved its end: the store has that server's run, not this result.
+      if (this.#handlers.get(id) !== served) return void this.#unsavedEnds.set(served, takenAtEnd(served));
+      // Not saved, and nothing saves it again: it stays in memory (GET answers it here), and run-and-wait says so.
+      const failure = this.#store.saveFailure(id);
+      if (failure) return void this.#unsavedEnds.set(served, unsavedEnd(served, failure.error));
       // Saved: read back from the store from now on, so that a server's memory does not grow with the runs it served.
-      if (this.#store.saved(id) && this.#handlers.get(id) === served) {
-        this.#store.ended(id, served.loadedEvents);
-        served.unloadEvents();
-        this.#handlers.delete(id);
-        this.#store.forget(id);
-      }
+      this.#store.ended(id, served.loadedEvents);
+      served.unloadEvents();
+      this.#handlers.delete(id);
+      this.#store.forget(id);
     })();
     this.#live.set(id, { handler, ctx, done });
   }
@@ -575,6 +580,16 @@ export class HandlerRegistry {
     return this.#live.get(served.state.id)?.done ?? Promise.resolve();
   }
 
+  /**
+   * Throws unless the store has the handler's end (call once `settled`): a 500 `not_saved` when
+   * its last save failed, a 409 when another server took it over as it ended. A run answered as
+   * finished is then a run the store has.
+   */
+  checkSavedEnd(served: ServedHandler): void {
+    const error = this.#unsavedEnds.get(served);
+    if (error) throw error;
+  }
+
   /** The context: live for a running handler, else the last saved one. */
   async context(served: ServedHandler): Promise<ContextJSON | undefined> {
     const live = this.#live.get(served.state.id);
@@ -611,6 +626,26 @@ function heldElsewhere(served: ServedHandler): ServerRequestError {
     409,
     "held_by_another_server",
     `Handler ${served.state.id} is run by another server sharing this store (${served.heldBy ?? "unknown"}); this server did nothing. Send this request to that server, or again once it has stopped.`,
+  );
+}
+
+/** The answer to a run-and-wait whose run ended but whose end could not be saved (nothing saves it again). */
+function unsavedEnd(served: ServedHandler, error: unknown): ServerRequestError {
+  const { id, status } = served.state;
+  return new ServerRequestError(
+    500,
+    "not_saved",
+    `Handler ${id} ended (${status}) but could not be saved to the store: ${error instanceof Error ? error.message : String(error)}. The store does not have its result or events (this server shows them at GET /api/handlers/${id} until it stops). Check the store (free disk space, the database reachable), then start the run again.`,
+  );
+}
+
+/** The answer to a run-and-wait whose run another server took over as this one saved its end. */
+function takenAtEnd(served: ServedHandler): ServerRequestError {
+  const { id, status } = served.state;
+  return new ServerRequestError(
+    409,
+    "held_by_another_server",
+    `Handler ${id} ended here (${status}), but another server sharing the store took it over as this one saved its end (this server's lease had ended): the store has that server's run, not this result. Read it with GET /api/handlers/${id}.`,
   );
 }
 

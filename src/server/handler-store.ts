@@ -133,8 +133,8 @@ interface Kept {
   /** When its lease was last written (0: never). */
   leasedAt: number;
   checkpoints: CheckpointLog | undefined;
-  /** Its last save failed: its events stay in memory. */
-  unsaved: boolean;
+  /** Why its last save failed (its events then stay in memory); undefined once a save succeeds. */
+  failure: { readonly error: unknown } | undefined;
   /** The length of the JSON text of the events this server wrote, from event `charsFrom` on. */
   chars: number;
   charsFrom: number;
@@ -210,11 +210,11 @@ export class HandlerStore {
       .then(
         () => {
           const kept = this.#kept.get(id);
-          if (kept) kept.unsaved = false;
+          if (kept) kept.failure = undefined;
           this.#dequeue(id, q, next);
         },
         (error: unknown) => {
-          this.#keep(id).unsaved = true;
+          this.#keep(id).failure = { error };
           this.#dequeue(id, q, next);
           if (error instanceof SessionConflictError) this.#events.onTaken(id);
           else this.#events.onError(error, id);
@@ -244,7 +244,7 @@ export class HandlerStore {
   #keep(id: string): Kept {
     let kept = this.#kept.get(id);
     if (!kept) {
-      kept = { version: 0, savedEvents: 0, tail: NO_TAIL, context: undefined, leasedAt: 0, checkpoints: undefined, unsaved: false, chars: 0, charsFrom: 0 };
+      kept = { version: 0, savedEvents: 0, tail: NO_TAIL, context: undefined, leasedAt: 0, checkpoints: undefined, failure: undefined, chars: 0, charsFrom: 0 };
       this.#kept.set(id, kept);
     }
     return kept;
@@ -330,7 +330,12 @@ export class HandlerStore {
 
   /** Whether the handler's last save succeeded (a failed save keeps its events in memory). */
   saved(id: string): boolean {
-    return this.#kept.get(id)?.unsaved !== true;
+    return this.#kept.get(id)?.failure === undefined;
+  }
+
+  /** Why the handler's last save failed, or undefined when it succeeded. */
+  saveFailure(id: string): { readonly error: unknown } | undefined {
+    return this.#kept.get(id)?.failure;
   }
 
   /** Whether the handler's lease is due for renewal (a third of its length has passed). */

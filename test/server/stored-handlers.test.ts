@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { WorkflowClient } from "../../src/client/workflow-client.ts";
 import type { HandlerInfo } from "../../src/client/types.ts";
 import { MemorySessionStore } from "../../src/sessions/memory-store.ts";
+import type { SessionSave } from "../../src/sessions/types.ts";
 import { CorruptHandlerError } from "../../src/server/handler-store.ts";
 import type { WorkflowServer } from "../../src/server/workflow-server.ts";
 import { QUESTION, startServer } from "./server-fixtures.ts";
@@ -62,6 +63,40 @@ describe("finished runs", () => {
     });
     expect(next.status).toBe(200);
     expect(server.stats().handlers).toBe(0);
+  });
+});
+
+describe("a run whose end cannot be saved", () => {
+  it("answers run-and-wait 500 not_saved, reports the failure, and is still shown by this server", { timeout: 60_000 }, async () => {
+    // A store that takes a run's start and refuses its end, as a full disk would.
+    class FullDiskStore extends MemorySessionStore {
+      override async save(id: string, save: SessionSave): Promise<number> {
+        if (save.snapshot.includes('"status":"succeeded"')) throw new Error("SQLITE_FULL: database or disk is full");
+        return super.save(id, save);
+      }
+    }
+    const reported: [string, unknown][] = [];
+    const { server, url } = await startServer({ store: new FullDiskStore(), onError: (error, id) => reported.push([id, error]) });
+    open.push(server);
+
+    const response = await fetch(`${url}/api/workflows/agent/run`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ input: { input: QUESTION } }),
+    });
+    expect(response.status).toBe(500);
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe("not_saved");
+    const id = /^Handler (\S+) ended/.exec(body.error.message)?.[1] ?? "";
+    expect(body.error.message).toBe(
+      `Handler ${id} ended (succeeded) but could not be saved to the store: SQLITE_FULL: database or disk is full. The store does not have its result or events (this server shows them at GET /api/handlers/${id} until it stops). Check the store (free disk space, the database reachable), then start the run again.`,
+    );
+    expect(reported.map(([handler, error]) => [handler, String(error)])).toEqual([[id, "Error: SQLITE_FULL: database or disk is full"]]);
+    // The result is not lost while this server runs: it shows the run as it ended.
+    expect(await new WorkflowClient({ baseUrl: url }).getHandler(id)).toMatchObject({
+      status: "succeeded",
+      result: { response: { content: expect.stringContaining("1386528") } },
+    });
   });
 });
 
