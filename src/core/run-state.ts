@@ -282,7 +282,8 @@ export function newExecution(slot: StepSlot, event: Event, id: number | string, 
  * literal: V8 tracks where each literal is made, and a fan-out queues thousands of executions
  * that outlive a scavenge, so it allocated them straight in the old generation ("pretenured")
  * from then on, for every run. That made their allocation 22% of a warm fan-out's CPU profile
- * and left them for full GCs to free; `new` of a class is never pretenured.
+ * and left them for full GCs to free; V8 makes that decision for a literal's allocation site,
+ * not for `new` of a class.
  */
 class Execution implements StepExecution {
   readonly kind = "execute";
