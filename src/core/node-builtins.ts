@@ -21,3 +21,8 @@ export function nodeFs(): typeof import("node:fs") {
 export function nodeCrypto(): typeof import("node:crypto") {
   return require("node:crypto") as typeof import("node:crypto");
 }
+
+/** 16 URL-safe characters of `text`'s SHA-256: the same text, the same id. @example `shortHash("run-1>step") // "JQnmik_QFJOVY8MK"` */
+export function shortHash(text: string): string {
+  return nodeCrypto().createHash("sha256").update(text).digest("base64url").slice(0, 16);
+}

@@ -8,7 +8,7 @@
 import { eventTypeName, HumanResponseEvent, InputRequiredEvent, isEvent, StopEvent } from "./event.ts";
 import type { Event, EventClass } from "./event.ts";
 import { NonErrorThrownError, UnhandledEventError, WorkflowCancelledByUser, WorkflowRuntimeError, WorkflowTimeoutError } from "./errors.ts";
-import { nodeCrypto } from "./node-builtins.ts";
+import { shortHash } from "./node-builtins.ts";
 import { StepFailedEvent } from "./step-failed.ts";
 import { retryDelay } from "./step.ts";
 import type { StepDefinition } from "./step.ts";
@@ -191,10 +191,7 @@ export class Transitions {
     // The event a restored execution returns gets an id made from that execution's, so every
     // resume of one saved run gives the same id to the same work and shares its ctx.once records.
     // Fresh runs keep numbered ids: no hash on the hot path.
-    const id =
-      typeof from?.id === "string"
-        ? nodeCrypto().createHash("sha256").update(`${from.id}>${slot.step.name}`).digest("base64url").slice(0, 16)
-        : ++state.executions;
+    const id = typeof from?.id === "string" ? shortHash(`${from.id}>${slot.step.name}`) : ++state.executions;
     const execution = newExecution(slot, event, id, undefined);
     if (state.phase === "running" && slot.busy < slot.step.numWorkers) this.execute(slot, execution);
     else (slot.queue ??= new Fifo()).push(execution);
