@@ -76,7 +76,15 @@ try {
     names.map((name, i) => {
       const side = ms[i] as number[];
       const first = median(firsts[i] as number[]) * 1000;
-      return [name, rounds, median(side).toFixed(3), mean(side).toFixed(3), (median(side) / median(a)).toFixed(3), (mean(side) / mean(a)).toFixed(3), first.toFixed(1)];
+      return [
+        name,
+        rounds,
+        median(side).toFixed(3),
+        mean(side).toFixed(3),
+        (median(side) / median(a)).toFixed(3),
+        (mean(side) / mean(a)).toFixed(3),
+        first.toFixed(1),
+      ];
     }),
   );
   const quarter = Math.floor(rounds / 4);
