@@ -17,8 +17,8 @@ export function nodeFs(): typeof import("node:fs") {
   return require("node:fs") as typeof import("node:fs");
 }
 
-/** `node:crypto`, loaded on first call. @example `const digest = nodeCrypto().createHash("sha256").update("x").digest("hex");` */
-export function nodeCrypto(): typeof import("node:crypto") {
+/** `node:crypto`, loaded on first call. */
+function nodeCrypto(): typeof import("node:crypto") {
   return require("node:crypto") as typeof import("node:crypto");
 }
 
