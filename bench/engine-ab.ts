@@ -8,9 +8,8 @@
  * the same collected by collectEvents (one list; `{ count }`; 2,000 events with a fresh
  * `Array(n).fill(Done)` per call), and the floors, the same in both sides (this checkout's
  * engine-floors.ts): a bare await loop, a bare promise pool, and the fan-out's own steps run by
- * that pool with no engine. Prints each side's median
- * microseconds per event (the median of its processes' medians), their ratio, and each side's
- * engine rows against their floors.
+ * that pool with no engine. Prints each side's median microseconds per event (the median of its
+ * processes' medians), their ratio, and each side's engine rows against their floors.
  *
  * A young-generation GC comes before each workload's run (`gc({ type: "minor" })`), as in
  * `npm run bench`: no run inherits the garbage of the one before (a 10,000-item pool takes

@@ -10,7 +10,8 @@
  * the cost of a warm event, with the process's start-up, the module loading and the JIT's first
  * compilations subtracted. Each checkout runs its own bench/engine.ts (ping-pong: `stepflow`,
  * the counted fan-out: `fanInCounter`, 10,000 events a run whatever EVENTS says; a checkout
- * without it prints "—"), and the floors of this checkout's engine-floors.ts (the await loop, the promise pool, and the fan-out's own steps in a pool).
+ * without it prints "—"), and the floors of this checkout's engine-floors.ts (the await loop,
+ * the promise pool, and the fan-out's own steps in a pool).
  *
  * Under valgrind, threads run one at a time and V8's compiler and garbage-collector threads
  * are counted too, and tiering happens at other moments than at full speed: a count is a
