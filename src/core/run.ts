@@ -36,6 +36,7 @@ import { collect, collectCount } from "./collect-events.ts";
 import { pendingRun } from "./run-save.ts";
 import { followersOf } from "./run-observers.ts";
 import type { ObservationBridge } from "./run-observers.ts";
+import { newRunId } from "./run-id.ts";
 
 export type { RunOutcome, RunSettings } from "./run-io.ts";
 export type { StepExecution } from "./run-state.ts";
@@ -101,7 +102,7 @@ export class Run {
 
   /** The run's id: stable for the run, kept when a saved run is resumed. */
   get id(): string {
-    return (this.#id ??= globalThis.crypto.randomUUID());
+    return (this.#id ??= newRunId());
   }
 
   get done(): boolean {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import {
   Context,
@@ -32,6 +32,29 @@ describe("handler.runId", () => {
     expect(a.runId).not.toBe(b.runId);
     expect(a.runId).toMatch(/^[0-9a-f-]{36}$/);
     await Promise.all([a, b]);
+  });
+
+  it("is a UUID of version 7 that begins with the time the run began, so later runs sort after earlier ones", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const flow = new Echo();
+      vi.setSystemTime(new Date("2026-11-28T07:00:00.000Z"));
+      const first = flow.run({});
+      const firstId = first.runId;
+      vi.setSystemTime(new Date("2026-11-28T07:00:00.001Z"));
+      const second = flow.run({});
+      const secondId = second.runId;
+      await Promise.all([first, second]);
+      const uuidV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+      expect(firstId).toMatch(uuidV7);
+      expect(secondId).toMatch(uuidV7);
+      // The first 48 bits are the time in milliseconds: 2026-11-28T07:00:00.000Z is 0x01a220f42180.
+      expect(firstId.slice(0, 13)).toBe("01a220f4-2180");
+      expect(secondId.slice(0, 13)).toBe("01a220f4-2181");
+      expect([secondId, firstId].sort()).toEqual([firstId, secondId]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("is saved with a context saved mid-run and kept by the run that resumes it", async () => {
