@@ -8,7 +8,7 @@ import { WorkflowRuntimeError } from "./errors.ts";
 import { encodeValue } from "./serialize.ts";
 import { restoreOnceRecords } from "./step-once.ts";
 import type { OnceRecord } from "./step-once.ts";
-import { Fifo, newExecution, slotOf } from "./run-state.ts";
+import { ExecutionQueue, newExecution, slotOf } from "./run-state.ts";
 import type { CollectBuffer, RunState, StepExecution } from "./run-state.ts";
 import { addToBuffer, bufferOf } from "./collect-events.ts";
 import type { Delivery, RestoredRun } from "./saved-run.ts";
@@ -34,7 +34,7 @@ export function loadRestored(state: RunState, restored: RestoredRun): Error | un
       for (const { event, execution } of events) {
         const id = execution ?? ++state.executions;
         const records = execution === undefined ? undefined : once[execution];
-        (slot.queue ??= new Fifo()).push(newExecution(slot, event, id, records ? restoreOnceRecords(records) : undefined));
+        (slot.queue ??= new ExecutionQueue()).push(newExecution(slot, event, id, records ? restoreOnceRecords(records) : undefined));
       }
     }
   }

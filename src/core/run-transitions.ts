@@ -13,7 +13,7 @@ import { StepFailedEvent } from "./step-failed.ts";
 import { retryDelay } from "./step.ts";
 import type { StepDefinition } from "./step.ts";
 import { describeKind, describeRequirements, describeValue } from "./user-text.ts";
-import { activeSteps, ended, Fifo, finishExecution, idle, newExecution, slotOf, startExecution } from "./run-state.ts";
+import { activeSteps, ended, ExecutionQueue, finishExecution, idle, newExecution, slotOf, startExecution } from "./run-state.ts";
 import type { RunState, StepExecution, StepSlot } from "./run-state.ts";
 import type { Command, Commands, RunChange, RunCommand, RunInput, RunOutcome } from "./run-io.ts";
 import { loadRestored } from "./run-save.ts";
@@ -194,7 +194,7 @@ export class Transitions {
     const id = typeof from?.id === "string" ? shortHash(`${from.id}>${slot.step.name}`) : ++state.executions;
     const execution = newExecution(slot, event, id, undefined);
     if (state.phase === "running" && slot.busy < slot.step.numWorkers) this.execute(slot, execution);
-    else (slot.queue ??= new Fifo()).push(execution);
+    else (slot.queue ??= new ExecutionQueue()).push(execution);
   }
 
   execute(slot: StepSlot, execution: StepExecution): void {
