@@ -219,10 +219,7 @@ export class OpenAI extends LlamaIndexOpenAI {
     }
     // The request upstream's chat() builds for a streaming call without structured output; an
     // abort signal among the chat options goes to the SDK's request options instead.
-    const { signal, toolChoice, ...chatOptions } = { ...this.additionalChatOptions, ...params.additionalChatOptions } as OpenAIAdditionalChatOptions & {
-      signal?: AbortSignal;
-      toolChoice?: "required";
-    };
+    const { signal, toolChoice, chatOptions } = splitChatOptions(this.additionalChatOptions, params.additionalChatOptions);
     const body: Record<string, unknown> = {
       model: this.model,
       temperature: /^o[34]/.test(this.model) ? undefined : this.temperature,
@@ -236,10 +233,11 @@ export class OpenAI extends LlamaIndexOpenAI {
       stream_options: { include_usage: true },
       response_format: format ? jsonSchemaFormat(format) : undefined,
       tool_choice: toolChoice && params.tools?.length ? toolChoice : undefined,
-      ...chatOptions,
-      stream: true,
     };
-    return this.#stream(body as unknown as CreateParams, signal, params.messages);
+    // Chat options come after the fields they may replace, and `stream` last, as upstream sends them.
+    const request = chatOptions ? { ...body, ...chatOptions, stream: true } : body;
+    if (!chatOptions) body.stream = true;
+    return this.#stream(request as unknown as CreateParams, signal, params.messages);
   }
 
   protected override streamChat(params: CreateParams): AsyncIterable<ChatResponseChunk<ToolCallLLMMessageOptions>> {
@@ -315,6 +313,28 @@ export class OpenAI extends LlamaIndexOpenAI {
 /** OpenAI's `response_format` for `format`: strict (the answer always matches) when strict mode takes the schema. */
 function jsonSchemaFormat(format: ReplyFormat): Record<string, unknown> {
   return { type: "json_schema", json_schema: { name: format.name, schema: format.schema, strict: strictSchema(format.schema) } };
+}
+
+/** What a streaming call's chat options hold: its signal, `toolChoice`, and the rest (none, mostly), for the request body. */
+interface ChatOptions {
+  readonly signal: AbortSignal | undefined;
+  readonly toolChoice: "required" | undefined;
+  readonly chatOptions: Record<string, unknown> | undefined;
+}
+
+/**
+ * The LLM's `additionalChatOptions` and the call's, the call's winning, split: what
+ * `const { signal, toolChoice, ...rest } = { ...own, ...call }` gives, without the object rest
+ * (a runtime call in V8) and the two copies when the call's options are only its signal.
+ */
+function splitChatOptions(own: object | undefined, call: object | undefined): ChatOptions {
+  const merged = (own === undefined ? call : { ...own, ...call }) as { signal?: AbortSignal; toolChoice?: "required" } | undefined;
+  if (merged === undefined) return { signal: undefined, toolChoice: undefined, chatOptions: undefined };
+  let rest = false;
+  for (const key in merged) if (Object.hasOwn(merged, key) && key !== "signal" && key !== "toolChoice") rest = true;
+  if (!rest) return { signal: merged.signal, toolChoice: merged.toolChoice, chatOptions: undefined };
+  const { signal, toolChoice, ...chatOptions } = merged;
+  return { signal, toolChoice, chatOptions };
 }
 
 // The OpenAI SDK adds an abort listener to the signal of every request and never removes it, so
