@@ -173,6 +173,7 @@ export class InFlight {
  * own `next` (a queued execution is in no {@link InFlight} list yet), so that queueing costs no
  * array. A fan-out's thousands of queued executions grew one and copied it on the way (49 of the
  * counted fan-out's bytes per item).
+ * @example (slot.queue ??= new ExecutionQueue()).push(execution); const next = slot.queue.shift();
  */
 export class ExecutionQueue {
   first: StepExecution | undefined;
