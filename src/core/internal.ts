@@ -25,6 +25,7 @@ export type { ObservedAttributes, OperationObservation, RunObservation, RunObser
 export { ContextSerdeError, DEFAULT_CODECS, decodeEvent, decodeValue, encodeEvent, encodeValue } from "./serialize.ts";
 export type { Codecs, Json, SavedEvent } from "./serialize.ts";
 export type { OnceResult } from "./step-once.ts";
+export { newRunId } from "./run-id.ts";
 export { checkTimeout, startTimer } from "./timers.ts";
 export { untrustedContext } from "./untrusted-context.ts";
 export { describeValue, maskCredentials, quoteInput } from "./user-text.ts";

@@ -5,8 +5,7 @@
  */
 import { DBOSClient } from "@dbos-inc/dbos-sdk";
 import type { Pool } from "pg";
-import { randomUUID } from "node:crypto";
-import { isEvent, encodeEvent } from "../core/internal.ts";
+import { isEvent, encodeEvent, newRunId } from "../core/internal.ts";
 import type { Event, Json, SavedEvent } from "../core/internal.ts";
 import { describeDatabase, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import { DbosDatabaseError, DbosRunFailedError, DbosRuntimeError } from "./errors.ts";
@@ -109,7 +108,7 @@ export class DbosRuns {
   ): Promise<string> {
     if (typeof workflow !== "string" || workflow.length === 0)
       throw new ConfigurationError(`start() takes the name a worker knows the workflow by, like "agent"; got ${String(workflow)}.`, "workflow", workflow);
-    const runId = options.runId ?? randomUUID();
+    const runId = options.runId ?? newRunId();
     try {
       const session = options.partitionKey !== undefined;
       // A run takes a slot of the client's queue and runs its first part there itself; a session turn waits on its

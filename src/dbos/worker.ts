@@ -11,14 +11,13 @@
  * or a live worker taking a dead one over, see `takeover.ts`) goes on from the last step
  * execution that finished.
  */
-import { randomUUID } from "node:crypto";
 import { DBOS } from "@dbos-inc/dbos-sdk";
 // The ownership token of the workflow execution running here, which DBOS resets when it puts the workflow back on a queue: part of a part's fence.
 import { currentOwnerXid } from "@dbos-inc/dbos-sdk/internal/context";
 // Where DBOS counts the runs this process executes against a queue's `workerConcurrency`: a parked run leaves it (see `leaveSlots`).
 import { DBOSExecutor } from "@dbos-inc/dbos-sdk/internal/dbos-executor";
 import type { Pool } from "pg";
-import { ConfigurationError } from "../core/internal.ts";
+import { ConfigurationError, newRunId } from "../core/internal.ts";
 import type { AnyWorkflow, Context, Event, Json, SavedEvent } from "../core/internal.ts";
 import { Checkpoints, createTable, describeDatabase, failedWith, openPool, unreachable, whileStartingAlone } from "./checkpoints.ts";
 import type { RecordedOutcome } from "./checkpoints.ts";
@@ -552,7 +551,7 @@ export class DbosWorker {
     if (!Object.hasOwn(live.workflows, workflow)) {
       throw new DbosRuntimeError(`No workflow named "${workflow}" on this worker; it runs ${Object.keys(live.workflows).join(", ")}.`);
     }
-    const runId = options.runId ?? randomUUID();
+    const runId = options.runId ?? newRunId();
     const handle = await DBOS.startWorkflow(start, { workflowID: runId })(workflow, input as Json, "process");
     return settle<T>(runId, await handle.getResult());
   }

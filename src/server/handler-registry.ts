@@ -5,7 +5,6 @@
  * memory once saved (it is read back from the store on request), and an unfinished one is run
  * by one server of those sharing the store: the one holding its lease.
  */
-import { randomUUID } from "node:crypto";
 import {
   Context,
   StepflowError,
@@ -20,6 +19,7 @@ import {
   encodeEvent,
   eventTypeName,
   eventsFromOutside,
+  newRunId,
   runOf,
   untrustedContext,
   useJournal,
@@ -201,7 +201,7 @@ export class HandlerRegistry {
       throw new ServerRequestError(400, "cannot_start", error instanceof Error ? error.message : String(error));
     }
     const runId = handler.runId;
-    const id = runId === how.notId || this.#handlers.has(runId) ? randomUUID() : runId;
+    const id = runId === how.notId || this.#handlers.has(runId) ? newRunId() : runId;
     const now = isoNow();
     const served = new ServedHandler(
       {
