@@ -19,7 +19,7 @@
  * test/sessions/sqlite-thread.test.ts hold this file to them. `npm run build` copies it into dist/.
  */
 import { createRequire } from "node:module";
-import { parentPort, receiveMessageOnPort } from "node:worker_threads";
+import { Worker, parentPort, receiveMessageOnPort } from "node:worker_threads";
 if (!parentPort) throw new Error("sqlite-worker.js runs only as a worker thread (SqliteThread starts it).");
 const port = parentPort;
 // @libsql/client learns that a statement returns no rows by catching the error raw(true) throws:
@@ -55,6 +55,7 @@ async function handle(requests) {
   await flush();
   // All in one message: the main thread spreads the callers' continuations over turns of its event loop (see SqliteThread).
   port.postMessage(replies);
+  if (requests.some((request) => request.op === "call" && groupable(request) && !readOnly(request))) wrote();
 }
 /**
  * @param {import("./sqlite-wire.ts").SqliteRequest} request
@@ -67,9 +68,14 @@ async function runAlone(request) {
       const { createClient } = /** @type {typeof import("@libsql/client")} */ (await import(request.driver));
       const config = request.config;
       db = createClient(config);
+      if (!/:memory:|mode=memory/.test(config.url)) {
+        await db.execute(`PRAGMA wal_autocheckpoint = ${WRITER_CHECKPOINT_PAGES}`);
+        checkpoints = { opened: request, aside: undefined, writes: 0 };
+      }
       return null;
     }
     case "close":
+      await closeAside();
       db?.close();
       db = void 0;
       // Answered first, then the thread ends: its "exit" is how the main thread knows it is gone.
@@ -81,6 +87,78 @@ async function runAlone(request) {
       return toWire(await method.apply(db, [...request.args]));
     }
   }
+}
+/**
+ * The write-ahead log is checkpointed on a thread of its own. SQLite's automatic checkpoint runs
+ * in the commit of the connection that writes: every 1,000 pages it copies them into the
+ * database and syncs both files, and every save queued behind that commit waited for the
+ * fsyncs (20 to 40 ms each on a VM's disk; bench/sqlite-stalls.ts). Here a second connection, in a
+ * copy of this worker, takes a PASSIVE checkpoint, which never blocks this connection's writes,
+ * after every `WRITES_PER_CHECKPOINT` turns that wrote, one at a time. SQLite starts the log over
+ * only once a checkpoint has copied all of it, which a steady stream of writes never lets a
+ * checkpoint beside it do; so once the log passes `RESTART_LOG_PAGES` (32 MB of 4 KB pages), this
+ * connection checkpoints itself right after the other has: little is left to copy, and the log
+ * starts over. Its automatic checkpoint stays, at `WRITER_CHECKPOINT_PAGES`, for a checkpoint
+ * thread that falls behind. If that thread cannot run, this connection goes back to SQLite's
+ * default (every 1,000 pages).
+ * @type {{ opened: import("./sqlite-wire.ts").SqliteRequest & { op: "open" }, aside: { worker: Worker, busy: boolean, exited: Promise<unknown> } | undefined, writes: number } | undefined}
+ */
+let checkpoints;
+const WRITES_PER_CHECKPOINT = 64;
+const RESTART_LOG_PAGES = 8192;
+const WRITER_CHECKPOINT_PAGES = 65_536;
+const SQLITE_DEFAULT_CHECKPOINT_PAGES = 1000;
+/** Counts a turn that wrote; every `WRITES_PER_CHECKPOINT`, asks the checkpoint thread for a checkpoint unless one is running. */
+function wrote() {
+  if (!checkpoints || ++checkpoints.writes < WRITES_PER_CHECKPOINT || checkpoints.aside?.busy) return;
+  checkpoints.writes = 0;
+  const aside = (checkpoints.aside ??= startAside(checkpoints.opened));
+  aside.busy = true;
+  aside.worker.postMessage([{ id: 1, op: "call", method: "execute", args: ["PRAGMA wal_checkpoint(PASSIVE)"] }]);
+}
+/** A copy of this worker with a connection of its own to the same file, for checkpoints only. */
+function startAside(opened) {
+  const worker = new Worker(new URL(import.meta.url), { execArgv: [] });
+  const aside = { worker, busy: false, exited: new Promise((resolve) => worker.once("exit", resolve)) };
+  worker.unref(); // it never keeps the process alive: this thread's own lifetime decides
+  worker.postMessage([{ id: 0, op: "open", config: opened.config, driver: opened.driver }]);
+  worker.on("message", (replies) => {
+    for (const answer of replies) {
+      // A checkpoint that failed (another process's checkpoint held the lock) is tried again next time; a failed open is not.
+      if (answer.id === 0 && !answer.ok) return void giveUpAside(aside);
+      if (answer.id !== 1) continue;
+      aside.busy = false;
+      // PASSIVE answers [busy, frames in the log, frames copied]: a long log is started over by this connection's own checkpoint, now.
+      const frames = answer.ok ? Number(answer.value?.rows?.[0]?.[1]) : 0;
+      if (frames >= RESTART_LOG_PAGES) running = running.then(checkpointHere, checkpointHere);
+    }
+  });
+  worker.on("error", () => giveUpAside(aside));
+  void aside.exited.then(() => giveUpAside(aside));
+  return aside;
+}
+/** A checkpoint on this connection: what the other left, copied in a moment, after which SQLite starts the log over. */
+async function checkpointHere() {
+  try {
+    await db?.execute("PRAGMA wal_checkpoint(PASSIVE)");
+  } catch {
+    // Another process's checkpoint held the lock: the next one here will do.
+  }
+}
+/** The checkpoint thread failed or stopped: this connection checkpoints as SQLite does by default, in its commits. */
+function giveUpAside(aside) {
+  if (checkpoints?.aside !== aside) return;
+  checkpoints = undefined;
+  void aside.worker.terminate();
+  running = running.then(() => db?.execute(`PRAGMA wal_autocheckpoint = ${SQLITE_DEFAULT_CHECKPOINT_PAGES}`)).catch(() => {});
+}
+/** Ends the checkpoint thread (after the checkpoint it is running, if any). */
+async function closeAside() {
+  const aside = checkpoints?.aside;
+  checkpoints = undefined;
+  if (!aside) return;
+  aside.worker.postMessage([{ id: 2, op: "close" }]);
+  await aside.exited;
 }
 /** Statements kept prepared per connection: a save's append statement has one form per number of messages, up to 64. */
 const PREPARED_PER_CONNECTION = 256;

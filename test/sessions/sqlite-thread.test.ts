@@ -4,12 +4,12 @@
  * arrive at once and share a transaction; closing ends the thread; a thread that dies fails
  * the calls waiting for it instead of leaving them hanging.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient, LibsqlBatchError, LibsqlError } from "@libsql/client";
 import type { Client, InStatement, ResultSet } from "@libsql/client";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { SqliteThread } from "../../src/sessions/sqlite-thread.ts";
 import { SqliteThreadError } from "../../src/sessions/types.ts";
 import { SqliteSessionStore } from "../../src/sessions/sqlite-store.ts";
@@ -252,6 +252,37 @@ describe("SqliteThread", () => {
       );
     }
     await thread.close(); // a dead thread closes at once
+  });
+});
+
+describe("SqliteThread's checkpoints", () => {
+  it("copies what a stream of writes logs into the database file itself, before the log is anywhere near SQLite's own threshold", async () => {
+    const file = newFile();
+    const db = await SqliteThread.open({ url: `file:${file}`, concurrency: 1 }, "SQLite test");
+    await db.execute("PRAGMA journal_mode = WAL");
+    await db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, text TEXT NOT NULL)");
+    // 100 transactions of 200 bytes: a few dozen pages of log, where SQLite checkpoints by itself at 1,000.
+    for (let i = 0; i < 100; i++) await db.execute({ sql: "INSERT INTO t (text) VALUES (?)", args: ["x".repeat(200)] });
+    // The database file alone (as a backup that copies only it) has the rows once a checkpoint has copied them.
+    const copy = `${file}.copy`;
+    const rowsInTheFileAlone = async () => {
+      copyFileSync(file, copy);
+      const alone = createClient({ url: `file:${copy}` });
+      try {
+        return Number((await alone.execute("SELECT count(*) AS n FROM t")).rows[0]?.n);
+      } catch {
+        return 0; // the table itself is still only in the log
+      } finally {
+        alone.close();
+      }
+    };
+    await vi.waitFor(async () => expect(await rowsInTheFileAlone()).toBeGreaterThanOrEqual(64), { timeout: 30_000, interval: 50 });
+    // Closing ends the checkpoints' thread with it, and nothing is lost.
+    await db.execute({ sql: "INSERT INTO t (text) VALUES (?)", args: ["last"] });
+    await db.close();
+    const reopened = createClient({ url: `file:${file}` });
+    expect(Number((await reopened.execute("SELECT count(*) AS n FROM t")).rows[0]?.n)).toBe(101);
+    reopened.close();
   });
 });
 
