@@ -73,3 +73,20 @@ export async function checkoutModules(root: string) {
   ]);
   return { openSessionStore, Sessions, FunctionCallingAgent, ScriptedLLM, add, multiply };
 }
+
+/**
+ * A stored message of a long session, as JSON: a question (even `i`), or an answer of a few
+ * sentences (odd `i`).
+ * @example storedMessage(0); // '{"id":"m0","role":"user","content":"Question 0: …"}'
+ */
+export function storedMessage(i: number): string {
+  return JSON.stringify(
+    i % 2 === 0
+      ? { id: `m${i}`, role: "user", content: `Question ${i}: what is ${i} * 312, and can you explain how you got it?` }
+      : {
+          id: `m${i}`,
+          role: "assistant",
+          content: `${i - 1} * 312 = ${(i - 1) * 312}. I multiplied the two numbers with the multiply tool and checked the result.`,
+        },
+  );
+}

@@ -41,7 +41,7 @@ import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { printTable } from "./measure.ts";
-import { agentTurn, checkoutModules } from "./session-workload.ts";
+import { agentTurn, checkoutModules, storedMessage } from "./session-workload.ts";
 
 const WORKLOADS = ["burst", "long"] as const;
 type WorkloadName = (typeof WORKLOADS)[number];
@@ -108,18 +108,6 @@ async function burst(root: string): Promise<() => Promise<Round>> {
   return () => measured(size, () => run(`r${round++}`));
 }
 
-/** A stored message as bench/sessions.ts writes them: a question, or an answer of a few sentences. */
-const message = (i: number) =>
-  JSON.stringify(
-    i % 2 === 0
-      ? { id: `m${i}`, role: "user", content: `Question ${i}: what is ${i} * 312, and can you explain how you got it?` }
-      : {
-          id: `m${i}`,
-          role: "assistant",
-          content: `${i - 1} * 312 = ${(i - 1) * 312}. I multiplied the two numbers with the multiply tool and checked the result.`,
-        },
-  );
-
 /** In a child: the long-session workload of the checkout at `root` (SQLite, 128,000-token window), warmed up; returns a round. */
 async function long(root: string): Promise<() => Promise<Round>> {
   const TURNS = 50;
@@ -135,7 +123,7 @@ async function long(root: string): Promise<() => Promise<Round>> {
   await store.save("long", {
     expectedVersion: first.version,
     snapshot: first.snapshot,
-    append: Array.from({ length: 20_000 - first.messages.length }, (_, i) => message(i + first.messages.length)),
+    append: Array.from({ length: 20_000 - first.messages.length }, (_, i) => storedMessage(i + first.messages.length)),
   });
   for (let i = 0; i < 20; i++) await sessions.run("long", { input: "warm up" });
   let round = 0;

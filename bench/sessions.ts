@@ -13,22 +13,11 @@ import { Sessions } from "../src/sessions/sessions.ts";
 import type { SessionStore } from "../src/sessions/types.ts";
 import { FunctionCallingAgent } from "../workflows/function-calling-agent.ts";
 import { printTable } from "./measure.ts";
+import { storedMessage } from "./session-workload.ts";
 
 const SIZES = [10, 1000, 10_000]; // turns
 const WINDOWS = [128_000, 8192]; // the model's context window, in tokens
 const bytes = (text: string) => Buffer.byteLength(text);
-
-/** A realistic stored message: a question, or an answer of a few sentences. */
-const message = (i: number) =>
-  JSON.stringify(
-    i % 2 === 0
-      ? { id: `m${i}`, role: "user", content: `Question ${i}: what is ${i} * 312, and can you explain how you got it?` }
-      : {
-          id: `m${i}`,
-          role: "assistant",
-          content: `${i - 1} * 312 = ${(i - 1) * 312}. I multiplied the two numbers with the multiply tool and checked the result.`,
-        },
-  );
 
 /** Grows session `id` to `size` messages in one save, from the snapshot of a real first turn. */
 async function seed(store: SessionStore, sessions: Sessions<{ input: string }, unknown>, id: string, size: number): Promise<void> {
@@ -38,7 +27,7 @@ async function seed(store: SessionStore, sessions: Sessions<{ input: string }, u
   await store.save(id, {
     expectedVersion: first.version,
     snapshot: first.snapshot,
-    append: Array.from({ length: 2 * size - first.messages.length }, (_, i) => message(i + first.messages.length)),
+    append: Array.from({ length: 2 * size - first.messages.length }, (_, i) => storedMessage(i + first.messages.length)),
   });
 }
 
