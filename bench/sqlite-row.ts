@@ -14,31 +14,15 @@
  * - with `BENCH_BETTER_SQLITE3=<path of an installed better-sqlite3>`, the same on it, to set
  *   libsql's binding against another (stepflow does not depend on it).
  */
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { newRunId } from "../src/core/internal.ts";
 import { SqliteThread } from "../src/sessions/sqlite-thread.ts";
 import { printTable } from "./measure.ts";
+import { INSERT_RUN, ROWS_PER_TRANSACTION, SESSIONS_SCHEMA, benchFile, runRowArgs } from "./sqlite-bench-row.ts";
 
 const ROWS = Number(process.argv[2] ?? 20_000);
 const ROUNDS = Number(process.argv[3] ?? 3);
-const PER_TRANSACTION = 16;
-const TABLE = `CREATE TABLE stepflow_sessions (id TEXT PRIMARY KEY, version INTEGER NOT NULL, snapshot TEXT NOT NULL,
-  message_count INTEGER NOT NULL, save_token TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)`;
-const INDEX = "CREATE INDEX stepflow_sessions_updated ON stepflow_sessions (updated_at DESC)";
-const INSERT =
-  "INSERT INTO stepflow_sessions (id, version, snapshot, message_count, save_token, created_at, updated_at) VALUES (?, 1, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING";
-const SNAPSHOT = "x".repeat(1225);
-const file = join(tmpdir(), `stepflow-sqlite-row-${process.pid}.db`);
-const removeFile = () => {
-  for (const suffix of ["", "-wal", "-shm"]) rmSync(file + suffix, { force: true });
-};
-const rowArgs = () => {
-  const now = Date.now();
-  return [`handler:${newRunId(now)}`, SNAPSHOT, 0, globalThis.crypto.randomUUID(), now, now];
-};
+const { file, remove: removeFile } = benchFile("sqlite-row");
 
 /** CPU µs each thread of this process has used, by thread id (Linux). */
 function threadCpu(): Map<string, number> {
@@ -57,10 +41,10 @@ async function viaThread(): Promise<[number, number]> {
   const before = new Set(threadCpu().keys());
   const db = await SqliteThread.open({ url: `file:${file}` }, "SQLite bench");
   const worker = [...threadCpu().keys()].filter((tid) => !before.has(tid));
-  for (const sql of ["PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", TABLE, INDEX]) await db.execute(sql);
+  for (const sql of ["PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", ...SESSIONS_SCHEMA]) await db.execute(sql);
   const start = threadCpu();
-  for (let i = 0; i < ROWS; i += PER_TRANSACTION)
-    await Promise.all(Array.from({ length: PER_TRANSACTION }, () => db.execute({ sql: INSERT, args: rowArgs() })));
+  for (let i = 0; i < ROWS; i += ROWS_PER_TRANSACTION)
+    await Promise.all(Array.from({ length: ROWS_PER_TRANSACTION }, () => db.execute({ sql: INSERT_RUN, args: runRowArgs() })));
   const end = threadCpu();
   await db.close();
   const spent = (tids: string[]) => tids.reduce((sum, tid) => sum + (end.get(tid) ?? 0) - (start.get(tid) ?? 0), 0) / ROWS;
@@ -81,14 +65,15 @@ function direct(open: (path: string) => Database, where: "file" | "memory", inde
   removeFile();
   const db = open(where === "file" ? file : ":memory:");
   if (where === "file") db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
-  db.exec(TABLE);
-  if (index) db.exec(INDEX);
-  const insert = db.prepare(INSERT);
+  const [table, updatedIndex] = SESSIONS_SCHEMA;
+  db.exec(table as string);
+  if (index) db.exec(updatedIndex as string);
+  const insert = db.prepare(INSERT_RUN);
   const [begin, commit] = [db.prepare("BEGIN IMMEDIATE"), db.prepare("COMMIT")];
   const before = process.cpuUsage();
-  for (let i = 0; i < ROWS; i += PER_TRANSACTION) {
+  for (let i = 0; i < ROWS; i += ROWS_PER_TRANSACTION) {
     begin.run();
-    for (let j = 0; j < PER_TRANSACTION; j++) insert.run(...rowArgs());
+    for (let j = 0; j < ROWS_PER_TRANSACTION; j++) insert.run(...runRowArgs());
     commit.run();
   }
   const used = process.cpuUsage(before);
@@ -118,7 +103,7 @@ const results: number[][][] = rows.map(() => []);
 for (let round = 0; round < ROUNDS; round++) for (const [i, [, run]] of rows.entries()) results[i]?.push(await run());
 removeFile();
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
-console.log(`${ROWS} rows of ${SNAPSHOT.length} characters, ${PER_TRANSACTION} a transaction, median of ${ROUNDS} rounds`);
+console.log(`${ROWS} rows of 1,225 characters, ${ROWS_PER_TRANSACTION} a transaction, median of ${ROUNDS} rounds`);
 printTable(
   ["where", "CPU µs per row"],
   rows.map(([name], i) => [name, (results[i]?.[0] ?? []).map((_, part) => median((results[i] ?? []).map((r) => r[part] ?? NaN)).toFixed(1)).join(", ")]),

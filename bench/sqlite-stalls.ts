@@ -1,7 +1,7 @@
 /**
  * What the WAL's checkpoints do to a stream of saves through the store's SQLite thread:
  * `node --import tsx bench/sqlite-stalls.ts [ROWS]`. Writes ROWS (default 40,000) of the server's
- * rows (bench/sqlite-row.ts), 16 a transaction, one transaction after another, and prints the
+ * rows (bench/sqlite-bench-row.ts), 16 a transaction, one transaction after another, and prints the
  * wall time, the median, p99 and longest transaction, the transactions over 20 ms and their
  * total, and the size the WAL file reached, for:
  *
@@ -14,20 +14,14 @@
  *
  * Run it in another checkout too to compare the thread's checkpoints with its.
  */
-import { rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { newRunId } from "../src/core/internal.ts";
+import { statSync } from "node:fs";
 import { SqliteThread } from "../src/sessions/sqlite-thread.ts";
 import { printTable } from "./measure.ts";
+import { INSERT_RUN, ROWS_PER_TRANSACTION, SESSIONS_SCHEMA, benchFile, runRowArgs } from "./sqlite-bench-row.ts";
 
 const ROWS = Number(process.argv[2] ?? 40_000);
-const PER_TRANSACTION = 16;
 const STALL_MS = 20;
-const file = join(tmpdir(), `stepflow-sqlite-stalls-${process.pid}.db`);
-const INSERT =
-  "INSERT INTO stepflow_sessions (id, version, snapshot, message_count, save_token, created_at, updated_at) VALUES (?, 1, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING";
-const SNAPSHOT = "x".repeat(1225);
+const { file, remove } = benchFile("sqlite-stalls");
 
 interface Variant {
   readonly name: string;
@@ -37,27 +31,20 @@ interface Variant {
 }
 
 async function run(variant: Variant): Promise<(string | number)[]> {
-  for (const suffix of ["", "-wal", "-shm"]) rmSync(file + suffix, { force: true });
+  remove();
   const db = await SqliteThread.open({ url: `file:${file}`, timeout: 5000, concurrency: 1 }, "SQLite bench");
   for (const sql of [
     "PRAGMA journal_mode = WAL",
     `PRAGMA synchronous = ${variant.synchronous}`,
     ...(variant.autocheckpoint === undefined ? [] : [`PRAGMA wal_autocheckpoint = ${variant.autocheckpoint}`]),
-    `CREATE TABLE stepflow_sessions (id TEXT PRIMARY KEY, version INTEGER NOT NULL, snapshot TEXT NOT NULL, message_count INTEGER NOT NULL,
-       save_token TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)`,
-    "CREATE INDEX stepflow_sessions_updated ON stepflow_sessions (updated_at DESC)",
+    ...SESSIONS_SCHEMA,
   ])
     await db.execute(sql);
   const took: number[] = [];
   const began = performance.now();
-  for (let i = 0; i < ROWS / PER_TRANSACTION; i++) {
+  for (let i = 0; i < ROWS / ROWS_PER_TRANSACTION; i++) {
     const start = performance.now();
-    await Promise.all(
-      Array.from({ length: PER_TRANSACTION }, () => {
-        const now = Date.now();
-        return db.execute({ sql: INSERT, args: [`handler:${newRunId(now)}`, SNAPSHOT, 0, globalThis.crypto.randomUUID(), now, now] });
-      }),
-    );
+    await Promise.all(Array.from({ length: ROWS_PER_TRANSACTION }, () => db.execute({ sql: INSERT_RUN, args: runRowArgs() })));
     took.push(performance.now() - start);
   }
   const wall = performance.now() - began;
@@ -84,5 +71,6 @@ const variants: Variant[] = [
 ];
 const rows: (string | number)[][] = [];
 for (const variant of variants) rows.push(await run(variant));
-console.log(`${ROWS} rows of ${SNAPSHOT.length} characters, ${PER_TRANSACTION} a transaction`);
+remove();
+console.log(`${ROWS} rows of 1,225 characters, ${ROWS_PER_TRANSACTION} a transaction`);
 printTable(["variant", "wall ms", "median ms", "p99 ms", "longest ms", `over ${STALL_MS} ms (count, total)`, "WAL file MB"], rows);
