@@ -40,6 +40,7 @@ port.on("message", (first) => {
 async function handle(requests) {
   const replies = [];
   let group = [];
+  let wroteAny = false;
   const flush = async () => {
     if (group.length > 0) replies.push(...(await runGroup(group)));
     group = [];
@@ -47,6 +48,7 @@ async function handle(requests) {
   for (const request of requests) {
     if (request.op === "call" && groupable(request)) {
       group.push(request);
+      wroteAny ||= !readOnly(request);
       continue;
     }
     await flush();
@@ -55,7 +57,7 @@ async function handle(requests) {
   await flush();
   // All in one message: the main thread spreads the callers' continuations over turns of its event loop (see SqliteThread).
   port.postMessage(replies);
-  if (requests.some((request) => request.op === "call" && groupable(request) && !readOnly(request))) wrote();
+  if (wroteAny) wrote();
 }
 /**
  * @param {import("./sqlite-wire.ts").SqliteRequest} request
