@@ -39,18 +39,20 @@ interface RunSetup {
 const runs = new RunLocal<AgentRun>();
 
 /**
- * The state of the run `ctx` belongs to: made by the run's first step (`starting`: a new run,
- * whose sources and usage start empty) or the first step a restored run executes, then shared.
- * @example const run = await agentRun(ctx, { llm, tokenLimit: 89_600, journal: undefined }, true);
+ * The state of the run `ctx` belongs to, once a step of the run made it (with {@link agentRun}).
+ * Read without an await: every step asks, and all but a run's first find it made.
+ * @example const run = runOf(ctx) ?? (await agentRun(ctx, settings));
  */
-export function agentRun(ctx: Context, setup: RunSetup, starting = false): AgentRun | Promise<AgentRun> {
-  // Every step asks, and all but a run's first find it made: those get it without the promise
-  // and suspended frame an async function costs each call (1.5 KB of a session turn's 63).
-  const existing = starting ? undefined : runs.get(ctx);
-  return existing ?? newAgentRun(ctx, setup, starting);
+export function runOf(ctx: Context): AgentRun | undefined {
+  return runs.get(ctx);
 }
 
-async function newAgentRun(ctx: Context, setup: RunSetup, starting: boolean): Promise<AgentRun> {
+/**
+ * Makes the state of the run `ctx` belongs to: by the run's first step (`starting`: a new run,
+ * whose sources and usage start empty) or the first step a restored run executes.
+ * @example const run = await agentRun(ctx, { llm, tokenLimit: 89_600, journal: undefined }, true);
+ */
+export async function agentRun(ctx: Context, setup: RunSetup, starting = false): Promise<AgentRun> {
   if (setup.journal) useJournal(ctx, setup.journal);
   const memory = await agentMemory(ctx, setup.llm);
   let sources = starting ? undefined : await ctx.store.get<ToolSource[] | undefined>("sources", undefined);

@@ -63,8 +63,8 @@ export interface ToolTurn {
   approvalOf(call: ToolCall): string | undefined;
   /** The idempotency key `call` is run with: the same in every resume of the turn. */
   keyOf(call: ToolCall): string | undefined;
-  /** Forgets what a 0.1.0 run saved of the turn, once the turn is in memory. */
-  done(): Promise<void>;
+  /** Forgets what a 0.1.0 run saved of the turn, once the turn is in memory (nothing to wait for when there is none). */
+  done(): Promise<void> | undefined;
 }
 
 /**
@@ -74,13 +74,33 @@ export interface ToolTurn {
  */
 export function toolTurn(ctx: Context, approvals: ApprovalMarks | undefined, keys: Readonly<Record<string, string>>): ToolTurn {
   const legacy = approvals ? undefined : legacyTurn(ctx);
-  const marks = approvals ?? legacy?.approvals;
-  return {
-    finished: (call) => legacy?.results[call.id],
-    approvalOf: (call) => marks?.[call.id],
-    keyOf: (call) => legacy?.keys[call.id] ?? keys[call.id],
-    done: async () => legacy?.done(),
-  };
+  return new Turn(legacy, approvals ?? legacy?.approvals, keys);
+}
+
+// A class, not an object of closures: every tool turn of every session makes one, and its
+// methods are shared (measured with bench/turn-allocation.ts).
+class Turn implements ToolTurn {
+  constructor(
+    private readonly legacy: LegacyTurn | undefined,
+    private readonly marks: ApprovalMarks | undefined,
+    private readonly keys: Readonly<Record<string, string>>,
+  ) {}
+
+  finished(call: ToolCall): ToolSource | undefined {
+    return this.legacy?.results[call.id];
+  }
+
+  approvalOf(call: ToolCall): string | undefined {
+    return this.marks?.[call.id];
+  }
+
+  keyOf(call: ToolCall): string | undefined {
+    return this.legacy?.keys[call.id] ?? this.keys[call.id];
+  }
+
+  done(): Promise<void> | undefined {
+    return this.legacy?.done();
+  }
 }
 
 function record(value: unknown): Record<string, unknown> {

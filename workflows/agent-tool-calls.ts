@@ -22,6 +22,17 @@ export function idempotencyKeys(calls: readonly ToolCall[]): Record<string, stri
 }
 
 /**
+ * `Promise.all(calls.map(call))`, but a turn of one call (most are) is awaited alone, without
+ * `Promise.all`'s aggregate and its closures.
+ * @example const results = await allOf(ev.toolCalls, (call) => runCall(call));
+ */
+export function allOf<T>(calls: readonly ToolCall[], call: (call: ToolCall) => T | Promise<T>): Promise<T[]> {
+  if (calls.length !== 1) return Promise.all(calls.map(call));
+  const only = call(calls[0] as ToolCall);
+  return only instanceof Promise ? only.then((result) => [result]) : Promise.resolve([only]);
+}
+
+/**
  * A tool's result as `ctx.once` may record it: not one cut short by the end of the run, as the call may still take effect.
  * @example await ctx.once(`call ${call.id}`, () => recordable(runToolCall(call, tools, options), ctx.signal));
  */

@@ -26,13 +26,13 @@ import { agentSettings, userMessage } from "./agent-options.ts";
 import type { AgentSettings, FunctionCallingAgentOptions } from "./agent-options.ts";
 import { RECORDS, RERUN_UNFINISHED } from "./agent-records.ts";
 import type { Reply } from "./agent-records.ts";
-import { agentRun } from "./agent-run.ts";
+import { agentRun, runOf } from "./agent-run.ts";
 import type { AgentRun } from "./agent-run.ts";
 import { toolTurn } from "./agent-saved-by-0.1.ts";
 import { memorySessions } from "./agent-sessions.ts";
 import { StructuredOutput, StructuredOutputError, mayRetry, plainTurn } from "./agent-structured-output.ts";
 import type { FormatTurn } from "./agent-structured-output.ts";
-import { idempotencyKeys, recordable, recordedElsewhere, resultMessage, unknownOutcome } from "./agent-tool-calls.ts";
+import { allOf, idempotencyKeys, recordable, recordedElsewhere, resultMessage, unknownOutcome } from "./agent-tool-calls.ts";
 import { callCost, countUsage } from "./agent-usage.ts";
 import { approvalOnce, describeArguments, notApproved } from "./tool-approval.ts";
 import { repeatsWhenInDoubt } from "./tool-repeat-policy.ts";
@@ -92,7 +92,7 @@ export class FunctionCallingAgent<T = undefined> extends Workflow<AgentInput, Ag
 
   @step({ accepts: [InputEvent], emits: [ToolCallEvent, StopEvent, InputEvent] })
   async handleLlmInput(ctx: Context, ev: InputEvent): Promise<ToolCallEvent | StopEvent<AgentResult<T>> | InputEvent> {
-    const run = await agentRun(ctx, this.#settings);
+    const run = runOf(ctx) ?? (await agentRun(ctx, this.#settings));
     if (++run.llmCalls > this.maxIterations) throw maxIterationsReached(ctx, this.maxIterations);
     // Recorded before it reaches memory, with the calls a human must approve: a step resumed
     // from a later save reuses this reply, and asks what was marked whatever needsApproval says.
@@ -118,12 +118,12 @@ export class FunctionCallingAgent<T = undefined> extends Workflow<AgentInput, Ag
 
   @step({ accepts: [ToolCallEvent], emits: [InputEvent] })
   async handleToolCalls(ctx: Context, ev: ToolCallEvent): Promise<InputEvent | undefined> {
-    const run = await agentRun(ctx, this.#settings);
+    const run = runOf(ctx) ?? (await agentRun(ctx, this.#settings));
     // Each call's idempotency key, made before any call starts or waits: every resume of this
     // turn gives the tool the same key. With it, the size of memory the results go after.
     const { value: recorded } = await ctx.once(RECORDS.turn, () => ({ at: run.size, keys: idempotencyKeys(ev.toolCalls) }), RERUN_UNFINISHED);
     const turn = toolTurn(ctx, ev.approvals, recorded.keys);
-    const results = await Promise.all(ev.toolCalls.map((call) => turn.finished(call) ?? this.callTool(ctx, call, turn.approvalOf(call), turn.keyOf(call))));
+    const results = await allOf(ev.toolCalls, (call) => turn.finished(call) ?? this.callTool(ctx, call, turn.approvalOf(call), turn.keyOf(call)));
     // A run that timed out or was cancelled mid-call must not write late results into memory.
     if (ctx.signal.aborted) return undefined;
     if (run.size === recorded.at) run.sources.push(...results); // in the tick memory gets them: a save has both or neither
@@ -133,14 +133,23 @@ export class FunctionCallingAgent<T = undefined> extends Workflow<AgentInput, Ag
     return new InputEvent({ input: run.history.wellFormed() });
   }
 
-  /** The model's reply to `history`, streamed; the run's end stops it, so that no cut-off reply is recorded. */
-  private async chat(ctx: Context, history: ChatMessage[], run: AgentRun): Promise<Reply> {
+  /**
+   * The model's reply to `history`, streamed; the run's end stops it, so that no cut-off reply is
+   * recorded. Not `async`: every session in flight waits here for its model, and an async frame
+   * would be kept alive for all of the wait (measured with bench/waiting-live-bytes.ts).
+   */
+  private chat(ctx: Context, history: ChatMessage[], run: AgentRun): Promise<Reply> {
     const messages: ChatMessage[] = this.systemPrompt ? [{ role: "system", content: this.systemPrompt }, ...history] : history;
     const tools = this.toolsToSend(history);
     const onDelta = (delta: string) => ctx.writeEventToStream(new StreamEvent({ delta }));
     let usage: TokenUsage | undefined;
-    const message = await streamReply(this.llm, messages, tools, ctx.signal, onDelta, (reported) => (usage = reported), this.observers, this.#format?.request);
-    return { message, at: run.size, approvals: this.#settings.approval.mark(toolCallsOf(message)), cost: callCost(usage, tools, this.tools.length) };
+    const replied = streamReply(this.llm, messages, tools, ctx.signal, onDelta, (reported) => (usage = reported), this.observers, this.#format?.request);
+    return replied.then((message) => ({
+      message,
+      at: run.size,
+      approvals: this.#settings.approval.mark(toolCallsOf(message)),
+      cost: callCost(usage, tools, this.tools.length),
+    }));
   }
 
   /** Runs `call` once in all (after a human approved it, if one must): its result, or what the model reads instead. */

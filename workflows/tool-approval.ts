@@ -91,9 +91,11 @@ export class ToolApprovalPolicy {
    * @example
    * const approvalId = await approval.approvalIdFor(ctx, call, ev.approvals?.[call.id]);
    */
-  async approvalIdFor(ctx: Context, call: ToolCall, marked: string | undefined): Promise<string | undefined> {
+  approvalIdFor(ctx: Context, call: ToolCall, marked: string | undefined): string | undefined | Promise<string | undefined> {
+    // Not async: most calls ask no human, and each tool call of each session in flight would
+    // pay an async call's promise and frame for it.
     if (marked !== undefined || !this.#covers(call)) return marked;
-    return (await ctx.once(RECORDS.approvalId(call.id), () => randomUUID(), { rerunUnfinished: true })).value;
+    return ctx.once(RECORDS.approvalId(call.id), () => randomUUID(), { rerunUnfinished: true }).then((id) => id.value);
   }
 
   /** Whether a human must approve `call`: the policy asks for it, and it is a call that can run. */
