@@ -4,7 +4,8 @@
  */
 import type { Journal } from "./journal/types.ts";
 import type { Codecs } from "./serialize.ts";
-import type { OnceRecord, OnceScope } from "./step-once.ts";
+import { OnceRecords } from "./once-records.ts";
+import type { OnceScope } from "./step-once.ts";
 import type { RunState, StepExecution } from "./run-state.ts";
 
 /** What the scope asks of the run. */
@@ -19,7 +20,7 @@ export interface OnceRun {
  */
 /** A class, so that a `ctx.once` call makes one small object and no closures. */
 export class ExecutionOnceScope implements OnceScope {
-  readonly records: Map<string, OnceRecord>;
+  readonly records: OnceRecords;
   readonly codecs: Codecs;
 
   constructor(
@@ -27,7 +28,7 @@ export class ExecutionOnceScope implements OnceScope {
     readonly execution: StepExecution,
     readonly journal: Journal,
   ) {
-    this.records = execution.once ??= new Map();
+    this.records = execution.once ??= new OnceRecords();
     this.codecs = run.state.codecs;
   }
 

@@ -7,7 +7,7 @@ import type { Event } from "./event.ts";
 import { WorkflowRuntimeError } from "./errors.ts";
 import { encodeValue } from "./serialize.ts";
 import { restoreOnceRecords } from "./step-once.ts";
-import type { OnceRecord } from "./step-once.ts";
+import type { OnceRecords } from "./once-records.ts";
 import { ExecutionQueue, newExecution, slotOf } from "./run-state.ts";
 import type { CollectBuffer, RunState, StepExecution } from "./run-state.ts";
 import { addToBuffer, bufferOf } from "./collect-events.ts";
@@ -49,7 +49,7 @@ export function loadRestored(state: RunState, restored: RestoredRun): Error | un
 export function pendingRun(state: RunState, runId: string, executionId: (execution: StepExecution) => string): RestoredRun {
   const queued: Record<string, Delivery[]> = {};
   const inFlight: Record<string, Delivery[]> = {};
-  const once: Record<string, ReadonlyMap<string, OnceRecord>> = {};
+  const once: Record<string, OnceRecords> = {};
   const deliver = (execution: StepExecution): Delivery => {
     const id = executionId(execution);
     execution.shared = true;

@@ -7,7 +7,7 @@ import type { Event, EventClass } from "./event.ts";
 import type { WorkflowGraph } from "./graph.ts";
 import type { Codecs, SavedEvent } from "./serialize.ts";
 import type { StepDefinition } from "./step.ts";
-import type { OnceRecord } from "./step-once.ts";
+import type { OnceRecords } from "./once-records.ts";
 
 /**
  * Where a run is: `created` (nothing loaded), `scheduled` (first events loaded, steps not
@@ -42,7 +42,7 @@ export interface StepExecution {
   /** A number for this attempt at the run's executions (see {@link RunState.executions}), the saved id for restored ones. */
   readonly id: number | string;
   /** `ctx.once` records, made at the first call (most executions make none). */
-  once: Map<string, OnceRecord> | undefined;
+  once: OnceRecords | undefined;
   /** Set when a save included it: its id has left this process, so its `ctx.once` work is claimed in the journal from then on. */
   shared?: true;
   /** The attempt under way (1 for the first), 0 before it starts. */

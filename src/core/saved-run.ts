@@ -8,7 +8,8 @@ import type { SavedDelivery, SavedRun } from "./context-format.ts";
 import { ContextSerdeError, decodeEvent, encodeEvent } from "./serialize.ts";
 import type { Codecs, SavedEvent } from "./serialize.ts";
 import { saveOnceRecords } from "./step-once.ts";
-import type { OnceRecord, SavedOnceRecord } from "./step-once.ts";
+import { OnceRecords } from "./once-records.ts";
+import type { SavedOnceRecord } from "./step-once.ts";
 import type { AnyWorkflow } from "./workflow.ts";
 
 /** An event given to a step, decoded, with its execution id when it was saved with one. */
@@ -23,7 +24,7 @@ export interface RestoredRun {
   readonly queued: Record<string, Delivery[]>;
   readonly inFlight: Record<string, Delivery[]>;
   /** `ctx.once` records per execution id (live maps for a run kept by `cancel()`: work that ends later is recorded). */
-  readonly once?: Record<string, Record<string, SavedOnceRecord> | ReadonlyMap<string, OnceRecord>>;
+  readonly once?: Record<string, Record<string, SavedOnceRecord> | OnceRecords>;
   readonly collected: Record<string, Record<string, Event[]>>;
   /** Still encoded when their class is not one the workflow's steps name: a `waitForEvent` for it decodes them. */
   readonly unclaimed: (Event | SavedEvent)[];
@@ -96,7 +97,7 @@ export function encodeRun(run: RestoredRun, codecs: Codecs): SavedRun {
   const unclaimed = run.unclaimed.map((ev, i) => (isEvent(ev) ? encodeEvent(ev, `unclaimed event[${i}]`, codecs) : (ev as SavedEvent)));
   const once: Record<string, Record<string, SavedOnceRecord>> = {};
   for (const [id, records] of Object.entries(run.once ?? {})) {
-    const saved = records instanceof Map ? saveOnceRecords(records) : (records as Record<string, SavedOnceRecord>);
+    const saved = records instanceof OnceRecords ? saveOnceRecords(records) : (records as Record<string, SavedOnceRecord>);
     if (Object.keys(saved).length > 0) once[id] = saved;
   }
   return {

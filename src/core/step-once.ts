@@ -15,6 +15,7 @@ import { ContextStateError } from "./errors.ts";
 import type { Journal, JournalClaim } from "./journal/types.ts";
 import { decodeValue, encodeValue } from "./serialize.ts";
 import type { Codecs, Json } from "./serialize.ts";
+import { OnceRecords } from "./once-records.ts";
 
 /**
  * What `ctx.once` did: ran the work now, found its recorded result, or found it started by an
@@ -50,7 +51,7 @@ export type SavedOnceRecord = { readonly state: "started" } | { readonly state: 
  * ended. Methods, so that the run can give a class instance (one object per call, no closures).
  */
 export interface OnceScope {
-  readonly records: Map<string, OnceRecord>;
+  readonly records: OnceRecords;
   readonly journal: Journal;
   /** The workflow's codecs, for results that are not plain JSON. */
   readonly codecs: Codecs;
@@ -224,17 +225,17 @@ function finish<T>(scope: OnceScope, name: string, value: T): OnceResult<T> | Pr
 }
 
 /** The records of an execution as saved JSON; a record of this attempt's work in progress is saved as started. */
-export function saveOnceRecords(records: ReadonlyMap<string, OnceRecord>): Record<string, SavedOnceRecord> {
+export function saveOnceRecords(records: Iterable<[string, OnceRecord]>): Record<string, SavedOnceRecord> {
   const out: Record<string, SavedOnceRecord> = {};
   for (const [name, record] of records) out[name] = record.state === "finished" ? { state: "finished", value: record.value } : { state: "started" };
   return out;
 }
 
 /** Saved records as an execution's live ones (none of them this attempt's). */
-export function restoreOnceRecords(saved: Readonly<Record<string, SavedOnceRecord>> | ReadonlyMap<string, OnceRecord> | undefined): Map<string, OnceRecord> {
-  const records = new Map<string, OnceRecord>();
+export function restoreOnceRecords(saved: Readonly<Record<string, SavedOnceRecord>> | OnceRecords | undefined): OnceRecords {
+  const records = new OnceRecords();
   if (!saved) return records;
-  const entries = saved instanceof Map ? [...saved] : Object.entries(saved as Record<string, SavedOnceRecord>);
+  const entries = saved instanceof OnceRecords ? [...saved] : Object.entries(saved as Record<string, SavedOnceRecord>);
   for (const [name, record] of entries) records.set(name, record.state === "finished" ? { state: "finished", value: record.value } : STARTED);
   return records;
 }
