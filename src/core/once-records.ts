@@ -1,8 +1,8 @@
 /**
  * The `ctx.once` records of one step execution, by name. Most executions make one or two (the
  * agent's: a reply; a tool turn and its call), so the first two live in fields and a `Map` is
- * made only for a third: a `Map` for every execution that calls `ctx.once` was a fifth of what
- * the engine allocated for an agent turn beyond the step's own work.
+ * made only for a third: a `Map` for every execution that calls `ctx.once` was about 200 bytes,
+ * 1.2 KB of an agent turn's 60 (bench/turn-allocation.ts).
  */
 import type { OnceRecord } from "./step-once.ts";
 
