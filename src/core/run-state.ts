@@ -26,6 +26,8 @@ export interface Waiter {
   readonly answer: (answer: WaitAnswer) => void;
   /** The step execution waiting, when a step called it: it gets its worker back before it continues. */
   readonly execution: StepExecution | undefined;
+  /** The `waiterEvent` the wait was asked with: shown as a question while the wait lasts. */
+  readonly question?: Event | undefined;
   /** The wait's own timeout, when it has one (a timer of the driver's). */
   cancelTimer?: () => void;
 }

@@ -105,3 +105,12 @@ function runningOnceNames(execution: StepExecution): string[] | undefined {
   for (const [name, record] of execution.once ?? []) if (record.state === "started" && record.live) (names ??= []).push(name);
   return names;
 }
+
+/**
+ * Whether the run still waits with `question` (a `waiterEvent` it wrote to its stream): false
+ * once an event answered that wait, or the run ended.
+ * @example if (!stillAsks(run.state, question)) dropQuestion(question);
+ */
+export function stillAsks(state: RunState, question: Event): boolean {
+  return !ended(state) && state.waiters.some((waiter) => waiter.question === question);
+}

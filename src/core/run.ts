@@ -29,7 +29,7 @@ import type { RestoredRun } from "./saved-run.ts";
 import type { Journal } from "./journal/types.ts";
 import type { SavedRun } from "./context-format.ts";
 import { anyStepExecuting, ended, newRunState } from "./run-state.ts";
-import type { RunState, StepExecution, Waiter } from "./run-state.ts";
+import type { RunState, StepExecution, WaitAnswer, Waiter } from "./run-state.ts";
 import { commandList, RUN_FINISHED, Transitions } from "./run-transitions.ts";
 import type { Command, Commands, RunChange, RunInput, RunListener, RunOutcome, RunSettings } from "./run-io.ts";
 import { collect, collectCount } from "./collect-events.ts";
@@ -220,7 +220,8 @@ export class Run {
     execution?: StepExecution,
   ): Promise<Event> {
     return new Promise<Event>((resolve, reject) => {
-      const waiter: Waiter = { type, requirements, execution, answer: (answer) => (answer.ok ? resolve(answer.event) : reject(answer.error)) };
+      const answer = (answered: WaitAnswer) => (answered.ok ? resolve(answered.event) : reject(answered.error));
+      const waiter: Waiter = { type, requirements, execution, question: waiterEvent, answer };
       this.#do({ kind: "wait", waiter, waiterEvent });
       if (timeout !== undefined && this.state.waiters.includes(waiter)) {
         waiter.cancelTimer = startTimer(timeout, () => {

@@ -21,6 +21,7 @@ import {
   eventsFromOutside,
   newRunId,
   runOf,
+  stillAsks,
   untrustedContext,
   useJournal,
 } from "../core/internal.ts";
@@ -514,7 +515,8 @@ export class HandlerRegistry {
     this.#sent.set(event, { from, decision: decisionOf(served, event, from) });
     // The run notes what it takes on its stream (an EventReceivedEvent), where `#follow` records it.
     live.ctx.sendEvent(event);
-    served.answered(event);
+    const run = runOf(live.ctx);
+    served.answered(event, (question) => run !== undefined && stillAsks(run.state, question));
     void this.#store.save(served);
   }
 

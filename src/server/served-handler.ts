@@ -117,6 +117,8 @@ export class ServedHandler {
   #visible: number;
   /** Questions recorded but not shown yet. */
   #asked: StreamedEvent[] = [];
+  /** The run's own question event of each question this server recorded (not of those read back from the store). */
+  readonly #questions = new WeakMap<StreamedEvent, Event>();
   #wake: (() => void)[] = [];
 
   constructor(state: HandlerState, events: StreamedEvent[] | undefined, eventCount: number, tally: ReaderTally = { readers: 0, waiters: 0 }) {
@@ -178,7 +180,10 @@ export class ServedHandler {
       data = { unserializable: error instanceof Error ? error.message : String(error) };
     }
     const streamed = this.#append(type, extra ? { ...data, ...extra } : data);
-    if (event instanceof InputRequiredEvent) this.#asked.push(streamed);
+    if (event instanceof InputRequiredEvent) {
+      this.#asked.push(streamed);
+      this.#questions.set(streamed, event);
+    }
     if (!held) this.release(streamed.at);
     return streamed;
   }
@@ -236,14 +241,20 @@ export class ServedHandler {
     return this.#visible;
   }
 
-  /** Notes that `event` was sent in: the questions it answers are no longer waited for. */
-  answered(event: Event): void {
-    if (!(event instanceof HumanResponseEvent)) return;
+  /**
+   * Notes that `event` was sent in: the questions it answers are no longer waited for. The run
+   * says which of the questions this server recorded it still waits on (`stillAsks`); a question
+   * read back from the store (asked before a restart) is taken as answered by any
+   * `HumanResponseEvent` without an `approvalId`, as the run asks it again if it still waits.
+   */
+  answered(event: Event, stillAsks: (question: Event) => boolean): void {
     const approvalId = (event as { approvalId?: unknown }).approvalId;
-    this.state.waitingFor =
-      typeof approvalId === "string"
-        ? this.state.waitingFor.filter((w) => w.data.approvalId !== approvalId)
-        : this.state.waitingFor.filter((w) => "approvalId" in w.data);
+    const approval = event instanceof HumanResponseEvent && typeof approvalId === "string";
+    this.state.waitingFor = this.state.waitingFor.filter((w) => {
+      if ("approvalId" in w.data) return !approval || w.data.approvalId !== approvalId;
+      const question = this.#questions.get(w);
+      return question ? stillAsks(question) : !(event instanceof HumanResponseEvent) || approval;
+    });
     if (this.state.status === "waiting" && this.state.waitingFor.length === 0) this.state.status = "running";
     this.touch();
   }
