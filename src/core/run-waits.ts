@@ -108,9 +108,10 @@ function runningOnceNames(execution: StepExecution): string[] | undefined {
 
 /**
  * Whether the run still waits with `question` (a `waiterEvent` it wrote to its stream): false
- * once an event answered that wait, or the run ended.
+ * once an event answered that wait, or the run ended (its end takes every wait off
+ * `state.waiters`).
  * @example if (!stillAsks(run.state, question)) dropQuestion(question);
  */
 export function stillAsks(state: RunState, question: Event): boolean {
-  return !ended(state) && state.waiters.some((waiter) => waiter.question === question);
+  return state.waiters.some((waiter) => waiter.question === question);
 }
