@@ -54,6 +54,11 @@ export interface HandlerInfo {
   readonly waitingFor: readonly StreamedEvent[];
   /** For a fork: the run it was forked from, and the checkpoint (`seq`, `label`) it started at. */
   readonly forkedFrom?: ForkOrigin;
+  /**
+   * Present when the run ended but its end could not be saved (a full disk, a database out of
+   * reach): the store's error. Only the server that ran it shows the run, until it stops.
+   */
+  readonly notSaved?: string;
 }
 
 /**
@@ -146,4 +151,6 @@ export interface ErrorBody {
 export interface StreamEnd {
   readonly end: true;
   readonly status: HandlerStatus;
+  /** The store's error, when the run's end could not be saved (see `HandlerInfo.notSaved`). */
+  readonly notSaved?: string;
 }

@@ -129,7 +129,7 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
     if (format === "json") return c.json({ events: (await registry.events(served)).slice(after, served.visibleCount) });
     if (format === "ndjson") return ndjsonResponse(c, registry, served, after, options.heartbeatMs);
     // An EventSource reconnecting after the end gets 204, which tells it to stop.
-    if (served.finished && after >= served.visibleCount && lastEventId !== undefined) return c.body(null, 204);
+    if (served.endShown && after >= served.visibleCount && lastEventId !== undefined) return c.body(null, 204);
     return sseResponse(c, registry, served, after, options.heartbeatMs);
   });
   app.post("/api/handlers/:id/events", async (c) => {

@@ -13,7 +13,7 @@ import { eventJson } from "./event-json.ts";
 /** How a stream writes each event, and the end of a finished run's stream. */
 interface Framing {
   readonly event: (ev: StreamedEvent) => string;
-  readonly end: (status: string) => string;
+  readonly end: (served: ServedHandler) => string;
 }
 
 /** Up to this much text goes in one write: the events a reader has not seen go together, not one write each. */
@@ -48,15 +48,15 @@ async function follow(
           if (chunk !== "") await write(chunk);
           throw error;
         }
-        if (served.finished && next >= served.visibleCount) {
-          chunk += framing.end(served.state.status);
+        if (served.endShown && next >= served.visibleCount) {
+          chunk += framing.end(served);
           ended = true;
         }
         await write(chunk);
       }
       if (signal.aborted) return;
-      if (served.finished && next >= served.visibleCount) {
-        if (!ended) await write(framing.end(served.state.status));
+      if (served.endShown && next >= served.visibleCount) {
+        if (!ended) await write(framing.end(served));
         return;
       }
       if (registry.closing) return;
@@ -85,13 +85,19 @@ function sseMessage(event: string, data: string, id?: string): string {
 
 const SSE_FRAMING: Framing = {
   event: (ev) => sseMessage(ev.type, eventJson(ev), String(ev.seq)),
-  end: (status) => sseMessage("end", JSON.stringify({ end: true, status })),
+  end: (served) => sseMessage("end", endJson(served)),
 };
 
 const NDJSON_FRAMING: Framing = {
   event: (ev) => `${eventJson(ev)}\n`,
-  end: (status) => `${JSON.stringify({ end: true, status })}\n`,
+  end: (served) => `${endJson(served)}\n`,
 };
+
+/** The end of a finished run's stream: its status, and `notSaved` when the store does not have it. */
+function endJson(served: ServedHandler): string {
+  const { notSaved } = served;
+  return JSON.stringify(notSaved === undefined ? { end: true, status: served.state.status } : { end: true, status: served.state.status, notSaved });
+}
 
 /** `text/event-stream`: `id` is the event's seq, `event` its type; an `end` event closes a finished run's stream. */
 export function sseResponse(c: Context, registry: HandlerRegistry, served: ServedHandler, after: number, heartbeatMs: number): Response {

@@ -301,11 +301,8 @@ export class HandlerRegistry {
       if (this.#closing && status === "cancelled") return void (await this.#store.save(served, contextOf(ctx), true));
       served.finish(status, outcome, workflow.codecs);
       await this.#store.save(served, contextOf(ctx));
-      // Another server took the run over as this one saved its end: the store has that server's run, not this result.
-      if (this.#handlers.get(id) !== served) return void this.#unsavedEnds.set(served, takenAtEnd(served));
       // Not saved, and nothing saves it again: it stays in memory (GET answers it here), and run-and-wait says so.
-      const failure = this.#store.saveFailure(id);
-      if (failure) return void this.#unsavedEnds.set(served, unsavedEnd(served, failure.error));
+      if (!this.#showEnd(served)) return;
       // Saved: read back from the store from now on, so that a server's memory does not grow with the runs it served.
       this.#store.ended(id, served.loadedEvents);
       served.unloadEvents();
@@ -313,6 +310,24 @@ export class HandlerRegistry {
       this.#store.forget(id);
     })();
     this.#live.set(id, { handler, ctx, done });
+  }
+
+  /**
+   * Shows readers the end just saved; returns whether the store has it. When it does not, the
+   * end is shown with why (`notSaved`), and run-and-wait answers that.
+   */
+  #showEnd(served: ServedHandler): boolean {
+    const id = served.state.id;
+    // Another server took the run over as this one saved its end: the store has that server's run, not this result.
+    const refused = this.#store.saveFailure(id);
+    const failure = this.#handlers.get(id) !== served ? takenAtEnd(served) : refused && unsavedEnd(served, refused.error);
+    if (!failure) {
+      served.showEnd();
+      return true;
+    }
+    this.#unsavedEnds.set(served, failure);
+    served.showEnd(failure.message);
+    return false;
   }
 
   /**
@@ -374,6 +389,7 @@ export class HandlerRegistry {
         wf?.workflow.codecs ?? DEFAULT_CODECS,
       );
       await this.#store.save(served);
+      this.#showEnd(served);
       return served;
     }
     try {
@@ -384,6 +400,7 @@ export class HandlerRegistry {
     } catch (error) {
       served.finish("failed", { error }, wf.workflow.codecs);
       await this.#store.save(served);
+      this.#showEnd(served);
     }
     return served;
   }
@@ -458,8 +475,9 @@ export class HandlerRegistry {
   async list(filter: HandlerFilter = {}): Promise<HandlerInfo[]> {
     const statuses = filter.status ? new Set(filter.status) : undefined;
     const limit = filter.limit ?? 100;
-    const keep = (s: HandlerState) => (filter.workflow === undefined || s.workflow === filter.workflow) && (!statuses || statuses.has(s.status));
-    const here = [...this.#handlers.values()].filter((h) => keep(h.state)).map((h) => h.info());
+    const keep = (s: HandlerState | HandlerInfo) => (filter.workflow === undefined || s.workflow === filter.workflow) && (!statuses || statuses.has(s.status));
+    // As clients see them: a run whose end is being saved is listed as running.
+    const here = [...this.#handlers.values()].map((h) => h.info()).filter(keep);
     const stored = (await this.#store.list(keep, limit, new Set(this.#handlers.keys()))).map((s) =>
       new ServedHandler({ ...s.state }, undefined, s.eventCount, this.#tally).info(),
     );
@@ -539,8 +557,8 @@ export class HandlerRegistry {
   async fork(served: ServedHandler, at: number | undefined): Promise<ServedHandler> {
     if (this.#closing) throw new ServerRequestError(503, "closing", "The server is shutting down; fork the run once it is back.");
     const id = served.state.id;
-    if (!served.finished)
-      throw new ServerRequestError(409, "not_finished", `Handler ${id} is still ${served.state.status}; fork it once it has ended (or cancel it first).`);
+    if (!served.endShown)
+      throw new ServerRequestError(409, "not_finished", `Handler ${id} is still ${served.info().status}; fork it once it has ended (or cancel it first).`);
     const wf = this.workflow(served.state.workflow);
     const points = await this.#points(served);
     const point = at === undefined ? points.at(-1) : points.find((p) => p.seq === at);

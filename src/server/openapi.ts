@@ -36,6 +36,7 @@ const handlerInfo = z.object({
   error: z.object({ name: z.string(), message: z.string(), stack: z.string().optional().describe("A failed run's stack: plain text.") }).optional(),
   waitingFor: z.array(streamedEvent).describe("InputRequiredEvents not answered yet."),
   forkedFrom: z.object({ handlerId: z.string(), seq: z.number().int(), label: z.string() }).optional().describe("The run and checkpoint a fork started from."),
+  notSaved: z.string().optional().describe("The store's error when the run ended but its end could not be saved: only this server shows it, until it stops."),
 });
 const checkpoint = z.object({
   seq: z.number().int().describe("How many events the run had written (0: before its first step)."),
@@ -104,7 +105,7 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
         get: {
           summary: "A handler's events, followed until the run ends",
           description:
-            'Accept: text/event-stream (default) gives SSE frames `id: seq`, `event: type`, `data: StreamedEvent`, then `event: end`. Accept: application/x-ndjson gives one StreamedEvent per line, then {"end":true,"status":…}. Resume with Last-Event-ID or ?after=seq. ?format=json returns the events so far at once.',
+            'Accept: text/event-stream (default) gives SSE frames `id: seq`, `event: type`, `data: StreamedEvent`, then `event: end` once the end of the run is saved ({"end":true,"status":…}, with notSaved when the store refused it). Accept: application/x-ndjson gives one StreamedEvent per line, then {"end":true,"status":…}. Resume with Last-Event-ID or ?after=seq. ?format=json returns the events so far at once.',
           parameters: [
             idParam,
             { name: "after", in: "query", schema: { type: "integer", minimum: 0 }, description: "Only events with a greater seq." },

@@ -120,6 +120,10 @@ export class ServedHandler {
   /** The run's own question event of each question this server recorded (not of those read back from the store). */
   readonly #questions = new WeakMap<StreamedEvent, Event>();
   #wake: (() => void)[] = [];
+  /** Set by `finish` until the store has the end (or failed to take it): readers see a run end once it is saved. */
+  #endPending = false;
+  /** Why the store does not have this run's end, when its save failed. */
+  #notSaved: string | undefined;
 
   constructor(state: HandlerState, events: StreamedEvent[] | undefined, eventCount: number, tally: ReaderTally = { readers: 0, waiters: 0 }) {
     this.state = state;
@@ -145,6 +149,23 @@ export class ServedHandler {
 
   get finished(): boolean {
     return FINAL_STATUSES.has(this.state.status);
+  }
+
+  /** Ended, and readers may see it: the store has the end, or its save failed (`notSaved`). */
+  get endShown(): boolean {
+    return this.finished && !this.#endPending;
+  }
+
+  /** Why the store does not have this run's end (its save failed); undefined when it has it. */
+  get notSaved(): string | undefined {
+    return this.#notSaved;
+  }
+
+  /** Shows readers the end `finish` recorded, once its save is over: `notSaved` says why the store does not have it. */
+  showEnd(notSaved?: string): void {
+    this.#endPending = false;
+    this.#notSaved = notSaved;
+    this.touch(this.state.updatedAt);
   }
 
   /** The events in memory, or undefined when they are only in the store. */
@@ -259,8 +280,9 @@ export class ServedHandler {
     this.touch();
   }
 
-  /** Ends the handler with a final status. */
+  /** Ends the handler with a final status, shown to readers once saved (`showEnd`). */
   finish(status: HandlerStatus, outcome: { result?: unknown; error?: unknown }, codecs: Codecs): void {
+    this.#endPending = true;
     this.state.status = status;
     this.state.waitingFor = [];
     if (status === "succeeded") {
@@ -275,7 +297,7 @@ export class ServedHandler {
       this.state.error =
         error instanceof Error ? { name: error.name, message: error.message, ...(stack ? { stack } : {}) } : { name: "Error", message: String(error) };
     }
-    this.touch();
+    this.state.updatedAt = isoNow();
   }
 
   /** Wakes every reader waiting for news; `at`: the time of the change, when known. */
@@ -310,21 +332,24 @@ export class ServedHandler {
     return this.#wake.length;
   }
 
+  /** The handler as clients see it: a run whose end is being saved is still `running`. */
   info(): HandlerInfo {
     const s = this.state;
+    const shown = !this.#endPending;
     return {
       id: s.id,
       workflow: s.workflow,
       runId: s.runId,
-      status: s.status,
+      status: shown ? s.status : "running",
       input: s.input,
       createdAt: s.createdAt,
       updatedAt: s.updatedAt,
       eventCount: this.#visible,
-      ...(s.result !== undefined ? { result: s.result } : {}),
-      ...(s.error ? { error: s.error } : {}),
+      ...(s.result !== undefined && shown ? { result: s.result } : {}),
+      ...(s.error && shown ? { error: s.error } : {}),
       waitingFor: s.waitingFor,
       ...(s.forkedFrom ? { forkedFrom: s.forkedFrom } : {}),
+      ...(this.#notSaved !== undefined ? { notSaved: this.#notSaved } : {}),
     };
   }
 }

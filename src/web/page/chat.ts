@@ -159,7 +159,8 @@ class Turn {
     // A model that does not stream still answers: show the final message if nothing streamed in.
     if (content !== undefined && !this.#streamed.endsWith(content)) this.#body.append(h("p", { class: "text" }, content));
     const labels: Record<string, string> = { succeeded: "Done", failed: "Failed", cancelled: "Stopped", timedOut: "Timed out" };
-    this.#end(handler.status, labels[handler.status] ?? handler.status, handler.error?.message);
+    // An end the store refused is shown as the server reports it: the run is gone once this server stops.
+    this.#end(handler.status, labels[handler.status] ?? handler.status, handler.error?.message ?? handler.notSaved);
   }
 
   failed(message: string): void {
