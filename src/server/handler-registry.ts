@@ -300,7 +300,8 @@ export class HandlerRegistry {
       // Shut down mid-run: the context (kept by the cancel) lets the next server continue it.
       if (this.#closing && status === "cancelled") return void (await this.#store.save(served, contextOf(ctx), true));
       served.finish(status, outcome, workflow.codecs);
-      await this.#store.save(served, contextOf(ctx));
+      // A failed save is recorded before it is reported, so `#showEnd` tells it even when `onError` throws.
+      await this.#store.save(served, contextOf(ctx)).catch(() => {});
       // Not saved, and nothing saves it again: it stays in memory (GET answers it here), and run-and-wait says so.
       if (!this.#showEnd(served)) return;
       // Saved: read back from the store from now on, so that a server's memory does not grow with the runs it served.
@@ -318,8 +319,8 @@ export class HandlerRegistry {
    */
   #showEnd(served: ServedHandler): boolean {
     const id = served.state.id;
-    // Another server took the run over as this one saved its end: the store has that server's run, not this result.
     const refused = this.#store.saveFailure(id);
+    // Another server took the run over as this one saved its end: the store has that server's run, not this result.
     const failure = this.#handlers.get(id) !== served ? takenAtEnd(served) : refused && unsavedEnd(served, refused.error);
     if (!failure) {
       served.showEnd();

@@ -18,6 +18,14 @@ afterEach(async () => {
 
 const isEnd = (save: SessionSave) => save.snapshot.includes('"status":"succeeded"');
 
+/** A store that takes a run's start and refuses its end, as a full disk would. */
+class FullDiskStore extends MemorySessionStore {
+  override async save(id: string, save: SessionSave): Promise<number> {
+    if (isEnd(save)) throw new Error("SQLITE_FULL: database or disk is full");
+    return super.save(id, save);
+  }
+}
+
 /** Starts the offline agent's run; its handler as `start` answers it. */
 async function start(url: string): Promise<HandlerInfo> {
   const response = await fetch(`${url}/api/workflows/agent/start`, {
@@ -95,13 +103,6 @@ describe("a run's end", () => {
   });
 
   it("that the store refused is shown with notSaved: in GET, in the stream's end, and by the client's wait", { timeout: 60_000 }, async () => {
-    // A store that takes a run's start and refuses its end, as a full disk would.
-    class FullDiskStore extends MemorySessionStore {
-      override async save(id: string, save: SessionSave): Promise<number> {
-        if (isEnd(save)) throw new Error("SQLITE_FULL: database or disk is full");
-        return super.save(id, save);
-      }
-    }
     const { server, url } = await startServer({ store: new FullDiskStore(), onError: () => {} });
     open.push(server);
     const client = new WorkflowClient({ baseUrl: url });
@@ -114,5 +115,18 @@ describe("a run's end", () => {
     // An SSE reader gets it too.
     const sse = await (await fetch(`${url}/api/handlers/${id}/events`)).text();
     expect(sse.trimEnd().split("\n").slice(-2)).toEqual(["event: end", `data: ${JSON.stringify({ end: true, status: "succeeded", notSaved })}`]);
+  });
+
+  it("that the store refused reaches readers even when onError throws", { timeout: 60_000 }, async () => {
+    const { server, url } = await startServer({
+      store: new FullDiskStore(),
+      onError: () => {
+        throw new Error("the alerting hook is down");
+      },
+    });
+    open.push(server);
+    const { id } = await start(url);
+    const lines = await readStream(url, id);
+    expect(lines.at(-1)).toMatchObject({ end: true, status: "succeeded", notSaved: expect.stringContaining("SQLITE_FULL") });
   });
 });
