@@ -79,7 +79,7 @@ class RunCard {
       const done = await api.handler(handler.id);
       if (done.status === "succeeded") this.#body.append(h("div", { class: "result-view", "aria-label": "Result" }, jsonView(done.result)));
       const labels: Record<string, string> = { succeeded: "Done", failed: "Failed", cancelled: "Stopped", timedOut: "Timed out" };
-      this.#end(done.status, labels[done.status] ?? done.status, done.error ? `${done.error.name}: ${done.error.message}` : undefined, done.id);
+      this.#end(done.status, labels[done.status] ?? done.status, done.error ? `${done.error.name}: ${done.error.message}` : done.notSaved, done.id);
     } catch (error) {
       this.#end("failed", "Failed", error instanceof Error ? error.message : String(error), handler.id);
     }
