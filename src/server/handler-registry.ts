@@ -14,6 +14,7 @@ import {
   StepStateChangedEvent,
   WorkflowIdleEvent,
   EventReceivedEvent,
+  RunEndedEvent,
   DEFAULT_CODECS,
   decodeValue,
   encodeEvent,
@@ -273,7 +274,8 @@ export class HandlerRegistry {
             continue;
           }
           if (!(ev instanceof InputRequiredEvent)) {
-            served.record(ev, workflow.codecs);
+            // The run's end (its status) is shown with the stream's end, once saved (`#showEnd`).
+            served.record(ev, workflow.codecs, ev instanceof RunEndedEvent);
             continue;
           }
           // Saved before anyone sees it: an answer given to a question shown is never lost to a crash.

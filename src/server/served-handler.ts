@@ -161,10 +161,14 @@ export class ServedHandler {
     return this.#notSaved;
   }
 
-  /** Shows readers the end `finish` recorded, once its save is over: `notSaved` says why the store does not have it. */
+  /**
+   * Shows readers the end `finish` recorded (and the run's last events, held with it), once its
+   * save is over: `notSaved` says why the store does not have it.
+   */
   showEnd(notSaved?: string): void {
     this.#endPending = false;
     this.#notSaved = notSaved;
+    this.#visible = this.#eventCount;
     this.touch(this.state.updatedAt);
   }
 

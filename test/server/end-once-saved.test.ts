@@ -87,6 +87,10 @@ describe("a run's end", () => {
       const during = await client.getHandler(id);
       expect(during.status).toBe("running");
       expect(during.result).toBeUndefined();
+      // The events so far: all but the one that says how the run ended.
+      const { events } = (await (await fetch(`${url}/api/handlers/${id}/events?format=json`)).json()) as { events: { type: string }[] };
+      expect(events).toHaveLength(during.eventCount);
+      expect(events.map((e) => e.type)).not.toContain("RunEndedEvent");
       expect((await client.listHandlers()).map((h) => [h.id, h.status])).toEqual([[id, "running"]]);
       const fork = await fetch(`${url}/api/handlers/${id}/fork`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
       expect(fork.status).toBe(409);
@@ -97,7 +101,9 @@ describe("a run's end", () => {
     const lines = await stream;
     expect(endWhileHeld).toBe(false);
     expect(lines.at(-1)).toEqual({ end: true, status: "succeeded" });
+    expect(lines.at(-2)).toMatchObject({ type: "RunEndedEvent", data: { status: "succeeded" } });
     const after = await client.getHandler(id);
+    expect(after.eventCount).toBe(lines.length - 1);
     expect(after).toMatchObject({ status: "succeeded", result: { response: { content: expect.stringContaining("1386528") } } });
     expect(after.notSaved).toBeUndefined();
   });
