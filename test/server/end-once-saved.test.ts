@@ -9,22 +9,13 @@ import type { HandlerInfo } from "../../src/client/types.ts";
 import { MemorySessionStore } from "../../src/sessions/memory-store.ts";
 import type { SessionSave } from "../../src/sessions/types.ts";
 import type { WorkflowServer } from "../../src/server/workflow-server.ts";
+import { FullDiskStore, isEndOfRun } from "../support/full-disk-store.ts";
 import { QUESTION, startServer } from "./server-fixtures.ts";
 
 const open: WorkflowServer[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((s) => s.close()));
 });
-
-const isEnd = (save: SessionSave) => save.snapshot.includes('"status":"succeeded"');
-
-/** A store that takes a run's start and refuses its end, as a full disk would. */
-class FullDiskStore extends MemorySessionStore {
-  override async save(id: string, save: SessionSave): Promise<number> {
-    if (isEnd(save)) throw new Error("SQLITE_FULL: database or disk is full");
-    return super.save(id, save);
-  }
-}
 
 /** Starts the offline agent's run; its handler as `start` answers it. */
 async function start(url: string): Promise<HandlerInfo> {
@@ -66,7 +57,7 @@ describe("a run's end", () => {
     // A store slow to take the run's end, as a busy database is.
     class SlowStore extends MemorySessionStore {
       override async save(id: string, save: SessionSave): Promise<number> {
-        if (isEnd(save)) {
+        if (isEndOfRun(save)) {
           endAsked();
           await gate;
         }

@@ -7,9 +7,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { WorkflowClient } from "../../src/client/workflow-client.ts";
 import type { HandlerInfo } from "../../src/client/types.ts";
 import { MemorySessionStore } from "../../src/sessions/memory-store.ts";
-import type { SessionSave } from "../../src/sessions/types.ts";
 import { CorruptHandlerError } from "../../src/server/handler-store.ts";
 import type { WorkflowServer } from "../../src/server/workflow-server.ts";
+import { FullDiskStore } from "../support/full-disk-store.ts";
 import { QUESTION, startServer } from "./server-fixtures.ts";
 
 const open: WorkflowServer[] = [];
@@ -68,13 +68,6 @@ describe("finished runs", () => {
 
 describe("a run whose end cannot be saved", () => {
   it("answers run-and-wait 500 not_saved, reports the failure, and is still shown by this server", { timeout: 60_000 }, async () => {
-    // A store that takes a run's start and refuses its end, as a full disk would.
-    class FullDiskStore extends MemorySessionStore {
-      override async save(id: string, save: SessionSave): Promise<number> {
-        if (save.snapshot.includes('"status":"succeeded"')) throw new Error("SQLITE_FULL: database or disk is full");
-        return super.save(id, save);
-      }
-    }
     const reported: [string, unknown][] = [];
     const { server, url } = await startServer({ store: new FullDiskStore(), onError: (error, id) => reported.push([id, error]) });
     open.push(server);

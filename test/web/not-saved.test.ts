@@ -8,23 +8,14 @@ import { join } from "node:path";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OfflineDemoLLM } from "../../src/llm/offline-model.ts";
-import { MemorySessionStore } from "../../src/sessions/memory-store.ts";
-import type { SessionSave } from "../../src/sessions/types.ts";
 import { WorkflowServer } from "../../src/server/workflow-server.ts";
 import { webPageDirectory } from "../../src/web/web-page.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import { calculatorTools } from "../../workflows/tools/calculator.ts";
 import { CHROMIUM, haveChromium, launchChromium } from "../support/chromium.ts";
+import { FullDiskStore } from "../support/full-disk-store.ts";
 
 if (!haveChromium && process.env.CI) throw new Error(`Chromium is not installed at ${CHROMIUM}, and CI is set: .ci/chromium.sh installs it.`);
-
-/** A store that takes a run's start and refuses its end, as a full disk would. */
-class FullDiskStore extends MemorySessionStore {
-  override async save(id: string, save: SessionSave): Promise<number> {
-    if (save.snapshot.includes('"status":"succeeded"')) throw new Error("SQLITE_FULL: database or disk is full");
-    return super.save(id, save);
-  }
-}
 
 let server: WorkflowServer;
 let url: string;
