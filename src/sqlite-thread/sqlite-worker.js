@@ -91,7 +91,7 @@ async function runAlone(request) {
   }
 }
 /**
- * The write-ahead log is checkpointed on a thread of its own. SQLite's automatic checkpoint runs
+ * The write-ahead log (WAL mode, which the stores set) is checkpointed on a thread of its own. SQLite's automatic checkpoint runs
  * in the commit of the connection that writes: every 1,000 pages it copies them into the
  * database and syncs both files, and every save queued behind that commit waited for the
  * fsyncs (20 to 40 ms each on a VM's disk; bench/sqlite-stalls.ts). Here a second connection, in a
@@ -114,7 +114,24 @@ const SQLITE_DEFAULT_CHECKPOINT_PAGES = 1000;
 function wrote() {
   if (!checkpoints || ++checkpoints.writes < WRITES_PER_CHECKPOINT || checkpoints.aside?.busy) return;
   checkpoints.writes = 0;
-  const aside = (checkpoints.aside ??= startAside(checkpoints.opened));
+  if (checkpoints.aside) return checkpointAside(checkpoints.aside);
+  running = running.then(startAsideInWalMode, startAsideInWalMode);
+}
+/**
+ * Starts the checkpoint thread once the database is in WAL mode (a store sets it as it opens).
+ * In a rollback journal's mode there is no log to copy, and the other connection's reads would
+ * hold a lock that makes this connection's commits fail with SQLITE_BUSY.
+ */
+async function startAsideInWalMode() {
+  const mode = await db?.execute("PRAGMA journal_mode").then(
+    (result) => String(result.rows[0]?.[0]).toLowerCase(),
+    () => undefined,
+  );
+  if (!checkpoints || checkpoints.aside || mode !== "wal") return; // asked again after as many writes
+  checkpointAside((checkpoints.aside = startAside(checkpoints.opened)));
+}
+/** Asks the checkpoint thread for a PASSIVE checkpoint. */
+function checkpointAside(aside) {
   aside.busy = true;
   aside.worker.postMessage([{ id: 1, op: "call", method: "execute", args: ["PRAGMA wal_checkpoint(PASSIVE)"] }]);
 }
