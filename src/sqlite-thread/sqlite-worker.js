@@ -91,9 +91,9 @@ async function runAlone(request) {
   }
 }
 /**
- * The write-ahead log (WAL mode, which the stores set) is checkpointed on a thread of its own. SQLite's automatic checkpoint runs
- * in the commit of the connection that writes: every 1,000 pages it copies them into the
- * database and syncs both files, and every save queued behind that commit waited for the
+ * The write-ahead log (WAL mode, which the stores set) is checkpointed on a thread of its own.
+ * SQLite's automatic checkpoint runs in the commit of the connection that writes: every 1,000
+ * pages it copies them into the database and syncs both files, and every save queued behind that commit waited for the
  * fsyncs (20 to 40 ms each on a VM's disk; bench/sqlite-stalls.ts). Here a second connection, in a
  * copy of this worker, takes a PASSIVE checkpoint, which never blocks this connection's writes,
  * after every `WRITES_PER_CHECKPOINT` turns that wrote, one at a time. SQLite starts the log over
