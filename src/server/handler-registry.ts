@@ -527,11 +527,14 @@ export class HandlerRegistry {
     const live = this.#live.get(served.state.id);
     if (!live && !served.finished) throw heldElsewhere(served);
     // A run that has just ended (its end not recorded yet) takes nothing either: the engine would refuse it.
+    // How it ended is told once `GET` shows it, when the store has it: not before, here.
     if (!live || served.finished || !live.handler.ctx.running)
       throw new ServerRequestError(
         409,
         "handler_finished",
-        `Handler ${served.state.id} has ended${served.finished ? ` (${served.state.status})` : ""}; it takes no more events.`,
+        served.endShown
+          ? `Handler ${served.state.id} has ended (${served.state.status}); it takes no more events.`
+          : `Handler ${served.state.id} is ending (its end is being saved); it takes no more events.`,
       );
     this.#sent.set(event, { from, decision: decisionOf(served, event, from) });
     // The run notes what it takes on its stream (an EventReceivedEvent), where `#follow` records it.

@@ -85,6 +85,10 @@ describe("a run's end", () => {
       expect((await client.listHandlers()).map((h) => [h.id, h.status])).toEqual([[id, "running"]]);
       const fork = await fetch(`${url}/api/handlers/${id}/fork`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
       expect(fork.status).toBe(409);
+      // An event sent now is refused without telling how the run ended: GET does not say it yet.
+      const sent = await client.sendEvent(id, "agent.ToolApprovalEvent", { approvalId: "a1", approved: true }).catch((e: unknown) => e);
+      expect(sent).toMatchObject({ status: 409, code: "handler_finished" });
+      expect((sent as Error).message).toContain(`Handler ${id} is ending (its end is being saved); it takes no more events.`);
     } finally {
       released = true;
       letGo();
@@ -97,6 +101,8 @@ describe("a run's end", () => {
     expect(after.eventCount).toBe(lines.length - 1);
     expect(after).toMatchObject({ status: "succeeded", result: { response: { content: expect.stringContaining("1386528") } } });
     expect(after.notSaved).toBeUndefined();
+    const late = await client.sendEvent(id, "agent.ToolApprovalEvent", { approvalId: "a1", approved: true }).catch((e: unknown) => e);
+    expect((late as Error).message).toContain(`Handler ${id} has ended (succeeded); it takes no more events.`);
   });
 
   it("that the store refused is shown with notSaved: in GET, in the stream's end, and by the client's wait", { timeout: 60_000 }, async () => {
