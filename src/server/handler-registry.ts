@@ -14,6 +14,7 @@ import {
   StepStateChangedEvent,
   WorkflowIdleEvent,
   EventReceivedEvent,
+  approvalAnswerOf,
   RunEndedEvent,
   DEFAULT_CODECS,
   decodeValue,
@@ -536,7 +537,9 @@ export class HandlerRegistry {
           ? `Handler ${served.state.id} has ended (${served.state.status}); it takes no more events.`
           : `Handler ${served.state.id} is ending (its end is being saved); it takes no more events.`,
       );
-    this.#sent.set(event, { from, decision: decisionOf(served, event, from) });
+    const Answer = approvalAnswerOf(this.workflow(served.state.workflow).workflow);
+    // Only the workflow's own answer is an approval decision: another event carrying an approvalId is recorded as what it is.
+    this.#sent.set(event, { from, decision: Answer && event instanceof Answer ? decisionOf(served, event, from) : undefined });
     // The run notes what it takes on its stream (an EventReceivedEvent), where `#follow` records it.
     live.ctx.sendEvent(event);
     const run = runOf(live.ctx);

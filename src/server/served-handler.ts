@@ -268,17 +268,20 @@ export class ServedHandler {
 
   /**
    * Notes that `event` was sent in: the questions it answers are no longer waited for. The run
-   * says which of the questions this server recorded it still waits on (`stillAsks`); a question
-   * read back from the store (asked before a restart) is taken as answered by any
-   * `HumanResponseEvent` without an `approvalId`, as the run asks it again if it still waits.
+   * says which of the questions this server recorded it still waits on (`stillAsks`), approvals
+   * too: an event that only carries a question's `approvalId` (a plain `HumanResponseEvent`, not
+   * the workflow's answer) leaves it open. A question read back from the store (asked before a
+   * restart) is taken as answered by a `HumanResponseEvent` with its `approvalId`, or by any
+   * without one for a question without one, as the run asks it again if it still waits.
    */
   answered(event: Event, stillAsks: (question: Event) => boolean): void {
     const approvalId = (event as { approvalId?: unknown }).approvalId;
     const approval = event instanceof HumanResponseEvent && typeof approvalId === "string";
     this.state.waitingFor = this.state.waitingFor.filter((w) => {
-      if ("approvalId" in w.data) return !approval || w.data.approvalId !== approvalId;
       const question = this.#questions.get(w);
-      return question ? stillAsks(question) : !(event instanceof HumanResponseEvent) || approval;
+      if (question) return stillAsks(question);
+      if ("approvalId" in w.data) return !approval || w.data.approvalId !== approvalId;
+      return !(event instanceof HumanResponseEvent) || approval;
     });
     if (this.state.status === "waiting" && this.state.waitingFor.length === 0) this.state.status = "running";
     this.touch();
