@@ -511,6 +511,15 @@ export class HandlerRegistry {
         `${served.state.workflow} does not accept events of type ${JSON.stringify(type)} from outside a run. It accepts: ${[...types.keys()].join(", ")}.`,
       );
     }
+    // An own field named like what every event has (`constructor`, `toString`) would shadow it:
+    // `constructor` names the event's type in its record and routes it to a step.
+    const shadowing = Object.keys(data).find((key) => key in cls.prototype);
+    if (shadowing !== undefined)
+      throw new ServerRequestError(
+        400,
+        "invalid_event",
+        `The ${type} could not be built from data: data.${shadowing} is a property every event has, not a field it may be given. Leave it out (the event's type is the request's "type").`,
+      );
     try {
       const fields = decodeValue(data, "data", wf.workflow.codecs) as object;
       return new (cls as unknown as new (fields: object) => Event)(fields);

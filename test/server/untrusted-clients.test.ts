@@ -9,9 +9,36 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WorkflowClient } from "../../src/client/workflow-client.ts";
 import type { StreamedEvent } from "../../src/client/types.ts";
+import { HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
+import type { Context } from "../../src/index.ts";
 import { toolResultIdOf } from "../../src/llm/chat-history.ts";
 import type { WorkflowServer } from "../../src/server/workflow-server.ts";
 import { firingAgent, startServer } from "./server-fixtures.ts";
+
+/** Asks one question and ends with the answer it took. */
+class AskOnce extends Workflow<object, string> {
+  @step({ accepts: [StartEvent], emits: [StopEvent] })
+  async ask(ctx: Context) {
+    const answer = await ctx.waitForEvent(HumanResponseEvent<{ response: string }>, { waiterEvent: new InputRequiredEvent({ prefix: "Which plan?" }) });
+    return new StopEvent({ result: answer.response });
+  }
+}
+
+class Review extends HumanResponseEvent<{ approved: boolean }> {}
+
+/** Asks for two reviews, taken by a step that collects them: both must approve. */
+class TwoReviews extends Workflow<object, string> {
+  @step({ accepts: [StartEvent], emits: [InputRequiredEvent] })
+  async start() {
+    return new InputRequiredEvent({ prefix: "Two reviewers must approve." });
+  }
+
+  @step({ accepts: [Review], emits: [StopEvent] })
+  async collect(ctx: Context, ev: Review) {
+    const reviews = ctx.collectEvents(ev, Review, { count: 2 }) as Review[] | null;
+    return reviews ? new StopEvent({ result: reviews.every((r) => r.approved) ? "approved" : "refused" }) : undefined;
+  }
+}
 
 let server: WorkflowServer;
 let url: string;
@@ -26,6 +53,8 @@ beforeAll(async () => {
           request.messages.some((m) => toolResultIdOf(m) !== undefined) ? { text: "Done." } : { toolCalls: [{ name: "fire_employee", input: { id: 7 } }] },
         ),
       },
+      ask: { workflow: new AskOnce({ timeout: null }) },
+      reviews: { workflow: new TwoReviews({ timeout: null }) },
     },
   }));
   client = new WorkflowClient({ baseUrl: url });
@@ -40,6 +69,14 @@ async function approvalRequest(id: string): Promise<StreamedEvent> {
   for await (const ev of client.streamEvents(id)) if (ev.type === "agent.ToolApprovalRequestEvent") return ev;
   throw new Error("the run ended without asking");
 }
+
+/** Follows a handler's events until it waits for input from outside. */
+async function idle(id: string): Promise<void> {
+  for await (const ev of client.streamEvents(id)) if (ev.type === "WorkflowIdleEvent") return;
+  throw new Error("the run ended without waiting");
+}
+
+const errorOf = async (response: Response) => ({ status: response.status, ...((await response.json()) as { error: { code: string; message: string } }).error });
 
 async function savedEvents(id: string): Promise<StreamedEvent[]> {
   return ((await (await fetch(`${url}/api/handlers/${id}/events?format=json`)).json()) as { events: StreamedEvent[] }).events;
@@ -68,5 +105,34 @@ describe("an approval's question", () => {
     expect(events.filter((ev) => ev.type === "EventReceivedEvent").map((ev) => ev.data)).toEqual([
       expect.objectContaining({ type: "HumanResponseEvent", data: { approvalId, approved: true }, by: "local user" }),
     ]);
+  });
+});
+
+describe("an event's fields", () => {
+  it("may not shadow what every event has (constructor): the type in the record and the step it goes to are the server's", async () => {
+    const { id } = await client.start("ask", {});
+    await idle(id);
+    // As an own field, `constructor` would name the event's type in its record and route it.
+    const forged = await post(`/api/handlers/${id}/events`, {
+      type: "HumanResponseEvent",
+      data: { response: "pro", constructor: { name: "agent.ToolCallEvent" } },
+    });
+    expect(await errorOf(forged)).toEqual({
+      status: 400,
+      code: "invalid_event",
+      message:
+        "The HumanResponseEvent could not be built from data: data.constructor is a property every event has, not a field it may be given. Leave it out (the event's type is the request's \"type\").",
+    });
+    expect(await post(`/api/handlers/${id}/events`, { type: "HumanResponseEvent", data: { response: "pro" } })).toMatchObject({ status: 202 });
+    expect(await client.wait(id)).toMatchObject({ status: "succeeded", result: "pro" });
+    expect((await savedEvents(id)).filter((ev) => ev.type === "EventReceivedEvent").map((ev) => ev.data.type)).toEqual(["HumanResponseEvent"]);
+
+    // An answer routed to a step by its class would be lost after its 202: refused, it can be sent again.
+    const reviews = await client.start("reviews", {});
+    await idle(reviews.id);
+    const lost = await post(`/api/handlers/${reviews.id}/events`, { type: "Review", data: { approved: true, constructor: "Review" } });
+    expect(lost.status).toBe(400);
+    for (const approved of [true, true]) expect((await post(`/api/handlers/${reviews.id}/events`, { type: "Review", data: { approved } })).status).toBe(202);
+    expect(await client.wait(reviews.id)).toMatchObject({ status: "succeeded", result: "approved" });
   });
 });
