@@ -175,6 +175,13 @@ export class HandlerRegistry {
         );
       const saved = await this.#store.context(options.from);
       if (!saved) throw new ServerRequestError(409, "no_context", `Handler ${options.from} has no saved context to continue from.`);
+      // A run cancelled (or failed) while it waited saved what it was doing: not a conversation's next turn.
+      if (saved.run)
+        throw new ServerRequestError(
+          409,
+          "not_continuable",
+          `Handler ${options.from} ended (${previous.state.status}) in the middle of its run: its saved context holds that unfinished run, not a conversation to go on with. Continue from the conversation's last run that succeeded, fork this one to run it again (POST /api/handlers/${options.from}/fork), or start without continueFrom.`,
+        );
       ctx = Context.fromJSON(wf.workflow, saved);
     }
     return this.#launch(name, wf, checked, ctx, { input: input ?? {}, timeout: options.timeout, notId: options.from });

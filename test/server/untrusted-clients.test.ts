@@ -136,3 +136,32 @@ describe("an event's fields", () => {
     expect(await client.wait(reviews.id)).toMatchObject({ status: "succeeded", result: "approved" });
   });
 });
+
+describe("continueFrom", () => {
+  it("of a run that ended in the middle (cancelled while it waited) says why it cannot go on, and what to do", async () => {
+    const { id } = await client.start("hr", { input: "Fire Lawson" });
+    await approvalRequest(id);
+    await client.cancel(id);
+    const next = await post("/api/workflows/hr/start", { input: { input: "And the next one?" }, continueFrom: id });
+    expect(await errorOf(next)).toEqual({
+      status: 409,
+      code: "not_continuable",
+      message: `Handler ${id} ended (cancelled) in the middle of its run: its saved context holds that unfinished run, not a conversation to go on with. Continue from the conversation's last run that succeeded, fork this one to run it again (POST /api/handlers/${id}/fork), or start without continueFrom.`,
+    });
+  });
+
+  it("of another workflow's run, or of one still running, is refused, and runs nothing", async () => {
+    const asked = await client.start("ask", {});
+    const stillRunning = await errorOf(await post("/api/workflows/ask/start", { input: {}, continueFrom: asked.id }));
+    expect(stillRunning).toMatchObject({ status: 409, code: "not_finished" });
+    await client.sendEvent(asked.id, "HumanResponseEvent", { response: "pro" });
+    await client.wait(asked.id);
+    const before = fired.length;
+    expect(await errorOf(await post("/api/workflows/hr/start", { input: { input: "Fire Lawson" }, continueFrom: asked.id }))).toEqual({
+      status: 409,
+      code: "wrong_workflow",
+      message: `Handler ${asked.id} ran ask, not hr.`,
+    });
+    expect(fired.length).toBe(before);
+  });
+});
