@@ -35,6 +35,7 @@ export { approvalAnswerOf, eventsFromOutside } from "./core/outside-events.ts";
 export type { ApprovalAnswerClass, ApprovalAnswerFields, FromOutside } from "./core/outside-events.ts";
 export { Context } from "./core/context.ts";
 export { untrustedContext } from "./core/untrusted-context.ts";
+export type { UntrustedContextOptions } from "./core/untrusted-context.ts";
 export type { ContextJSON, HandlerContext, SavedContext, StepContext, StepExecutionInfo, WaitForEventOptions } from "./core/context.ts";
 export type { OnceOptions, OnceResult } from "./core/step-once.ts";
 export { RunLocal } from "./core/run-local.ts";

@@ -141,8 +141,8 @@ export class HandlerRegistry {
     if (options.context !== undefined) {
       if (options.from !== undefined) throw new ServerRequestError(400, "invalid_request", "Give context or continueFrom, not both.");
       try {
-        // A client's context is not the run's record: its steps' records and early answers are dropped.
-        ctx = Context.fromJSON(wf.workflow, untrustedContext(options.context as unknown as ContextJSON));
+        // A client's context is not the run's record: its steps' records and the answers it holds are dropped.
+        ctx = Context.fromJSON(wf.workflow, untrustedContext(options.context as unknown as ContextJSON, { fromOutside: sendableTypes(wf).keys() }));
       } catch (error) {
         throw new ServerRequestError(400, "invalid_context", error instanceof Error ? error.message : String(error));
       }
@@ -598,7 +598,7 @@ export class HandlerRegistry {
     let ctx: Context | undefined;
     try {
       // The server's own record, yet restored as untrusted: a fork must not inherit approvals given to another run.
-      if (point.context) ctx = Context.fromJSON(wf.workflow, untrustedContext(point.context));
+      if (point.context) ctx = Context.fromJSON(wf.workflow, untrustedContext(point.context, { fromOutside: sendableTypes(wf).keys() }));
     } catch (error) {
       throw new ServerRequestError(409, "cannot_fork", `The checkpoint cannot be restored: ${error instanceof Error ? error.message : String(error)}`);
     }

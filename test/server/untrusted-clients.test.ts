@@ -41,6 +41,8 @@ class TwoReviews extends Workflow<object, string> {
 }
 
 let server: WorkflowServer;
+let trusting: WorkflowServer;
+let trustingUrl: string;
 let url: string;
 let client: WorkflowClient;
 const fired: number[] = [];
@@ -58,8 +60,15 @@ beforeAll(async () => {
     },
   }));
   client = new WorkflowClient({ baseUrl: url });
+  ({ server: trusting, url: trustingUrl } = await startServer({
+    acceptMidRunContexts: true,
+    workflows: { reviews: { workflow: new TwoReviews({ timeout: null }) } },
+  }));
 });
-afterAll(() => server.close());
+afterAll(async () => {
+  await server.close();
+  await trusting.close();
+});
 
 const post = (path: string, body: unknown) =>
   fetch(`${url}${path}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
@@ -163,5 +172,43 @@ describe("continueFrom", () => {
       message: `Handler ${asked.id} ran ask, not hr.`,
     });
     expect(fired.length).toBe(before);
+  });
+});
+
+describe("an answer a run was given and had not finished with", () => {
+  /** A `reviews` run that has one review (an approval) in its step's buffer, cancelled: its id. */
+  async function halfReviewed(): Promise<string> {
+    const { id } = await client.start("reviews", {});
+    await idle(id);
+    await client.sendEvent(id, "Review", { approved: true });
+    for await (const ev of client.streamEvents(id))
+      if (ev.type === "StepStateChangedEvent" && ev.data.step === "collect" && ev.data.state === "finished") break;
+    await client.cancel(id);
+    return id;
+  }
+
+  /** Sends two reviews, an approval then a refusal, to a run that asks for two; returns its result. */
+  async function reviewTwice(on: string, id: string): Promise<unknown> {
+    const onClient = new WorkflowClient({ baseUrl: on });
+    await onClient.sendEvent(id, "Review", { approved: true });
+    // Taken for the first run's buffered approval, the one above would end the run, and this gets 409.
+    await onClient.sendEvent(id, "Review", { approved: false });
+    return (await onClient.wait(id)).result;
+  }
+
+  it("is not taken for a fork: the reviews buffered before the checkpoint are asked for again", async () => {
+    const id = await halfReviewed();
+    const point = (await client.checkpoints(id)).filter((p) => p.label === "after step collect").at(-1);
+    expect(point).toBeDefined();
+    const fork = await client.fork(id, { at: point?.seq });
+    await idle(fork.id);
+    expect(await reviewTwice(url, fork.id)).toBe("refused");
+  });
+
+  it("is not taken from a mid-run context a client sends, where the operator allows them", async () => {
+    const context = await client.getContext(await halfReviewed());
+    expect(JSON.stringify(context)).toContain('"collected":{"collect":{"Review|Review":[{"type":"Review","data":{"approved":true}}]}}');
+    const resumed = await new WorkflowClient({ baseUrl: trustingUrl }).start("reviews", undefined, { context });
+    expect(await reviewTwice(trustingUrl, resumed.id)).toBe("refused");
   });
 });

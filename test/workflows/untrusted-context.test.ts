@@ -110,4 +110,38 @@ describe("untrustedContext", () => {
     const saved = ctx.toJSON();
     expect(untrustedContext(saved)).toEqual(saved);
   });
+
+  it("drops the answers from outside that no step had finished with, when told their types, and keeps the run's own events", () => {
+    const answer = { type: "Review", data: { approved: true } };
+    const own = { type: "Checked", data: {} };
+    const saved = {
+      version: 3,
+      workflow: "Reviews",
+      store: {},
+      running: true,
+      run: {
+        queued: { collect: [answer, own] },
+        inFlight: { collect: [{ ...answer, execution: "e1" }], check: [{ ...own, execution: "e2" }] },
+        collected: { collect: { "Review|Review": [answer], "Checked|Review": [own, answer] } },
+        unclaimed: [answer],
+        waiters: [],
+      },
+    } as unknown as ContextJSON;
+    expect(untrustedContext(saved, { fromOutside: ["Review"] }).run).toEqual({
+      queued: { collect: [own] },
+      inFlight: { collect: [], check: [own] },
+      collected: { collect: { "Review|Review": [], "Checked|Review": [own] } },
+      unclaimed: [],
+      waiters: [],
+    });
+    // Format 1 kept the buffers by their types, for the whole run.
+    const v1 = {
+      ...saved,
+      version: 1,
+      run: { ...saved.run, collected: { "Review|Review": [answer], "Checked|Review": [own, answer] } },
+    } as unknown as ContextJSON;
+    expect(untrustedContext(v1, { fromOutside: ["Review"] }).run?.collected).toEqual({ "Review|Review": [], "Checked|Review": [own] });
+    // Without their types, only the answers sent early (unclaimed) are known as answers.
+    expect(untrustedContext(saved).run?.collected).toEqual(saved.run?.collected);
+  });
 });
