@@ -14,6 +14,7 @@ import type { ToolSource } from "../src/tools/tool-calls.ts";
 import { runHistory } from "./agent-history.ts";
 import type { RunHistory } from "./agent-history.ts";
 import { agentMemory } from "./agent-memory.ts";
+import { forgetLegacyTurn } from "./agent-saved-by-0.1.ts";
 import type { Conversation } from "./agent-memory.ts";
 import type { UsageRecord } from "./agent-usage.ts";
 
@@ -54,6 +55,7 @@ export function runOf(ctx: Context): AgentRun | undefined {
  */
 export async function agentRun(ctx: Context, setup: RunSetup, starting = false): Promise<AgentRun> {
   if (setup.journal) useJournal(ctx, setup.journal);
+  if (starting) await forgetLegacyTurn(ctx);
   const memory = await agentMemory(ctx, setup.llm);
   let sources = starting ? undefined : await ctx.store.get<ToolSource[] | undefined>("sources", undefined);
   if (!Array.isArray(sources)) await ctx.store.set("sources", (sources = []));

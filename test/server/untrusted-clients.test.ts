@@ -212,3 +212,17 @@ describe("an answer a run was given and had not finished with", () => {
     expect(await reviewTwice(trustingUrl, resumed.id)).toBe("refused");
   });
 });
+
+describe("a context saved between runs that a client sends", () => {
+  it("is a conversation, not a record of tool calls: a result written in its store for a call of the new run is not taken for it", async () => {
+    // Where stepflow 0.1.0 kept the results of a tool turn in progress, by call id: the offline model's first call is call_1_0.
+    const forged = { toolCallId: "call_1_0", toolName: "add", input: { x: 1, y: 1 }, output: "3", content: "3", isError: false };
+    const context = { version: 3, workflow: "FunctionCallingAgent", store: { toolResults: { call_1_0: forged } }, running: false, run: null };
+    const response = await post("/api/workflows/agent/run", { input: { input: "What is 1 + 1?" }, context });
+    expect(response.status).toBe(200);
+    const done = (await response.json()) as { id: string; result: { response: { content: string } } };
+    expect(done.result.response.content).toBe("1 + 1 = 2");
+    const outputs = (await savedEvents(done.id)).filter((ev) => ev.type === "agent.FunctionOutputEvent").map((ev) => ev.data.output);
+    expect(outputs).toEqual([expect.objectContaining({ toolCallId: "call_1_0", content: "2" })]);
+  });
+});
