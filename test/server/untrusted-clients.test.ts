@@ -6,6 +6,7 @@
  * workflow does not take, approvals never asked, mid-run contexts refused, the Host check, body
  * limits) is not repeated here.
  */
+import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WorkflowClient } from "../../src/client/workflow-client.ts";
 import type { StreamedEvent } from "../../src/client/types.ts";
@@ -53,6 +54,18 @@ beforeAll(async () => {
       hr: {
         workflow: firingAgent(fired, (request) =>
           request.messages.some((m) => toolResultIdOf(m) !== undefined) ? { text: "Done." } : { toolCalls: [{ name: "fire_employee", input: { id: 7 } }] },
+        ),
+      },
+      hr2: {
+        workflow: firingAgent(fired, (request) =>
+          request.messages.some((m) => toolResultIdOf(m) !== undefined)
+            ? { text: "Done." }
+            : {
+                toolCalls: [
+                  { name: "fire_employee", input: { id: 7 } },
+                  { name: "fire_employee", input: { id: 8 } },
+                ],
+              },
         ),
       },
       ask: { workflow: new AskOnce({ timeout: null }) },
@@ -114,6 +127,67 @@ describe("an approval's question", () => {
     expect(events.filter((ev) => ev.type === "EventReceivedEvent").map((ev) => ev.data)).toEqual([
       expect.objectContaining({ type: "HumanResponseEvent", data: { approvalId, approved: true }, by: "local user" }),
     ]);
+  });
+});
+
+describe("approvals answered twice or elsewhere", () => {
+  it("are taken once: a second answer to a question is 404 while the run waits on another, and another run's question is not this run's", async () => {
+    const { id } = await client.start("hr2", { input: "Fire Lawson and Reyes" });
+    const asked: string[] = [];
+    for await (const ev of client.streamEvents(id)) if (ev.type === "agent.ToolApprovalRequestEvent" && asked.push(String(ev.data.approvalId)) === 2) break;
+    const [first, second] = asked as [string, string];
+    const other = await client.start("hr", { input: "Fire Lawson" });
+    const elsewhere = String((await approvalRequest(other.id)).data.approvalId);
+    const before = fired.length;
+    await client.approve(id, first, true);
+    const again = await errorOf(await post(`/api/handlers/${id}/approvals`, { approvalId: first, approved: false }));
+    expect(again).toEqual({
+      status: 404,
+      code: "approval_not_found",
+      message: `Handler ${id} is not waiting for approval "${first}". It waits for: ${second}.`,
+    });
+    const stolen = await errorOf(
+      await post(`/api/handlers/${id}/events`, { type: "agent.ToolApprovalEvent", data: { approvalId: elsewhere, approved: true } }),
+    );
+    expect(stolen).toMatchObject({ status: 404, code: "approval_not_found" });
+    await client.approve(id, second, false);
+    await client.approve(other.id, elsewhere, false);
+    expect((await client.wait(id)).status).toBe("succeeded");
+    expect((await client.wait(other.id)).status).toBe("succeeded");
+    expect(fired.slice(before)).toEqual([7]);
+    const decisions = (await savedEvents(id)).filter((ev) => ev.type === "ApprovalDecision").map((ev) => [ev.data.approvalId, ev.data.approved]);
+    expect(decisions).toEqual([
+      [first, true],
+      [second, false],
+    ]);
+  });
+});
+
+describe("ids, names and proxy headers", () => {
+  it("with path characters or an object's own names find nothing, and say so; X-Forwarded-Host does not lift the Host check", async () => {
+    expect(await errorOf(await fetch(`${url}/api/handlers/..%2F..%2Fetc`))).toEqual({
+      status: 404,
+      code: "handler_not_found",
+      message: 'No handler with id "../../etc". List them with GET /api/handlers.',
+    });
+    for (const name of ["__proto__", "constructor"]) {
+      expect(await errorOf(await post(`/api/workflows/${name}/start`, { input: {} }))).toMatchObject({ status: 404, code: "workflow_not_found" });
+      expect(await errorOf(await fetch(`${url}/api/handlers/${name}`))).toMatchObject({ status: 404, code: "handler_not_found" });
+    }
+    const status = await new Promise<number | undefined>((resolve, reject) =>
+      request(
+        {
+          host: "127.0.0.1",
+          port: Number(new URL(url).port),
+          path: "/api/handlers",
+          headers: { Host: "rebind.attacker.example", "X-Forwarded-Host": "localhost" },
+        },
+        (res) => (res.resume(), resolve(res.statusCode)),
+      )
+        .on("error", reject)
+        .end(),
+    );
+    expect(status).toBe(421);
   });
 });
 
