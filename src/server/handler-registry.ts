@@ -163,6 +163,13 @@ export class HandlerRegistry {
         "This server does not continue runs from contexts that clients send: a context saved mid-run holds what the run was about to do. Send a context saved after a run (a conversation), or continue a run of this server with continueFrom; the operator can allow mid-run contexts (acceptMidRunContexts), whose approvals are then asked again.",
       );
     const checked = input === undefined ? undefined : wf.inputSchema ? parseInput(wf, input) : input;
+    const shadowing = checked && shadowingField(checked, wf.workflow.graph.startEvent);
+    if (shadowing !== undefined)
+      throw new ServerRequestError(
+        400,
+        "invalid_input",
+        `The input does not fit this workflow: input.${shadowing} is a property every event has, not a field its StartEvent may be given. Leave it out.`,
+      );
     if (options.from !== undefined) {
       const previous = await this.get(options.from);
       if (previous.state.workflow !== name)
@@ -518,9 +525,7 @@ export class HandlerRegistry {
         `${served.state.workflow} does not accept events of type ${JSON.stringify(type)} from outside a run. It accepts: ${[...types.keys()].join(", ")}.`,
       );
     }
-    // An own field named like what every event has (`constructor`, `toString`) would shadow it:
-    // `constructor` names the event's type in its record and routes it to a step.
-    const shadowing = Object.keys(data).find((key) => key in cls.prototype);
+    const shadowing = shadowingField(data, cls);
     if (shadowing !== undefined)
       throw new ServerRequestError(
         400,
@@ -697,6 +702,15 @@ function takenAtEnd(served: ServedHandler): ServerRequestError {
 /** The event classes a client may send into a run of `wf`, by type name: what the workflow accepts from outside, and the operator's `events`. */
 export function sendableTypes(wf: ServedWorkflow): Map<string, EventClass> {
   return eventsFromOutside(wf.workflow, wf.events);
+}
+
+/**
+ * A key of `fields` that names a property of every `cls` event (`constructor`, `toString`): as an
+ * own field it would shadow it, and `constructor` names an event's type in its record and routes
+ * it to its steps (a StartEvent that no step takes leaves the run waiting for ever).
+ */
+function shadowingField(fields: object, cls: EventClass): string | undefined {
+  return Object.keys(fields).find((key) => key in cls.prototype);
 }
 
 function parseInput(wf: ServedWorkflow, input: JsonObject): object {

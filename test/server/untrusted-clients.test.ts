@@ -210,6 +210,14 @@ describe("an event's fields", () => {
     expect(await client.wait(id)).toMatchObject({ status: "succeeded", result: "pro" });
     expect((await savedEvents(id)).filter((ev) => ev.type === "EventReceivedEvent").map((ev) => ev.data.type)).toEqual(["HumanResponseEvent"]);
 
+    // A run's input makes its StartEvent: one no step takes would leave the run waiting for nothing, for ever.
+    for (const input of [{ constructor: "StopEvent" }, { toString: 1 }])
+      expect(await errorOf(await post("/api/workflows/ask/start", { input }))).toEqual({
+        status: 400,
+        code: "invalid_input",
+        message: `The input does not fit this workflow: input.${Object.keys(input)[0]} is a property every event has, not a field its StartEvent may be given. Leave it out.`,
+      });
+
     // An answer routed to a step by its class would be lost after its 202: refused, it can be sent again.
     const reviews = await client.start("reviews", {});
     await idle(reviews.id);
