@@ -7,6 +7,7 @@
  */
 import {
   Context,
+  ContextSerdeError,
   StepflowError,
   WorkflowCancelledByUser,
   WorkflowTimeoutError,
@@ -536,7 +537,8 @@ export class HandlerRegistry {
       const fields = decodeValue(data, "data", wf.workflow.codecs) as object;
       return new (cls as unknown as new (fields: object) => Event)(fields);
     } catch (error) {
-      throw new ServerRequestError(400, "invalid_event", `The ${type} could not be built from data: ${error instanceof Error ? error.message : String(error)}`);
+      const why = error instanceof ContextSerdeError ? codecProblem(error) : error instanceof Error ? error.message : String(error);
+      throw new ServerRequestError(400, "invalid_event", `The ${type} could not be built from data: ${why}`);
     }
   }
 
@@ -702,6 +704,19 @@ function takenAtEnd(served: ServedHandler): ServerRequestError {
 /** The event classes a client may send into a run of `wf`, by type name: what the workflow accepts from outside, and the operator's `events`. */
 export function sendableTypes(wf: ServedWorkflow): Map<string, EventClass> {
   return eventsFromOutside(wf.workflow, wf.events);
+}
+
+/**
+ * Why a value of an event's data marked `"$codec"` (the only kind that fails to decode) could
+ * not be decoded, in a client's terms rather than a saved context's.
+ */
+function codecProblem(error: ContextSerdeError): string {
+  const path = error.path ?? "data";
+  const reason = error.message
+    .replace(/^Cannot restore the context: /, "")
+    .replace(/^\S+ was saved with codec ("[^"]*"), which this workflow does not have\..*$/s, "this workflow has no codec $1")
+    .replace(/\.$/, "");
+  return `${path} is marked "$codec", a value encoded by one of the workflow's codecs, and cannot be decoded: ${reason}. Send plain JSON there, without "$codec".`;
 }
 
 /**

@@ -163,6 +163,22 @@ describe("approvals answered twice or elsewhere", () => {
   });
 });
 
+describe("an event's encoded values", () => {
+  it("that this workflow cannot decode get a 400 that says what $codec is and to send plain JSON", async () => {
+    const { id } = await client.start("ask", {});
+    await idle(id);
+    const unknown = await post(`/api/handlers/${id}/events`, { type: "HumanResponseEvent", data: { response: { $codec: "nope", value: 1 } } });
+    expect(await errorOf(unknown)).toEqual({
+      status: 400,
+      code: "invalid_event",
+      message:
+        'The HumanResponseEvent could not be built from data: data.response is marked "$codec", a value encoded by one of the workflow\'s codecs, and cannot be decoded: this workflow has no codec "nope". Send plain JSON there, without "$codec".',
+    });
+    await client.sendEvent(id, "HumanResponseEvent", { response: "pro" });
+    expect(await client.wait(id)).toMatchObject({ status: "succeeded", result: "pro" });
+  });
+});
+
 describe("an approval's record", () => {
   it("is the server's: who sent it, what was asked and which call, whatever fields the client adds to its answer", async () => {
     const { id } = await client.start("hr", { input: "Fire Lawson" });
