@@ -210,6 +210,43 @@ describe("an approval's record", () => {
   });
 });
 
+describe("query parameters and Last-Event-ID", () => {
+  it("out of range or of the wrong kind get 400 naming the parameter; a seq past a finished run's end gets 204 or nothing", async () => {
+    const { id } = await client.run("agent", { input: "What is 1 + 1?" });
+    for (const [query, message] of [
+      ["limit=0", "query.limit: Too small: expected number to be >=1"],
+      ["limit=10001", "query.limit: Too big: expected number to be <=10000"],
+      ["limit=ten", "query.limit: Invalid input: expected number, received NaN"],
+      ["status=running,", 'query.status.1: Invalid option: expected one of "running"|"waiting"|"succeeded"|"failed"|"cancelled"|"timedOut"'],
+    ])
+      expect(await errorOf(await fetch(`${url}/api/handlers?${query}`))).toEqual({
+        status: 400,
+        code: "invalid_request",
+        message: `The request is not valid: ${message}.`,
+      });
+    for (const [query, message] of [
+      ["after=-1", "query.after: Too small: expected number to be >=0"],
+      ["after=1.5", "query.after: Invalid input: expected int, received number"],
+      ["after=1e400", "query.after: Invalid input: expected number, received Infinity"],
+      ["format=xml", 'query.format: Invalid option: expected one of "sse"|"ndjson"|"json"'],
+    ])
+      expect(await errorOf(await fetch(`${url}/api/handlers/${id}/events?${query}`))).toEqual({
+        status: 400,
+        code: "invalid_request",
+        message: `The request is not valid: ${message}.`,
+      });
+    for (const lastEventId of ["-1", "1e3", "+3", "three"])
+      expect(await errorOf(await fetch(`${url}/api/handlers/${id}/events`, { headers: { "Last-Event-ID": lastEventId } }))).toEqual({
+        status: 400,
+        code: "invalid_last_event_id",
+        message: `Last-Event-ID must be the seq of the last event received (a whole number); got ${JSON.stringify(lastEventId)}.`,
+      });
+    // An EventSource reconnecting with a seq past the end (larger than any number) is told to stop; other readers get no event.
+    expect((await fetch(`${url}/api/handlers/${id}/events`, { headers: { "Last-Event-ID": "99999999999999999999999" } })).status).toBe(204);
+    expect((await (await fetch(`${url}/api/handlers/${id}/events?format=json&after=9007199254740991`)).json()) as unknown).toEqual({ events: [] });
+  });
+});
+
 describe("ids, names and proxy headers", () => {
   it("with path characters or an object's own names find nothing, and say so; X-Forwarded-Host does not lift the Host check", async () => {
     expect(await errorOf(await fetch(`${url}/api/handlers/..%2F..%2Fetc`))).toEqual({
