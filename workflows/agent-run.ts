@@ -14,8 +14,8 @@ import type { ToolSource } from "../src/tools/tool-calls.ts";
 import { runHistory } from "./agent-history.ts";
 import type { RunHistory } from "./agent-history.ts";
 import { agentMemory } from "./agent-memory.ts";
-import { forgetLegacyTurn } from "./agent-saved-by-0.1.ts";
 import type { Conversation } from "./agent-memory.ts";
+import { legacyTurn } from "./agent-saved-by-0.1.ts";
 import type { UsageRecord } from "./agent-usage.ts";
 
 /**
@@ -55,7 +55,10 @@ export function runOf(ctx: Context): AgentRun | undefined {
  */
 export async function agentRun(ctx: Context, setup: RunSetup, starting = false): Promise<AgentRun> {
   if (setup.journal) useJournal(ctx, setup.journal);
-  if (starting) await forgetLegacyTurn(ctx);
+  // What a 0.1.0 run kept of a tool turn belongs to that run, resumed: in a new run (a conversation a
+  // client sent, say) its results would stand for calls never made. Checked without an await: most have none.
+  const legacy = starting ? legacyTurn(ctx) : undefined;
+  if (legacy) await legacy.done();
   const memory = await agentMemory(ctx, setup.llm);
   let sources = starting ? undefined : await ctx.store.get<ToolSource[] | undefined>("sources", undefined);
   if (!Array.isArray(sources)) await ctx.store.set("sources", (sources = []));

@@ -53,17 +53,6 @@ export function legacyTurn(ctx: Context): LegacyTurn | undefined {
 }
 
 /**
- * Forgets what a 0.1.0 run saved of a tool turn, at the start of a new run: only that run,
- * resumed, continues the turn. In a context saved between runs (a conversation a client sent,
- * say) the keys are no turn of this run, and their results would stand for calls never made.
- * @example if (starting) await forgetLegacyTurn(ctx);
- */
-export async function forgetLegacyTurn(ctx: Context): Promise<void> {
-  const store = ctx.store.entries();
-  for (const key of KEYS) if (Object.hasOwn(store, key)) await ctx.store.delete(key);
-}
-
-/**
  * One tool turn: what each call needs before it runs, and the result of a call a 0.1.0 run finished.
  * @example const result = turn.finished(call) ?? run(call, turn.approvalOf(call), turn.keyOf(call));
  */
