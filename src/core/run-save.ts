@@ -8,7 +8,8 @@ import { WorkflowRuntimeError } from "./errors.ts";
 import { encodeValue } from "./serialize.ts";
 import { restoreOnceRecords } from "./step-once.ts";
 import type { OnceRecords } from "./once-records.ts";
-import { ExecutionQueue, newExecution, slotOf } from "./run-state.ts";
+import { newExecution, slotOf } from "./run-state.ts";
+import { StepQueue } from "./step-queue.ts";
 import type { CollectBuffer, RunState, StepExecution } from "./run-state.ts";
 import { addToBuffer, bufferOf } from "./collect-events.ts";
 import type { Delivery, RestoredRun } from "./saved-run.ts";
@@ -34,7 +35,7 @@ export function loadRestored(state: RunState, restored: RestoredRun): Error | un
       for (const { event, execution } of events) {
         const id = execution ?? ++state.executions;
         const records = execution === undefined ? undefined : once[execution];
-        (slot.queue ??= new ExecutionQueue()).push(newExecution(slot, event, id, records ? restoreOnceRecords(records) : undefined));
+        (slot.queue ??= new StepQueue(slot)).pushExecution(newExecution(slot, event, id, records ? restoreOnceRecords(records) : undefined));
       }
     }
   }
@@ -58,7 +59,7 @@ export function pendingRun(state: RunState, runId: string, executionId: (executi
   };
   for (const slot of state.slots) {
     const name = slot.step.name;
-    if (slot.queue?.size) queued[name] = slot.queue.toArray().map(deliver);
+    if (slot.queue?.size) queued[name] = slot.queue.executions().map(deliver);
     if (slot.inFlight.size) inFlight[name] = slot.inFlight.toArray().map(deliver);
   }
   // A restored run executes the in-flight steps again, and they collect their events again:

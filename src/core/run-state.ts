@@ -8,6 +8,7 @@ import type { WorkflowGraph } from "./graph.ts";
 import type { Codecs, SavedEvent } from "./serialize.ts";
 import type { StepDefinition } from "./step.ts";
 import type { OnceRecords } from "./once-records.ts";
+import type { StepQueue } from "./step-queue.ts";
 
 /**
  * Where a run is: `created` (nothing loaded), `scheduled` (first events loaded, steps not
@@ -32,7 +33,7 @@ export interface Waiter {
   cancelTimer?: () => void;
 }
 
-/** One execution of a step; made when its event is queued for the step. */
+/** One execution of a step; made when it starts, or when its event is queued for the step (see {@link StepQueue}). */
 export interface StepExecution {
   /**
    * An execution is its own `execute` command (see `Command` in run-io.ts): a command object
@@ -59,7 +60,7 @@ export interface StepExecution {
   retried: boolean;
   /** The sets its `collectEvents` calls completed: a save gives them back, since a restored run executes it again. */
   taken: CollectTaken[] | undefined;
-  /** Its neighbours in its step's {@link InFlight} list while it executes; `next`, in its step's queue while it waits for a worker. */
+  /** Its neighbours in its step's {@link InFlight} list while it executes. */
   previous: StepExecution | undefined;
   next: StepExecution | undefined;
   /**
@@ -170,40 +171,6 @@ export class InFlight {
   }
 }
 
-/**
- * A step's executions waiting for a worker, oldest first: a list linked through the executions'
- * own `next` (a queued execution is in no {@link InFlight} list yet), so that queueing costs no
- * array. A fan-out's thousands of queued executions grew one and copied it on the way (49 of the
- * counted fan-out's bytes per item).
- * @example (slot.queue ??= new ExecutionQueue()).push(execution); const next = slot.queue.shift();
- */
-export class ExecutionQueue {
-  first: StepExecution | undefined;
-  last: StepExecution | undefined;
-  size = 0;
-  push(execution: StepExecution): void {
-    execution.next = undefined;
-    if (this.last) this.last.next = execution;
-    else this.first = execution;
-    this.last = execution;
-    this.size++;
-  }
-  shift(): StepExecution | undefined {
-    const execution = this.first;
-    if (execution === undefined) return undefined;
-    this.first = execution.next;
-    if (this.first === undefined) this.last = undefined;
-    execution.next = undefined;
-    this.size--;
-    return execution;
-  }
-  toArray(): StepExecution[] {
-    const executions: StepExecution[] = [];
-    for (let execution = this.first; execution; execution = execution.next) executions.push(execution);
-    return executions;
-  }
-}
-
 /** A waiting execution whose answer came while every worker of its step was busy. */
 export interface Resume {
   readonly waiter: Waiter;
@@ -214,7 +181,7 @@ export interface Resume {
 export interface StepSlot {
   readonly step: StepDefinition;
   /** Executions waiting for a worker; made at the first (most steps never queue one, their worker being free). */
-  queue: ExecutionQueue | undefined;
+  queue: StepQueue | undefined;
   /** Executions started and not finished. */
   readonly inFlight: InFlight;
   /** Executions holding a worker: started and not finished, less those waiting in `waitForEvent`. */
@@ -311,6 +278,14 @@ export function slotOf(state: RunState, name: string): StepSlot | undefined {
  */
 export function newExecution(slot: StepSlot, event: Event, id: number | string, once: StepExecution["once"]): StepExecution {
   return new Execution(slot, event, id, once);
+}
+
+/**
+ * Whether `value` is a step execution (not, say, an event).
+ * @example if (isExecution(entry)) return entry;
+ */
+export function isExecution(value: unknown): value is StepExecution {
+  return value instanceof Execution;
 }
 
 /**

@@ -13,7 +13,8 @@ import { StepFailedEvent } from "./step-failed.ts";
 import { retryDelay } from "./step.ts";
 import type { StepDefinition } from "./step.ts";
 import { describeKind, describeRequirements, describeValue } from "./user-text.ts";
-import { activeSteps, ended, ExecutionQueue, finishExecution, idle, newExecution, slotOf, startExecution } from "./run-state.ts";
+import { activeSteps, ended, finishExecution, idle, newExecution, slotOf, startExecution } from "./run-state.ts";
+import { StepQueue } from "./step-queue.ts";
 import type { RunState, StepExecution, StepSlot } from "./run-state.ts";
 import type { Command, Commands, RunChange, RunCommand, RunInput, RunOutcome } from "./run-io.ts";
 import { loadRestored } from "./run-save.ts";
@@ -192,9 +193,8 @@ export class Transitions {
     // resume of one saved run gives the same id to the same work and shares its ctx.once records.
     // Fresh runs keep numbered ids: no hash on the hot path.
     const id = typeof from?.id === "string" ? shortHash(`${from.id}>${slot.step.name}`) : ++state.executions;
-    const execution = newExecution(slot, event, id, undefined);
-    if (state.phase === "running" && slot.busy < slot.step.numWorkers) this.execute(slot, execution);
-    else (slot.queue ??= new ExecutionQueue()).push(execution);
+    if (state.phase === "running" && slot.busy < slot.step.numWorkers) this.execute(slot, newExecution(slot, event, id, undefined));
+    else (slot.queue ??= new StepQueue(slot)).push(event, id); // a numbered one's execution is made when it starts
   }
 
   execute(slot: StepSlot, execution: StepExecution): void {

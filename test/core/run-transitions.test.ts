@@ -91,7 +91,7 @@ describe("schedule and start", () => {
     expect(commands).toEqual([]);
     expect(
       slot(state, "search")
-        .queue?.toArray()
+        .queue?.executions()
         .map((e) => [(e.event as Query).q, e.id]),
     ).toEqual([
       ["in flight", "a.1"],
@@ -168,6 +168,100 @@ describe("stepReturned", () => {
     transition(state, { kind: "send", event: new Query({ q: "3" }), target: undefined });
     const commands = transition(state, { kind: "stepReturned", execution: first.execution, output: undefined, attempt: 1 });
     expect(commands.map((c) => c.kind === "execute" && (c.execution.event as Query).q)).toEqual(["3"]);
+  });
+
+  it("a queued event's execution has the id given when it was queued, whatever was numbered since", () => {
+    const state = newState();
+    transition(state, { kind: "start" });
+    const send = (event: Query | Done) => transition(state, { kind: "send", event, target: undefined });
+    const [first] = send(new Query({ q: "1" })); // search: 1
+    send(new Query({ q: "2" })); // search: 2 (its second worker)
+    send(new Query({ q: "3" })); // queued: 3
+    send(new Done({ n: 1 })); // collect: 4
+    send(new Query({ q: "4" })); // queued: 5
+    send(new Query({ q: "5" })); // queued: 6
+    send(new Done({ n: 2 })); // queued for collect: 7
+    send(new Query({ q: "6" })); // queued: 8
+    let execution = (first as Extract<RunCommand, { kind: "execute" }>).execution;
+    const started: [string, number | string][] = [];
+    for (let i = 0; i < 4; i++) {
+      const [next] = transition(state, { kind: "stepReturned", execution, output: undefined, attempt: 1 });
+      if (next?.kind !== "execute") throw new Error("expected the next queued event to execute");
+      execution = next.execution;
+      started.push([(execution.event as Query).q, execution.id]);
+    }
+    expect(started).toEqual([
+      ["3", 3],
+      ["4", 5],
+      ["5", 6],
+      ["6", 8],
+    ]);
+    expect(slot(state, "collect").queue?.shift()?.id).toBe(7);
+  });
+
+  it("a save gives queued events the ids they will execute under, and marks those executions shared", () => {
+    const state = newState();
+    transition(state, { kind: "start" });
+    const send = (event: Query | Done) => transition(state, { kind: "send", event, target: undefined });
+    const [first] = send(new Query({ q: "1" })); // search: 1
+    send(new Query({ q: "2" })); // search: 2
+    send(new Query({ q: "3" })); // queued: 3
+    send(new Done({ n: 1 })); // collect: 4
+    send(new Query({ q: "4" })); // queued: 5
+    const saved = pendingRun(state, "run-1", (e) => `x.${e.id}`);
+    expect(saved.queued["search"]?.map((d) => [(d.event as Query).q, d.execution])).toEqual([
+      ["3", "x.3"],
+      ["4", "x.5"],
+    ]);
+    send(new Done({ n: 2 })); // queued for collect: 6
+    send(new Query({ q: "5" })); // queued after the save, not shared: 7
+    let execution = (first as Extract<RunCommand, { kind: "execute" }>).execution;
+    const started: [string, number | string, boolean][] = [];
+    for (let i = 0; i < 3; i++) {
+      const [next] = transition(state, { kind: "stepReturned", execution, output: undefined, attempt: 1 });
+      if (next?.kind !== "execute") throw new Error("expected the next queued event to execute");
+      execution = next.execution;
+      started.push([(execution.event as Query).q, execution.id, execution.shared === true]);
+    }
+    expect(started).toEqual([
+      ["3", 3, true],
+      ["4", 5, true],
+      ["5", 7, false],
+    ]);
+  });
+
+  it("restored executions and events queued after them leave the queue in order, each with its own id", () => {
+    const state = newState();
+    transition(state, {
+      kind: "restore",
+      restored: {
+        queued: {
+          search: [
+            { event: new Query({ q: "saved a" }), execution: "a.7" },
+            { event: new Query({ q: "saved b" }), execution: "a.8" },
+            { event: new Query({ q: "saved c" }), execution: "a.9" },
+          ],
+        },
+        inFlight: {},
+        collected: {},
+        unclaimed: [],
+      },
+    });
+    transition(state, { kind: "send", event: new Query({ q: "new" }), target: undefined }); // before the start: queued
+    const [a] = transition(state, { kind: "start" });
+    let execution = (a as Extract<RunCommand, { kind: "execute" }>).execution;
+    const order: [string, number | string][] = [[(execution.event as Query).q, execution.id]];
+    for (let i = 0; i < 2; i++) {
+      const [next] = transition(state, { kind: "stepReturned", execution, output: undefined, attempt: 1 });
+      if (next?.kind !== "execute") throw new Error("expected the next queued event to execute");
+      execution = next.execution;
+      order.push([(execution.event as Query).q, execution.id]);
+    }
+    expect(order).toEqual([
+      ["saved a", "a.7"],
+      ["saved c", "a.9"],
+      ["new", 1],
+    ]);
   });
 
   it("a value that is not an event fails the run, naming the step and what it returned", () => {
