@@ -12,9 +12,12 @@ export class ContextSerdeError extends StepflowError {
   override name = "ContextSerdeError";
   /** Where in the saved context the problem is (`run.queued.slow[0].type`), when it is one field. */
   readonly path: string | undefined;
-  constructor(message: string, options: { readonly path?: string; readonly cause?: unknown } = {}) {
+  /** The codec a `"$codec"` value names, when the problem is decoding one: the workflow lacks it, or it failed (`cause`). */
+  readonly codec: string | undefined;
+  constructor(message: string, options: { readonly path?: string; readonly codec?: string; readonly cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.path = options.path;
+    this.codec = options.codec;
   }
 }
 
@@ -308,12 +311,16 @@ export function decodeValue(json: unknown, where: string, codecs: Codecs = DEFAU
     if (!codec)
       throw new ContextSerdeError(
         `Cannot restore the context: ${where} was saved with codec "${name}", which this workflow does not have. Give the workflow that codec: new MyWorkflow({ codecs: { "${name}": … } }).`,
-        { path: where },
+        { path: where, codec: name },
       );
     try {
       return codec.decode(record.value as Json);
     } catch (error) {
-      throw new ContextSerdeError(`Cannot restore the context: codec "${name}" failed on ${where}: ${(error as Error).message}`, { path: where, cause: error });
+      throw new ContextSerdeError(`Cannot restore the context: codec "${name}" failed on ${where}: ${(error as Error).message}`, {
+        path: where,
+        codec: name,
+        cause: error,
+      });
     }
   }
   return decodeEntries(record, where, codecs);

@@ -708,14 +708,16 @@ export function sendableTypes(wf: ServedWorkflow): Map<string, EventClass> {
 
 /**
  * Why a value of an event's data marked `"$codec"` (the only kind that fails to decode) could
- * not be decoded, in a client's terms rather than a saved context's.
+ * not be decoded, in a client's terms rather than a saved context's: from the error's fields.
  */
 function codecProblem(error: ContextSerdeError): string {
   const path = error.path ?? "data";
-  const reason = error.message
-    .replace(/^Cannot restore the context: /, "")
-    .replace(/^\S+ was saved with codec ("[^"]*"), which this workflow does not have\..*$/s, "this workflow has no codec $1")
-    .replace(/\.$/, "");
+  let reason = `${path} should be an object`; // `"$codec": "object"` with a value that is not one
+  if (error.codec !== undefined && error.cause === undefined) reason = `this workflow has no codec "${error.codec}"`;
+  else if (error.codec !== undefined) {
+    const failure = error.cause instanceof Error ? error.cause.message.replace(/\.$/, "") : String(error.cause);
+    reason = `codec "${error.codec}" failed on ${path}: ${failure}`;
+  }
   return `${path} is marked "$codec", a value encoded by one of the workflow's codecs, and cannot be decoded: ${reason}. Send plain JSON there, without "$codec".`;
 }
 
