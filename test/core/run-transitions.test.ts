@@ -51,6 +51,18 @@ function running(state = newState()): { state: RunState; execution: StepExecutio
   return { state, execution: command.execution };
 }
 
+/** Returns `execution` and each one the step starts next, `count` times: what each started execution ran and its id. */
+function startedAfter(state: RunState, execution: StepExecution, count: number): [string, number | string, boolean][] {
+  const started: [string, number | string, boolean][] = [];
+  for (let i = 0; i < count; i++) {
+    const [next] = transition(state, { kind: "stepReturned", execution, output: undefined, attempt: 1 });
+    if (next?.kind !== "execute") throw new Error("expected the next queued event to execute");
+    execution = next.execution;
+    started.push([(execution.event as Query).q, execution.id, execution.shared === true]);
+  }
+  return started;
+}
+
 function waiter(type: typeof Approval, execution?: StepExecution, requirements?: Record<string, unknown>): Waiter & { answers: WaitAnswer[] } {
   const answers: WaitAnswer[] = [];
   return { type, requirements, execution, answer: (a) => answers.push(a), answers };
@@ -182,14 +194,7 @@ describe("stepReturned", () => {
     send(new Query({ q: "5" })); // queued: 6
     send(new Done({ n: 2 })); // queued for collect: 7
     send(new Query({ q: "6" })); // queued: 8
-    let execution = (first as Extract<RunCommand, { kind: "execute" }>).execution;
-    const started: [string, number | string][] = [];
-    for (let i = 0; i < 4; i++) {
-      const [next] = transition(state, { kind: "stepReturned", execution, output: undefined, attempt: 1 });
-      if (next?.kind !== "execute") throw new Error("expected the next queued event to execute");
-      execution = next.execution;
-      started.push([(execution.event as Query).q, execution.id]);
-    }
+    const started = startedAfter(state, (first as Extract<RunCommand, { kind: "execute" }>).execution, 4).map(([q, id]) => [q, id]);
     expect(started).toEqual([
       ["3", 3],
       ["4", 5],
@@ -215,14 +220,7 @@ describe("stepReturned", () => {
     ]);
     send(new Done({ n: 2 })); // queued for collect: 6
     send(new Query({ q: "5" })); // queued after the save, not shared: 7
-    let execution = (first as Extract<RunCommand, { kind: "execute" }>).execution;
-    const started: [string, number | string, boolean][] = [];
-    for (let i = 0; i < 3; i++) {
-      const [next] = transition(state, { kind: "stepReturned", execution, output: undefined, attempt: 1 });
-      if (next?.kind !== "execute") throw new Error("expected the next queued event to execute");
-      execution = next.execution;
-      started.push([(execution.event as Query).q, execution.id, execution.shared === true]);
-    }
+    const started = startedAfter(state, (first as Extract<RunCommand, { kind: "execute" }>).execution, 3);
     expect(started).toEqual([
       ["3", 3, true],
       ["4", 5, true],
@@ -249,14 +247,8 @@ describe("stepReturned", () => {
     });
     transition(state, { kind: "send", event: new Query({ q: "new" }), target: undefined }); // before the start: queued
     const [a] = transition(state, { kind: "start" });
-    let execution = (a as Extract<RunCommand, { kind: "execute" }>).execution;
-    const order: [string, number | string][] = [[(execution.event as Query).q, execution.id]];
-    for (let i = 0; i < 2; i++) {
-      const [next] = transition(state, { kind: "stepReturned", execution, output: undefined, attempt: 1 });
-      if (next?.kind !== "execute") throw new Error("expected the next queued event to execute");
-      execution = next.execution;
-      order.push([(execution.event as Query).q, execution.id]);
-    }
+    const execution = (a as Extract<RunCommand, { kind: "execute" }>).execution;
+    const order = [[(execution.event as Query).q, execution.id], ...startedAfter(state, execution, 2).map(([q, id]) => [q, id])];
     expect(order).toEqual([
       ["saved a", "a.7"],
       ["saved c", "a.9"],
