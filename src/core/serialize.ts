@@ -354,7 +354,17 @@ export function decodeEvent(saved: unknown, types: ReadonlyMap<string, EventClas
       `Cannot restore the context: ${where} is an event of type "${type}", which this workflow does not know. Known types: ${[...types.keys()].join(", ")}.`,
     );
   }
-  const event = new (cls as unknown as new (fields: object) => Event)(decodeEntries(data, `${where}.data`, codecs));
+  const fields = decodeEntries(data, `${where}.data`, codecs);
+  // Events are made with Object.assign(this, fields): a "constructor" field would hide the class
+  // that names and routes the event. No saved event has one; an edited context can.
+  const shadowing = Object.keys(fields).find((key) => key in cls.prototype);
+  if (shadowing !== undefined) {
+    throw new ContextSerdeError(
+      `Cannot restore the context: ${where}.data has a field "${shadowing}", which would hide the property of that name every ${type} has (the event's class, for "constructor"). Saved events have no such field: remove it.`,
+      { path: `${where}.data.${shadowing}` },
+    );
+  }
+  const event = new (cls as unknown as new (fields: object) => Event)(fields);
   if (!isEvent(event)) throw new ContextSerdeError(`Cannot restore the context: ${where} did not decode to an event.`);
   return event;
 }

@@ -206,7 +206,7 @@ describe("ctx.toJSON / Context.fromJSON", () => {
     expect(JSON.parse(JSON.stringify(ctx.toJSON())).store.seenAt).toEqual([1, null, 3]);
   });
 
-  it("rejects malformed JSON, a newer version, unknown event types and unknown codecs with ContextSerdeError", () => {
+  it("rejects malformed JSON, a newer version, unknown event types, shadowing fields and unknown codecs with ContextSerdeError", () => {
     const { TwoStep } = makeFlow(Promise.resolve());
     const flow = new TwoStep();
     const ok = { version: 1, workflow: "TwoStep", store: {}, running: false, run: null };
@@ -222,6 +222,10 @@ describe("ctx.toJSON / Context.fromJSON", () => {
     const run = { queued: { slow: [{ type: "Mystery", data: {} }] }, inFlight: {}, collected: {}, unclaimed: [], waiters: [] };
     expect(attempt({ ...ok, running: true, run })).toThrow(
       'Cannot restore the context: run.queued["slow"][0] is an event of type "Mystery", which this workflow does not know. Known types: StartEvent, Prepared, StopEvent',
+    );
+    const shadowed = { ...run, queued: { slow: [{ type: "Prepared", data: { text: "hi", constructor: "StopEvent" } }] } };
+    expect(attempt({ ...ok, running: true, run: shadowed })).toThrow(
+      'Cannot restore the context: run.queued["slow"][0].data has a field "constructor", which would hide the property of that name every Prepared has (the event\'s class, for "constructor"). Saved events have no such field: remove it.',
     );
     expect(attempt({ ...ok, running: true, run: { ...run, queued: { gone: [] } } })).toThrow(
       'the saved run has events for a step "gone" that TwoStep does not have.',

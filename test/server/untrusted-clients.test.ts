@@ -75,7 +75,10 @@ beforeAll(async () => {
   client = new WorkflowClient({ baseUrl: url });
   ({ server: trusting, url: trustingUrl } = await startServer({
     acceptMidRunContexts: true,
-    workflows: { reviews: { workflow: new TwoReviews({ timeout: null }) } },
+    workflows: {
+      reviews: { workflow: new TwoReviews({ timeout: null }) },
+      hr: { workflow: firingAgent(fired, () => ({ toolCalls: [{ name: "fire_employee", input: { id: 7 } }] })) },
+    },
   }));
 });
 afterAll(async () => {
@@ -376,6 +379,30 @@ describe("an answer a run was given and had not finished with", () => {
     expect(JSON.stringify(context)).toContain('"collected":{"collect":{"Review|Review":[{"type":"Review","data":{"approved":true}}]}}');
     const resumed = await new WorkflowClient({ baseUrl: trustingUrl }).start("reviews", undefined, { context });
     expect(await reviewTwice(trustingUrl, resumed.id)).toBe("refused");
+  });
+});
+
+describe("an event in a mid-run context a client sends", () => {
+  it("may not shadow what every event has (constructor), where the operator allows mid-run contexts", async () => {
+    const { id } = await client.start("hr", { input: "Fire Lawson" });
+    await approvalRequest(id);
+    const context = (await client.getContext(id)) as { run: { inFlight: Record<string, { type: string; data: Record<string, unknown> }[]> } };
+    await client.cancel(id);
+    // The tool calls waiting for their approval, given a field that would make them an InputEvent for the model.
+    const [waiting] = context.run.inFlight.handleToolCalls ?? [];
+    expect(waiting?.type).toBe("agent.ToolCallEvent");
+    if (waiting) Reflect.set(waiting.data, "constructor", "agent.InputEvent");
+    const response = await fetch(`${trustingUrl}/api/workflows/hr/start`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ context }),
+    });
+    expect(await errorOf(response)).toEqual({
+      status: 400,
+      code: "invalid_context",
+      message:
+        'Cannot restore the context: run.inFlight["handleToolCalls"][0].data has a field "constructor", which would hide the property of that name every agent.ToolCallEvent has (the event\'s class, for "constructor"). Saved events have no such field: remove it.',
+    });
   });
 });
 
