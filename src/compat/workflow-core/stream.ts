@@ -6,8 +6,13 @@
  * `pipeTo`, `pipeThrough`, `tee`, `toResponse`), so the stream stays a `ReadableStream` to any
  * code that reads it as one.
  */
-import type { ReadableWritablePair, StreamPipeOptions } from "node:stream/web";
 import { eventSource, isWorkflowEvent, type InferWorkflowEventData, type WorkflowEvent, type WorkflowEventData } from "./event.ts";
+
+// The global stream classes' own shapes, not node:stream/web's: where the program's globals are
+// the DOM's (tsc's default `lib`), Node's differ from them under exactOptionalPropertyTypes and
+// these overrides would no longer match the ReadableStream they extend.
+type ReadableWritablePair<T, W> = { readable: ReadableStream<T>; writable: WritableStream<W> };
+type StreamPipeOptions = NonNullable<Parameters<ReadableStream["pipeTo"]>[1]>;
 
 /**
  * Receives what a stream produces: items, then at most one `error` or `complete`.
