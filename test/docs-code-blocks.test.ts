@@ -3,7 +3,7 @@
  * complete program: this test writes each one to a file under .stepflow/doc-blocks/, runs it
  * with `node --import tsx` from the repository root (so `import … from "stepflow"` resolves as
  * it does for a user), and type-checks the TypeScript ones under the repository's strict
- * settings.
+ * settings and exactOptionalPropertyTypes.
  *
  * Conventions for writers of the docs:
  * - A block imports everything it uses, from "stepflow" and its subpaths (or node:*), runs
@@ -78,7 +78,12 @@ for (const block of blocks) {
   writeFileSync(join(dir, name), `${block.code}\n`);
   fileOf.set(block, join(dir, name));
 }
-writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ extends: relative(dir, join(REPO, "tsconfig.json")), include: ["*.ts"] }));
+// exactOptionalPropertyTypes on top of the repository's settings: users copy these blocks into
+// projects that turn it on (the consumer check's do), where an optional property is not `| undefined`.
+writeFileSync(
+  join(dir, "tsconfig.json"),
+  JSON.stringify({ extends: relative(dir, join(REPO, "tsconfig.json")), compilerOptions: { exactOptionalPropertyTypes: true }, include: ["*.ts"] }),
+);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -144,7 +149,7 @@ describe("code blocks in README.md and docs/", () => {
     }
   });
 
-  it("the TypeScript blocks type-check under the repository's strict settings", async () => {
+  it("the TypeScript blocks type-check under the repository's strict settings and exactOptionalPropertyTypes", async () => {
     const tsc = join(REPO, "node_modules", "typescript", "bin", "tsc");
     const output = await new Promise<string>((resolve) => {
       execFile(process.execPath, [tsc, "-p", join(dir, "tsconfig.json")], { cwd: REPO }, (_error, stdout, stderr) => resolve(stdout + stderr));
