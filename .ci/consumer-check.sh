@@ -7,9 +7,12 @@
 #     is not installed, a workflow-core program on stepflow/compat, a server and its client) and a require() one, and the installed `stepflow` command answers;
 #   - with their peer packages installed, stepflow/otel traces an agent run and stepflow/mcp
 #     gives the agent an MCP server's tools;
-#   - strict `tsc --noEmit` (exactOptionalPropertyTypes) passes with moduleResolution nodenext
-#     and bundler, and with skipLibCheck off finds nothing in stepflow's own declarations,
-#     those app.ts reaches and every entry point's (but the optional peers' not installed);
+#   - strict `tsc --noEmit` (exactOptionalPropertyTypes, verbatimModuleSyntax) passes with
+#     moduleResolution nodenext and bundler, and with skipLibCheck off finds nothing in
+#     stepflow's own declarations, those app.ts reaches and every entry point's (but the
+#     optional peers' not installed);
+#   - tsc's output runs under plain node: the TypeScript app with TC39 decorators and with
+#     experimentalDecorators, and a CommonJS (.cts) one whose imports become require();
 #   - esbuild bundles run: with its default target, an app using the package's `@step` classes
 #     (the agent); with target node20, an app declaring its own `@step` workflow (esbuild keeps
 #     decorators as written for its default target, esnext, which Node does not run yet);
@@ -71,7 +74,7 @@ echo "footprint: $packages packages, $(du -sm node_modules | cut -f1) MB (node_m
 node -e 'import("stepflow").then((m) => console.log(typeof m.Workflow))' >"$work/out" 2>&1
 [ "$(cat "$work/out")" = function ] && ok 'node -e import("stepflow")' || { fail 'node -e import("stepflow")'; cat "$work/out" >&2; }
 
-cp "$fixtures/app.mjs" "$fixtures/app.cjs" "$fixtures/app.ts" "$fixtures"/tsconfig.*.json .
+cp "$fixtures/app.mjs" "$fixtures/app.cjs" "$fixtures/app.ts" "$fixtures/app-commonjs.cts" "$fixtures"/tsconfig.*.json .
 cat >"$work/mjs.expected" <<'OUT'
 double: 42
 agent: (2123 + 2321) * 312 = 1386528
@@ -192,6 +195,25 @@ if ./node_modules/.bin/esbuild app.ts --bundle --platform=node --format=esm --ta
   expect "esbuild bundle, target node20, of an app with its own @step workflow" "$work/ts.expected" node bundle.mjs
 else
   fail "esbuild bundle (target node20)"; cat "$work/out" >&2
+fi
+
+# tsc's own output run by plain node, as a project that builds with tsc runs it: app.ts with
+# TC39 decorators (lowered by tsc for target ES2022) and with experimentalDecorators; and a
+# CommonJS file (.cts), whose imports tsc turns into require() calls.
+for decorators in standard legacy; do
+  legacy=false
+  [ "$decorators" = legacy ] && legacy=true
+  if ./node_modules/.bin/tsc -p tsconfig.nodenext.json --noEmit false --outDir "tsc-$decorators" --experimentalDecorators "$legacy" >"$work/out" 2>&1; then
+    expect "tsc, $decorators decorators, then node" "$work/ts.expected" node "tsc-$decorators/app.js"
+  else
+    fail "tsc ($decorators decorators)"; cat "$work/out" >&2
+  fi
+done
+printf '%s\n' "commonjs: Hello, Ada!" "commonjs agent: 6 * 7 = 42" >"$work/commonjs.expected"
+if ./node_modules/.bin/tsc -p tsconfig.commonjs.json >"$work/out" 2>&1; then
+  expect "tsc, CommonJS (.cts, module nodenext), then node" "$work/commonjs.expected" node tsc-commonjs/app-commonjs.cjs
+else
+  fail "tsc (CommonJS)"; cat "$work/out" >&2
 fi
 
 echo "== stepflow/dbos, with its optional peer @dbos-inc/dbos-sdk installed"
