@@ -91,9 +91,35 @@ export function wake(t: WaitHost, waiter: Waiter, answer: WaitAnswer): void {
   } else (slot.resumes ??= new Fifo()).push({ waiter, answer });
 }
 
+/**
+ * Whether `event` answers `waiter`: its exact class, as steps are routed and as Python's
+ * workflows match waiters (a waiter for a base class must not take a subclass meant for another
+ * waiter, nor take it live but not once restored, where an event is known by its class's name),
+ * and every required field equal by value, as Python's `==`.
+ */
 function matches(waiter: Waiter, event: Event): boolean {
   const requirements = waiter.requirements;
-  return event instanceof waiter.type && (!requirements || Object.entries(requirements).every(([k, v]) => (event as Record<string, unknown>)[k] === v));
+  return (
+    event.constructor === waiter.type && (!requirements || Object.entries(requirements).every(([k, v]) => sameValue((event as Record<string, unknown>)[k], v)))
+  );
+}
+
+/** `a` and `b` equal, arrays and plain objects by their contents: a requirement `{ tags: ["x"] }` is a value, and a restored run's requirements are new objects. */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((item, i) => sameValue(item, b[i]));
+  if (Array.isArray(b) || !isPlain(a) || !isPlain(b)) return false;
+  const keys = Object.keys(a);
+  return (
+    keys.length === Object.keys(b).length &&
+    keys.every((key) => Object.hasOwn(b, key) && sameValue((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]))
+  );
+}
+
+function isPlain(value: object): boolean {
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
 }
 
 /**

@@ -1,0 +1,83 @@
+/**
+ * Edge cases of waits and step attempts where a Python workflows user would expect Python's
+ * behaviour: which event answers a waitForEvent, and what a step attempt given up on may still do.
+ */
+import { describe, expect, it } from "vitest";
+import { Context, Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, Workflow, WorkflowCancelledByUser, step } from "../../src/index.ts";
+
+class Question extends InputRequiredEvent<{ prefix: string }> {}
+class Approval extends HumanResponseEvent<{ approved: boolean }> {}
+class Done extends Event<{ text: string }> {}
+
+describe("waitForEvent matches as Python's workflows do", () => {
+  it("a waiter for a class is not answered by a subclass of it, which goes to its own waiter", async () => {
+    class TwoQuestions extends Workflow<object, string[]> {
+      @step({ accepts: [StartEvent], emits: [Done] })
+      async ask(ctx: Context) {
+        ctx.sendEvent(new Done({ text: "start" }), { step: "general" });
+        ctx.sendEvent(new Done({ text: "start" }), { step: "approval" });
+      }
+
+      @step({ accepts: [Done], emits: [Done] })
+      async general(ctx: Context) {
+        const answer = await ctx.waitForEvent(HumanResponseEvent<{ response: string }>, { waiterEvent: new Question({ prefix: "general" }) });
+        return new Done({ text: `general got ${answer.constructor.name}` });
+      }
+
+      @step({ accepts: [Done], emits: [Done] })
+      async approval(ctx: Context) {
+        const answer = await ctx.waitForEvent(Approval, { waiterEvent: new Question({ prefix: "approval" }) });
+        return new Done({ text: `approval got ${answer.constructor.name}` });
+      }
+
+      @step({ accepts: [Done], emits: [StopEvent] })
+      async end(ctx: Context, ev: Done) {
+        const both = ctx.collectEvents(ev, [Done, Done]);
+        return both ? new StopEvent({ result: both.map((d) => d.text).sort() }) : undefined;
+      }
+    }
+
+    const handler = new TwoQuestions({ timeout: 10, validate: false }).run({});
+    let asked = 0;
+    for await (const ev of handler.streamEvents()) {
+      if (ev instanceof Question && ++asked === 2) {
+        // The subclass first: a waiter for the base class registered before must not take it.
+        handler.ctx.sendEvent(new Approval({ approved: true }));
+        handler.ctx.sendEvent(new HumanResponseEvent({ response: "ok" }));
+      }
+    }
+    expect(await handler).toEqual(["approval got Approval", "general got HumanResponseEvent"]);
+  });
+
+  it("requirements compare arrays and objects by value, also in a run restored from JSON", async () => {
+    class Tagged extends HumanResponseEvent<{ tags: string[]; owner: { id: number } }> {}
+    class Review extends Workflow<object, string> {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async review(ctx: Context) {
+        const answer = await ctx.waitForEvent(Tagged, {
+          requirements: { tags: ["urgent"], owner: { id: 7 } },
+          waiterEvent: new Question({ prefix: "tag it" }),
+        });
+        return new StopEvent({ result: `${answer.tags.join()} for ${answer.owner.id}` });
+      }
+    }
+    const flow = new Review({ timeout: 10 });
+
+    const live = flow.run({});
+    for await (const ev of live.streamEvents()) {
+      if (ev instanceof Question) {
+        live.ctx.sendEvent(new Tagged({ tags: ["urgent", "late"], owner: { id: 7 } }));
+        live.ctx.sendEvent(new Tagged({ tags: ["urgent"], owner: { id: 7 } }));
+      }
+    }
+    expect(await live).toBe("urgent for 7");
+
+    const first = flow.run({});
+    for await (const ev of first.streamEvents()) if (ev instanceof Question) first.cancel();
+    await expect(first).rejects.toBeInstanceOf(WorkflowCancelledByUser);
+    const saved = JSON.stringify(first.ctx.toJSON());
+    const resumed = flow.run(undefined, { ctx: Context.fromJSON(flow, saved) });
+    for await (const ev of resumed.streamEvents()) if (ev instanceof Question) resumed.ctx.sendEvent(new Tagged({ tags: ["urgent"], owner: { id: 7 } }));
+    expect(await resumed).toBe("urgent for 7");
+  });
+});
