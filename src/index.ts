@@ -36,7 +36,8 @@ export type { ApprovalAnswerClass, ApprovalAnswerFields, FromOutside } from "./c
 export { Context } from "./core/context.ts";
 export { untrustedContext } from "./core/untrusted-context.ts";
 export type { UntrustedContextOptions } from "./core/untrusted-context.ts";
-export type { ContextJSON, HandlerContext, SavedContext, StepContext, StepExecutionInfo, WaitForEventOptions } from "./core/context.ts";
+export type { ContextJSON, StepExecutionInfo, WaitForEventOptions } from "./core/context.ts";
+export type { HandlerContext, SavedContext, StepContext } from "./core/context-faces.ts";
 export type { OnceOptions, OnceResult } from "./core/step-once.ts";
 export { RunLocal } from "./core/run-local.ts";
 export { CodecRegistry, Codecs, ContextSerdeError, registerCodec, sharedCodecRegistry } from "./core/serialize.ts";
