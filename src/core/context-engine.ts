@@ -14,6 +14,12 @@ export const runOfContext: unique symbol = Symbol("stepflow.context.run");
 export const attachRun: unique symbol = Symbol("stepflow.context.attachRun");
 /** `view[executionView](execution)`: the view one step execution gets. @example const stepCtx = run.ctx[executionView](execution); */
 export const executionView: unique symbol = Symbol("stepflow.context.executionView");
+/**
+ * `view[retireView](why)`: refuses from now on what the step attempt holding `view` does in its
+ * run (`why` says so), as the engine gave up on it (its step timed out) while it runs on.
+ * `view[retireView]()` only tells whether it was retired. @example stepCtx[retireView](`Step "fetch" timed out`);
+ */
+export const retireView: unique symbol = Symbol("stepflow.context.retireView");
 /** `ctx[contextRoot]`: what the context holds across runs: its current run, and a run saved in it (restored from JSON, or kept by a cancel) that `run()` continues. @example const saved = ctx[contextRoot].savedRun; */
 export const contextRoot: unique symbol = Symbol("stepflow.context.root");
 

@@ -7,7 +7,7 @@ import { eventTypeName } from "./event.ts";
 import { ConfigurationError, ContextStateError, WorkflowRuntimeError } from "./errors.ts";
 import type { Run, StepExecution } from "./run.ts";
 import { restoreRun } from "./saved-run.ts";
-import { attachRun, contextRoot, executionView, runOfContext } from "./context-engine.ts";
+import { attachRun, contextRoot, executionView, retireView, runOfContext } from "./context-engine.ts";
 import { ContextRoot } from "./context-root.ts";
 import { readContextJSON, CONTEXT_FORMAT_VERSION } from "./context-format.ts";
 import type { ContextJSON } from "./context-format.ts";
@@ -75,6 +75,8 @@ export class Context<S extends object = Record<string, unknown>> {
   #boundRun: Run | undefined;
   /** In a step's view: the execution it was given to (which step, which waits). */
   #execution: StepExecution | undefined;
+  /** In a step's view: why the engine gave up on the attempt that holds it, which runs on unseen. */
+  #retired: string | undefined;
 
   constructor(
     readonly workflow: AnyWorkflow,
@@ -351,7 +353,15 @@ export class Context<S extends object = Record<string, unknown>> {
     return view;
   }
 
+  /** For the engine: see {@link retireView}. */
+  [retireView](why?: string): boolean {
+    if (why !== undefined) this.#retired ??= why;
+    return this.#retired !== undefined;
+  }
+
   #activeRun(operation: string): Run {
+    // Python cancels a step's task when it gives up on it; a promise cannot be, so what it does is refused.
+    if (this.#retired !== undefined) throw new ContextStateError(`${operation}: ${this.#retired}`);
     const run = this.#runOf();
     if (!run || run.done) {
       throw new ContextStateError(`${operation}: no run is in progress on this context. Call it from a step, or through handler.ctx while the run is going.`);

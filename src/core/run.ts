@@ -19,7 +19,7 @@ import type { StepCallScope } from "./step-call.ts";
 import type { WorkflowGraph } from "./graph.ts";
 import type { StepDefinition } from "./step.ts";
 import type { Context } from "./context.ts";
-import { attachRun, contextRoot, executionView } from "./context-engine.ts";
+import { attachRun, contextRoot, executionView, retireView } from "./context-engine.ts";
 import { sleep, startTimer } from "./timers.ts";
 import { runOnce } from "./step-once.ts";
 import type { OnceOptions, OnceResult } from "./step-once.ts";
@@ -360,7 +360,8 @@ export class Run {
       const command = commands[i] as Command;
       if (command.kind !== "retry") this.#carryOut(command);
       else {
-        const view = (ctx ??= this.ctx[executionView](execution)); // (a step that retries has its attempts' view already)
+        // A step that retries has its attempts' view already, unless the attempt timed out and keeps it.
+        const view = (ctx = ctx === undefined || ctx[retireView]() ? this.ctx[executionView](execution) : ctx);
         if (command.delay === 0) this.#runAttempt(execution, view, command.attempt, startedAt, slice);
         else
           void sleep(command.delay, (this.#timers ??= new Set())).then(

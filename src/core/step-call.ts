@@ -9,6 +9,7 @@ import { resolveResources } from "./resource.ts";
 import type { Resource } from "./resource.ts";
 import type { StepDefinition } from "./step.ts";
 import { startTimer } from "./timers.ts";
+import { retireView } from "./context-engine.ts";
 
 /** What a step call needs of its run: the run's resource values, the workflow's, and the run's timers (cleared when it ends). */
 export interface StepCallScope {
@@ -35,6 +36,10 @@ function withStepTimeout(step: StepDefinition, ctx: Context, event: Event, resou
   return new Promise((resolve, reject) => {
     const cancel = startTimer(seconds, () => {
       timers.delete(cancel);
+      // The handler runs on: what it sends, streams, collects or waits for from now on must not reach the run, which retries it, recovers or fails.
+      ctx[retireView](
+        `this attempt of step "${step.name}" timed out after ${seconds} seconds, and the run no longer takes what it does. Pass ctx.signal to what the step awaits, or give the step a longer timeout.`,
+      );
       reject(new WorkflowTimeoutError(`Step "${step.name}" timed out after ${seconds} seconds.`, [step.name]));
     });
     timers.add(cancel);

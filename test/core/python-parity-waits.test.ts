@@ -3,7 +3,18 @@
  * behaviour: which event answers a waitForEvent, and what a step attempt given up on may still do.
  */
 import { describe, expect, it } from "vitest";
-import { Context, Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, Workflow, WorkflowCancelledByUser, step } from "../../src/index.ts";
+import {
+  Context,
+  ContextStateError,
+  Event,
+  HumanResponseEvent,
+  InputRequiredEvent,
+  StartEvent,
+  StopEvent,
+  Workflow,
+  WorkflowCancelledByUser,
+  step,
+} from "../../src/index.ts";
 
 class Question extends InputRequiredEvent<{ prefix: string }> {}
 class Approval extends HumanResponseEvent<{ approved: boolean }> {}
@@ -79,5 +90,54 @@ describe("waitForEvent matches as Python's workflows do", () => {
     const resumed = flow.run(undefined, { ctx: Context.fromJSON(flow, saved) });
     for await (const ev of resumed.streamEvents()) if (ev instanceof Question) resumed.ctx.sendEvent(new Tagged({ tags: ["urgent"], owner: { id: 7 } }));
     expect(await resumed).toBe("urgent for 7");
+  });
+});
+
+describe("a step attempt the run gave up on", () => {
+  it("an attempt that timed out and was retried can no longer send or stream into the run; the retry can", async () => {
+    class Fetched extends Event<{ n: number }> {}
+    class Note extends Event<{ text: string }> {}
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let lateAttemptDone!: () => void;
+    const lateAttempt = new Promise<void>((resolve) => (lateAttemptDone = resolve));
+    const refused: string[] = [];
+    let attempts = 0;
+
+    class Slow extends Workflow<object, number> {
+      @step({ accepts: [StartEvent], emits: [Fetched], timeout: 0.02, retry: { maxAttempts: 2, delay: 0 } })
+      async fetch(ctx: Context) {
+        attempts += 1;
+        if (attempts === 2) {
+          ctx.writeEventToStream(new Note({ text: "second attempt" }));
+          return new Fetched({ n: 1 });
+        }
+        await gate; // past the step's timeout: the run has retried this step meanwhile
+        for (const act of [() => ctx.sendEvent(new Fetched({ n: 99 })), () => ctx.writeEventToStream(new Note({ text: "late" }))]) {
+          try {
+            act();
+          } catch (error) {
+            if (error instanceof ContextStateError) refused.push(error.message);
+          }
+        }
+        lateAttemptDone();
+        return new Fetched({ n: 98 });
+      }
+
+      @step({ accepts: [Fetched], emits: [StopEvent] })
+      async use(_ctx: Context, ev: Fetched) {
+        release();
+        await lateAttempt;
+        return new StopEvent({ result: ev.n });
+      }
+    }
+
+    const handler = new Slow({ timeout: 10 }).run({});
+    const notes: string[] = [];
+    for await (const ev of handler.streamEvents()) if (ev instanceof Note) notes.push(ev.text);
+    expect(await handler).toBe(1);
+    expect(notes).toEqual(["second attempt"]);
+    expect(refused).toHaveLength(2);
+    expect(refused[0]).toMatch(/^sendEvent: this attempt of step "fetch" timed out after 0.02 seconds/);
   });
 });
