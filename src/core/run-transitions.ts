@@ -7,18 +7,19 @@
  */
 import { eventTypeName, HumanResponseEvent, InputRequiredEvent, isEvent, StopEvent } from "./event.ts";
 import type { Event, EventClass } from "./event.ts";
-import { NonErrorThrownError, UnhandledEventError, WorkflowCancelledByUser, WorkflowRuntimeError, WorkflowTimeoutError } from "./errors.ts";
+import { NonErrorThrownError, UnhandledEventError, WorkflowCancelledByUser, WorkflowRuntimeError } from "./errors.ts";
 import { shortHash } from "./node-builtins.ts";
 import { StepFailedEvent } from "./step-failed.ts";
 import { retryDelay } from "./step.ts";
 import type { StepDefinition } from "./step.ts";
-import { describeKind, describeRequirements, describeValue } from "./user-text.ts";
-import { activeSteps, ended, finishExecution, idle, newExecution, slotOf, startExecution } from "./run-state.ts";
+import { describeKind, describeValue } from "./user-text.ts";
+import { ended, finishExecution, idle, newExecution, slotOf, startExecution } from "./run-state.ts";
 import { StepQueue } from "./step-queue.ts";
 import type { RunState, StepExecution, StepSlot } from "./run-state.ts";
 import type { Command, Commands, RunChange, RunCommand, RunInput, RunOutcome } from "./run-io.ts";
 import { loadRestored } from "./run-save.ts";
 import { deliverToWaiter, wait, wake } from "./run-waits.ts";
+import { runTimedOut } from "./run-timeout.ts";
 
 const NONE: readonly Command[] = Object.freeze([]);
 
@@ -366,14 +367,8 @@ function applyInput(t: Transitions, input: RunInput): void {
       waiters.splice(at, 1);
       return wake(t, input.waiter, { ok: false, error: input.error });
     }
-    case "timedOut": {
-      const active = activeSteps(t.state);
-      // A run that times out waiting for a human should say for what: the answer it never got.
-      const waiting = t.state.waiters.map((w) => `${eventTypeName(w.type)}${describeRequirements(w.requirements)}`);
-      const waitingFor = waiting.length > 0 ? ` Waiting for: ${waiting.join(", ")} (send it with handler.ctx.sendEvent).` : "";
-      const message = `Workflow "${input.workflow}" timed out after ${input.seconds} seconds. Active steps: ${active.join(", ") || "none"}.${waitingFor}`;
-      return t.fail(new WorkflowTimeoutError(message, active), undefined);
-    }
+    case "timedOut":
+      return t.fail(runTimedOut(t.state, input.workflow, input.seconds), undefined);
     case "fail":
       return t.fail(input.error, input.error);
     case "idleCheck":

@@ -13,6 +13,7 @@ import {
   StopEvent,
   Workflow,
   WorkflowCancelledByUser,
+  WorkflowTimeoutError,
   step,
 } from "../../src/index.ts";
 
@@ -139,5 +140,31 @@ describe("a step attempt the run gave up on", () => {
     expect(notes).toEqual(["second attempt"]);
     expect(refused).toHaveLength(2);
     expect(refused[0]).toMatch(/^sendEvent: this attempt of step "fetch" timed out after 0.02 seconds/);
+  });
+});
+
+describe("a run that times out", () => {
+  it("names the events it was sent that no step accepted and no wait took", async () => {
+    class Refund extends Event<{ amount: number }> {}
+    class Orders extends Workflow<object, string> {
+      // Declares nothing: what it sends is chosen at run time, and no step accepts it.
+      @step({ accepts: [StartEvent], emits: [] })
+      async start(ctx: Context) {
+        ctx.sendEvent(new Refund({ amount: 5 }));
+      }
+
+      @step({ accepts: [Done], emits: [StopEvent] })
+      async end(_ctx: Context, ev: Done) {
+        return new StopEvent({ result: ev.text });
+      }
+    }
+    const error = await new Orders({ timeout: 0.05, validate: false }).run({}).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(WorkflowTimeoutError);
+    expect((error as Error).message).toBe(
+      'Workflow "Orders" timed out after 0.05 seconds. Active steps: none. Sent but taken by no step or waitForEvent: Refund (routing is by exact class: is it in the accepts of the step meant to take it?).',
+    );
   });
 });
