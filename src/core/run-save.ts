@@ -12,6 +12,7 @@ import { newExecution, slotOf } from "./run-state.ts";
 import { StepQueue } from "./step-queue.ts";
 import type { CollectBuffer, RunState, StepExecution } from "./run-state.ts";
 import { addToBuffer, bufferOf } from "./collect-events.ts";
+import { heldByOnce } from "./run-waits.ts";
 import type { Delivery, RestoredRun } from "./saved-run.ts";
 
 /**
@@ -108,9 +109,4 @@ function bufferedEvents(buffer: CollectBuffer): Event[] {
   const events: Event[] = [];
   for (const list of buffer.byType.values()) events.push(...list);
   return events;
-}
-
-/** Whether a wait's event is held by a `ctx.once` that was running when it was taken and has recorded its result. */
-function heldByOnce(execution: StepExecution, waited: NonNullable<StepExecution["waited"]>[number]): boolean {
-  return waited.during?.some((name) => execution.once?.get(name)?.state === "finished") ?? false;
 }

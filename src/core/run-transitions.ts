@@ -18,7 +18,7 @@ import { StepQueue } from "./step-queue.ts";
 import type { RunState, StepExecution, StepSlot } from "./run-state.ts";
 import type { Command, Commands, RunChange, RunCommand, RunInput, RunOutcome } from "./run-io.ts";
 import { loadRestored } from "./run-save.ts";
-import { deliverToWaiter, wait, wake } from "./run-waits.ts";
+import { deliverToWaiter, giveBackAnswers, wait, wake } from "./run-waits.ts";
 import { runTimedOut } from "./run-timeout.ts";
 
 const NONE: readonly Command[] = Object.freeze([]);
@@ -356,8 +356,7 @@ function applyInput(t: Transitions, input: RunInput): void {
     case "retrying":
       input.execution.attempt = input.attempt;
       input.execution.retried = true;
-      input.execution.waited = undefined; // a retry waits again: a save gives back only what this attempt took
-      return;
+      return giveBackAnswers(t.state, input.execution);
     case "wait":
       return wait(t, input.waiter, input.waiterEvent);
     case "waitTimedOut": {

@@ -80,6 +80,26 @@ function tookForWait(t: WaitHost, execution: StepExecution | undefined, event: E
   if (execution) (execution.waited ??= []).push({ order: t.state.waitedCount++, event, during: runningOnceNames(execution) });
 }
 
+/**
+ * Before a retry of `execution`: the answers its failed attempt's waits took go back first
+ * among the kept events, in the order taken, so that the retry's waits take them again without
+ * asking again, as Python's workflows keep a step's answered waiters for its retries (a human
+ * who approved is not asked twice because the step failed after). Not an answer a recorded
+ * `ctx.once` holds: that work does not run again.
+ */
+export function giveBackAnswers(state: RunState, execution: StepExecution): void {
+  const waited = execution.waited;
+  execution.waited = undefined; // the retry's waits record what they take anew
+  if (!waited) return;
+  const back = waited.filter((w) => !heldByOnce(execution, w)).sort((a, b) => a.order - b.order);
+  state.unclaimed.unshift(...back.map(({ event }) => event));
+}
+
+/** Whether a wait's event is held by a `ctx.once` that was running when it was taken and has recorded its result. */
+export function heldByOnce(execution: StepExecution, waited: NonNullable<StepExecution["waited"]>[number]): boolean {
+  return waited.during?.some((name) => execution.once?.get(name)?.state === "finished") ?? false;
+}
+
 /** Continues a waiter: at once, or, for the last pending wait of a step execution, once it has a worker again. */
 export function wake(t: WaitHost, waiter: Waiter, answer: WaitAnswer): void {
   const execution = waiter.execution;

@@ -94,6 +94,31 @@ describe("waitForEvent matches as Python's workflows do", () => {
   });
 });
 
+describe("a retried step that had asked a question", () => {
+  it("gets the answer its failed attempt got, and the human is asked once", async () => {
+    let attempts = 0;
+    class Refund extends Workflow<object, string> {
+      @step({ accepts: [StartEvent], emits: [StopEvent], retry: { maxAttempts: 2, delay: 0 } })
+      async refund(ctx: Context) {
+        attempts += 1;
+        const answer = await ctx.waitForEvent(Approval, { waiterEvent: new Question({ prefix: "Refund $500?" }) });
+        if (attempts === 1) throw new Error("payment service unavailable"); // after the human said yes
+        return new StopEvent({ result: `approved: ${answer.approved}, attempt ${attempts}` });
+      }
+    }
+    const handler = new Refund({ timeout: 10 }).run({});
+    const questions: string[] = [];
+    for await (const ev of handler.streamEvents()) {
+      if (ev instanceof Question) {
+        questions.push(ev.prefix);
+        handler.ctx.sendEvent(new Approval({ approved: true }));
+      }
+    }
+    expect(await handler).toBe("approved: true, attempt 2");
+    expect(questions).toEqual(["Refund $500?"]);
+  });
+});
+
 describe("a step attempt the run gave up on", () => {
   it("an attempt that timed out and was retried can no longer send or stream into the run; the retry can", async () => {
     class Fetched extends Event<{ n: number }> {}
