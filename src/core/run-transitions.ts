@@ -18,7 +18,7 @@ import { StepQueue } from "./step-queue.ts";
 import type { RunState, StepExecution, StepSlot } from "./run-state.ts";
 import type { Command, Commands, RunChange, RunCommand, RunInput, RunOutcome } from "./run-io.ts";
 import { loadRestored } from "./run-save.ts";
-import { deliverToWaiter, giveBackAnswers, wait, wake } from "./run-waits.ts";
+import { deliverToWaiter, dropPendingWaits, giveBackAnswers, wait, wake } from "./run-waits.ts";
 import { runTimedOut } from "./run-timeout.ts";
 
 const NONE: readonly Command[] = Object.freeze([]);
@@ -260,7 +260,10 @@ export class Transitions {
       return this.fail(policyError, undefined); // a retry function that throws or returns nonsense
     }
     if (this.observed) this.note({ kind: "stepFailed", execution, attempt, error, retryIn: delay });
-    if (delay !== null) return this.emit({ kind: "retry", execution, attempt: attempt + 1, delay });
+    if (delay !== null) {
+      dropPendingWaits(this, execution, error);
+      return this.emit({ kind: "retry", execution, attempt: attempt + 1, delay });
+    }
     if (this.recover(execution, attempt, error)) return;
     finishExecution(execution);
     this.fail(

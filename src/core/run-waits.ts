@@ -95,6 +95,31 @@ export function giveBackAnswers(state: RunState, execution: StepExecution): void
   state.unclaimed.unshift(...back.map(({ event }) => event));
 }
 
+/**
+ * When a failed attempt of `execution` is to be retried: the waits it left pending (its step
+ * timed out while it waited) were that attempt's, and answering one would hand the answer to an
+ * attempt the run gave up on. They end with `error`, and the execution holds its worker again,
+ * as an attempt that fails without waiting does until its retry. The retry asks anew.
+ */
+export function dropPendingWaits(t: WaitHost, execution: StepExecution, error: unknown): void {
+  const slot = execution.slot;
+  if (execution.waits === 0 && !slot.resumes?.size) return;
+  // Also a wait answered but not yet resumed, for want of a worker: it holds none either.
+  const resumes = slot.resumes?.toArray() ?? [];
+  const resumed = resumes.filter((r) => r.waiter.execution === execution).map((r) => r.waiter);
+  if (execution.waits === 0 && resumed.length === 0) return;
+  if (resumed.length > 0) {
+    slot.resumes = new Fifo();
+    for (const r of resumes) if (r.waiter.execution !== execution) slot.resumes.push(r);
+  }
+  const state = t.state;
+  const stale = [...state.waiters.filter((w) => w.execution === execution), ...resumed];
+  state.waiters = state.waiters.filter((w) => w.execution !== execution);
+  execution.waits = 0;
+  slot.busy++;
+  for (const waiter of stale) t.emit({ kind: "answer", waiter, answer: { ok: false, error } });
+}
+
 /** Whether a wait's event is held by a `ctx.once` that was running when it was taken and has recorded its result. */
 export function heldByOnce(execution: StepExecution, waited: NonNullable<StepExecution["waited"]>[number]): boolean {
   return waited.during?.some((name) => execution.once?.get(name)?.state === "finished") ?? false;

@@ -168,6 +168,30 @@ describe("a step attempt the run gave up on", () => {
   });
 });
 
+describe("a step that timed out while it waited", () => {
+  it("is retried with a wait of its own: the answer goes to the retry, not to the attempt given up on", async () => {
+    let attempts = 0;
+    class Ask extends Workflow<object, string> {
+      @step({ accepts: [StartEvent], emits: [StopEvent], timeout: 0.05, retry: { maxAttempts: 2, delay: 0 } })
+      async ask(ctx: Context) {
+        const attempt = ++attempts;
+        const answer = await ctx.waitForEvent(Approval, { waiterEvent: new Question({ prefix: `attempt ${attempt}` }) });
+        return new StopEvent({ result: `${answer.approved} in attempt ${attempt}` });
+      }
+    }
+    const handler = new Ask({ timeout: 10 }).run({});
+    const questions: string[] = [];
+    for await (const ev of handler.streamEvents()) {
+      if (!(ev instanceof Question)) continue;
+      questions.push(ev.prefix);
+      // Only the retry's question is answered: the first attempt timed out unanswered.
+      if (ev.prefix === "attempt 2") handler.ctx.sendEvent(new Approval({ approved: true }));
+    }
+    expect(await handler).toBe("true in attempt 2");
+    expect(questions).toEqual(["attempt 1", "attempt 2"]);
+  });
+});
+
 describe("a run that times out", () => {
   it("names the events it was sent that no step accepted and no wait took", async () => {
     class Refund extends Event<{ amount: number }> {}
