@@ -6,6 +6,7 @@ import type { Journal } from "./journal/types.ts";
 import type { Codecs } from "./serialize.ts";
 import { OnceRecords } from "./once-records.ts";
 import type { OnceScope } from "./step-once.ts";
+import { savedIdOf } from "./run-state.ts";
 import type { RunState, StepExecution } from "./run-state.ts";
 
 /** What the scope asks of the run. */
@@ -37,7 +38,7 @@ export class ExecutionOnceScope implements OnceScope {
   }
 
   shared(): boolean {
-    return this.execution.shared === true || typeof this.execution.id === "string";
+    return savedIdOf(this.execution) !== undefined;
   }
 
   ended(): { readonly reason: unknown } | undefined {

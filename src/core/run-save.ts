@@ -54,7 +54,7 @@ export function pendingRun(state: RunState, runId: string, executionId: (executi
   const once: Record<string, OnceRecords> = {};
   const deliver = (execution: StepExecution): Delivery => {
     const id = executionId(execution);
-    execution.shared = true;
+    execution.shared = id;
     if (execution.once && execution.once.size > 0) once[id] = execution.once;
     return { event: execution.event, execution: id };
   };

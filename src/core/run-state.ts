@@ -46,8 +46,8 @@ export interface StepExecution {
   readonly id: number | string;
   /** `ctx.once` records, made at the first call (most executions make none). */
   once: OnceRecords | undefined;
-  /** Set when a save included it: its id has left this process, so its `ctx.once` work is claimed in the journal from then on. */
-  shared?: true;
+  /** The id a save gave it: that id has left this process, so its `ctx.once` work, and that of the executions it leads to, is claimed in the journal from then on. */
+  shared?: string;
   /** The attempt under way (1 for the first), 0 before it starts. */
   attempt: number;
   /** What the last attempt that failed threw, for `ctx.stepExecution` in the attempts after it. */
@@ -278,6 +278,15 @@ export function slotOf(state: RunState, name: string): StepSlot | undefined {
  */
 export function newExecution(slot: StepSlot, event: Event, id: number | string, once: StepExecution["once"]): StepExecution {
   return new Execution(slot, event, id, once);
+}
+
+/**
+ * The id `execution` has outside this process, if any: its saved id (restored, or made from a
+ * restored execution's), or the one a save gave it. Another attempt at the run can know it.
+ * @example const parent = savedIdOf(execution); // "1f0c2a9b.3", or undefined
+ */
+export function savedIdOf(execution: StepExecution): string | undefined {
+  return typeof execution.id === "string" ? execution.id : execution.shared;
 }
 
 /**

@@ -13,7 +13,7 @@ import { StepFailedEvent } from "./step-failed.ts";
 import { retryDelay } from "./step.ts";
 import type { StepDefinition } from "./step.ts";
 import { describeKind, describeValue } from "./user-text.ts";
-import { ended, finishExecution, idle, newExecution, slotOf, startExecution } from "./run-state.ts";
+import { ended, finishExecution, idle, newExecution, savedIdOf, slotOf, startExecution } from "./run-state.ts";
 import { StepQueue } from "./step-queue.ts";
 import type { RunState, StepExecution, StepSlot } from "./run-state.ts";
 import type { Command, Commands, RunChange, RunCommand, RunInput, RunOutcome } from "./run-io.ts";
@@ -124,8 +124,8 @@ export class Transitions {
     const state = this.state;
     const slot = execution.slot;
     if (this.observed || state.phase !== "running" || state.waiters.length > 0 || execution.waits !== 0 || slot.queue?.size || slot.resumes?.size) return;
-    // A restored execution's event gets an id made from its own (`enqueue`): the general path.
-    if (typeof execution.id === "string" || !isEvent(output) || output instanceof StopEvent || output instanceof InputRequiredEvent) return;
+    // A restored or saved execution's event gets an id made from its own (`enqueue`): the general path.
+    if (savedIdOf(execution) !== undefined || !isEvent(output) || output instanceof StopEvent || output instanceof InputRequiredEvent) return;
     const to = state.steps.routes.get(output.constructor as EventClass);
     if (to === undefined || to.length !== 1) return;
     const target = state.slots[to[0] as number] as StepSlot;
@@ -190,10 +190,11 @@ export class Transitions {
 
   enqueue(slot: StepSlot, event: Event, from: StepExecution | undefined): void {
     const state = this.state;
-    // The event a restored execution returns gets an id made from that execution's, so every
-    // resume of one saved run gives the same id to the same work and shares its ctx.once records.
-    // Fresh runs keep numbered ids: no hash on the hot path.
-    const id = typeof from?.id === "string" ? shortHash(`${from.id}>${slot.step.name}`) : ++state.executions;
+    // The event of an execution with a saved id (restored, or included in a save) gets an id made from it: every resume of
+    // the save, and the run that saved it if it goes on, give the same id to the same work and share its ctx.once keys.
+    // Executions no save reached keep numbered ids: no hash on the hot path.
+    const parent = from && savedIdOf(from);
+    const id = parent === undefined ? ++state.executions : shortHash(`${parent}>${slot.step.name}`);
     if (state.phase === "running" && slot.busy < slot.step.numWorkers) this.execute(slot, newExecution(slot, event, id, undefined));
     else (slot.queue ??= new StepQueue(slot)).push(event, id); // a numbered one's execution is made when it starts
   }

@@ -264,8 +264,8 @@ export class Run {
   /**
    * `ctx.once` in `execution`: its records, then `journal`, under a key scoped to this run and
    * execution. The journal is asked only when another attempt at the run could know that key:
-   * the execution has a string id (restored from a save, or made from a restored execution's
-   * id, which every resume of the save makes alike) or a save included it. A numbered
+   * the execution has a string id (restored from a save, or made from the id of a restored
+   * execution or of one a save included, which every attempt makes alike) or a save included it. A numbered
    * execution's id is this attempt's own, so no one else can claim its work.
    */
   once<T>(execution: StepExecution, name: string, work: () => T | Promise<T>, options: OnceOptions | undefined, journal: Journal): Promise<OnceResult<T>> {

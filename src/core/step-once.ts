@@ -5,7 +5,8 @@
  * of one saved run, in two processes, never both do the work.
  *
  * The journal is asked only for an execution another attempt at the run could also be doing:
- * one restored from a saved context, or one a save included. Any other execution's id (and so
+ * one restored from a saved context, or one a save included, and those they lead to (whose ids
+ * are made from theirs, alike in every attempt: run-transitions.ts). Any other execution's id (and so
  * its keys) never left this process, so no one else can claim its work: its records are
  * enough, and a turn spends no round trips on a shared journal. An execution a save includes
  * while its work runs unclaimed gets the result written to the journal when the work ends

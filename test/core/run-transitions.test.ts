@@ -58,7 +58,7 @@ function startedAfter(state: RunState, execution: StepExecution, count: number):
     const [next] = transition(state, { kind: "stepReturned", execution, output: undefined, attempt: 1 });
     if (next?.kind !== "execute") throw new Error("expected the next queued event to execute");
     execution = next.execution;
-    started.push([(execution.event as Query).q, execution.id, execution.shared === true]);
+    started.push([(execution.event as Query).q, execution.id, execution.shared !== undefined]);
   }
   return started;
 }
@@ -549,6 +549,6 @@ describe("collect and save", () => {
     expect(saved.inFlight).toEqual({ search: [{ event: execution.event, execution: "x.1" }] });
     expect(saved.unclaimed).toEqual([new Lone({ n: 1 })]);
     expect(saved.waiters).toEqual([{ type: "Approval", requirements: { id: 2 } }]);
-    expect(execution.shared).toBe(true);
+    expect(execution.shared).toBe("x.1"); // the id it was saved under: the executions it leads to get ids made from it
   });
 });

@@ -206,6 +206,39 @@ describe("ctx.once", () => {
     expect(charges).toBe(1);
   });
 
+  it("claims the work of the steps a saved execution leads to: the run that saved goes on, and a restorer of the save finds the work done", async () => {
+    class Prepared extends Event<Record<string, never>> {}
+    let charges = 0;
+    const held = gate();
+    const reached = gate();
+    class PrepareThenCharge extends Workflow<{ order: string }, OnceResult<number>> {
+      @step({ accepts: [StartEvent], emits: [Prepared] })
+      async prepare(_ctx: Context, _ev: StartEvent<{ order: string }>) {
+        reached.open();
+        await held.promise;
+        return new Prepared({});
+      }
+
+      @step({ accepts: [Prepared], emits: [StopEvent] })
+      async charge(ctx: Context, _ev: Prepared) {
+        return new StopEvent({ result: await ctx.once("charge", () => ++charges) });
+      }
+    }
+    const journal = new MemoryJournal();
+    const flow = new PrepareThenCharge({ timeout: 10 });
+    const ctx = new Context(flow);
+    useJournal(ctx, journal);
+    const handler = flow.run({ order: "A-1" }, { ctx });
+    await reached.promise;
+    const saved = JSON.stringify(handler.ctx.toJSON()); // the charge step has not started: no save holds its execution
+    held.open();
+    expect(await handler).toEqual({ status: "ran", value: 1 });
+    const restored = Context.fromJSON(flow, saved);
+    useJournal(restored, journal);
+    expect(await flow.run(undefined, { ctx: restored })).toEqual({ status: "recorded", value: 1 });
+    expect(charges).toBe(1);
+  });
+
   it("a restorer that asks while the unclaimed work still runs is told unknown, and later ones find the result", async () => {
     const journal = new MemoryJournal();
     const held = gate();
