@@ -38,7 +38,7 @@ function withStepTimeout(step: StepDefinition, ctx: Context, event: Event, resou
       timers.delete(cancel);
       // The handler runs on: what it sends, streams, collects or waits for from now on must not reach the run, which retries it, recovers or fails.
       ctx[retireView](
-        `this attempt of step "${step.name}" timed out after ${seconds} seconds, and the run no longer takes what it does. Pass ctx.signal to what the step awaits, or give the step a longer timeout.`,
+        `this attempt of step "${step.name}" timed out after ${seconds} seconds, and the run goes on without it: what it sends, streams, collects or waits for is refused. Give the step a longer timeout if its work takes longer.`,
       );
       reject(new WorkflowTimeoutError(`Step "${step.name}" timed out after ${seconds} seconds.`, [step.name]));
     });
