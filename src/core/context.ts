@@ -123,10 +123,9 @@ export class Context<S extends object = Record<string, unknown>> {
    */
   sendEvent(event: Event, options?: { step?: string }): void {
     const run = this.#activeRun("sendEvent");
-    // A context that is not a step's is the caller's: what it sends comes from outside the run.
-    const fromOutside = this.#execution === undefined;
+    // A context that is not a step's is the caller's: what it sends comes from outside the run (no sender).
     // No `= {}` default: an object per event sent, on the fan-out's hot path.
-    if (options?.step === undefined) return run.send(event, undefined, fromOutside);
+    if (options?.step === undefined) return run.send(event, undefined, this.#execution);
     const target = run.graph.steps.get(options.step);
     if (!target) {
       throw new WorkflowRuntimeError(`sendEvent: there is no step named "${options.step}". Steps: ${[...run.graph.steps.keys()].join(", ")}.`);
@@ -136,7 +135,7 @@ export class Context<S extends object = Record<string, unknown>> {
         `sendEvent: step "${options.step}" does not accept ${eventTypeName(event.constructor as EventClass)}; it accepts ${target.accepts.map(eventTypeName).join(", ")}.`,
       );
     }
-    run.send(event, target, fromOutside);
+    run.send(event, target, this.#execution);
   }
 
   /**

@@ -9,6 +9,7 @@ import type { Codecs, SavedEvent } from "./serialize.ts";
 import type { StepDefinition } from "./step.ts";
 import type { OnceRecords } from "./once-records.ts";
 import type { StepQueue } from "./step-queue.ts";
+import { shortHash } from "./node-builtins.ts";
 
 /**
  * Where a run is: `created` (nothing loaded), `scheduled` (first events loaded, steps not
@@ -48,6 +49,8 @@ export interface StepExecution {
   once: OnceRecords | undefined;
   /** The id a save gave it: that id has left this process, so its `ctx.once` work, and that of the executions it leads to, is claimed in the journal from then on. */
   shared?: string;
+  /** Events this attempt sent with `ctx.sendEvent`, counted only once it has a saved id (their executions' ids are made from its attempt and the count). */
+  sends?: number;
   /** The attempt under way (1 for the first), 0 before it starts. */
   attempt: number;
   /** What the last attempt that failed threw, for `ctx.stepExecution` in the attempts after it. */
@@ -287,6 +290,20 @@ export function newExecution(slot: StepSlot, event: Event, id: number | string, 
  */
 export function savedIdOf(execution: StepExecution): string | undefined {
   return typeof execution.id === "string" ? execution.id : execution.shared;
+}
+
+/**
+ * The id of an execution of `slot`'s step for an event that `from` returned, or sent (`sent`).
+ * Made from `from`'s saved id when it has one: every resume of the save, and the run that saved
+ * it if it goes on, give the same id to the same work and share its `ctx.once` keys (an attempt
+ * sends its events in the same order each time). Else numbered: no hash on the hot path.
+ * @example const id = executionIdFor(state, slot, execution, false); // 7, or "Zk2cXH0qL1Y9wQ8a"
+ */
+export function executionIdFor(state: RunState, slot: StepSlot, from: StepExecution | undefined, sent: boolean): number | string {
+  const parent = from === undefined ? undefined : savedIdOf(from);
+  if (from === undefined || parent === undefined) return ++state.executions;
+  // An event sent: by its attempt and place among those the attempt sent (a retry sends its own, and ids stay unique in the run).
+  return shortHash(sent ? `${parent}>${slot.step.name}#${from.attempt}.${(from.sends = (from.sends ?? 0) + 1)}` : `${parent}>${slot.step.name}`);
 }
 
 /**

@@ -8,12 +8,11 @@
 import { eventTypeName, HumanResponseEvent, InputRequiredEvent, isEvent, StopEvent } from "./event.ts";
 import type { Event, EventClass } from "./event.ts";
 import { NonErrorThrownError, UnhandledEventError, WorkflowCancelledByUser, WorkflowRuntimeError } from "./errors.ts";
-import { shortHash } from "./node-builtins.ts";
 import { StepFailedEvent } from "./step-failed.ts";
 import { retryDelay } from "./step.ts";
 import type { StepDefinition } from "./step.ts";
 import { describeKind, describeValue } from "./user-text.ts";
-import { ended, finishExecution, idle, newExecution, savedIdOf, slotOf, startExecution } from "./run-state.ts";
+import { ended, executionIdFor, finishExecution, idle, newExecution, savedIdOf, slotOf, startExecution } from "./run-state.ts";
 import { StepQueue } from "./step-queue.ts";
 import type { RunState, StepExecution, StepSlot } from "./run-state.ts";
 import type { Command, Commands, RunChange, RunCommand, RunInput, RunOutcome } from "./run-io.ts";
@@ -81,13 +80,13 @@ export class Transitions {
    * `apply({ kind: "send", event, target })` without the input object: the hot path makes
    * one per event sent.
    */
-  applySend(event: Event, target: StepDefinition | undefined, fromOutside = false): Commands {
+  applySend(event: Event, target: StepDefinition | undefined, sender: StepExecution | undefined): Commands {
     const one = this.#one;
     const more = this.#more;
     this.#one = this.#more = undefined;
     try {
-      if (fromOutside) this.received(event);
-      this.send(event, target);
+      if (!sender) this.received(event);
+      this.send(event, target, sender);
       return this.#more ?? this.#one;
     } finally {
       this.#one = one;
@@ -163,12 +162,13 @@ export class Transitions {
     if (this.observed && !ended(this.state)) this.note({ kind: "eventReceived", event });
   }
 
-  send(event: Event, target: StepDefinition | undefined): void {
-    if (!this.route(event, target, undefined)) this.state.unclaimed.push(event);
+  /** `sender`: the step execution that sent it with `ctx.sendEvent`, if one did. */
+  send(event: Event, target: StepDefinition | undefined, sender?: StepExecution): void {
+    if (!this.route(event, target, sender, true)) this.state.unclaimed.push(event);
   }
 
   /** Delivers an event: to the first matching waiter, which consumes it; else to `target` only, or to every step accepting its exact class. False when nothing took it. */
-  route(event: Event, target: StepDefinition | undefined, from: StepExecution | undefined): boolean {
+  route(event: Event, target: StepDefinition | undefined, from: StepExecution | undefined, sent = false): boolean {
     const state = this.state;
     if (ended(state)) return true;
     if (event instanceof StopEvent) {
@@ -179,22 +179,18 @@ export class Transitions {
     // As in Python, the answer to a waitForEvent is the waiter's: it does not also start steps.
     if (state.waiters.length > 0 && deliverToWaiter(this, event)) return true;
     if (target) {
-      this.enqueue(slotOf(state, target.name) as StepSlot, event, from);
+      this.enqueue(slotOf(state, target.name) as StepSlot, event, from, sent);
       return true;
     }
     const to = state.steps.routes.get(event.constructor as EventClass);
     if (!to) return false;
-    for (let i = 0; i < to.length; i++) this.enqueue(state.slots[to[i] as number] as StepSlot, event, from);
+    for (let i = 0; i < to.length; i++) this.enqueue(state.slots[to[i] as number] as StepSlot, event, from, sent);
     return true;
   }
 
-  enqueue(slot: StepSlot, event: Event, from: StepExecution | undefined): void {
+  enqueue(slot: StepSlot, event: Event, from: StepExecution | undefined, sent = false): void {
     const state = this.state;
-    // The event of an execution with a saved id (restored, or included in a save) gets an id made from it: every resume of
-    // the save, and the run that saved it if it goes on, give the same id to the same work and share its ctx.once keys.
-    // Executions no save reached keep numbered ids: no hash on the hot path.
-    const parent = from && savedIdOf(from);
-    const id = parent === undefined ? ++state.executions : shortHash(`${parent}>${slot.step.name}`);
+    const id = executionIdFor(state, slot, from, sent);
     if (state.phase === "running" && slot.busy < slot.step.numWorkers) this.execute(slot, newExecution(slot, event, id, undefined));
     else (slot.queue ??= new StepQueue(slot)).push(event, id); // a numbered one's execution is made when it starts
   }
@@ -360,6 +356,7 @@ function applyInput(t: Transitions, input: RunInput): void {
     case "retrying":
       input.execution.attempt = input.attempt;
       input.execution.retried = true;
+      input.execution.sends = undefined; // the retry's events are its own: counted afresh
       return giveBackAnswers(t.state, input.execution);
     case "wait":
       return wait(t, input.waiter, input.waiterEvent);

@@ -192,9 +192,9 @@ export class Run {
     if (listeners) for (let i = 0; i < listeners.length; i++) (listeners[i] as RunListener)(change);
   }
 
-  /** Routes an event: to the first matching waiter, else to `target` only, or to every step accepting its class; `fromOutside`: through the handler's context, not by a step. */
-  send(event: Event, target?: StepDefinition, fromOutside = false): void {
-    this.#carryOutAll(this.#transitions.applySend(event, target, fromOutside));
+  /** Routes an event: to the first matching waiter, else to `target` only, or to every step accepting its class; `sender`: the step execution that sent it (none: from outside, through the handler's context). */
+  send(event: Event, target: StepDefinition | undefined, sender: StepExecution | undefined): void {
+    this.#carryOutAll(this.#transitions.applySend(event, target, sender));
   }
 
   writeToStream(event: Event): void {

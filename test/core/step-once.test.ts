@@ -239,6 +239,52 @@ describe("ctx.once", () => {
     expect(charges).toBe(1);
   });
 
+  it("claims the work of the steps a saved execution's ctx.sendEvent starts, each event its own, in the run that goes on and in every restorer", async () => {
+    class ChargeOrder extends Event<{ order: string }> {}
+    class Charged extends Event<{ order: string; result: OnceResult<string> }> {}
+    const charges: string[] = [];
+    const held = gate();
+    const reached = gate();
+    class FanOutCharges extends Workflow<object, string[]> {
+      @step({ accepts: [StartEvent], emits: [ChargeOrder] })
+      async prepare(ctx: Context) {
+        reached.open();
+        await held.promise;
+        for (const order of ["A-1", "A-2"]) ctx.sendEvent(new ChargeOrder({ order }));
+        return undefined;
+      }
+
+      @step({ accepts: [ChargeOrder], emits: [Charged] })
+      async charge(ctx: Context, ev: ChargeOrder) {
+        const result = await ctx.once("charge", () => (charges.push(ev.order), `ch_${ev.order}`));
+        return new Charged({ order: ev.order, result });
+      }
+
+      @step({ accepts: [Charged], emits: [StopEvent] })
+      async gather(ctx: Context, ev: Charged) {
+        const all = ctx.collectEvents(ev, Charged, { count: 2 }) as Charged[] | null;
+        return all
+          ? new StopEvent({ result: all.map((c) => `${c.order} ${c.result.status} ${c.result.status === "unknown" ? "" : c.result.value}`).sort() })
+          : undefined;
+      }
+    }
+    const journal = new MemoryJournal();
+    const flow = new FanOutCharges({ timeout: 10 });
+    const ctx = new Context(flow);
+    useJournal(ctx, journal);
+    const handler = flow.run({}, { ctx });
+    await reached.promise;
+    const saved = JSON.stringify(handler.ctx.toJSON()); // prepare is in flight: it sends after the save
+    held.open();
+    expect(await handler).toEqual(["A-1 ran ch_A-1", "A-2 ran ch_A-2"]);
+    for (let resume = 0; resume < 2; resume++) {
+      const restored = Context.fromJSON(flow, saved);
+      useJournal(restored, journal);
+      expect(await flow.run(undefined, { ctx: restored })).toEqual(["A-1 recorded ch_A-1", "A-2 recorded ch_A-2"]);
+    }
+    expect(charges).toEqual(["A-1", "A-2"]);
+  });
+
   it("a restorer that asks while the unclaimed work still runs is told unknown, and later ones find the result", async () => {
     const journal = new MemoryJournal();
     const held = gate();
