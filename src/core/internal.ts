@@ -22,7 +22,7 @@ export { EventReceivedEvent, RunEndedEvent, RunStartedEvent, StepStateChangedEve
 export { addRunObserver, observeOperation, observing, RunObservers, sharedRunObservers } from "./observer.ts";
 export { approvalAnswerOf, eventsFromOutside } from "./outside-events.ts";
 export type { ObservedAttributes, OperationObservation, RunObservation, RunObserver, StepObservation } from "./observer.ts";
-export { ContextSerdeError, DEFAULT_CODECS, decodeEvent, decodeValue, encodeEvent, encodeValue } from "./serialize.ts";
+export { ContextSerdeError, DEFAULT_CODECS, decodeEvent, decodeValue, encodeEvent, encodeValue, shadowingField } from "./serialize.ts";
 export type { Codecs, Json, SavedEvent } from "./serialize.ts";
 export type { OnceResult } from "./step-once.ts";
 export { newRunId } from "./run-id.ts";

@@ -342,6 +342,15 @@ export function encodeEvent(event: Event, where: string, codecs: Codecs = DEFAUL
   return { type: eventTypeName(event.constructor as EventClass), data: codecs.encodeFields(event, where) };
 }
 
+/**
+ * A key of `fields` that names a property of every `cls` event (`constructor`, `toString`): as an
+ * own field it would shadow it, and `constructor` names an event's type and routes it.
+ * @example shadowingField({ constructor: "StopEvent" }, StartEvent); // "constructor"
+ */
+export function shadowingField(fields: object, cls: EventClass): string | undefined {
+  return Object.keys(fields).find((key) => key in cls.prototype);
+}
+
 /** Decodes a saved event with the classes the workflow knows, by type name. */
 export function decodeEvent(saved: unknown, types: ReadonlyMap<string, EventClass>, where: string, codecs: Codecs = DEFAULT_CODECS): Event {
   if (typeof saved !== "object" || saved === null || typeof (saved as SavedEvent).type !== "string") {
@@ -357,7 +366,7 @@ export function decodeEvent(saved: unknown, types: ReadonlyMap<string, EventClas
   const fields = decodeEntries(data, `${where}.data`, codecs);
   // Events are made with Object.assign(this, fields): a "constructor" field would hide the class
   // that names and routes the event. No saved event has one; an edited context can.
-  const shadowing = Object.keys(fields).find((key) => key in cls.prototype);
+  const shadowing = shadowingField(fields, cls);
   if (shadowing !== undefined) {
     throw new ContextSerdeError(
       `Cannot restore the context: ${where}.data has a field "${shadowing}", which would hide the property of that name every ${type} has (the event's class, for "constructor"). Saved events have no such field: remove it.`,

@@ -24,6 +24,7 @@ import {
   eventsFromOutside,
   newRunId,
   runOf,
+  shadowingField,
   stillAsks,
   untrustedContext,
   useJournal,
@@ -719,15 +720,6 @@ function codecProblem(error: ContextSerdeError): string {
     reason = `codec "${error.codec}" failed on ${path}: ${failure}`;
   }
   return `${path} is marked "$codec", a value encoded by one of the workflow's codecs, and cannot be decoded: ${reason}. Send plain JSON there, without "$codec".`;
-}
-
-/**
- * A key of `fields` that names a property of every `cls` event (`constructor`, `toString`): as an
- * own field it would shadow it, and `constructor` names an event's type in its record and routes
- * it to its steps (a StartEvent that no step takes leaves the run waiting for ever).
- */
-function shadowingField(fields: object, cls: EventClass): string | undefined {
-  return Object.keys(fields).find((key) => key in cls.prototype);
 }
 
 function parseInput(wf: ServedWorkflow, input: JsonObject): object {
