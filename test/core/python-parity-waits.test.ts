@@ -174,7 +174,9 @@ describe("a step that timed out while it waited", () => {
   it("is retried with a wait of its own: the answer goes to the retry, not to the attempt given up on", async () => {
     let attempts = 0;
     class Ask extends Workflow<object, string> {
-      @step({ accepts: [StartEvent], emits: [StopEvent], timeout: 0.05, retry: { maxAttempts: 2, delay: 0 } })
+      // The first attempt is never answered, so it times out whatever the timeout; the retry must
+      // be answered before its own: a second, not 50 ms, so that a loaded machine cannot stall past it.
+      @step({ accepts: [StartEvent], emits: [StopEvent], timeout: 1, retry: { maxAttempts: 2, delay: 0 } })
       async ask(ctx: Context) {
         const attempt = ++attempts;
         const answer = await ctx.waitForEvent(Approval, { waiterEvent: new Question({ prefix: `attempt ${attempt}` }) });
