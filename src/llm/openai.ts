@@ -69,18 +69,24 @@ const DEFAULT_CONTEXT_WINDOW = 128_000;
  * calls.finish(); // [{ id: "call_1", name: "add", input: { x: 1, y: 2 } }]
  */
 export class ToolCallAccumulator {
-  readonly #calls: { id: string; name: string; args: string }[] = [];
-  readonly #byIndex = new Map<number, { id: string; name: string; args: string }>();
-  readonly #byId = new Map<string, { id: string; name: string; args: string }>();
+  readonly #calls: StreamedCall[] = [];
+  readonly #byIndex = new Map<number, StreamedCall>();
+  readonly #byId = new Map<string, StreamedCall>();
 
   add(deltas: readonly ToolCallDelta[]): void {
     for (const delta of deltas) {
       // The id names the call when present (some servers repeat it on every chunk, some reuse
       // index 0 for every call); otherwise the index does; a server sending neither continues the last call.
       let call = delta.id ? this.#byId.get(delta.id) : undefined;
+      if (call && delta.index !== undefined && call.index !== undefined && call.index !== delta.index) {
+        // One id at another index is another call (DeepSeek and GLM give parallel calls one id):
+        // the call begun at this index with this id goes on, else a new one begins.
+        const begun = this.#byIndex.get(delta.index);
+        call = begun?.id === delta.id ? begun : undefined;
+      }
       if (!call && !delta.id) call = delta.index !== undefined ? this.#byIndex.get(delta.index) : this.#calls.at(-1);
       if (!call) {
-        call = { id: delta.id ?? "", name: "", args: "" };
+        call = { id: delta.id ?? "", name: "", args: "", index: delta.index };
         this.#calls.push(call);
         if (delta.id) this.#byId.set(delta.id, call);
       }
@@ -112,6 +118,14 @@ export class ToolCallAccumulator {
     const last = this.#calls.at(-1);
     return last && jsonObject(last.args) === undefined ? last.name : undefined;
   }
+}
+
+/** A call as its fragments arrive: `index` is the one it began at, if the server gave one. */
+interface StreamedCall {
+  id: string;
+  name: string;
+  args: string;
+  readonly index: number | undefined;
 }
 
 function jsonObject(text: string): JSONObject | undefined {

@@ -126,11 +126,12 @@ async function read(
       if (usage) onUsage(usage);
     }
     const chunkCalls = (chunk.options as { toolCall?: ToolCall[] } | undefined)?.toolCall;
-    if (chunkCalls) for (const call of chunkCalls) calls = calls ? setById(calls, call) : [call]; // [call]: no push's 16 spare slots
+    if (chunkCalls) calls = calls ? setById(calls, chunkCalls) : chunkCalls.slice();
   }
   // Arguments sent as a JSON string become the object they spell, before anything reads them:
   // needsApproval, the approval check, the journal, memory and the provider's next request.
   if (calls) for (let i = 0; i < calls.length; i++) calls[i] = withToolCallInput(calls[i] as ToolCall);
+  if (calls && calls.length > 1) uniqueIds(calls);
   if (signal.aborted) throw signal.reason;
   return calls && calls.length > 0 ? { role: "assistant", content, options: { toolCall: calls } } : { role: "assistant", content };
 }
@@ -143,16 +144,49 @@ function withRequest(messages: ChatMessage[], tools: readonly BaseTool[], signal
   return { messages, tools: tools as BaseTool[], stream: true as const, responseFormat: request.format, additionalChatOptions };
 }
 
-/** `calls` with `call` in place of the one with its id, else at the end. */
-function setById(calls: ToolCall[], call: ToolCall): ToolCall[] {
-  for (let i = 0; i < calls.length; i++) {
-    if ((calls[i] as ToolCall).id === call.id) {
-      calls[i] = call;
-      return calls;
+/**
+ * `calls` with each of `chunkCalls` in place of the one with its id, else at the end. Two calls
+ * of one chunk with one id are two calls (DeepSeek and GLM give parallel calls one id): the
+ * n-th of a chunk replaces the n-th of that id so far.
+ */
+function setById(calls: ToolCall[], chunkCalls: readonly ToolCall[]): ToolCall[] {
+  let replaced: Set<number> | undefined;
+  for (const call of chunkCalls) {
+    let at = -1;
+    for (let i = 0; i < calls.length; i++) {
+      if ((calls[i] as ToolCall).id === call.id && !replaced?.has(i)) {
+        at = i;
+        break;
+      }
     }
+    if (at < 0) at = calls.push(call) - 1;
+    else calls[at] = call;
+    if (chunkCalls.length > 1) (replaced ??= new Set()).add(at);
   }
-  calls.push(call);
   return calls;
+}
+
+/**
+ * Gives each call of a reply its own id: a call that repeats an earlier one's id gets it with
+ * `_2`, `_3`, … after it. The agent answers each call under its id and keys its record and its
+ * idempotency key by it, and providers refuse a history with one id twice
+ * ("Duplicate value for 'tool_call_id'"), so two calls of one id would lose one of them.
+ */
+function uniqueIds(calls: ToolCall[]): void {
+  const taken = new Set(calls.map((call) => call.id));
+  if (taken.size === calls.length) return;
+  const kept = new Set<string>();
+  for (let i = 0; i < calls.length; i++) {
+    const call = calls[i] as ToolCall;
+    if (!kept.has(call.id)) {
+      kept.add(call.id);
+      continue;
+    }
+    let id = call.id;
+    for (let n = 2; taken.has(id); n++) id = `${call.id}_${n}`;
+    taken.add(id);
+    calls[i] = { ...call, id };
+  }
 }
 
 /** What the server said about its response, read from OpenAI-style raw chunks when they carry it. */

@@ -81,6 +81,27 @@ describe.each(variants)("the agent over HTTP, %s-style tool-call streaming", (va
     expect(sources[0]).toMatchObject({ toolName: "now", input: {}, output: "12:00", isError: false });
     expect(response.content).toBe("It is 12:00.");
   });
+
+  it("runs both of two parallel calls a server gives one id (DeepSeek, GLM), each answered under an id of its own", async () => {
+    const sameId: ServerTurn = {
+      toolCalls: [
+        { id: "call_0", name: "add", arguments: { x: 1, y: 2 } },
+        { id: "call_0", name: "multiply", arguments: { x: 3, y: 4 } },
+      ],
+    };
+    server = await startOpenAIServer({ turns: [sameId, { text: "3 and 12." }], variant });
+    const { sources } = await new FunctionCallingAgent({ llm: openai(server.baseURL), tools: [add, multiply] }).run({ input: "1+2, 3*4?" });
+    expect(sources.map((s) => [s.toolCallId, s.toolName, s.content])).toEqual([
+      ["call_0", "add", "3"],
+      ["call_0_2", "multiply", "12"],
+    ]);
+    const sent = server.requests[1]?.body.messages ?? [];
+    expect(sent.flatMap((m) => m.tool_calls?.map((c) => [c.id, c.function.arguments]) ?? [])).toEqual([
+      ["call_0", '{"x":1,"y":2}'],
+      ["call_0_2", '{"x":3,"y":4}'],
+    ]);
+    expect(sent.filter((m) => m.role === "tool").map((m) => m.tool_call_id)).toEqual(["call_0", "call_0_2"]);
+  });
 });
 
 describe("@llamaindex/openai as published (why src/llm/openai.ts overrides streamChat)", () => {

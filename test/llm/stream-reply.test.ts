@@ -55,6 +55,39 @@ describe("streamReply", () => {
     expect(deltas).toEqual(["Adding ", "then multiplying."]);
   });
 
+  it("keeps two calls of one chunk that share an id as two, in growing pieces too, and gives the second an id of its own", async () => {
+    const llm = new ChunksLLM([
+      { raw: null, delta: "", options: { toolCall: [{ id: "c", name: "add", input: { x: 1 } }] } },
+      {
+        raw: null,
+        delta: "",
+        options: {
+          toolCall: [
+            { id: "c", name: "add", input: { x: 1, y: 2 } },
+            { id: "c", name: "multiply", input: { x: 3 } },
+          ],
+        },
+      },
+      {
+        raw: null,
+        delta: "",
+        options: {
+          toolCall: [
+            { id: "c", name: "add", input: { x: 1, y: 2 } },
+            { id: "c", name: "multiply", input: { x: 3, y: 4 } },
+          ],
+        },
+      },
+      { raw: null, delta: "", options: { toolCall: [{ id: "c_2", name: "now", input: {} }] } },
+    ]);
+    const reply = await streamReply(llm, [{ role: "user", content: "go" }], [], signal, () => undefined);
+    expect((reply.options as { toolCall: unknown[] }).toolCall).toEqual([
+      { id: "c", name: "add", input: { x: 1, y: 2 } },
+      { id: "c_3", name: "multiply", input: { x: 3, y: 4 } },
+      { id: "c_2", name: "now", input: {} },
+    ]);
+  });
+
   it("gives a message without options when the model called no tool", async () => {
     const llm = new ChunksLLM([
       { raw: null, delta: "Hi" },
