@@ -138,11 +138,17 @@ export function describeOpenApi(document: OpenApiDocument, endpoints = openApiEn
 
 /**
  * The path of the document's first server (`/api/v3` of `servers: [{ url: "/api/v3" }]` or of
- * `https://x.com/api/v3`): where its paths are rooted, "" when at the root.
+ * `https://x.com/api/v3`): where its paths are rooted, "" when at the root. Server variables
+ * (`https://{region}.x.com/{version}`) take their `default`, as OpenAPI says a client does.
  */
 export function openApiServerPath(document: OpenApiDocument): string {
-  const url = document.servers?.[0]?.url;
-  if (typeof url !== "string") return "";
+  const server = document.servers?.[0];
+  if (typeof server?.url !== "string") return "";
+  const variables = isRecord(server.variables) ? server.variables : {};
+  const url = server.url.replace(/\{([^}]*)\}/g, (whole, name: string) => {
+    const variable = Object.hasOwn(variables, name) ? variables[name] : undefined;
+    return isRecord(variable) && typeof variable.default === "string" ? variable.default : whole;
+  });
   try {
     return new URL(url, "http://server.invalid").pathname.replace(/\/+$/, "");
   } catch {
