@@ -155,16 +155,18 @@ function operationSchema(
   const required: string[] = [];
   const pathParameters: string[] = [];
   const queryParameters: string[] = [];
+  const argumentNames = argumentsOf(byName.keys());
   for (const [name, parameter] of byName) {
+    const argument = argumentNames.get(name) ?? name;
     const schema = { ...jsonSchema(document, parameter.schema, 0, budget) };
     if (typeof parameter.description === "string" && parameter.description.trim()) schema.description = oneLine(parameter.description);
-    properties[name] = schema;
+    properties[argument] = schema;
     if (parameter.in === "path") {
       pathParameters.push(name);
-      required.push(name); // a path parameter always is
+      required.push(argument); // a path parameter always is
     } else {
       queryParameters.push(name);
-      if (parameter.required === true) required.push(name);
+      if (parameter.required === true) required.push(argument);
     }
   }
   let bodyArgument: string | undefined;
@@ -172,7 +174,7 @@ function operationSchema(
   const content = requestBody?.content;
   const jsonType = isRecord(content) ? Object.keys(content).find((type) => /[/+]json\b/i.test(type)) : undefined;
   if (jsonType && isRecord(content)) {
-    bodyArgument = byName.has("body") ? "requestBody" : "body";
+    bodyArgument = "body" in properties ? "requestBody" : "body";
     const schema = { ...jsonSchema(document, (content[jsonType] as Json | undefined)?.schema, 0, budget) };
     if (typeof requestBody?.description === "string" && requestBody.description.trim()) schema.description = oneLine(requestBody.description);
     properties[bodyArgument] = schema;
@@ -180,8 +182,37 @@ function operationSchema(
   }
   return {
     parameters: { type: "object", properties, required, additionalProperties: false },
-    request: { method, path, bodyArgument, pathParameters, queryParameters },
+    request: { method, path, bodyArgument, pathParameters, queryParameters, argumentNames },
   };
+}
+
+const MAX_ARGUMENT = 64;
+// The argument names every provider takes: Anthropic (and Bedrock) refuse a whole request
+// whose tool has another (`filter[status]`, OData's `$top`), "Property keys should match pattern".
+const VALID_ARGUMENT = /^[a-zA-Z0-9_.-]{1,64}$/;
+
+/**
+ * The argument name of each parameter: its own, else one made of it that providers take
+ * (`filter[status]` → `filter.status`, `$top` → `top`), never one another parameter has.
+ */
+function argumentsOf(parameters: Iterable<string>): Map<string, string> {
+  const names = [...parameters];
+  const taken = new Set(names.filter((name) => VALID_ARGUMENT.test(name)));
+  const argumentNames = new Map<string, string>();
+  for (const name of names) {
+    if (VALID_ARGUMENT.test(name)) continue;
+    const made =
+      name
+        .replace(/\[([^\]]*)\]/g, ".$1")
+        .replace(/[^a-zA-Z0-9_.-]+/g, "_")
+        .replace(/^[_.]+|[_.]+$/g, "")
+        .slice(0, MAX_ARGUMENT) || "parameter";
+    let argument = made;
+    for (let n = 2; taken.has(argument); n++) argument = `${made.slice(0, MAX_ARGUMENT - String(n).length - 1)}_${n}`;
+    taken.add(argument);
+    argumentNames.set(name, argument);
+  }
+  return argumentNames;
 }
 
 /**

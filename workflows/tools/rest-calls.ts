@@ -16,6 +16,8 @@ export interface OperationRequest {
   readonly bodyArgument: string | undefined;
   readonly pathParameters: readonly string[];
   readonly queryParameters: readonly string[];
+  /** The argument that holds each parameter whose name is not one providers take (`filter[status]` → `filter.status`); others are their own. */
+  readonly argumentNames?: ReadonlyMap<string, string>;
 }
 
 type RestTool = { readonly kind: "rest-api" } | ({ readonly kind: "operation" } & OperationRequest);
@@ -37,13 +39,14 @@ export function markOperationTool(made: BaseTool, request: OperationRequest): vo
  * (percent-encoded) and its query string.
  */
 export function operationPath(request: OperationRequest, input: Readonly<Record<string, unknown>>): string {
+  const argument = (name: string) => request.argumentNames?.get(name) ?? name;
   const path = request.path.replace(/\{([^}]+?)\+?\}/g, (whole, name: string) => {
-    const value = input[name];
+    const value = input[argument(name)];
     return value === undefined ? whole : encodeURIComponent(typeof value === "string" ? value : JSON.stringify(value));
   });
   const query = new URLSearchParams();
   for (const name of request.queryParameters) {
-    const value = input[name];
+    const value = input[argument(name)];
     if (value === undefined || value === null) continue;
     for (const item of Array.isArray(value) ? value : [value]) query.append(name, typeof item === "string" ? item : JSON.stringify(item));
   }

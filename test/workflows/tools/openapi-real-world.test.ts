@@ -36,4 +36,34 @@ describe("openApiTools on documents as APIs publish them", () => {
     expect(JSON.parse(source.content)).toMatchObject({ status: 200 });
     expect(hr.requests.map((r) => r.path)).toEqual(["/api/users?page=2"]);
   });
+
+  it("names each argument as every provider takes it (JSON:API's filter[status], OData's $top) and sends the parameter under its own name", async () => {
+    hr = await startHrApiServer();
+    const openApi: OpenApiDocument = {
+      openapi: "3.0.3",
+      paths: {
+        "/api/echo": {
+          get: {
+            operationId: "searchUsers",
+            parameters: [
+              { name: "filter[status]", in: "query", required: true, schema: { type: "string" } },
+              { name: "$top", in: "query", schema: { type: "integer" } },
+              { name: "top", in: "query", schema: { type: "integer" } },
+              { name: "fields[]", in: "query", schema: { type: "array", items: { type: "string" } } },
+            ],
+          },
+        },
+      },
+    };
+    const [search] = openApiTools({ openApi, baseURL: hr.baseURL });
+    const parameters = search?.metadata.parameters as { properties: Record<string, unknown>; required: string[] };
+    // Anthropic's rule for the keys of input_schema.properties: it refuses the whole request otherwise.
+    expect(Object.keys(parameters.properties).filter((key) => !/^[a-zA-Z0-9_.-]{1,64}$/.test(key))).toEqual([]);
+    expect(Object.keys(parameters.properties)).toEqual(["filter.status", "top_2", "top", "fields"]);
+    expect(parameters.required).toEqual(["filter.status"]);
+    const input = { "filter.status": "active", top_2: 5, top: 1, fields: ["name", "email"] };
+    const source = await runToolCall({ id: "c1", name: "searchUsers", input }, [search as NonNullable<typeof search>]);
+    expect(source.isError).toBe(false);
+    expect(hr.requests.map((r) => decodeURIComponent(r.path))).toEqual(["/api/echo?filter[status]=active&$top=5&top=1&fields[]=name&fields[]=email"]);
+  });
 });
