@@ -151,6 +151,11 @@ function operationSchema(
     if (isRecord(parameter) && typeof parameter.name === "string" && (parameter.in === "path" || parameter.in === "query"))
       byName.set(parameter.name, parameter);
   }
+  // A parameter of the path that the document forgot to declare (common in hand-written ones)
+  // is still one the request needs: a string, as the path is text.
+  for (const [, name] of path.matchAll(/\{([^}]+?)\+?\}/g)) {
+    if (name !== undefined && byName.get(name)?.in !== "path") byName.set(name, { name, in: "path", required: true, schema: { type: "string" } });
+  }
   const properties: Record<string, unknown> = {};
   const required: string[] = [];
   const pathParameters: string[] = [];

@@ -66,4 +66,17 @@ describe("openApiTools on documents as APIs publish them", () => {
     expect(source.isError).toBe(false);
     expect(hr.requests.map((r) => decodeURIComponent(r.path))).toEqual(["/api/echo?filter[status]=active&$top=5&top=1&fields[]=name&fields[]=email"]);
   });
+
+  it("takes a path parameter the document forgot to declare as a required argument, instead of sending the braces", async () => {
+    hr = await startHrApiServer();
+    const openApi: OpenApiDocument = { openapi: "3.0.3", paths: { "/api/users/{id}": { get: { operationId: "getUser", summary: "One employee." } } } };
+    const [getUser] = openApiTools({ openApi, baseURL: hr.baseURL });
+    expect(getUser?.metadata.parameters).toEqual({ type: "object", properties: { id: { type: "string" } }, required: ["id"], additionalProperties: false });
+    const tools = [getUser as NonNullable<typeof getUser>];
+    const missing = await runToolCall({ id: "c1", name: "getUser", input: {} }, tools);
+    expect(missing.content).toMatch(/^Invalid arguments for tool getUser: id: /);
+    const found = await runToolCall({ id: "c2", name: "getUser", input: { id: "7" } }, tools);
+    expect(JSON.parse(found.content)).toMatchObject({ status: 200, body: { data: { id: 7 } } });
+    expect(hr.requests.map((r) => r.path)).toEqual(["/api/users/7"]);
+  });
 });
