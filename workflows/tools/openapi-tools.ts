@@ -147,7 +147,7 @@ function operationSchema(
   budget: SchemaBudget,
 ): { parameters: Json; request: OperationRequest } {
   const byName = new Map<string, Json>();
-  for (const parameter of [...shared, ...(Array.isArray(operation.parameters) ? operation.parameters : [])].map((p) => resolve(document, p))) {
+  for (const parameter of [...shared, ...(Array.isArray(operation.parameters) ? operation.parameters : [])].map((p) => follow(document, p, budget))) {
     if (isRecord(parameter) && typeof parameter.name === "string" && (parameter.in === "path" || parameter.in === "query"))
       byName.set(parameter.name, parameter);
   }
@@ -175,7 +175,7 @@ function operationSchema(
     }
   }
   let bodyArgument: string | undefined;
-  const requestBody = resolve(document, operation.requestBody);
+  const requestBody = follow(document, operation.requestBody, budget);
   const content = requestBody?.content;
   const jsonType = isRecord(content) ? Object.keys(content).find((type) => /[/+]json\b/i.test(type)) : undefined;
   if (jsonType && isRecord(content)) {
@@ -225,7 +225,7 @@ function argumentsOf(parameters: Iterable<string>): Map<string, string> {
  * `nullable` as a `null` type, read-only properties (the server sets them) left out.
  */
 function jsonSchema(document: OpenApiDocument, value: unknown, depth: number, budget: SchemaBudget): Record<string, unknown> {
-  const schema = resolve(document, value);
+  const schema = follow(document, value, budget);
   if (!schema) return {};
   budget.spend(); // before the depth test: a node cut off was still read
   if (depth > MAX_DEPTH) return {};
@@ -235,7 +235,7 @@ function jsonSchema(document: OpenApiDocument, value: unknown, depth: number, bu
     if (key === "properties" && isRecord(field)) {
       const properties: Record<string, unknown> = {};
       for (const [name, property] of Object.entries(field)) {
-        if (resolve(document, property)?.readOnly === true) continue;
+        if (follow(document, property, budget)?.readOnly === true) continue;
         properties[name] = jsonSchema(document, property, depth + 1, budget);
       }
       out.properties = properties;
@@ -253,4 +253,14 @@ function jsonSchema(document: OpenApiDocument, value: unknown, depth: number, bu
   }
   if (schema.nullable === true && typeof out.type === "string") out.type = [out.type, "null"];
   return out;
+}
+
+/**
+ * `value`, its `$ref` followed: a `$ref` the document does not hold stops the load, naming the
+ * operation. Read as "anything", it would let the model send any body, unchecked.
+ */
+function follow(document: OpenApiDocument, value: unknown, budget: SchemaBudget): Json | undefined {
+  const found = resolve(document, value);
+  if (!found && isRecord(value) && typeof value.$ref === "string") budget.unresolved(value.$ref);
+  return found;
 }

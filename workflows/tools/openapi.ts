@@ -47,10 +47,12 @@ export class SchemaTooLargeError extends ConfigurationError {
   override name = "SchemaTooLargeError";
 }
 
-/** Counts the schema nodes read for one operation, and stops at the limit. */
+/** Counts the schema nodes read for one operation, and stops at the limit or at a `$ref` it cannot follow. */
 export interface SchemaBudget {
   /** Counts one node; a `SchemaTooLargeError` past the limit. */
   spend(): void;
+  /** A `ConfigurationError` naming the operation and `ref`, which is not in the document. */
+  unresolved(ref: string): never;
 }
 
 /**
@@ -66,6 +68,16 @@ export function schemaBudget(who: string, method: string, path: string, limit: n
         `${who}: openApi: the schemas of ${method} ${path} take more than ${limit.toLocaleString("en-US")} nodes once their $refs are followed (maxSchemaNodes; the default is ${DEFAULT_MAX_SCHEMA_NODES.toLocaleString("en-US")}). Schemas that refer to each other many times over expand like this; simplify them, or raise maxSchemaNodes if the operation really is this large.`,
         "maxSchemaNodes",
         limit,
+      );
+    },
+    unresolved(ref) {
+      const fix = ref.startsWith("#")
+        ? "which the document does not have (or a chain of $refs that never ends). Fix the $ref"
+        : "in another file. Bundle the document's files into one first (e.g. `npx @redocly/cli bundle openapi.yaml -o bundled.json`)";
+      throw new ConfigurationError(
+        `${who}: openApi: ${method} ${path} refers to ${JSON.stringify(ref)}, ${fix}, or leave the operation out with include.`,
+        "openApi",
+        ref,
       );
     },
   };
@@ -231,11 +243,27 @@ export function resolve(document: OpenApiDocument, value: unknown): Json | undef
     if (!isRecord(current)) return undefined;
     const ref = current.$ref;
     if (typeof ref !== "string") return current;
-    const match = /^#\/components\/([^/]+)\/(.+)$/.exec(ref);
-    const kind = match ? document.components?.[match[1] as string] : undefined;
-    current = isRecord(kind) && match ? kind[match[2] as string] : undefined;
+    current = pointee(document, ref);
   }
   return undefined;
+}
+
+/** What a local `$ref`'s JSON pointer (`#/paths/~1users/get/…`, `~1` for `/`, `~0` for `~`) points to in `document`. */
+function pointee(document: OpenApiDocument, ref: string): unknown {
+  if (!ref.startsWith("#/")) return undefined;
+  let node: unknown = document;
+  for (const token of ref.slice(2).split("/")) {
+    let key = token;
+    try {
+      key = decodeURIComponent(token);
+    } catch {
+      // not percent-encoded: the token as it is
+    }
+    key = key.replaceAll("~1", "/").replaceAll("~0", "~");
+    if (typeof node !== "object" || node === null || !Object.hasOwn(node, key)) return undefined;
+    node = (node as Json)[key];
+  }
+  return node;
 }
 
 export function oneLine(text: string): string {

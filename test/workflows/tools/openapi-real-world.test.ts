@@ -79,4 +79,37 @@ describe("openApiTools on documents as APIs publish them", () => {
     expect(JSON.parse(found.content)).toMatchObject({ status: 200, body: { data: { id: 7 } } });
     expect(hr.requests.map((r) => r.path)).toEqual(["/api/users/7"]);
   });
+
+  it("refuses a $ref it cannot follow when loading, naming the operation, instead of a body the model may fill with anything", () => {
+    const body = (schema: unknown) => ({ requestBody: { required: true, content: { "application/json": { schema } } } });
+    const openApi: OpenApiDocument = {
+      openapi: "3.0.3",
+      paths: {
+        "/users": { post: { operationId: "createUser", ...body({ $ref: "./schemas/user.yaml#/User" }) } },
+        "/teams": { post: { operationId: "createTeam", ...body({ $ref: "#/components/schemas/Tem" }) } },
+        "/teams/{id}": {
+          put: { operationId: "replaceTeam", parameters: [{ $ref: "#/components/parameters/Id" }], ...body({ $ref: "#/components/schemas/Team" }) },
+          // A JSON pointer into the paths, with its escapes: the schema of the PUT above.
+          patch: { operationId: "updateTeam", ...body({ $ref: "#/paths/~1teams~1%7Bid%7D/put/requestBody/content/application~1json/schema" }) },
+        },
+      },
+      components: {
+        parameters: { Id: { name: "id", in: "path", required: true, schema: { type: "integer" } } },
+        schemas: { Team: { type: "object", required: ["name"], properties: { name: { type: "string" } } } },
+      },
+    };
+    const baseURL = "http://127.0.0.1:9";
+    expect(() => openApiTools({ openApi, baseURL })).toThrow(
+      'openApiTools: openApi: POST /users refers to "./schemas/user.yaml#/User", in another file. Bundle the document\'s files into one first',
+    );
+    expect(() => openApiTools({ openApi, baseURL, include: (_method, path) => path !== "/users" })).toThrow(
+      'openApiTools: openApi: POST /teams refers to "#/components/schemas/Tem", which the document does not have',
+    );
+    const tools = openApiTools({ openApi, baseURL, include: (_method, path) => path === "/teams/{id}" });
+    const team = { type: "object", required: ["name"], properties: { name: { type: "string" } } };
+    expect(tools.map((t) => [t.metadata.name, t.metadata.parameters])).toEqual([
+      ["replaceTeam", { type: "object", properties: { id: { type: "integer" }, body: team }, required: ["id", "body"], additionalProperties: false }],
+      ["updateTeam", { type: "object", properties: { id: { type: "string" }, body: team }, required: ["id", "body"], additionalProperties: false }],
+    ]);
+  });
 });
