@@ -230,12 +230,15 @@ function jsonSchema(document: OpenApiDocument, value: unknown, depth: number, bu
   budget.spend(); // before the depth test: a node cut off was still read
   if (depth > MAX_DEPTH) return {};
   const out: Record<string, unknown> = {};
+  const requiredHere: string[] = []; // properties marked `required: true` themselves (draft 3)
   for (const [key, field] of Object.entries(schema)) {
     if (DROPPED.has(key)) continue;
     if (key === "properties" && isRecord(field)) {
       const properties: Record<string, unknown> = {};
       for (const [name, property] of Object.entries(field)) {
-        if (follow(document, property, budget)?.readOnly === true) continue;
+        const read = follow(document, property, budget);
+        if (read?.readOnly === true) continue;
+        if (read?.required === true) requiredHere.push(name);
         properties[name] = jsonSchema(document, property, depth + 1, budget);
       }
       out.properties = properties;
@@ -247,12 +250,31 @@ function jsonSchema(document: OpenApiDocument, value: unknown, depth: number, bu
       out[key] = field;
     }
   }
+  // `required: true` on a property (draft 3, in many hand-written documents) is not JSON Schema:
+  // providers check tool schemas against draft 2020-12 and refuse the whole request. Its object lists it.
+  if ("required" in out && !Array.isArray(out.required)) delete out.required;
+  if (requiredHere.length > 0) out.required = [...new Set([...((out.required as unknown[] | undefined) ?? []), ...requiredHere])];
   if (Array.isArray(out.required) && isRecord(out.properties)) {
     const properties = out.properties;
     out.required = out.required.filter((name) => typeof name === "string" && name in properties);
   }
   if (schema.nullable === true && typeof out.type === "string") out.type = [out.type, "null"];
+  exclusiveBound(out, "exclusiveMinimum", "minimum");
+  exclusiveBound(out, "exclusiveMaximum", "maximum");
   return out;
+}
+
+/**
+ * OpenAPI 3.0's `exclusiveMinimum: true` beside `minimum: 0` as JSON Schema 2020-12 (OpenAPI
+ * 3.1) writes it, `exclusiveMinimum: 0`: Anthropic and OpenAI check tool schemas against 2020-12
+ * and refuse a request whose tool has the boolean.
+ */
+function exclusiveBound(out: Record<string, unknown>, exclusive: "exclusiveMinimum" | "exclusiveMaximum", inclusive: "minimum" | "maximum"): void {
+  if (typeof out[exclusive] !== "boolean") return;
+  if (out[exclusive] === true && typeof out[inclusive] === "number") {
+    out[exclusive] = out[inclusive];
+    delete out[inclusive];
+  } else delete out[exclusive];
 }
 
 /**

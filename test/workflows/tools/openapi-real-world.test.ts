@@ -112,4 +112,45 @@ describe("openApiTools on documents as APIs publish them", () => {
       ["updateTeam", { type: "object", properties: { id: { type: "string" }, body: team }, required: ["id", "body"], additionalProperties: false }],
     ]);
   });
+
+  it("writes OpenAPI 3.0's boolean exclusiveMinimum and a property's required: true as the JSON Schema providers check, and keeps their meaning", async () => {
+    const openApi: OpenApiDocument = {
+      openapi: "3.0.3",
+      paths: {
+        "/payments": {
+          post: {
+            operationId: "pay",
+            requestBody: {
+              required: true,
+              content: {
+                "application/json": {
+                  schema: {
+                    type: "object",
+                    properties: {
+                      amount: { type: "number", minimum: 0, exclusiveMinimum: true, maximum: 1000, exclusiveMaximum: false },
+                      note: { type: "string", required: true },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    };
+    const tools = openApiTools({ openApi, baseURL: "http://127.0.0.1:9" });
+    const body = (tools[0]?.metadata.parameters as { properties: { body: unknown } }).properties.body;
+    // Draft 2020-12, which Anthropic and OpenAI check a tool's schema against: exclusiveMinimum is a number, required a list.
+    expect(body).toEqual({
+      type: "object",
+      properties: { amount: { type: "number", exclusiveMinimum: 0, maximum: 1000 }, note: { type: "string" } },
+      required: ["note"],
+    });
+    const zero = await runToolCall({ id: "c1", name: "pay", input: { body: { amount: 0 } } }, tools);
+    expect(zero.content).toMatch(/^Invalid arguments for tool pay: body\.amount: /);
+    const most = await runToolCall({ id: "c2", name: "pay", input: { body: { amount: 1001, note: "rent" } } }, tools);
+    expect(most.content).toMatch(/^Invalid arguments for tool pay: body\.amount: /);
+    const noNote = await runToolCall({ id: "c3", name: "pay", input: { body: { amount: 5 } } }, tools);
+    expect(noNote.content).toMatch(/^Invalid arguments for tool pay: body\.note: /);
+  });
 });
