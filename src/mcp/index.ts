@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ConfigurationError, StepflowError, maskCredentials } from "../core/internal.ts";
 import type { ToolCallDetails } from "../tools/current-tool-call.ts";
+import { providerArgumentNames } from "../tools/argument-names.ts";
 import { cutForModel } from "../tools/cut-text.ts";
 import { annotateTool } from "../tools/tool-annotations.ts";
 import type { ToolAnnotations } from "../tools/tool-annotations.ts";
@@ -173,16 +174,18 @@ function repeatHints(annotations: { readonly readOnlyHint?: boolean | undefined;
 }
 
 function mcpTool(connection: McpConnection, listed: ListedTool, name: string, maxOutputChars: number): BaseTool {
+  const { parameters, serverNames } = providerSchema(listed.inputSchema);
   const metadata: ToolMetadata = {
     name,
     description: listed.description?.trim() || `The ${listed.name} tool of an MCP server.`,
-    parameters: { ...listed.inputSchema, type: "object" } as ToolMetadata["parameters"],
+    parameters: parameters as ToolMetadata["parameters"],
   };
   return {
     metadata,
     // The agent hands each call its own details: the request is cancelled when the call is no longer waited for.
     call: async (input: unknown, call?: ToolCallDetails): Promise<JSONValue> => {
-      const result = await connection.callTool(listed.name, input as Record<string, unknown>, call?.signal);
+      const args = serverNames.size > 0 ? serverArguments(input as Record<string, unknown>, serverNames) : (input as Record<string, unknown>);
+      const result = await connection.callTool(listed.name, args, call?.signal);
       const text = cutForModel(contentText(result.content), maxOutputChars).text;
       if (result.isError === true) throw new Error(text || `${listed.name} failed (the MCP server gave no reason).`);
       if (result.structuredContent !== undefined && result.structuredContent !== null) return bounded(result.structuredContent as JSONValue, maxOutputChars);
@@ -193,6 +196,30 @@ function mcpTool(connection: McpConnection, listed: ListedTool, name: string, ma
 }
 
 type CallResult = Awaited<ReturnType<Client["callTool"]>>;
+
+/**
+ * A tool's input schema with its arguments named as every provider takes them (argument-names.ts:
+ * one tool with `filter[id]` makes Anthropic refuse every request), and the server's name of
+ * each argument renamed.
+ */
+function providerSchema(inputSchema: ListedTool["inputSchema"]): { parameters: Record<string, unknown>; serverNames: Map<string, string> } {
+  const parameters: Record<string, unknown> = { ...inputSchema, type: "object" };
+  const properties = parameters.properties;
+  const serverNames = new Map<string, string>();
+  if (typeof properties !== "object" || properties === null || Array.isArray(properties)) return { parameters, serverNames };
+  const renamed = providerArgumentNames(Object.keys(properties));
+  if (renamed.size === 0) return { parameters, serverNames };
+  for (const [server, argument] of renamed) serverNames.set(argument, server);
+  parameters.properties = Object.fromEntries(Object.entries(properties).map(([key, schema]) => [renamed.get(key) ?? key, schema]));
+  if (Array.isArray(parameters.required))
+    parameters.required = parameters.required.map((key: unknown) => (typeof key === "string" ? (renamed.get(key) ?? key) : key));
+  return { parameters, serverNames };
+}
+
+/** A call's arguments under the names the server gave them. */
+function serverArguments(input: Record<string, unknown>, serverNames: ReadonlyMap<string, string>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(input).map(([argument, value]) => [serverNames.get(argument) ?? argument, value]));
+}
 
 /** Why the calls in flight were aborted: a message over `maxMessageBytes` was dropped. */
 class MessageDropped {

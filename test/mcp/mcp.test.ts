@@ -92,6 +92,31 @@ describe("mcpTools over streamable HTTP", () => {
     expect(http.notes.size).toBe(3);
   });
 
+  it("names a tool's arguments as every provider takes them (filter[status]), and calls the server with its own names", async () => {
+    const received: unknown[] = [];
+    http = await startMcpHttpServer({
+      moreTools: (server) =>
+        server.registerTool(
+          "list_builds",
+          { description: "List builds.", inputSchema: { "filter[status]": z.enum(["ok", "failed"]), $top: z.number().optional() } },
+          (args) => (received.push(args), { content: [{ type: "text", text: "build 7" }] }),
+        ),
+    });
+    toolset = await mcpTools({ url: http.url }, { include: ["list_builds"] });
+    const parameters = toolset.tools[0]?.metadata.parameters as { properties: Record<string, unknown>; required: string[] };
+    // Anthropic's rule for the keys of input_schema.properties: it refuses the whole request otherwise.
+    expect(Object.keys(parameters.properties)).toEqual(["filter.status", "top"]);
+    expect(parameters.required).toEqual(["filter.status"]);
+    const llm = new ScriptedLLM([
+      { toolCalls: [{ name: "list_builds", input: { top: 5 } }] },
+      { toolCalls: [{ name: "list_builds", input: { "filter.status": "failed", top: 5 } }] },
+      { text: ["Build 7 failed."] },
+    ]);
+    const { sources } = await new FunctionCallingAgent({ llm, tools: toolset.tools }).run({ input: "Failed builds?" });
+    expect(sources.map((s) => s.content)).toEqual([expect.stringMatching(/^Invalid arguments for tool list_builds: filter\.status: /), "build 7"]);
+    expect(received).toEqual([{ "filter[status]": "failed", $top: 5 }]);
+  });
+
   it("works with the agent's approval: a human approves the tools that do not only read", async () => {
     http = await startMcpHttpServer();
     const tools = (toolset = await mcpTools({ url: http.url }));

@@ -10,6 +10,7 @@ import type { ToolMetadata } from "@llamaindex/core/llms";
 import type { FunctionTool } from "@llamaindex/core/tools";
 import { isRecord } from "../../src/core/internal.ts";
 import type { ToolCallDetails } from "../../src/tools/current-tool-call.ts";
+import { providerArgumentNames } from "../../src/tools/argument-names.ts";
 import { tool } from "../../src/tools/tool.ts";
 import { annotateTool } from "../../src/tools/tool-annotations.ts";
 import { DEFAULT_MAX_SCHEMA_NODES, openApiEndpoints, openApiServerPath, oneLine, resolve, schemaBudget, shorten } from "./openapi.ts";
@@ -160,7 +161,7 @@ function operationSchema(
   const required: string[] = [];
   const pathParameters: string[] = [];
   const queryParameters: string[] = [];
-  const argumentNames = argumentsOf(byName.keys());
+  const argumentNames = providerArgumentNames(byName.keys());
   for (const [name, parameter] of byName) {
     const argument = argumentNames.get(name) ?? name;
     const schema = { ...jsonSchema(document, parameter.schema, 0, budget) };
@@ -189,35 +190,6 @@ function operationSchema(
     parameters: { type: "object", properties, required, additionalProperties: false },
     request: { method, path, bodyArgument, pathParameters, queryParameters, argumentNames },
   };
-}
-
-const MAX_ARGUMENT = 64;
-// The argument names every provider takes: Anthropic (and Bedrock) refuse a whole request
-// whose tool has another (`filter[status]`, OData's `$top`), "Property keys should match pattern".
-const VALID_ARGUMENT = /^[a-zA-Z0-9_.-]{1,64}$/;
-
-/**
- * The argument name of each parameter: its own, else one made of it that providers take
- * (`filter[status]` → `filter.status`, `$top` → `top`), never one another parameter has.
- */
-function argumentsOf(parameters: Iterable<string>): Map<string, string> {
-  const names = [...parameters];
-  const taken = new Set(names.filter((name) => VALID_ARGUMENT.test(name)));
-  const argumentNames = new Map<string, string>();
-  for (const name of names) {
-    if (VALID_ARGUMENT.test(name)) continue;
-    const made =
-      name
-        .replace(/\[([^\]]*)\]/g, ".$1")
-        .replace(/[^a-zA-Z0-9_.-]+/g, "_")
-        .replace(/^[_.]+|[_.]+$/g, "")
-        .slice(0, MAX_ARGUMENT) || "parameter";
-    let argument = made;
-    for (let n = 2; taken.has(argument); n++) argument = `${made.slice(0, MAX_ARGUMENT - String(n).length - 1)}_${n}`;
-    taken.add(argument);
-    argumentNames.set(name, argument);
-  }
-  return argumentNames;
 }
 
 /**
