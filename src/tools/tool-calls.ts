@@ -259,12 +259,15 @@ type CallableTool = BaseTool & { call: NonNullable<BaseTool["call"]> };
 /**
  * A tool call's arguments as an object when the model's client sent them as a JSON string:
  * LlamaIndex's types allow it (`PartialToolCall`), its own agent parses such strings, and the
- * Anthropic adapter sends every call so. Anything else is returned as it is, so a string that
- * is not a JSON object reaches the model as an error it can correct.
+ * Anthropic adapter sends every call so. No text at all is no arguments, `{}`: what models send
+ * for a tool without parameters, and what adapters pass on as they got it. Anything else is
+ * returned as it is, so a string that is not a JSON object reaches the model as an error it can correct.
  * @example toolCallInput('{"x":1,"y":2}'); // { x: 1, y: 2 }
+ * toolCallInput(""); // {}
  */
 export function toolCallInput(input: unknown): unknown {
   if (typeof input !== "string") return input;
+  if (input.trim() === "") return {};
   try {
     const parsed: unknown = JSON.parse(input);
     return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? parsed : input;

@@ -41,6 +41,26 @@ describe("tool-call arguments sent as a JSON string", () => {
     expect(llm.requests[1]?.messages.at(-1)?.content).toBe(sources[0]?.content);
   });
 
+  it('that are "" call a tool without parameters with none, and tell a tool with some what it lacks', async () => {
+    const now = tool({ name: "now", description: "The time.", parameters: z.object({}), execute: () => "12:00" });
+    const llm = new ScriptedLLM([
+      {
+        toolCalls: [
+          { id: "c1", name: "now", input: "" },
+          { id: "c2", name: "add", input: " " },
+        ],
+      },
+      { text: "It is 12:00." },
+    ]);
+    const { sources } = await new FunctionCallingAgent({ llm, tools: [now, add] }).run({ input: "Time?" });
+    expect(sources.map((s) => [s.input, s.content])).toEqual([
+      [{}, "12:00"],
+      [{}, expect.stringMatching(/^Invalid arguments for tool add: x: .*; y: .*The tool was not run/)],
+    ]);
+    const calls = (llm.requests[1]?.messages[1]?.options as { toolCall: { input: unknown }[] }).toolCall;
+    expect(calls.map((call) => call.input)).toEqual([{}, {}]);
+  });
+
   it("are put to a human by needsApproval, which reads them as an object, and run once approved", async () => {
     const fired: number[] = [];
     const fire = tool({
