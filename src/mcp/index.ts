@@ -197,6 +197,9 @@ function mcpTool(connection: McpConnection, listed: ListedTool, name: string, ma
 
 type CallResult = Awaited<ReturnType<Client["callTool"]>>;
 
+/** The MCP SDK's `ErrorCode.ConnectionClosed`, for a request whose connection closed before its answer. */
+const CONNECTION_CLOSED = -32000;
+
 /**
  * A tool's input schema with its arguments named as every provider takes them (argument-names.ts:
  * one tool with `filter[id]` makes Anthropic refuse every request), and the server's name of
@@ -266,6 +269,14 @@ class McpConnection {
         throw new McpMessageTooLargeError(
           `The MCP server ${this.where} sent a message over ${bytesText(this.maxMessageBytes)} (maxMessageBytes) while ${name} ran, and it was not read` +
             `${reason.connectionLost ? "; the connection was lost, so this call's outcome is unknown" : ""}. Ask for less (a page, a filter, one item).`,
+          { cause: error },
+        );
+      // The server went away mid-call (its process crashed or exited, the HTTP server dropped the
+      // stream): the SDK says only "Connection closed", which tells the model nothing it can act on.
+      if (!call.signal.aborted && (error as { code?: unknown } | null)?.code === CONNECTION_CLOSED)
+        throw new McpConnectionError(
+          `The MCP server ${this.where} closed the connection while ${name} ran (it may have stopped or crashed), so this call's outcome is unknown: check before calling it again. ` +
+            `The next call ${"command" in this.server ? "starts the server again (a server that keeps state in its process starts empty)" : "connects again"}.`,
           { cause: error },
         );
       throw error;

@@ -272,6 +272,23 @@ describe("mcpTools: one message larger than maxMessageBytes", () => {
   });
 });
 
+describe("mcpTools: a server that stops mid-call", () => {
+  it("over stdio: the model reads that the server went away and the outcome is unknown, and the next call starts it again", async () => {
+    toolset = await mcpTools({ ...stdioServer, args: [...stdioServer.args, "--crash"] }, { include: ["crash", "add"] });
+    const llm = new ScriptedLLM([{ toolCalls: [{ name: "crash", input: {} }] }, { toolCalls: [{ name: "add", input: { x: 2, y: 3 } }] }, { text: ["5."] }]);
+    const { sources } = await new FunctionCallingAgent({ llm, tools: toolset.tools }).run({ input: "Crash, then add." });
+    expect(sources.map((s) => [s.isError, s.content])).toEqual([
+      [
+        true,
+        expect.stringMatching(
+          /^Encountered error in tool call: The MCP server `.+ test\/support\/mcp-server\.ts --crash` closed the connection while crash ran \(it may have stopped or crashed\), so this call's outcome is unknown: check before calling it again\. The next call starts the server again/,
+        ),
+      ],
+      [false, "5"],
+    ]);
+  });
+});
+
 describe("mcpTools options", () => {
   it("refuses bad options with a ConfigurationError naming the option, before starting anything", async () => {
     const bad = async (run: () => Promise<unknown>) => run().catch((e: unknown) => e as ConfigurationError);

@@ -127,10 +127,12 @@ export async function startMcpHttpServer(options: { readonly moreTools?: (server
   };
 }
 
-// As a program: the notes server over stdio; with `--huge-answer`, also a tool answering 2 MB.
+// As a program: the notes server over stdio; with `--huge-answer`, also a tool answering 2 MB;
+// with `--crash`, a tool whose call ends the server's process before it answers.
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const { server } = notesServer();
   if (process.argv.includes("--huge-answer"))
     server.registerTool("huge_answer", { description: "Two megabytes." }, () => ({ content: [{ type: "text", text: "x".repeat(2_000_000) }] }));
+  if (process.argv.includes("--crash")) server.registerTool("crash", { description: "Ends the server." }, () => process.exit(3));
   await server.connect(new StdioServerTransport());
 }
