@@ -6,9 +6,9 @@
  */
 import type { JSONValue } from "@llamaindex/core/global";
 import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
-import { z } from "zod";
 import { checkTimeout, startTimer, sharedRunObservers } from "../core/internal.ts";
 import type { RunObservers } from "../core/internal.ts";
+import { checkableSchema } from "./checkable-schema.ts";
 import { startToolCall } from "./current-tool-call.ts";
 import type { ToolCallDetails } from "./current-tool-call.ts";
 import { parsedCallOf, zodSchemaOf } from "./tool.ts";
@@ -51,11 +51,7 @@ function argumentSchema(tool: BaseTool): ArgumentSchema | null {
   let schema = schemas.get(tool);
   if (schema === undefined) {
     const parameters = tool.metadata.parameters;
-    try {
-      schema = zodSchemaOf(tool) ?? (parameters ? (z.fromJSONSchema(parameters as Parameters<typeof z.fromJSONSchema>[0]) as ArgumentSchema) : null);
-    } catch {
-      schema = null; // a schema zod cannot read: let the tool check its own input
-    }
+    schema = zodSchemaOf(tool) ?? (parameters ? checkableSchema(parameters) : null);
     schemas.set(tool, schema);
   }
   return schema;
