@@ -6,7 +6,7 @@
  */
 import type { JSONValue } from "@llamaindex/core/global";
 import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
-import { checkTimeout, startTimer, sharedRunObservers } from "../core/internal.ts";
+import { checkTimeout, quoteInput, startTimer, sharedRunObservers } from "../core/internal.ts";
 import type { RunObservers } from "../core/internal.ts";
 import { checkableSchema } from "./checkable-schema.ts";
 import { startToolCall } from "./current-tool-call.ts";
@@ -293,7 +293,7 @@ function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: Callable
   if (typeof input !== "object" || input === null || Array.isArray(input)) {
     return failure(
       call,
-      `Invalid arguments for tool ${call.name}: expected a JSON object, got ${JSON.stringify(input)}. The tool was not run; call it again with arguments that match its schema.`,
+      `Invalid arguments for tool ${call.name}: ${notAnObject(input)}. The tool was not run; call it again with arguments that match its schema.`,
     );
   }
   const schema = argumentSchema(tool);
@@ -313,6 +313,26 @@ function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: Callable
   const parsedCall = parsedCallOf(tool);
   // A tool from stepflow's tool() whose call was replaced parses its input again in that call: it gets the input as it came.
   return { tool: tool as CallableTool, args: zodSchemaOf(tool) && !parsedCall ? input : parsed.data, parsedCall };
+}
+
+const QUOTED_ARGUMENTS = 300; // characters of arguments that are not an object quoted back to the model
+
+/**
+ * Why arguments that are not a JSON object cannot be used, for the model to correct: text that
+ * is not JSON says where it stops being JSON (text after the object, a code fence around it), and
+ * what is quoted of it is cut, as a model that wrote pages of it would read them again each round.
+ */
+function notAnObject(input: unknown): string {
+  if (typeof input !== "string") return `expected a JSON object, got ${JSON.stringify(input) ?? String(input)}`;
+  let problem: string;
+  try {
+    JSON.parse(input);
+    problem = "expected a JSON object";
+  } catch (error) {
+    problem = `they are not JSON (${(error as Error).message.replace(/\n/g, "\\n")})`;
+  }
+  const hint = /^\s*```|```\s*$/.test(input) ? "; send the JSON object alone, without a code fence" : "";
+  return `${problem}${hint}, got ${quoteInput(input, QUOTED_ARGUMENTS)}`;
 }
 
 /**

@@ -35,10 +35,34 @@ describe("tool-call arguments sent as a JSON string", () => {
     const llm = new ScriptedLLM([{ toolCalls: [{ id: "c1", name: "add", input: '{"x":2123,' }] }, { text: "Sorry." }]);
     const { sources } = await new FunctionCallingAgent({ llm, tools: [add] }).run({ input: "2123 + 2321?" });
     expect(sources[0]?.isError).toBe(true);
-    expect(sources[0]?.content).toBe(
-      'Invalid arguments for tool add: expected a JSON object, got "{\\"x\\":2123,". The tool was not run; call it again with arguments that match its schema.',
+    // After "they are not JSON" comes V8's own reason, whose wording changes with Node's version.
+    expect(sources[0]?.content).toMatch(
+      /^Invalid arguments for tool add: they are not JSON \(.+\), got "\{\\"x\\":2123,"\. The tool was not run; call it again with arguments that match its schema\.$/,
     );
     expect(llm.requests[1]?.messages.at(-1)?.content).toBe(sources[0]?.content);
+  });
+
+  it("that are JSON with text after it, in a code fence, or pages long are refused saying where and why, quoting a bounded part", async () => {
+    const ran: unknown[] = [];
+    const sum = tool({
+      name: "add",
+      description: "Add.",
+      parameters: z.object({ x: z.number(), y: z.number() }),
+      execute: (args) => (ran.push(args), args.x + args.y),
+    });
+    const refusal = async (input: string) =>
+      (await runToolCall({ id: "c", name: "add", input } as unknown as Parameters<typeof runToolCall>[0], [sum])).content;
+    expect(await refusal('{"x":1,"y":2} I added them.')).toMatch(
+      /^Invalid arguments for tool add: they are not JSON \(.*after JSON at position 14.*\), got "\{.*The tool was not run/,
+    );
+    expect(await refusal('```json\n{"x":1,"y":2}\n```')).toMatch(
+      /^Invalid arguments for tool add: they are not JSON \(.*\); send the JSON object alone, without a code fence, got "```json/,
+    );
+    expect(await refusal("[1, 2]")).toMatch(/^Invalid arguments for tool add: expected a JSON object, got "\[1, 2\]"\. /);
+    const pages = await refusal(`{"x": ${"1".repeat(100_000)}`);
+    expect(pages).toContain("(100006 characters)");
+    expect(pages.length).toBeLessThan(600);
+    expect(ran).toEqual([]);
   });
 
   it('that are "" call a tool without parameters with none, and tell a tool with some what it lacks', async () => {
