@@ -347,9 +347,13 @@ function contentText(content: unknown): string {
     .join("\n");
 }
 
-/** A name the OpenAI API takes (`^[a-zA-Z0-9_-]{1,64}$`): other characters become `_`. */
+/**
+ * A name every provider takes: OpenAI's `^[a-zA-Z0-9_-]{1,64}$` (other characters become `_`),
+ * starting with a letter or `_` as Gemini wants (`3d_render` becomes `_3d_render`).
+ */
 function toolName(name: string, prefix: string | undefined, where: string): string {
-  const made = `${prefix ? `${prefix}_` : ""}${name}`.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64);
+  const valid = `${prefix ? `${prefix}_` : ""}${name}`.replace(/[^a-zA-Z0-9_-]/g, "_");
+  const made = (/^[a-zA-Z_]/.test(valid) || valid === "" ? valid : `_${valid}`).slice(0, 64);
   if (!TOOL_NAME.test(made)) throw new McpConnectionError(`The MCP server ${where} lists a tool with an empty name.`);
   return made;
 }

@@ -117,6 +117,15 @@ describe("mcpTools over streamable HTTP", () => {
     expect(received).toEqual([{ "filter[status]": "failed", $top: 5 }]);
   });
 
+  it("names a tool whose name starts with a digit so that Gemini takes it, and calls the server's tool", async () => {
+    http = await startMcpHttpServer({
+      moreTools: (server) => server.registerTool("3d_render", { description: "Render a model." }, () => ({ content: [{ type: "text", text: "rendered" }] })),
+    });
+    toolset = await mcpTools({ url: http.url }, { include: ["3d_render"] });
+    expect(toolset.tools.map((t) => t.metadata.name)).toEqual(["_3d_render"]);
+    expect(await toolset.tools[0]?.call?.({})).toBe("rendered");
+  });
+
   it("works with the agent's approval: a human approves the tools that do not only read", async () => {
     http = await startMcpHttpServer();
     const tools = (toolset = await mcpTools({ url: http.url }));

@@ -118,11 +118,14 @@ export function openApiTools(options: OpenApiToolsOptions): FunctionTool<Operati
   return tools;
 }
 
-/** The operation's id as a tool name (letters, digits, `_` and `-`, at most 64), else its method and path. */
+/**
+ * The operation's id as a tool name (letters, digits, `_` and `-`, at most 64, starting with a
+ * letter or `_`: Gemini refuses a request with a tool named `2fa_enable`), else its method and path.
+ */
 function operationName(operation: Json, method: string, path: string): string {
   const id = typeof operation.operationId === "string" ? operation.operationId.replace(/[^A-Za-z0-9_-]+/g, "_").replace(/^_+|_+$/g, "") : "";
   const name = id || `${method.toLowerCase()}_${path.replace(/[^A-Za-z0-9]+/g, "_").replace(/^_+|_+$/g, "")}`;
-  return name.slice(0, MAX_NAME);
+  return (/^[A-Za-z_]/.test(name) ? name : `_${name}`).slice(0, MAX_NAME);
 }
 
 function uniqueName(name: string, taken: Set<string>): string {

@@ -153,4 +153,13 @@ describe("openApiTools on documents as APIs publish them", () => {
     const noNote = await runToolCall({ id: "c3", name: "pay", input: { body: { amount: 5 } } }, tools);
     expect(noNote.content).toMatch(/^Invalid arguments for tool pay: body\.note: /);
   });
+
+  it("names an operation whose id starts with a digit so that Gemini takes it", () => {
+    const openApi: OpenApiDocument = {
+      openapi: "3.0.3",
+      paths: { "/2fa": { post: { operationId: "2fa.enable" }, delete: { operationId: "-2fa-disable" } }, "/3d/{id}": { get: {} } },
+    };
+    // Gemini's rule for function names: it refuses the whole request otherwise.
+    expect(openApiTools({ openApi, baseURL: "http://127.0.0.1:9" }).map((t) => t.metadata.name)).toEqual(["_2fa_enable", "_-2fa-disable", "get_3d_id"]);
+  });
 });
