@@ -173,6 +173,9 @@ function operationSchema(
     if (parameter.in === "path") {
       pathParameters.push(name);
       required.push(argument); // a path parameter always is
+      // An empty one names another resource: DELETE /users/{id} with id "" is DELETE /users/.
+      const text = schema.type === undefined || schema.type === "string" || (Array.isArray(schema.type) && schema.type.includes("string"));
+      if (text && !(typeof schema.minLength === "number" && schema.minLength >= 1)) schema.minLength = 1;
     } else {
       queryParameters.push(name);
       if (parameter.required === true) required.push(argument);

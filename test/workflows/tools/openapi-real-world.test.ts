@@ -4,7 +4,10 @@
  * provider refuses or that sends the wrong request.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { ToolApprovalEvent, ToolApprovalRequestEvent } from "../../../events/index.ts";
+import { ScriptedLLM } from "../../../src/llm/scripted-llm.ts";
 import { runToolCall } from "../../../src/tools/tool-calls.ts";
+import { FunctionCallingAgent } from "../../../workflows/function-calling-agent.ts";
 import { openApiTools } from "../../../workflows/tools/rest-api.ts";
 import type { OpenApiDocument } from "../../../workflows/tools/rest-api.ts";
 import { startHrApiServer } from "../../support/hr-api-server.ts";
@@ -71,7 +74,12 @@ describe("openApiTools on documents as APIs publish them", () => {
     hr = await startHrApiServer();
     const openApi: OpenApiDocument = { openapi: "3.0.3", paths: { "/api/users/{id}": { get: { operationId: "getUser", summary: "One employee." } } } };
     const [getUser] = openApiTools({ openApi, baseURL: hr.baseURL });
-    expect(getUser?.metadata.parameters).toEqual({ type: "object", properties: { id: { type: "string" } }, required: ["id"], additionalProperties: false });
+    expect(getUser?.metadata.parameters).toEqual({
+      type: "object",
+      properties: { id: { type: "string", minLength: 1 } },
+      required: ["id"],
+      additionalProperties: false,
+    });
     const tools = [getUser as NonNullable<typeof getUser>];
     const missing = await runToolCall({ id: "c1", name: "getUser", input: {} }, tools);
     expect(missing.content).toMatch(/^Invalid arguments for tool getUser: id: /);
@@ -109,7 +117,10 @@ describe("openApiTools on documents as APIs publish them", () => {
     const team = { type: "object", required: ["name"], properties: { name: { type: "string" } } };
     expect(tools.map((t) => [t.metadata.name, t.metadata.parameters])).toEqual([
       ["replaceTeam", { type: "object", properties: { id: { type: "integer" }, body: team }, required: ["id", "body"], additionalProperties: false }],
-      ["updateTeam", { type: "object", properties: { id: { type: "string" }, body: team }, required: ["id", "body"], additionalProperties: false }],
+      [
+        "updateTeam",
+        { type: "object", properties: { id: { type: "string", minLength: 1 }, body: team }, required: ["id", "body"], additionalProperties: false },
+      ],
     ]);
   });
 
@@ -161,5 +172,28 @@ describe("openApiTools on documents as APIs publish them", () => {
     };
     // Gemini's rule for function names: it refuses the whole request otherwise.
     expect(openApiTools({ openApi, baseURL: "http://127.0.0.1:9" }).map((t) => t.metadata.name)).toEqual(["_2fa_enable", "_-2fa-disable", "get_3d_id"]);
+  });
+
+  it('refuses an empty path parameter before a human or the API sees the call: DELETE /users/{id} with id "" is not DELETE /users/', async () => {
+    hr = await startHrApiServer();
+    const openApi: OpenApiDocument = {
+      openapi: "3.0.3",
+      paths: {
+        "/api/users/{id}": { delete: { operationId: "deleteUser", parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }] } },
+      },
+    };
+    const tools = openApiTools({ openApi, baseURL: hr.baseURL });
+    const llm = new ScriptedLLM([{ toolCalls: [{ name: "deleteUser", input: { id: "" } }] }, { text: "Which employee?" }]);
+    const handler = new FunctionCallingAgent({ llm, tools, needsApproval: () => true }).run({ input: "Fire them." });
+    const asked: string[] = [];
+    for await (const ev of handler.streamEvents()) {
+      if (!(ev instanceof ToolApprovalRequestEvent)) continue;
+      asked.push(ev.prefix); // a human would have been asked: answer, so that the run ends and the test fails below
+      handler.ctx.sendEvent(new ToolApprovalEvent({ approvalId: ev.approvalId, approved: true }));
+    }
+    const { sources } = await handler;
+    expect(sources[0]?.content).toMatch(/^Invalid arguments for tool deleteUser: id: .*The tool was not run/);
+    expect(asked).toEqual([]);
+    expect(hr.requests).toEqual([]);
   });
 });

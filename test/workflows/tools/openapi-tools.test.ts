@@ -153,7 +153,7 @@ describe("openApiTools: one tool per operation", () => {
     expect(byName(tools, "orders_refund").metadata.parameters).toEqual({
       type: "object",
       properties: {
-        orderId: { type: "string", description: "The order's number." },
+        orderId: { type: "string", description: "The order's number.", minLength: 1 },
         body: { type: "object", required: ["amount"], properties: { amount: { type: "number" }, note: { type: ["string", "null"] } } },
       },
       required: ["orderId", "body"],
