@@ -40,9 +40,13 @@ export function markOperationTool(made: BaseTool, request: OperationRequest): vo
  */
 export function operationPath(request: OperationRequest, input: Readonly<Record<string, unknown>>): string {
   const argument = (name: string) => request.argumentNames?.get(name) ?? name;
-  const path = request.path.replace(/\{([^}]+?)\+?\}/g, (whole, name: string) => {
+  const path = request.path.replace(/\{([^}]+?)(\+?)\}/g, (whole, name: string, greedy: string) => {
     const value = input[argument(name)];
-    return value === undefined ? whole : encodeURIComponent(typeof value === "string" ? value : JSON.stringify(value));
+    if (value === undefined) return whole;
+    const text = typeof value === "string" ? value : JSON.stringify(value);
+    // A greedy `{name+}` (API Gateway's) is the rest of the path: its slashes stay, each segment
+    // encoded; the request is still refused if a segment is `.` or `..` (rest-request.ts).
+    return greedy ? text.split("/").map(encodeURIComponent).join("/") : encodeURIComponent(text);
   });
   const query = new URLSearchParams();
   for (const name of request.queryParameters) {

@@ -196,4 +196,20 @@ describe("openApiTools on documents as APIs publish them", () => {
     expect(asked).toEqual([]);
     expect(hr.requests).toEqual([]);
   });
+
+  it("sends a greedy {path+} parameter's slashes as slashes, and still refuses one that climbs out of the API", async () => {
+    hr = await startHrApiServer();
+    const openApi: OpenApiDocument = {
+      openapi: "3.0.3",
+      paths: { "/api/{proxy+}": { get: { operationId: "proxyGet", parameters: [{ name: "proxy", in: "path", required: true, schema: { type: "string" } }] } } },
+    };
+    const tools = openApiTools({ openApi, baseURL: `${hr.baseURL}/` });
+    const user = await runToolCall({ id: "c1", name: "proxyGet", input: { proxy: "users/7" } }, tools);
+    expect(JSON.parse(user.content)).toMatchObject({ status: 200, body: { data: { id: 7 } } });
+    for (const proxy of ["../secret", "users/../../secret"]) {
+      const refused = await runToolCall({ id: "c2", name: "proxyGet", input: { proxy } }, tools);
+      expect({ proxy, content: refused.content }).toEqual({ proxy, content: expect.stringContaining("outside the API") });
+    }
+    expect(hr.requests.map((r) => r.path)).toEqual(["/api/users/7"]);
+  });
 });
