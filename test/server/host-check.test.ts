@@ -4,6 +4,7 @@
  * other machines reach needs a token or the operator's explicit word.
  */
 import { request } from "node:http";
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WorkflowClient } from "../../src/client/workflow-client.ts";
 import { ConfigurationError } from "../../src/core/errors.ts";
@@ -41,6 +42,36 @@ function send(port: number, host: string, method: string, path: string, body?: u
 }
 
 const ATTACKER = "rebind.attacker.example";
+
+/**
+ * Sends `head` (a request line and headers, as written) over a socket to 127.0.0.1:`port`, so
+ * that a Host header can be empty, missing or repeated, as no HTTP client library sends it.
+ */
+function sendRaw(port: number, head: string, body = ""): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", () => socket.end(`${head}\r\nConnection: close\r\n\r\n${body}`));
+    let data = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => (data += chunk));
+    socket.on("error", reject);
+    socket.on("end", () => {
+      const split = data.indexOf("\r\n\r\n");
+      const [status = "", ...headers] = data.slice(0, split).split("\r\n");
+      let body = data.slice(split + 4);
+      if (headers.some((h) => /^transfer-encoding:\s*chunked$/i.test(h))) {
+        let plain = "";
+        for (let at = 0, size = 1; size > 0;) {
+          const end = body.indexOf("\r\n", at);
+          size = Number.parseInt(body.slice(at, end), 16);
+          plain += body.slice(end + 2, end + 2 + size);
+          at = end + 4 + size;
+        }
+        body = plain;
+      }
+      resolve({ status: Number(status.split(" ")[1]), body });
+    });
+  });
+}
 
 describe("a server without a token", () => {
   let server: WorkflowServer;
@@ -89,6 +120,32 @@ describe("a server without a token", () => {
     await client.cancel(id);
   });
 
+  it("refuses a request whose Host is empty, missing (HTTP/1.0) or repeated, or whose URL and Host disagree, with the same 421", async () => {
+    for (const [head, what, body] of [
+      ["GET /api/handlers HTTP/1.1\r\nHost:", "an empty Host header"],
+      ["GET /api/handlers HTTP/1.1\r\nHost:   ", "an empty Host header"],
+      ["GET /api/handlers HTTP/1.0", "no Host header"],
+      [`GET /api/handlers HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nhost: ${ATTACKER}`, "2 Host headers"],
+      ["POST /api/workflows/hr/start HTTP/1.1\r\nHost:\r\nContent-Type: application/json\r\nContent-Length: 2", "an empty Host header", "{}"],
+    ]) {
+      const answer = await sendRaw(port, head as string, body);
+      expect({ head, status: answer.status }).toEqual({ head, status: 421 });
+      expect(JSON.parse(answer.body)).toEqual({
+        error: {
+          code: "host_not_allowed",
+          message: `This server does not answer requests for ${what}: without a token it answers only localhost, IP addresses and the names it is told. Send one Host header naming the server, as browsers and HTTP/1.1 clients do. Open it at http://127.0.0.1 or http://localhost, or start it with a token (--token, or token in WorkflowServer's options), or, behind a proxy that checks Host itself, allow any (--allowed-host "*", or allowedHosts: ["*"]).`,
+        },
+      });
+    }
+    // The URL of a request line with a whole URL is built from it, not from Host: Host is checked too.
+    const absolute = await sendRaw(port, `GET http://localhost:${port}/api/handlers HTTP/1.1\r\nHost: ${ATTACKER}`);
+    expect(absolute.status).toBe(421);
+    expect(JSON.parse(absolute.body)).toMatchObject({ error: { code: "host_not_allowed", message: expect.stringContaining(`--allowed-host ${ATTACKER}`) } });
+    // The same requests with one Host naming the server are answered.
+    expect((await sendRaw(port, `GET /api/handlers HTTP/1.0\r\nHost: 127.0.0.1:${port}`)).status).toBe(200);
+    expect((await sendRaw(port, `GET http://localhost:${port}/api/handlers HTTP/1.1\r\nHost: localhost:${port}`)).status).toBe(200);
+  });
+
   it("answers localhost, 127.0.0.1 and [::1], with or without the port", async () => {
     for (const host of ["localhost", `localhost:${port}`, "127.0.0.1", `127.0.0.1:${port}`, "[::1]", `[::1]:${port}`, "LOCALHOST."]) {
       const answer = await send(port, host, "GET", "/api/health");
@@ -134,6 +191,17 @@ describe("names the operator allows", () => {
     expect(() => new WorkflowServer({ workflows: { hr: firingAgent([]) }, store: "memory:", allowedHosts: ["http://x.example/"] })).toThrow(
       /allowedHosts takes host names/,
     );
+  });
+
+  it('with "*", answers a request with an empty or no Host (a proxy in front checks it)', async () => {
+    const { server, url } = await startServer({ allowedHosts: ["*"] });
+    try {
+      const port = Number(new URL(url).port);
+      expect((await sendRaw(port, "GET /api/workflows HTTP/1.1\r\nHost:")).status).toBe(200);
+      expect((await sendRaw(port, "GET /api/workflows HTTP/1.0")).status).toBe(200);
+    } finally {
+      await server.close();
+    }
   });
 
   it("with a token, answers any name, and the token is what is checked", async () => {
