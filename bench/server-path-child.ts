@@ -6,7 +6,9 @@
  * awaiting the same workflow's `run()` at the same path. Both also serve `ticks`, a run that
  * writes 100 events to its stream: `WorkflowServer` at `POST /api/workflows/ticks/start` then
  * `GET /api/handlers/:id/events`, Hono at `POST /ticks/sse`, its `streamSSE` writing each event
- * of `handler.streamEvents()` as it comes. Prints its URL; answers an IPC
+ * of `handler.streamEvents()` as it comes. And `inbox`, a run that waits for `Note`s for ever:
+ * `WorkflowServer` at `POST /api/workflows/inbox/start`, Hono at `POST /inbox/start`, then
+ * both at `POST /api/handlers/:id/events`. Prints its URL; answers an IPC
  * "heap" message with the heap in use after a full GC, "used" with the CPU time the process has
  * used so far (µs, all threads), and `{ cpu: RUNS }` with the CPU time
  * (all threads) and the garbage collector's time per run-and-wait of RUNS runs driven in this
@@ -42,6 +44,22 @@ class Ticks extends Workflow<object, number> {
 }
 const ticks = new Ticks({ timeout: null });
 
+/** What a client sends into an `inbox` run, again and again: the run waits for the next one each time. */
+class Note extends Event<{ i: number }> {}
+/** Waits for `Note`s for ever; `pad` lines of 1,000 characters in its store make its context that much larger. */
+class Inbox extends Workflow<{ pad?: number }, number> {
+  @step({ accepts: [StartEvent], emits: [StopEvent] })
+  async read(ctx: Context, ev: StartEventOf<{ pad?: number }>): Promise<StopEventOf<number>> {
+    if (ev.pad)
+      await ctx.store.set(
+        "history",
+        Array.from({ length: ev.pad }, (_, i) => String(i).padEnd(1000, ".")),
+      );
+    for (;;) await ctx.waitForEvent(Note);
+  }
+}
+const inbox = new Inbox({ timeout: null });
+
 let url: string;
 let fetchApp: (request: Request) => Response | Promise<Response>;
 if (mode === "hono") {
@@ -66,6 +84,21 @@ if (mode === "hono") {
       await sse.writeSSE({ event: "end", data: JSON.stringify({ end: true, status: "succeeded" }) });
     }),
   );
+  // The floor of sending an event: the run in a map, the event sent into it, 202.
+  const inboxRuns = new Map<string, { ctx: { sendEvent: (event: InstanceType<typeof Note>) => void } }>();
+  app.post("/inbox/start", async (c) => {
+    const body = (await c.req.json()) as { input: { pad?: number } };
+    const id = String(inboxRuns.size);
+    inboxRuns.set(id, inbox.run(body.input));
+    return c.json({ id }, 202);
+  });
+  app.post("/api/handlers/:id/events", async (c) => {
+    const body = (await c.req.json()) as { type: string; data: { i: number } };
+    const run = inboxRuns.get(c.req.param("id"));
+    if (!run || body.type !== "Note") return c.json({ error: "no such run or type" }, 404);
+    run.ctx.sendEvent(new Note(body.data));
+    return c.json({ accepted: true }, 202);
+  });
   fetchApp = app.fetch;
   url = await new Promise<string>((resolve) => {
     const server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info) => resolve(`http://127.0.0.1:${info.port}`));
@@ -73,7 +106,7 @@ if (mode === "hono") {
   });
 } else {
   const { WorkflowServer } = (await import(pathToFileURL(join(root, "src/server/index.ts")).href)) as ServerModule;
-  const server = new WorkflowServer({ workflows: { echo, ticks }, store });
+  const server = new WorkflowServer({ workflows: { echo, ticks, inbox: { workflow: inbox, events: [Note] } }, store });
   url = (await server.listen({ port: 0 })).url;
   fetchApp = server.app.fetch;
 }

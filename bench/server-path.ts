@@ -87,6 +87,77 @@ async function load(url: string, seconds: number): Promise<{ rps: number; p99: n
   return { rps: latencies.length / wall, p99: latencies[Math.floor(latencies.length * 0.99)] ?? NaN, errors, count: latencies.length };
 }
 
+/**
+ * `CLIENTS` clients, each starting an `inbox` run (its store padded with `pad` KB) and then
+ * sending it one event after another for `seconds`: events/s, p99 in ms, and how many answers
+ * were not 202.
+ */
+async function eventsLoad(url: string, mode: Side["mode"], seconds: number, pad: number): Promise<{ rps: number; p99: number; errors: number }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+  const ids = await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      const started = await fetchText(
+        new URL(mode === "hono" ? "/inbox/start" : "/api/workflows/inbox/start", url),
+        agent,
+        "POST",
+        JSON.stringify({ input: { pad } }),
+      );
+      if (started.status !== 202) throw new Error(`start answered ${started.status}: ${started.text}`);
+      return (JSON.parse(started.text) as { id: string }).id;
+    }),
+  );
+  const latencies: number[] = [];
+  let errors = 0;
+  const end = performance.now() + seconds * 1000;
+  const began = performance.now();
+  await Promise.all(
+    ids.map(async (id) => {
+      const target = new URL(`/api/handlers/${id}/events`, url);
+      for (let i = 0; performance.now() < end; i++) {
+        const t0 = performance.now();
+        const { status } = await fetchText(target, agent, "POST", JSON.stringify({ type: "Note", data: { i } }));
+        latencies.push(performance.now() - t0);
+        if (status !== 202) errors++;
+      }
+    }),
+  );
+  const wall = (performance.now() - began) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return { rps: latencies.length / wall, p99: latencies[Math.floor(latencies.length * 0.99)] ?? NaN, errors };
+}
+
+/** The sizes (KB) of the store of the runs events are sent into (`BENCH_SERVER_EVENTS_PAD`). */
+const EVENTS_PAD = (process.env.BENCH_SERVER_EVENTS_PAD ?? "0,100").split(",").map(Number);
+
+async function eventsTable(sides: readonly Side[], dir: string): Promise<void> {
+  for (const pad of EVENTS_PAD) {
+    console.log(
+      `
+POST /api/handlers/:id/events: ${CLIENTS} clients, each sending events one after another into a run of its own that waits for them (its store ${pad} KB); medians of ${ROUNDS} rounds of ${SECONDS} s:\n`,
+    );
+    const measured = await inRounds(sides, dir, ROUNDS, async (side, { url }) => {
+      await eventsLoad(url, side.mode, 1, pad);
+      return eventsLoad(url, side.mode, SECONDS, pad);
+    });
+    const floor = median((measured[0] ?? []).map((r) => r.rps));
+    printTable(
+      ["server", "events/s", "p99 (ms)", "errors", "× bare Hono"],
+      sides.map((side, s) => {
+        const r = measured[s] ?? [];
+        const rps = median(r.map((x) => x.rps));
+        return [
+          side.mode === "hono" ? "bare Hono sending into the run" : side.name,
+          rps.toFixed(0),
+          median(r.map((x) => x.p99)).toFixed(1),
+          String(r.reduce((n, x) => n + x.errors, 0)),
+          (rps / floor).toFixed(2),
+        ];
+      }),
+    );
+  }
+}
+
 const SSE_CLIENTS = Number(process.env.BENCH_SERVER_SSE_CLIENTS ?? 16);
 
 /** Sends `method url` and resolves with the status and the whole body. */
@@ -159,7 +230,8 @@ async function runs(url: string, count: number): Promise<void> {
 
 /**
  * Which parts run (`BENCH_SERVER_PATH_PARTS`, comma-separated): run-and-wait, SSE, the heap over
- * many runs, and `cpu` (not by default): run-and-wait's CPU per run, in process, without HTTP.
+ * many runs, and (not by default) `cpu`: run-and-wait's CPU per run, in process, without HTTP;
+ * `events`: events sent into waiting runs (`POST /api/handlers/:id/events`).
  */
 const PARTS = new Set((process.env.BENCH_SERVER_PATH_PARTS ?? "run,sse,heap").split(","));
 
@@ -230,6 +302,7 @@ export async function benchServerPath(): Promise<void> {
       );
 
     if (PARTS.has("cpu")) await cpuTable(sides, dir);
+    if (PARTS.has("events")) await eventsTable(sides, dir);
     if (PARTS.has("sse")) await sseTable(sides, dir);
     if (PARTS.has("heap")) await heapTable(sides, dir);
   } finally {

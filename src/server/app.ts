@@ -139,7 +139,7 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
     // An answer to an approval is taken only for a question the run has asked (and recorded).
     const approvalId = (event as { approvalId?: unknown }).approvalId;
     if (typeof approvalId === "string") checkAsked(served, approvalId);
-    registry.send(served, event, requester(c, options));
+    await registry.send(served, event, requester(c, options));
     return c.json({ accepted: true }, 202);
   });
   app.post("/api/handlers/:id/approvals", async (c) => {
@@ -153,7 +153,7 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
         "approval_not_found",
         `${served.state.workflow} asks for no approvals; answer its questions with POST /api/handlers/:id/events.`,
       );
-    registry.send(
+    await registry.send(
       served,
       new Answer({ approvalId: body.approvalId, approved: body.approved, ...(body.reason !== undefined ? { reason: body.reason } : {}) }),
       requester(c, options),

@@ -35,7 +35,8 @@ import { FINAL_STATUSES, ServedHandler, isoNow, stackOf } from "./served-handler
 import type { HandlerState } from "./served-handler.ts";
 import type { ReaderTally } from "./served-handler.ts";
 import { CorruptHandlerError } from "./handler-store.ts";
-import type { HandlerStore, StoredCheckpoint, StoredHandler } from "./handler-store.ts";
+import { SessionConflictError } from "../sessions/types.ts";
+import type { HandlerStore, SaveOutcome, StoredCheckpoint, StoredHandler } from "./handler-store.ts";
 import { LEASE_MS, leaseHeld } from "./handler-lease.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
 
@@ -68,6 +69,14 @@ export interface Requester {
 interface Sent {
   readonly from: Requester;
   readonly decision: JsonObject | undefined;
+  /** Told once the run took the event and its record was made: the save that holds both. */
+  readonly taken: (saved: Taken) => void;
+}
+
+/** The save of an event the run took, with its record: how it went, or why the context could not be encoded. */
+interface Taken {
+  readonly save: Promise<SaveOutcome>;
+  readonly unencodable?: unknown;
 }
 
 interface LiveRun {
@@ -287,7 +296,7 @@ export class HandlerRegistry {
             continue;
           }
           if (ev instanceof EventReceivedEvent) {
-            this.#received(served, workflow, ev);
+            this.#received(served, workflow, ctx, ev);
             continue;
           }
           if (!(ev instanceof InputRequiredEvent)) {
@@ -356,27 +365,36 @@ export class HandlerRegistry {
    * the event's type and fields, and who sent it (`by`: the server's principal; `label`: the
    * client's own word).
    */
-  #received(served: ServedHandler, workflow: AnyWorkflow, ev: EventReceivedEvent): void {
+  #received(served: ServedHandler, workflow: AnyWorkflow, ctx: Context, ev: EventReceivedEvent): void {
     const sent = this.#sent.get(ev.event);
     this.#sent.delete(ev.event);
-    // Saved at once, as `send` saves what the answer changed: the record of an answer does not wait for the run's next save.
-    if (sent?.decision) {
-      served.note("ApprovalDecision", sent.decision);
-      return void this.#store.save(served);
+    if (sent?.decision) served.note("ApprovalDecision", sent.decision);
+    else {
+      let data: JsonObject;
+      try {
+        data = encodeEvent(ev.event, ev.eventType, workflow.codecs).data as JsonObject;
+      } catch (error) {
+        data = { unserializable: error instanceof Error ? error.message : String(error) };
+      }
+      served.note(eventTypeName(EventReceivedEvent), {
+        runId: ev.runId,
+        type: ev.eventType,
+        data,
+        ...(sent ? { by: sent.from.by, ...(sent.from.label !== undefined ? { label: sent.from.label } : {}) } : {}),
+      });
     }
-    let data: JsonObject;
+    // The event and its record are saved together, with a context that holds the event (queued,
+    // or given back by the step that took it): a server that restarts or takes the run over has
+    // both. `send` answers once this save is done.
+    let context: ContextJSON | undefined;
+    let unencodable: unknown;
     try {
-      data = encodeEvent(ev.event, ev.eventType, workflow.codecs).data as JsonObject;
+      context = ctx.toJSON();
     } catch (error) {
-      data = { unserializable: error instanceof Error ? error.message : String(error) };
+      unencodable = error;
     }
-    served.note(eventTypeName(EventReceivedEvent), {
-      runId: ev.runId,
-      type: ev.eventType,
-      data,
-      ...(sent ? { by: sent.from.by, ...(sent.from.label !== undefined ? { label: sent.from.label } : {}) } : {}),
-    });
-    void this.#store.save(served);
+    const save = this.#store.save(served, context);
+    sent?.taken(context ? { save } : { save, unencodable });
   }
 
   /** Brings back the unfinished stored handlers that no other server runs, and continues them. */
@@ -548,7 +566,7 @@ export class HandlerRegistry {
    * events with who sent it (`from`): an answer to an approval as an `ApprovalDecision` (approve
    * or deny, why, and what was asked), any other event as an `EventReceivedEvent`.
    */
-  send(served: ServedHandler, event: Event, from: Requester = { by: "local user" }): void {
+  async send(served: ServedHandler, event: Event, from: Requester = { by: "local user" }): Promise<void> {
     const live = this.#live.get(served.state.id);
     if (!live && !served.finished) throw heldElsewhere(served);
     // A run that has just ended (its end not recorded yet) takes nothing either: the engine would refuse it.
@@ -562,13 +580,30 @@ export class HandlerRegistry {
           : `Handler ${served.state.id} is ending (its end is being saved); it takes no more events.`,
       );
     const Answer = approvalAnswerOf(this.workflow(served.state.workflow).workflow);
+    let taken!: (saved: Taken) => void;
+    const recorded = new Promise<Taken>((resolve) => (taken = resolve));
     // Only the workflow's own answer is an approval decision: another event carrying an approvalId is recorded as what it is.
-    this.#sent.set(event, { from, decision: Answer && event instanceof Answer ? decisionOf(served, event, from) : undefined });
-    // The run notes what it takes on its stream (an EventReceivedEvent), where `#follow` records it.
+    this.#sent.set(event, { from, decision: Answer && event instanceof Answer ? decisionOf(served, event, from) : undefined, taken });
+    // The run notes what it takes on its stream (an EventReceivedEvent), where `#follow` records it and saves both.
     live.ctx.sendEvent(event);
     const run = runOf(live.ctx);
     served.answered(event, (question) => run !== undefined && stillAsks(run.state, question));
-    void this.#store.save(served);
+    // Answered once the store has the event: a client told it was accepted never loses it to a crash.
+    const saved = await Promise.race([recorded, live.done.then(() => undefined)]);
+    const id = served.state.id;
+    if (saved === undefined) {
+      // Stopped before recording it (a shutdown, a take-over): the shutdown's save holds the run's context, event and all.
+      if (this.#closing && !this.#taken.has(id) && this.#store.saveFailure(id) === undefined) return;
+      throw this.#taken.has(id) || served.heldBy !== undefined ? takenBeforeSaved(served) : notSavedEvent(served, "the server stopped before it was saved");
+    }
+    const failed = await saved.save;
+    if (failed?.error instanceof SessionConflictError) throw takenBeforeSaved(served);
+    if (failed) throw notSavedEvent(served, `the store refused it: ${failed.error instanceof Error ? failed.error.message : String(failed.error)}`);
+    if (saved.unencodable !== undefined)
+      throw notSavedEvent(
+        served,
+        `the run's context cannot be saved as JSON (${saved.unencodable instanceof Error ? saved.unencodable.message : String(saved.unencodable)})`,
+      );
   }
 
   /** The points of a handler's run that a fork can start from, oldest first. */
@@ -679,6 +714,26 @@ function heldElsewhere(served: ServedHandler): ServerRequestError {
     409,
     "held_by_another_server",
     `Handler ${served.state.id} is run by another server sharing this store (${served.heldBy ?? "unknown"}); this server did nothing. Send this request to that server, or again once it has stopped.`,
+  );
+}
+
+/** The answer to an event the run took but the store does not have (`why`): the client decides whether to send it again. */
+function notSavedEvent(served: ServedHandler, why: string): ServerRequestError {
+  const id = served.state.id;
+  return new ServerRequestError(
+    500,
+    "not_saved",
+    `Handler ${id} took the event, but ${why}, so a restart would lose it. The run goes on with it on this server for now. Check the store (free disk space, the database reachable); if the run asks for the event again (GET /api/handlers/${id} lists what it waits for), send it again.`,
+  );
+}
+
+/** The answer to an event sent into a run that another server took over before the event was saved: that server's run does not have it. */
+function takenBeforeSaved(served: ServedHandler): ServerRequestError {
+  const id = served.state.id;
+  return new ServerRequestError(
+    409,
+    "held_by_another_server",
+    `Handler ${id} was taken over by another server sharing the store before this one saved the event (this server's lease had ended): the run there does not have it. Send it again; GET /api/handlers/${id} shows what the run waits for.`,
   );
 }
 

@@ -142,9 +142,17 @@ interface Kept {
 
 /** One handler's saves: the last one asked for, and the one waiting to begin (which later saves join). */
 interface SaveQueue {
-  tail: Promise<void>;
-  waiting: { release: boolean; done: Promise<void> } | undefined;
+  tail: Promise<SaveOutcome>;
+  waiting: { release: boolean; done: Promise<SaveOutcome> } | undefined;
 }
+
+/**
+ * How a save ended: `undefined` written, else why not (a `SessionConflictError` when another
+ * server took the handler over).
+ * @example const failed = await store.save(served); if (failed) console.error(failed.error);
+ */
+export type SaveOutcome = { readonly error: unknown } | undefined;
+const SAVED: SaveOutcome = undefined;
 
 /** Writes handlers to a session store, one save at a time per handler. */
 export class HandlerStore {
@@ -183,9 +191,9 @@ export class HandlerStore {
    * context (left out: the last one stays). An unfinished handler's lease is renewed, unless
    * `release` gives it up (the server is stopping). `soon`: the write may wait for the I/O
    * ready now (a run's first save, which a run that ends at once then shares with its last).
-   * Resolves once written; a failure goes to `onError`.
+   * Resolves once written, with the error when it was not (which also goes to `onError`).
    */
-  save(handler: ServedHandler, context?: ContextJSON, release = false, soon = false): Promise<void> {
+  save(handler: ServedHandler, context?: ContextJSON, release = false, soon = false): Promise<SaveOutcome> {
     const id = handler.state.id;
     if (context) this.#keep(id).context = context;
     let queue = this.#queues.get(id);
@@ -195,14 +203,14 @@ export class HandlerStore {
       waiting.release ||= release;
       return waiting.done;
     }
-    const previous = queue?.tail ?? Promise.resolve();
+    const previous: Promise<SaveOutcome> = queue?.tail ?? Promise.resolve(SAVED);
     if (!queue) this.#queues.set(id, (queue = { tail: previous, waiting: undefined }));
     const q = queue;
-    const entry: { release: boolean; done: Promise<void> } = { release, done: previous };
+    const entry: { release: boolean; done: Promise<SaveOutcome> } = { release, done: previous };
     q.waiting = entry;
     // `soon`: after the I/O ready now, so that a run ending meanwhile is saved once, as ended.
     const gate = soon ? previous.then(() => this.#nextTurn()) : previous;
-    const next: Promise<void> = gate
+    const next: Promise<SaveOutcome> = gate
       .then(() => {
         q.waiting = undefined;
         return this.#write(handler, entry.release);
@@ -212,12 +220,15 @@ export class HandlerStore {
           const kept = this.#kept.get(id);
           if (kept) kept.failure = undefined;
           this.#dequeue(id, q, next);
+          return SAVED;
         },
         (error: unknown) => {
-          this.#keep(id).failure = { error };
+          const failure = { error };
+          this.#keep(id).failure = failure;
           this.#dequeue(id, q, next);
           if (error instanceof SessionConflictError) this.#events.onTaken(id);
           else this.#events.onError(error, id);
+          return failure;
         },
       );
     entry.done = next;
@@ -236,7 +247,7 @@ export class HandlerStore {
   }
 
   /** Drops a handler's queue once its last save is done. */
-  #dequeue(id: string, queue: SaveQueue, done: Promise<void>): void {
+  #dequeue(id: string, queue: SaveQueue, done: Promise<SaveOutcome>): void {
     if (queue.tail === done && this.#queues.get(id) === queue) this.#queues.delete(id);
   }
 
