@@ -4,7 +4,7 @@
  * worker again. Part of the transitions (run-transitions.ts): synchronous, on the run's state.
  */
 import { eventTypeName, isEvent } from "./event.ts";
-import type { Event } from "./event.ts";
+import type { Event, EventClass } from "./event.ts";
 import { WorkflowRuntimeError } from "./errors.ts";
 import { decodeEvent } from "./serialize.ts";
 import type { SavedEvent } from "./serialize.ts";
@@ -185,4 +185,27 @@ function runningOnceNames(execution: StepExecution): string[] | undefined {
  */
 export function stillAsks(state: RunState, question: Event): boolean {
   return state.waiters.some((waiter) => waiter.question === question);
+}
+
+/**
+ * Whether the run takes `event` at once if it is sent now: a wait it answers, or steps that
+ * accept its class, each with a worker free. Else it would be kept (for a later wait, or queued
+ * for a busy step), and count in {@link heldEvents}.
+ * @example if (!takenAtOnce(run.state, answer)) console.log("kept until something takes it");
+ */
+export function takenAtOnce(state: RunState, event: Event): boolean {
+  if (state.waiters.some((waiter) => matches(waiter, event))) return true;
+  const to = state.steps.routes.get(event.constructor as EventClass);
+  return to !== undefined && to.every((i) => (state.slots[i] as StepSlot).busy < (state.slots[i] as StepSlot).step.numWorkers);
+}
+
+/**
+ * How many events the run holds that nothing has taken yet: those kept for a later wait, and
+ * those queued for a busy step, of the steps named in `steps` (all when left out).
+ * @example heldEvents(run.state, new Set(["review"])); // 3
+ */
+export function heldEvents(state: RunState, steps?: ReadonlySet<string>): number {
+  let held = state.unclaimed.length;
+  for (const slot of state.slots) if (slot.queue && (steps === undefined || steps.has(slot.step.name))) held += slot.queue.size;
+  return held;
 }

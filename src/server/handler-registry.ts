@@ -25,7 +25,9 @@ import {
   newRunId,
   runOf,
   shadowingField,
+  heldEvents,
   stillAsks,
+  takenAtOnce,
   untrustedContext,
   useJournal,
 } from "../core/internal.ts";
@@ -44,7 +46,7 @@ import type { ServedWorkflow } from "./served-workflow.ts";
 export class ServerRequestError extends StepflowError {
   override name = "ServerRequestError";
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 421 | 500 | 503,
+    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 421 | 429 | 500 | 503,
     readonly code: string,
     message: string,
   ) {
@@ -105,11 +107,17 @@ export class HandlerRegistry {
   #closing = false;
 
   readonly #acceptMidRunContexts: boolean;
+  readonly #maxPendingEvents: number;
 
-  constructor(workflows: ReadonlyMap<string, ServedWorkflow>, store: HandlerStore, options: { readonly acceptMidRunContexts?: boolean } = {}) {
+  constructor(
+    workflows: ReadonlyMap<string, ServedWorkflow>,
+    store: HandlerStore,
+    options: { readonly acceptMidRunContexts?: boolean; readonly maxPendingEvents?: number } = {},
+  ) {
     this.#workflows = workflows;
     this.#store = store;
     this.#acceptMidRunContexts = options.acceptMidRunContexts ?? false;
+    this.#maxPendingEvents = options.maxPendingEvents ?? DEFAULT_MAX_PENDING_EVENTS;
     // The leases of the runs this server runs are renewed well before they end.
     this.#renewal = setInterval(() => this.#renewLeases(), LEASE_MS / 6);
     this.#renewal.unref();
@@ -579,14 +587,18 @@ export class HandlerRegistry {
           ? `Handler ${served.state.id} has ended (${served.state.status}); it takes no more events.`
           : `Handler ${served.state.id} is ending (its end is being saved); it takes no more events.`,
       );
-    const Answer = approvalAnswerOf(this.workflow(served.state.workflow).workflow);
+    const wf = this.workflow(served.state.workflow);
+    const run = runOf(live.ctx);
+    // What the run takes now costs it nothing to hold; anything else is kept, in memory and in every save, until taken.
+    if (run && !takenAtOnce(run.state, event) && heldEvents(run.state, stepsTakingFromOutside(wf)) >= this.#maxPendingEvents)
+      throw tooManyPending(served, this.#maxPendingEvents);
+    const Answer = approvalAnswerOf(wf.workflow);
     let taken!: (saved: Taken) => void;
     const recorded = new Promise<Taken>((resolve) => (taken = resolve));
     // Only the workflow's own answer is an approval decision: another event carrying an approvalId is recorded as what it is.
     this.#sent.set(event, { from, decision: Answer && event instanceof Answer ? decisionOf(served, event, from) : undefined, taken });
     // The run notes what it takes on its stream (an EventReceivedEvent), where `#follow` records it and saves both.
     live.ctx.sendEvent(event);
-    const run = runOf(live.ctx);
     served.answered(event, (question) => run !== undefined && stillAsks(run.state, question));
     // Answered once the store has the event: a client told it was accepted never loses it to a crash.
     const saved = await Promise.race([recorded, live.done.then(() => undefined)]);
@@ -703,6 +715,31 @@ export class HandlerRegistry {
   get closing(): boolean {
     return this.#closing;
   }
+}
+
+/** How many events sent into a run it may hold untaken, unless the server's `maxPendingEvents` says otherwise. */
+export const DEFAULT_MAX_PENDING_EVENTS = 100;
+
+/** The steps of `wf` that take an event a client may send: their queues hold what clients sent (and not a fan-out's own events). */
+const outsideSteps = new WeakMap<ServedWorkflow, ReadonlySet<string>>();
+function stepsTakingFromOutside(wf: ServedWorkflow): ReadonlySet<string> {
+  let steps = outsideSteps.get(wf);
+  if (!steps) {
+    const routes = wf.workflow.graph.routes;
+    steps = new Set([...sendableTypes(wf).values()].flatMap((cls) => (routes.get(cls) ?? []).map((s) => s.name)));
+    outsideSteps.set(wf, steps);
+  }
+  return steps;
+}
+
+/** The answer to an event a run would hold beyond the limit: nothing was done with it. */
+function tooManyPending(served: ServedHandler, limit: number): ServerRequestError {
+  const id = served.state.id;
+  return new ServerRequestError(
+    429,
+    "too_many_pending_events",
+    `Handler ${id} holds ${limit} events sent in that it has not taken yet, the server's limit (maxPendingEvents): it takes no more until it has taken some. Nothing was done with this one. Send only the events the run waits for (GET /api/handlers/${id} lists them in waitingFor), once it asks for them.`,
+  );
 }
 
 /** How often a stream of a run another server runs reads the store for what that server saved. */

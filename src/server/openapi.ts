@@ -130,9 +130,14 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
           parameters: [idParam],
           requestBody: body(sendEventBody),
           responses: {
-            "202": ok("Sent.", { type: "object" }),
+            "202": ok("Sent, and saved: a restart or another server taking the run over has it.", { type: "object" }),
             "403": ok("The workflow does not accept this event type from outside a run.", ref("Error")),
-            "409": ok("The handler has ended.", ref("Error")),
+            "409": ok("The handler has ended, or another server runs it.", ref("Error")),
+            "429": ok(
+              "The run holds as many events sent in as it may (maxPendingEvents) and would not take this one now; nothing was done with it.",
+              ref("Error"),
+            ),
+            "500": ok("The run took the event but the store did not save it (not_saved).", ref("Error")),
             ...errors,
           },
         },
@@ -142,7 +147,12 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
           summary: "Answer an approval request the run waits for (sends the workflow's approval answer, e.g. agent.ToolApprovalEvent)",
           parameters: [idParam],
           requestBody: body(approvalBody),
-          responses: { "202": ok("Sent.", ref("HandlerInfo")), "409": ok("The handler has ended.", ref("Error")), ...errors },
+          responses: {
+            "202": ok("Sent, and saved: a restart or another server taking the run over has it.", ref("HandlerInfo")),
+            "409": ok("The handler has ended, or another server runs it.", ref("Error")),
+            "500": ok("The run took the answer but the store did not save it (not_saved).", ref("Error")),
+            ...errors,
+          },
         },
       },
       "/api/handlers/{id}/checkpoints": {

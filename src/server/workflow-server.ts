@@ -53,6 +53,12 @@ export interface WorkflowServerOptions {
   readonly cors?: { readonly origin: string | readonly string[] };
   /** Largest request body in bytes (default 1 MiB); larger gets 413. */
   readonly bodyLimit?: number;
+  /**
+   * How many events sent into a run it may hold that nothing has taken yet (no wait answered by
+   * them, no step started on them: kept in memory and in each save of the run): default 100.
+   * One more gets 429, and nothing is done with it; an event the run takes at once is always taken.
+   */
+  readonly maxPendingEvents?: number;
   /** A directory of static files served at `/` (the web page); `false` or left out: none. */
   readonly webRoot?: string | false;
   /** Keeps this server's handlers apart from other servers' in a shared store (letters, digits, ._-). Default: none. */
@@ -98,6 +104,13 @@ export class WorkflowServer {
     const limit = options.bodyLimit;
     if (limit !== undefined && !(Number.isSafeInteger(limit) && limit > 0))
       throw new ConfigurationError(`bodyLimit is the largest request body in bytes, a whole number > 0; got ${String(limit)}.`, "bodyLimit", limit);
+    const pending = options.maxPendingEvents;
+    if (pending !== undefined && !(Number.isSafeInteger(pending) && pending > 0))
+      throw new ConfigurationError(
+        `maxPendingEvents is how many events sent into a run it may hold untaken, a whole number > 0 (the default is 100); got ${String(pending)}.`,
+        "maxPendingEvents",
+        pending,
+      );
     const heartbeat = options.heartbeat;
     if (heartbeat !== undefined && !(typeof heartbeat === "number" && heartbeat > 0 && heartbeat <= 3600))
       throw new ConfigurationError(`heartbeat is in seconds, a number > 0 and ≤ 3600 (the default is 15); got ${String(heartbeat)}.`, "heartbeat", heartbeat);
@@ -139,7 +152,11 @@ export class WorkflowServer {
       // The registry is made after the store, which tells it when another server took a run over.
       const made: { registry?: HandlerRegistry } = {};
       const store = new HandlerStore(sessions, { onError, onTaken: (id) => made.registry?.taken(id) }, holder, this.#options.namespace);
-      const registry = (made.registry = new HandlerRegistry(this.#workflows, store, { acceptMidRunContexts: this.#options.acceptMidRunContexts === true }));
+      const pending = this.#options.maxPendingEvents;
+      const registry = (made.registry = new HandlerRegistry(this.#workflows, store, {
+        acceptMidRunContexts: this.#options.acceptMidRunContexts === true,
+        ...(pending !== undefined ? { maxPendingEvents: pending } : {}),
+      }));
       await registry.restore();
       const app = createApp(registry, this.#workflows, {
         token: this.#options.token,
