@@ -21,6 +21,7 @@ import { parseJsonText, readBodyText } from "./request-body.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
 import { describeWorkflow } from "./workflow-info.ts";
 import { hostCheck } from "./host-check.ts";
+import { IDEMPOTENCY_KEY_HEADER, IdempotencyKeys, REPLAYED_HEADER } from "./idempotency.ts";
 import type { HostRule } from "./host-check.ts";
 
 /** The HTTP settings of {@link createApp}. */
@@ -61,8 +62,8 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
       "/api/*",
       cors({
         origin: typeof origin === "string" ? origin : [...origin],
-        allowHeaders: ["Authorization", "Content-Type", "Last-Event-ID", CLIENT_LABEL_HEADER],
-        exposeHeaders: ["Content-Type"],
+        allowHeaders: ["Authorization", "Content-Type", "Last-Event-ID", CLIENT_LABEL_HEADER, IDEMPOTENCY_KEY_HEADER],
+        exposeHeaders: ["Content-Type", REPLAYED_HEADER],
       }),
     );
   }
@@ -79,6 +80,20 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
       return auth(c, next);
     });
   }
+
+  // A POST sent again with its Idempotency-Key gets the first answer, not a second run or event.
+  const keys = new IdempotencyKeys();
+  app.use("/api/*", async (c, next) => {
+    const key = c.req.header(IDEMPOTENCY_KEY_HEADER);
+    if (c.req.method !== "POST" || key === undefined) return next();
+    const body = await readBodyText(c, options.bodyLimit);
+    const answer = await keys.answer(options.principal(c.req.raw), `${c.req.method} ${c.req.path}`, key, body, async () => {
+      await next();
+      return { status: c.res.status, body: await c.res.clone().text() };
+    });
+    if (!answer.replayed) return;
+    return c.body(answer.body, answer.status as 200, { "Content-Type": "application/json", [REPLAYED_HEADER]: "true" });
+  });
 
   // The counts let a monitor (and the load benchmark) see runs in progress and readers left behind.
   app.get("/api/health", (c) => c.json({ status: "ok", ...registry.stats() }));

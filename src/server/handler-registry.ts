@@ -46,7 +46,7 @@ import type { ServedWorkflow } from "./served-workflow.ts";
 export class ServerRequestError extends StepflowError {
   override name = "ServerRequestError";
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 421 | 429 | 500 | 503,
+    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 421 | 422 | 429 | 500 | 503,
     readonly code: string,
     message: string,
   ) {

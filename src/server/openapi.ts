@@ -43,6 +43,14 @@ const checkpoint = z.object({
   at: z.string(),
   label: z.string().describe("What had just happened: start, after step <name>, asked <event type>."),
 });
+/** Taken by every POST: the same request sent again with its key gets the first answer. */
+const idempotencyKey = {
+  name: "Idempotency-Key",
+  in: "header",
+  schema: { type: "string", pattern: "^[\\x21-\\x7e]{1,255}$" },
+  description:
+    "A key of the client's for this request (a UUID): sent again with the same key and body, it is not done again; the first 2xx answer comes back with Idempotent-Replayed: true. The same key with another body or route: 422 idempotency_key_reused. Kept 24 h by the server that answered.",
+};
 const errorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 
 /** The document for the registered workflows (their input schemas name the run bodies). */
@@ -74,7 +82,7 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
       "/api/workflows/{name}/run": {
         post: {
           summary: "Run a workflow and wait for it to end",
-          parameters: [nameParam],
+          parameters: [nameParam, idempotencyKey],
           requestBody: body(startBody),
           responses: { "200": ok("The ended handler.", ref("HandlerInfo")), ...errors },
         },
@@ -82,7 +90,7 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
       "/api/workflows/{name}/start": {
         post: {
           summary: "Start a run; follow it with /api/handlers/{id}/events",
-          parameters: [nameParam],
+          parameters: [nameParam, idempotencyKey],
           requestBody: body(startBody),
           responses: { "202": ok("The handler.", ref("HandlerInfo")), ...errors },
         },
@@ -127,7 +135,7 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
         },
         post: {
           summary: "Send an event into a running handler: one its workflow accepts from outside (GET /api/workflows/{name} lists them)",
-          parameters: [idParam],
+          parameters: [idParam, idempotencyKey],
           requestBody: body(sendEventBody),
           responses: {
             "202": ok("Sent, and saved: a restart or another server taking the run over has it.", { type: "object" }),
@@ -145,7 +153,7 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
       "/api/handlers/{id}/approvals": {
         post: {
           summary: "Answer an approval request the run waits for (sends the workflow's approval answer, e.g. agent.ToolApprovalEvent)",
-          parameters: [idParam],
+          parameters: [idParam, idempotencyKey],
           requestBody: body(approvalBody),
           responses: {
             "202": ok("Sent, and saved: a restart or another server taking the run over has it.", ref("HandlerInfo")),
@@ -168,7 +176,7 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
       "/api/handlers/{id}/fork": {
         post: {
           summary: "Start a new run from a checkpoint of an ended run (steps work again, approvals are asked again)",
-          parameters: [idParam],
+          parameters: [idParam, idempotencyKey],
           requestBody: body(forkBody),
           responses: {
             "202": ok("The new run, with forkedFrom.", ref("HandlerInfo")),
@@ -178,7 +186,11 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
         },
       },
       "/api/handlers/{id}/cancel": {
-        post: { summary: "Cancel a run", parameters: [idParam], responses: { "200": ok("The cancelled handler.", ref("HandlerInfo")), ...errors } },
+        post: {
+          summary: "Cancel a run",
+          parameters: [idParam, idempotencyKey],
+          responses: { "200": ok("The cancelled handler.", ref("HandlerInfo")), ...errors },
+        },
       },
       "/api/handlers/{id}/context": {
         get: {

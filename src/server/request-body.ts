@@ -14,11 +14,20 @@ import { ServerRequestError } from "./handler-registry.ts";
 /** The deepest nesting of arrays and objects a request body may have. @example `{"a":{"b":[1]}}` is 3 deep */
 export const MAX_JSON_DEPTH = 256;
 
+/** Bodies read, by request: the idempotency check reads a body before its route does. */
+const read = new WeakMap<Request, Promise<string>>();
+
 /**
- * The body as text, or 413 when it is larger than `limit` bytes.
+ * The body as text, or 413 when it is larger than `limit` bytes; read once per request.
  * @example const text = await readBodyText(c, 1024 * 1024);
  */
-export async function readBodyText(c: Context, limit: number): Promise<string> {
+export function readBodyText(c: Context, limit: number): Promise<string> {
+  let text = read.get(c.req.raw);
+  if (!text) read.set(c.req.raw, (text = readOnce(c, limit)));
+  return text;
+}
+
+async function readOnce(c: Context, limit: number): Promise<string> {
   const tooLarge = () => new ServerRequestError(413, "body_too_large", `The request body is larger than the server's limit of ${limit} bytes.`);
   const length = c.req.header("Content-Length");
   if (length !== undefined && c.req.header("Transfer-Encoding") === undefined) {
