@@ -6,7 +6,7 @@
  * const done = await client.run("agent", { input: "What is 2 + 2?" });
  */
 export { WorkflowClient, WorkflowClientError } from "./workflow-client.ts";
-export type { WorkflowClientOptions, StartOptions, HandlerQuery } from "./workflow-client.ts";
+export type { WorkflowClientOptions, StartOptions, SendOptions, HandlerQuery } from "./workflow-client.ts";
 export type {
   ApprovalDecision,
   Checkpoint,

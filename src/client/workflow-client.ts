@@ -33,7 +33,12 @@ export interface WorkflowClientOptions {
   readonly token?: string;
   /** A `fetch` of your own (default: the global one). */
   readonly fetch?: typeof fetch;
-  /** How many times a dropped event stream reconnects before `streamEvents` throws (default 5). */
+  /**
+   * How many times a dropped event stream reconnects before `streamEvents` throws, and how many
+   * times any other call is sent again after a network failure or a 502, 503 or 504 (a server
+   * restarting behind a proxy) before it throws (default 5). A POST is sent again with the
+   * same `Idempotency-Key`, so the server does it once.
+   */
   readonly reconnects?: number;
   /**
    * Seconds an event stream may send nothing before the client takes the connection for dead
@@ -53,6 +58,17 @@ export interface StartOptions {
   readonly continueFrom?: string;
   /** A saved context to run in (`getContext` of a handler, or `ctx.toJSON()`); one saved mid-run continues that run: pass `undefined` as input. */
   readonly context?: JsonObject;
+  readonly signal?: AbortSignal;
+  /** The request's `Idempotency-Key` (default: a new random one per call): one of yours, to send the same start again later, from another process even, and get the same run. */
+  readonly idempotencyKey?: string;
+}
+
+/**
+ * Options of a call that changes a run: `idempotencyKey` as in {@link StartOptions}.
+ * @example `await client.sendEvent(id, "HumanResponseEvent", { response: "yes" }, { idempotencyKey: messageId })`
+ */
+export interface SendOptions {
+  readonly idempotencyKey?: string;
   readonly signal?: AbortSignal;
 }
 
@@ -118,12 +134,12 @@ export class WorkflowClient {
 
   /** Runs a workflow and waits for it to end; the handler says how it ended (`status`, `result`, `error`). */
   run(workflow: string, input: JsonObject | undefined, options: StartOptions = {}): Promise<HandlerInfo> {
-    return this.#json("POST", `/api/workflows/${encodeURIComponent(workflow)}/run`, startBody(input, options), options.signal);
+    return this.#json("POST", `/api/workflows/${encodeURIComponent(workflow)}/run`, startBody(input, options), options);
   }
 
   /** Starts a run; follow it with `streamEvents(handler.id)`. */
   start(workflow: string, input: JsonObject | undefined, options: StartOptions = {}): Promise<HandlerInfo> {
-    return this.#json("POST", `/api/workflows/${encodeURIComponent(workflow)}/start`, startBody(input, options), options.signal);
+    return this.#json("POST", `/api/workflows/${encodeURIComponent(workflow)}/start`, startBody(input, options), options);
   }
 
   /** A handler's status, result or error, and what it waits for. */
@@ -144,21 +160,30 @@ export class WorkflowClient {
   /**
    * Sends an event into a running handler (`type` is its type name, e.g. `HumanResponseEvent`).
    * Once the run takes it, the server records it in the run's events as an `EventReceivedEvent`
-   * naming who sent it (an answer to an approval: as an `ApprovalDecision`).
+   * naming who sent it (an answer to an approval: as an `ApprovalDecision`). Sent again after
+   * a network failure with the same `Idempotency-Key`: the run takes it once.
    * @example await client.sendEvent(id, "HumanResponseEvent", { response: "yes" });
    */
-  async sendEvent(id: string, type: string, data: JsonObject = {}): Promise<void> {
-    await this.#json("POST", `/api/handlers/${encodeURIComponent(id)}/events`, { type, data });
+  async sendEvent(id: string, type: string, data: JsonObject = {}, options: SendOptions = {}): Promise<void> {
+    await this.#json("POST", `/api/handlers/${encodeURIComponent(id)}/events`, { type, data }, options);
   }
 
-  /** Answers a tool approval request (`agent.ToolApprovalRequestEvent`'s `approvalId`). */
-  approve(id: string, approvalId: string, approved: boolean, reason?: string): Promise<HandlerInfo> {
-    return this.#json("POST", `/api/handlers/${encodeURIComponent(id)}/approvals`, { approvalId, approved, ...(reason !== undefined ? { reason } : {}) });
+  /**
+   * Answers a tool approval request (`agent.ToolApprovalRequestEvent`'s `approvalId`).
+   * @example await client.approve(id, String(request.data.approvalId), true, "HR signed off.");
+   */
+  approve(id: string, approvalId: string, approved: boolean, reason?: string, options: SendOptions = {}): Promise<HandlerInfo> {
+    return this.#json(
+      "POST",
+      `/api/handlers/${encodeURIComponent(id)}/approvals`,
+      { approvalId, approved, ...(reason !== undefined ? { reason } : {}) },
+      options,
+    );
   }
 
   /** Cancels a run; resolves with the handler once it has ended. */
-  cancel(id: string): Promise<HandlerInfo> {
-    return this.#json("POST", `/api/handlers/${encodeURIComponent(id)}/cancel`);
+  cancel(id: string, options: SendOptions = {}): Promise<HandlerInfo> {
+    return this.#json("POST", `/api/handlers/${encodeURIComponent(id)}/cancel`, undefined, options);
   }
 
   /**
@@ -178,8 +203,8 @@ export class WorkflowClient {
    * const fork = await client.fork(id, { at: 0 });
    * console.log(fork.forkedFrom); // { handlerId: id, seq: 0, label: "start" }
    */
-  fork(id: string, options: { at?: number } = {}): Promise<HandlerInfo> {
-    return this.#json("POST", `/api/handlers/${encodeURIComponent(id)}/fork`, options.at !== undefined ? { at: options.at } : {});
+  fork(id: string, options: { at?: number } & SendOptions = {}): Promise<HandlerInfo> {
+    return this.#json("POST", `/api/handlers/${encodeURIComponent(id)}/fork`, options.at !== undefined ? { at: options.at } : {}, options);
   }
 
   /** The run's saved context (`ctx.toJSON()`): live for a running handler. */
@@ -271,14 +296,39 @@ export class WorkflowClient {
     return this.getHandler(id);
   }
 
-  async #json<T>(method: string, path: string, body?: JsonValue, signal?: AbortSignal): Promise<T> {
-    const response = await this.#request(method, path, body, signal, "application/json");
-    return (await response.json()) as T;
+  /**
+   * A call's JSON answer. A network failure or a gateway's 502/503/504 is tried again (after
+   * 0.1 s, 0.2 s… as a stream reconnects); a POST carries one `Idempotency-Key` over its tries,
+   * so that the server does it once.
+   */
+  async #json<T>(
+    method: string,
+    path: string,
+    body?: JsonValue,
+    options: { signal?: AbortSignal | undefined; idempotencyKey?: string | undefined } = {},
+  ): Promise<T> {
+    const { signal } = options;
+    const key = method === "POST" ? (options.idempotencyKey ?? newKey()) : undefined;
+    for (let failures = 0; ;) {
+      try {
+        const response = await this.#request(method, path, body, signal, "application/json", key);
+        try {
+          return (await response.json()) as T;
+        } catch (error) {
+          if (signal?.aborted) throw error;
+          throw new WorkflowClientError(`The answer to ${method} ${path} broke off: ${describe(error)}`, 0, "network", { cause: error });
+        }
+      } catch (error) {
+        if (signal?.aborted || !(error instanceof WorkflowClientError && RETRIED.has(error.status)) || ++failures > this.#reconnects) throw error;
+        await pause(failures, signal);
+      }
+    }
   }
 
-  async #request(method: string, path: string, body: JsonValue | undefined, signal: AbortSignal | undefined, accept: string): Promise<Response> {
+  async #request(method: string, path: string, body: JsonValue | undefined, signal: AbortSignal | undefined, accept: string, key?: string): Promise<Response> {
     const headers: Record<string, string> = { Accept: accept };
     if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (key !== undefined) headers["Idempotency-Key"] = key;
     if (this.#token !== undefined) headers.Authorization = `Bearer ${this.#token}`;
     let response: Response;
     try {
@@ -308,6 +358,8 @@ export class WorkflowClient {
 }
 
 const DEFAULT_IDLE_SECONDS = 60;
+/** Statuses a call is sent again after: no answer (0), and a gateway's while the server is away or restarting. */
+const RETRIED: ReadonlySet<number> = new Set([0, 502, 503, 504]);
 const DEFAULT_MAX_LINE_CHARS = 16 * 1024 * 1024;
 const MAX_TIMER_SECONDS = 2_147_483; // setTimeout's limit, 2^31 - 1 ms
 
@@ -324,6 +376,14 @@ function readWithin<T>(reader: ReadableStreamDefaultReader<T>, ms: number | null
     timer = setTimeout(() => reject(new IdleStreamError(`no data for ${ms} ms`)), ms);
   });
   return Promise.race([reader.read(), idle]).finally(() => clearTimeout(timer));
+}
+
+/** A new `Idempotency-Key`: a random UUID (`crypto.randomUUID` is missing on a page served over plain http). */
+function newKey(): string {
+  const c = globalThis.crypto;
+  if (typeof c.randomUUID === "function") return c.randomUUID();
+  const bytes = c.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function startBody(input: JsonObject | undefined, options: StartOptions): JsonObject {

@@ -1,0 +1,146 @@
+/** WorkflowClient on a network that is not perfect: answers lost on the way back, proxies that answer for the server. */
+import { createServer } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Readable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WorkflowClient } from "../../src/client/workflow-client.ts";
+import type { HandlerInfo } from "../../src/client/types.ts";
+import { Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
+import type { Context, FromOutside } from "../../src/index.ts";
+import type { WorkflowServer } from "../../src/server/workflow-server.ts";
+import { startServer } from "./server-fixtures.ts";
+
+class Decision extends Event<{ yes: boolean }> {}
+
+/** Asks two questions answered by a `Decision` each, then one answered by a `HumanResponseEvent`. */
+class ThreeQuestions extends Workflow<object, string> {
+  static override readonly fromOutside: FromOutside = { events: [Decision] };
+
+  @step({ accepts: [StartEvent], emits: [StopEvent] })
+  async ask(ctx: Context) {
+    const first = await ctx.waitForEvent(Decision, { waiterEvent: new InputRequiredEvent({ prefix: "First?" }) });
+    const second = await ctx.waitForEvent(Decision, { waiterEvent: new InputRequiredEvent({ prefix: "Second?" }) });
+    const third = await ctx.waitForEvent(HumanResponseEvent, { waiterEvent: new InputRequiredEvent({ prefix: "Third?" }) });
+    return new StopEvent({ result: `${first.yes} ${second.yes} ${String((third as { response?: unknown }).response)}` });
+  }
+}
+
+/** What the proxy does with a request: pass it on, or `drop` the server's answer (the server did the work; the client's connection is cut). */
+type Rule = (request: IncomingMessage) => "pass" | "drop";
+
+/**
+ * A reverse proxy on 127.0.0.1 in front of `upstream` that records each request's method, path
+ * and Idempotency-Key, and follows `rule` for each.
+ */
+async function startProxy(upstream: string): Promise<{ url: string; seen: string[]; rule: { current: Rule }; close: () => Promise<void> }> {
+  const seen: string[] = [];
+  const rule = { current: (() => "pass") as Rule };
+  const server: Server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
+    seen.push(`${request.method} ${request.url} ${request.headers["idempotency-key"] ?? "-"}`);
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => !["host", "connection", "content-length"].includes(name))) as Record<
+      string,
+      string
+    >;
+    const answer = await fetch(`${upstream}${request.url}`, {
+      method: request.method ?? "GET",
+      headers,
+      ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
+    });
+    if (rule.current(request) === "drop") {
+      await answer.body?.cancel();
+      request.socket.destroy();
+      return;
+    }
+    response.writeHead(answer.status, Object.fromEntries(answer.headers));
+    if (answer.body) Readable.fromWeb(answer.body as import("node:stream/web").ReadableStream).pipe(response);
+    else response.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    seen,
+    rule,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A rule that drops the answer to the first request `matches` picks, and passes everything else. */
+function dropFirst(matches: (request: IncomingMessage) => boolean): Rule {
+  let dropped = false;
+  return (request) => {
+    if (dropped || !matches(request)) return "pass";
+    dropped = true;
+    return "drop";
+  };
+}
+
+let server: WorkflowServer;
+let url: string;
+let proxy: Awaited<ReturnType<typeof startProxy>>;
+let direct: WorkflowClient;
+let viaProxy: WorkflowClient;
+beforeAll(async () => {
+  ({ server, url } = await startServer({ workflows: { three: { workflow: new ThreeQuestions({ timeout: null }) } } }));
+  proxy = await startProxy(url);
+  direct = new WorkflowClient({ baseUrl: url });
+  viaProxy = new WorkflowClient({ baseUrl: proxy.url });
+});
+afterAll(async () => {
+  await proxy.close();
+  await server.close();
+});
+
+async function asked(id: string, n: number): Promise<HandlerInfo> {
+  let questions = 0;
+  for await (const ev of direct.streamEvents(id)) if (ev.type === "InputRequiredEvent" && ++questions === n) return direct.getHandler(id);
+  throw new Error(`the run ended before its question ${n}`);
+}
+
+describe("a POST whose answer is lost on the way back", () => {
+  it("is sent again with the same Idempotency-Key, and the run takes the event once", async () => {
+    const { id } = await direct.start("three", {});
+    await asked(id, 1);
+    proxy.seen.length = 0;
+    proxy.rule.current = dropFirst((r) => r.method === "POST");
+    await viaProxy.sendEvent(id, "Decision", { yes: true });
+    const posts = proxy.seen.filter((line) => line.startsWith("POST"));
+    expect(posts).toHaveLength(2);
+    expect(posts[0]).toBe(posts[1]);
+    expect(posts[0]).toMatch(/ [0-9a-f-]{32,36}$/);
+    // One answer taken: the second question is still open, and the run ends with the answers given once each.
+    expect((await asked(id, 2)).waitingFor.map((w) => w.data.prefix)).toEqual(["Second?"]);
+    await direct.sendEvent(id, "Decision", { yes: false });
+    await direct.sendEvent(id, "HumanResponseEvent", { response: "done" });
+    expect(await direct.wait(id)).toMatchObject({ status: "succeeded", result: "true false done" });
+  });
+
+  it("starts one run, with a new key for each call and the caller's own key when given", async () => {
+    const before = (await direct.listHandlers({ workflow: "three" })).length;
+    proxy.seen.length = 0;
+    proxy.rule.current = dropFirst((r) => r.method === "POST");
+    const started = await viaProxy.start("three", {});
+    expect((await direct.listHandlers({ workflow: "three" })).length).toBe(before + 1);
+    await viaProxy.cancel(started.id, { idempotencyKey: "my-own-key" });
+    const keys = proxy.seen.filter((line) => line.startsWith("POST")).map((line) => line.split(" ")[2]);
+    expect(keys).toHaveLength(3);
+    expect(keys[0]).toBe(keys[1]);
+    expect(keys[2]).toBe("my-own-key");
+  });
+
+  it("fails after `reconnects` tries, with code network", async () => {
+    const { id } = await direct.start("three", {});
+    proxy.rule.current = () => "drop";
+    const client = new WorkflowClient({ baseUrl: proxy.url, reconnects: 1 });
+    await expect(client.sendEvent(id, "Decision", { yes: true })).rejects.toMatchObject({ name: "WorkflowClientError", status: 0, code: "network" });
+    proxy.rule.current = () => "pass";
+    await direct.cancel(id);
+  });
+});
