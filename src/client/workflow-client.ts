@@ -231,14 +231,17 @@ export class WorkflowClient {
           "application/x-ndjson",
         );
       } catch (error) {
-        // An HTTP error (404, 401…) is an answer; only an unreachable server is tried again.
-        const unreachable = error instanceof WorkflowClientError && error.status === 0;
+        // An HTTP error (404, 401…) is an answer; only an unreachable server (or a gateway saying so) is tried again.
+        const unreachable = error instanceof WorkflowClientError && RETRIED.has(error.status);
         if (options.signal?.aborted || !unreachable || ++failures > this.#reconnects) throw error;
         await pause(failures, options.signal);
         continue;
       }
       const body = response.body;
       if (!body) throw new WorkflowClientError("The server sent an event stream with no body.", response.status, "no_body");
+      // Something else answered (a proxy's or a web server's page): reading it again would not make it an event stream.
+      const type = response.headers.get("Content-Type") ?? "";
+      if (!/^application\/x-ndjson\b/i.test(type)) throw await notOurs(response, `GET events of handler ${id}`, "an event stream (application/x-ndjson)");
       const reader = body.pipeThrough(new TextDecoderStream()).getReader();
       const lines = ndjsonLines(
         this.#maxLineChars,
@@ -256,7 +259,17 @@ export class WorkflowClient {
           for (const text of lines(value)) {
             const line = text.trim();
             if (!line) continue; // a heartbeat
-            const item = JSON.parse(line) as StreamedEvent | StreamEnd;
+            let item: StreamedEvent | StreamEnd;
+            try {
+              item = JSON.parse(line) as StreamedEvent | StreamEnd;
+            } catch (error) {
+              throw new WorkflowClientError(
+                `The event stream of handler ${id} after event ${after} holds a line that is not JSON: ${JSON.stringify(line.slice(0, 200))}.`,
+                response.status,
+                "not_json",
+                { cause: error },
+              );
+            }
             if ("end" in item) return item.status;
             after = item.seq;
             failures = 0;
@@ -264,7 +277,7 @@ export class WorkflowClient {
           }
         }
       } catch (error) {
-        if (options.signal?.aborted || (error instanceof WorkflowClientError && error.code === "line_too_long")) throw error;
+        if (options.signal?.aborted || (error instanceof WorkflowClientError && (error.code === "line_too_long" || error.code === "not_json"))) throw error;
         if (++failures > this.#reconnects) {
           if (error instanceof IdleStreamError)
             throw new WorkflowClientError(
@@ -312,11 +325,17 @@ export class WorkflowClient {
     for (let failures = 0; ;) {
       try {
         const response = await this.#request(method, path, body, signal, "application/json", key);
+        let text: string;
         try {
-          return (await response.json()) as T;
+          text = await response.text();
         } catch (error) {
           if (signal?.aborted) throw error;
           throw new WorkflowClientError(`The answer to ${method} ${path} broke off: ${describe(error)}`, 0, "network", { cause: error });
+        }
+        try {
+          return JSON.parse(text) as T;
+        } catch {
+          throw notOurs(response, `${method} ${path}`, "JSON", text);
         }
       } catch (error) {
         if (signal?.aborted || !(error instanceof WorkflowClientError && RETRIED.has(error.status)) || ++failures > this.#reconnects) throw error;
@@ -345,15 +364,17 @@ export class WorkflowClient {
       });
     }
     if (response.ok) return response;
-    let code = "http_error";
-    let message = `${method} ${path} failed with HTTP ${response.status}.`;
+    let text = "";
+    let parsed: Partial<ErrorBody> | null = null;
     try {
-      const parsed = (await response.json()) as Partial<ErrorBody>;
-      if (parsed.error?.message) ({ code, message } = parsed.error);
+      text = await response.text();
+      parsed = JSON.parse(text) as Partial<ErrorBody> | null;
     } catch {
-      // Not our JSON (a proxy's page): the status line says enough.
+      // Not our JSON (a proxy's or a web server's page), or cut off: said below.
     }
-    throw new WorkflowClientError(message, response.status, code);
+    const error = parsed?.error;
+    if (typeof error?.message === "string" && typeof error.code === "string") throw new WorkflowClientError(error.message, response.status, error.code);
+    throw notOurs(response, `${method} ${path}`, "a stepflow error", text);
   }
 }
 
@@ -407,6 +428,27 @@ function pause(attempt: number, signal: AbortSignal | undefined): Promise<void> 
     }
     signal?.addEventListener("abort", done, { once: true });
   });
+}
+
+/**
+ * The error for an answer that is not the stepflow server's (a proxy's 502 page, a web server's
+ * index.html): its status, its type and how it begins, so that the caller sees who answered.
+ * `text`: the body, when already read (else read here, up to what arrives).
+ */
+function notOurs(response: Response, call: string, expected: string, text: string): WorkflowClientError;
+function notOurs(response: Response, call: string, expected: string): Promise<WorkflowClientError>;
+function notOurs(response: Response, call: string, expected: string, text?: string): WorkflowClientError | Promise<WorkflowClientError> {
+  if (text === undefined)
+    return response.text().then(
+      (read) => notOurs(response, call, expected, read),
+      () => notOurs(response, call, expected, ""),
+    );
+  const type = response.headers.get("Content-Type") ?? "no Content-Type";
+  const begins = text.replace(/\s+/g, " ").trim().slice(0, 200);
+  const message =
+    `${call} got HTTP ${response.status} with ${type}, not ${expected}: something other than the stepflow server answered ` +
+    `(a proxy, or a baseUrl that is not the server's)${begins ? `. It begins: ${JSON.stringify(begins)}` : ""}.`;
+  return new WorkflowClientError(message, response.status, response.ok ? "not_json" : "http_error");
 }
 
 function describe(error: unknown): string {

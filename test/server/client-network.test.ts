@@ -4,7 +4,7 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WorkflowClient } from "../../src/client/workflow-client.ts";
+import { WorkflowClient, WorkflowClientError } from "../../src/client/workflow-client.ts";
 import type { HandlerInfo } from "../../src/client/types.ts";
 import { Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
 import type { Context, FromOutside } from "../../src/index.ts";
@@ -26,20 +26,27 @@ class ThreeQuestions extends Workflow<object, string> {
   }
 }
 
-/** What the proxy does with a request: pass it on, or `drop` the server's answer (the server did the work; the client's connection is cut). */
-type Rule = (request: IncomingMessage) => "pass" | "drop";
+/**
+ * What the proxy does with a request: pass it on, `drop` the server's answer (the server did the
+ * work; the client's connection is cut), or answer by itself without asking the server.
+ */
+type Rule = (request: IncomingMessage) => "pass" | "drop" | { status: number; type: string; body: string };
 
 /**
  * A reverse proxy on 127.0.0.1 in front of `upstream` that records each request's method, path
  * and Idempotency-Key, and follows `rule` for each.
  */
-async function startProxy(upstream: string): Promise<{ url: string; seen: string[]; rule: { current: Rule }; close: () => Promise<void> }> {
+async function startProxy(
+  upstream: string,
+): Promise<{ url: string; seen: string[]; rule: { current: Rule }; closeConnections: () => void; close: () => Promise<void> }> {
   const seen: string[] = [];
   const rule = { current: (() => "pass") as Rule };
   const server: Server = createServer(async (request: IncomingMessage, response: ServerResponse) => {
     seen.push(`${request.method} ${request.url} ${request.headers["idempotency-key"] ?? "-"}`);
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
+    const action = rule.current(request);
+    if (typeof action === "object") return void response.writeHead(action.status, { "Content-Type": action.type }).end(action.body);
     const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => !["host", "connection", "content-length"].includes(name))) as Record<
       string,
       string
@@ -49,7 +56,7 @@ async function startProxy(upstream: string): Promise<{ url: string; seen: string
       headers,
       ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
     });
-    if (rule.current(request) === "drop") {
+    if (action === "drop") {
       await answer.body?.cancel();
       request.socket.destroy();
       return;
@@ -64,6 +71,7 @@ async function startProxy(upstream: string): Promise<{ url: string; seen: string
     url: `http://127.0.0.1:${port}`,
     seen,
     rule,
+    closeConnections: () => server.closeAllConnections(),
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
@@ -142,5 +150,79 @@ describe("a POST whose answer is lost on the way back", () => {
     await expect(client.sendEvent(id, "Decision", { yes: true })).rejects.toMatchObject({ name: "WorkflowClientError", status: 0, code: "network" });
     proxy.rule.current = () => "pass";
     await direct.cancel(id);
+  });
+});
+
+const BAD_GATEWAY = {
+  status: 502,
+  type: "text/html",
+  body: "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>",
+};
+const A_WEB_PAGE = { status: 200, type: "text/html; charset=utf-8", body: "<!doctype html><title>Welcome to nginx!</title>" };
+
+describe("an answer that is not the stepflow server's", () => {
+  it("a proxy's HTML 502 is a WorkflowClientError naming the status, the type and how the page begins, after the tries", async () => {
+    proxy.seen.length = 0;
+    proxy.rule.current = () => BAD_GATEWAY;
+    const client = new WorkflowClient({ baseUrl: proxy.url, reconnects: 1 });
+    const error = await client.getHandler("some-id").catch((e: unknown) => e);
+    proxy.rule.current = () => "pass";
+    expect(error).toMatchObject({ name: "WorkflowClientError", status: 502, code: "http_error" });
+    expect((error as Error).message).toContain("GET /api/handlers/some-id got HTTP 502 with text/html");
+    expect((error as Error).message).toContain("502 Bad Gateway");
+    expect(proxy.seen).toHaveLength(2);
+  });
+
+  it("a web page answering 200 in the server's place is a WorkflowClientError of code not_json, at once", async () => {
+    proxy.seen.length = 0;
+    proxy.rule.current = () => A_WEB_PAGE;
+    const error = await viaProxy.listWorkflows().catch((e: unknown) => e);
+    const streamError = await (async () => {
+      for await (const _ of viaProxy.streamEvents("some-id")) throw new Error("no event expected");
+    })().catch((e: unknown) => e);
+    proxy.rule.current = () => "pass";
+    expect(error).toMatchObject({ name: "WorkflowClientError", status: 200, code: "not_json" });
+    expect((error as Error).message).toContain("Welcome to nginx!");
+    expect(streamError).toMatchObject({ name: "WorkflowClientError", status: 200, code: "not_json" });
+    // Asked once each: a page does not become JSON by asking again.
+    expect(proxy.seen).toHaveLength(2);
+  });
+
+  it("the server's own JSON error still reaches the caller with its code and message", async () => {
+    const error = await viaProxy.getHandler("nope").catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: "WorkflowClientError", status: 404, code: "handler_not_found" });
+    expect(error).toBeInstanceOf(WorkflowClientError);
+  });
+});
+
+describe("an event stream behind a proxy while the server restarts", () => {
+  it("reconnects through the proxy's 502s and 503s after the last event, missing and repeating nothing", async () => {
+    const { id } = await direct.start("three", {});
+    await asked(id, 1);
+    // The proxy passes the first stream, then cuts it and answers the next two attempts itself, as while the server is away.
+    let streams = 0;
+    proxy.rule.current = (request) => {
+      if (!request.url?.includes("/events")) return "pass";
+      streams++;
+      if (streams === 2) return BAD_GATEWAY;
+      if (streams === 3) return { status: 503, type: "text/plain", body: "no healthy upstream" };
+      return "pass";
+    };
+    const seen: number[] = [];
+    const reader = viaProxy.streamEvents(id);
+    for await (const ev of reader) {
+      seen.push(ev.seq);
+      if (ev.type === "InputRequiredEvent" && streams === 1) {
+        // Cut the first stream: the client reconnects after this event.
+        proxy.closeConnections();
+        await direct.sendEvent(id, "Decision", { yes: true });
+        await direct.sendEvent(id, "Decision", { yes: false });
+        await direct.sendEvent(id, "HumanResponseEvent", { response: "done" });
+      }
+    }
+    proxy.rule.current = () => "pass";
+    expect(streams).toBe(4);
+    expect(seen).toEqual(seen.map((_, i) => i + 1));
+    expect((await direct.getHandler(id)).eventCount).toBe(seen.length);
   });
 });
