@@ -143,8 +143,8 @@ export class WorkflowClient {
   }
 
   /** A handler's status, result or error, and what it waits for. */
-  getHandler(id: string): Promise<HandlerInfo> {
-    return this.#json("GET", `/api/handlers/${encodeURIComponent(id)}`);
+  getHandler(id: string, options: { signal?: AbortSignal } = {}): Promise<HandlerInfo> {
+    return this.#json("GET", `/api/handlers/${encodeURIComponent(id)}`, undefined, options);
   }
 
   /** Handlers, newest first. */
@@ -299,14 +299,14 @@ export class WorkflowClient {
     }
   }
 
-  /** Waits for the handler to end (following its events) and returns it. */
+  /** Waits for the handler to end (following its events) and returns it; `signal` aborts every request it makes. */
   async wait(id: string, options: { signal?: AbortSignal } = {}): Promise<HandlerInfo> {
-    const current = await this.getHandler(id);
+    const current = await this.getHandler(id, options);
     if (FINISHED.has(current.status)) return current;
     for await (const _ of this.streamEvents(id, { after: current.eventCount, ...(options.signal ? { signal: options.signal } : {}) })) {
       // only the end matters
     }
-    return this.getHandler(id);
+    return this.getHandler(id, options);
   }
 
   /**
@@ -419,6 +419,7 @@ function startBody(input: JsonObject | undefined, options: StartOptions): JsonOb
 /** Waits before reconnect number `attempt`: 0.1 s, 0.2 s, 0.4 s… up to 2 s, or until `signal` aborts. */
 function pause(attempt: number, signal: AbortSignal | undefined): Promise<void> {
   const ms = Math.min(2000, 100 * 2 ** (attempt - 1));
+  if (signal?.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);
     function done() {

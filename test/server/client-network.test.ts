@@ -30,7 +30,7 @@ class ThreeQuestions extends Workflow<object, string> {
  * What the proxy does with a request: pass it on, `drop` the server's answer (the server did the
  * work; the client's connection is cut), or answer by itself without asking the server.
  */
-type Rule = (request: IncomingMessage) => "pass" | "drop" | { status: number; type: string; body: string };
+type Rule = (request: IncomingMessage) => "pass" | "drop" | "hold" | { status: number; type: string; body: string };
 
 /**
  * A reverse proxy on 127.0.0.1 in front of `upstream` that records each request's method, path
@@ -47,6 +47,8 @@ async function startProxy(
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const action = rule.current(request);
     if (typeof action === "object") return void response.writeHead(action.status, { "Content-Type": action.type }).end(action.body);
+    // Never answered: the client's connection stays open until the client closes it.
+    if (action === "hold") return;
     const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => !["host", "connection", "content-length"].includes(name))) as Record<
       string,
       string
@@ -224,5 +226,27 @@ describe("an event stream behind a proxy while the server restarts", () => {
     expect(streams).toBe(4);
     expect(seen).toEqual(seen.map((_, i) => i + 1));
     expect((await direct.getHandler(id)).eventCount).toBe(seen.length);
+  });
+});
+
+describe("a caller that aborts", () => {
+  it("ends wait's every request, and its connection closes: a server that never answers holds nothing", async () => {
+    const { id } = await direct.start("three", {});
+    let held!: (request: IncomingMessage) => void;
+    const heldRequest = new Promise<IncomingMessage>((resolve) => (held = resolve));
+    proxy.rule.current = (request) => {
+      if (request.method !== "GET" || request.url !== `/api/handlers/${id}`) return "pass";
+      held(request);
+      return "hold";
+    };
+    const controller = new AbortController();
+    const waiting = viaProxy.wait(id, { signal: controller.signal });
+    const request = await heldRequest;
+    const closed = new Promise<void>((resolve) => (request.socket.destroyed ? resolve() : request.socket.once("close", () => resolve())));
+    controller.abort();
+    await expect(waiting).rejects.toMatchObject({ name: "AbortError" });
+    await closed;
+    proxy.rule.current = () => "pass";
+    await direct.cancel(id);
   });
 });
