@@ -215,17 +215,23 @@ export class WorkflowClient {
   /**
    * The handler's events after `after` (default: from the first), following the run until it
    * ends. A dropped connection is picked up after the last event received, so none is missed or
-   * repeated. Leaving the loop closes the connection; the run goes on.
+   * repeated: the server is asked from that event on, and it must still be the one received (its
+   * seq, type and time), else the log was rewritten (a server that crashed before saving it, and
+   * a run gone on from its last save) and the stream fails with code `events_lost`. Leaving the
+   * loop closes the connection; the run goes on.
    */
   async *streamEvents(id: string, options: { after?: number; signal?: AbortSignal } = {}): AsyncGenerator<StreamedEvent, HandlerStatus | undefined> {
     let after = options.after ?? 0;
     let failures = 0;
+    let last: StreamedEvent | undefined;
     for (;;) {
+      // Asked again from the last event received, which must come first and the same.
+      let check = last;
       let response: Response;
       try {
         response = await this.#request(
           "GET",
-          `/api/handlers/${encodeURIComponent(id)}/events?after=${after}`,
+          `/api/handlers/${encodeURIComponent(id)}/events?after=${check ? check.seq - 1 : after}`,
           undefined,
           options.signal,
           "application/x-ndjson",
@@ -270,14 +276,21 @@ export class WorkflowClient {
                 { cause: error },
               );
             }
+            if (check) {
+              const seen = check;
+              check = undefined;
+              if (!("end" in item) && item.seq === seen.seq && item.type === seen.type && item.at === seen.at) continue;
+              throw eventsLost(id, seen, item);
+            }
             if ("end" in item) return item.status;
             after = item.seq;
             failures = 0;
+            last = item;
             yield item;
           }
         }
       } catch (error) {
-        if (options.signal?.aborted || (error instanceof WorkflowClientError && (error.code === "line_too_long" || error.code === "not_json"))) throw error;
+        if (options.signal?.aborted || (error instanceof WorkflowClientError && ["line_too_long", "not_json", "events_lost"].includes(error.code))) throw error;
         if (++failures > this.#reconnects) {
           if (error instanceof IdleStreamError)
             throw new WorkflowClientError(
@@ -450,6 +463,18 @@ function notOurs(response: Response, call: string, expected: string, text?: stri
     `${call} got HTTP ${response.status} with ${type}, not ${expected}: something other than the stepflow server answered ` +
     `(a proxy, or a baseUrl that is not the server's)${begins ? `. It begins: ${JSON.stringify(begins)}` : ""}.`;
   return new WorkflowClientError(message, response.status, response.ok ? "not_json" : "http_error");
+}
+
+/** The error for a log that no longer has the event `seen` where it was: `instead` is what is there now. */
+function eventsLost(id: string, seen: StreamedEvent, instead: StreamedEvent | StreamEnd): WorkflowClientError {
+  const now = "end" in instead ? `the log ends before it (${instead.status})` : `event ${instead.seq} is now ${instead.type} at ${instead.at}`;
+  return new WorkflowClientError(
+    `The events of handler ${id} are no longer the ones read: event ${seen.seq} was ${seen.type} at ${seen.at}, ${now}. ` +
+      "The server running it stopped before it saved its last events, and the run went on from its last save. " +
+      "Read its events again from the start to see what it did.",
+    0,
+    "events_lost",
+  );
 }
 
 function describe(error: unknown): string {

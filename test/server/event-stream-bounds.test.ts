@@ -97,7 +97,8 @@ describe("the client's idle timeout", () => {
       for await (const ev of client.streamEvents("h1")) seen.push(ev.seq);
     })().catch((e: unknown) => e);
     expect(seen).toEqual([1]);
-    expect(asked).toEqual(["/api/handlers/h1/events?after=0", "/api/handlers/h1/events?after=1"]);
+    // Asked again from the last event received (it must come first, the same, before the rest).
+    expect(asked).toEqual(["/api/handlers/h1/events?after=0", "/api/handlers/h1/events?after=0"]);
     expect(error).toBeInstanceOf(WorkflowClientError);
     expect(error).toMatchObject({ status: 0, code: "idle_timeout" });
     expect((error as Error).message).toMatch(/^The event stream of handler h1 sent nothing for 0\.05 s \(idleTimeout\), 2 times in a row: /);
@@ -160,5 +161,47 @@ describe("the client's NDJSON reader", () => {
     expect(split("\n")).toEqual(["{}"]);
     expect(() => split("x".repeat(11))).toThrow("over 10");
     expect(() => ndjsonLines(10, (max) => new Error(`over ${max}`))(`${"x".repeat(6)}`)).not.toThrow();
+  });
+});
+
+describe("a stream picked up after a dropped connection", () => {
+  const line = (seq: number, type: string, second: number) => `${JSON.stringify({ seq, type, data: {}, at: `2026-01-01T00:00:0${second}.000Z` })}\n`;
+  /** A body that sends `text` and then breaks, as a dropped connection does. */
+  const dropping = (text: string) => {
+    let sent = false;
+    return new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent) return controller.error(new TypeError("terminated"));
+        sent = true;
+        controller.enqueue(encoder.encode(text));
+      },
+    });
+  };
+  const whole = (text: string) => new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(encoder.encode(text)), c.close()) });
+  const END = '{"end":true,"status":"succeeded"}\n';
+  const read = async (client: WorkflowClient) => {
+    const seqs: number[] = [];
+    const error = await (async () => {
+      for await (const ev of client.streamEvents("h")) seqs.push(ev.seq);
+    })().catch((e: unknown) => e);
+    return { seqs, error };
+  };
+
+  it("asks from the last event received, and takes it once when the server still has it", async () => {
+    const bodies = [dropping(line(1, "A", 1) + line(2, "B", 2) + line(3, "C", 3)), whole(line(3, "C", 3) + line(4, "D", 4) + END)];
+    const { fetch: fake, asked } = fakeStreams(() => bodies.shift() as ReadableStream<Uint8Array>);
+    expect(await read(new WorkflowClient({ baseUrl: "http://127.0.0.1:9", fetch: fake }))).toEqual({ seqs: [1, 2, 3, 4], error: undefined });
+    expect(asked).toEqual(["/api/handlers/h/events?after=0", "/api/handlers/h/events?after=2"]);
+  });
+
+  it("fails with events_lost when the log was rewritten (a server that crashed before saving), or ends before that event", async () => {
+    for (const second of [line(3, "RunStartedEvent", 9) + line(4, "D", 9) + END, END]) {
+      const bodies = [dropping(line(1, "A", 1) + line(2, "B", 2) + line(3, "C", 3)), whole(second)];
+      const { fetch: fake } = fakeStreams(() => bodies.shift() as ReadableStream<Uint8Array>);
+      const { seqs, error } = await read(new WorkflowClient({ baseUrl: "http://127.0.0.1:9", fetch: fake }));
+      expect(seqs).toEqual([1, 2, 3]);
+      expect(error).toMatchObject({ name: "WorkflowClientError", code: "events_lost" });
+      expect((error as Error).message).toContain("event 3 was C at 2026-01-01T00:00:03.000Z");
+    }
   });
 });

@@ -433,8 +433,9 @@ describe("the client's event stream", () => {
     const events: StreamedEvent[] = [];
     for await (const ev of new WorkflowClient({ baseUrl: url, fetch: flaky }).streamEvents(id)) events.push(ev);
     expect(events).toEqual(all);
+    // Asked again from the one event received, which comes first again and is checked, then skipped.
     const resumedAfter = Number(/after=(\d+)/.exec(asked[1] ?? "")?.[1]);
-    expect(resumedAfter).toBe(1);
+    expect(resumedAfter).toBe(0);
   });
 
   it("does not retry an HTTP error: a handler that does not exist is a 404 at once", async () => {
