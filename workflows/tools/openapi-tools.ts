@@ -1,6 +1,6 @@
 /**
  * An OpenAPI 3 document as one tool per operation: the model reads each operation's name,
- * summary and argument schema (path and query parameters by name, the JSON body as `body`),
+ * summary and argument schema (path, query and header parameters by name, the JSON body as `body`),
  * and the tool runner checks its arguments against that schema before anything is sent. More
  * tokens per tool than `restApiTool`'s single tool, so pair a large API with the agent's
  * `maxToolsPerCall`, which sends the model only the operations relevant to the conversation.
@@ -8,7 +8,7 @@
 import type { JSONValue } from "@llamaindex/core/global";
 import type { ToolMetadata } from "@llamaindex/core/llms";
 import type { FunctionTool } from "@llamaindex/core/tools";
-import { isRecord } from "../../src/core/internal.ts";
+import { ConfigurationError, isRecord } from "../../src/core/internal.ts";
 import type { ToolCallDetails } from "../../src/tools/current-tool-call.ts";
 import { providerArgumentNames } from "../../src/tools/argument-names.ts";
 import { tool } from "../../src/tools/tool.ts";
@@ -93,6 +93,8 @@ export function openApiTools(options: OpenApiToolsOptions): FunctionTool<Operati
   openApiEndpoints(document, who, maxSchemaNodes); // the document's problems, said once, before any tool is made
   const api = restClient({ ...options, who, serverPath: openApiServerPath(document) });
   const honoursKey = checkHonoursKey(who, options);
+  const toolHeaders = toolHeaderNames(options);
+  const cookieConfigured = Object.keys(options.headers ?? {}).some((name) => name.toLowerCase() === "cookie");
   const names = new Set<string>(options.reservedNames ?? []);
   const tools: FunctionTool<OperationArguments, Promise<RestApiResult>>[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
@@ -102,11 +104,20 @@ export function openApiTools(options: OpenApiToolsOptions): FunctionTool<Operati
       const method = key.toUpperCase() as RestMethod;
       if (!METHODS.includes(method) || !isRecord(operation) || !(options.include?.(method, path) ?? true)) continue;
       const budget = schemaBudget(who, method, path, maxSchemaNodes);
-      const { parameters, request } = operationSchema(document, method, path, operation, shared, budget);
+      const { parameters, request } = operationSchema(document, method, path, operation, shared, budget, toolHeaders, cookieConfigured);
       const name = uniqueName(operationName(operation, method, path), names);
       const metadata = { name, description: operationDescription(method, path, operation), parameters } as ToolMetadata;
       const send = (input: OperationArguments, _bound?: object, call?: ToolCallDetails): Promise<RestApiResult> =>
-        api.send(method, operationPath(request, input), request.bodyArgument === undefined ? undefined : input[request.bodyArgument], call?.idempotencyKey);
+        api.send(
+          method,
+          operationPath(request, input),
+          request.bodyArgument === undefined ? undefined : input[request.bodyArgument],
+          call?.idempotencyKey,
+          undefined,
+          {
+            headers: operationHeaders(request, input),
+          },
+        );
       const made = tool(send, metadata as ConstructorParameters<typeof FunctionTool<OperationArguments, Promise<RestApiResult>>>[1]) as FunctionTool<
         OperationArguments,
         Promise<RestApiResult>
@@ -141,6 +152,52 @@ function operationDescription(method: string, path: string, operation: Json): st
   return shorten(`${method} ${path}${about ? `: ${about}` : ""}`, MAX_DESCRIPTION);
 }
 
+// Headers the tool sets itself are never the model's to choose: OpenAPI says a header parameter
+// named Accept, Content-Type or Authorization is ignored, and one the model set could swap the
+// credentials, the body's type or the host the request reaches. Left out rather than refused:
+// the operator sends what the API needs there with `headers`, as for any API.
+const TOOL_HEADERS = [
+  "accept",
+  "authorization",
+  "content-type",
+  "content-length",
+  "cookie",
+  "host",
+  "connection",
+  "transfer-encoding",
+  "keep-alive",
+  "upgrade",
+  "expect",
+  "te",
+  "trailer",
+  "proxy-authorization",
+];
+
+/** Lower-case names of the headers the tools send themselves: the fixed ones, the idempotency key's and the configured ones. */
+function toolHeaderNames(options: OpenApiToolsOptions): ReadonlySet<string> {
+  const names = new Set([...TOOL_HEADERS, ...Object.keys(options.headers ?? {}).map((name) => name.toLowerCase())]);
+  if (options.idempotencyKeyHeader !== false) names.add((options.idempotencyKeyHeader ?? "Idempotency-Key").toLowerCase());
+  return names;
+}
+
+/** The header parameters of a call, as the request sends them. */
+function operationHeaders(request: OperationRequest, input: Readonly<Record<string, unknown>>): [string, string][] {
+  const headers: [string, string][] = [];
+  for (const name of request.headerParameters ?? []) {
+    const value = input[request.argumentNames?.get(name) ?? name];
+    if (value === undefined || value === null) continue;
+    headers.push([
+      name,
+      typeof value === "string"
+        ? value
+        : Array.isArray(value)
+          ? value.map((item) => (typeof item === "string" ? item : JSON.stringify(item))).join(",")
+          : JSON.stringify(value),
+    ]);
+  }
+  return headers;
+}
+
 /** The JSON schema of the operation's arguments, and how a call's arguments become its request. */
 function operationSchema(
   document: OpenApiDocument,
@@ -149,11 +206,22 @@ function operationSchema(
   operation: Json,
   shared: readonly unknown[],
   budget: SchemaBudget,
+  toolHeaders: ReadonlySet<string>,
+  cookieConfigured: boolean,
 ): { parameters: Json; request: OperationRequest } {
   const byName = new Map<string, Json>();
   for (const parameter of [...shared, ...(Array.isArray(operation.parameters) ? operation.parameters : [])].map((p) => follow(document, p, budget))) {
-    if (isRecord(parameter) && typeof parameter.name === "string" && (parameter.in === "path" || parameter.in === "query"))
-      byName.set(parameter.name, parameter);
+    if (!isRecord(parameter) || typeof parameter.name !== "string") continue;
+    if (parameter.in === "path" || parameter.in === "query") byName.set(parameter.name, parameter);
+    else if (parameter.in === "header" && !toolHeaders.has(parameter.name.toLowerCase())) byName.set(parameter.name, parameter);
+    else if (parameter.in === "cookie" && parameter.required === true && !cookieConfigured)
+      // A cookie is not an argument: the tool's Cookie header is the operator's (a session). Refused,
+      // not dropped, since every call would fail at the API with an error the model cannot fix.
+      throw new ConfigurationError(
+        `openApiTools: openApi: ${method} ${path} requires the cookie ${JSON.stringify(parameter.name)}, which a tool cannot take from the model. Send it with headers: { cookie: "${parameter.name}=…" }, or leave the operation out with include.`,
+        "openApi",
+        parameter.name,
+      );
   }
   // A parameter of the path that the document forgot to declare (common in hand-written ones)
   // is still one the request needs: a string, as the path is text.
@@ -164,6 +232,7 @@ function operationSchema(
   const required: string[] = [];
   const pathParameters: string[] = [];
   const queryParameters: string[] = [];
+  const headerParameters: string[] = [];
   const argumentNames = providerArgumentNames(byName.keys());
   for (const [name, parameter] of byName) {
     const argument = argumentNames.get(name) ?? name;
@@ -177,7 +246,7 @@ function operationSchema(
       const text = schema.type === undefined || schema.type === "string" || (Array.isArray(schema.type) && schema.type.includes("string"));
       if (text && !(typeof schema.minLength === "number" && schema.minLength >= 1)) schema.minLength = 1;
     } else {
-      queryParameters.push(name);
+      (parameter.in === "header" ? headerParameters : queryParameters).push(name);
       if (parameter.required === true) required.push(argument);
     }
   }
@@ -194,7 +263,7 @@ function operationSchema(
   }
   return {
     parameters: { type: "object", properties, required, additionalProperties: false },
-    request: { method, path, bodyArgument, pathParameters, queryParameters, argumentNames },
+    request: { method, path, bodyArgument, pathParameters, queryParameters, headerParameters, argumentNames },
   };
 }
 

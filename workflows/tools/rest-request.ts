@@ -36,6 +36,11 @@ export interface RestClientOptions {
   readonly maxBodyChars?: number | undefined;
 }
 
+/** What an operation adds to a request: its header parameters, which never replace a header the tool sets. */
+export interface RequestExtras {
+  readonly headers?: readonly (readonly [string, string])[];
+}
+
 /** A configured API: `send` one request, `redact` a text the model will read. */
 export interface RestClient {
   readonly root: URL;
@@ -44,7 +49,14 @@ export interface RestClient {
    * Sends `method path` with `body`; `endpoints` (an OpenAPI document's) refuse a request none
    * of them takes. The idempotency key goes in its header on every method but GET.
    */
-  send(method: RestMethod, path: string, body: unknown, idempotencyKey: string | undefined, endpoints?: readonly OpenApiEndpoint[]): Promise<RestApiResult>;
+  send(
+    method: RestMethod,
+    path: string,
+    body: unknown,
+    idempotencyKey: string | undefined,
+    endpoints?: readonly OpenApiEndpoint[],
+    extras?: RequestExtras,
+  ): Promise<RestApiResult>;
 }
 
 /**
@@ -69,8 +81,8 @@ export function restClient(options: RestClientOptions): RestClient {
   // Characters read past maxBodyChars, so that a secret cut at the limit is still recognised and hidden.
   const slack = redact.longest;
 
-  const send: RestClient["send"] = (method, path, body, idempotencyKey, endpoints) =>
-    request(method, path, body, method === "GET" || keyHeader === false ? undefined : idempotencyKey, endpoints).catch((error: unknown) => {
+  const send: RestClient["send"] = (method, path, body, idempotencyKey, endpoints, extras = {}) =>
+    request(method, path, body, method === "GET" || keyHeader === false ? undefined : idempotencyKey, endpoints, extras).catch((error: unknown) => {
       // Error texts reach the model too (a URL in a fetch failure may carry the query's key).
       throw error instanceof Error ? new Error(redact(error.message)) : error;
     });
@@ -82,10 +94,14 @@ export function restClient(options: RestClientOptions): RestClient {
     body: unknown,
     idempotencyKey: string | undefined,
     endpoints: readonly OpenApiEndpoint[] | undefined,
+    extras: RequestExtras,
   ): Promise<RestApiResult> {
     const url = requestURL(root, query, path);
     if (endpoints) checkEndpoint(endpoints, method, `/${url.pathname.slice(root.pathname.length)}`);
-    const headers = new Headers({ accept: "application/json" });
+    const headers = new Headers();
+    // The operation's header parameters first: every header the tool sets below replaces one of theirs.
+    for (const [name, value] of extras.headers ?? []) headers.set(name, value);
+    headers.set("accept", "application/json");
     if (body !== undefined) headers.set("content-type", "application/json");
     if (idempotencyKey !== undefined && keyHeader !== false) headers.set(keyHeader, idempotencyKey);
     for (const [name, value] of extraHeaders) headers.set(name, value);

@@ -212,4 +212,50 @@ describe("openApiTools on documents as APIs publish them", () => {
     }
     expect(hr.requests.map((r) => r.path)).toEqual(["/api/users/7"]);
   });
+
+  it("takes a header parameter (a tenant, If-Match) as an argument sent as that header, never one that replaces a header the tool sets", async () => {
+    hr = await startHrApiServer();
+    const openApi: OpenApiDocument = {
+      openapi: "3.0.3",
+      paths: {
+        "/api/echo": {
+          parameters: [{ name: "X-Tenant-Id", in: "header", required: true, schema: { type: "string" } }],
+          put: {
+            operationId: "updateEcho",
+            parameters: [
+              { name: "If-Match", in: "header", schema: { type: "string" } },
+              { name: "X-Page-Size", in: "header", schema: { type: "integer" } },
+              { name: "Authorization", in: "header", required: true, schema: { type: "string" } },
+              { name: "X-Api-Key", in: "header", required: true, schema: { type: "string" } },
+              { name: "Host", in: "header", schema: { type: "string" } },
+              { name: "Idempotency-Key", in: "header", schema: { type: "string" } },
+              { name: "theme", in: "cookie", schema: { type: "string" } },
+            ],
+          },
+        },
+      },
+    };
+    const tools = openApiTools({ openApi, baseURL: hr.baseURL, headers: { authorization: "Bearer hr-secret", "x-api-key": "hr-key-2f9a" } });
+    const parameters = tools[0]?.metadata.parameters as { properties: Record<string, unknown>; required: string[] };
+    expect(Object.keys(parameters.properties)).toEqual(["X-Tenant-Id", "If-Match", "X-Page-Size"]);
+    expect(parameters.required).toEqual(["X-Tenant-Id"]);
+    const input = { "X-Tenant-Id": "acme", "If-Match": '"v7"', "X-Page-Size": 20 };
+    const source = await runToolCall({ id: "c1", name: "updateEcho", input }, tools);
+    const { headers } = (JSON.parse(source.content) as { body: { headers: Record<string, string> } }).body;
+    expect(headers).toMatchObject({ "x-tenant-id": "acme", "if-match": '"v7"', "x-page-size": "20", authorization: "***", "x-api-key": "***" });
+    expect(hr.requests.map((r) => r.authorization)).toEqual(["Bearer hr-secret"]);
+  });
+
+  it("refuses a required cookie parameter when loading, naming the operation, unless headers send a Cookie", () => {
+    const openApi: OpenApiDocument = {
+      openapi: "3.0.3",
+      paths: {
+        "/api/users": { get: { operationId: "listUsers", parameters: [{ name: "session", in: "cookie", required: true, schema: { type: "string" } }] } },
+      },
+    };
+    expect(() => openApiTools({ openApi, baseURL: "http://127.0.0.1:9" })).toThrow(
+      /GET \/api\/users requires the cookie "session".*headers: \{ cookie: "session=…" \}, or leave the operation out with include/,
+    );
+    expect(openApiTools({ openApi, baseURL: "http://127.0.0.1:9", headers: { Cookie: "session=s1" } }).map((t) => t.metadata.name)).toEqual(["listUsers"]);
+  });
 });
