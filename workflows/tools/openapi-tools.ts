@@ -17,6 +17,7 @@ import { DEFAULT_MAX_SCHEMA_NODES, openApiEndpoints, openApiServerPath, oneLine,
 import type { OpenApiDocument, SchemaBudget } from "./openapi.ts";
 import { checkHonoursKey, markOperationTool, methodAnnotations, operationPath } from "./rest-calls.ts";
 import type { OperationRequest } from "./rest-calls.ts";
+import { deepObjectFields, requestBodyType } from "./form-body.ts";
 import { METHODS, restClient } from "./rest-request.ts";
 import type { RestApiResult, RestMethod } from "./rest-request.ts";
 
@@ -105,6 +106,7 @@ export function openApiTools(options: OpenApiToolsOptions): FunctionTool<Operati
       if (!METHODS.includes(method) || !isRecord(operation) || !(options.include?.(method, path) ?? true)) continue;
       const budget = schemaBudget(who, method, path, maxSchemaNodes);
       const { parameters, request } = operationSchema(document, method, path, operation, shared, budget, toolHeaders, cookieConfigured);
+      const formFields = request.form && new Set(request.form.deepObjects);
       const name = uniqueName(operationName(operation, method, path), names);
       const metadata = { name, description: operationDescription(method, path, operation), parameters } as ToolMetadata;
       const send = (input: OperationArguments, _bound?: object, call?: ToolCallDetails): Promise<RestApiResult> =>
@@ -116,6 +118,7 @@ export function openApiTools(options: OpenApiToolsOptions): FunctionTool<Operati
           undefined,
           {
             headers: operationHeaders(request, input),
+            ...(formFields ? { form: formFields } : {}),
           },
         );
       const made = tool(send, metadata as ConstructorParameters<typeof FunctionTool<OperationArguments, Promise<RestApiResult>>>[1]) as FunctionTool<
@@ -251,20 +254,56 @@ function operationSchema(
     }
   }
   let bodyArgument: string | undefined;
+  let form: OperationRequest["form"];
   const requestBody = follow(document, operation.requestBody, budget);
   const content = requestBody?.content;
-  const jsonType = isRecord(content) ? Object.keys(content).find((type) => /[/+]json\b/i.test(type)) : undefined;
-  if (jsonType && isRecord(content)) {
+  const bodyType = requestBodyType(content);
+  if (bodyType?.kind === "unsupported")
+    // A tool that sent no body would fail at the API on every call, with an error the model cannot fix.
+    throw new ConfigurationError(
+      `openApiTools: openApi: ${method} ${path} takes a ${bodyType.mediaType} body, which a tool cannot send (it sends JSON or application/x-www-form-urlencoded). Leave the operation out with include.`,
+      "openApi",
+      bodyType.mediaType,
+    );
+  if (bodyType && isRecord(content)) {
     bodyArgument = "body" in properties ? "requestBody" : "body";
-    const schema = { ...jsonSchema(document, (content[jsonType] as Json | undefined)?.schema, 0, budget) };
+    const mediaType = content[bodyType.mediaType] as Json | undefined;
+    const schema = { ...jsonSchema(document, mediaType?.schema, 0, budget) };
+    if (bodyType.kind === "form") {
+      const deepObjects = deepObjectFields(mediaType);
+      checkFormFields(method, path, schema, deepObjects);
+      form = { deepObjects: [...deepObjects] };
+    }
     if (typeof requestBody?.description === "string" && requestBody.description.trim()) schema.description = oneLine(requestBody.description);
     properties[bodyArgument] = schema;
     if (requestBody?.required === true) required.push(bodyArgument);
   }
   return {
     parameters: { type: "object", properties, required, additionalProperties: false },
-    request: { method, path, bodyArgument, pathParameters, queryParameters, headerParameters, argumentNames },
+    request: { method, path, bodyArgument, pathParameters, queryParameters, headerParameters, argumentNames, ...(form ? { form } : {}) },
   };
+}
+
+/**
+ * A form field holding an object (or a list of them) is sent in brackets only when its encoding
+ * says `style: deepObject`, as Stripe's document does; else the API's way of reading it is not
+ * known (OpenAPI's default would drop the field's name), and the operation is refused.
+ */
+function checkFormFields(method: string, path: string, schema: Json, deepObjects: ReadonlySet<string>): void {
+  const objectLike = (field: unknown): boolean =>
+    isRecord(field) &&
+    (field.type === "object" ||
+      isRecord(field.properties) ||
+      (field.type === "array" && objectLike(field.items)) ||
+      [field.anyOf, field.oneOf, field.allOf].some((variants) => Array.isArray(variants) && variants.some(objectLike)));
+  const fields = isRecord(schema.properties) ? Object.entries(schema.properties) : [];
+  const nested = fields.filter(([name, field]) => !deepObjects.has(name) && objectLike(field)).map(([name]) => name);
+  if (nested.length > 0)
+    throw new ConfigurationError(
+      `openApiTools: openApi: ${method} ${path} takes a form body whose field ${nested.map((name) => JSON.stringify(name)).join(", ")} holds an object without \`encoding: { style: deepObject }\`, so how the API reads it is not known. Give the field that encoding (as a[b]=c), or leave the operation out with include.`,
+      "openApi",
+      nested,
+    );
 }
 
 /**

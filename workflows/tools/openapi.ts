@@ -6,6 +6,7 @@
  */
 import { ConfigurationError } from "../../src/index.ts";
 import { isRecord } from "../../src/core/internal.ts";
+import { deepObjectFields, requestBodyType } from "./form-body.ts";
 import { pathTemplateMatcher } from "./path-template.ts";
 
 /** An OpenAPI 3 document, parsed from JSON or YAML; only `openapi`, `info`, `servers`, `paths` and `components` are read. */
@@ -26,6 +27,10 @@ export interface OpenApiEndpoint {
   readonly line: string;
   /** Whether a request path (under the API root, percent-encoded as sent) is this endpoint's. */
   readonly matches: (pathname: string) => boolean;
+  /** Its body is sent as a form, these fields in brackets (`a[b]=c`). */
+  readonly form?: ReadonlySet<string>;
+  /** The body type it takes that a tool cannot make (`multipart/form-data`), if it takes no JSON or form. */
+  readonly unsupportedBody?: string;
 }
 
 type Json = { readonly [key: string]: unknown };
@@ -123,13 +128,23 @@ export function openApiEndpoints(document: OpenApiDocument, who = "restApiTool",
       if (!METHODS.includes(key) || !isRecord(value)) continue;
       const method = key.toUpperCase();
       let line: string;
+      let body: ReturnType<typeof requestBodyType>;
       try {
+        body = requestBodyType(resolve(document, value.requestBody)?.content);
         line = describeOperation(document, method, path, value, shared, schemaBudget(who, method, path, maxSchemaNodes));
       } catch (error) {
         if (error instanceof SchemaTooLargeError) throw error;
         throw new ConfigurationError(`${who}: openApi: cannot read ${method} ${path} (the cause says why).`, "openApi", document, { cause: error });
       }
-      endpoints.push({ method, path, line, matches: (pathname) => matches(safeDecode(pathname)) });
+      const content = resolve(document, value.requestBody)?.content;
+      endpoints.push({
+        method,
+        path,
+        line,
+        matches: (pathname) => matches(safeDecode(pathname)),
+        ...(body?.kind === "form" ? { form: deepObjectFields(isRecord(content) ? content[body.mediaType] : undefined) } : {}),
+        ...(body?.kind === "unsupported" ? { unsupportedBody: body.mediaType } : {}),
+      });
     }
   }
   if (endpoints.length === 0)
@@ -181,9 +196,9 @@ function describeOperation(document: OpenApiDocument, method: string, path: stri
   if (query.length > 0)
     parts.push(`Query: ${query.map((p) => `${String(p.name)}${p.required === true ? "" : "?"} (${typeName(document, p.schema, 0, budget)})`).join(", ")}.`);
   const content = resolve(document, operation.requestBody)?.content;
-  if (isRecord(content)) {
-    const jsonType = Object.keys(content).find((type) => /[/+]json\b/i.test(type));
-    const schema = jsonType ? objectSchema(document, (content[jsonType] as Json | undefined)?.schema, 0, budget) : undefined;
+  const body = requestBodyType(content);
+  if (body && isRecord(content)) {
+    const schema = body.kind === "unsupported" ? undefined : objectSchema(document, (content[body.mediaType] as Json | undefined)?.schema, 0, budget);
     if (schema?.properties) {
       const required = new Set(Array.isArray(schema.required) ? schema.required : []);
       parts.push(
@@ -191,8 +206,8 @@ function describeOperation(document: OpenApiDocument, method: string, path: stri
           .map(([name, field]) => `${name}${required.has(name) ? "" : "?"}: ${typeName(document, field, 1, budget)}`)
           .join(", ")} }.`,
       );
-    } else if (!jsonType && Object.keys(content).length > 0) {
-      parts.push(`(Takes ${Object.keys(content).join(" or ")}, which this tool cannot send.)`);
+    } else if (body.kind === "unsupported") {
+      parts.push(`(Takes ${body.mediaType}, which this tool cannot send.)`);
     }
   }
   return parts.join(" ");

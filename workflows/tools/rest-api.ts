@@ -78,7 +78,10 @@ const restRequest = (pathDescription: string) =>
         .string()
         .refine((path) => path.startsWith("/") && !/^\/[/\\]/.test(path), "must be a path on the API starting with one /, e.g. /api/users?page=2, not a URL")
         .describe(pathDescription),
-      body: z.record(z.string(), z.unknown()).optional().describe("The JSON body of a POST, PUT, PATCH or DELETE."),
+      body: z
+        .record(z.string(), z.unknown())
+        .optional()
+        .describe("The body of a POST, PUT, PATCH or DELETE, as JSON; sent as a form to an endpoint that takes one."),
     })
     .refine((request) => request.method !== "GET" || request.body === undefined, {
       path: ["body"],

@@ -16,6 +16,8 @@ export interface OperationRequest {
   readonly bodyArgument: string | undefined;
   readonly pathParameters: readonly string[];
   readonly queryParameters: readonly string[];
+  /** The body is sent as `application/x-www-form-urlencoded`, these fields in brackets (`a[b]=c`). */
+  readonly form?: { readonly deepObjects: readonly string[] };
   /** Parameters sent as request headers (never one the tool sets itself). */
   readonly headerParameters?: readonly string[];
   /** The argument that holds each parameter whose name is not one providers take (`filter[status]` → `filter.status`); others are their own. */

@@ -10,6 +10,7 @@ import { secretRedactor } from "../../src/tools/secrets.ts";
 import type { Redactor } from "../../src/tools/secrets.ts";
 import { ConfigurationError } from "../../src/index.ts";
 import { checkTimeout, startTimer, maskCredentials } from "../../src/core/internal.ts";
+import { formBody } from "./form-body.ts";
 import type { OpenApiEndpoint } from "./openapi.ts";
 
 /** What the model reads after a request: the HTTP status, the body (JSON, or text) and, for a redirect, where it points. */
@@ -36,9 +37,14 @@ export interface RestClientOptions {
   readonly maxBodyChars?: number | undefined;
 }
 
-/** What an operation adds to a request: its header parameters, which never replace a header the tool sets. */
+/**
+ * What an operation adds to a request: its header parameters, which never replace a header the tool sets, and how its body is sent.
+ * @example const extras: RequestExtras = { headers: [["X-Tenant-Id", "acme"]], form: new Set(["metadata"]) };
+ */
 export interface RequestExtras {
   readonly headers?: readonly (readonly [string, string])[];
+  /** Send the body as `application/x-www-form-urlencoded`, these fields in brackets (`a[b]=c`); default JSON. */
+  readonly form?: ReadonlySet<string>;
 }
 
 /** A configured API: `send` one request, `redact` a text the model will read. */
@@ -97,12 +103,14 @@ export function restClient(options: RestClientOptions): RestClient {
     extras: RequestExtras,
   ): Promise<RestApiResult> {
     const url = requestURL(root, query, path);
-    if (endpoints) checkEndpoint(endpoints, method, `/${url.pathname.slice(root.pathname.length)}`);
+    const endpoint = endpoints && checkEndpoint(endpoints, method, `/${url.pathname.slice(root.pathname.length)}`, body !== undefined);
+    const form = extras.form ?? endpoint?.form;
+    const payload = body === undefined ? undefined : form ? formBody(body, form).toString() : JSON.stringify(body);
     const headers = new Headers();
     // The operation's header parameters first: every header the tool sets below replaces one of theirs.
     for (const [name, value] of extras.headers ?? []) headers.set(name, value);
     headers.set("accept", "application/json");
-    if (body !== undefined) headers.set("content-type", "application/json");
+    if (payload !== undefined) headers.set("content-type", form ? "application/x-www-form-urlencoded" : "application/json");
     if (idempotencyKey !== undefined && keyHeader !== false) headers.set(keyHeader, idempotencyKey);
     for (const [name, value] of extraHeaders) headers.set(name, value);
     const deadline = new AbortController();
@@ -114,7 +122,7 @@ export function restClient(options: RestClientOptions): RestClient {
         response = await fetch(url, {
           method,
           headers,
-          body: body === undefined ? undefined : JSON.stringify(body),
+          body: payload,
           redirect: "manual",
           signal: deadline.signal,
         });
@@ -227,10 +235,17 @@ function requestURL(root: URL, query: URLSearchParams, path: string): URL {
   return url;
 }
 
-/** A request the OpenAPI document has no endpoint for is a made-up one: say so, and what the path does take. */
-export function checkEndpoint(endpoints: readonly OpenApiEndpoint[], method: string, pathname: string): void {
+/**
+ * The endpoint of the OpenAPI document a request is for. A request none has is a made-up one:
+ * say so, and what the path does take. A body for an endpoint that takes a type the tool cannot
+ * make (a file upload) is refused too, as `openApiTools` refuses such an operation.
+ */
+export function checkEndpoint(endpoints: readonly OpenApiEndpoint[], method: string, pathname: string, withBody = false): OpenApiEndpoint {
   const onPath = endpoints.filter((endpoint) => endpoint.matches(pathname));
-  if (onPath.some((endpoint) => endpoint.method === method)) return;
+  const found = onPath.find((endpoint) => endpoint.method === method);
+  if (found?.unsupportedBody !== undefined && withBody)
+    throw new Error(`The API's ${method} ${found.path} takes a ${found.unsupportedBody} body, which this tool cannot send.`);
+  if (found) return found;
   const here = onPath.length > 0 ? ` ${pathname} takes ${[...new Set(onPath.map((endpoint) => endpoint.method))].join(", ")}.` : "";
   throw new Error(`The API has no endpoint ${method} ${pathname}.${here} Use one of the endpoints listed with the path argument.`);
 }

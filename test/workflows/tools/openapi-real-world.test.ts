@@ -3,12 +3,14 @@
  * API or is refused when loaded, saying which operation and what to do, never a tool that a
  * provider refuses or that sends the wrong request.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { ToolApprovalEvent, ToolApprovalRequestEvent } from "../../../events/index.ts";
 import { ScriptedLLM } from "../../../src/llm/scripted-llm.ts";
 import { runToolCall } from "../../../src/tools/tool-calls.ts";
 import { FunctionCallingAgent } from "../../../workflows/function-calling-agent.ts";
-import { openApiTools } from "../../../workflows/tools/rest-api.ts";
+import { openApiTools, restApiTool } from "../../../workflows/tools/rest-api.ts";
 import type { OpenApiDocument } from "../../../workflows/tools/rest-api.ts";
 import { startHrApiServer } from "../../support/hr-api-server.ts";
 import type { HrApiServer } from "../../support/hr-api-server.ts";
@@ -18,6 +20,73 @@ afterEach(async () => {
   await hr?.close();
   hr = undefined;
 });
+
+/** A local API that records each request's content type and body as sent, and answers 200. */
+async function startRecorder(): Promise<{ baseURL: string; requests: { path: string; type: string | undefined; body: string }[]; close(): Promise<void> }> {
+  const requests: { path: string; type: string | undefined; body: string }[] = [];
+  const server = createServer((req, res) => {
+    let body = "";
+    req.setEncoding("utf8");
+    req.on("data", (chunk: string) => (body += chunk));
+    req.on("end", () => {
+      requests.push({ path: req.url ?? "", type: req.headers["content-type"], body });
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Stripe's way: form bodies, nested fields as `metadata[plan]=pro` by `encoding: { style: deepObject }`. */
+const stripeLike: OpenApiDocument = {
+  openapi: "3.0.0",
+  paths: {
+    "/v1/customers": {
+      post: {
+        operationId: "PostCustomers",
+        requestBody: {
+          content: {
+            "application/x-www-form-urlencoded": {
+              schema: {
+                type: "object",
+                properties: {
+                  email: { type: "string" },
+                  balance: { type: "integer" },
+                  metadata: {
+                    anyOf: [
+                      { type: "object", additionalProperties: { type: "string" } },
+                      { type: "string", enum: [""] },
+                    ],
+                  },
+                  expand: { type: "array", items: { type: "string" } },
+                  preferred_locales: { type: "array", items: { type: "string" } },
+                },
+              },
+              encoding: { metadata: { style: "deepObject", explode: true }, expand: { style: "deepObject", explode: true } },
+            },
+          },
+        },
+      },
+    },
+    "/v1/prices": {
+      post: {
+        operationId: "PostPrices",
+        requestBody: {
+          content: {
+            "application/x-www-form-urlencoded": { schema: { type: "object", properties: { currency: { type: "string" } } } },
+            "application/json": { schema: { type: "object", properties: { currency: { type: "string" } } } },
+          },
+        },
+      },
+    },
+  },
+};
+const customer = { email: "ann@example.com", balance: 500, metadata: { plan: "pro" }, expand: ["sources"], preferred_locales: ["en", "fr"] };
+const customerForm = "email=ann%40example.com&balance=500&metadata%5Bplan%5D=pro&expand%5B0%5D=sources&preferred_locales=en&preferred_locales=fr";
 
 const listUsers = { operationId: "listUsers", parameters: [{ name: "page", in: "query", schema: { type: "integer" } }] };
 
@@ -257,5 +326,79 @@ describe("openApiTools on documents as APIs publish them", () => {
       /GET \/api\/users requires the cookie "session".*headers: \{ cookie: "session=…" \}, or leave the operation out with include/,
     );
     expect(openApiTools({ openApi, baseURL: "http://127.0.0.1:9", headers: { Cookie: "session=s1" } }).map((t) => t.metadata.name)).toEqual(["listUsers"]);
+  });
+
+  it("sends a form body (Stripe's) as application/x-www-form-urlencoded, nested fields as a[b]=c, and JSON where the operation also takes it", async () => {
+    const api = await startRecorder();
+    try {
+      const tools = openApiTools({ openApi: stripeLike, baseURL: api.baseURL });
+      const created = await runToolCall({ id: "c1", name: "PostCustomers", input: { body: customer } }, tools);
+      expect(JSON.parse(created.content)).toEqual({ status: 200, body: {} });
+      const priced = await runToolCall({ id: "c2", name: "PostPrices", input: { body: { currency: "eur" } } }, tools);
+      expect(JSON.parse(priced.content)).toEqual({ status: 200, body: {} });
+      expect(api.requests).toEqual([
+        { path: "/v1/customers", type: "application/x-www-form-urlencoded", body: customerForm },
+        { path: "/v1/prices", type: "application/json", body: '{"currency":"eur"}' },
+      ]);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it("refuses when loading a body it cannot send (a file upload, a nested form field of unknown encoding), naming the operation", () => {
+    const upload: OpenApiDocument = {
+      openapi: "3.0.3",
+      paths: {
+        "/api/files": {
+          post: {
+            requestBody: {
+              required: true,
+              content: { "multipart/form-data": { schema: { type: "object", properties: { file: { type: "string", format: "binary" } } } } },
+            },
+          },
+        },
+      },
+    };
+    expect(() => openApiTools({ openApi: upload, baseURL: "http://127.0.0.1:9" })).toThrow(
+      "openApiTools: openApi: POST /api/files takes a multipart/form-data body, which a tool cannot send (it sends JSON or application/x-www-form-urlencoded). Leave the operation out with include.",
+    );
+    expect(openApiTools({ openApi: upload, baseURL: "http://127.0.0.1:9", include: (_method, path) => path !== "/api/files" })).toEqual([]);
+    const nested: OpenApiDocument = {
+      openapi: "3.0.3",
+      paths: {
+        "/api/users": {
+          post: {
+            requestBody: {
+              content: {
+                "application/x-www-form-urlencoded": {
+                  schema: { type: "object", properties: { address: { type: "object", properties: { city: { type: "string" } } } } },
+                },
+              },
+            },
+          },
+        },
+      },
+    };
+    expect(() => openApiTools({ openApi: nested, baseURL: "http://127.0.0.1:9" })).toThrow(
+      /POST \/api\/users takes a form body whose field "address" holds an object without `encoding: \{ style: deepObject \}`/,
+    );
+  });
+
+  it("restApiTool sends a form endpoint's body as a form, and refuses a body for one it cannot send, as openApiTools does", async () => {
+    const api = await startRecorder();
+    try {
+      const openApi: OpenApiDocument = {
+        ...stripeLike,
+        paths: { ...stripeLike.paths, "/v1/files": { post: { requestBody: { content: { "multipart/form-data": {} } } } } },
+      };
+      const stripe = restApiTool({ openApi, baseURL: api.baseURL });
+      expect(await stripe.call({ method: "POST", path: "/v1/customers", body: customer })).toEqual({ status: 200, body: {} });
+      await expect(stripe.call({ method: "POST", path: "/v1/files", body: { file: "x" } })).rejects.toThrow(
+        "The API's POST /v1/files takes a multipart/form-data body, which this tool cannot send.",
+      );
+      expect(api.requests).toEqual([{ path: "/v1/customers", type: "application/x-www-form-urlencoded", body: customerForm }]);
+    } finally {
+      await api.close();
+    }
   });
 });
