@@ -92,7 +92,7 @@ export function openApiTools(options: OpenApiToolsOptions): FunctionTool<Operati
   const document = options.openApi;
   const maxSchemaNodes = options.maxSchemaNodes ?? DEFAULT_MAX_SCHEMA_NODES;
   openApiEndpoints(document, who, maxSchemaNodes); // the document's problems, said once, before any tool is made
-  const api = restClient({ ...options, who, serverPath: openApiServerPath(document) });
+  const api = restClient({ ...options, who, serverPath: () => openApiServerPath(document, who) });
   const honoursKey = checkHonoursKey(who, options);
   const toolHeaders = toolHeaderNames(options);
   const cookieConfigured = Object.keys(options.headers ?? {}).some((name) => name.toLowerCase() === "cookie");

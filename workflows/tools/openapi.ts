@@ -166,9 +166,13 @@ export function describeOpenApi(document: OpenApiDocument, endpoints = openApiEn
 /**
  * The path of the document's first server (`/api/v3` of `servers: [{ url: "/api/v3" }]` or of
  * `https://x.com/api/v3`): where its paths are rooted, "" when at the root. Server variables
- * (`https://{region}.x.com/{version}`) take their `default`, as OpenAPI says a client does.
+ * (`https://{region}.x.com/{version}`) take their `default`, as OpenAPI says a client does. A
+ * variable without one (the spec requires it; real documents lack it) in the path is a
+ * `ConfigurationError` naming it: call this only when the path is needed, i.e. when `baseURL`
+ * has none. One in the scheme or host does not matter, as `baseURL` gives those.
+ * @example openApiServerPath({ openapi: "3.0.3", servers: [{ url: "https://{tenant}.x.com/api" }], paths: {} }); // "/api"
  */
-export function openApiServerPath(document: OpenApiDocument): string {
+export function openApiServerPath(document: OpenApiDocument, who = "restApiTool"): string {
   const server = document.servers?.[0];
   if (typeof server?.url !== "string") return "";
   const variables = isRecord(server.variables) ? server.variables : {};
@@ -176,8 +180,17 @@ export function openApiServerPath(document: OpenApiDocument): string {
     const variable = Object.hasOwn(variables, name) ? variables[name] : undefined;
     return isRecord(variable) && typeof variable.default === "string" ? variable.default : whole;
   });
+  // The path is what follows the scheme and host, which may hold variables that URL cannot parse.
+  const path = url.replace(/^(?:[^:/?#]*:)?\/\/[^/?#]*/, "");
+  const missing = /\{([^}]*)\}/.exec(path)?.[1];
+  if (missing !== undefined)
+    throw new ConfigurationError(
+      `${who}: openApi: the server URL ${JSON.stringify(server.url)} has the variable {${missing}} without a default, so the path the API's paths are under is not known. Give it in baseURL (e.g. "https://api.example.com/v1"), which is then used instead.`,
+      "baseURL",
+      server.url,
+    );
   try {
-    return new URL(url, "http://server.invalid").pathname.replace(/\/+$/, "");
+    return new URL(path, "http://server.invalid").pathname.replace(/\/+$/, "");
   } catch {
     return "";
   }

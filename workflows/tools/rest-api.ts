@@ -101,7 +101,8 @@ const PATH_DESCRIPTION = "The path on the API, with its query string if any, e.g
  * const agent = new FunctionCallingAgent({ llm, tools: [hr], needsApproval: (call) => (call.input as { method?: string }).method !== "GET" });
  */
 export function restApiTool(options: RestApiToolOptions) {
-  const api = restClient({ ...options, who: "restApiTool", serverPath: options.openApi ? openApiServerPath(options.openApi) : "" });
+  const { openApi } = options;
+  const api = restClient({ ...options, who: "restApiTool", serverPath: openApi ? () => openApiServerPath(openApi, "restApiTool") : "" });
   const honoursKey = checkHonoursKey("restApiTool", options);
   const endpoints = options.openApi ? openApiEndpoints(options.openApi, "restApiTool", options.maxSchemaNodes) : undefined;
   const title = options.openApi?.info?.title;

@@ -28,8 +28,8 @@ export type RestMethod = (typeof METHODS)[number];
 export interface RestClientOptions {
   readonly who: string;
   readonly baseURL: string;
-  /** The OpenAPI document's server path, taken when `baseURL` has no path. */
-  readonly serverPath: string;
+  /** The OpenAPI document's server path, taken when `baseURL` has no path: read only then, as it may be unknown. */
+  readonly serverPath: string | (() => string);
   readonly headers?: Readonly<Record<string, string>> | undefined;
   readonly idempotencyKeyHeader?: string | false | undefined;
   readonly secrets?: readonly string[] | undefined;
@@ -161,7 +161,7 @@ function redactedBody(raw: { text: string; done: boolean }, redact: Redactor, ma
  * The API root as a URL ending in "/", so that a path is added under it, and its query apart.
  * A `baseURL` without a path of its own takes the OpenAPI document's server path (`/api/v3`).
  */
-function apiRoot(who: string, baseURL: string, serverPath: string): { root: URL; query: URLSearchParams } {
+function apiRoot(who: string, baseURL: string, serverPath: string | (() => string)): { root: URL; query: URLSearchParams } {
   let url: URL;
   try {
     url = new URL(baseURL);
@@ -187,7 +187,7 @@ function apiRoot(who: string, baseURL: string, serverPath: string): { root: URL;
       maskCredentials(baseURL),
     );
   const query = url.searchParams;
-  const path = url.pathname === "/" && serverPath ? serverPath : url.pathname;
+  const path = url.pathname === "/" ? (typeof serverPath === "string" ? serverPath : serverPath()) || "/" : url.pathname;
   const root = new URL(url.origin + path.replace(/\/?$/, "/"));
   return { root, query };
 }

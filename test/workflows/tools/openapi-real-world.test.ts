@@ -401,4 +401,34 @@ describe("openApiTools on documents as APIs publish them", () => {
       await api.close();
     }
   });
+
+  it("roots the paths at a server URL whose scheme, host and port have variables without a default, as baseURL gives those", async () => {
+    hr = await startHrApiServer();
+    const openApi: OpenApiDocument = {
+      openapi: "3.0.3",
+      servers: [{ url: "{scheme}://{tenant}.hr.example.com:{port}/api" }],
+      paths: { "/users": { get: listUsers } },
+    };
+    const tools = openApiTools({ openApi, baseURL: hr.baseURL });
+    const source = await runToolCall({ id: "c1", name: "listUsers", input: { page: 2 } }, tools);
+    expect(JSON.parse(source.content)).toMatchObject({ status: 200 });
+    expect(hr.requests.map((r) => r.path)).toEqual(["/api/users?page=2"]);
+  });
+
+  it("refuses a server path variable without a default when loading, unless baseURL gives the path", async () => {
+    hr = await startHrApiServer();
+    const openApi: OpenApiDocument = {
+      openapi: "3.0.3",
+      servers: [{ url: "https://hr.example.com/{base}", variables: { base: { enum: ["api"] } } }],
+      paths: { "/users": { get: listUsers } },
+    };
+    const refusal =
+      'openApi: the server URL "https://hr.example.com/{base}" has the variable {base} without a default, so the path the API\'s paths are under is not known. Give it in baseURL (e.g. "https://api.example.com/v1"), which is then used instead.';
+    expect(() => openApiTools({ openApi, baseURL: hr?.baseURL ?? "" })).toThrow(`openApiTools: ${refusal}`);
+    expect(() => restApiTool({ openApi, baseURL: hr?.baseURL ?? "" })).toThrow(`restApiTool: ${refusal}`);
+    const tools = openApiTools({ openApi, baseURL: `${hr.baseURL}/api` });
+    const source = await runToolCall({ id: "c1", name: "listUsers", input: { page: 2 } }, tools);
+    expect(JSON.parse(source.content)).toMatchObject({ status: 200 });
+    expect(hr.requests.map((r) => r.path)).toEqual(["/api/users?page=2"]);
+  });
 });
