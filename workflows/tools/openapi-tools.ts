@@ -98,6 +98,8 @@ export function openApiTools(options: OpenApiToolsOptions): FunctionTool<Operati
   const cookieConfigured = Object.keys(options.headers ?? {}).some((name) => name.toLowerCase() === "cookie");
   const names = new Set<string>(options.reservedNames ?? []);
   const tools: FunctionTool<OperationArguments, Promise<RestApiResult>>[] = [];
+  // Every operation no tool can be made of is named in one error, so that one `include` leaves them all out.
+  const refused: { operation: string; error: ConfigurationError }[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
     if (!isRecord(item)) continue;
     const shared = Array.isArray(item.parameters) ? item.parameters : [];
@@ -105,7 +107,15 @@ export function openApiTools(options: OpenApiToolsOptions): FunctionTool<Operati
       const method = key.toUpperCase() as RestMethod;
       if (!METHODS.includes(method) || !isRecord(operation) || !(options.include?.(method, path) ?? true)) continue;
       const budget = schemaBudget(who, method, path, maxSchemaNodes);
-      const { parameters, request } = operationSchema(document, method, path, operation, shared, budget, toolHeaders, cookieConfigured);
+      let schema: ReturnType<typeof operationSchema>;
+      try {
+        schema = operationSchema(document, method, path, operation, shared, budget, toolHeaders, cookieConfigured);
+      } catch (error) {
+        if (!(error instanceof ConfigurationError)) throw error;
+        refused.push({ operation: `${method} ${path}`, error });
+        continue;
+      }
+      const { parameters, request } = schema;
       const formFields = request.form && new Set(request.form.deepObjects);
       const name = uniqueName(operationName(operation, method, path), names);
       const metadata = { name, description: operationDescription(method, path, operation), parameters } as ToolMetadata;
@@ -129,7 +139,21 @@ export function openApiTools(options: OpenApiToolsOptions): FunctionTool<Operati
       tools.push(annotateTool(made, methodAnnotations(method, honoursKey)));
     }
   }
+  if (refused.length === 1) throw (refused[0] as (typeof refused)[number]).error;
+  if (refused.length > 1) throw operationsRefused(refused);
   return tools;
+}
+
+/** One error for the operations no tool can be made of: each one's reason, then the `include` that leaves them all out. */
+function operationsRefused(refused: readonly { operation: string; error: ConfigurationError }[]): ConfigurationError {
+  const operations = refused.map((each) => each.operation);
+  const reasons = refused.map((each) => `- ${each.error.message.replace(/^openApiTools: openApi: /, "")}`);
+  return new ConfigurationError(
+    `openApiTools: openApi: ${refused.length} operations cannot be tools:\n${reasons.join("\n")}\n` +
+      `Fix them in the document, or leave them all out with include: (method, path) => !${JSON.stringify(operations)}.includes(\`\${method} \${path}\`).`,
+    "openApi",
+    operations,
+  );
 }
 
 /**

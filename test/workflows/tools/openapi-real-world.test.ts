@@ -177,7 +177,7 @@ describe("openApiTools on documents as APIs publish them", () => {
     };
     const baseURL = "http://127.0.0.1:9";
     expect(() => openApiTools({ openApi, baseURL })).toThrow(
-      'openApiTools: openApi: POST /users refers to "./schemas/user.yaml#/User", in another file. Bundle the document\'s files into one first',
+      'openApiTools: openApi: 2 operations cannot be tools:\n- POST /users refers to "./schemas/user.yaml#/User", in another file. Bundle the document\'s files into one first',
     );
     expect(() => openApiTools({ openApi, baseURL, include: (_method, path) => path !== "/users" })).toThrow(
       'openApiTools: openApi: POST /teams refers to "#/components/schemas/Tem", which the document does not have',
@@ -343,6 +343,34 @@ describe("openApiTools on documents as APIs publish them", () => {
     } finally {
       await api.close();
     }
+  });
+
+  it("names every operation it cannot make a tool of in one error, with the include that leaves them all out", () => {
+    const api: OpenApiDocument = {
+      openapi: "3.0.3",
+      paths: {
+        "/api/files": { post: { requestBody: { content: { "multipart/form-data": { schema: { type: "object" } } } } } },
+        "/api/session": { get: { parameters: [{ name: "sid", in: "cookie", required: true, schema: { type: "string" } }] } },
+        "/api/users": { get: { operationId: "listUsers" } },
+      },
+    };
+    let refusal: unknown;
+    try {
+      openApiTools({ openApi: api, baseURL: "http://127.0.0.1:9" });
+    } catch (error) {
+      refusal = error;
+    }
+    expect((refusal as Error).message).toBe(
+      [
+        "openApiTools: openApi: 2 operations cannot be tools:",
+        "- POST /api/files takes a multipart/form-data body, which a tool cannot send (it sends JSON or application/x-www-form-urlencoded). Leave the operation out with include.",
+        '- GET /api/session requires the cookie "sid", which a tool cannot take from the model. Send it with headers: { cookie: "sid=…" }, or leave the operation out with include.',
+        'Fix them in the document, or leave them all out with include: (method, path) => !["POST /api/files","GET /api/session"].includes(`${method} ${path}`).',
+      ].join("\n"),
+    );
+    // The include the message gives, as written, leaves both out and keeps the rest.
+    const include = (method: string, path: string) => !["POST /api/files", "GET /api/session"].includes(`${method} ${path}`);
+    expect(openApiTools({ openApi: api, baseURL: "http://127.0.0.1:9", include }).map((made) => made.metadata.name)).toEqual(["listUsers"]);
   });
 
   it("refuses when loading a body it cannot send (a file upload, a nested form field of unknown encoding), naming the operation", () => {
