@@ -20,6 +20,12 @@ export const executionView: unique symbol = Symbol("stepflow.context.executionVi
  * `view[retireView]()` only tells whether it was retired. @example stepCtx[retireView](`Step "fetch" timed out`);
  */
 export const retireView: unique symbol = Symbol("stepflow.context.retireView");
+/**
+ * `view[beginAttempt]()`: an attempt of the step holding `view`, which has a timeout, begins:
+ * from now on the view's `signal` is that attempt's (timed-attempt.ts), returned to end it.
+ * @example const attempt = stepCtx[beginAttempt](); // … attempt.timedOut(error) or attempt.ended()
+ */
+export const beginAttempt: unique symbol = Symbol("stepflow.context.beginAttempt");
 /** `ctx[contextRoot]`: what the context holds across runs: its current run, and a run saved in it (restored from JSON, or kept by a cancel) that `run()` continues. @example const saved = ctx[contextRoot].savedRun; */
 export const contextRoot: unique symbol = Symbol("stepflow.context.root");
 

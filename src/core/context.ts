@@ -7,7 +7,8 @@ import { eventTypeName } from "./event.ts";
 import { ConfigurationError, ContextStateError, WorkflowRuntimeError } from "./errors.ts";
 import type { Run, StepExecution } from "./run.ts";
 import { restoreRun } from "./saved-run.ts";
-import { attachRun, contextRoot, executionView, retireView, runOfContext } from "./context-engine.ts";
+import { attachRun, beginAttempt, contextRoot, executionView, retireView, runOfContext } from "./context-engine.ts";
+import { AttemptSignal, attemptStore } from "./timed-attempt.ts";
 import { ContextRoot } from "./context-root.ts";
 import { readContextJSON, CONTEXT_FORMAT_VERSION } from "./context-format.ts";
 import type { ContextJSON } from "./context-format.ts";
@@ -77,6 +78,8 @@ export class Context<S extends object = Record<string, unknown>> {
   #execution: StepExecution | undefined;
   /** In a step's view: why the engine gave up on the attempt that holds it, which runs on unseen. */
   #retired: string | undefined;
+  /** In the view of a step with a timeout: the attempt under way, whose `signal` is its own. */
+  #attempt: AttemptSignal | undefined;
 
   constructor(
     readonly workflow: AnyWorkflow,
@@ -108,10 +111,13 @@ export class Context<S extends object = Record<string, unknown>> {
   /**
    * Aborted when the run times out, is cancelled or fails, and when it finishes while steps are
    * still executing; not when it finishes with nothing left running. Pass it to LLM and tool calls.
+   * In a step with a `timeout`, each attempt has its own, also aborted (with the step's
+   * `WorkflowTimeoutError` as its `reason`) when that attempt times out.
    * @example
    * const res = await fetch(url, { signal: ctx.signal }); // closed if the run is cancelled
    */
   get signal(): AbortSignal {
+    if (this.#attempt !== undefined) return this.#attempt.signal;
     return this.#runOf()?.signal ?? NEVER_ABORTED;
   }
 
@@ -345,7 +351,9 @@ export class Context<S extends object = Record<string, unknown>> {
   /** For the engine: the view a step execution gets, bound to this view's run and to the execution (for `collectEvents`, `waitForEvent`, `once`). */
   [executionView](execution: StepExecution): Context<S> {
     const root = this.#rootOf();
-    const view = new Context(root.workflow, this.store);
+    // Only a step with a timeout can be given up on while it runs: only its views refuse store writes then.
+    const store = execution.slot.step.timeout === null ? this.store : attemptStore(this.store, (operation) => view.#refusal(operation));
+    const view: Context<S> = new Context(root.workflow, store);
     view.#rootMade = root;
     view.#boundRun = this.#boundRun ?? root.run;
     view.#execution = execution;
@@ -358,9 +366,19 @@ export class Context<S extends object = Record<string, unknown>> {
     return this.#retired !== undefined;
   }
 
-  #activeRun(operation: string): Run {
+  /** For the engine: see {@link beginAttempt}. */
+  [beginAttempt](): AttemptSignal {
+    return (this.#attempt = new AttemptSignal(this.#runOf() as Run));
+  }
+
+  /** Why `operation` is refused to this view, if it is: the attempt holding it was given up on. */
+  #refusal(operation: string): ContextStateError | undefined {
     // Python cancels a step's task when it gives up on it; a promise cannot be, so what it does is refused.
-    if (this.#retired !== undefined) throw new ContextStateError(`${operation}: ${this.#retired}`);
+    return this.#retired === undefined ? undefined : new ContextStateError(`${operation}: ${this.#retired}`);
+  }
+
+  #activeRun(operation: string): Run {
+    if (this.#retired !== undefined) throw this.#refusal(operation);
     const run = this.#runOf();
     if (!run || run.done) {
       throw new ContextStateError(`${operation}: no run is in progress on this context. Call it from a step, or through handler.ctx while the run is going.`);

@@ -9,7 +9,7 @@ import { resolveResources } from "./resource.ts";
 import type { Resource } from "./resource.ts";
 import type { StepDefinition } from "./step.ts";
 import { startTimer } from "./timers.ts";
-import { retireView } from "./context-engine.ts";
+import { beginAttempt, retireView } from "./context-engine.ts";
 
 /** What a step call needs of its run: the run's resource values, the workflow's, and the run's timers (cleared when it ends). */
 export interface StepCallScope {
@@ -33,19 +33,24 @@ export async function callStep(step: StepDefinition, ctx: Context, event: Event,
 
 function withStepTimeout(step: StepDefinition, ctx: Context, event: Event, resources: Record<string, unknown>, timers: Set<() => void>): Promise<unknown> {
   const seconds = step.timeout as number;
+  const attempt = ctx[beginAttempt]();
   return new Promise((resolve, reject) => {
     const cancel = startTimer(seconds, () => {
       timers.delete(cancel);
-      // The handler runs on: what it sends, streams, collects or waits for from now on must not reach the run, which retries it, recovers or fails.
+      // The handler runs on: what it sends, streams, collects, waits for or writes to the store from now on must not reach the run, which retries it, recovers or fails.
       ctx[retireView](
-        `this attempt of step "${step.name}" timed out after ${seconds} seconds, and the run goes on without it: what it sends, streams, collects or waits for is refused. Give the step a longer timeout if its work takes longer.`,
+        `this attempt of step "${step.name}" timed out after ${seconds} seconds, and the run goes on without it: what it sends, streams, collects, waits for or writes to the store is refused. Give the step a longer timeout if its work takes longer.`,
       );
-      reject(new WorkflowTimeoutError(`Step "${step.name}" timed out after ${seconds} seconds.`, [step.name]));
+      const error = new WorkflowTimeoutError(`Step "${step.name}" timed out after ${seconds} seconds.`, [step.name]);
+      // After the view is retired: abort listeners run now, and what they do through ctx is refused too.
+      attempt.timedOut(error);
+      reject(error);
     });
     timers.add(cancel);
     const settle = () => {
       cancel();
       timers.delete(cancel);
+      attempt.ended();
     };
     // new Promise(...) turns a handler that throws synchronously into a rejection.
     new Promise((run) => run(step.handler(ctx, event, resources))).then(

@@ -165,7 +165,7 @@ describe("a step attempt the run gave up on", () => {
     expect(notes).toEqual(["second attempt"]);
     expect(refused).toHaveLength(2);
     const why =
-      'this attempt of step "fetch" timed out after 0.02 seconds, and the run goes on without it: what it sends, streams, collects or waits for is refused. Give the step a longer timeout if its work takes longer.';
+      'this attempt of step "fetch" timed out after 0.02 seconds, and the run goes on without it: what it sends, streams, collects, waits for or writes to the store is refused. Give the step a longer timeout if its work takes longer.';
     expect(refused).toEqual([`sendEvent: ${why}`, `writeEventToStream: ${why}`]);
   });
 });

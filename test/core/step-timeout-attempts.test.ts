@@ -1,0 +1,144 @@
+/**
+ * A step attempt that timed out runs on (a promise cannot be cancelled): what the run takes
+ * back from it, its `ctx.signal` and its store writes, and what the run does with the waits it
+ * left and the worker it gave back.
+ */
+import { getEventListeners } from "node:events";
+import { describe, expect, it } from "vitest";
+import { Context, ContextStateError, Event, StartEvent, StopEvent, Workflow, WorkflowCancelledByUser, WorkflowTimeoutError, step } from "../../src/index.ts";
+
+class Fetched extends Event<{ n: number }> {}
+
+/** A promise and the function that resolves it. */
+function gate<T = void>(): { promise: Promise<T>; open: (value: T) => void } {
+  let open!: (value: T) => void;
+  const promise = new Promise<T>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+describe("an attempt that timed out", () => {
+  it("has its ctx.signal aborted with the step's timeout error while the run goes on, and the retry gets a signal of its own", async () => {
+    const signals: AbortSignal[] = [];
+    class Slow extends Workflow<object, string> {
+      // The first attempt never ends, so it times out whatever the timeout; the retry returns at once.
+      @step({ accepts: [StartEvent], emits: [StopEvent], timeout: 0.02, retry: { maxAttempts: 2, delay: 0 } })
+      async fetch(ctx: Context) {
+        signals.push(ctx.signal);
+        if (signals.length === 1) return new Promise<never>(() => {}); // a request that never answers
+        const first = signals[0] as AbortSignal;
+        const reason = first.reason as Error;
+        return new StopEvent({ result: `${first.aborted} ${reason?.constructor.name}: ${reason?.message} / retry aborted: ${ctx.signal.aborted}` });
+      }
+    }
+    expect(await new Slow({ timeout: 10 }).run({})).toBe('true WorkflowTimeoutError: Step "fetch" timed out after 0.02 seconds. / retry aborted: false');
+    expect(signals[0]).not.toBe(signals[1]);
+    expect((signals[0] as AbortSignal).reason).toBeInstanceOf(WorkflowTimeoutError);
+  });
+
+  it("finds ctx.signal aborted when it first reads it after its timeout", async () => {
+    const late = gate();
+    const read = gate<AbortSignal>();
+    let attempts = 0;
+    class Slow extends Workflow<object, number> {
+      @step({ accepts: [StartEvent], emits: [Fetched], timeout: 0.02, retry: { maxAttempts: 2, delay: 0 } })
+      async fetch(ctx: Context) {
+        if (++attempts === 2) return new Fetched({ n: 2 });
+        await late.promise; // past the step's timeout: the run has retried this step meanwhile
+        read.open(ctx.signal);
+        return new Fetched({ n: 1 });
+      }
+
+      @step({ accepts: [Fetched], emits: [StopEvent] })
+      async use(_ctx: Context, ev: Fetched) {
+        late.open();
+        const signal = await read.promise;
+        return new StopEvent({ result: signal.aborted && signal.reason instanceof WorkflowTimeoutError ? ev.n : -1 });
+      }
+    }
+    expect(await new Slow({ timeout: 10 }).run({})).toBe(2);
+  });
+
+  it("can still read the store, but its writes are refused with the reason the run gave up on it", async () => {
+    const late = gate();
+    const lateDone = gate();
+    const refused: string[] = [];
+    let read: unknown;
+    let attempts = 0;
+    class Slow extends Workflow<object, string> {
+      @step({ accepts: [StartEvent], emits: [Fetched], timeout: 0.02, retry: { maxAttempts: 2, delay: 0 } })
+      async fetch(ctx: Context) {
+        if (++attempts === 2) {
+          await ctx.store.set("owner", "retry");
+          return new Fetched({ n: 2 });
+        }
+        await late.promise; // past the step's timeout: the run has retried this step meanwhile
+        read = await ctx.store.get("owner");
+        const writes = [
+          () => ctx.store.set("owner", "late attempt"),
+          () => ctx.store.delete("owner"),
+          () => ctx.store.clear(),
+          () => ctx.store.edit((state) => ({ ...state, owner: "late edit" })),
+        ];
+        for (const write of writes) {
+          await write().catch((error: unknown) => {
+            if (error instanceof ContextStateError) refused.push(error.message);
+          });
+        }
+        lateDone.open();
+        return new Fetched({ n: 1 });
+      }
+
+      @step({ accepts: [Fetched], emits: [StopEvent] })
+      async use(ctx: Context) {
+        late.open();
+        await lateDone.promise;
+        return new StopEvent({ result: await ctx.store.get<string>("owner") });
+      }
+    }
+    const ctx = new Context(new Slow({ timeout: 10 }));
+    expect(await new Slow({ timeout: 10 }).run({}, { ctx })).toBe("retry");
+    expect(read).toBe("retry");
+    const why =
+      'this attempt of step "fetch" timed out after 0.02 seconds, and the run goes on without it: what it sends, streams, collects, waits for or writes to the store is refused. Give the step a longer timeout if its work takes longer.';
+    expect(refused).toEqual([`store.set: ${why}`, `store.delete: ${why}`, `store.clear: ${why}`, `store.edit: ${why}`]);
+    expect(await ctx.store.get("owner")).toBe("retry");
+  });
+});
+
+describe("an attempt of a step with a timeout that has not timed out", () => {
+  it("leaves no listener on the run's signal once it ended, however many attempts read ctx.signal", async () => {
+    class Loop extends Workflow<object, number> {
+      @step({ accepts: [StartEvent, Fetched], emits: [Fetched, StopEvent], timeout: 10 })
+      async again(ctx: Context, ev: StartEvent | Fetched) {
+        const n = ev instanceof Fetched ? ev.n : 0;
+        if (ctx.signal.aborted) return new StopEvent({ result: -1 });
+        return n < 50 ? new Fetched({ n: n + 1 }) : new StopEvent({ result: n });
+      }
+    }
+    const handler = new Loop({ timeout: 10 }).run({});
+    expect(await handler).toBe(50);
+    expect(getEventListeners(handler.ctx.signal, "abort")).toEqual([]);
+  });
+
+  it("has its ctx.signal aborted when the run is cancelled, and writes to the store", async () => {
+    const started = gate<AbortSignal>();
+    class Waiting extends Workflow<object, string> {
+      @step({ accepts: [StartEvent], emits: [StopEvent], timeout: 10 })
+      async work(ctx: Context) {
+        await ctx.store.set("started", true);
+        started.open(ctx.signal);
+        await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+        return new StopEvent({ result: "never" });
+      }
+    }
+    const ctx = new Context(new Waiting());
+    const handler = new Waiting().run({}, { ctx });
+    const signal = await started.promise;
+    expect(signal.aborted).toBe(false);
+    handler.cancel();
+    await expect(handler).rejects.toBeInstanceOf(WorkflowCancelledByUser);
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toBeInstanceOf(WorkflowCancelledByUser);
+    expect(await ctx.store.get("started")).toBe(true);
+  });
+});
