@@ -17,6 +17,7 @@ import type { Json } from "./serialize.ts";
 import { ContextStore } from "./store.ts";
 import type { StateSchema } from "./store.ts";
 import { checkTimeout } from "./timers.ts";
+import { collect, collectCount } from "./collect-events.ts";
 import { journalOf } from "./journal/context-journal.ts";
 import type { OnceOptions, OnceResult } from "./step-once.ts";
 import type { AnyWorkflow } from "./workflow.ts";
@@ -173,7 +174,7 @@ export class Context<S extends object = Record<string, unknown>> {
   collectEvents(event: Event, types: readonly EventClass[] | EventClass, options?: { readonly bufferId?: string; readonly count?: number }): Event[] | null {
     const run = this.#activeRun("collectEvents");
     if (!this.#execution) throw new ContextStateError("collectEvents: call it from a step (with the ctx the step was given); it buffers events per step.");
-    if (typeof types !== "function") return run.collect(event, types, options?.bufferId, this.#execution);
+    if (typeof types !== "function") return collect(run.state, this.#execution, event, types, options?.bufferId);
     const count = options?.count;
     if (typeof count !== "number" || !Number.isInteger(count) || count < 0) {
       throw new ConfigurationError(
@@ -182,7 +183,7 @@ export class Context<S extends object = Record<string, unknown>> {
         count,
       );
     }
-    return run.collectCount(event, types, count, options?.bufferId, this.#execution);
+    return collectCount(run.state, this.#execution, event, types, count, options?.bufferId);
   }
 
   /**

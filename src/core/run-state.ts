@@ -9,6 +9,7 @@ import type { Codecs, SavedEvent } from "./serialize.ts";
 import type { StepDefinition } from "./step.ts";
 import type { OnceRecords } from "./once-records.ts";
 import type { StepQueue } from "./step-queue.ts";
+import type { Fifo } from "./fifo.ts";
 import { shortHash } from "./node-builtins.ts";
 
 /**
@@ -105,39 +106,6 @@ export interface CollectPlans {
   readonly byList: WeakMap<readonly EventClass[], CollectPlan>;
   last: CollectPlan | undefined;
   byCount: Map<EventClass, Map<number, CollectPlan>> | undefined;
-}
-
-/**
- * A FIFO with O(1) shift: an array and a head index, compacted when half is spent. A shifted
- * entry's place is cleared, so the queue does not keep it alive after it has left.
- */
-export class Fifo<T> {
-  items: (T | undefined)[] = [];
-  head = 0;
-  get size(): number {
-    return this.items.length - this.head;
-  }
-  push(item: T): void {
-    if (this.items.length === 0)
-      this.items = [item]; // most queues hold one at a time: no 17-slot first push
-    else this.items.push(item);
-  }
-  shift(): T | undefined {
-    if (this.head === this.items.length) return undefined;
-    const item = this.items[this.head];
-    this.items[this.head++] = undefined;
-    if (this.head === this.items.length) {
-      this.items.length = 0;
-      this.head = 0;
-    } else if (this.head > 1024 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return item;
-  }
-  toArray(): T[] {
-    return this.items.slice(this.head) as T[];
-  }
 }
 
 /**

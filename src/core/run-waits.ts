@@ -8,7 +8,8 @@ import type { Event, EventClass } from "./event.ts";
 import { WorkflowRuntimeError } from "./errors.ts";
 import { decodeEvent } from "./serialize.ts";
 import type { SavedEvent } from "./serialize.ts";
-import { ended, Fifo } from "./run-state.ts";
+import { ended } from "./run-state.ts";
+import { Fifo } from "./fifo.ts";
 import type { RunState, StepExecution, StepSlot, WaitAnswer, Waiter } from "./run-state.ts";
 import type { Command } from "./run-io.ts";
 

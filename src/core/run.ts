@@ -32,7 +32,6 @@ import { anyStepExecuting, ended, newRunState } from "./run-state.ts";
 import type { RunState, StepExecution, WaitAnswer, Waiter } from "./run-state.ts";
 import { commandList, RUN_FINISHED, Transitions } from "./run-transitions.ts";
 import type { Command, Commands, RunChange, RunInput, RunListener, RunOutcome, RunSettings } from "./run-io.ts";
-import { collect, collectCount } from "./collect-events.ts";
 import { pendingRun } from "./run-save.ts";
 import { followersOf } from "./run-observers.ts";
 import type { ObservationBridge } from "./run-observers.ts";
@@ -199,16 +198,6 @@ export class Run {
 
   writeToStream(event: Event): void {
     if (!this.done) this.stream.push(event);
-  }
-
-  /** `collectEvents` of `execution`. */
-  collect(event: Event, types: readonly EventClass[], bufferId: string | undefined, execution: StepExecution): Event[] | null {
-    return collect(this.state, execution, event, types, bufferId);
-  }
-
-  /** `collectEvents(event, type, { count })` of `execution`. */
-  collectCount(event: Event, type: EventClass, count: number, bufferId: string | undefined, execution: StepExecution): Event[] | null {
-    return collectCount(this.state, execution, event, type, count, bufferId);
   }
 
   /** The first unclaimed event that matches, else a wait for one; `waiterEvent` goes to the stream only when the run must wait. */
