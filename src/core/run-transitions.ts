@@ -258,7 +258,8 @@ export class Transitions {
     }
     if (this.observed) this.note({ kind: "stepFailed", execution, attempt, error, retryIn: delay });
     if (delay !== null) {
-      dropPendingWaits(this, execution, error);
+      // It holds its worker again until its retry, as an attempt that fails without waiting does.
+      if (dropPendingWaits(this, execution, error)) execution.slot.busy++;
       return this.emit({ kind: "retry", execution, attempt: attempt + 1, delay });
     }
     if (this.recover(execution, attempt, error)) return;
@@ -288,6 +289,8 @@ export class Transitions {
     const used = recoveries.get(recoverer.name) ?? 0;
     if (used >= (recoverer.catchErrors?.maxRecoveries ?? 1)) return false;
     recoveries.set(recoverer.name, used + 1);
+    // Counted as holding the worker that finishing gives back, which it gave back to wait.
+    if (dropPendingWaits(this, execution, error)) slot.busy++;
     finishExecution(execution);
     if (this.observed) this.note({ kind: "stepRecovering", execution, recoverer: recoverer.name });
     const failure = error instanceof Error ? { name: error.name, message: error.message } : { name: typeof error, message: describeValue(error) };

@@ -97,18 +97,20 @@ export function giveBackAnswers(state: RunState, execution: StepExecution): void
 }
 
 /**
- * When a failed attempt of `execution` is to be retried: the waits it left pending (its step
- * timed out while it waited) were that attempt's, and answering one would hand the answer to an
- * attempt the run gave up on. They end with `error`, and the execution holds its worker again,
- * as an attempt that fails without waiting does until its retry. The retry asks anew.
+ * When a failed attempt of `execution` is retried or handed to a recovery step: the waits it
+ * left pending (its step timed out while it waited) were that attempt's, and answering one
+ * would hand the answer to an attempt the run gave up on, where it should go to whoever asks
+ * next or stay unclaimed. They end with `error`. True when the execution holds no worker then,
+ * having given its worker back to wait: the caller takes one back for it (or queues for one)
+ * before it finishes or retries, as `execution.waits` is 0 from now on.
  */
-export function dropPendingWaits(t: WaitHost, execution: StepExecution, error: unknown): void {
+export function dropPendingWaits(t: WaitHost, execution: StepExecution, error: unknown): boolean {
   const slot = execution.slot;
-  if (execution.waits === 0 && !slot.resumes?.size) return;
+  if (execution.waits === 0 && !slot.resumes?.size) return false;
   // Also a wait answered but not yet resumed, for want of a worker: it holds none either.
   const resumes = slot.resumes?.toArray() ?? [];
-  const resumed = resumes.filter((r) => r.waiter.execution === execution).map((r) => r.waiter);
-  if (execution.waits === 0 && resumed.length === 0) return;
+  const resumed = resumes.flatMap((r) => (r.waiter.execution === execution ? [r.waiter] : []));
+  if (execution.waits === 0 && resumed.length === 0) return false;
   if (resumed.length > 0) {
     slot.resumes = new Fifo();
     for (const r of resumes) if (r.waiter.execution !== execution) slot.resumes.push(r);
@@ -117,8 +119,8 @@ export function dropPendingWaits(t: WaitHost, execution: StepExecution, error: u
   const stale = [...state.waiters.filter((w) => w.execution === execution), ...resumed];
   state.waiters = state.waiters.filter((w) => w.execution !== execution);
   execution.waits = 0;
-  slot.busy++;
   for (const waiter of stale) t.emit({ kind: "answer", waiter, answer: { ok: false, error } });
+  return true;
 }
 
 /** Whether a wait's event is held by a `ctx.once` that was running when it was taken and has recorded its result. */

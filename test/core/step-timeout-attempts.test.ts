@@ -5,9 +5,21 @@
  */
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import { Context, ContextStateError, Event, StartEvent, StopEvent, Workflow, WorkflowCancelledByUser, WorkflowTimeoutError, step } from "../../src/index.ts";
+import {
+  Context,
+  ContextStateError,
+  Event,
+  StartEvent,
+  StepFailedEvent,
+  StopEvent,
+  Workflow,
+  WorkflowCancelledByUser,
+  WorkflowTimeoutError,
+  step,
+} from "../../src/index.ts";
 
 class Fetched extends Event<{ n: number }> {}
+class Answer extends Event<{ text: string }> {}
 
 /** A promise and the function that resolves it. */
 function gate<T = void>(): { promise: Promise<T>; open: (value: T) => void } {
@@ -140,5 +152,35 @@ describe("an attempt of a step with a timeout that has not timed out", () => {
     expect(signal.aborted).toBe(true);
     expect(signal.reason).toBeInstanceOf(WorkflowCancelledByUser);
     expect(await ctx.store.get("started")).toBe(true);
+  });
+});
+
+describe("a step that timed out while it waited, and that a recovery step took over from", () => {
+  it("leaves no wait behind: an answer sent after the recovery is kept, as if no wait existed, for the next wait that asks", async () => {
+    class Recovering extends Event<{ step: string }> {}
+    const answered = gate();
+    class Ask extends Workflow<object, string> {
+      // Never answered, so it times out whatever the timeout.
+      @step({ accepts: [StartEvent], emits: [StopEvent], timeout: 0.01 })
+      async ask(ctx: Context) {
+        const answer = await ctx.waitForEvent(Answer);
+        return new StopEvent({ result: `ask got ${answer.text}` });
+      }
+
+      @step({ accepts: [StepFailedEvent], emits: [StopEvent], catchErrors: { forSteps: ["ask"] } })
+      async fallback(ctx: Context, ev: StepFailedEvent) {
+        ctx.writeEventToStream(new Recovering({ step: ev.step }));
+        await answered.promise; // the answer is sent meanwhile, while no wait is registered
+        const answer = await ctx.waitForEvent(Answer);
+        return new StopEvent({ result: `fallback got ${answer.text} after ${ev.error.name}` });
+      }
+    }
+    const handler = new Ask({ timeout: 10 }).run({});
+    for await (const ev of handler.streamEvents()) {
+      if (!(ev instanceof Recovering)) continue;
+      handler.ctx.sendEvent(new Answer({ text: "yes" }));
+      answered.open();
+    }
+    expect(await handler).toBe("fallback got yes after WorkflowTimeoutError");
   });
 });
