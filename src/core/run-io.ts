@@ -47,6 +47,8 @@ export type RunInput =
   | { readonly kind: "stepThrew"; readonly execution: StepExecution; readonly error: unknown; readonly attempt: number; readonly elapsed: number }
   /** Attempt `attempt` (> 1) of `execution` begins, after its retry delay. */
   | { readonly kind: "retrying"; readonly execution: StepExecution; readonly attempt: number }
+  /** A `retry` command that `needsWorker`: `start` (which begins it) once `execution` has a worker of its step again. */
+  | { readonly kind: "retryWhenFree"; readonly execution: StepExecution; readonly start: () => void }
   /** `waitForEvent` asks: answered by a kept event, or registered; `waiterEvent` goes to the stream if it must wait. */
   | { readonly kind: "wait"; readonly waiter: Waiter; readonly waiterEvent: Event | undefined }
   /** A wait's timeout expired with `error`. */
@@ -62,8 +64,13 @@ export type RunInput =
 export type RunCommand =
   /** Call `execution`'s step (its worker is counted already). */
   | { readonly kind: "execute"; readonly execution: StepExecution }
-  /** Start attempt `attempt` of `execution` after `delay` seconds (0: now). */
-  | { readonly kind: "retry"; readonly execution: StepExecution; readonly attempt: number; readonly delay: number }
+  /**
+   * Start attempt `attempt` of `execution` after `delay` seconds (0: now); `needsWorker`: it gave
+   * its worker back to wait, and every worker was busy then, so it must wait for one (`retryWhenFree`).
+   */
+  | { readonly kind: "retry"; readonly execution: StepExecution; readonly attempt: number; readonly delay: number; readonly needsWorker?: true }
+  /** Begin a retry that had to wait for a worker of its step (which it now holds). */
+  | { readonly kind: "startRetry"; readonly start: () => void }
   /** Continue a wait with its answer. */
   | { readonly kind: "answer"; readonly waiter: Waiter; readonly answer: WaitAnswer }
   /** Write `event` to the run's stream. */

@@ -142,11 +142,14 @@ export class InFlight {
   }
 }
 
-/** A waiting execution whose answer came while every worker of its step was busy. */
-export interface Resume {
-  readonly waiter: Waiter;
-  readonly answer: WaitAnswer;
-}
+/**
+ * What continues first when a worker of its step frees: a waiting execution whose answer came
+ * while every worker was busy, or the retry of an execution that gave its worker back to wait
+ * and failed (its step timed out) while every worker was busy (`start`, the driver's, begins it).
+ */
+export type Resume =
+  | { readonly waiter: Waiter; readonly answer: WaitAnswer; readonly start?: undefined }
+  | { readonly execution: StepExecution; readonly start: () => void; readonly waiter?: undefined };
 
 /** One step's part of the run. */
 export interface StepSlot {

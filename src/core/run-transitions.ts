@@ -17,7 +17,7 @@ import { StepQueue } from "./step-queue.ts";
 import type { RunState, StepExecution, StepSlot } from "./run-state.ts";
 import type { Command, Commands, RunChange, RunCommand, RunInput, RunOutcome } from "./run-io.ts";
 import { loadRestored } from "./run-save.ts";
-import { deliverToWaiter, dropPendingWaits, giveBackAnswers, wait, wake } from "./run-waits.ts";
+import { deliverToWaiter, dropPendingWaits, giveBackAnswers, retryWhenFree, takeWorker, wait, wake } from "./run-waits.ts";
 import { runTimedOut } from "./run-timeout.ts";
 
 const NONE: readonly Command[] = Object.freeze([]);
@@ -206,7 +206,7 @@ export class Transitions {
       const resume = slot.resumes?.shift();
       if (resume) {
         slot.busy++;
-        this.emit({ kind: "answer", waiter: resume.waiter, answer: resume.answer });
+        this.emit(resume.start ? { kind: "startRetry", start: resume.start } : { kind: "answer", waiter: resume.waiter, answer: resume.answer });
         continue;
       }
       const next = slot.queue?.shift();
@@ -258,9 +258,9 @@ export class Transitions {
     }
     if (this.observed) this.note({ kind: "stepFailed", execution, attempt, error, retryIn: delay });
     if (delay !== null) {
-      // It holds its worker again until its retry, as an attempt that fails without waiting does.
-      if (dropPendingWaits(this, execution, error)) execution.slot.busy++;
-      return this.emit({ kind: "retry", execution, attempt: attempt + 1, delay });
+      const retry = { kind: "retry", execution, attempt: attempt + 1, delay } as const;
+      // It holds a worker again until its retry, as an attempt that fails without waiting does, once one is free.
+      return this.emit(dropPendingWaits(this, execution, error) && !takeWorker(execution.slot) ? { ...retry, needsWorker: true } : retry);
     }
     if (this.recover(execution, attempt, error)) return;
     finishExecution(execution);
@@ -361,6 +361,8 @@ function applyInput(t: Transitions, input: RunInput): void {
       input.execution.retried = true;
       input.execution.sends = undefined; // the retry's events are its own: counted afresh
       return giveBackAnswers(t.state, input.execution);
+    case "retryWhenFree":
+      return retryWhenFree(t, input.execution, input.start);
     case "wait":
       return wait(t, input.waiter, input.waiterEvent);
     case "waitTimedOut": {

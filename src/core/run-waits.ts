@@ -109,11 +109,11 @@ export function dropPendingWaits(t: WaitHost, execution: StepExecution, error: u
   if (execution.waits === 0 && !slot.resumes?.size) return false;
   // Also a wait answered but not yet resumed, for want of a worker: it holds none either.
   const resumes = slot.resumes?.toArray() ?? [];
-  const resumed = resumes.flatMap((r) => (r.waiter.execution === execution ? [r.waiter] : []));
+  const resumed = resumes.flatMap((r) => (r.waiter?.execution === execution ? [r.waiter] : []));
   if (execution.waits === 0 && resumed.length === 0) return false;
   if (resumed.length > 0) {
     slot.resumes = new Fifo();
-    for (const r of resumes) if (r.waiter.execution !== execution) slot.resumes.push(r);
+    for (const r of resumes) if (r.waiter?.execution !== execution) slot.resumes.push(r);
   }
   const state = t.state;
   const stale = [...state.waiters.filter((w) => w.execution === execution), ...resumed];
@@ -121,6 +121,27 @@ export function dropPendingWaits(t: WaitHost, execution: StepExecution, error: u
   execution.waits = 0;
   for (const waiter of stale) t.emit({ kind: "answer", waiter, answer: { ok: false, error } });
   return true;
+}
+
+/**
+ * Counts a worker of `slot` as taken, if one is free and no execution waits for one before.
+ * @example if (!takeWorker(slot)) queueForOne();
+ */
+export function takeWorker(slot: StepSlot): boolean {
+  if (slot.busy >= slot.step.numWorkers || slot.resumes?.size) return false;
+  slot.busy++;
+  return true;
+}
+
+/**
+ * The retry of `execution`, which gave its worker back to wait and found every worker busy when
+ * its attempt failed: `start` begins it once it has a worker again, queued as a waiting
+ * execution whose answer came is, so that its step never runs more than `numWorkers` at once.
+ */
+export function retryWhenFree(t: WaitHost, execution: StepExecution, start: () => void): void {
+  if (ended(t.state)) return;
+  if (takeWorker(execution.slot)) t.emit({ kind: "startRetry", start });
+  else (execution.slot.resumes ??= new Fifo()).push({ execution, start });
 }
 
 /** Whether a wait's event is held by a `ctx.once` that was running when it was taken and has recorded its result. */
@@ -132,11 +153,8 @@ export function heldByOnce(execution: StepExecution, waited: NonNullable<StepExe
 export function wake(t: WaitHost, waiter: Waiter, answer: WaitAnswer): void {
   const execution = waiter.execution;
   if (!execution || --execution.waits > 0 || execution.ended) return t.emit({ kind: "answer", waiter, answer });
-  const slot = execution.slot;
-  if (slot.busy < slot.step.numWorkers && !slot.resumes?.size) {
-    slot.busy++;
-    t.emit({ kind: "answer", waiter, answer });
-  } else (slot.resumes ??= new Fifo()).push({ waiter, answer });
+  if (takeWorker(execution.slot)) t.emit({ kind: "answer", waiter, answer });
+  else (execution.slot.resumes ??= new Fifo()).push({ waiter, answer });
 }
 
 /**

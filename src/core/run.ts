@@ -168,6 +168,8 @@ export class Run {
       case "answer":
         command.waiter.cancelTimer?.();
         return command.waiter.answer(command.answer);
+      case "startRetry":
+        return command.start();
       case "stream":
         return this.stream.push(command.event);
       case "observe":
@@ -351,11 +353,14 @@ export class Run {
       else {
         // A step that retries has its attempts' view already, unless the attempt timed out and keeps it.
         const view = (ctx = ctx === undefined || ctx[retireView]() ? this.ctx[executionView](execution) : ctx);
-        if (command.delay === 0) this.#runAttempt(execution, view, command.attempt, startedAt, slice);
-        else
-          void sleep(command.delay, (this.#timers ??= new Set())).then(
-            () => !this.done && this.#runAttempt(execution, view, command.attempt, startedAt, slice),
-          );
+        const start = () =>
+          command.delay === 0
+            ? this.#runAttempt(execution, view, command.attempt, startedAt, slice)
+            : void sleep(command.delay, (this.#timers ??= new Set())).then(
+                () => !this.done && this.#runAttempt(execution, view, command.attempt, startedAt, slice),
+              );
+        if (command.needsWorker) this.#do({ kind: "retryWhenFree", execution, start });
+        else start();
       }
     }
   }

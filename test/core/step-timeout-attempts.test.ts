@@ -184,3 +184,52 @@ describe("a step that timed out while it waited, and that a recovery step took o
     expect(await handler).toBe("fallback got yes after WorkflowTimeoutError");
   });
 });
+
+describe("the retry of a step that timed out while it waited", () => {
+  it("waits for a worker when another execution of the step took the one it gave back: numWorkers: 1 holds", async () => {
+    class Job extends Event<{ id: string }> {}
+    class Done extends Event<{ id: string }> {}
+    const bEntered = gate();
+    const retryDecided = gate();
+    let inside = 0;
+    let most = 0;
+    let attemptsOfA = 0;
+    class Jobs extends Workflow<object, string> {
+      @step({ accepts: [StartEvent], emits: [Job] })
+      async start(ctx: Context) {
+        ctx.sendEvent(new Job({ id: "A" }));
+        ctx.sendEvent(new Job({ id: "B" }));
+      }
+
+      // A's first attempt is never answered, so it times out whatever the timeout; the rest ends in microtasks.
+      @step({ accepts: [Job], emits: [Done], numWorkers: 1, timeout: 0.01, retry: { maxAttempts: 2, delay: 0 } })
+      async work(ctx: Context, ev: Job) {
+        if (ev.id === "A" && ++attemptsOfA === 1) {
+          // Waiting, it holds no worker, and B's execution takes it. The wait ends, with the
+          // step's timeout error, when the run decides to retry A.
+          await ctx.waitForEvent(Answer).catch(() => retryDecided.open());
+          return;
+        }
+        most = Math.max(most, ++inside);
+        try {
+          if (ev.id === "B") {
+            bEntered.open();
+            await retryDecided.promise;
+          } else await bEntered.promise; // A's retry would run beside B if it did not wait for B's worker
+          return new Done({ id: ev.id });
+        } finally {
+          inside--;
+        }
+      }
+
+      @step({ accepts: [Done], emits: [StopEvent] })
+      async end(ctx: Context, ev: Done) {
+        const both = ctx.collectEvents(ev, [Done, Done]);
+        if (!both) return;
+        return new StopEvent({ result: `${both.map((done) => done.id).join(",")}: at most ${most} at once` });
+      }
+    }
+    expect(await new Jobs({ timeout: 10 }).run({})).toBe("B,A: at most 1 at once");
+    expect(attemptsOfA).toBe(2);
+  });
+});
