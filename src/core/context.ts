@@ -353,11 +353,22 @@ export class Context<S extends object = Record<string, unknown>> {
   [executionView](execution: StepExecution): Context<S> {
     const root = this.#rootOf();
     // Only a step with a timeout can be given up on while it runs: only its views refuse store writes then.
-    const store = execution.slot.step.timeout === null ? this.store : attemptStore(this.store, (operation) => view.#refusal(operation));
-    const view: Context<S> = new Context(root.workflow, store);
+    const view = execution.slot.step.timeout === null ? new Context(root.workflow, this.store) : Context.#timedView(root.workflow, this.store);
     view.#rootMade = root;
     view.#boundRun = this.#boundRun ?? root.run;
     view.#execution = execution;
+    return view;
+  }
+
+  /**
+   * A view whose store refuses writes once it is retired. A method of its own: the closure here,
+   * in `[executionView]`, made every step execution allocate its variables' context.
+   */
+  static #timedView<S extends object>(workflow: AnyWorkflow, store: ContextStore<S>): Context<S> {
+    const view: Context<S> = new Context(
+      workflow,
+      attemptStore(store, (operation) => view.#refusal(operation)),
+    );
     return view;
   }
 
