@@ -6,25 +6,8 @@ import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WorkflowClient, WorkflowClientError } from "../../src/client/workflow-client.ts";
 import type { HandlerInfo } from "../../src/client/types.ts";
-import { Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
-import type { Context, FromOutside } from "../../src/index.ts";
 import type { WorkflowServer } from "../../src/server/workflow-server.ts";
-import { startServer } from "./server-fixtures.ts";
-
-class Decision extends Event<{ yes: boolean }> {}
-
-/** Asks two questions answered by a `Decision` each, then one answered by a `HumanResponseEvent`. */
-class ThreeQuestions extends Workflow<object, string> {
-  static override readonly fromOutside: FromOutside = { events: [Decision] };
-
-  @step({ accepts: [StartEvent], emits: [StopEvent] })
-  async ask(ctx: Context) {
-    const first = await ctx.waitForEvent(Decision, { waiterEvent: new InputRequiredEvent({ prefix: "First?" }) });
-    const second = await ctx.waitForEvent(Decision, { waiterEvent: new InputRequiredEvent({ prefix: "Second?" }) });
-    const third = await ctx.waitForEvent(HumanResponseEvent, { waiterEvent: new InputRequiredEvent({ prefix: "Third?" }) });
-    return new StopEvent({ result: `${first.yes} ${second.yes} ${String((third as { response?: unknown }).response)}` });
-  }
-}
+import { ThreeQuestions, startServer } from "./server-fixtures.ts";
 
 /**
  * What the proxy does with a request: pass it on, `drop` the server's answer (the server did the

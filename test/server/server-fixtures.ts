@@ -8,6 +8,24 @@ import { calculatorTools } from "../../workflows/tools/calculator.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import { WorkflowServer } from "../../src/server/workflow-server.ts";
 import type { WorkflowServerOptions } from "../../src/server/workflow-server.ts";
+import { Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
+import type { Context, FromOutside } from "../../src/index.ts";
+
+/** The answer to `ThreeQuestions`' first two questions. */
+export class Decision extends Event<{ yes: boolean }> {}
+
+/** Asks two questions answered by a `Decision` each, then one answered by a `HumanResponseEvent`. */
+export class ThreeQuestions extends Workflow<object, string> {
+  static override readonly fromOutside: FromOutside = { events: [Decision] };
+
+  @step({ accepts: [StartEvent], emits: [StopEvent] })
+  async ask(ctx: Context) {
+    const first = await ctx.waitForEvent(Decision, { waiterEvent: new InputRequiredEvent({ prefix: "First?" }) });
+    const second = await ctx.waitForEvent(Decision, { waiterEvent: new InputRequiredEvent({ prefix: "Second?" }) });
+    const third = await ctx.waitForEvent(HumanResponseEvent, { waiterEvent: new InputRequiredEvent({ prefix: "Third?" }) });
+    return new StopEvent({ result: `${first.yes} ${second.yes} ${String((third as { response?: unknown }).response)}` });
+  }
+}
 
 export const QUESTION = "What is (2123 + 2321) * 312?";
 
