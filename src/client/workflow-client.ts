@@ -217,8 +217,9 @@ export class WorkflowClient {
    * ends. A dropped connection is picked up after the last event received, so none is missed or
    * repeated: the server is asked from that event on, and it must still be the one received (its
    * seq, type and time), else the log was rewritten (a server that crashed before saving it, and
-   * a run gone on from its last save) and the stream fails with code `events_lost`. Leaving the
-   * loop closes the connection; the run goes on.
+   * a run gone on from its last save) and the stream fails with code `events_lost`; so it does
+   * when the server answers 409 `events_lost` (`after` is beyond the events the run has now).
+   * Leaving the loop closes the connection; the run goes on.
    */
   async *streamEvents(id: string, options: { after?: number; signal?: AbortSignal } = {}): AsyncGenerator<StreamedEvent, HandlerStatus | undefined> {
     let after = options.after ?? 0;

@@ -139,6 +139,15 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
         `Last-Event-ID must be the seq of the last event received (a whole number); got ${JSON.stringify(lastEventId)}.`,
       );
     const after = query.after ?? (lastEventId !== undefined ? Number(lastEventId) : 0);
+    // A reader that has seen more than the run has now read a server that stopped before saving
+    // them (the run went on from its last save): following would only give it heartbeats. A run
+    // held by another server is not judged: this server's read of the store may lag behind it.
+    if (served.heldBy === undefined && after > served.visibleCount)
+      throw new ServerRequestError(
+        409,
+        "events_lost",
+        `Handler ${served.state.id} has ${served.visibleCount} events, fewer than the ${after} read: the server that ran it stopped before it saved its last events, and the run went on from its last save. Read its events again from the start (after=0).`,
+      );
     const accept = c.req.header("Accept") ?? "";
     const format = query.format ?? (accept.includes("application/x-ndjson") ? "ndjson" : accept.includes("application/json") ? "json" : "sse");
     if (format === "json") return c.json({ events: (await registry.events(served)).slice(after, served.visibleCount) });

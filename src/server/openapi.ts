@@ -130,6 +130,10 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
               },
             },
             "204": { description: "An EventSource reconnecting after the end: nothing more." },
+            "409": ok(
+              "events_lost: after (or Last-Event-ID) is beyond the run's events (a server stopped before saving them); read them again from the start.",
+              ref("Error"),
+            ),
             ...errors,
           },
         },
