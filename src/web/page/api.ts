@@ -49,12 +49,35 @@ async function send(path: string, init: RequestInit = {}, extra: Record<string, 
   return response;
 }
 
+/** Tries of a call after the first, when the server could not be reached or a gateway said it is away. */
+const RETRIES = 5;
+const GATEWAY_DOWN: ReadonlySet<number> = new Set([502, 503, 504]);
+
+/** A new `Idempotency-Key`: a random UUID (`crypto.randomUUID` is missing on a page served over plain http). */
+function newKey(): string {
+  if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * A call's JSON answer. A POST is one user action: it carries one `Idempotency-Key` over its
+ * tries, so that when its answer was lost (a dropped connection, a proxy's 502 while the server
+ * restarts) and it is sent again, the server does it once and answers as the first time.
+ */
 async function json<T>(path: string, init: RequestInit = {}): Promise<T> {
-  const response = await send(
-    path,
-    init,
-    init.body === undefined ? { accept: "application/json" } : { accept: "application/json", "content-type": "application/json" },
-  );
+  const extra: Record<string, string> =
+    init.body === undefined ? { accept: "application/json" } : { accept: "application/json", "content-type": "application/json" };
+  if (init.method === "POST") extra["idempotency-key"] = newKey();
+  let response: Response | undefined;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      response = await send(path, init, extra);
+      if (!GATEWAY_DOWN.has(response.status) || attempt >= RETRIES) break;
+    } catch (error) {
+      if (init.signal?.aborted || attempt >= RETRIES) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
+  }
   const text = await response.text();
   let body: unknown;
   try {
