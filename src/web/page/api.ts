@@ -121,21 +121,38 @@ export const api = {
 /**
  * Calls `onEvent` for each event of a run, from after `after`, until the run ends (resolves
  * with its final status) or `signal` aborts. A dropped connection (a server restarting, say)
- * is resumed from the last event seen, so no event is missed or shown twice.
+ * is resumed from the last event seen, so no event is missed or shown twice: the stream is
+ * asked again from that event, which must come back the same. A server that stopped before it
+ * saved its last events, and a run that went on from its last save, rewrite them: then, or
+ * when the server says so (409 `events_lost`), it throws an {@link ApiError} saying so, rather
+ * than skip what the run did since.
  */
 export async function followEvents(handlerId: string, onEvent: (event: StreamedEvent) => void, signal?: AbortSignal, after = 0): Promise<string | undefined> {
   let last = after;
+  let lastEvent: StreamedEvent | undefined;
   // About a minute of tries in all: long enough for a server to restart.
   for (let attempt = 0; attempt < 12; attempt++) {
     try {
-      const response = await send(`api/handlers/${id(handlerId)}/events?after=${last}`, { signal }, { accept: "text/event-stream" });
-      if (response.status === 204) return undefined;
+      let check = lastEvent;
+      const from = check ? check.seq - 1 : last;
+      const response = await send(`api/handlers/${id(handlerId)}/events?after=${from}`, { signal }, { accept: "text/event-stream" });
+      // 204: nothing after `from` in an ended run; 409: the server knows the reader is ahead of its log.
+      if (response.status === 204 && !check) return undefined;
+      if (response.status === 409 || response.status === 204) throw eventsLost(handlerId);
       if (!response.ok || !response.body) throw new ApiError(response.status, `${response.status}: the event stream could not be opened.`);
       for await (const frame of sseFrames(response.body)) {
+        if (check) {
+          const seen = check;
+          check = undefined;
+          const event = frame.event === "end" ? undefined : (JSON.parse(frame.data) as StreamedEvent);
+          if (event?.seq === seen.seq && event.type === seen.type && event.at === seen.at) continue;
+          throw eventsLost(handlerId);
+        }
         if (frame.event === "end") return (JSON.parse(frame.data) as { status?: string }).status;
         const event = JSON.parse(frame.data) as StreamedEvent;
         if (event.seq <= last) continue;
         last = event.seq;
+        lastEvent = event;
         attempt = 0;
         onEvent(event);
       }
@@ -146,6 +163,14 @@ export async function followEvents(handlerId: string, onEvent: (event: StreamedE
     await new Promise((resolve) => setTimeout(resolve, Math.min(8000, 250 * 2 ** attempt)));
   }
   throw new Error("The event stream kept breaking off; reload the page to try again.");
+}
+
+/** The error for a run whose events are no longer the ones shown. */
+function eventsLost(handlerId: string): ApiError {
+  return new ApiError(
+    409,
+    `The events of run ${handlerId} changed while the page was away: the server running it stopped before it saved its last events, and the run went on from its last save, so what is shown here is not what it did. Open the run again to see its events as they are.`,
+  );
 }
 
 /** The frames of a server-sent event stream (`event`, `data`, `id`); comments are skipped. */
