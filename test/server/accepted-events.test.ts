@@ -17,10 +17,10 @@ import type { Context } from "../../src/index.ts";
 import type { LocalReply } from "../../src/llm/local-llm.ts";
 import { ScriptedLLM } from "../../src/llm/scripted-llm.ts";
 import { openSessionStore } from "../../src/sessions/open-store.ts";
-import type { SessionStore } from "../../src/sessions/types.ts";
 import { WorkflowServer } from "../../src/server/workflow-server.ts";
 import { tool } from "../../src/tools/tool.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
+import { dyingStore } from "./dying-store.ts";
 
 /** Asks which plan, then (once `hold` lets it) ends with the answer. */
 class Plan extends Workflow<object, string> {
@@ -62,26 +62,6 @@ function stuckPlan(): Plan {
 
 const dir = mkdtempSync(join(tmpdir(), "stepflow-accepted-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/**
- * The SQLite store of a server process that can die: after `die()` it writes nothing (each save,
- * and each write to its journal, fails), as a process killed at that moment would. Reads still
- * work (they change nothing).
- */
-function dyingStore(store: SessionStore): { store: SessionStore; die: () => void } {
-  let dead = false;
-  const writes = new Set<PropertyKey>(["save", "begin", "finish", "release"]);
-  const dying = <T extends object>(target: T): T =>
-    new Proxy(target, {
-      get(of, property) {
-        if (dead && writes.has(property)) return () => Promise.reject(new Error("the server process is gone"));
-        const value = Reflect.get(of, property, of) as unknown;
-        if (property === "journal" && typeof value === "object" && value !== null) return dying(value);
-        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(of) : value;
-      },
-    });
-  return { store: dying(store), die: () => (dead = true) };
-}
 
 /** The run's events from `after` on, until it ends or asks a question again. */
 async function nextOutcome(client: WorkflowClient, id: string, after: number): Promise<StreamedEvent[]> {

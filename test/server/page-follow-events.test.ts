@@ -10,53 +10,15 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WorkflowClient } from "../../src/client/workflow-client.ts";
 import type { StreamedEvent } from "../../src/client/types.ts";
-import { type Context, Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
 import { openSessionStore } from "../../src/sessions/open-store.ts";
-import type { SessionStore } from "../../src/sessions/types.ts";
 import { WorkflowServer } from "../../src/server/workflow-server.ts";
 import { ApiError, followEvents } from "../../src/web/page/api.ts";
+import { dyingStore } from "./dying-store.ts";
+import { gated } from "./server-fixtures.ts";
 
 declare global {
   // The page's own (a browser's); this test gives Node one for it, which type-checks with Node's types.
   var sessionStorage: { getItem(key: string): string | null; setItem(key: string, value: string): void };
-}
-
-class Tick extends Event<{ i: number }> {}
-
-/** Asks which plan; once answered and `gate` opens, writes ten ticks and asks again. */
-class Gated extends Workflow<object, string> {
-  gate: Promise<void> = Promise.resolve();
-
-  @step({ accepts: [StartEvent], emits: [StopEvent] })
-  async work(ctx: Context) {
-    const answer = await ctx.waitForEvent(HumanResponseEvent<{ response: string }>, { waiterEvent: new InputRequiredEvent({ prefix: "Which plan?" }) });
-    await this.gate;
-    for (let i = 0; i < 10; i++) ctx.writeEventToStream(new Tick({ i }));
-    await ctx.waitForEvent(HumanResponseEvent, { waiterEvent: new InputRequiredEvent({ prefix: "Sure?" }) });
-    return new StopEvent({ result: answer.response });
-  }
-}
-
-function gated(gate: Promise<void>): Gated {
-  const wf = new Gated({ timeout: null });
-  wf.gate = gate;
-  return wf;
-}
-
-/** The store of a process that can die: after `die()` every write fails, as a killed process writes nothing. */
-function dyingStore(store: SessionStore): { store: SessionStore; die: () => void } {
-  let dead = false;
-  const writes = new Set<PropertyKey>(["save", "begin", "finish", "release"]);
-  const dying = <T extends object>(target: T): T =>
-    new Proxy(target, {
-      get(of, property) {
-        if (dead && writes.has(property)) return () => Promise.reject(new Error("the server process is gone"));
-        const value = Reflect.get(of, property, of) as unknown;
-        if (property === "journal" && typeof value === "object" && value !== null) return dying(value);
-        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(of) : value;
-      },
-    });
-  return { store: dying(store), die: () => (dead = true) };
 }
 
 const dir = mkdtempSync(join(tmpdir(), "stepflow-page-follow-"));

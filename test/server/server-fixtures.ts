@@ -27,6 +27,30 @@ export class ThreeQuestions extends Workflow<object, string> {
   }
 }
 
+/** What `Gated` writes to its stream. */
+export class Tick extends Event<{ i: number }> {}
+
+/** Asks which plan; once answered and `gate` opens, writes ten ticks and asks again. */
+export class Gated extends Workflow<object, string> {
+  gate: Promise<void> = Promise.resolve();
+
+  @step({ accepts: [StartEvent], emits: [StopEvent] })
+  async work(ctx: Context) {
+    const answer = await ctx.waitForEvent(HumanResponseEvent<{ response: string }>, { waiterEvent: new InputRequiredEvent({ prefix: "Which plan?" }) });
+    await this.gate;
+    for (let i = 0; i < 10; i++) ctx.writeEventToStream(new Tick({ i }));
+    await ctx.waitForEvent(HumanResponseEvent, { waiterEvent: new InputRequiredEvent({ prefix: "Sure?" }) });
+    return new StopEvent({ result: answer.response });
+  }
+}
+
+/** A `Gated` whose ticks wait for `gate`. */
+export function gated(gate: Promise<void>): Gated {
+  const wf = new Gated({ timeout: null });
+  wf.gate = gate;
+  return wf;
+}
+
 export const QUESTION = "What is (2123 + 2321) * 312?";
 
 /** An HR agent: the model asks to fire employee 7, which a human must approve, then says `finalText`. */
