@@ -230,3 +230,14 @@ export function heldEvents(state: RunState, steps?: ReadonlySet<string>): number
   for (const slot of state.slots) if (slot.queue && (steps === undefined || steps.has(slot.step.name))) held += slot.queue.size;
   return held;
 }
+
+/**
+ * The events {@link heldEvents} counts, read without changing the run: those kept for a later
+ * wait (still encoded when restored before their class was known), then those queued for the
+ * steps named in `steps` (all when left out).
+ * @example for (const ev of heldEventList(run.state, new Set(["review"]))) console.log(ev);
+ */
+export function* heldEventList(state: RunState, steps?: ReadonlySet<string>): Generator<Event | SavedEvent> {
+  yield* state.unclaimed;
+  for (const slot of state.slots) if (slot.queue && (steps === undefined || steps.has(slot.step.name))) yield* slot.queue.events();
+}

@@ -114,6 +114,26 @@ export class StepQueue {
     return executions;
   }
 
+  /**
+   * The events queued, oldest first, read without making their executions (unlike
+   * `executions()`, this changes nothing: a server measures what a run holds between its steps).
+   * @example let bytes = 0; for (const ev of queue.events()) bytes += JSON.stringify(ev).length;
+   */
+  *events(): Generator<Event> {
+    let chunk = this.#first as Chunk;
+    let at = this.#head;
+    for (let left = this.size; left > 0; at++) {
+      if (at === chunk.length - 1) {
+        chunk = chunk[at] as Chunk;
+        at = 0;
+      }
+      const entry = chunk[at];
+      if (typeof entry === "number") continue;
+      yield isExecution(entry) ? entry.event : (entry as Event);
+      left--;
+    }
+  }
+
   #put(slot: unknown): void {
     let last = this.#last;
     if (last === undefined) this.#first = this.#last = last = new Array<unknown>(FIRST_CHUNK + 1);

@@ -40,6 +40,7 @@ import { CorruptHandlerError } from "./handler-store.ts";
 import { SessionConflictError } from "../sessions/types.ts";
 import type { HandlerStore, SaveOutcome, StoredCheckpoint, StoredHandler } from "./handler-store.ts";
 import { LEASE_MS, leaseHeld } from "./handler-lease.ts";
+import { eventBytes, heldBytes } from "./held-bytes.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
 
 /** A request the server cannot serve, with the HTTP status and error code it answers with. @example `throw new ServerRequestError(404, "handler_not_found", "No handler with id \"x\".")` */
@@ -108,16 +109,18 @@ export class HandlerRegistry {
 
   readonly #acceptMidRunContexts: boolean;
   readonly #maxPendingEvents: number;
+  readonly #maxPendingEventBytes: number;
 
   constructor(
     workflows: ReadonlyMap<string, ServedWorkflow>,
     store: HandlerStore,
-    options: { readonly acceptMidRunContexts?: boolean; readonly maxPendingEvents?: number } = {},
+    options: { readonly acceptMidRunContexts?: boolean; readonly maxPendingEvents?: number; readonly maxPendingEventBytes?: number } = {},
   ) {
     this.#workflows = workflows;
     this.#store = store;
     this.#acceptMidRunContexts = options.acceptMidRunContexts ?? false;
     this.#maxPendingEvents = options.maxPendingEvents ?? DEFAULT_MAX_PENDING_EVENTS;
+    this.#maxPendingEventBytes = options.maxPendingEventBytes ?? DEFAULT_MAX_PENDING_EVENT_BYTES;
     // The leases of the runs this server runs are renewed well before they end.
     this.#renewal = setInterval(() => this.#renewLeases(), LEASE_MS / 6);
     this.#renewal.unref();
@@ -590,8 +593,13 @@ export class HandlerRegistry {
     const wf = this.workflow(served.state.workflow);
     const run = runOf(live.ctx);
     // What the run takes now costs it nothing to hold; anything else is kept, in memory and in every save, until taken.
-    if (run && !takenAtOnce(run.state, event) && heldEvents(run.state, stepsTakingFromOutside(wf)) >= this.#maxPendingEvents)
-      throw tooManyPending(served, this.#maxPendingEvents);
+    if (run && !takenAtOnce(run.state, event)) {
+      const steps = stepsTakingFromOutside(wf);
+      if (heldEvents(run.state, steps) >= this.#maxPendingEvents) throw tooManyPending(served, this.#maxPendingEvents);
+      const held = heldBytes(run.state, steps, wf.workflow.codecs);
+      const size = eventBytes(event, wf.workflow.codecs);
+      if (held + size > this.#maxPendingEventBytes) throw tooManyPendingBytes(served, held, size, this.#maxPendingEventBytes);
+    }
     const Answer = approvalAnswerOf(wf.workflow);
     let taken!: (saved: Taken) => void;
     const recorded = new Promise<Taken>((resolve) => (taken = resolve));
@@ -739,6 +747,25 @@ function tooManyPending(served: ServedHandler, limit: number): ServerRequestErro
     429,
     "too_many_pending_events",
     `Handler ${id} holds ${limit} events sent in that it has not taken yet, the server's limit (maxPendingEvents): it takes no more until it has taken some. Nothing was done with this one. Send only the events the run waits for (GET /api/handlers/${id} lists them in waitingFor), once it asks for them.`,
+  );
+}
+
+/**
+ * How many bytes of events sent into a run it may hold untaken (each counted as the JSON text a
+ * save writes for it), unless the server's `maxPendingEventBytes` says otherwise: 1 MiB, the
+ * default body limit, so that a run holding nothing can keep any one event a client may send,
+ * and each save of a run rewrites at most 1 MiB of such events (100 events of up to 1 MiB each
+ * made that 100 MiB).
+ */
+export const DEFAULT_MAX_PENDING_EVENT_BYTES = 1024 * 1024;
+
+/** The answer to an event whose bytes would take what the run holds untaken past the limit: nothing was done with it. */
+function tooManyPendingBytes(served: ServedHandler, held: number, size: number, limit: number): ServerRequestError {
+  const id = served.state.id;
+  return new ServerRequestError(
+    429,
+    "too_many_pending_event_bytes",
+    `Handler ${id} holds ${held} bytes of events sent in that it has not taken yet; this one (${size} bytes as JSON) would take that past the server's limit of ${limit} bytes (maxPendingEventBytes), so it takes no more until it has taken some. Nothing was done with this one. Send only the events the run waits for (GET /api/handlers/${id} lists them in waitingFor), once it asks for them, and keep large data out of events a run holds.`,
   );
 }
 

@@ -146,7 +146,7 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
             "403": ok("The workflow does not accept this event type from outside a run.", ref("Error")),
             "409": ok("The handler has ended, or another server runs it.", ref("Error")),
             "429": ok(
-              "The run holds as many events sent in as it may (maxPendingEvents) and would not take this one now; nothing was done with it.",
+              "The run holds as many events sent in as it may, by count (too_many_pending_events: maxPendingEvents) or by bytes of JSON (too_many_pending_event_bytes: maxPendingEventBytes), and would not take this one now; nothing was done with it.",
               ref("Error"),
             ),
             "500": ok("The run took the event but the store did not save it (not_saved).", ref("Error")),

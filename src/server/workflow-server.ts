@@ -59,6 +59,13 @@ export interface WorkflowServerOptions {
    * One more gets 429, and nothing is done with it; an event the run takes at once is always taken.
    */
   readonly maxPendingEvents?: number;
+  /**
+   * How many bytes of such events a run may hold, each counted as the JSON text a save of the
+   * run writes for it (`{"type":…,"data":…}`): default 1 MiB (1048576), the default
+   * `bodyLimit`. An event that would take the run past it gets 429, and nothing is done with it;
+   * an event the run takes at once is always taken, whatever its size.
+   */
+  readonly maxPendingEventBytes?: number;
   /** A directory of static files served at `/` (the web page); `false` or left out: none. */
   readonly webRoot?: string | false;
   /** Keeps this server's handlers apart from other servers' in a shared store (letters, digits, ._-). Default: none. */
@@ -111,6 +118,13 @@ export class WorkflowServer {
         "maxPendingEvents",
         pending,
       );
+    const pendingBytes = options.maxPendingEventBytes;
+    if (pendingBytes !== undefined && !(Number.isSafeInteger(pendingBytes) && pendingBytes > 0))
+      throw new ConfigurationError(
+        `maxPendingEventBytes is how many bytes of events sent into a run it may hold untaken, a whole number > 0 (the default is 1048576, 1 MiB); got ${String(pendingBytes)}.`,
+        "maxPendingEventBytes",
+        pendingBytes,
+      );
     const heartbeat = options.heartbeat;
     if (heartbeat !== undefined && !(typeof heartbeat === "number" && heartbeat > 0 && heartbeat <= 3600))
       throw new ConfigurationError(`heartbeat is in seconds, a number > 0 and ≤ 3600 (the default is 15); got ${String(heartbeat)}.`, "heartbeat", heartbeat);
@@ -153,9 +167,11 @@ export class WorkflowServer {
       const made: { registry?: HandlerRegistry } = {};
       const store = new HandlerStore(sessions, { onError, onTaken: (id) => made.registry?.taken(id) }, holder, this.#options.namespace);
       const pending = this.#options.maxPendingEvents;
+      const pendingBytes = this.#options.maxPendingEventBytes;
       const registry = (made.registry = new HandlerRegistry(this.#workflows, store, {
         acceptMidRunContexts: this.#options.acceptMidRunContexts === true,
         ...(pending !== undefined ? { maxPendingEvents: pending } : {}),
+        ...(pendingBytes !== undefined ? { maxPendingEventBytes: pendingBytes } : {}),
       }));
       await registry.restore();
       const app = createApp(registry, this.#workflows, {

@@ -11,6 +11,7 @@ import type { StreamedEvent } from "../../src/client/types.ts";
 import { ConfigurationError } from "../../src/core/errors.ts";
 import { Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, Workflow, step } from "../../src/index.ts";
 import type { Context } from "../../src/index.ts";
+import { MemorySessionStore } from "../../src/sessions/memory-store.ts";
 import { WorkflowServer } from "../../src/server/workflow-server.ts";
 import { startServer } from "./server-fixtures.ts";
 
@@ -45,16 +46,23 @@ let limited: WorkflowServer;
 let limitedUrl: string;
 let server: WorkflowServer;
 let url: string;
+let byBytes: WorkflowServer;
+let byBytesUrl: string;
 beforeAll(async () => {
   ({ server: limited, url: limitedUrl } = await startServer({
     maxPendingEvents: 3,
     workflows: { plan: { workflow: new Plan({ timeout: null }), events: [Note] }, reviews: new SlowReviews({ timeout: null }) },
   }));
   ({ server, url } = await startServer({ workflows: { plan: { workflow: new Plan({ timeout: null }), events: [Note] } } }));
+  ({ server: byBytes, url: byBytesUrl } = await startServer({
+    maxPendingEventBytes: 200,
+    workflows: { plan: { workflow: new Plan({ timeout: null }), events: [Note] }, reviews: new SlowReviews({ timeout: null }) },
+  }));
 });
 afterAll(async () => {
   await limited.close();
   await server.close();
+  await byBytes.close();
 });
 
 const send = (base: string, id: string, type: string, data: object) =>
@@ -117,5 +125,92 @@ describe("events sent into a waiting run that nothing takes", () => {
   it("have a limit that must be a whole number > 0", () => {
     for (const maxPendingEvents of [0, 1.5, -1, Number.NaN])
       expect(() => new WorkflowServer({ workflows: { plan: new Plan({ timeout: null }) }, store: "memory:", maxPendingEvents })).toThrow(ConfigurationError);
+  });
+});
+
+/** The bytes an event counts for: its JSON text as a save of the run writes it. */
+const bytesOf = (type: string, data: object) => Buffer.byteLength(JSON.stringify({ type, data }));
+
+const bytesRefusal = (id: string, held: number, size: number, limit: number) => ({
+  status: 429,
+  code: "too_many_pending_event_bytes",
+  message: `Handler ${id} holds ${held} bytes of events sent in that it has not taken yet; this one (${size} bytes as JSON) would take that past the server's limit of ${limit} bytes (maxPendingEventBytes), so it takes no more until it has taken some. Nothing was done with this one. Send only the events the run waits for (GET /api/handlers/${id} lists them in waitingFor), once it asks for them, and keep large data out of events a run holds.`,
+});
+
+describe("the bytes of events sent into a run that nothing takes", () => {
+  it("are bounded: one past the limit gets 429; those accepted stay, and an answer the run takes at once is taken whatever its size", async () => {
+    const client = new WorkflowClient({ baseUrl: byBytesUrl });
+    const { id } = await client.start("plan", {});
+    await asked(client, id);
+    const note = (c: string) => ({ text: c.repeat(60) });
+    expect(bytesOf("Note", note("a"))).toBe(94);
+    for (const c of ["a", "b"]) expect((await send(byBytesUrl, id, "Note", note(c))).status).toBe(202);
+    const over = await send(byBytesUrl, id, "Note", note("c"));
+    expect({ status: over.status, ...((await over.json()) as { error: object }).error }).toEqual(bytesRefusal(id, 188, 94, 200));
+    const context = JSON.stringify(await client.getContext(id));
+    for (const c of ["a", "b"]) expect(context).toContain(JSON.stringify({ type: "Note", data: note(c) }));
+    expect(context).not.toContain("ccc");
+    // The answer the run waits for is five times the limit: taken at once, it is held by nothing.
+    const response = "yes".repeat(333);
+    expect(bytesOf("HumanResponseEvent", { response })).toBeGreaterThan(1000);
+    expect((await send(byBytesUrl, id, "HumanResponseEvent", { response })).status).toBe(202);
+    expect(await client.wait(id)).toMatchObject({ status: "succeeded", result: response });
+  });
+
+  it("queued for a busy step count too", async () => {
+    const client = new WorkflowClient({ baseUrl: byBytesUrl });
+    const { id } = await client.start("reviews", {});
+    await asked(client, id);
+    const size = bytesOf("Review", { approved: true });
+    expect(size).toBe(42);
+    // The first starts the step; four wait for its worker (168 bytes); a fifth would make 210.
+    for (let i = 0; i < 5; i++) expect((await send(byBytesUrl, id, "Review", { approved: true })).status).toBe(202);
+    const over = await send(byBytesUrl, id, "Review", { approved: true });
+    expect({ status: over.status, ...((await over.json()) as { error: object }).error }).toEqual(bytesRefusal(id, 4 * size, size, 200));
+    expect((await client.getContext(id)) as unknown).toMatchObject({ run: { queued: { review: [{}, {}, {}, {}] } } });
+    await client.cancel(id);
+  });
+
+  it("are bounded by default at 1 MiB, well before 100 events of the largest body", async () => {
+    const client = new WorkflowClient({ baseUrl: url });
+    const { id } = await client.start("plan", {});
+    await asked(client, id);
+    const note = (c: string) => ({ text: c.repeat(300_000) });
+    const size = bytesOf("Note", note("a"));
+    for (const c of ["a", "b", "c"]) expect((await send(url, id, "Note", note(c))).status).toBe(202);
+    const over = await send(url, id, "Note", note("d"));
+    expect({ status: over.status, ...((await over.json()) as { error: object }).error }).toEqual(bytesRefusal(id, 3 * size, size, 1024 * 1024));
+    await client.cancel(id);
+  });
+
+  it("count those a server restarted on the store brings back", async () => {
+    const store = new MemorySessionStore();
+    const options = { maxPendingEventBytes: 200, workflows: { plan: { workflow: new Plan({ timeout: null }), events: [Note] } }, store };
+    const first = await startServer(options);
+    const note = (c: string) => ({ text: c.repeat(60) });
+    let id: string;
+    try {
+      const client = new WorkflowClient({ baseUrl: first.url });
+      ({ id } = await client.start("plan", {}));
+      await asked(client, id);
+      for (const c of ["a", "b"]) expect((await send(first.url, id, "Note", note(c))).status).toBe(202);
+    } finally {
+      await first.server.close();
+    }
+    const next = await startServer(options);
+    try {
+      const over = await send(next.url, id, "Note", note("c"));
+      expect({ status: over.status, ...((await over.json()) as { error: object }).error }).toEqual(bytesRefusal(id, 188, 94, 200));
+      await new WorkflowClient({ baseUrl: next.url }).cancel(id);
+    } finally {
+      await next.server.close();
+    }
+  });
+
+  it("have a limit that must be a whole number > 0", () => {
+    for (const maxPendingEventBytes of [0, 1.5, -1, Number.NaN, Number.POSITIVE_INFINITY])
+      expect(() => new WorkflowServer({ workflows: { plan: new Plan({ timeout: null }) }, store: "memory:", maxPendingEventBytes })).toThrow(
+        /^maxPendingEventBytes is how many bytes of events sent into a run it may hold untaken, a whole number > 0/,
+      );
   });
 });
