@@ -156,27 +156,33 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
     if (served.endShown && after >= served.visibleCount && lastEventId !== undefined) return c.body(null, 204);
     return sseResponse(c, registry, served, after, options.heartbeatMs);
   });
+  // What a client sent is checked before a stored run whose server has gone is taken over (`claim`): a request refused changes nothing.
   app.post("/api/handlers/:id/events", async (c) => {
-    const served = await registry.get(c.req.param("id"));
+    const found = await registry.peek(c.req.param("id"));
     const body = await readBody(c, sendEventBody, options.bodyLimit);
-    const event = registry.decode(served, body.type, body.data as JsonObject);
+    const event = registry.decode(found, body.type, body.data as JsonObject);
     // An answer to an approval is taken only for a question the run has asked (and recorded).
     const approvalId = (event as { approvalId?: unknown }).approvalId;
+    if (typeof approvalId === "string") checkAsked(found, approvalId);
+    const served = await registry.claim(found);
+    // Asked again of the run as taken over: another server may have had the question answered meanwhile.
     if (typeof approvalId === "string") checkAsked(served, approvalId);
     await registry.send(served, event, requester(c, options));
     return c.json({ accepted: true }, 202);
   });
   app.post("/api/handlers/:id/approvals", async (c) => {
-    const served = await registry.get(c.req.param("id"));
+    const found = await registry.peek(c.req.param("id"));
     const body = await readBody(c, approvalBody, options.bodyLimit);
-    checkAsked(served, body.approvalId);
-    const Answer = approvalAnswerOf(registry.workflow(served.state.workflow).workflow);
+    checkAsked(found, body.approvalId);
+    const Answer = approvalAnswerOf(registry.workflow(found.state.workflow).workflow);
     if (!Answer)
       throw new ServerRequestError(
         404,
         "approval_not_found",
-        `${served.state.workflow} asks for no approvals; answer its questions with POST /api/handlers/:id/events.`,
+        `${found.state.workflow} asks for no approvals; answer its questions with POST /api/handlers/:id/events.`,
       );
+    const served = await registry.claim(found);
+    checkAsked(served, body.approvalId);
     await registry.send(
       served,
       new Answer({ approvalId: body.approvalId, approved: body.approved, ...(body.reason !== undefined ? { reason: body.reason } : {}) }),

@@ -99,6 +99,8 @@ export class HandlerRegistry {
   readonly #taken = new Set<string>();
   /** Take-overs in progress, so that two requests at once take a handler over once. */
   readonly #taking = new Map<string, Promise<ServedHandler>>();
+  /** Handlers `peek` read as the store has them, whose run `claim` takes over here. */
+  readonly #toClaim = new WeakSet<ServedHandler>();
   readonly #tally: ReaderTally = { readers: 0, waiters: 0 };
   /** The events sent in and not yet seen on their run's stream, by identity: who sent each. */
   readonly #sent = new WeakMap<Event, Sent>();
@@ -460,6 +462,24 @@ export class HandlerRegistry {
    * `withEvents`: a finished one read from the store comes with its events (for a reader of them).
    */
   async get(id: string, withEvents = false): Promise<ServedHandler> {
+    return this.#find(id, withEvents, true);
+  }
+
+  /**
+   * The handler with this id, as `get` finds it, but an unfinished one whose server has gone is
+   * not taken over: it is shown as the store has it until `claim` takes it. For a request that
+   * checks what a client sent first: one refused changes nothing (no lease written, no save).
+   */
+  peek(id: string): Promise<ServedHandler> {
+    return this.#find(id, false, false);
+  }
+
+  /** The handler `peek` gave, taken over here if its server has gone (as `get` does); any other as it is. */
+  async claim(served: ServedHandler): Promise<ServedHandler> {
+    return this.#toClaim.has(served) ? this.get(served.state.id) : served;
+  }
+
+  async #find(id: string, withEvents: boolean, takeOver: boolean): Promise<ServedHandler> {
     const held = this.#handlers.get(id);
     if (held) return held;
     const notFound = () => new ServerRequestError(404, "handler_not_found", `No handler with id ${JSON.stringify(id)}. List them with GET /api/handlers.`);
@@ -483,6 +503,11 @@ export class HandlerRegistry {
     if (leaseHeld(stored.lease) || this.#closing) {
       const served = new ServedHandler({ ...state }, undefined, stored.eventCount, this.#tally);
       served.heldBy = stored.lease?.holder ?? "another server";
+      return served;
+    }
+    if (!takeOver) {
+      const served = new ServedHandler({ ...state }, undefined, stored.eventCount, this.#tally);
+      this.#toClaim.add(served);
       return served;
     }
     let taking = this.#taking.get(id);
