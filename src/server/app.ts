@@ -195,7 +195,8 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
     return c.json({ checkpoints: await registry.checkpoints(served) });
   });
   app.post("/api/handlers/:id/fork", async (c) => {
-    const served = await registry.get(c.req.param("id"));
+    // Only an ended run is forked: one whose server has gone is not taken over to be refused.
+    const served = await registry.peek(c.req.param("id"));
     const body = await readBody(c, forkBody, options.bodyLimit);
     const fork = await registry.fork(served, body.at);
     return c.json(fork.info(), 202);

@@ -195,7 +195,8 @@ export class HandlerRegistry {
         `The input does not fit this workflow: input.${shadowing} is a property every event has, not a field its StartEvent may be given. Leave it out.`,
       );
     if (options.from !== undefined) {
-      const previous = await this.get(options.from);
+      // Only a finished run is continued: one whose server has gone is not taken over to be refused.
+      const previous = await this.peek(options.from);
       if (previous.state.workflow !== name)
         throw new ServerRequestError(409, "wrong_workflow", `Handler ${options.from} ran ${previous.state.workflow}, not ${name}.`);
       if (!previous.finished)

@@ -1,8 +1,8 @@
 /**
  * A run in a shared store whose server has gone (stopped, or its lease ran out) is taken over
  * by the next server that serves a request for it. A request that server refuses (a body that
- * is not JSON or not valid, an event the workflow does not accept, an approval not asked)
- * must change nothing: the run is not taken
+ * is not JSON or not valid, an event the workflow does not accept, an approval not asked, a
+ * fork or a continueFrom of a run that has not ended) must change nothing: the run is not taken
  * over, its lease is not written, nothing is saved. The first request it accepts takes it over.
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -60,17 +60,26 @@ describe.each(["stopped", "its lease ran out"] as const)("a stored run whose ser
       const before = await record(sqlite, id);
 
       const events = `/api/handlers/${id}/events`;
-      const refusals = [
-        await post(url, events, '{"type":"HumanResponseEvent","data":{}}', "text/plain"),
-        await post(url, events, '{"type":'),
-        await post(url, events, JSON.stringify({ data: { response: "pro" } })),
-        await post(url, events, JSON.stringify({ type: "StopEvent", data: { result: "forged" } })),
-        await post(url, events, JSON.stringify({ type: "HumanResponseEvent", data: { constructor: "StopEvent" } })),
-        await post(url, events, JSON.stringify({ type: "HumanResponseEvent", data: { approvalId: "never-asked", response: "pro" } })),
-        await post(url, `/api/handlers/${id}/approvals`, JSON.stringify({ approvalId: 7, approved: true })),
-        await post(url, `/api/handlers/${id}/approvals`, JSON.stringify({ approvalId: "never-asked", approved: true })),
+      const requests: [path: string, body: string, type?: string][] = [
+        [events, '{"type":"HumanResponseEvent","data":{}}', "text/plain"],
+        [events, '{"type":'],
+        [events, JSON.stringify({ data: { response: "pro" } })],
+        [events, JSON.stringify({ type: "StopEvent", data: { result: "forged" } })],
+        [events, JSON.stringify({ type: "HumanResponseEvent", data: { constructor: "StopEvent" } })],
+        [events, JSON.stringify({ type: "HumanResponseEvent", data: { approvalId: "never-asked", response: "pro" } })],
+        [`/api/handlers/${id}/approvals`, JSON.stringify({ approvalId: 7, approved: true })],
+        [`/api/handlers/${id}/approvals`, JSON.stringify({ approvalId: "never-asked", approved: true })],
+        [`/api/handlers/${id}/fork`, JSON.stringify({ at: "last" })],
+        [`/api/handlers/${id}/fork`, "{}"],
+        ["/api/workflows/plan/start", JSON.stringify({ input: {}, continueFrom: id })],
       ];
-      const answers = await Promise.all(refusals.map(async (r) => ({ status: r.status, ...((await r.json()) as { error: { code: string } }).error })));
+      const answers: { status: number; code: string; message: string }[] = [];
+      for (const [path, body, type] of requests) {
+        const response = await post(url, path, body, type);
+        answers.push({ status: response.status, ...((await response.json()) as { error: { code: string; message: string } }).error });
+        // Each refused request leaves the record as it was: the same version, the same lease (the first server's).
+        expect(await record(sqlite, id), `${path} ${body}`).toEqual(before);
+      }
       expect(answers.map(({ status, code }) => `${status} ${code}`)).toEqual([
         "415 not_json",
         "400 invalid_json",
@@ -80,13 +89,17 @@ describe.each(["stopped", "its lease ran out"] as const)("a stored run whose ser
         "404 approval_not_found",
         "400 invalid_request",
         "404 approval_not_found",
+        "400 invalid_request",
+        "409 not_finished",
+        "409 not_finished",
       ]);
       expect(answers[3]).toMatchObject({
         message: 'plan does not accept events of type "StopEvent" from outside a run. It accepts: HumanResponseEvent.',
       });
+      expect(answers[9]).toMatchObject({ message: `Handler ${id} is still waiting; fork it once it has ended (or cancel it first).` });
+      expect(answers[10]).toMatchObject({ message: `Handler ${id} has not finished yet (waiting); continue from it once it has.` });
 
-      // Nothing written: the same version, the same lease (the first server's), and the second runs nothing.
-      expect(await record(sqlite, id)).toEqual(before);
+      // The second server runs nothing.
       expect(before.holder).toContain(`/${process.pid}/`);
       expect(second.stats()).toMatchObject({ live: 0, handlers: 0 });
 
@@ -94,6 +107,7 @@ describe.each(["stopped", "its lease ran out"] as const)("a stored run whose ser
       expect((await post(url, events, JSON.stringify({ type: "HumanResponseEvent", data: { response: "pro" } }))).status).toBe(202);
       const after = await record(sqlite, id);
       expect(after.version).toBeGreaterThan(before.version);
+      expect(after.holder).not.toBe(before.holder);
       expect(await new WorkflowClient({ baseUrl: url }).wait(id)).toMatchObject({ status: "succeeded", result: "pro" });
     } finally {
       await first.close();
