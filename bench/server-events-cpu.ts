@@ -5,17 +5,22 @@
  * ever (their store padded with PAD lines of 1,000 characters), sends each 100 events to warm up,
  * then 400 more, one after another per run, and prints the CPU time (all threads) and the wall
  * time per event. Run it once per checkout, alternating, for an A/B.
+ *
+ * MODE `held` (a fourth argument): the runs wait for another event, so every Note is held
+ * untaken (in memory and in each save) and checked against the server's bounds on what a run
+ * holds: 20 to warm up, then 79 more per run, under the default limit of 100.
  */
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Context, StartEvent as StartEventOf, StopEvent as StopEventOf } from "../src/index.ts";
 
-const [root = ".", store = "memory:", padText = "0"] = process.argv.slice(2);
+const [root = ".", store = "memory:", padText = "0", mode = "taken"] = process.argv.slice(2);
 const core = (await import(pathToFileURL(join(root, "src/index.ts")).href)) as typeof import("../src/index.ts");
 const { WorkflowServer } = (await import(pathToFileURL(join(root, "src/server/index.ts")).href)) as typeof import("../src/server/index.ts");
 const { Event, StartEvent, StopEvent, Workflow, step } = core;
 
 class Note extends Event<{ i: number }> {}
+class Go extends Event<object> {}
 class Inbox extends Workflow<{ pad?: number }, number> {
   @step({ accepts: [StartEvent], emits: [StopEvent] })
   async read(ctx: Context, ev: StartEventOf<{ pad?: number }>): Promise<StopEventOf<number>> {
@@ -24,11 +29,11 @@ class Inbox extends Workflow<{ pad?: number }, number> {
         "history",
         Array.from({ length: ev.pad }, (_, i) => String(i).padEnd(1000, ".")),
       );
-    for (;;) await ctx.waitForEvent(Note);
+    for (;;) await ctx.waitForEvent(mode === "held" ? Go : Note);
   }
 }
 
-const server = new WorkflowServer({ workflows: { inbox: { workflow: new Inbox({ timeout: null }), events: [Note] } }, store });
+const server = new WorkflowServer({ workflows: { inbox: { workflow: new Inbox({ timeout: null }), events: [Note, Go] } }, store });
 await server.ready();
 const app = server.app;
 async function post(path: string, body: unknown): Promise<{ id: string }> {
@@ -54,8 +59,8 @@ async function send(count: number): Promise<void> {
     }),
   );
 }
-await send(100);
-const EVENTS = 400;
+await send(mode === "held" ? 20 : 100);
+const EVENTS = mode === "held" ? 79 : 400;
 const cpuBefore = process.cpuUsage();
 const began = performance.now();
 await send(EVENTS);
@@ -66,6 +71,7 @@ console.log(
     root,
     store,
     pad: Number(padText),
+    mode,
     cpuUsPerEvent: Math.round((cpu.user + cpu.system) / events),
     wallMsPerEvent: +((performance.now() - began) / EVENTS).toFixed(2),
   }),
