@@ -37,7 +37,9 @@ export interface WorkflowClientOptions {
    * How many times a dropped event stream reconnects before `streamEvents` throws, and how many
    * times any other call is sent again after a network failure or a 502, 503 or 504 (a server
    * restarting behind a proxy) before it throws (default 5). A POST is sent again with the
-   * same `Idempotency-Key`, so the server does it once.
+   * same `Idempotency-Key`, so the server does it once; one whose key another server sharing
+   * the store is still answering (409 `idempotency_key_in_use`) is sent again each second until
+   * that answer comes, not counted here.
    */
   readonly reconnects?: number;
   /**
@@ -352,6 +354,11 @@ export class WorkflowClient {
           throw notOurs(response, `${method} ${path}`, "JSON", text);
         }
       } catch (error) {
+        // Another server of a shared store is still answering this key: its answer comes once it has one (or its claim lapses, if it died).
+        if (error instanceof WorkflowClientError && error.code === "idempotency_key_in_use" && !signal?.aborted) {
+          await pause(0, signal, IN_USE_WAIT_MS);
+          continue;
+        }
         if (signal?.aborted || !(error instanceof WorkflowClientError && RETRIED.has(error.status)) || ++failures > this.#reconnects) throw error;
         await pause(failures, signal);
       }
@@ -395,6 +402,8 @@ export class WorkflowClient {
 const DEFAULT_IDLE_SECONDS = 60;
 /** Statuses a call is sent again after: no answer (0), and a gateway's while the server is away or restarting. */
 const RETRIED: ReadonlySet<number> = new Set([0, 502, 503, 504]);
+/** Milliseconds between the tries of a POST whose key another server is answering (the server's `Retry-After`). */
+const IN_USE_WAIT_MS = 1000;
 const DEFAULT_MAX_LINE_CHARS = 16 * 1024 * 1024;
 const MAX_TIMER_SECONDS = 2_147_483; // setTimeout's limit, 2^31 - 1 ms
 
@@ -431,8 +440,7 @@ function startBody(input: JsonObject | undefined, options: StartOptions): JsonOb
 }
 
 /** Waits before reconnect number `attempt`: 0.1 s, 0.2 s, 0.4 s… up to 2 s, or until `signal` aborts. */
-function pause(attempt: number, signal: AbortSignal | undefined): Promise<void> {
-  const ms = Math.min(2000, 100 * 2 ** (attempt - 1));
+function pause(attempt: number, signal: AbortSignal | undefined, ms = Math.min(2000, 100 * 2 ** (attempt - 1))): Promise<void> {
   if (signal?.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);

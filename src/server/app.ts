@@ -23,6 +23,8 @@ import { describeWorkflow } from "./workflow-info.ts";
 import { hostCheck } from "./host-check.ts";
 import { IDEMPOTENCY_KEY_HEADER, IdempotencyKeys, REPLAYED_HEADER } from "./idempotency.ts";
 import type { HostRule } from "./host-check.ts";
+import { KeyInUseError } from "./stored-idempotency.ts";
+import type { KeyClaim, StoredIdempotencyKeys } from "./stored-idempotency.ts";
 
 /** The HTTP settings of {@link createApp}. */
 export interface AppOptions {
@@ -36,6 +38,8 @@ export interface AppOptions {
   readonly heartbeatMs: number;
   /** Who sent a request, as the server vouches for it (recorded with approval decisions and the events sent in). */
   readonly principal: (request: Request) => string;
+  /** Where keyed POSTs' answers are kept for the other servers of a shared store; `undefined`: this server's memory only. */
+  readonly storedKeys?: StoredIdempotencyKeys | undefined;
 }
 
 /** The header a client names itself in (recorded with its approval decisions and the events it sends in, as its own word). */
@@ -48,6 +52,7 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
   const app = new Hono();
 
   app.onError((error, c) => {
+    if (error instanceof KeyInUseError) c.header("Retry-After", String(error.retryAfter));
     if (error instanceof ServerRequestError) return c.json(errorBody(error.code, error.message), error.status);
     if (error instanceof HTTPException) return error.getResponse();
     return c.json(errorBody("internal", `The server failed: ${error instanceof Error ? error.message : String(error)}`), 500);
@@ -81,16 +86,33 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
     });
   }
 
-  // A POST sent again with its Idempotency-Key gets the first answer, not a second run or event.
+  // A POST sent again with its Idempotency-Key gets the first answer, not a second run or event:
+  // from this server's memory, else from the store it shares with other servers.
   const keys = new IdempotencyKeys();
+  const stored = options.storedKeys;
   app.use("/api/*", async (c, next) => {
     const key = c.req.header(IDEMPOTENCY_KEY_HEADER);
     if (c.req.method !== "POST" || key === undefined) return next();
     const body = await readBodyText(c, options.bodyLimit);
-    const answer = await keys.answer(options.principal(c.req.raw), `${c.req.method} ${c.req.path}`, key, body, async () => {
+    const principal = options.principal(c.req.raw);
+    const route = `${c.req.method} ${c.req.path}`;
+    const respond = async () => {
       await next();
       return { status: c.res.status, body: await c.res.clone().text() };
-    });
+    };
+    const answer = await keys.answer(
+      principal,
+      route,
+      key,
+      body,
+      stored
+        ? () =>
+            stored.answer(principal, route, key, body, (claim) => {
+              claims.set(c.req.raw, claim);
+              return respond();
+            })
+        : respond,
+    );
     if (!answer.replayed) return;
     return c.body(answer.body, answer.status as 200, { "Content-Type": "application/json", [REPLAYED_HEADER]: "true" });
   });
@@ -109,8 +131,23 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
   });
   app.post("/api/workflows/:name/run", async (c) => {
     const body = await readBody(c, startBody, options.bodyLimit, startBodyOf);
-    const served = await registry.start(c.req.param("name"), body.input as JsonObject | undefined, startOptions(body));
+    const claim = claims.get(c.req.raw);
+    const resumed = claim?.handlerId !== undefined ? await resume(registry, claim, claim.handlerId, c.req.header(IDEMPOTENCY_KEY_HEADER) ?? "") : undefined;
+    const served = resumed ?? (await registry.start(c.req.param("name"), body.input as JsonObject | undefined, startOptions(body)));
+    // Known to the other servers while the run runs: a retry after this server dies waits on it.
+    if (claim && !resumed) void claim.noteHandler(served.state.id);
     await registry.settled(served);
+    if (claim && !served.finished) {
+      // This server stopped (or lost the run to another) before the run ended: an answer kept
+      // for the key would say "waiting" for a day. The claim is let go with its run instead, so
+      // that the client's retry waits on that run wherever it goes on.
+      claim.keep();
+      throw new ServerRequestError(
+        503,
+        "closing",
+        `The server stopped waiting before handler ${served.state.id} ended. Send the request again with the same Idempotency-Key: it waits on that run, on the server that continues it.`,
+      );
+    }
     // A run answered is a run the store has.
     registry.checkSavedEnd(served);
     return c.json(served.info(), 200);
@@ -221,6 +258,28 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
     });
   }
   return app;
+}
+
+/** The claims of the keyed requests being answered with a shared store, for the routes that record or resume a run in them. */
+const claims = new WeakMap<Request, KeyClaim>();
+
+/**
+ * The run a run-and-wait sent before started, on a server that died before it answered: taken
+ * over here (as any request for it would), to be waited on instead of starting another.
+ * `undefined` when that server died before saving it (nothing ran that a new run would repeat
+ * in the store's record). Still held by a live server: 409, and the claim stays for a later retry.
+ */
+async function resume(registry: HandlerRegistry, claim: KeyClaim, handlerId: string, key: string): Promise<ServedHandler | undefined> {
+  let served: ServedHandler;
+  try {
+    served = await registry.get(handlerId);
+  } catch (error) {
+    if (error instanceof ServerRequestError && error.code === "handler_not_found") return undefined;
+    throw error;
+  }
+  if (served.heldBy === undefined) return served;
+  claim.keep();
+  throw new KeyInUseError(key, served.heldBy);
 }
 
 /** Throws 404 unless `served` waits for the approval `approvalId` (a finished handler: `send` says it has ended). */

@@ -34,7 +34,8 @@ export interface IdempotencyLimits {
   readonly ttlMs: number;
 }
 
-const DEFAULT_LIMITS: IdempotencyLimits = { maxKeys: 10_000, maxBytes: 32 * 1024 * 1024, ttlMs: 24 * 60 * 60 * 1000 };
+/** The limits unless told otherwise: 10,000 answers, 32 MiB of them, kept 24 h (a stored key's time limit too). */
+export const DEFAULT_LIMITS: IdempotencyLimits = { maxKeys: 10_000, maxBytes: 32 * 1024 * 1024, ttlMs: 24 * 60 * 60 * 1000 };
 
 /**
  * The answers given to requests that carried an `Idempotency-Key`, by who sent them, the route
@@ -67,21 +68,22 @@ export class IdempotencyKeys {
   /**
    * The answer for `key`: `run`'s, the first time (kept if 2xx), or the one given before. A
    * request with the key while the first is still being answered (a run-and-wait) waits for
-   * that answer.
+   * that answer. `run` may say its answer was `replayed` (a stored key's, given by another server).
    */
-  async answer(principal: string, route: string, key: string, body: string, run: () => Promise<KeptAnswer>): Promise<KeptAnswer & { replayed: boolean }> {
+  async answer(
+    principal: string,
+    route: string,
+    key: string,
+    body: string,
+    run: () => Promise<KeptAnswer & { replayed?: boolean }>,
+  ): Promise<KeptAnswer & { replayed: boolean }> {
     checkKey(key);
     this.#expire();
     const id = JSON.stringify([principal, key]);
-    const fingerprint = createHash("sha256").update(route).update("\0").update(body).digest("base64");
+    const fingerprint = fingerprintOf(route, body);
     const known = this.#entries.get(id);
     if (known) {
-      if (known.fingerprint !== fingerprint)
-        throw new ServerRequestError(
-          422,
-          "idempotency_key_reused",
-          `The Idempotency-Key ${JSON.stringify(key)} was used for another request (another route or body). Use a new key for each new request, the same one only to send a request again.`,
-        );
+      if (known.fingerprint !== fingerprint) throw keyReused(key);
       const earlier = await known.answer;
       if (earlier) return { ...earlier, replayed: true };
       // The first attempt failed and is forgotten: this one is tried as new (after any other waiter).
@@ -93,8 +95,8 @@ export class IdempotencyKeys {
     let kept: KeptAnswer | undefined;
     try {
       const answer = await run();
-      kept = answer.status >= 200 && answer.status < 300 ? answer : undefined;
-      return { ...answer, replayed: false };
+      kept = answer.status >= 200 && answer.status < 300 ? { status: answer.status, body: answer.body } : undefined;
+      return { status: answer.status, body: answer.body, replayed: answer.replayed === true };
     } finally {
       if (!kept) this.#entries.delete(id);
       else if (this.#entries.get(id) === entry) {
@@ -130,8 +132,31 @@ export class IdempotencyKeys {
   }
 }
 
-/** Refuses (400) a key that is not 1 to 255 printable ASCII characters. */
-function checkKey(key: string): void {
+/**
+ * What a key is used for: the route and the body, hashed.
+ * @example fingerprintOf("POST /api/workflows/agent/run", '{"input":{}}'); // 44 base64 characters
+ */
+export function fingerprintOf(route: string, body: string): string {
+  return createHash("sha256").update(route).update("\0").update(body).digest("base64");
+}
+
+/**
+ * The 422 for a key sent with another request than its first.
+ * @example throw keyReused("k1");
+ */
+export function keyReused(key: string): ServerRequestError {
+  return new ServerRequestError(
+    422,
+    "idempotency_key_reused",
+    `The Idempotency-Key ${JSON.stringify(key)} was used for another request (another route or body). Use a new key for each new request, the same one only to send a request again.`,
+  );
+}
+
+/**
+ * Refuses (400) a key that is not 1 to 255 printable ASCII characters.
+ * @example checkKey("3f2b…"); // ok
+ */
+export function checkKey(key: string): void {
   if (!/^[\x21-\x7e]{1,255}$/.test(key))
     throw new ServerRequestError(
       400,

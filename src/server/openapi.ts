@@ -49,8 +49,12 @@ const idempotencyKey = {
   in: "header",
   schema: { type: "string", pattern: "^[\\x21-\\x7e]{1,255}$" },
   description:
-    "A key of the client's for this request (a UUID): sent again with the same key and body, it is not done again; the first 2xx answer comes back with Idempotent-Replayed: true. The same key with another body or route: 422 idempotency_key_reused. Kept 24 h by the server that answered.",
+    "A key of the client's for this request (a UUID): sent again with the same key and body, it is not done again; the first 2xx answer comes back with Idempotent-Replayed: true. The same key with another body or route: 422 idempotency_key_reused. Kept 24 h, in the server's store when it has one (SQLite, PostgreSQL): a retry that reaches another server sharing the store gets the same answer. While another server is still answering the first request: 409 idempotency_key_in_use with Retry-After; send it again with the same key.",
 };
+/** The 409 of a POST whose key another server sharing the store is still answering. */
+const KEY_IN_USE =
+  "idempotency_key_in_use: another server sharing the store is still answering the first request with this Idempotency-Key; send it again with the same key after Retry-After seconds.";
+const keyInUse = { "409": ok(`The request's key is in use (${KEY_IN_USE})`, ref("Error")) };
 const errorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 
 /** The document for the registered workflows (their input schemas name the run bodies). */
@@ -84,7 +88,7 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
           summary: "Run a workflow and wait for it to end",
           parameters: [nameParam, idempotencyKey],
           requestBody: body(startBody),
-          responses: { "200": ok("The ended handler.", ref("HandlerInfo")), ...errors },
+          responses: { "200": ok("The ended handler.", ref("HandlerInfo")), ...keyInUse, ...errors },
         },
       },
       "/api/workflows/{name}/start": {
@@ -92,7 +96,7 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
           summary: "Start a run; follow it with /api/handlers/{id}/events",
           parameters: [nameParam, idempotencyKey],
           requestBody: body(startBody),
-          responses: { "202": ok("The handler.", ref("HandlerInfo")), ...errors },
+          responses: { "202": ok("The handler.", ref("HandlerInfo")), ...keyInUse, ...errors },
         },
       },
       "/api/handlers": {
@@ -144,7 +148,7 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
           responses: {
             "202": ok("Sent, and saved: a restart or another server taking the run over has it.", { type: "object" }),
             "403": ok("The workflow does not accept this event type from outside a run.", ref("Error")),
-            "409": ok("The handler has ended, or another server runs it.", ref("Error")),
+            "409": ok(`The handler has ended, or another server runs it; or ${KEY_IN_USE}`, ref("Error")),
             "429": ok(
               "The run holds as many events sent in as it may, by count (too_many_pending_events: maxPendingEvents) or by bytes of JSON (too_many_pending_event_bytes: maxPendingEventBytes), and would not take this one now; nothing was done with it.",
               ref("Error"),
@@ -161,7 +165,7 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
           requestBody: body(approvalBody),
           responses: {
             "202": ok("Sent, and saved: a restart or another server taking the run over has it.", ref("HandlerInfo")),
-            "409": ok("The handler has ended, or another server runs it.", ref("Error")),
+            "409": ok(`The handler has ended, or another server runs it; or ${KEY_IN_USE}`, ref("Error")),
             "500": ok("The run took the answer but the store did not save it (not_saved).", ref("Error")),
             ...errors,
           },
@@ -184,7 +188,7 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
           requestBody: body(forkBody),
           responses: {
             "202": ok("The new run, with forkedFrom.", ref("HandlerInfo")),
-            "409": ok("The run has not ended, or the checkpoint cannot be restored.", ref("Error")),
+            "409": ok(`The run has not ended, or the checkpoint cannot be restored; or ${KEY_IN_USE}`, ref("Error")),
             ...errors,
           },
         },
@@ -193,7 +197,7 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
         post: {
           summary: "Cancel a run",
           parameters: [idParam, idempotencyKey],
-          responses: { "200": ok("The cancelled handler.", ref("HandlerInfo")), ...errors },
+          responses: { "200": ok("The cancelled handler.", ref("HandlerInfo")), ...keyInUse, ...errors },
         },
       },
       "/api/handlers/{id}/context": {

@@ -16,6 +16,8 @@ import { HandlerRegistry } from "./handler-registry.ts";
 import { closeHolder, newHolder } from "./handler-lease.ts";
 import { CorruptHandlerError, HandlerStore } from "./handler-store.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
+import { StoredIdempotencyKeys } from "./stored-idempotency.ts";
+import { MemorySessionStore } from "../sessions/memory-store.ts";
 
 /** The store used when none is named: a SQLite file in the working directory. @example `new WorkflowServer({ workflows, store: DEFAULT_SERVER_STORE })` */
 export const DEFAULT_SERVER_STORE = "sqlite:.stepflow/server.db";
@@ -99,7 +101,7 @@ export interface WorkflowServerOptions {
 export class WorkflowServer {
   readonly #options: WorkflowServerOptions;
   readonly #workflows: ReadonlyMap<string, ServedWorkflow>;
-  #state: { store: HandlerStore; ownStore: boolean; registry: HandlerRegistry; app: Hono } | undefined;
+  #state: { store: HandlerStore; ownStore: boolean; registry: HandlerRegistry; app: Hono; keys: StoredIdempotencyKeys | undefined } | undefined;
   #opening: Promise<void> | undefined;
   #http: Server | undefined;
   #holder: string | undefined;
@@ -174,6 +176,13 @@ export class WorkflowServer {
         ...(pendingBytes !== undefined ? { maxPendingEventBytes: pendingBytes } : {}),
       }));
       await registry.restore();
+      // A store other servers may share keeps the answers to keyed POSTs, so that a retry that
+      // reaches another server is answered once; a memory store this server opened is its alone.
+      const keys =
+        typeof given === "object" || !(sessions instanceof MemorySessionStore)
+          ? new StoredIdempotencyKeys(sessions, holder, { namespace: this.#options.namespace })
+          : undefined;
+      keys?.start((error) => process.stderr.write(`stepflow server: stored Idempotency-Keys: ${error instanceof Error ? error.message : String(error)}\n`));
       const app = createApp(registry, this.#workflows, {
         token: this.#options.token,
         cors: this.#options.cors,
@@ -185,8 +194,9 @@ export class WorkflowServer {
             : undefined,
         heartbeatMs: (this.#options.heartbeat ?? 15) * 1000,
         principal: principalOf(this.#options),
+        storedKeys: keys,
       });
-      this.#state = { store, ownStore: typeof given !== "object", registry, app };
+      this.#state = { store, ownStore: typeof given !== "object", registry, app, keys };
       this.#holder = holder;
     })();
     return this.#opening;
@@ -234,6 +244,7 @@ export class WorkflowServer {
   /** Stops: runs in progress are saved to continue at the next start on this store, streams end, the port is freed. */
   async close(): Promise<void> {
     const state = this.#state;
+    const swept = state?.keys?.stop();
     if (state) await state.registry.close();
     const http = this.#http;
     this.#http = undefined;
@@ -244,6 +255,7 @@ export class WorkflowServer {
       });
     }
     if (this.#holder) closeHolder(this.#holder);
+    await swept;
     if (state?.ownStore) await state.store.sessions.close();
   }
 

@@ -53,6 +53,18 @@ async function send(path: string, init: RequestInit = {}, extra: Record<string, 
 const RETRIES = 5;
 const GATEWAY_DOWN: ReadonlySet<number> = new Set([502, 503, 504]);
 
+/** Milliseconds between the tries of an action whose key another server is answering (the server's `Retry-After`). */
+const IN_USE_WAIT_MS = 1000;
+
+/** Whether a 409 says the action's key is being answered by another server (`idempotency_key_in_use`). */
+async function inUse(response: Response): Promise<boolean> {
+  const body = (await response
+    .clone()
+    .json()
+    .catch(() => undefined)) as { error?: { code?: unknown } } | undefined;
+  return body?.error?.code === "idempotency_key_in_use";
+}
+
 /** A new `Idempotency-Key`: a random UUID (`crypto.randomUUID` is missing on a page served over plain http). */
 function newKey(): string {
   if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
@@ -72,6 +84,12 @@ async function json<T>(path: string, init: RequestInit = {}): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       response = await send(path, init, extra);
+      // Another server sharing the store is still answering this action: its answer comes once it has one.
+      if (response.status === 409 && (await inUse(response))) {
+        attempt--;
+        await new Promise((resolve) => setTimeout(resolve, IN_USE_WAIT_MS));
+        continue;
+      }
       if (!GATEWAY_DOWN.has(response.status) || attempt >= RETRIES) break;
     } catch (error) {
       if (init.signal?.aborted || attempt >= RETRIES) throw error;
