@@ -135,7 +135,11 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
     const resumed = claim?.handlerId !== undefined ? await resume(registry, claim, claim.handlerId, c.req.header(IDEMPOTENCY_KEY_HEADER) ?? "") : undefined;
     const served = resumed ?? (await registry.start(c.req.param("name"), body.input as JsonObject | undefined, startOptions(body)));
     // Known to the other servers while the run runs: a retry after this server dies waits on it.
-    if (claim && !resumed) void claim.noteHandler(served.state.id);
+    // A run that ends at once (before the next turn of the event loop) is not written: its answer is.
+    if (claim && !resumed)
+      setImmediate(() => {
+        if (!served.finished) void claim.noteHandler(served.state.id);
+      });
     await registry.settled(served);
     if (claim && !served.finished) {
       // This server stopped (or lost the run to another) before the run ended: an answer kept
@@ -266,8 +270,8 @@ const claims = new WeakMap<Request, KeyClaim>();
 /**
  * The run a run-and-wait sent before started, on a server that died before it answered: taken
  * over here (as any request for it would), to be waited on instead of starting another.
- * `undefined` when that server died before saving it (nothing ran that a new run would repeat
- * in the store's record). Still held by a live server: 409, and the claim stays for a later retry.
+ * `undefined` when that server died before saving it: that run is gone with it, and a new one
+ * starts. Still held by a live server: 409, and the claim is let go for a later retry.
  */
 async function resume(registry: HandlerRegistry, claim: KeyClaim, handlerId: string, key: string): Promise<ServedHandler | undefined> {
   let served: ServedHandler;
