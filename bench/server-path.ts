@@ -10,6 +10,7 @@
  * that has served 1,000 runs, 10,000 and 30,000 (`BENCH_SERVER_HEAP_AT`).
  */
 import { fork } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
@@ -30,6 +31,8 @@ interface Side {
   readonly root: string;
   readonly mode: "stepflow" | "hono";
   readonly store: (dir: string) => string;
+  /** Each request carries an `Idempotency-Key` of its own (a new UUID). */
+  readonly keyed?: boolean;
 }
 
 async function start(side: Side, dir: string): Promise<{ url: string; proc: ChildProcess }> {
@@ -51,10 +54,11 @@ async function stop(proc: ChildProcess): Promise<void> {
   await exited;
 }
 
-function post(url: URL, agent: Agent, n: number): Promise<number> {
+function post(url: URL, agent: Agent, n: number, keyed = false): Promise<number> {
   const body = JSON.stringify({ input: { n } });
+  const headers = { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body), ...(keyed ? { "Idempotency-Key": randomUUID() } : {}) };
   return new Promise((resolvePost, reject) => {
-    const req = request(url, { method: "POST", agent, headers: { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body) } }, (res) => {
+    const req = request(url, { method: "POST", agent, headers }, (res) => {
       res.resume();
       res.once("end", () => resolvePost(res.statusCode ?? 0));
     });
@@ -64,7 +68,7 @@ function post(url: URL, agent: Agent, n: number): Promise<number> {
 }
 
 /** `CLIENTS` loops posting for `seconds`: requests/s, p99 in ms, and how many answers were not 200. */
-async function load(url: string, seconds: number): Promise<{ rps: number; p99: number; errors: number; count: number }> {
+async function load(url: string, seconds: number, keyed = false): Promise<{ rps: number; p99: number; errors: number; count: number }> {
   const target = new URL("/api/workflows/echo/run", url);
   const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
   const latencies: number[] = [];
@@ -75,7 +79,7 @@ async function load(url: string, seconds: number): Promise<{ rps: number; p99: n
     Array.from({ length: CLIENTS }, async (_, c) => {
       for (let i = 0; performance.now() < end; i++) {
         const t0 = performance.now();
-        const status = await post(target, agent, c * 1_000_000 + i);
+        const status = await post(target, agent, c * 1_000_000 + i, keyed);
         latencies.push(performance.now() - t0);
         if (status !== 200) errors++;
       }
@@ -233,6 +237,14 @@ async function runs(url: string, count: number): Promise<void> {
  * many runs, and (not by default) `cpu`: run-and-wait's CPU per run, in process, without HTTP;
  * `events`: events sent into waiting runs (`POST /api/handlers/:id/events`).
  */
+/**
+ * `BENCH_SERVER_PATH_KEYED=1`: run-and-wait is measured with an `Idempotency-Key` on each request
+ * too (kept in the store when it is SQLite: a claim and an answer written per request).
+ */
+const KEYED = process.env.BENCH_SERVER_PATH_KEYED === "1";
+/** The stores the servers are measured on (`BENCH_SERVER_PATH_STORES`, comma-separated): memory, sqlite. */
+const STORES = (process.env.BENCH_SERVER_PATH_STORES ?? "memory,sqlite").split(",");
+
 const PARTS = new Set((process.env.BENCH_SERVER_PATH_PARTS ?? "run,sse,heap").split(","));
 
 /** How many runs each in-process CPU measurement drives (after as many to warm up). */
@@ -261,23 +273,27 @@ const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[
 export async function benchServerPath(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "stepflow-bench-path-"));
   const other = process.env.BENCH_SERVER_OTHER ? resolve(process.env.BENCH_SERVER_OTHER) : undefined;
-  const stores: [string, (dir: string) => string][] = [
-    ["memory", () => "memory:"],
-    ["SQLite", (d) => `sqlite:${join(d, `server-${Math.random().toString(36).slice(2)}.db`)}`],
-  ];
+  const stores = (
+    [
+      ["memory", () => "memory:"],
+      ["SQLite", (d) => `sqlite:${join(d, `server-${Math.random().toString(36).slice(2)}.db`)}`],
+    ] satisfies [string, (dir: string) => string][]
+  ).filter(([name]) => STORES.includes(name.toLowerCase()));
   const sides: Side[] = [{ name: "bare Hono awaiting workflow.run()", root: here, mode: "hono", store: () => "memory:" }];
   for (const [storeName, store] of stores) {
     if (other) sides.push({ name: `stepflow ${other}, ${storeName}`, root: other, mode: "stepflow", store });
     sides.push({ name: `stepflow (this checkout), ${storeName}`, root: here, mode: "stepflow", store });
+    if (KEYED && other) sides.push({ name: `stepflow ${other}, ${storeName}, keyed`, root: other, mode: "stepflow", store, keyed: true });
+    if (KEYED) sides.push({ name: `stepflow (this checkout), ${storeName}, keyed`, root: here, mode: "stepflow", store, keyed: true });
   }
   console.log(`${CLIENTS} clients on keep-alive connections, ${SECONDS} s per side and round, ${ROUNDS} rounds; medians of the rounds.\n`);
   try {
     // The server's CPU per request too: on a machine shared with other jobs, requests/s moves with
     // the share of the cores each side gets, its CPU time much less.
-    const results = await inRounds(sides, dir, PARTS.has("run") ? ROUNDS : 0, async (_side, { url, proc }) => {
-      await load(url, 1); // warm-up: the JIT, the routes, the store's statements
+    const results = await inRounds(sides, dir, PARTS.has("run") ? ROUNDS : 0, async (side, { url, proc }) => {
+      await load(url, 1, side.keyed); // warm-up: the JIT, the routes, the store's statements
       const before = await processCpu(proc);
-      const measured = await load(url, SECONDS);
+      const measured = await load(url, SECONDS, side.keyed);
       return { ...measured, cpu: ((await processCpu(proc)) - before) / measured.count };
     });
     const floor = median((results[0] ?? []).map((r) => r.rps));
@@ -301,10 +317,12 @@ export async function benchServerPath(): Promise<void> {
         }),
       );
 
-    if (PARTS.has("cpu")) await cpuTable(sides, dir);
-    if (PARTS.has("events")) await eventsTable(sides, dir);
-    if (PARTS.has("sse")) await sseTable(sides, dir);
-    if (PARTS.has("heap")) await heapTable(sides, dir);
+    // The other parts send no keys.
+    const unkeyed = sides.filter((side) => side.keyed !== true);
+    if (PARTS.has("cpu")) await cpuTable(unkeyed, dir);
+    if (PARTS.has("events")) await eventsTable(unkeyed, dir);
+    if (PARTS.has("sse")) await sseTable(unkeyed, dir);
+    if (PARTS.has("heap")) await heapTable(unkeyed, dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
