@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it as base } from "vitest";
 import { openSessionStore } from "../../src/sessions/open-store.ts";
 import type { SessionStore } from "../../src/sessions/types.ts";
 import { LEASE_MS } from "../../src/server/handler-lease.ts";
@@ -22,16 +22,27 @@ afterEach(async () => {
 const TTL = 24 * 60 * 60 * 1000;
 const ROUTE = "POST /api/workflows/agent/run";
 
-/** Two servers' keys on one SQLite file (each with its own connection), on the test's clock; their holders are on other hosts, judged by time alone. */
-async function twoServers(name: string, clock: { now: number }) {
-  const file = join(dir, `${name}.db`);
-  const [a, b] = [await openSessionStore(`sqlite:${file}`), await openSessionStore(`sqlite:${file}`)];
+/** The stores two servers share: a SQLite file, and PostgreSQL when DATABASE_URL names one. */
+const kinds: [string, ((name: string) => string) | undefined][] = [
+  ["SQLite", (name) => `sqlite:${join(dir, `${name}.db`)}`],
+  ["PostgreSQL", process.env.DATABASE_URL === undefined ? undefined : () => process.env.DATABASE_URL as string],
+];
+
+/**
+ * Two servers' keys on one store (each with its own connection), on the test's clock, in a
+ * namespace of this test's (a PostgreSQL database outlives the run); their holders are on other
+ * hosts, judged by time alone.
+ */
+async function twoServers(url: string, name: string, clock: { now: number }) {
+  const [a, b] = [await openSessionStore(url), await openSessionStore(url)];
   stores.push(a, b);
   const now = () => clock.now;
+  const namespace = `${name}-${process.pid}-${Date.now()}`;
   return {
-    a: new StoredIdempotencyKeys(a, "host-a/1/aaaa", { now }),
-    b: new StoredIdempotencyKeys(b, "host-b/2/bbbb", { now }),
+    a: new StoredIdempotencyKeys(a, "host-a/1/aaaa", { now, namespace }),
+    b: new StoredIdempotencyKeys(b, "host-b/2/bbbb", { now, namespace }),
     sessions: a,
+    prefix: `idempotency:${namespace}:`,
   };
 }
 
@@ -55,10 +66,13 @@ function pending() {
   return { run, started, claims, finish: (answer: { status: number; body: string }) => finish(answer) };
 }
 
-describe("a key kept in a shared store", () => {
+describe.each(kinds)("a key kept in a shared store (%s)", (_kind, storeUrl) => {
+  const store = (name: string) => (storeUrl as (name: string) => string)(name);
+  const it = base.skipIf(storeUrl === undefined);
+
   it("is answered once: the other server replays the answer, and refuses the key with another body (422)", async () => {
     const clock = { now: 1_000 };
-    const { a, b } = await twoServers("replay", clock);
+    const { a, b } = await twoServers(store("replay"), "replay", clock);
     const first = work(200, '{"id":"h1"}');
     expect(await a.answer("alice", ROUTE, "k1", '{"input":1}', first.run)).toEqual({ status: 200, body: '{"id":"h1"}', replayed: false });
     const second = work();
@@ -75,7 +89,7 @@ describe("a key kept in a shared store", () => {
 
   it("while the first server answers, gets 409 idempotency_key_in_use on the other, then the answer", async () => {
     const clock = { now: 1_000 };
-    const { a, b } = await twoServers("in-use", clock);
+    const { a, b } = await twoServers(store("in-use"), "in-use", clock);
     const slow = pending();
     const answering = a.answer("alice", ROUTE, "k1", "{}", slow.run);
     await slow.started;
@@ -99,7 +113,7 @@ describe("a key kept in a shared store", () => {
 
   it("whose server died before answering is taken over a lease later, with the run it had started, and answered once", async () => {
     const clock = { now: 1_000 };
-    const { a, b } = await twoServers("abandoned", clock);
+    const { a, b } = await twoServers(store("abandoned"), "abandoned", clock);
     const dead = pending();
     const late = a.answer("alice", ROUTE, "k1", "{}", dead.run);
     await dead.started;
@@ -121,7 +135,7 @@ describe("a key kept in a shared store", () => {
 
   it("after a refused request (not 2xx) is free again, for any body", async () => {
     const clock = { now: 1_000 };
-    const { a, b } = await twoServers("refused", clock);
+    const { a, b } = await twoServers(store("refused"), "refused", clock);
     expect(await a.answer("alice", ROUTE, "k1", '{"input":1}', work(404, '{"error":{}}').run)).toMatchObject({ status: 404, replayed: false });
     const retry = work(200);
     expect(await b.answer("alice", ROUTE, "k1", '{"input":2}', retry.run)).toMatchObject({ status: 200, replayed: false });
@@ -130,9 +144,9 @@ describe("a key kept in a shared store", () => {
 
   it("is forgotten after its time: read as absent, and swept from the store", async () => {
     const clock = { now: Date.now() };
-    const { a, b, sessions } = await twoServers("expiry", clock);
+    const { a, b, sessions, prefix } = await twoServers(store("expiry"), "expiry", clock);
     await a.answer("alice", ROUTE, "old", "{}", work().run);
-    const keys = async () => (await sessions.list({ limit: 100 })).filter((s) => s.id.startsWith("idempotency:")).length;
+    const keys = async () => (await sessions.list({ limit: 1_000_000 })).filter((s) => s.id.startsWith(prefix)).length;
     expect(await keys()).toBe(1);
     clock.now += TTL;
     // Read: the old answer is not given; the request runs as new.
