@@ -455,9 +455,10 @@ export class HandlerStore {
 
   /** The handler ids in the store, most recently updated first. */
   async #ids(): Promise<string[]> {
-    const summaries = await this.sessions.list({ limit: 1_000_000 });
+    const summaries = await this.sessions.list({ limit: 1_000_000, prefix: this.#prefix });
     const ids: string[] = [];
     for (const s of summaries) {
+      // Checked again: a store of one's own may not know `prefix` (it came after `limit`).
       if (!s.id.startsWith(this.#prefix)) continue;
       const id = s.id.slice(this.#prefix.length);
       if (!id.includes(":")) ids.push(id);

@@ -227,7 +227,7 @@ export class StoredIdempotencyKeys {
   async sweep(): Promise<number> {
     const now = this.#now();
     let deleted = 0;
-    for (const summary of await this.#sessions.list({ limit: 1_000_000 })) {
+    for (const summary of await this.#sessions.list({ limit: 1_000_000, prefix: this.#prefix })) {
       const rest = summary.id.startsWith(this.#prefix) ? summary.id.slice(this.#prefix.length) : "";
       // The store's own time says which are surely young; the record's, which are old.
       if (!/^[0-9a-f]{64}$/.test(rest) || summary.updatedAt.getTime() > now - this.#ttlMs) continue;

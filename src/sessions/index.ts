@@ -9,4 +9,4 @@ export { MemorySessionStore } from "./memory-store.ts";
 export { SqliteSessionStore } from "./sqlite-store.ts";
 export { PostgresSessionStore } from "./postgres-store.ts";
 export { CorruptSessionError, SessionConflictError, SessionDriverMissingError, SessionStoreError, SqliteThreadError, checkSessionId } from "./types.ts";
-export type { LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
+export type { ListOptions, LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";

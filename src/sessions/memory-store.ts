@@ -1,6 +1,6 @@
 /** Sessions in this process's memory: for tests, notebooks and `--store memory:`. */
-import { SessionConflictError, checkRange, checkSave, checkSessionId, listLimit, loadedRange } from "./types.ts";
-import type { LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
+import { SessionConflictError, checkRange, checkSave, checkSessionId, listLimit, listPrefix, loadedRange } from "./types.ts";
+import type { ListOptions, LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
 
 /**
  * What the store keeps of a session: one object, its times as numbers and no messages' array
@@ -71,9 +71,11 @@ export class MemorySessionStore implements SessionStore {
     return version;
   }
 
-  async list(options: { limit?: number } = {}): Promise<SessionSummary[]> {
+  async list(options: ListOptions = {}): Promise<SessionSummary[]> {
     const limit = listLimit(options);
+    const prefix = listPrefix(options);
     return [...this.#sessions]
+      .filter(([id]) => prefix === undefined || id.startsWith(prefix))
       .sort((a, b) => b[1].updatedAt - a[1].updatedAt)
       .slice(0, limit)
       .map(([id, { version, messages, createdAt, updatedAt }]) => ({

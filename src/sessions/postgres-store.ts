@@ -13,8 +13,18 @@ import { StepflowError, maskCredentials } from "../core/internal.ts";
 import { PostgresJournal } from "../journal/postgres-journal.ts";
 import { loadDriver } from "./load-driver.ts";
 import { LoadBatch } from "./load-batch.ts";
-import { SessionConflictError, SessionStoreError, checkRange, checkSave, checkSessionId, checkStoredMessages, listLimit, loadedRange } from "./types.ts";
-import type { LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
+import {
+  SessionConflictError,
+  SessionStoreError,
+  checkRange,
+  checkSave,
+  checkSessionId,
+  checkStoredMessages,
+  listLimit,
+  listPrefix,
+  loadedRange,
+} from "./types.ts";
+import type { ListOptions, LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS stepflow_sessions (
@@ -300,11 +310,13 @@ export class PostgresSessionStore implements SessionStore {
     }
   }
 
-  async list(options: { limit?: number } = {}): Promise<SessionSummary[]> {
+  async list(options: ListOptions = {}): Promise<SessionSummary[]> {
+    const limit = listLimit(options);
+    const prefix = listPrefix(options);
     try {
       const result = await this.#pool.query(
-        "SELECT id, version, message_count, created_at, updated_at FROM stepflow_sessions ORDER BY updated_at DESC, id LIMIT $1",
-        [listLimit(options)],
+        `SELECT id, version, message_count, created_at, updated_at FROM stepflow_sessions${prefix === undefined ? "" : " WHERE starts_with(id, $2)"} ORDER BY updated_at DESC, id LIMIT $1`,
+        prefix === undefined ? [limit] : [limit, prefix],
       );
       return result.rows.map((row) => ({
         id: String(row.id),

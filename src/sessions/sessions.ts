@@ -13,7 +13,7 @@ import type { ContextJSON, Event, WorkflowHandler, Json, RunOptions, Workflow } 
 import { checkSessionMemory, sessionMemoryOf } from "./session-memory.ts";
 import type { MessageWindow, SessionMemory } from "./session-memory.ts";
 import { SessionConflictError, SessionStoreError, checkSessionId } from "./types.ts";
-import type { SessionRecord, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
+import type { ListOptions, SessionRecord, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
 import { WindowCache, deepFreeze } from "./window-cache.ts";
 import { messageJson } from "./message-json.ts";
 import type { CachedWindow, WindowCacheOptions } from "./window-cache.ts";
@@ -249,8 +249,8 @@ export class Sessions<TInput extends object, TResult> {
     }
   }
 
-  /** Sessions, most recently updated first. */
-  list(options?: { limit?: number }): Promise<SessionSummary[]> {
+  /** Sessions, most recently updated first (`limit`, default 100; `prefix`: only ids starting with it). */
+  list(options?: ListOptions): Promise<SessionSummary[]> {
     return this.store.list(options);
   }
 

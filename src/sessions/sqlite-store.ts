@@ -21,9 +21,10 @@ import {
   checkSessionId,
   checkStoredMessages,
   listLimit,
+  listPrefix,
   loadedRange,
 } from "./types.ts";
-import type { LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
+import type { ListOptions, LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
 
 /** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5000;
@@ -222,12 +223,19 @@ export class SqliteSessionStore implements SessionStore {
     }
   }
 
-  async list(options: { limit?: number } = {}): Promise<SessionSummary[]> {
+  async list(options: ListOptions = {}): Promise<SessionSummary[]> {
+    const limit = listLimit(options);
+    const prefix = listPrefix(options);
     try {
-      const result = await this.#db.execute({
-        sql: "SELECT id, version, message_count, created_at, updated_at FROM stepflow_sessions ORDER BY updated_at DESC, id LIMIT ?",
-        args: [listLimit(options)],
-      });
+      // substr counts characters (code points), as [...prefix] does; LIKE would ignore ASCII case.
+      const result = await this.#db.execute(
+        prefix === undefined
+          ? { sql: "SELECT id, version, message_count, created_at, updated_at FROM stepflow_sessions ORDER BY updated_at DESC, id LIMIT ?", args: [limit] }
+          : {
+              sql: "SELECT id, version, message_count, created_at, updated_at FROM stepflow_sessions WHERE substr(id, 1, ?) = ? ORDER BY updated_at DESC, id LIMIT ?",
+              args: [[...prefix].length, prefix, limit],
+            },
+      );
       return result.rows.map((row) => ({
         id: String(row.id),
         version: Number(row.version),

@@ -39,6 +39,17 @@ export interface SessionSummary {
   readonly updatedAt: Date;
 }
 
+/** Options of `SessionStore.list`. */
+export interface ListOptions {
+  /** How many sessions at most: a whole number ≥ 1, default 100. */
+  readonly limit?: number;
+  /**
+   * Only the sessions whose id starts with this (`"handler:"`): a store that shares its sessions
+   * with a server's runs and keys lists a kind without reading the others.
+   */
+  readonly prefix?: string;
+}
+
 /** Options of `SessionStore.load`. */
 export interface LoadOptions {
   /** Load only this many of the newest messages (a whole number ≥ 0); default: all of them. */
@@ -82,8 +93,8 @@ export interface SessionStore {
   readMessages(id: string, range: MessageRange): Promise<StoredMessage[]>;
   /** Saves atomically and returns the new version; `SessionConflictError` if another save came first. */
   save(id: string, save: SessionSave): Promise<number>;
-  /** Most recently updated first. `limit`: a whole number ≥ 1, default 100. */
-  list(options?: { limit?: number }): Promise<SessionSummary[]>;
+  /** Most recently updated first, up to `limit` (default 100), only ids starting with `prefix` if given. */
+  list(options?: ListOptions): Promise<SessionSummary[]>;
   /** Removes the session and its messages; false if there was none. */
   delete(id: string): Promise<boolean>;
   close(): Promise<void>;
@@ -203,12 +214,24 @@ export function checkSessionId(id: string): void {
  * The `limit` of `SessionStore.list()`: 100 if not given; `SessionStoreError` unless it is a whole number ≥ 1 (shared by every store).
  * @example listLimit({ limit: 10 }); // 10
  */
-export function listLimit(options: { limit?: number }): number {
+export function listLimit(options: ListOptions): number {
   const limit = options.limit ?? 100;
   if (!Number.isSafeInteger(limit) || limit < 1) {
     throw new SessionStoreError(`limit must be a whole number ≥ 1 (default 100); got ${typeof limit === "string" ? JSON.stringify(limit) : String(limit)}.`);
   }
   return limit;
+}
+
+/**
+ * The `prefix` of `SessionStore.list()`: `undefined` for every session; `SessionStoreError`
+ * unless it is a string (shared by every store).
+ * @example listPrefix({ prefix: "handler:" }); // "handler:"
+ */
+export function listPrefix(options: ListOptions): string | undefined {
+  const prefix: unknown = options.prefix;
+  if (prefix === undefined || prefix === "") return undefined;
+  if (typeof prefix !== "string") throw new SessionStoreError(`prefix must be a string (the start of the session ids to list); got ${typeof prefix}.`);
+  return prefix;
 }
 
 /** Throws `SessionStoreError` unless a save is well formed (shared by every store). */

@@ -249,6 +249,18 @@ describe.each(stores)("SessionStore contract: %s", (_name, url) => {
     await store.save(unique("limit"), { expectedVersion: 0, snapshot: "", append: [] });
     expect(await store.list({ limit: 1 })).toHaveLength(1);
   });
+
+  it("lists only the ids that start with a prefix, exactly (case, wildcards and emoji included)", async () => {
+    const base = unique("prefix");
+    const ids = [`${base}:🦙:a`, `${base}:🦙:b`, `${base}:🦙`, `${base.toUpperCase()}:🦙:c`, `${base}:🦊:d`, `${base}%:🦙:e`, `${base}_🦙:f`];
+    for (const id of ids) await store.save(id, { expectedVersion: 0, snapshot: "", append: [] });
+    await store.save(`${base}:🦙:a`, { expectedVersion: 1, snapshot: "", append: ["newer"] });
+    expect((await store.list({ prefix: `${base}:🦙:`, limit: 1000 })).map((s) => s.id)).toEqual([`${base}:🦙:a`, `${base}:🦙:b`]);
+    expect(await store.list({ prefix: `${base}:🦙:`, limit: 1 })).toHaveLength(1);
+    expect((await store.list({ prefix: base, limit: 1000 })).map((s) => s.id).sort()).toEqual(ids.filter((id) => id.startsWith(base)).sort());
+    expect(await store.list({ prefix: `${base}:🦙:z`, limit: 1000 })).toEqual([]);
+    await expect(store.list({ prefix: 5 as unknown as string })).rejects.toThrow("prefix must be a string (the start of the session ids to list); got number.");
+  });
 });
 
 describe("openSessionStore", () => {
