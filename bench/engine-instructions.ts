@@ -16,7 +16,7 @@
  * Under valgrind, threads run one at a time and V8's compiler and garbage-collector threads
  * are counted too, and tiering happens at other moments than at full speed: a count is a
  * measure of work done, to compare two checkouts by, not a prediction of their time.
- * `BENCH_INSTR_WORKLOADS=ping-pong,fan-out` picks workloads (default: all five).
+ * `BENCH_INSTR_WORKLOADS=ping-pong,fan-out` picks workloads (default: all seven).
  */
 import { execFileSync } from "node:child_process";
 import { join, resolve } from "node:path";
@@ -29,6 +29,8 @@ interface EngineBench {
   stepflow(events: number): Promise<number>;
   /** Optional: older checkouts' bench/engine.ts does not have it. */
   fanInCounter?(events: number): Promise<number>;
+  timedSignal?(events: number): Promise<number>;
+  timedQuiet?(events: number): Promise<number>;
 }
 
 interface Workload {
@@ -46,6 +48,16 @@ const workloads: Record<string, Workload> = {
     events: () => 10_000,
     run: (e, n) => e.fanInCounter?.(n) ?? Promise.resolve(NaN),
   },
+  "timed-signal": {
+    name: "ping-pong of steps with a timeout, each reading ctx.signal",
+    events: (n) => n,
+    run: (e, n) => e.timedSignal?.(n) ?? Promise.resolve(NaN),
+  },
+  "timed-quiet": {
+    name: "ping-pong of steps with a timeout, not reading ctx.signal",
+    events: (n) => n,
+    run: (e, n) => e.timedQuiet?.(n) ?? Promise.resolve(NaN),
+  },
   "await-loop": { name: "bare await loop (floor of ping-pong)", events: (n) => n, run: (_e, n) => floor(n) },
   "promise-pool": { name: "bare promise pool, 10,000 items (floor of the fan-out)", events: () => 10_000, run: (_e, n) => barePool(n) },
   "steps-pool": { name: "the fan-out's own steps in a bare pool, 10,000 items (no engine)", events: () => 10_000, run: (_e, n) => stepsPool(n) },
@@ -58,8 +70,16 @@ async function side(root: string, key: string, events: number, runs: number): Pr
   for (let i = 0; i < runs; i++) if (Number.isNaN(await workload.run(engine, workload.events(events)))) process.exit(3);
 }
 
+/**
+ * `BENCH_INSTR_NODE_FLAGS="--single-threaded"` runs V8's compiler and collector on the main
+ * thread: two counts of one code then differ by about 1% on the fan-out, against 16–20% with
+ * their threads, whose work falls at other moments in each process.
+ */
+const nodeFlags = (process.env.BENCH_INSTR_NODE_FLAGS ?? "").split(" ").filter((flag) => flag !== "");
+
 /** The child's command line: `runs` runs of workload `key` in checkout `root`. */
 const sideArgs = (root: string, key: string, events: number, runs: number) => [
+  ...nodeFlags,
   "--import",
   "tsx",
   fileURLToPath(import.meta.url),

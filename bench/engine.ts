@@ -109,6 +109,42 @@ export function fanOut(events: number): Promise<number> {
   return fannedIn(events, (ctx, ev) => ctx.collectEvents(ev, all)?.length);
 }
 
+/**
+ * Ping-pong between two steps with a `timeout`, each reading `ctx.signal` (as a step passes it
+ * to an HTTP or LLM call) when `readSignal`: what a timed attempt costs the engine.
+ */
+class TimedPingPong extends Workflow<{ events: number }, number> {
+  constructor(
+    readonly limit: number,
+    readonly readSignal: boolean,
+  ) {
+    super({ timeout: null });
+  }
+
+  @step({ accepts: [StartEvent, Pong], emits: [Ping, StopEvent], timeout: 10 })
+  async ping(ctx: Context, ev: StartEvent<{ events: number }> | Pong) {
+    if ((this as TimedPingPong).readSignal && ctx.signal.aborted) throw new Error("aborted");
+    const n = ev instanceof Pong ? ev.n : 0;
+    return n >= (this as TimedPingPong).limit ? new StopEvent({ result: n }) : new Ping({ n: n + 1 });
+  }
+
+  @step({ accepts: [Ping], emits: [Pong], timeout: 10 })
+  async pong(ctx: Context, ev: Ping) {
+    if ((this as TimedPingPong).readSignal && ctx.signal.aborted) throw new Error("aborted");
+    return new Pong({ n: ev.n + 1 });
+  }
+}
+
+/** Ping-pong of steps with `timeout: 10` that each read `ctx.signal`. */
+export async function timedSignal(events: number): Promise<number> {
+  return new TimedPingPong(events, true).run({ events });
+}
+
+/** Ping-pong of steps with `timeout: 10` that never read `ctx.signal`. */
+export async function timedQuiet(events: number): Promise<number> {
+  return new TimedPingPong(events, false).run({ events });
+}
+
 /** stepflow's ping-pong, no stream reader. */
 export async function stepflow(events: number): Promise<number> {
   return new PingPong(events, false).run({ events, stream: false });
