@@ -380,7 +380,7 @@ export class Context<S extends object = Record<string, unknown>> {
 
   /** For the engine: see {@link beginAttempt}. */
   [beginAttempt](): AttemptSignal {
-    return (this.#attempt = new AttemptSignal(this.#runOf() as Run));
+    return (this.#attempt = new AttemptSignal((this.#runOf() as Run).aborts));
   }
 
   /** Why `operation` is refused to this view, if it is: the attempt holding it was given up on. */

@@ -36,6 +36,7 @@ import { pendingRun } from "./run-save.ts";
 import { followersOf } from "./run-observers.ts";
 import type { ObservationBridge } from "./run-observers.ts";
 import { newRunId } from "./run-id.ts";
+import { RunAbort } from "./run-abort.ts";
 
 export type { RunOutcome, RunSettings } from "./run-io.ts";
 export type { StepExecution } from "./run-state.ts";
@@ -57,11 +58,8 @@ export class Run {
   #cancelTimeout: (() => void) | undefined;
   /** Step timeouts and retry delays under way: cleared when the run ends, so they do not keep the process alive. Made on first use. */
   #timers: Set<() => void> | undefined;
-  // The AbortController (and its signal) is created on first use, as creating and aborting one
-  // is not free: a run whose steps never read ctx.signal creates none. One first read after the
-  // run was aborted comes already aborted, with the recorded reason.
-  #controller: AbortController | undefined;
-  #abortReason: { readonly reason: unknown } | undefined;
+  /** The run's signal and the timed attempts' that follow it (each made on first read). */
+  readonly aborts = new RunAbort();
   /** Values of resources cached for this run. */
   #resources: Map<Resource<unknown>, Promise<unknown>> | undefined;
   /** Made on first use (most runs never ask), or the id of the saved run this one continues. */
@@ -92,11 +90,7 @@ export class Run {
    * are finished, and aborting each of them again costs a DOMException apiece.
    */
   get signal(): AbortSignal {
-    if (this.#controller) return this.#controller.signal;
-    const controller = (this.#controller = new AbortController());
-    const signal = controller.signal;
-    if (this.#abortReason) controller.abort(this.#abortReason.reason);
-    return signal;
+    return this.aborts.signal;
   }
 
   /** The run's id: stable for the run, kept when a saved run is resumed. */
@@ -270,7 +264,7 @@ export class Run {
 
   /** For {@link ExecutionOnceScope}: why the run ended, or `undefined` while it goes on. */
   endedBecause(): { readonly reason: unknown } | undefined {
-    return this.done ? { reason: this.#abortReason?.reason ?? RUN_FINISHED } : undefined;
+    return this.done ? { reason: this.aborts.abortedBecause?.reason ?? RUN_FINISHED } : undefined;
   }
 
   /**
@@ -379,10 +373,7 @@ export class Run {
     this.#cancelTimeout?.();
     if (this.#timers) for (const cancel of this.#timers) cancel();
     this.#timers = undefined;
-    if (!outcome.ok || anyStepExecuting(this.state)) {
-      this.#abortReason = { reason };
-      this.#controller?.abort(reason);
-    }
+    if (!outcome.ok || anyStepExecuting(this.state)) this.aborts.abort(reason);
     for (const waiter of waiters) {
       waiter.cancelTimer?.();
       waiter.answer({ ok: false, error: reason });

@@ -6,15 +6,16 @@
  * timeout are never given up on while they run, and pay for none of this.
  */
 import type { ContextStore } from "./store.ts";
+import type { RunAbort } from "./run-abort.ts";
 
 /**
  * The `ctx.signal` of one attempt of a step with a timeout. Its AbortController is made when
- * the step first reads `ctx.signal` (most steps never do), linked to the run's signal by a
- * listener that the attempt's end removes: a run whose timed steps read the signal at every
- * attempt must not gather a listener per attempt for as long as it lasts (Node's `engines` of
- * this package include 20.0–20.2, which lack `AbortSignal.any`).
+ * the step first reads `ctx.signal` (most steps never do), and follows the run's signal (run-abort.ts)
+ * until the attempt ends: a run whose timed steps read the signal at every attempt must not
+ * gather a follower per attempt for as long as it lasts (Node's `engines` of this package
+ * include 20.0–20.2, which lack `AbortSignal.any`).
  * @example
- * const attempt = new AttemptSignal(run);
+ * const attempt = new AttemptSignal(run.aborts);
  * fetch(url, { signal: attempt.signal });
  * attempt.timedOut(new WorkflowTimeoutError('Step "fetch" timed out after 5 seconds.', ["fetch"]));
  */
@@ -24,28 +25,19 @@ export class AttemptSignal {
   #timedOut: { readonly reason: unknown } | undefined;
   /** Ended before it timed out. */
   #ended = false;
-  #unlink: (() => void) | undefined;
 
-  constructor(readonly run: { readonly signal: AbortSignal }) {}
+  constructor(readonly run: RunAbort) {}
 
   /**
    * The attempt's signal. Read first after the attempt ended without timing out (by work it left
-   * running), it is the run's, as a step without a timeout gets: nothing is left to link.
+   * running), it is the run's, as a step without a timeout gets: nothing is left to follow.
    */
   get signal(): AbortSignal {
     if (this.#controller) return this.#controller.signal;
     if (this.#ended && !this.#timedOut) return this.run.signal;
     const controller = (this.#controller = new AbortController());
     if (this.#timedOut) controller.abort(this.#timedOut.reason);
-    else {
-      const runSignal = this.run.signal;
-      if (runSignal.aborted) controller.abort(runSignal.reason);
-      else {
-        const onAbort = () => controller.abort(runSignal.reason);
-        runSignal.addEventListener("abort", onAbort, { once: true });
-        this.#unlink = () => runSignal.removeEventListener("abort", onAbort);
-      }
-    }
+    else this.run.follow(controller);
     return controller.signal;
   }
 
@@ -60,8 +52,7 @@ export class AttemptSignal {
   /** The attempt ended (returned, threw or timed out): its signal no longer follows the run's. */
   ended(): void {
     this.#ended = true;
-    this.#unlink?.();
-    this.#unlink = undefined;
+    if (this.#controller) this.run.unfollow(this.#controller);
   }
 }
 

@@ -132,6 +132,37 @@ describe("an attempt of a step with a timeout that has not timed out", () => {
     expect(getEventListeners(handler.ctx.signal, "abort")).toEqual([]);
   });
 
+  it("keeps the signal it read unaborted once it returned, when the run then fails", async () => {
+    const read: AbortSignal[] = [];
+    const failing = gate();
+    class Early extends Event<{ n: number }> {}
+    class Busy extends Workflow<object, string> {
+      @step({ accepts: [StartEvent], emits: [Early, Fetched] })
+      async start(ctx: Context) {
+        ctx.sendEvent(new Early({ n: 1 }));
+        ctx.sendEvent(new Fetched({ n: 1 }));
+      }
+
+      @step({ accepts: [Early], emits: [], timeout: 10 })
+      async quick(ctx: Context) {
+        read.push(ctx.signal);
+        failing.open();
+      }
+
+      @step({ accepts: [Fetched], emits: [StopEvent], timeout: 10 })
+      async slow(ctx: Context) {
+        read.push(ctx.signal);
+        await failing.promise;
+        await new Promise((resolve) => setImmediate(resolve));
+        throw new Error("the run fails while this attempt runs");
+      }
+    }
+    await expect(new Busy().run({})).rejects.toThrow("the run fails while this attempt runs");
+    const [quick, slow] = read as [AbortSignal, AbortSignal];
+    expect(quick.aborted).toBe(false);
+    expect(slow.aborted).toBe(false);
+  });
+
   it("has its ctx.signal aborted when the run is cancelled, and writes to the store", async () => {
     const started = gate<AbortSignal>();
     class Waiting extends Workflow<object, string> {
