@@ -10,6 +10,7 @@ import { checkTimeout, quoteInput, startTimer, sharedRunObservers } from "../cor
 import type { RunObservers } from "../core/internal.ts";
 import { checkableSchema } from "./checkable-schema.ts";
 import { startToolCall } from "./current-tool-call.ts";
+import { withoutNullOptionals } from "./null-arguments.ts";
 import type { ToolCallDetails } from "./current-tool-call.ts";
 import { parsedCallOf, zodSchemaOf } from "./tool.ts";
 import type { ArgumentSchema, ParsedCall } from "./tool.ts";
@@ -289,13 +290,15 @@ function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: Callable
     const names = tools.map((t) => t.metadata.name).join(", ") || "none";
     return failure(call, `Tool ${call.name} does not exist. Available tools: ${names}.`);
   }
-  const input: unknown = toolCallInput(call.input);
-  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+  const sent: unknown = toolCallInput(call.input);
+  if (typeof sent !== "object" || sent === null || Array.isArray(sent)) {
     return failure(
       call,
-      `Invalid arguments for tool ${call.name}: ${notAnObject(input)}. The tool was not run; call it again with arguments that match its schema.`,
+      `Invalid arguments for tool ${call.name}: ${notAnObject(sent)}. The tool was not run; call it again with arguments that match its schema.`,
     );
   }
+  // A model's `null` for an optional argument means "not given" (null-arguments.ts).
+  const input = withoutNullOptionals(sent as Record<string, unknown>, tool.metadata.parameters);
   const schema = argumentSchema(tool);
   if (!schema) return { tool: tool as CallableTool, args: input };
   let parsed: ReturnType<ArgumentSchema["safeParse"]>;
