@@ -41,7 +41,12 @@ export interface FunctionCallingAgentOptions<T = undefined> extends WorkflowOpti
   /**
    * Tools sent to the model on each LLM call, for agents with many: the ones most relevant to
    * the user's latest message (found by `toolSelector`), plus every tool the model has called
-   * since that message. Default: every tool on every call. Any tool may still be run.
+   * since that message. When the selector finds none for the latest message nor the one or
+   * two before it ("Hi", a question in a language the tools are not described in), the tools
+   * the model called last in the conversation are sent instead, then the first of `tools`, up
+   * to `maxToolsPerCall`: the model is never left without tools. Default: every tool on every
+   * call. Any tool may still be run.
+   * @example new FunctionCallingAgent({ llm, tools: openApiTools({ openApi, baseURL }), maxToolsPerCall: 10 });
    */
   readonly maxToolsPerCall?: number;
   /** How `maxToolsPerCall` picks tools. Default: `bm25ToolSelector(tools)`, a local BM25 index of their names, descriptions and parameters. */

@@ -130,29 +130,63 @@ function questions(history: readonly ChatMessage[]): number[] {
 
 const EARLIER_QUESTIONS = 2; // earlier questions searched when the latest finds fewer than k tools ("and the other one?")
 
+/** Names of the tools called in `messages`, newest call first. */
+function calledTools(messages: readonly ChatMessage[]): string[] {
+  const names: string[] = [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const options = (messages[i] as ChatMessage).options;
+    const calls = isRecord(options) ? (options as { toolCall?: unknown }).toolCall : undefined;
+    if (!Array.isArray(calls)) continue;
+    for (let j = calls.length - 1; j >= 0; j--) {
+      const call: unknown = calls[j];
+      if (isRecord(call) && typeof call.name === "string" && !names.includes(call.name)) names.push(call.name);
+    }
+  }
+  return names;
+}
+
+/**
+ * The tools to send when the selector finds none for the latest questions ("Hi", a question in
+ * a language the tools are not described in): the `k` the model called last in the conversation,
+ * then the first of `tools`, so that the model always has tools to call, as a vector retriever,
+ * which always ranks something first, would give it.
+ */
+function fallbackTools(history: readonly ChatMessage[], tools: readonly BaseTool[], k: number): Set<string> {
+  const names = new Set(tools.map((tool) => tool.metadata.name));
+  const chosen = new Set(
+    calledTools(history)
+      .filter((name) => names.has(name))
+      .slice(0, k),
+  );
+  for (const tool of tools) {
+    if (chosen.size >= k) break;
+    chosen.add(tool.metadata.name);
+  }
+  return chosen;
+}
+
 /**
  * The tools to send on the next call of a turn: the `k` the selector finds for the user's
  * latest message (then for the one or two before it, while fewer than `k` are found), and
  * every tool the model has called since that message, as its next step may need it again.
- * They keep the order of `tools`: a stable order keeps the prompt's prefix, which servers
- * cache, the same from call to call.
+ * When the selector finds none at all (a greeting, a language the tools are not described in),
+ * the `k` tools the model called last in the conversation go instead, then the first of
+ * `tools` up to `k`: never none. They keep the order of `tools`: a stable order keeps the
+ * prompt's prefix, which servers cache, the same from call to call.
  * @example
  * const sent = toolsForCall(history, agent.tools, bm25ToolSelector(agent.tools), 10);
  */
 export function toolsForCall(history: readonly ChatMessage[], tools: readonly BaseTool[], selector: ToolSelector, k: number): readonly BaseTool[] {
   if (tools.length <= k) return tools;
   const asked = questions(history);
-  const wanted = new Set<string>();
-  for (const message of history.slice((asked[0] ?? -1) + 1)) {
-    const calls = isRecord(message.options) ? (message.options as { toolCall?: unknown }).toolCall : undefined;
-    if (Array.isArray(calls)) for (const call of calls) if (isRecord(call) && typeof call.name === "string") wanted.add(call.name);
-  }
-  const selected = new Set<string>();
+  const wanted = new Set(calledTools(history.slice((asked[0] ?? -1) + 1)));
+  let selected = new Set<string>();
   for (const at of asked.slice(0, 1 + EARLIER_QUESTIONS)) {
     for (const tool of selector.select(textOf((history[at] as ChatMessage).content), k)) {
       if (selected.size < k) selected.add(tool.metadata.name);
     }
     if (selected.size >= k) break;
   }
+  if (selected.size === 0) selected = fallbackTools(history, tools, k);
   return tools.filter((tool) => wanted.has(tool.metadata.name) || selected.has(tool.metadata.name));
 }

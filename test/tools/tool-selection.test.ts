@@ -68,6 +68,28 @@ describe("tool selection", () => {
     expect(own.requests[0]?.tools).toEqual(["shipOrder"]);
   });
 
+  it("never leaves the model without tools: a message that matches none gets the tools called last, then the first ones", async () => {
+    const llm = new ScriptedLLM([
+      { text: "Hello! How can I help?" },
+      { toolCalls: [{ name: "convertCurrency", input: { amount: 100, from: "USD", to: "EUR" } }] },
+      { text: "92 euros." },
+      { text: "De rien." },
+      { text: "Bitte." },
+      { text: "どういたしまして。" },
+    ]);
+    const agent = new FunctionCallingAgent({ llm, tools, maxToolsPerCall: 2 });
+    const handler = agent.run({ input: "Hi" });
+    await handler;
+    // Nothing scores for "Hi": the first two tools, in the agent's order, rather than none.
+    expect(llm.requests[0]?.tools).toEqual(["listEmployees", "fireEmployee"]);
+    await agent.run({ input: "Convert 100 dollars to euros" }, { ctx: handler.ctx });
+    expect(llm.requests[1]?.tools).toEqual(["convertCurrency"]);
+    for (const input of ["Merci !", "Danke schön", "ありがとう"]) await agent.run({ input }, { ctx: handler.ctx });
+    // "Merci !" and "Danke schön" still have the currency question among the two before them;
+    // "ありがとう" has not: it gets the tool called last in the conversation, then the first one.
+    expect(llm.requests.slice(3).map((r) => r.tools)).toEqual([["convertCurrency"], ["convertCurrency"], ["listEmployees", "convertCurrency"]]);
+  });
+
   it("refuses a maxToolsPerCall or toolSelector it cannot use, saying what it takes", () => {
     const llm = new ScriptedLLM([]);
     expect(() => new FunctionCallingAgent({ llm, tools, maxToolsPerCall: 0 })).toThrow(
