@@ -19,7 +19,9 @@ const SCHEMAS = new Set(["items", "additionalItems", "additionalProperties", "pr
 
 /**
  * A zod schema checking calls against `parameters`: all of it when zod reads it, else all but
- * the parts zod cannot read; `null` when even that fails (the tool then checks its own input).
+ * the parts zod cannot read; when even that fails (a Python regex in a `pattern`, a `$ref` to a
+ * definition the schema does not have), the check of {@link topLevelSchema}. `null` only when
+ * `parameters` is not an object.
  * @example checkableSchema({ type: "object", properties: { id: { type: "integer", not: { const: 0 } } }, required: ["id"] })?.safeParse({}).success; // false
  */
 export function checkableSchema(parameters: unknown): ArgumentSchema | null {
@@ -31,8 +33,71 @@ export function checkableSchema(parameters: unknown): ArgumentSchema | null {
   try {
     return z.fromJSONSchema(readable(parameters) as Parameters<typeof z.fromJSONSchema>[0]) as ArgumentSchema;
   } catch {
-    return null;
+    return isRecord(parameters) ? topLevelSchema(parameters) : null;
   }
+}
+
+type Issue = { path: readonly PropertyKey[]; message: string };
+const JSON_TYPES = new Set(["string", "number", "integer", "boolean", "object", "array", "null"]);
+
+/**
+ * The check of a schema zod cannot read at all: the arguments' `required` properties are there,
+ * each property's top-level `type` is right, and, when `additionalProperties` is `false`, there
+ * are no others. Less than the schema says, but a hallucinated call (a missing or misnamed
+ * argument, a number as text) is told to the model instead of reaching the tool.
+ * @example
+ * topLevelSchema({ type: "object", properties: { date: { type: "string", pattern: "(?P<y>\\d{4})" } }, required: ["date"] }).safeParse({});
+ * // { success: false, error: { issues: [{ path: ["date"], message: "missing: it is required (a string)" }] } }
+ */
+export function topLevelSchema(parameters: Readonly<Record<string, unknown>>): ArgumentSchema {
+  const properties = isRecord(parameters.properties) ? parameters.properties : {};
+  const required = Array.isArray(parameters.required) ? parameters.required.filter((name): name is string => typeof name === "string") : [];
+  const closed = parameters.additionalProperties === false;
+  return {
+    safeParse(input) {
+      if (!isRecord(input)) return { success: false, error: { issues: [{ path: [], message: `expected a JSON object, got ${typeOfJson(input)}` }] } };
+      const issues: Issue[] = [];
+      for (const name of required) {
+        if (input[name] === undefined) issues.push({ path: [name], message: `missing: it is required${typeHint(properties[name])}` });
+      }
+      for (const [name, value] of Object.entries(input)) {
+        if (!Object.hasOwn(properties, name)) {
+          if (closed) issues.push({ path: [name], message: `not an argument of this tool; it takes ${Object.keys(properties).join(", ") || "none"}` });
+          continue;
+        }
+        const types = declaredTypes(properties[name]);
+        if (types && value !== undefined && !types.some((type) => isOfType(value, type)))
+          issues.push({ path: [name], message: `expected ${types.join(" or ")}, got ${typeOfJson(value)}` });
+      }
+      return issues.length > 0 ? { success: false, error: { issues } } : { success: true, data: input };
+    },
+  };
+}
+
+/** The JSON types a property's schema names at its top, if it names only types this check knows. */
+function declaredTypes(schema: unknown): readonly string[] | undefined {
+  if (!isRecord(schema)) return undefined;
+  const types = typeof schema.type === "string" ? [schema.type] : Array.isArray(schema.type) ? schema.type : undefined;
+  if (!types || types.length === 0 || !types.every((type): type is string => typeof type === "string" && JSON_TYPES.has(type))) return undefined;
+  return schema.nullable === true && !types.includes("null") ? [...types, "null"] : types;
+}
+
+function typeHint(schema: unknown): string {
+  const types = declaredTypes(schema);
+  return types ? ` (${types.map((type) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`)).join(" or ")})` : "";
+}
+
+function isOfType(value: unknown, type: string): boolean {
+  if (type === "integer") return Number.isInteger(value);
+  if (type === "number") return typeof value === "number" && Number.isFinite(value);
+  return typeOfJson(value) === type;
+}
+
+/** The JSON type of `value`, as JSON Schema names it (`integer` is a `number` here). */
+function typeOfJson(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value === "object" ? "object" : typeof value;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { ToolApprovalEvent, ToolApprovalRequestEvent } from "../../events/index.ts";
 import { ConfigurationError } from "../../src/index.ts";
@@ -90,6 +91,50 @@ describe("mcpTools over streamable HTTP", () => {
     ]);
     expect(http.calls).toEqual([]);
     expect(http.notes.size).toBe(3);
+  });
+
+  it("checks the required arguments and their types of a tool whose input schema zod cannot read, before the server is called", async () => {
+    const received: unknown[] = [];
+    // A Pydantic server's schema: a Python regex (`(?P<…>)`, which JavaScript refuses) and a $ref to a definition it left out.
+    const inputSchema = {
+      type: "object",
+      properties: {
+        date: { type: "string", pattern: "^(?P<year>\\d{4})-(?P<month>\\d{2})-(?P<day>\\d{2})$" },
+        room: { $ref: "#/$defs/Room" },
+        guests: { type: "integer" },
+      },
+      required: ["date", "room"],
+      additionalProperties: false,
+    };
+    http = await startMcpHttpServer({
+      moreTools: (server) => {
+        server.registerTool(
+          "book_room",
+          { description: "Book a room.", inputSchema: { date: z.unknown(), room: z.unknown(), guests: z.unknown() } },
+          (args) => {
+            received.push(args);
+            return { content: [{ type: "text", text: "booked" }] };
+          },
+        );
+        server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [{ name: "book_room", description: "Book a room.", inputSchema }] }));
+      },
+    });
+    toolset = await mcpTools({ url: http.url });
+    const llm = new ScriptedLLM([
+      {
+        toolCalls: [
+          { name: "book_room", input: { day: "2026-12-01", guests: "two" } },
+          { name: "book_room", input: { date: "2026-12-01", room: "blue", guests: 2 } },
+        ],
+      },
+      { text: ["Booked."] },
+    ]);
+    const { sources } = await new FunctionCallingAgent({ llm, tools: toolset.tools }).run({ input: "Book the blue room on 1 December for two." });
+    expect(sources.map((s) => s.content)).toEqual([
+      "Invalid arguments for tool book_room: date: missing: it is required (a string); room: missing: it is required; day: not an argument of this tool; it takes date, room, guests; guests: expected integer, got string. The tool was not run; call it again with arguments that match its schema.",
+      "booked",
+    ]);
+    expect(received).toEqual([{ date: "2026-12-01", room: "blue", guests: 2 }]);
   });
 
   it("names a tool's arguments as every provider takes them (filter[status]), and calls the server with its own names", async () => {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { BaseTool } from "@llamaindex/core/llms";
+import { checkableSchema } from "../../src/tools/checkable-schema.ts";
 import { runToolCall } from "../../src/tools/tool-calls.ts";
 import { openApiTools } from "../../workflows/tools/rest-api.ts";
 import type { OpenApiDocument } from "../../workflows/tools/rest-api.ts";
@@ -92,5 +93,22 @@ describe("checking calls against JSON schemas zod reads only in part", () => {
     const renamed = await runToolCall({ id: "c3", name: "renameUser", input: { id: 7, body: { first_name: "Ann" } } }, tools);
     expect(JSON.parse(renamed.content)).toMatchObject({ status: 200 });
     expect(hr.requests.map((r) => [r.method, r.path])).toEqual([["PATCH", "/api/users/7"]]);
+  });
+
+  it("checks what it can of a schema zod cannot read at all: required arguments, top-level types, no others when closed", async () => {
+    const { made, ran } = jsonSchemaTool({
+      type: "object",
+      properties: { room: { $ref: "#/$defs/Missing" }, nights: { type: "integer" }, note: { type: "string", nullable: true } },
+      required: ["room", "nights"],
+    });
+    expect(checkableSchema(made.metadata.parameters)).not.toBeNull();
+    const refused = await runToolCall({ id: "c1", name: "book", input: { nights: 1.5, note: 3 } }, [made]);
+    expect(refused.content).toBe(
+      "Invalid arguments for tool book: room: missing: it is required; nights: expected integer, got number; note: expected string or null, got number. The tool was not run; call it again with arguments that match its schema.",
+    );
+    // Open (no additionalProperties: false): other arguments pass, as the schema allows them.
+    const booked = await runToolCall({ id: "c2", name: "book", input: { room: { id: 4 }, nights: 2, note: null, early: true } as never }, [made]);
+    expect(booked.content).toBe("booked");
+    expect(ran).toEqual([{ room: { id: 4 }, nights: 2, note: null, early: true }]);
   });
 });
