@@ -18,6 +18,7 @@ import type { OpenApiDocument, SchemaBudget } from "./openapi.ts";
 import { checkHonoursKey, markOperationTool, methodAnnotations, operationPath } from "./rest-calls.ts";
 import type { OperationRequest } from "./rest-calls.ts";
 import { deepObjectFields, requestBodyType } from "./form-body.ts";
+import { headerValue, toolHeaderNames } from "./header-parameters.ts";
 import { METHODS, restClient } from "./rest-request.ts";
 import type { RestApiResult, RestMethod } from "./rest-request.ts";
 
@@ -179,48 +180,13 @@ function operationDescription(method: string, path: string, operation: Json): st
   return shorten(`${method} ${path}${about ? `: ${about}` : ""}`, MAX_DESCRIPTION);
 }
 
-// Headers the tool sets itself are never the model's to choose: OpenAPI says a header parameter
-// named Accept, Content-Type or Authorization is ignored, and one the model set could swap the
-// credentials, the body's type or the host the request reaches. Left out rather than refused:
-// the operator sends what the API needs there with `headers`, as for any API.
-const TOOL_HEADERS = [
-  "accept",
-  "authorization",
-  "content-type",
-  "content-length",
-  "cookie",
-  "host",
-  "connection",
-  "transfer-encoding",
-  "keep-alive",
-  "upgrade",
-  "expect",
-  "te",
-  "trailer",
-  "proxy-authorization",
-];
-
-/** Lower-case names of the headers the tools send themselves: the fixed ones, the idempotency key's and the configured ones. */
-function toolHeaderNames(options: OpenApiToolsOptions): ReadonlySet<string> {
-  const names = new Set([...TOOL_HEADERS, ...Object.keys(options.headers ?? {}).map((name) => name.toLowerCase())]);
-  if (options.idempotencyKeyHeader !== false) names.add((options.idempotencyKeyHeader ?? "Idempotency-Key").toLowerCase());
-  return names;
-}
-
 /** The header parameters of a call, as the request sends them. */
 function operationHeaders(request: OperationRequest, input: Readonly<Record<string, unknown>>): [string, string][] {
   const headers: [string, string][] = [];
   for (const name of request.headerParameters ?? []) {
     const value = input[request.argumentNames?.get(name) ?? name];
     if (value === undefined || value === null) continue;
-    headers.push([
-      name,
-      typeof value === "string"
-        ? value
-        : Array.isArray(value)
-          ? value.map((item) => (typeof item === "string" ? item : JSON.stringify(item))).join(",")
-          : JSON.stringify(value),
-    ]);
+    headers.push([name, headerValue(name, value)]);
   }
   return headers;
 }

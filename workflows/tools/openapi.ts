@@ -7,6 +7,8 @@
 import { ConfigurationError } from "../../src/index.ts";
 import { isRecord } from "../../src/core/internal.ts";
 import { deepObjectFields, requestBodyType } from "./form-body.ts";
+import { toolHeaderNames } from "./header-parameters.ts";
+import type { HeaderParameter } from "./header-parameters.ts";
 import { pathTemplateMatcher } from "./path-template.ts";
 
 /** An OpenAPI 3 document, parsed from JSON or YAML; only `openapi`, `info`, `servers`, `paths` and `components` are read. */
@@ -31,6 +33,8 @@ export interface OpenApiEndpoint {
   readonly form?: ReadonlySet<string>;
   /** The body type it takes that a tool cannot make (`multipart/form-data`), if it takes no JSON or form. */
   readonly unsupportedBody?: string;
+  /** Its header parameters (`in: header`) a call may set: not one the tool sets itself. */
+  readonly headers?: readonly HeaderParameter[];
 }
 
 type Json = { readonly [key: string]: unknown };
@@ -99,11 +103,18 @@ function checkMaxSchemaNodes(who: string, limit: number): void {
 }
 
 /**
- * The endpoints of `document`, in its order.
+ * The endpoints of `document`, in its order. `toolHeaders` (lower case) are the headers the tool
+ * sets itself, left out of each endpoint's header parameters; default those of a tool without
+ * configured `headers` (toolHeaderNames).
  * @example
  * openApiEndpoints(spec).map((e) => e.line); // ["GET /api/users — List users. Query: page? (integer).", …]
  */
-export function openApiEndpoints(document: OpenApiDocument, who = "restApiTool", maxSchemaNodes = DEFAULT_MAX_SCHEMA_NODES): OpenApiEndpoint[] {
+export function openApiEndpoints(
+  document: OpenApiDocument,
+  who = "restApiTool",
+  maxSchemaNodes = DEFAULT_MAX_SCHEMA_NODES,
+  toolHeaders: ReadonlySet<string> = toolHeaderNames({}),
+): OpenApiEndpoint[] {
   checkMaxSchemaNodes(who, maxSchemaNodes);
   if (!isRecord(document) || !isRecord(document.paths)) {
     throw new ConfigurationError(
@@ -129,9 +140,12 @@ export function openApiEndpoints(document: OpenApiDocument, who = "restApiTool",
       const method = key.toUpperCase();
       let line: string;
       let body: ReturnType<typeof requestBodyType>;
+      let headers: HeaderParameter[];
       try {
         body = requestBodyType(resolve(document, value.requestBody)?.content);
-        line = describeOperation(document, method, path, value, shared, schemaBudget(who, method, path, maxSchemaNodes));
+        const budget = schemaBudget(who, method, path, maxSchemaNodes);
+        headers = headerParameters(document, value, shared, toolHeaders, budget);
+        line = describeOperation(document, method, path, value, shared, headers, budget);
       } catch (error) {
         if (error instanceof SchemaTooLargeError) throw error;
         throw new ConfigurationError(`${who}: openApi: cannot read ${method} ${path} (the cause says why).`, "openApi", document, { cause: error });
@@ -144,6 +158,7 @@ export function openApiEndpoints(document: OpenApiDocument, who = "restApiTool",
         matches: (pathname) => matches(safeDecode(pathname)),
         ...(body?.kind === "form" ? { form: deepObjectFields(isRecord(content) ? content[body.mediaType] : undefined) } : {}),
         ...(body?.kind === "unsupported" ? { unsupportedBody: body.mediaType } : {}),
+        ...(headers.length > 0 ? { headers } : {}),
       });
     }
   }
@@ -196,7 +211,36 @@ export function openApiServerPath(document: OpenApiDocument, who = "restApiTool"
   }
 }
 
-function describeOperation(document: OpenApiDocument, method: string, path: string, operation: Json, shared: readonly unknown[], budget: SchemaBudget): string {
+/** The header parameters of an operation (its own over its path's, by name in any case) that are not `toolHeaders`. */
+function headerParameters(
+  document: OpenApiDocument,
+  operation: Json,
+  shared: readonly unknown[],
+  toolHeaders: ReadonlySet<string>,
+  budget: SchemaBudget,
+): HeaderParameter[] {
+  const own = Array.isArray(operation.parameters) ? operation.parameters : [];
+  const byName = new Map<string, HeaderParameter>();
+  for (const parameter of [...shared, ...own].map((p) => resolve(document, p))) {
+    if (!isRecord(parameter) || parameter.in !== "header" || typeof parameter.name !== "string" || toolHeaders.has(parameter.name.toLowerCase())) continue;
+    byName.set(parameter.name.toLowerCase(), {
+      name: parameter.name,
+      required: parameter.required === true,
+      type: typeName(document, parameter.schema, 0, budget),
+    });
+  }
+  return [...byName.values()];
+}
+
+function describeOperation(
+  document: OpenApiDocument,
+  method: string,
+  path: string,
+  operation: Json,
+  shared: readonly unknown[],
+  headers: readonly HeaderParameter[],
+  budget: SchemaBudget,
+): string {
   const parts = [`${method} ${path}`];
   const summary = [operation.summary, operation.description].find((text): text is string => typeof text === "string" && text.trim() !== "");
   if (summary) parts.push(`— ${sentence(shorten(oneLine(summary), MAX_SUMMARY))}`);
@@ -208,6 +252,7 @@ function describeOperation(document: OpenApiDocument, method: string, path: stri
   const query = [...byName.values()].filter((parameter) => parameter.in === "query");
   if (query.length > 0)
     parts.push(`Query: ${query.map((p) => `${String(p.name)}${p.required === true ? "" : "?"} (${typeName(document, p.schema, 0, budget)})`).join(", ")}.`);
+  if (headers.length > 0) parts.push(`Headers: ${headers.map((h) => `${h.name}${h.required ? "" : "?"} (${h.type})`).join(", ")}.`);
   const content = resolve(document, operation.requestBody)?.content;
   const body = requestBodyType(content);
   if (body && isRecord(content)) {

@@ -6,11 +6,13 @@
  * the API echoes them: every configured secret is hidden in what the tool returns.
  */
 import { z } from "zod";
+import { providerArgumentNames } from "../../src/tools/argument-names.ts";
 import { tool } from "../../src/tools/tool.ts";
 import { annotateTool } from "../../src/tools/tool-annotations.ts";
 import { ConfigurationError } from "../../src/index.ts";
 import { describeOpenApi, openApiEndpoints, openApiServerPath } from "./openapi.ts";
-import type { OpenApiDocument } from "./openapi.ts";
+import type { OpenApiDocument, OpenApiEndpoint } from "./openapi.ts";
+import { toolHeaderNames } from "./header-parameters.ts";
 import { checkHonoursKey, markRestApiTool, methodAnnotations } from "./rest-calls.ts";
 import { METHODS, restClient } from "./rest-request.ts";
 import type { RestApiResult } from "./rest-request.ts";
@@ -68,9 +70,41 @@ export interface RestApiToolOptions {
   readonly maxSchemaNodes?: number;
 }
 
+/**
+ * The `headers` argument of a tool whose OpenAPI document declares header parameters: one
+ * property per header a call may set (named as every provider takes it), and no other, with
+ * an error that says which it takes. `undefined` when there are none.
+ */
+function headersArgument(endpoints: readonly OpenApiEndpoint[] | undefined, toolHeaders: ReadonlySet<string>) {
+  const names = new Map<string, string>(); // lower case → as first declared
+  for (const endpoint of endpoints ?? [])
+    for (const header of endpoint.headers ?? []) if (!names.has(header.name.toLowerCase())) names.set(header.name.toLowerCase(), header.name);
+  if (names.size === 0) return undefined;
+  const renamed = providerArgumentNames(names.values());
+  const headerOf = new Map([...names.values()].map((name) => [renamed.get(name) ?? name, name]));
+  const argumentOf = new Map([...headerOf.keys()].map((argument) => [argument.toLowerCase(), argument]));
+  const value = z.union([z.string(), z.number(), z.boolean()]);
+  const shape = Object.fromEntries(
+    [...headerOf].map(([argument, header]) => [argument, (argument === header ? value : value.describe(`The ${header} header.`)).optional()]),
+  );
+  const takes = [...headerOf.keys()].join(", ");
+  const unknownKey = (key: string): string => {
+    const argument = argumentOf.get(key.toLowerCase());
+    if (argument !== undefined) return `send ${JSON.stringify(key)} as ${JSON.stringify(argument)}`;
+    if (toolHeaders.has(key.toLowerCase()))
+      return `${JSON.stringify(key)} is set by the tool itself (credentials come from its configuration), never by a call: leave it out`;
+    return `${JSON.stringify(key)} is not a header parameter of the API, which takes ${takes}`;
+  };
+  const schema = z
+    .strictObject(shape, { error: (issue) => (issue.code === "unrecognized_keys" ? issue.keys.map(unknownKey).join("; ") : undefined) })
+    .optional()
+    .describe("Header parameters of the endpoint, as the endpoint list names them (Headers: …); only those it lists.");
+  return { schema, headerOf };
+}
+
 // A refinement, not a regex `pattern`: some local servers (llama.cpp) turn patterns into
 // grammars and refuse ones that are not anchored at both ends. The tool runner enforces it.
-const restRequest = (pathDescription: string) =>
+const restRequest = (pathDescription: string, headers?: ReturnType<typeof headersArgument>) =>
   z
     .object({
       method: z.enum(METHODS).describe("The HTTP method."),
@@ -82,11 +116,18 @@ const restRequest = (pathDescription: string) =>
         .record(z.string(), z.unknown())
         .optional()
         .describe("The body of a POST, PUT, PATCH or DELETE, as JSON; sent as a form to an endpoint that takes one."),
+      ...(headers ? { headers: headers.schema } : {}),
     })
     .refine((request) => request.method !== "GET" || request.body === undefined, {
       path: ["body"],
       message: "a GET request has no body; put its parameters in the path's query string",
     });
+
+/** The `headers` argument of a call by header name (`{}` when it has none, so that a required header is still asked for). */
+function headerArgumentsOf(request: object, headerOf: ReadonlyMap<string, string>): Record<string, unknown> {
+  const given = (request as { headers?: Readonly<Record<string, unknown>> }).headers ?? {};
+  return Object.fromEntries(Object.entries(given).map(([argument, value]) => [headerOf.get(argument) ?? argument, value]));
+}
 
 const PATH_DESCRIPTION = "The path on the API, with its query string if any, e.g. /api/users?page=2.";
 
@@ -104,7 +145,8 @@ export function restApiTool(options: RestApiToolOptions) {
   const { openApi } = options;
   const api = restClient({ ...options, who: "restApiTool", serverPath: openApi ? () => openApiServerPath(openApi, "restApiTool") : "" });
   const honoursKey = checkHonoursKey("restApiTool", options);
-  const endpoints = options.openApi ? openApiEndpoints(options.openApi, "restApiTool", options.maxSchemaNodes) : undefined;
+  const endpoints = options.openApi ? openApiEndpoints(options.openApi, "restApiTool", options.maxSchemaNodes, toolHeaderNames(options)) : undefined;
+  const headers = headersArgument(endpoints, toolHeaderNames(options));
   const title = options.openApi?.info?.title;
   const about = options.description?.trim() || (typeof title === "string" && title.trim() ? `The ${title.trim()}.` : endpoints ? "A REST API." : "");
   if (!about)
@@ -118,8 +160,12 @@ export function restApiTool(options: RestApiToolOptions) {
   const made = tool({
     name: options.name ?? "call_rest_api",
     description: `${about}\nSends one request to this API and returns its status and body.${endpoints ? " The endpoints are listed with the path argument." : ""}`,
-    parameters: restRequest(options.openApi ? `${PATH_DESCRIPTION}\n${describeOpenApi(options.openApi, endpoints)}` : PATH_DESCRIPTION),
-    execute: ({ method, path, body }, _bound, call): Promise<RestApiResult> => api.send(method, path, body, call?.idempotencyKey, endpoints),
+    parameters: restRequest(options.openApi ? `${PATH_DESCRIPTION}\n${describeOpenApi(options.openApi, endpoints)}` : PATH_DESCRIPTION, headers),
+    execute: (request, _bound, call): Promise<RestApiResult> => {
+      const { method, path, body } = request;
+      const chosen = headers && headerArgumentsOf(request, headers.headerOf);
+      return api.send(method, path, body, call?.idempotencyKey, endpoints, chosen ? { headerArguments: chosen } : {});
+    },
   });
   markRestApiTool(made);
   // Whether a call may be made again when in doubt depends on its method (tool-annotations.ts).

@@ -11,6 +11,7 @@ import type { Redactor } from "../../src/tools/secrets.ts";
 import { ConfigurationError } from "../../src/index.ts";
 import { checkTimeout, startTimer, maskCredentials } from "../../src/core/internal.ts";
 import { formBody } from "./form-body.ts";
+import { headerArguments, toolHeaderNames } from "./header-parameters.ts";
 import type { OpenApiEndpoint } from "./openapi.ts";
 
 /** What the model reads after a request: the HTTP status, the body (JSON, or text) and, for a redirect, where it points. */
@@ -43,6 +44,12 @@ export interface RestClientOptions {
  */
 export interface RequestExtras {
   readonly headers?: readonly (readonly [string, string])[];
+  /**
+   * Header parameters the model chose (by header name), sent only as the request's endpoint
+   * declares them (`restApiTool`'s `headers` argument): one it does not declare, or a required
+   * one left out, fails the request before it is sent.
+   */
+  readonly headerArguments?: Readonly<Record<string, unknown>>;
   /** Send the body as `application/x-www-form-urlencoded`, these fields in brackets (`a[b]=c`); default JSON. */
   readonly form?: ReadonlySet<string>;
 }
@@ -82,6 +89,7 @@ export function restClient(options: RestClientOptions): RestClient {
   const extraHeaders = checkedHeaders(who, options.headers);
   const keyHeader = options.idempotencyKeyHeader === undefined ? "Idempotency-Key" : options.idempotencyKeyHeader;
   if (keyHeader !== false) checkedHeaders(who, { [keyHeader]: "key" });
+  const toolHeaders = toolHeaderNames(options);
   const secrets = [...extraHeaders.map(([, value]) => value), ...[...query.values()], ...(options.secrets ?? [])];
   const redact = secretRedactor(secrets);
   // Characters read past maxBodyChars, so that a secret cut at the limit is still recognised and hidden.
@@ -104,11 +112,12 @@ export function restClient(options: RestClientOptions): RestClient {
   ): Promise<RestApiResult> {
     const url = requestURL(root, query, path);
     const endpoint = endpoints && checkEndpoint(endpoints, method, `/${url.pathname.slice(root.pathname.length)}`, body !== undefined);
+    const chosen = endpoint && extras.headerArguments ? headerArguments(endpoint, extras.headerArguments, toolHeaders) : [];
     const form = extras.form ?? endpoint?.form;
     const payload = body === undefined ? undefined : form ? formBody(body, form).toString() : JSON.stringify(body);
     const headers = new Headers();
     // The operation's header parameters first: every header the tool sets below replaces one of theirs.
-    for (const [name, value] of extras.headers ?? []) headers.set(name, value);
+    for (const [name, value] of [...(extras.headers ?? []), ...chosen]) headers.set(name, value);
     headers.set("accept", "application/json");
     if (payload !== undefined) headers.set("content-type", form ? "application/x-www-form-urlencoded" : "application/json");
     if (idempotencyKey !== undefined && keyHeader !== false) headers.set(keyHeader, idempotencyKey);

@@ -315,3 +315,70 @@ describe("restApiTool: seed 000's HR assistant", () => {
     );
   });
 });
+
+describe("restApiTool: header parameters of an OpenAPI document", () => {
+  const openApi = {
+    openapi: "3.0.3",
+    info: { title: "HR API" },
+    paths: {
+      "/api/echo": {
+        parameters: [{ name: "X-Tenant-Id", in: "header", required: true, schema: { type: "string" } }],
+        put: {
+          summary: "Echo.",
+          parameters: [
+            { name: "If-Match", in: "header", schema: { type: "string" } },
+            { name: "X-Region$", in: "header", schema: { type: "string" } },
+            { name: "Authorization", in: "header", required: true, schema: { type: "string" } },
+            { name: "X-Api-Key", in: "header", required: true, schema: { type: "string" } },
+            { name: "Host", in: "header", schema: { type: "string" } },
+          ],
+        },
+      },
+      "/api/users": { get: { summary: "List users." } },
+    },
+  };
+  const echoCall = (id: string, headers: Record<string, unknown> | undefined, path = "/api/echo", method = "PUT") => ({
+    id,
+    name: "call_rest_api",
+    input: { method, path, ...(headers ? { headers } : {}) } as never,
+  });
+
+  it("are a headers argument the model fills, named as providers take them; the tool's own headers never the model's", async () => {
+    hr = await startHrApiServer();
+    const hrTool = restApiTool({ baseURL: hr.baseURL, openApi, headers: { authorization: "Bearer hr-secret", "x-api-key": "hr-key-2f9a" } });
+    const parameters = hrTool.metadata.parameters as {
+      properties: { path: { description: string }; headers: { properties: Record<string, unknown>; additionalProperties: unknown } };
+    };
+    // Authorization, X-Api-Key (configured) and Host are the tool's: not arguments. X-Region$ is named as Anthropic takes it.
+    expect(Object.keys(parameters.properties.headers.properties)).toEqual(["X-Tenant-Id", "If-Match", "X-Region"]);
+    expect(parameters.properties.headers.additionalProperties).toBe(false);
+    expect(parameters.properties.path.description).toContain("PUT /api/echo — Echo. Headers: X-Tenant-Id (string), If-Match? (string), X-Region$? (string).");
+    const llm = new ScriptedLLM([
+      { toolCalls: [echoCall("c1", { "X-Tenant-Id": "acme", "If-Match": '"v7"', "X-Region": "eu" })] },
+      { toolCalls: [echoCall("c2", { "X-Tenant-Id": "acme", Authorization: "Bearer stolen" })] },
+      { toolCalls: [echoCall("c3", { "If-Match": '"v7"' })] },
+      { toolCalls: [echoCall("c4", { "If-Match": '"v7"' }, "/api/users", "GET")] },
+      { toolCalls: [echoCall("c5", { "x-tenant-id": "acme", "X-Debug": "1" })] },
+      { toolCalls: [echoCall("c6", { "X-Tenant-Id": "acme\r\nX-Admin: 1" })] },
+      { text: "Done." },
+    ]);
+    const { sources } = await new FunctionCallingAgent({ llm, tools: [hrTool] }).run({ input: "Update the echo for acme." });
+    const { headers } = (JSON.parse(sources[0]?.content ?? "") as { body: { headers: Record<string, string> } }).body;
+    expect(headers).toMatchObject({ "x-tenant-id": "acme", "if-match": '"v7"', "x-region$": "eu", authorization: "***", "x-api-key": "***" });
+    expect(sources.slice(1).map((s) => s.content)).toEqual([
+      'Invalid arguments for tool call_rest_api: headers: "Authorization" is set by the tool itself (credentials come from its configuration), never by a call: leave it out. The tool was not run; call it again with arguments that match its schema.',
+      'Encountered error in tool call: The API\'s PUT /api/echo requires the header "X-Tenant-Id": send it in headers, e.g. headers: { "X-Tenant-Id": … }.',
+      'Encountered error in tool call: The API\'s GET /api/users has no header parameter "If-Match"; it takes none: leave headers out.',
+      'Invalid arguments for tool call_rest_api: headers: send "x-tenant-id" as "X-Tenant-Id"; "X-Debug" is not a header parameter of the API, which takes X-Tenant-Id, If-Match, X-Region. The tool was not run; call it again with arguments that match its schema.',
+      'Encountered error in tool call: The header X-Tenant-Id cannot carry "acme\\r\\nX-Admin: 1": a header value is one line of text (Latin-1). Send it without line breaks.',
+    ]);
+    // Only the first call was sent, with the operator's credentials.
+    expect(hr.requests.map((r) => [r.method, r.path, r.authorization])).toEqual([["PUT", "/api/echo", "Bearer hr-secret"]]);
+  });
+
+  it("are not an argument of a tool whose document declares none, nor of one without a document", () => {
+    const plain = (tool: ReturnType<typeof restApiTool>) => Object.keys((tool.metadata.parameters as { properties: object }).properties);
+    expect(plain(restApiTool({ baseURL: "http://127.0.0.1:9", openApi: hrOpenApi }))).toEqual(["method", "path", "body"]);
+    expect(plain(rest("http://127.0.0.1:9"))).toEqual(["method", "path", "body"]);
+  });
+});
