@@ -93,13 +93,7 @@ export class StepQueue {
    */
   executions(): StepExecution[] {
     const executions: StepExecution[] = [];
-    let chunk = this.#first as Chunk;
-    let at = this.#head;
-    for (let left = this.size; left > 0; at++) {
-      if (at === chunk.length - 1) {
-        chunk = chunk[at] as Chunk;
-        at = 0;
-      }
+    for (const [chunk, at] of this.#entries()) {
       const entry = chunk[at];
       if (typeof entry === "number") {
         this.#nextId = entry;
@@ -109,7 +103,6 @@ export class StepQueue {
       const execution = isExecution(entry) ? entry : newExecution(this.slot, entry as Event, this.#nextId++, undefined);
       chunk[at] = execution;
       executions.push(execution);
-      left--;
     }
     return executions;
   }
@@ -120,6 +113,18 @@ export class StepQueue {
    * @example let bytes = 0; for (const ev of queue.events()) bytes += JSON.stringify(ev).length;
    */
   *events(): Generator<Event> {
+    for (const [chunk, at] of this.#entries()) {
+      const entry = chunk[at];
+      if (typeof entry !== "number") yield isExecution(entry) ? entry.event : (entry as Event);
+    }
+  }
+
+  /**
+   * Where each queued entry is, oldest first (its chunk and index): the events and executions,
+   * and the id marks between them. The caller may replace an entry with one of its kind (a mark
+   * with a mark, an event with its execution) while walking.
+   */
+  *#entries(): Generator<readonly [Chunk, number]> {
     let chunk = this.#first as Chunk;
     let at = this.#head;
     for (let left = this.size; left > 0; at++) {
@@ -127,10 +132,8 @@ export class StepQueue {
         chunk = chunk[at] as Chunk;
         at = 0;
       }
-      const entry = chunk[at];
-      if (typeof entry === "number") continue;
-      yield isExecution(entry) ? entry.event : (entry as Event);
-      left--;
+      yield [chunk, at];
+      if (typeof chunk[at] !== "number") left--;
     }
   }
 
