@@ -16,6 +16,8 @@ import { toolCallsOf } from "./chat-history.ts";
 import { loadProviderPackage } from "./provider-package.ts";
 import { ProviderLLM, callArguments, contentText, finishedCall, toolParameters } from "./provider-llm.ts";
 import type { ProviderModelOptions, ReplyChunk, ReplyRequest } from "./provider-llm.ts";
+import { LLMReplyCutOffError } from "./reply-cut-off.ts";
+export { LLMReplyCutOffError } from "./reply-cut-off.ts";
 
 /** Options of {@link Anthropic}. */
 export interface AnthropicOptions extends Partial<Omit<ProviderModelOptions, "temperature" | "topP">> {
@@ -131,10 +133,24 @@ export class Anthropic extends ProviderLLM {
           break;
       }
     }
+    // Input cut off by max_tokens is not the model's mistake to correct: asked again under the
+    // same limit it would be cut off again. Earlier tool_use blocks were complete when the next began.
+    const last = [...blocks.values()].at(-1);
+    if (stopReason === "max_tokens" && last && !isJSONObject(last.json)) throw new LLMReplyCutOffError(last.name, this.maxTokens, 'stop_reason "max_tokens"');
     // One last chunk: the message as the SDK's finalMessage() would describe it (its usage read
     // by the agent), with the complete tool calls.
     const raw = { type: "message", id: message?.id, model: message?.model, stop_reason: stopReason, usage };
     yield calls.length > 0 ? { raw, delta: "", options: { toolCall: calls } } : { raw, delta: "" };
+  }
+}
+
+/** Whether `text` is a whole JSON object (`""` is not: a call cut off right after its name). */
+function isJSONObject(text: string): boolean {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
   }
 }
 

@@ -41,9 +41,11 @@ import { ConfigurationError, StepflowError, isRecord } from "../core/internal.ts
 import { COPY_AGAIN, headerValueProblem } from "./header-value.ts";
 import { redactError, secretRedactor } from "../tools/secrets.ts";
 import { openChatStream } from "./openai-stream.ts";
+import { LLMReplyCutOffError } from "./reply-cut-off.ts";
 import { replyFormatOf, strictSchema } from "./response-format.ts";
 import type { ReplyFormat } from "./response-format.ts";
 export { LLMStreamError } from "./openai-stream.ts";
+export { LLMReplyCutOffError } from "./reply-cut-off.ts";
 import type { ToolCallDelta } from "./openai-stream.ts";
 
 export type { ToolCallDelta } from "./openai-stream.ts";
@@ -136,25 +138,6 @@ function jsonObject(text: string): JSONObject | undefined {
     // not JSON
   }
   return undefined;
-}
-
-/**
- * The model's reply reached its token limit (`finish_reason: "length"`) in the middle of a
- * tool call, so the call's arguments are incomplete.
- * @example
- * try { await agent.run({ input }); } catch (e) { if (e instanceof LLMReplyCutOffError) console.log(e.tool, e.maxTokens); } // then raise maxTokens
- */
-export class LLMReplyCutOffError extends StepflowError {
-  override name = "LLMReplyCutOffError";
-  /** `tool`: the tool whose call was cut off; `maxTokens`: the limit that cut it (undefined: the server's own). */
-  constructor(
-    readonly tool: string,
-    readonly maxTokens: number | undefined,
-  ) {
-    super(
-      `The model's reply was cut off by its token limit (finish_reason "length") in the middle of a call to tool ${tool}, so its arguments are incomplete. Raise maxTokens${maxTokens === undefined ? "" : ` (now ${maxTokens})`} or ask for less.`,
-    );
-  }
 }
 
 /** A key fetch cannot send fails when the client is made, not at its first call, and without the key in the message. */

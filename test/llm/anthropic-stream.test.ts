@@ -1,0 +1,135 @@
+/**
+ * Anthropic's Messages API streams as the real API sends them, byte for byte: tool input split
+ * anywhere, several blocks, thinking blocks, pings, errors mid-stream, a reply cut off.
+ */
+import { createServer } from "node:http";
+import type { ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { ToolCall } from "@llamaindex/core/llms";
+import { afterEach, describe, expect, it } from "vitest";
+import { Anthropic, LLMReplyCutOffError } from "../../src/llm/anthropic.ts";
+import { add } from "../../workflows/tools/calculator.ts";
+
+let server: { url: string; close: () => Promise<void> } | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** A server answering every request with `respond`. */
+async function rawServer(respond: (res: ServerResponse) => void): Promise<{ url: string; close: () => Promise<void> }> {
+  const http = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => respond(res));
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
+    close: async () => {
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
+    },
+  };
+}
+
+const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+const start = event("message_start", {
+  message: {
+    id: "msg_1",
+    type: "message",
+    role: "assistant",
+    model: "claude-sonnet-5-5",
+    content: [],
+    stop_reason: null,
+    usage: { input_tokens: 10, output_tokens: 1 },
+  },
+});
+const text = (index: number, ...pieces: string[]) =>
+  event("content_block_start", { index, content_block: { type: "text", text: "" } }) +
+  pieces.map((piece) => event("content_block_delta", { index, delta: { type: "text_delta", text: piece } })).join("") +
+  event("content_block_stop", { index });
+const toolUse = (index: number, id: string, name: string, ...json: string[]) =>
+  event("content_block_start", { index, content_block: { type: "tool_use", id, name, input: {} } }) +
+  json.map((partial_json) => event("content_block_delta", { index, delta: { type: "input_json_delta", partial_json } })).join("");
+const stop = (index: number) => event("content_block_stop", { index });
+const end = (stopReason: string) =>
+  event("message_delta", { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 20 } }) + event("message_stop", {});
+
+/** Streams `body` in the pieces given (bytes, to split inside a character). */
+function streaming(...pieces: (string | Buffer)[]) {
+  return (res: ServerResponse) => {
+    res.writeHead(200, { "content-type": "text/event-stream", "request-id": "req_1" });
+    for (const piece of pieces) res.write(piece);
+    res.end();
+  };
+}
+
+async function reply(url: string, maxTokens?: number): Promise<{ content: string; calls: ToolCall[] }> {
+  const llm = new Anthropic({ apiKey: "test-key", baseURL: url, maxRetries: 0, ...(maxTokens ? { maxTokens } : {}) });
+  const { message } = await llm.chat({ messages: [{ role: "user", content: "go" }], tools: [add] });
+  return { content: String(message.content), calls: (message.options as { toolCall?: ToolCall[] } | undefined)?.toolCall ?? [] };
+}
+
+describe("Anthropic streaming, as the API sends it", () => {
+  it("joins tool input split inside a UTF-8 character, inside an escape, with pings between", async () => {
+    const body =
+      start + event("ping", {}) + toolUse(0, "toolu_1", "add", '{"note": "caf', "é \\", '"ok\\', 'u00e9\\"", "x": 1, "y": 2}') + stop(0) + end("tool_use");
+    const bytes = Buffer.from(body);
+    const cut = bytes.indexOf(Buffer.from("é")) + 1; // between the two bytes of é
+    server = await rawServer(streaming(bytes.subarray(0, cut), bytes.subarray(cut)));
+    expect((await reply(server.url)).calls).toEqual([{ id: "toolu_1", name: "add", input: { note: 'café "oké"', x: 1, y: 2 } }]);
+  });
+
+  it("gives a tool called without arguments (an empty partial_json) the input {}", async () => {
+    server = await rawServer(streaming(start + toolUse(0, "toolu_1", "now", "") + stop(0) + end("tool_use")));
+    expect((await reply(server.url)).calls).toEqual([{ id: "toolu_1", name: "now", input: {} }]);
+  });
+
+  it("keeps text and several tool_use blocks of one message, in order, and passes thinking over", async () => {
+    const thinking =
+      event("content_block_start", { index: 0, content_block: { type: "thinking", thinking: "", signature: "" } }) +
+      event("content_block_delta", { index: 0, delta: { type: "thinking_delta", thinking: "Two sums." } }) +
+      event("content_block_delta", { index: 0, delta: { type: "signature_delta", signature: "EqQBCgIYAhIM" } }) +
+      stop(0) +
+      event("content_block_start", { index: 1, content_block: { type: "redacted_thinking", data: "EmwKAhgBEgy3" } }) +
+      stop(1);
+    server = await rawServer(
+      streaming(
+        start +
+          thinking +
+          text(2, "Adding ", "both.") +
+          toolUse(3, "toolu_a", "add", '{"x":1,', '"y":2}') +
+          stop(3) +
+          text(4, "And:") +
+          toolUse(5, "toolu_b", "add", '{"x":3,"y":4}') +
+          stop(5) +
+          end("tool_use"),
+      ),
+    );
+    expect(await reply(server.url)).toEqual({
+      content: "Adding both.And:",
+      calls: [
+        { id: "toolu_a", name: "add", input: { x: 1, y: 2 } },
+        { id: "toolu_b", name: "add", input: { x: 3, y: 4 } },
+      ],
+    });
+  });
+
+  it("fails with LLMReplyCutOffError when max_tokens cuts a tool call's input off, not a call with half its arguments", async () => {
+    server = await rawServer(streaming(start + text(0, "Adding.") + toolUse(1, "toolu_1", "add", '{"x": 2123, "y"') + stop(1) + end("max_tokens")));
+    const cut = reply(server.url, 12);
+    await expect(cut).rejects.toBeInstanceOf(LLMReplyCutOffError);
+    await expect(cut).rejects.toMatchObject({ tool: "add", maxTokens: 12 });
+    await expect(cut).rejects.toThrow(
+      `The model's reply was cut off by its token limit (stop_reason "max_tokens") in the middle of a call to tool add, so its arguments are incomplete. Raise maxTokens (now 12) or ask for less.`,
+    );
+    await server.close();
+    // Cut off right after the name: no input at all, which would otherwise run the tool with {}.
+    server = await rawServer(streaming(start + toolUse(0, "toolu_1", "add") + stop(0) + end("max_tokens")));
+    await expect(reply(server.url)).rejects.toMatchObject({ tool: "add", maxTokens: 4096 });
+    await server.close();
+    // A complete call before the limit cut the text after it is the model's whole call.
+    server = await rawServer(streaming(start + toolUse(0, "toolu_1", "add", '{"x":1,"y":2}') + stop(0) + text(1, "Now I") + end("max_tokens")));
+    expect(await reply(server.url)).toEqual({ content: "Now I", calls: [{ id: "toolu_1", name: "add", input: { x: 1, y: 2 } }] });
+  });
+});
