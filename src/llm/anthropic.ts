@@ -17,7 +17,9 @@ import { loadProviderPackage } from "./provider-package.ts";
 import { ProviderLLM, callArguments, contentText, finishedCall, toolParameters } from "./provider-llm.ts";
 import type { ProviderModelOptions, ReplyChunk, ReplyRequest } from "./provider-llm.ts";
 import { LLMReplyCutOffError } from "./reply-cut-off.ts";
+import { brokenOff, connectionLost, networkDetail } from "./stream-error.ts";
 export { LLMReplyCutOffError } from "./reply-cut-off.ts";
+export { LLMStreamError } from "./stream-error.ts";
 
 /** Options of {@link Anthropic}. */
 export interface AnthropicOptions extends Partial<Omit<ProviderModelOptions, "temperature" | "topP">> {
@@ -94,45 +96,59 @@ export class Anthropic extends ProviderLLM {
     let usage: Usage | undefined;
     let message: { id: string; model: string } | undefined;
     let stopReason: string | null = null;
-    for await (const event of stream as AsyncIterable<RawMessageStreamEvent>) {
-      switch (event.type) {
-        case "message_start":
-          usage = event.message.usage;
-          message = { id: event.message.id, model: event.message.model };
-          break;
-        case "content_block_start":
-          if (event.content_block.type === "tool_use") blocks.set(event.index, { id: event.content_block.id, name: event.content_block.name, json: "" });
-          break;
-        case "content_block_delta":
-          if (event.delta.type === "text_delta" && event.delta.text) yield { raw: event, delta: event.delta.text };
-          else if (event.delta.type === "input_json_delta") {
+    let stopped = false;
+    try {
+      for await (const event of stream as AsyncIterable<RawMessageStreamEvent>) {
+        switch (event.type) {
+          case "message_start":
+            usage = event.message.usage;
+            message = { id: event.message.id, model: event.message.model };
+            break;
+          case "content_block_start":
+            if (event.content_block.type === "tool_use") blocks.set(event.index, { id: event.content_block.id, name: event.content_block.name, json: "" });
+            break;
+          case "content_block_delta":
+            if (event.delta.type === "text_delta" && event.delta.text) yield { raw: event, delta: event.delta.text };
+            else if (event.delta.type === "input_json_delta") {
+              const block = blocks.get(event.index);
+              if (block) block.json += event.delta.partial_json;
+            }
+            break;
+          case "content_block_stop": {
             const block = blocks.get(event.index);
-            if (block) block.json += event.delta.partial_json;
+            if (block) calls.push(finishedCall(block.id, block.name, block.json));
+            break;
           }
-          break;
-        case "content_block_stop": {
-          const block = blocks.get(event.index);
-          if (block) calls.push(finishedCall(block.id, block.name, block.json));
-          break;
+          case "message_delta":
+            stopReason = event.delta.stop_reason ?? stopReason;
+            // message_delta's counts are cumulative; null means "as message_start said".
+            if (usage) {
+              const delta = event.usage;
+              usage = {
+                ...usage,
+                output_tokens: delta.output_tokens,
+                input_tokens: delta.input_tokens ?? usage.input_tokens,
+                cache_creation_input_tokens: delta.cache_creation_input_tokens ?? usage.cache_creation_input_tokens,
+                cache_read_input_tokens: delta.cache_read_input_tokens ?? usage.cache_read_input_tokens,
+              };
+            }
+            break;
+          case "message_stop":
+            stopped = true;
+            break;
+          default:
+            break;
         }
-        case "message_delta":
-          stopReason = event.delta.stop_reason ?? stopReason;
-          // message_delta's counts are cumulative; null means "as message_start said".
-          if (usage) {
-            const delta = event.usage;
-            usage = {
-              ...usage,
-              output_tokens: delta.output_tokens,
-              input_tokens: delta.input_tokens ?? usage.input_tokens,
-              cache_creation_input_tokens: delta.cache_creation_input_tokens ?? usage.cache_creation_input_tokens,
-              cache_read_input_tokens: delta.cache_read_input_tokens ?? usage.cache_read_input_tokens,
-            };
-          }
-          break;
-        default:
-          break;
       }
+    } catch (error) {
+      // The SDK passes fetch's bare "terminated" on; the stream error names the server.
+      if (signal?.aborted || !connectionLost(error)) throw error;
+      throw brokenOff(client.baseURL, networkDetail(error), error);
     }
+    // The API ends every message with a stop reason and message_stop: a stream without either
+    // was cut (a proxy's timeout, a server restarting), and its text is not the whole answer.
+    if (!stopped && stopReason === null && !signal?.aborted)
+      throw brokenOff(client.baseURL, "the stream ended before the message's stop_reason and message_stop");
     // Input cut off by max_tokens is not the model's mistake to correct: asked again under the
     // same limit it would be cut off again. Earlier tool_use blocks were complete when the next began.
     const last = [...blocks.values()].at(-1);

@@ -6,8 +6,11 @@
  * The SDK still sends the request, retries, and throws its `APIError`s for HTTP errors.
  */
 import type { OpenAI as LlamaIndexOpenAI } from "@llamaindex/openai";
-import { StepflowError, quoteInput } from "../core/internal.ts";
+import { quoteInput } from "../core/internal.ts";
 import { ServerSentEventParser } from "./server-sent-events.ts";
+import { LLMStreamError, brokenOff, networkDetail } from "./stream-error.ts";
+
+export { LLMStreamError } from "./stream-error.ts";
 
 type OpenAIClient = Awaited<LlamaIndexOpenAI["session"]>;
 type CreateParams = Parameters<OpenAIClient["chat"]["completions"]["create"]>[0];
@@ -109,12 +112,7 @@ class ResponseStream implements ChatStream {
     if (this.#ended) return undefined;
     const { done, value } = await this.#bytes.read().catch((error: unknown) => {
       if (this.#signal?.aborted) throw error;
-      throw new LLMStreamError(
-        `The server at ${this.#baseURL} broke off its reply: ${networkDetail(error)}. Try again; if it happens again, check the server and the network between.`,
-        this.#baseURL,
-        "broken-off",
-        { cause: error },
-      );
+      throw brokenOff(this.#baseURL, networkDetail(error), error);
     });
     const text = done ? this.#decoder.decode() : this.#decoder.decode(value as Uint8Array, { stream: true });
     if (!this.#sawEvent && this.#head.length < BODY_HEAD) this.#head += text.slice(0, BODY_HEAD - this.#head.length);
@@ -190,26 +188,6 @@ function sdkStream(stream: AsyncIterable<StreamedChunk>, baseURL: string): ChatS
   };
 }
 
-/**
- * An OpenAI-compatible server's streamed reply could not be read: it broke off, an event was
- * not a JSON object, or the server did not stream at all. `baseURL` is the server, `problem`
- * which of these happened.
- * @example
- * try { await agent.run({ input }); }
- * catch (e) { if (e instanceof LLMStreamError && e.problem === "not-streaming") console.log(`check ${e.baseURL}`); }
- */
-export class LLMStreamError extends StepflowError {
-  override name = "LLMStreamError";
-  constructor(
-    message: string,
-    readonly baseURL: string,
-    readonly problem: "broken-off" | "not-json" | "not-object" | "not-streaming",
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
 /** The SDK's `APIError`, reached through its client: `openai` is @llamaindex/openai's dependency, not ours. */
 type APIErrorClass = new (status: undefined, error: object, message: undefined, headers: Headers) => Error;
 
@@ -221,12 +199,4 @@ function notStreaming(baseURL: string, head: string | undefined): LLMStreamError
     baseURL,
     "not-streaming",
   );
-}
-
-/** What undici says went wrong ("other side closed"), rather than fetch's bare "terminated". */
-function networkDetail(error: unknown): string {
-  const cause = error instanceof Error ? error.cause : undefined;
-  const detail = cause instanceof Error ? cause.message : error instanceof Error ? error.message : String(error);
-  const code = (cause as { code?: unknown } | undefined)?.code;
-  return typeof code === "string" && code !== "" ? `${detail} (${code})` : detail;
 }

@@ -7,7 +7,7 @@ import type { ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ToolCall } from "@llamaindex/core/llms";
 import { afterEach, describe, expect, it } from "vitest";
-import { Anthropic, LLMReplyCutOffError } from "../../src/llm/anthropic.ts";
+import { Anthropic, LLMReplyCutOffError, LLMStreamError } from "../../src/llm/anthropic.ts";
 import { add } from "../../workflows/tools/calculator.ts";
 
 let server: { url: string; close: () => Promise<void> } | undefined;
@@ -131,5 +131,26 @@ describe("Anthropic streaming, as the API sends it", () => {
     // A complete call before the limit cut the text after it is the model's whole call.
     server = await rawServer(streaming(start + toolUse(0, "toolu_1", "add", '{"x":1,"y":2}') + stop(0) + text(1, "Now I") + end("max_tokens")));
     expect(await reply(server.url)).toEqual({ content: "Now I", calls: [{ id: "toolu_1", name: "add", input: { x: 1, y: 2 } }] });
+  });
+  it("fails with LLMStreamError when the stream ends before the message does, not with its text as the whole answer", async () => {
+    server = await rawServer(streaming(start + text(0, "The total is 13")));
+    const cut = reply(server.url);
+    await expect(cut).rejects.toBeInstanceOf(LLMStreamError);
+    await expect(cut).rejects.toMatchObject({ baseURL: server.url, problem: "broken-off" });
+    await expect(cut).rejects.toThrow(
+      `The server at ${server.url} broke off its reply: the stream ended before the message's stop_reason and message_stop. Try again; if it happens again, check the server and the network between.`,
+    );
+  });
+
+  it('says the server broke off its reply when the connection drops mid-stream, not fetch\'s bare "terminated"', async () => {
+    server = await rawServer((res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(start + text(0, "Hel"), () => res.socket?.destroy());
+    });
+    const cut = reply(server.url);
+    await expect(cut).rejects.toMatchObject({ problem: "broken-off", cause: expect.any(TypeError) });
+    await expect(cut).rejects.toThrow(
+      new RegExp(`^The server at ${server.url} broke off its reply: .+\\. Try again; if it happens again, check the server and the network between\\.$`),
+    );
   });
 });
