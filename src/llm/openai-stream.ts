@@ -97,6 +97,8 @@ class ResponseStream implements ChatStream {
   #ended = false;
   #sawEvent = false;
   #sawDone = false;
+  /** A chunk said why the reply ended (`finish_reason`): the answer is whole, [DONE] or not. */
+  #sawFinish = false;
   /** The start of the body while no event has come: quoted if it turns out not to be a stream. */
   #head = "";
 
@@ -123,11 +125,18 @@ class ResponseStream implements ChatStream {
       // connection goes back to the pool instead of being closed.
       if (this.#sawDone) continue;
       if (event.data.startsWith("[DONE]")) this.#sawDone = true;
-      else chunks.push(this.#parse(event.data));
+      else {
+        const chunk = this.#parse(event.data);
+        if (!this.#sawFinish && chunk.choices?.[0]?.finish_reason) this.#sawFinish = true;
+        chunks.push(chunk);
+      }
     }
     if (done) {
       this.#ended = true;
       if (!this.#sawEvent) throw notStreaming(this.#baseURL, this.#head);
+      // A body closed cleanly before any finish_reason or [DONE] (a proxy's timeout, a server
+      // restarting) holds part of a reply: its text is not the whole answer.
+      if (!this.#sawDone && !this.#sawFinish) throw brokenOff(this.#baseURL, "the stream ended before a finish_reason or [DONE]");
       return chunks.length > 0 ? chunks : undefined;
     }
     return chunks;

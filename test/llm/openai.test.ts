@@ -375,6 +375,32 @@ describe("reading the event stream", () => {
     }
   });
 
+  it("fails with LLMStreamError when the body ends before a finish_reason or [DONE], not with its text as the whole answer", async () => {
+    const cut = await rawServer((res) => {
+      res.writeHead(200, SSE_HEADERS);
+      res.end(`: keep-alive\n\ndata: ${textChunk("The total is 13")}\n\n`);
+    });
+    // A server that sends no [DONE] after its finish_reason has still answered in whole.
+    const noDone = await rawServer((res) => {
+      res.writeHead(200, SSE_HEADERS);
+      res.end(
+        `data: ${textChunk("Done.")}\n\ndata: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`,
+      );
+    });
+    try {
+      const failed = streamedText(openai(cut.baseURL));
+      await expect(failed).rejects.toBeInstanceOf(LLMStreamError);
+      await expect(failed).rejects.toMatchObject({ baseURL: cut.baseURL, problem: "broken-off" });
+      await expect(failed).rejects.toThrow(
+        `The server at ${cut.baseURL} broke off its reply: the stream ended before a finish_reason or [DONE]. Try again; if it happens again, check the server and the network between.`,
+      );
+      expect(await streamedText(openai(noDone.baseURL))).toBe("Done.");
+    } finally {
+      await cut.close();
+      await noDone.close();
+    }
+  });
+
   it("reads a custom fetch's Node-stream body (node-fetch) and a wrapped client's plain promise of the SDK's stream", async () => {
     const raw = await rawServer((res) => {
       res.writeHead(200, SSE_HEADERS);
