@@ -11,6 +11,7 @@
 import { randomUUID } from "node:crypto";
 import type { BaseTool, ChatMessage, PartialToolCall, ToolCall } from "@llamaindex/core/llms";
 import type { Content, FunctionCallingConfigMode, GenerateContentConfig, GoogleGenAI, GoogleGenAIOptions, Part } from "@google/genai";
+import { StepflowError } from "../core/internal.ts";
 import { toolCallsOf } from "./chat-history.ts";
 import { loadProviderPackage } from "./provider-package.ts";
 import { ProviderLLM, callArguments, contentText, toolParameters } from "./provider-llm.ts";
@@ -98,7 +99,12 @@ export class Gemini extends ProviderLLM {
     }
     const stream = await client.models.generateContentStream({ model: this.model, contents, config });
     const calls: (ToolCall | PartialToolCall)[] = [];
+    let said = false;
+    let finishReason: string | undefined;
+    let blockReason: string | undefined;
     for await (const part of stream) {
+      finishReason = part.candidates?.[0]?.finishReason ?? finishReason;
+      blockReason = part.promptFeedback?.blockReason ?? blockReason;
       let text = "";
       for (const piece of part.candidates?.[0]?.content?.parts ?? []) {
         if (piece.thought) continue; // the model's thinking summary is not its answer
@@ -112,11 +118,71 @@ export class Gemini extends ProviderLLM {
           });
         }
       }
+      if (text) said = true;
       // Every chunk carries usageMetadata so far; the last one is the call's.
       if (text || part.usageMetadata) yield { raw: part, delta: text };
     }
+    const stopped = stopError(finishReason, blockReason, said || calls.length > 0, this.maxTokens);
+    if (stopped) throw stopped;
     if (calls.length > 0) yield { raw: null, delta: "", options: { toolCall: calls } };
   }
+}
+
+/**
+ * Gemini stopped its reply before the model finished it (its `finishReason` is not `STOP`), or
+ * refused the prompt (`promptFeedback.blockReason`), so there is no answer to give the agent:
+ * an empty or partial reply taken as the model's would end the run with it. `reason` is the
+ * API's, e.g. `finishReason "SAFETY"`.
+ * @example
+ * try { await agent.run({ input }); } catch (e) { if (e instanceof LLMReplyStoppedError) console.log(e.reason); }
+ */
+export class LLMReplyStoppedError extends StepflowError {
+  override name = "LLMReplyStoppedError";
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const SAFETY_STOPS = new Set(["SAFETY", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT"]);
+
+/**
+ * Why the reply is not an answer, if it is not. `MAX_TOKENS` cuts text, which stays an answer
+ * (as other providers' "length"), unless nothing came: a thinking model can spend all its
+ * tokens thinking. Function calls come whole in one part, never cut.
+ */
+function stopError(
+  finishReason: string | undefined,
+  blockReason: string | undefined,
+  said: boolean,
+  maxTokens: number | undefined,
+): LLMReplyStoppedError | undefined {
+  if (blockReason !== undefined && !said) {
+    const reason = `blockReason "${blockReason}"`;
+    return new LLMReplyStoppedError(
+      reason,
+      `Gemini refused the prompt (${reason}): its filters blocked the conversation before the model answered. Rephrase the request, or leave out what the filters object to.`,
+    );
+  }
+  if (finishReason === undefined || finishReason === "STOP" || finishReason === "FINISH_REASON_UNSPECIFIED") return undefined;
+  const reason = `finishReason "${finishReason}"`;
+  if (finishReason === "MAX_TOKENS") {
+    if (said) return undefined;
+    return new LLMReplyStoppedError(
+      reason,
+      `Gemini's reply reached its token limit (${reason}) before the model said anything: a thinking model can spend every token thinking. Raise maxTokens${maxTokens === undefined ? "" : ` (now ${maxTokens})`}.`,
+    );
+  }
+  const why = SAFETY_STOPS.has(finishReason)
+    ? "its safety filters stopped the reply. Rephrase the request, or leave out what the filters object to"
+    : finishReason === "RECITATION"
+      ? "the reply repeated a source too closely. Ask for the answer in other words"
+      : finishReason === "MALFORMED_FUNCTION_CALL" || finishReason === "UNEXPECTED_TOOL_CALL"
+        ? "the model wrote a function call Gemini could not read. Try again; tools with simpler parameters help"
+        : "the reply is not the model's whole answer. Try again";
+  return new LLMReplyStoppedError(reason, `Gemini stopped the reply (${reason}): ${why}.`);
 }
 
 /**
