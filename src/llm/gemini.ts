@@ -14,8 +14,10 @@ import type { Content, FunctionCallingConfigMode, GenerateContentConfig, GoogleG
 import { StepflowError } from "../core/internal.ts";
 import { toolCallsOf } from "./chat-history.ts";
 import { loadProviderPackage } from "./provider-package.ts";
+import { brokenOff, connectionLost, networkDetail } from "./stream-error.ts";
 import { ProviderLLM, callArguments, contentText, toolParameters } from "./provider-llm.ts";
 import type { ProviderModelOptions, ReplyChunk, ReplyRequest } from "./provider-llm.ts";
+export { LLMStreamError } from "./stream-error.ts";
 
 /** Options of {@link Gemini}. */
 export interface GeminiOptions extends Partial<ProviderModelOptions> {
@@ -53,6 +55,11 @@ export class Gemini extends ProviderLLM {
 
   protected apiKey(): string | undefined {
     return this.#options.apiKey ?? (process.env.GEMINI_API_KEY || process.env.GOOGLE_API_KEY);
+  }
+
+  /** The server, as the SDK picks it, to name in an error. */
+  #baseURL(): string {
+    return this.#options.baseURL ?? (process.env.GOOGLE_GEMINI_BASE_URL || "https://generativelanguage.googleapis.com");
   }
 
   #session(): Promise<GoogleGenAI> {
@@ -102,26 +109,36 @@ export class Gemini extends ProviderLLM {
     let said = false;
     let finishReason: string | undefined;
     let blockReason: string | undefined;
-    for await (const part of stream) {
-      finishReason = part.candidates?.[0]?.finishReason ?? finishReason;
-      blockReason = part.promptFeedback?.blockReason ?? blockReason;
-      let text = "";
-      for (const piece of part.candidates?.[0]?.content?.parts ?? []) {
-        if (piece.thought) continue; // the model's thinking summary is not its answer
-        if (piece.text) text += piece.text;
-        if (piece.functionCall) {
-          const id = `${piece.functionCall.id ?? `call_${randomUUID()}`}${piece.thoughtSignature ? `${SIGNATURE_MARK}${piece.thoughtSignature}` : ""}`;
-          calls.push({
-            id,
-            name: piece.functionCall.name ?? "",
-            input: callArguments({ id, name: "", input: (piece.functionCall.args ?? {}) as ToolCall["input"] }),
-          });
+    try {
+      for await (const part of stream) {
+        finishReason = part.candidates?.[0]?.finishReason ?? finishReason;
+        blockReason = part.promptFeedback?.blockReason ?? blockReason;
+        let text = "";
+        for (const piece of part.candidates?.[0]?.content?.parts ?? []) {
+          if (piece.thought) continue; // the model's thinking summary is not its answer
+          if (piece.text) text += piece.text;
+          if (piece.functionCall) {
+            const id = `${piece.functionCall.id ?? `call_${randomUUID()}`}${piece.thoughtSignature ? `${SIGNATURE_MARK}${piece.thoughtSignature}` : ""}`;
+            calls.push({
+              id,
+              name: piece.functionCall.name ?? "",
+              input: callArguments({ id, name: "", input: (piece.functionCall.args ?? {}) as ToolCall["input"] }),
+            });
+          }
         }
+        if (text) said = true;
+        // Every chunk carries usageMetadata so far; the last one is the call's.
+        if (text || part.usageMetadata) yield { raw: part, delta: text };
       }
-      if (text) said = true;
-      // Every chunk carries usageMetadata so far; the last one is the call's.
-      if (text || part.usageMetadata) yield { raw: part, delta: text };
+    } catch (error) {
+      // The SDK passes fetch's bare "terminated" on; the stream error names the server.
+      if (signal?.aborted || !connectionLost(error)) throw error;
+      throw brokenOff(this.#baseURL(), networkDetail(error), error);
     }
+    // The API's last chunk has the finishReason (or the prompt's blockReason): a stream without
+    // one was cut (a proxy's timeout, a server restarting), and its text is not the whole answer.
+    if (finishReason === undefined && blockReason === undefined && !signal?.aborted)
+      throw brokenOff(this.#baseURL(), "the stream ended before a chunk with its finishReason");
     const stopped = stopError(finishReason, blockReason, said || calls.length > 0, this.maxTokens);
     if (stopped) throw stopped;
     if (calls.length > 0) yield { raw: null, delta: "", options: { toolCall: calls } };

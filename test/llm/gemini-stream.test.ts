@@ -7,7 +7,7 @@ import type { ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ToolCall } from "@llamaindex/core/llms";
 import { afterEach, describe, expect, it } from "vitest";
-import { Gemini, LLMReplyStoppedError } from "../../src/llm/gemini.ts";
+import { Gemini, LLMReplyStoppedError, LLMStreamError } from "../../src/llm/gemini.ts";
 import { add } from "../../workflows/tools/calculator.ts";
 
 let server: { url: string; close: () => Promise<void> } | undefined;
@@ -126,5 +126,27 @@ describe("Gemini streaming, as the API sends it", () => {
     const failed = reply(server.url);
     await expect(failed).rejects.toMatchObject({ name: "ApiError", status: 503 });
     await expect(failed).rejects.toThrow("The model is overloaded. Please try again later.");
+  });
+
+  it("fails with LLMStreamError when the stream ends before its finishReason, not with its text as the whole answer", async () => {
+    server = await rawServer(streaming(chunk([{ text: "The total" }])));
+    const cut = reply(server.url);
+    await expect(cut).rejects.toBeInstanceOf(LLMStreamError);
+    await expect(cut).rejects.toMatchObject({ baseURL: server.url, problem: "broken-off" });
+    await expect(cut).rejects.toThrow(
+      `The server at ${server.url} broke off its reply: the stream ended before a chunk with its finishReason. Try again; if it happens again, check the server and the network between.`,
+    );
+  });
+
+  it('says the server broke off its reply when the connection drops mid-stream, not fetch\'s bare "terminated"', async () => {
+    server = await rawServer((res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write(chunk([{ text: "The total" }]), () => res.socket?.destroy());
+    });
+    const cut = reply(server.url);
+    await expect(cut).rejects.toMatchObject({ problem: "broken-off", cause: expect.any(TypeError) });
+    await expect(cut).rejects.toThrow(
+      new RegExp(`^The server at ${server.url} broke off its reply: .+\\. Try again; if it happens again, check the server and the network between\\.$`),
+    );
   });
 });
