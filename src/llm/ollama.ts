@@ -16,6 +16,8 @@ import { toolCallsOf } from "./chat-history.ts";
 import { loadProviderPackage } from "./provider-package.ts";
 import { ProviderLLM, callArguments, contentText, toolParameters } from "./provider-llm.ts";
 import type { ProviderModelOptions, ReplyChunk, ReplyRequest } from "./provider-llm.ts";
+import { brokenOff, connectionLost, networkDetail } from "./stream-error.ts";
+export { LLMStreamError } from "./stream-error.ts";
 
 /** Options of {@link Ollama}. */
 export interface OllamaOptions extends Partial<ProviderModelOptions> {
@@ -26,6 +28,8 @@ export interface OllamaOptions extends Partial<ProviderModelOptions> {
 }
 
 const DEFAULT_MODEL = "llama3.1:8b";
+/** The client's error for a stream that ended without its `done: true` line. */
+const NO_DONE = "Did not receive done or success response in stream.";
 
 /**
  * A model served by Ollama as the agent's model.
@@ -96,6 +100,13 @@ export class Ollama extends ProviderLLM {
         // The last chunk carries the call's usage.
         else if (part.done) yield { raw: part, delta: "" };
       }
+    } catch (error) {
+      // The client passes fetch's bare "terminated" on, and says a stream without its last line
+      // "Did not receive done or success response in stream.": the stream error names the server.
+      if (signal?.aborted) throw error;
+      if (connectionLost(error)) throw brokenOff(this.host, networkDetail(error), error);
+      if (error instanceof Error && error.message === NO_DONE) throw brokenOff(this.host, "the stream ended before its last line (done: true)", error);
+      throw error;
     } finally {
       signal?.removeEventListener("abort", abort);
     }
