@@ -153,4 +153,35 @@ describe("Anthropic streaming, as the API sends it", () => {
       new RegExp(`^The server at ${server.url} broke off its reply: .+\\. Try again; if it happens again, check the server and the network between\\.$`),
     );
   });
+
+  it("fails with the SDK's APIError of the API's type when an error event comes mid-stream (overloaded_error)", async () => {
+    server = await rawServer(streaming(start + text(0, "Hel") + event("error", { error: { type: "overloaded_error", message: "Overloaded" } })));
+    const failed = reply(server.url);
+    await expect(failed).rejects.toMatchObject({ name: "APIError", type: "overloaded_error" });
+    await expect(failed).rejects.toThrow("Overloaded");
+  });
+
+  it("fails with the SDK's typed errors and their status: 429 with Retry-After, 529, a proxy's HTML 502", async () => {
+    const answers: [number, string, string, Record<string, unknown>][] = [
+      [
+        429,
+        "application/json",
+        JSON.stringify({ type: "error", error: { type: "rate_limit_error", message: "rate limited" } }),
+        { name: "RateLimitError", type: "rate_limit_error" },
+      ],
+      [529, "application/json", JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }), { name: "OverloadedError" }],
+      [502, "text/html", "<html><body><h1>502 Bad Gateway</h1></body></html>", { name: "InternalServerError" }],
+    ];
+    for (const [status, type, body, expected] of answers) {
+      server = await rawServer((res) => {
+        res.writeHead(status, { "content-type": type, "retry-after": "7" });
+        res.end(body);
+      });
+      const error = (await reply(server.url).catch((e: unknown) => e)) as { status: number; headers: Headers };
+      expect(error).toMatchObject({ status, ...expected });
+      expect(error.headers.get("retry-after")).toBe("7"); // for a caller that waits itself
+      await server.close();
+      server = undefined;
+    }
+  });
 });

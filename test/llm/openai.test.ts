@@ -401,6 +401,32 @@ describe("reading the event stream", () => {
     }
   });
 
+  it("gathers calls whose index skips and interleaves, with the id only on each call's first chunk and arguments split inside a UTF-8 character", async () => {
+    const delta = (toolCall: Record<string, unknown>, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: { tool_calls: [toolCall] }, finish_reason: finish }] })}\n\n`;
+    const body = Buffer.from(
+      delta({ index: 0, id: "call_a", type: "function", function: { name: "add", arguments: '{"note":"caf' } }) +
+        delta({ index: 2, id: "call_b", type: "function", function: { name: "multiply", arguments: '{"x":3,' } }) +
+        delta({ index: 0, function: { arguments: 'é","x":1,"y":2}' } }) +
+        delta({ index: 2, function: { arguments: '"y":4}' } }, "tool_calls") +
+        "data: [DONE]\n\n",
+    );
+    const cut = body.indexOf(Buffer.from("é")) + 1; // between the two bytes of é
+    const raw = await rawServer((res) => {
+      res.writeHead(200, SSE_HEADERS);
+      res.write(body.subarray(0, cut));
+      res.end(body.subarray(cut));
+    });
+    try {
+      expect(await streamedCalls(openai(raw.baseURL), [add, multiply])).toEqual([
+        { id: "call_a", name: "add", input: { note: "café", x: 1, y: 2 } },
+        { id: "call_b", name: "multiply", input: { x: 3, y: 4 } },
+      ]);
+    } finally {
+      await raw.close();
+    }
+  });
+
   it("reads a custom fetch's Node-stream body (node-fetch) and a wrapped client's plain promise of the SDK's stream", async () => {
     const raw = await rawServer((res) => {
       res.writeHead(200, SSE_HEADERS);
