@@ -90,8 +90,10 @@ export class Anthropic extends ProviderLLM {
       if (request.toolRequired) body.tool_choice = { type: "any" };
     }
     const stream = await client.messages.create(body, signal ? { signal } : undefined);
-    // Blocks by index: a tool_use block's input arrives as JSON text, complete at its content_block_stop.
-    const blocks = new Map<number, { id: string; name: string; json: string }>();
+    // Blocks by index: a tool_use block's input arrives as JSON text, complete at its
+    // content_block_stop. Some Anthropic-compatible servers give the whole input in
+    // content_block_start and no deltas: kept as `start`, as the SDK's own MessageStream keeps it.
+    const blocks = new Map<number, { id: string; name: string; json: string; start: string }>();
     const calls: (ToolCall | PartialToolCall)[] = [];
     let usage: Usage | undefined;
     let message: { id: string; model: string } | undefined;
@@ -105,7 +107,10 @@ export class Anthropic extends ProviderLLM {
             message = { id: event.message.id, model: event.message.model };
             break;
           case "content_block_start":
-            if (event.content_block.type === "tool_use") blocks.set(event.index, { id: event.content_block.id, name: event.content_block.name, json: "" });
+            if (event.content_block.type === "tool_use") {
+              const { id, name, input } = event.content_block;
+              blocks.set(event.index, { id, name, json: "", start: isObject(input) && Object.keys(input).length > 0 ? JSON.stringify(input) : "" });
+            }
             break;
           case "content_block_delta":
             if (event.delta.type === "text_delta" && event.delta.text) yield { raw: event, delta: event.delta.text };
@@ -116,7 +121,7 @@ export class Anthropic extends ProviderLLM {
             break;
           case "content_block_stop": {
             const block = blocks.get(event.index);
-            if (block) calls.push(finishedCall(block.id, block.name, block.json));
+            if (block) calls.push(finishedCall(block.id, block.name, block.json || block.start));
             break;
           }
           case "message_delta":
@@ -152,7 +157,8 @@ export class Anthropic extends ProviderLLM {
     // Input cut off by max_tokens is not the model's mistake to correct: asked again under the
     // same limit it would be cut off again. Earlier tool_use blocks were complete when the next began.
     const last = [...blocks.values()].at(-1);
-    if (stopReason === "max_tokens" && last && !isJSONObject(last.json)) throw new LLMReplyCutOffError(last.name, this.maxTokens, 'stop_reason "max_tokens"');
+    if (stopReason === "max_tokens" && last && !isJSONObject(last.json || last.start))
+      throw new LLMReplyCutOffError(last.name, this.maxTokens, 'stop_reason "max_tokens"');
     // One last chunk: the message as the SDK's finalMessage() would describe it (its usage read
     // by the agent), with the complete tool calls.
     const raw = { type: "message", id: message?.id, model: message?.model, stop_reason: stopReason, usage };
@@ -160,11 +166,12 @@ export class Anthropic extends ProviderLLM {
   }
 }
 
+const isObject = (value: unknown): value is object => typeof value === "object" && value !== null && !Array.isArray(value);
+
 /** Whether `text` is a whole JSON object (`""` is not: a call cut off right after its name). */
 function isJSONObject(text: string): boolean {
   try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value);
+    return isObject(JSON.parse(text));
   } catch {
     return false;
   }

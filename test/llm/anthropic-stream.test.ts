@@ -85,6 +85,12 @@ describe("Anthropic streaming, as the API sends it", () => {
     expect((await reply(server.url)).calls).toEqual([{ id: "toolu_1", name: "now", input: {} }]);
   });
 
+  it("takes a tool_use input given whole in content_block_start with no deltas, as the SDK's MessageStream does (compatible servers)", async () => {
+    const whole = event("content_block_start", { index: 0, content_block: { type: "tool_use", id: "toolu_1", name: "add", input: { x: 1, y: 2 } } });
+    server = await rawServer(streaming(start + whole + stop(0) + end("tool_use")));
+    expect((await reply(server.url)).calls).toEqual([{ id: "toolu_1", name: "add", input: { x: 1, y: 2 } }]);
+  });
+
   it("keeps text and several tool_use blocks of one message, in order, and passes thinking over", async () => {
     const thinking =
       event("content_block_start", { index: 0, content_block: { type: "thinking", thinking: "", signature: "" } }) +
