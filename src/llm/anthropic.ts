@@ -16,9 +16,9 @@ import { toolCallsOf } from "./chat-history.ts";
 import { loadProviderPackage } from "./provider-package.ts";
 import { ProviderLLM, callArguments, contentText, finishedCall, toolParameters } from "./provider-llm.ts";
 import type { ProviderModelOptions, ReplyChunk, ReplyRequest } from "./provider-llm.ts";
-import { LLMReplyCutOffError } from "./reply-cut-off.ts";
+import { LLMReplyCutOffError, LLMReplyStoppedError } from "./reply-errors.ts";
 import { brokenOff, connectionLost, networkDetail } from "./stream-error.ts";
-export { LLMReplyCutOffError } from "./reply-cut-off.ts";
+export { LLMReplyCutOffError, LLMReplyStoppedError } from "./reply-errors.ts";
 export { LLMStreamError } from "./stream-error.ts";
 
 /** Options of {@link Anthropic}. */
@@ -154,6 +154,12 @@ export class Anthropic extends ProviderLLM {
     // was cut (a proxy's timeout, a server restarting), and its text is not the whole answer.
     if (!stopped && stopReason === null && !signal?.aborted)
       throw brokenOff(client.baseURL, "the stream ended before the message's stop_reason and message_stop");
+    // Anthropic's streaming classifiers stop a reply they refuse: what came is not the answer.
+    if (stopReason === "refusal")
+      throw new LLMReplyStoppedError(
+        'stop_reason "refusal"',
+        `Claude stopped the reply (stop_reason "refusal"): Anthropic's safety classifiers declined it. Rephrase the request, or leave out what the classifiers object to.`,
+      );
     // Input cut off by max_tokens is not the model's mistake to correct: asked again under the
     // same limit it would be cut off again. Earlier tool_use blocks were complete when the next began.
     const last = [...blocks.values()].at(-1);

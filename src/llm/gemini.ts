@@ -11,12 +11,13 @@
 import { randomUUID } from "node:crypto";
 import type { BaseTool, ChatMessage, PartialToolCall, ToolCall } from "@llamaindex/core/llms";
 import type { Content, FunctionCallingConfigMode, GenerateContentConfig, GoogleGenAI, GoogleGenAIOptions, Part } from "@google/genai";
-import { StepflowError } from "../core/internal.ts";
 import { toolCallsOf } from "./chat-history.ts";
 import { loadProviderPackage } from "./provider-package.ts";
 import { brokenOff, connectionLost, networkDetail } from "./stream-error.ts";
 import { ProviderLLM, callArguments, contentText, toolParameters } from "./provider-llm.ts";
 import type { ProviderModelOptions, ReplyChunk, ReplyRequest } from "./provider-llm.ts";
+import { LLMReplyStoppedError } from "./reply-errors.ts";
+export { LLMReplyStoppedError } from "./reply-errors.ts";
 export { LLMStreamError } from "./stream-error.ts";
 
 /** Options of {@link Gemini}. */
@@ -142,24 +143,6 @@ export class Gemini extends ProviderLLM {
     const stopped = stopError(finishReason, blockReason, said || calls.length > 0, this.maxTokens);
     if (stopped) throw stopped;
     if (calls.length > 0) yield { raw: null, delta: "", options: { toolCall: calls } };
-  }
-}
-
-/**
- * Gemini stopped its reply before the model finished it (its `finishReason` is not `STOP`), or
- * refused the prompt (`promptFeedback.blockReason`), so there is no answer to give the agent:
- * an empty or partial reply taken as the model's would end the run with it. `reason` is the
- * API's, e.g. `finishReason "SAFETY"`.
- * @example
- * try { await agent.run({ input }); } catch (e) { if (e instanceof LLMReplyStoppedError) console.log(e.reason); }
- */
-export class LLMReplyStoppedError extends StepflowError {
-  override name = "LLMReplyStoppedError";
-  constructor(
-    readonly reason: string,
-    message: string,
-  ) {
-    super(message);
   }
 }
 

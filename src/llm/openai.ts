@@ -41,11 +41,11 @@ import { ConfigurationError, StepflowError, isRecord } from "../core/internal.ts
 import { COPY_AGAIN, headerValueProblem } from "./header-value.ts";
 import { redactError, secretRedactor } from "../tools/secrets.ts";
 import { openChatStream } from "./openai-stream.ts";
-import { LLMReplyCutOffError } from "./reply-cut-off.ts";
+import { LLMReplyCutOffError } from "./reply-errors.ts";
 import { replyFormatOf, strictSchema } from "./response-format.ts";
 import type { ReplyFormat } from "./response-format.ts";
 export { LLMStreamError } from "./openai-stream.ts";
-export { LLMReplyCutOffError } from "./reply-cut-off.ts";
+export { LLMReplyCutOffError } from "./reply-errors.ts";
 import type { ToolCallDelta } from "./openai-stream.ts";
 
 export type { ToolCallDelta } from "./openai-stream.ts";

@@ -7,7 +7,7 @@ import type { ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ToolCall } from "@llamaindex/core/llms";
 import { afterEach, describe, expect, it } from "vitest";
-import { Anthropic, LLMReplyCutOffError, LLMStreamError } from "../../src/llm/anthropic.ts";
+import { Anthropic, LLMReplyCutOffError, LLMReplyStoppedError, LLMStreamError } from "../../src/llm/anthropic.ts";
 import { add } from "../../workflows/tools/calculator.ts";
 
 let server: { url: string; close: () => Promise<void> } | undefined;
@@ -189,5 +189,15 @@ describe("Anthropic streaming, as the API sends it", () => {
       await server.close();
       server = undefined;
     }
+  });
+
+  it('fails with LLMReplyStoppedError when the classifiers stop a reply (stop_reason "refusal"), not with its start as the answer', async () => {
+    server = await rawServer(streaming(start + text(0, "Here is how") + end("refusal")));
+    const stopped = reply(server.url);
+    await expect(stopped).rejects.toBeInstanceOf(LLMReplyStoppedError);
+    await expect(stopped).rejects.toMatchObject({ reason: 'stop_reason "refusal"' });
+    await expect(stopped).rejects.toThrow(
+      `Claude stopped the reply (stop_reason "refusal"): Anthropic's safety classifiers declined it. Rephrase the request, or leave out what the classifiers object to.`,
+    );
   });
 });

@@ -1,7 +1,8 @@
 /**
- * The error every provider throws when the model's token limit cut a tool call's arguments
- * off: asked again under the same limit, the model would be cut off again, so this is not a
- * mistake for it to correct but a limit for the user to raise.
+ * The errors of a reply that is not the model's whole answer although the stream ended well:
+ * its token limit cut a tool call's arguments off (asked again under the same limit, the model
+ * would be cut off again, so this is a limit for the user to raise, not a mistake for the model
+ * to correct), or the provider stopped the reply itself.
  */
 import { StepflowError } from "../core/internal.ts";
 
@@ -25,5 +26,24 @@ export class LLMReplyCutOffError extends StepflowError {
     super(
       `The model's reply was cut off by its token limit (${reason}) in the middle of a call to tool ${tool}, so its arguments are incomplete. Raise maxTokens${maxTokens === undefined ? "" : ` (now ${maxTokens})`} or ask for less.`,
     );
+  }
+}
+
+/**
+ * The provider stopped the reply before the model finished it (Gemini's `finishReason` other
+ * than `STOP`, Anthropic's `stop_reason: "refusal"`), or refused the prompt (Gemini's
+ * `promptFeedback.blockReason`), so there is no answer to give the agent: an empty or partial
+ * reply taken as the model's would end the run with it. `reason` is the API's, e.g.
+ * `finishReason "SAFETY"`.
+ * @example
+ * try { await agent.run({ input }); } catch (e) { if (e instanceof LLMReplyStoppedError) console.log(e.reason); }
+ */
+export class LLMReplyStoppedError extends StepflowError {
+  override name = "LLMReplyStoppedError";
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
   }
 }
