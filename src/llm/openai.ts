@@ -41,11 +41,11 @@ import { ConfigurationError, StepflowError, isRecord } from "../core/internal.ts
 import { COPY_AGAIN, headerValueProblem } from "./header-value.ts";
 import { redactError, secretRedactor } from "../tools/secrets.ts";
 import { openChatStream } from "./openai-stream.ts";
-import { LLMReplyCutOffError } from "./reply-errors.ts";
+import { LLMReplyCutOffError, LLMReplyStoppedError } from "./reply-errors.ts";
 import { replyFormatOf, strictSchema } from "./response-format.ts";
 import type { ReplyFormat } from "./response-format.ts";
 export { LLMStreamError } from "./openai-stream.ts";
-export { LLMReplyCutOffError } from "./reply-errors.ts";
+export { LLMReplyCutOffError, LLMReplyStoppedError } from "./reply-errors.ts";
 import type { ToolCallDelta } from "./openai-stream.ts";
 
 export type { ToolCallDelta } from "./openai-stream.ts";
@@ -293,6 +293,12 @@ export class OpenAI extends LlamaIndexOpenAI {
     }
     // Arguments cut off by the token limit are not the model's mistake to correct: asked again
     // under the same limit it would be cut off again, until maxIterations.
+    // A content filter (OpenAI's, Azure's) stops the reply where it objects: what came is not the answer.
+    if (finishReason === "content_filter")
+      throw new LLMReplyStoppedError(
+        'finish_reason "content_filter"',
+        `The server at ${client.baseURL} stopped the reply (finish_reason "content_filter"): its content filter objected to it. Rephrase the request, or leave out what the filter objects to.`,
+      );
     const cutOff = finishReason === "length" ? calls.unfinished() : undefined;
     if (cutOff !== undefined) throw new LLMReplyCutOffError(cutOff, this.maxTokens);
     const toolCall = calls.finish();

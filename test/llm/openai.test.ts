@@ -10,7 +10,7 @@ import { Readable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ConfigurationError, StepflowError, WorkflowCancelledByUser } from "../../src/index.ts";
-import { LLMReplyCutOffError, LLMStreamError, OpenAI, ToolCallAccumulator, describeOpenAIError } from "../../src/llm/openai.ts";
+import { LLMReplyCutOffError, LLMReplyStoppedError, LLMStreamError, OpenAI, ToolCallAccumulator, describeOpenAIError } from "../../src/llm/openai.ts";
 import { FunctionCallingAgent } from "../../workflows/function-calling-agent.ts";
 import { add, multiply } from "../../workflows/tools/calculator.ts";
 import { calculatorTurns, startOpenAIServer } from "../support/openai-sse-server.ts";
@@ -422,6 +422,25 @@ describe("reading the event stream", () => {
         { id: "call_a", name: "add", input: { note: "café", x: 1, y: 2 } },
         { id: "call_b", name: "multiply", input: { x: 3, y: 4 } },
       ]);
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it('fails with LLMReplyStoppedError when a content filter stops the reply (finish_reason "content_filter"), not with its start as the answer', async () => {
+    const raw = await rawServer((res) => {
+      res.writeHead(200, SSE_HEADERS);
+      res.end(
+        `data: ${textChunk("Here is how")}\n\ndata: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: {}, finish_reason: "content_filter" }] })}\n\ndata: [DONE]\n\n`,
+      );
+    });
+    try {
+      const stopped = streamedText(openai(raw.baseURL));
+      await expect(stopped).rejects.toBeInstanceOf(LLMReplyStoppedError);
+      await expect(stopped).rejects.toMatchObject({ reason: 'finish_reason "content_filter"' });
+      await expect(stopped).rejects.toThrow(
+        `The server at ${raw.baseURL} stopped the reply (finish_reason "content_filter"): its content filter objected to it. Rephrase the request, or leave out what the filter objects to.`,
+      );
     } finally {
       await raw.close();
     }
