@@ -401,6 +401,20 @@ function connectionErrorCode(error: Error): string | undefined {
 
 function serverMessage(error: Error): string {
   const inner = (error as { error?: { message?: unknown } }).error?.message;
-  const text = typeof inner === "string" ? inner : error.message;
+  const text = typeof inner === "string" ? inner : pageText(error.message);
   return text ? `: ${text.replace(/\s+/g, " ").slice(0, 300).replace(/\.$/, "")}` : "";
+}
+
+/**
+ * The words of an HTML error page (a proxy's 502, a load balancer's 503), which the SDK puts
+ * in its message after the status: "502 <html>…<h1>502 Bad Gateway</h1>…" is "502 Bad Gateway".
+ */
+function pageText(message: string): string {
+  if (!/<\/?(?:html|head|body|h1|title|p|center|pre)\b/i.test(message)) return message;
+  const words = message
+    .replace(/<(script|style|head)\b[\s\S]*?<\/\1>/gi, " ")
+    .replace(/<[^>]*>/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+  return words.replace(/^(\d{3}) (?=\1\b)/, "");
 }

@@ -612,6 +612,24 @@ describe("OpenAI metadata and errors", () => {
     );
   });
 
+  it("describes a proxy's HTML error page by its words, not its markup", async () => {
+    const raw = await rawServer((res) => {
+      res.writeHead(502, { "content-type": "text/html" });
+      res.end(
+        "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n",
+      );
+    });
+    try {
+      const error = await streamedText(openai(raw.baseURL)).catch((e: unknown) => e);
+      expect(error).toMatchObject({ status: 502 });
+      expect(describeOpenAIError(error, { baseURL: raw.baseURL, model: "gpt-4o-mini" })).toBe(
+        `The server at ${raw.baseURL} answered 502: 502 Bad Gateway nginx.`,
+      );
+    } finally {
+      await raw.close();
+    }
+  });
+
   it("fails clearly when a server answers 200 without streaming (a JSON completion, a web page)", async () => {
     const notStreaming = createServer((_req, res) => {
       res.writeHead(200, { "content-type": "application/json" });
