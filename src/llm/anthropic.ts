@@ -160,11 +160,12 @@ export class Anthropic extends ProviderLLM {
         'stop_reason "refusal"',
         `Claude stopped the reply (stop_reason "refusal"): Anthropic's safety classifiers declined it. Rephrase the request, or leave out what the classifiers object to.`,
       );
-    // Input cut off by max_tokens is not the model's mistake to correct: asked again under the
-    // same limit it would be cut off again. Earlier tool_use blocks were complete when the next began.
+    // Input cut off by max_tokens or the context window is not the model's mistake to correct:
+    // asked again under the same limit it would be cut off again. Earlier tool_use blocks were
+    // complete when the next began.
     const last = [...blocks.values()].at(-1);
-    if (stopReason === "max_tokens" && last && !isJSONObject(last.json || last.start))
-      throw new LLMReplyCutOffError(last.name, this.maxTokens, 'stop_reason "max_tokens"');
+    const limit = stopReason === "max_tokens" ? "max-tokens" : stopReason === "model_context_window_exceeded" ? "context-window" : undefined;
+    if (limit && last && !isJSONObject(last.json || last.start)) throw new LLMReplyCutOffError(last.name, this.maxTokens, `stop_reason "${stopReason}"`, limit);
     // One last chunk: the message as the SDK's finalMessage() would describe it (its usage read
     // by the agent), with the complete tool calls.
     const raw = { type: "message", id: message?.id, model: message?.model, stop_reason: stopReason, usage };

@@ -8,7 +8,9 @@ import { StepflowError } from "../core/internal.ts";
 
 /**
  * The model's reply reached its token limit (OpenAI's `finish_reason: "length"`, Anthropic's
- * `stop_reason: "max_tokens"`) in the middle of a tool call, so the call's arguments are incomplete.
+ * `stop_reason: "max_tokens"`), or the model's context window (Anthropic's
+ * `stop_reason: "model_context_window_exceeded"`), in the middle of a tool call, so the call's
+ * arguments are incomplete.
  * @example
  * try { await agent.run({ input }); } catch (e) { if (e instanceof LLMReplyCutOffError) console.log(e.tool, e.maxTokens); } // then raise maxTokens
  */
@@ -16,15 +18,18 @@ export class LLMReplyCutOffError extends StepflowError {
   override name = "LLMReplyCutOffError";
   /**
    * `tool`: the tool whose call was cut off; `maxTokens`: the limit that cut it (undefined: the
-   * server's own); `reason`: what the server said, as it said it.
+   * server's own); `reason`: what the server said, as it said it; `limit`: which limit it was.
    */
   constructor(
     readonly tool: string,
     readonly maxTokens: number | undefined,
     reason = 'finish_reason "length"',
+    readonly limit: "max-tokens" | "context-window" = "max-tokens",
   ) {
     super(
-      `The model's reply was cut off by its token limit (${reason}) in the middle of a call to tool ${tool}, so its arguments are incomplete. Raise maxTokens${maxTokens === undefined ? "" : ` (now ${maxTokens})`} or ask for less.`,
+      limit === "context-window"
+        ? `The model's reply was cut off by its context window (${reason}) in the middle of a call to tool ${tool}, so its arguments are incomplete: the conversation and the reply no longer fit the model. Send less history (a smaller memory token limit), shorter tool results, or use a model with a larger context window.`
+        : `The model's reply was cut off by its token limit (${reason}) in the middle of a call to tool ${tool}, so its arguments are incomplete. Raise maxTokens${maxTokens === undefined ? "" : ` (now ${maxTokens})`} or ask for less.`,
     );
   }
 }

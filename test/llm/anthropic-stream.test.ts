@@ -138,6 +138,21 @@ describe("Anthropic streaming, as the API sends it", () => {
     server = await rawServer(streaming(start + toolUse(0, "toolu_1", "add", '{"x":1,"y":2}') + stop(0) + text(1, "Now I") + end("max_tokens")));
     expect(await reply(server.url)).toEqual({ content: "Now I", calls: [{ id: "toolu_1", name: "add", input: { x: 1, y: 2 } }] });
   });
+
+  it("fails with LLMReplyCutOffError naming the context window when it cuts a tool call's input off", async () => {
+    server = await rawServer(streaming(start + toolUse(0, "toolu_1", "add", '{"x": 2123') + stop(0) + end("model_context_window_exceeded")));
+    const cut = reply(server.url);
+    await expect(cut).rejects.toMatchObject({ name: "LLMReplyCutOffError", tool: "add", limit: "context-window" });
+    await expect(cut).rejects.toThrow(
+      `The model's reply was cut off by its context window (stop_reason "model_context_window_exceeded") in the middle of a call to tool add, so its arguments are incomplete: the conversation and the reply no longer fit the model. Send less history (a smaller memory token limit), shorter tool results, or use a model with a larger context window.`,
+    );
+    await server.close();
+    // Text cut off by the window, after a whole call, is still the model's reply.
+    server = await rawServer(
+      streaming(start + toolUse(0, "toolu_1", "add", '{"x":1,"y":2}') + stop(0) + text(1, "Now I") + end("model_context_window_exceeded")),
+    );
+    expect(await reply(server.url)).toEqual({ content: "Now I", calls: [{ id: "toolu_1", name: "add", input: { x: 1, y: 2 } }] });
+  });
   it("fails with LLMStreamError when the stream ends before the message does, not with its text as the whole answer", async () => {
     server = await rawServer(streaming(start + text(0, "The total is 13")));
     const cut = reply(server.url);
