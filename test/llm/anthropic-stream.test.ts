@@ -2,35 +2,18 @@
  * Anthropic's Messages API streams as the real API sends them, byte for byte: tool input split
  * anywhere, several blocks, thinking blocks, pings, errors mid-stream, a reply cut off.
  */
-import { createServer } from "node:http";
 import type { ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { ToolCall } from "@llamaindex/core/llms";
 import { afterEach, describe, expect, it } from "vitest";
 import { Anthropic, LLMReplyCutOffError, LLMReplyStoppedError, LLMStreamError } from "../../src/llm/anthropic.ts";
 import { add } from "../../workflows/tools/calculator.ts";
+import { rawServer } from "../support/raw-server.ts";
 
 let server: { url: string; close: () => Promise<void> } | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-
-/** A server answering every request with `respond`. */
-async function rawServer(respond: (res: ServerResponse) => void): Promise<{ url: string; close: () => Promise<void> }> {
-  const http = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => respond(res));
-  });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
-    close: async () => {
-      http.closeAllConnections();
-      await new Promise((resolve) => http.close(resolve));
-    },
-  };
-}
 
 const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 const start = event("message_start", {

@@ -2,34 +2,18 @@
  * Gemini's streamGenerateContent as the API sends it: function calls without ids, several in
  * one chunk or across chunks, a reply stopped for its token limit or for safety, a stream cut.
  */
-import { createServer } from "node:http";
 import type { ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { ToolCall } from "@llamaindex/core/llms";
 import { afterEach, describe, expect, it } from "vitest";
 import { Gemini, LLMReplyStoppedError, LLMStreamError } from "../../src/llm/gemini.ts";
 import { add } from "../../workflows/tools/calculator.ts";
+import { rawServer } from "../support/raw-server.ts";
 
 let server: { url: string; close: () => Promise<void> } | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-
-async function rawServer(respond: (res: ServerResponse) => void): Promise<{ url: string; close: () => Promise<void> }> {
-  const http = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => respond(res));
-  });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
-    close: async () => {
-      http.closeAllConnections();
-      await new Promise((resolve) => http.close(resolve));
-    },
-  };
-}
 
 const usage = { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 };
 const chunk = (parts: Record<string, unknown>[], finishReason?: string) =>

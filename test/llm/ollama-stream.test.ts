@@ -2,35 +2,19 @@
  * Ollama's /api/chat as the server sends it: NDJSON lines split anywhere, tool calls whole,
  * a reply cut by its token limit, an error mid-stream, a stream cut, a key never shown.
  */
-import { createServer } from "node:http";
-import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
 import { inspect } from "node:util";
 import type { ToolCall } from "@llamaindex/core/llms";
 import { afterEach, describe, expect, it } from "vitest";
 import { LLMStreamError, Ollama } from "../../src/llm/ollama.ts";
 import { add } from "../../workflows/tools/calculator.ts";
+import { rawServer } from "../support/raw-server.ts";
 
 let server: { url: string; close: () => Promise<void> } | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-
-async function rawServer(respond: (res: ServerResponse, req: IncomingMessage) => void): Promise<{ url: string; close: () => Promise<void> }> {
-  const http = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => respond(res, req));
-  });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
-    close: async () => {
-      http.closeAllConnections();
-      await new Promise((resolve) => http.close(resolve));
-    },
-  };
-}
 
 const line = (message: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
   `${JSON.stringify({ model: "llama3.1:8b", created_at: "2026-01-01T00:00:00Z", message: { role: "assistant", content: "", ...message }, done: false, ...extra })}\n`;

@@ -16,6 +16,7 @@ import { add, multiply } from "../../workflows/tools/calculator.ts";
 import { calculatorTurns, startOpenAIServer } from "../support/openai-sse-server.ts";
 import type { OpenAIServer, ServerTurn, StreamVariant } from "../support/openai-sse-server.ts";
 import { gate } from "../support/gate.ts";
+import { rawServer as rawServerAt } from "../support/raw-server.ts";
 
 const variants: StreamVariant[] = ["openai", "repeat-id", "whole-call", "two-calls-one-delta"];
 let server: OpenAIServer | undefined;
@@ -230,19 +231,10 @@ describe("cancelling a run", () => {
 });
 
 /** A server that answers every request with `respond`, for stream shapes the scripted server does not make. */
+/** `rawServer`, at the OpenAI-style base URL (`…/v1`) the SDK takes. */
 async function rawServer(respond: (res: ServerResponse) => void): Promise<{ baseURL: string; close: () => Promise<void> }> {
-  const http = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => respond(res));
-  });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  return {
-    baseURL: `http://127.0.0.1:${(http.address() as AddressInfo).port}/v1`,
-    close: async () => {
-      http.closeAllConnections();
-      await new Promise((resolve) => http.close(resolve));
-    },
-  };
+  const server = await rawServerAt(respond);
+  return { baseURL: `${server.url}/v1`, close: server.close };
 }
 
 const SSE_HEADERS = { "content-type": "text/event-stream" };
