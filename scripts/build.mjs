@@ -77,6 +77,7 @@ await esbuild.build({
   format: "esm",
   platform: "node",
   target: "node20",
+  keepNames: true, // as in the package's bundle below: class names are events' type names
   // yaml: a CommonJS package the CLI imports with import(), which a split bundle would give
   // only a default export (checked below); Node gives it its named exports.
   external: [...Object.keys(peerDependencies), "yaml"],
@@ -136,6 +137,10 @@ async function bundleEntryPoints() {
     target: "node20",
     chunkNames: "src/chunks/[name]-[hash]",
     packages: "external",
+    // A class that refers to itself is emitted as `var StopEvent = class _StopEvent`: without
+    // this its `name` is `_StopEvent`, which is an event's type name in saved contexts, on the
+    // server's wire and in users' logs (test/bundles/package-entries.test.ts checks).
+    keepNames: true,
     logLevel: "warning",
   });
   for (const file of compiledModules(entries)) rmSync(file);

@@ -63,6 +63,28 @@ describe("the built package's entry points", () => {
     expect(shared.filter((pair) => !pair.same)).toEqual([]);
   });
 
+  it("keep every exported class's name, which names its events in saved contexts and on the wire", async () => {
+    // A bundler renames a class that refers to itself (`var StopEvent = class _StopEvent`); its
+    // `name` is then `_StopEvent`, which a saved context, the server's events and a user's log print.
+    const program = `
+      const entries = JSON.parse(process.argv[1]);
+      const renamed = [];
+      for (const [specifier, file] of Object.entries(entries)) {
+        const bundled = await import(specifier);
+        const compiled = await import(new URL(".build/modules/" + file, "file://" + process.cwd() + "/").href);
+        for (const [key, value] of Object.entries(compiled))
+          if (typeof value === "function" && typeof bundled[key] === "function" && bundled[key].name !== value.name)
+            renamed.push(specifier + ": " + key + " is named " + bundled[key].name + ", not " + value.name);
+      }
+      const { StopEvent, eventTypeName } = await import("stepflow");
+      console.log(JSON.stringify({ renamed, stop: eventTypeName(StopEvent) }));`;
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", program, JSON.stringify(entryFiles())], {
+      cwd: REPO,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    expect(JSON.parse(stdout)).toEqual({ renamed: [], stop: "StopEvent" });
+  });
+
   it("run a workflow made of `stepflow`'s classes in `stepflow/server`, answered through `stepflow/client`", async () => {
     const program = `
       import { StartEvent, StopEvent, Workflow } from "stepflow";
