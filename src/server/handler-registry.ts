@@ -579,7 +579,7 @@ export class HandlerRegistry {
       throw new ServerRequestError(
         403,
         "event_not_accepted",
-        `${served.state.workflow} does not accept events of type ${JSON.stringify(type)} from outside a run. It accepts: ${[...types.keys()].join(", ")}.`,
+        `${served.state.workflow} does not accept events of type ${JSON.stringify(type)} from outside a run. It accepts: ${[...types.keys()].join(", ")}.${this.#waitedForHint(served, type)}`,
       );
     }
     const shadowing = shadowingField(data, cls);
@@ -722,6 +722,23 @@ export class HandlerRegistry {
   checkSavedEnd(served: ServedHandler): void {
     const error = this.#unsavedEnds.get(served);
     if (error) throw error;
+  }
+
+  /**
+   * Why a type the run waits for is still refused, and what to do: a class a step only awaits
+   * with `ctx.waitForEvent` is not in the graph, so the server cannot know it before the run
+   * asks. Empty unless this server runs the handler and one of its waits is for `type`.
+   */
+  #waitedForHint(served: ServedHandler, type: string): string {
+    const live = this.#live.get(served.state.id);
+    const waits = live ? (contextOf(live.ctx)?.run?.waiters ?? []) : [];
+    if (!waits.some((wait) => wait.type === type)) return "";
+    const workflowClass = this.workflow(served.state.workflow).workflow.constructor.name;
+    const cls = /^[A-Za-z_$][\w$]*$/.test(type) ? type : "its class";
+    return (
+      ` The run waits for ${type} in ctx.waitForEvent, but a class only awaited there is not known to the server: list it in ${workflowClass}` +
+      ` (static override readonly fromOutside: FromOutside = { events: [${cls}] }), or accept it in a step.`
+    );
   }
 
   /** The context: live for a running handler, else the last saved one. */
