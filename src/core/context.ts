@@ -311,9 +311,9 @@ export class Context<S extends object = Record<string, unknown>> {
       steps: [...graph.steps.values()].map((s) => ({ name: s.name, accepts: s.accepts.map(eventTypeName) })),
     });
     if (data.workflow !== workflow.constructor.name) {
-      throw new ContextSerdeError(`Cannot restore the context: it was saved from a ${data.workflow}, not a ${workflow.constructor.name}.`, {
-        path: "workflow",
-      });
+      const why = `it was saved from workflow ${data.workflow}, not ${workflow.constructor.name}`;
+      const fix = "Restore it with the workflow it was saved from, or start with a new Context.";
+      throw new ContextSerdeError(`Cannot restore the context: ${why}. ${fix}`, { path: "workflow" });
     }
     const store = decodeValue(data.store, "store", workflow.codecs) as Record<string, unknown>;
     const ctx = new Context(workflow, new ContextStore(store, workflow.stateSchema as StateSchema<Record<string, unknown>> | undefined));

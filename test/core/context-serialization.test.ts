@@ -215,7 +215,9 @@ describe("ctx.toJSON / Context.fromJSON", () => {
     expect(attempt({ ...ok, version: 4 })).toThrow(
       "Cannot restore the context: it was saved in format version 4 by a newer stepflow; this one reads up to version 3. Upgrade stepflow.",
     );
-    expect(attempt({ ...ok, workflow: "Other" })).toThrow("Cannot restore the context: it was saved from a Other, not a TwoStep.");
+    expect(attempt({ ...ok, workflow: "Other" })).toThrow(
+      "Cannot restore the context: it was saved from workflow Other, not TwoStep. Restore it with the workflow it was saved from, or start with a new Context.",
+    );
     expect(attempt({ ...ok, store: { x: { $codec: "nope", value: 1 } } })).toThrow(
       'Cannot restore the context: store.x was saved with codec "nope", which this workflow does not have. Give the workflow that codec: new MyWorkflow({ codecs: { "nope": … } }).',
     );

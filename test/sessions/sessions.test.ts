@@ -156,7 +156,10 @@ describe("Sessions", () => {
         { ...snapshot, version: 99 },
         "Cannot restore the context: it was saved in format version 99 by a newer stepflow; this one reads up to version 3. Upgrade stepflow.",
       ],
-      [{ ...snapshot, workflow: "Other" }, "Cannot restore the context: it was saved from a Other, not a FunctionCallingAgent."],
+      [
+        { ...snapshot, workflow: "Other" },
+        "Cannot restore the context: it was saved from workflow Other, not FunctionCallingAgent. Restore it with the workflow it was saved from, or start with a new Context.",
+      ],
       [
         { ...snapshot, store: { ...snapshot.store, x: { $codec: "Nope", value: 1 } } },
         'Cannot restore the context: store.x was saved with codec "Nope", which this workflow does not have. Give the workflow that codec: new MyWorkflow({ codecs: { "Nope": … } }).',
