@@ -21,6 +21,7 @@ import { parseJsonText, readBodyText } from "./request-body.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
 import { describeWorkflow } from "./workflow-info.ts";
 import { hostCheck } from "./host-check.ts";
+import { originCheck } from "./origin-check.ts";
 import { IDEMPOTENCY_KEY_HEADER, IdempotencyKeys, REPLAYED_HEADER } from "./idempotency.ts";
 import type { HostRule } from "./host-check.ts";
 import { KeyInUseError } from "./stored-idempotency.ts";
@@ -84,6 +85,10 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
       if (c.req.path === "/api/health" || c.req.path === "/api/openapi.json" || c.req.method === "OPTIONS") return next();
       return auth(c, next);
     });
+  } else {
+    // Without a token the browser's own requests are all a page needs: one of another site must not change anything.
+    const origin = options.cors?.origin;
+    app.use("/api/*", originCheck({ corsOrigins: typeof origin === "string" ? [origin] : origin, allowedHosts: options.hosts?.allowedHosts }));
   }
 
   // A POST sent again with its Idempotency-Key gets the first answer, not a second run or event:
