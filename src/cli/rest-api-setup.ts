@@ -97,6 +97,11 @@ export async function restApiSetup(
           });
   } catch (error) {
     // restApiTool's messages name the option; here the user gave flags.
+    if (error instanceof ConfigurationError && error.option === "headers" && error.message.includes("credentials"))
+      // The command sends one configured header, Authorization, from the environment.
+      throw new UsageError(
+        `${error.message}\nFrom the command line, set ${API_AUTHORIZATION} to the Authorization header's value (e.g. "Bearer …"); a credential in another header or the query needs stepflow as a library (openApiTools' headers).`,
+      );
     if (error instanceof ConfigurationError) throw new UsageError(error.message.replace(/^(restApiTool|openApiTools): baseURL/, "--api"));
     throw error;
   }

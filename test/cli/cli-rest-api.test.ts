@@ -145,6 +145,23 @@ describe("stepflow --openapi FILE --api URL", { timeout: 180_000 }, () => {
     }
   });
 
+  it("refuses one tool per operation of a secured API without STEPFLOW_API_AUTHORIZATION, saying to set it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "stepflow-openapi-"));
+    const spec = join(dir, "secured.json");
+    writeFileSync(
+      spec,
+      JSON.stringify({
+        ...hrOpenApi,
+        components: { ...hrOpenApi.components, securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+        security: [{ bearer: [] }],
+      }),
+    );
+    const { code, stderr } = await cli(["--openapi", spec, "--api", "http://127.0.0.1:1", "--tool-per-operation", "hi"]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('need credentials: the security scheme "bearer" (HTTP bearer), which is not configured.');
+    expect(stderr).toContain('From the command line, set STEPFLOW_API_AUTHORIZATION to the Authorization header\'s value (e.g. "Bearer …")');
+  });
+
   it("refuses flags that cannot work, in one line with exit code 2", { timeout: 300_000 }, async () => {
     // A port nothing listens on (fetch refuses low ports such as 1 itself, as "bad port").
     const probe = createServer();

@@ -13,6 +13,7 @@ import type { ToolCallDetails } from "../../src/tools/current-tool-call.ts";
 import { providerArgumentNames } from "../../src/tools/argument-names.ts";
 import { tool } from "../../src/tools/tool.ts";
 import { annotateTool } from "../../src/tools/tool-annotations.ts";
+import { explainUnknownArguments } from "../../src/tools/unknown-arguments.ts";
 import { DEFAULT_MAX_SCHEMA_NODES, openApiEndpoints, openApiServerPath, oneLine, resolve, schemaBudget, shorten } from "./openapi.ts";
 import type { OpenApiDocument, SchemaBudget } from "./openapi.ts";
 import { checkHonoursKey, markOperationTool, methodAnnotations, operationPath } from "./rest-calls.ts";
@@ -20,6 +21,7 @@ import type { OperationRequest } from "./rest-calls.ts";
 import { deepObjectFields, requestBodyType } from "./form-body.ts";
 import { headerValue, toolHeaderNames } from "./header-parameters.ts";
 import { METHODS, restClient } from "./rest-request.ts";
+import { checkCredentials, credentialNames } from "./security-schemes.ts";
 import type { RestApiResult, RestMethod } from "./rest-request.ts";
 
 /**
@@ -31,7 +33,12 @@ export interface OpenApiToolsOptions {
   readonly openApi: OpenApiDocument;
   /** The API root the document's paths are under; a `baseURL` without a path takes the document's first server path. */
   readonly baseURL: string;
-  /** Sent with every request (say, an `authorization` header); never shown to the model, and hidden wherever the API repeats them. */
+  /**
+   * Sent with every request (say, an `authorization` header); never shown to the model, and hidden
+   * wherever the API repeats them. The credentials the document's security schemes ask for go
+   * here (an API key in the query goes in `baseURL`'s): an operation whose credentials are not
+   * configured is refused with a `ConfigurationError` naming the scheme and what to send.
+   */
   readonly headers?: Readonly<Record<string, string>>;
   /** Other values the model must never read: hidden like the headers' values. */
   readonly secrets?: readonly string[];
@@ -95,12 +102,20 @@ export function openApiTools(options: OpenApiToolsOptions): FunctionTool<Operati
   openApiEndpoints(document, who, maxSchemaNodes); // the document's problems, said once, before any tool is made
   const api = restClient({ ...options, who, serverPath: () => openApiServerPath(document, who) });
   const honoursKey = checkHonoursKey(who, options);
-  const toolHeaders = toolHeaderNames(options);
+  // Credentials are never arguments: the document's security schemes' headers and query
+  // parameters are the tool's to send, as Authorization and the configured headers are.
+  const credentials = credentialNames(document);
+  const toolHeaders = new Set([...toolHeaderNames(options), ...credentials.headers]);
+  const credentialArgument = (name: string): string | undefined =>
+    toolHeaders.has(name.toLowerCase()) || credentials.query.has(name)
+      ? "set by the tool itself (credentials come from its configuration), never by a call: leave it out"
+      : undefined;
   const cookieConfigured = Object.keys(options.headers ?? {}).some((name) => name.toLowerCase() === "cookie");
   const names = new Set<string>(options.reservedNames ?? []);
   const tools: FunctionTool<OperationArguments, Promise<RestApiResult>>[] = [];
   // Every operation no tool can be made of is named in one error, so that one `include` leaves them all out.
   const refused: { operation: string; error: ConfigurationError }[] = [];
+  const made: Parameters<typeof checkCredentials>[2][number][] = [];
   for (const [path, item] of Object.entries(document.paths)) {
     if (!isRecord(item)) continue;
     const shared = Array.isArray(item.parameters) ? item.parameters : [];
@@ -110,12 +125,13 @@ export function openApiTools(options: OpenApiToolsOptions): FunctionTool<Operati
       const budget = schemaBudget(who, method, path, maxSchemaNodes);
       let schema: ReturnType<typeof operationSchema>;
       try {
-        schema = operationSchema(document, method, path, operation, shared, budget, toolHeaders, cookieConfigured);
+        schema = operationSchema(document, method, path, operation, shared, budget, toolHeaders, credentials.query, cookieConfigured);
       } catch (error) {
         if (!(error instanceof ConfigurationError)) throw error;
         refused.push({ operation: `${method} ${path}`, error });
         continue;
       }
+      made.push({ method, path, operation, headerParameters: [...shared, ...(Array.isArray(operation.parameters) ? operation.parameters : [])] });
       const { parameters, request } = schema;
       const formFields = request.form && new Set(request.form.deepObjects);
       const name = uniqueName(operationName(operation, method, path), names);
@@ -132,16 +148,18 @@ export function openApiTools(options: OpenApiToolsOptions): FunctionTool<Operati
             ...(formFields ? { form: formFields } : {}),
           },
         );
-      const made = tool(send, metadata as ConstructorParameters<typeof FunctionTool<OperationArguments, Promise<RestApiResult>>>[1]) as FunctionTool<
+      const operationTool = tool(send, metadata as ConstructorParameters<typeof FunctionTool<OperationArguments, Promise<RestApiResult>>>[1]) as FunctionTool<
         OperationArguments,
         Promise<RestApiResult>
       >;
-      markOperationTool(made, request);
-      tools.push(annotateTool(made, methodAnnotations(method, honoursKey)));
+      markOperationTool(operationTool, request);
+      explainUnknownArguments(operationTool, credentialArgument);
+      tools.push(annotateTool(operationTool, methodAnnotations(method, honoursKey)));
     }
   }
   if (refused.length === 1) throw (refused[0] as (typeof refused)[number]).error;
   if (refused.length > 1) throw operationsRefused(refused);
+  checkCredentials(who, document, made, { headers: options.headers ?? {}, query: new URL(options.baseURL).searchParams });
   return tools;
 }
 
@@ -200,12 +218,13 @@ function operationSchema(
   shared: readonly unknown[],
   budget: SchemaBudget,
   toolHeaders: ReadonlySet<string>,
+  credentialQuery: ReadonlySet<string>,
   cookieConfigured: boolean,
 ): { parameters: Json; request: OperationRequest } {
   const byName = new Map<string, Json>();
   for (const parameter of [...shared, ...(Array.isArray(operation.parameters) ? operation.parameters : [])].map((p) => follow(document, p, budget))) {
     if (!isRecord(parameter) || typeof parameter.name !== "string") continue;
-    if (parameter.in === "path" || parameter.in === "query") byName.set(parameter.name, parameter);
+    if (parameter.in === "path" || (parameter.in === "query" && !credentialQuery.has(parameter.name))) byName.set(parameter.name, parameter);
     else if (parameter.in === "header" && !toolHeaders.has(parameter.name.toLowerCase())) byName.set(parameter.name, parameter);
     else if (parameter.in === "cookie" && parameter.required === true && !cookieConfigured)
       // A cookie is not an argument: the tool's Cookie header is the operator's (a session). Refused,
