@@ -157,13 +157,15 @@ export class FunctionCallingAgent<T = undefined> extends Workflow<AgentInput, Ag
     // Asked again of the agent's own policy: the marks come from a saved context, which its sender may have edited.
     const approvalId = await this.#settings.approval.approvalIdFor(ctx, call, marked);
     if (approvalId !== undefined) {
-      const answer = await approvalOnce(ctx, call, approvalId, () => this.trace(`Waiting for approval: \`${call.name}\` with \`${describeArguments(call)}\``));
+      const answer = await approvalOnce(ctx, call, approvalId, this.tools, () =>
+        this.trace(`Waiting for approval: \`${call.name}\` with \`${describeArguments(call, this.tools)}\``),
+      );
       if (!answer.approved) return this.output(ctx, notApproved(call, answer));
     }
     const { signal } = ctx;
     const observers = this.observers;
     const work = () => {
-      if (this.verbose) this.trace(`Invoking: \`${call.name}\` with \`${describeArguments(call)}\``);
+      if (this.verbose) this.trace(`Invoking: \`${call.name}\` with \`${describeArguments(call, this.tools)}\``);
       return recordable(runToolCall(call, this.tools, { timeout: this.toolTimeout, signal, idempotencyKey, observers }), signal);
     };
     // Started by an earlier attempt that recorded no outcome: made again only if that cannot apply it twice (tool-repeat-policy.ts).

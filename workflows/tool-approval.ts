@@ -8,7 +8,7 @@ import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
 import { ToolApprovalEvent, ToolApprovalRequestEvent } from "../events/index.ts";
 import { StepflowError } from "../src/index.ts";
 import type { Context } from "../src/index.ts";
-import { toolCallProblem } from "../src/tools/tool-calls.ts";
+import { argumentsAsRun, toolCallProblem } from "../src/tools/tool-calls.ts";
 import type { ToolSource } from "../src/tools/tool-calls.ts";
 import { describeValue } from "../src/core/internal.ts";
 import { RECORDS } from "./agent-records.ts";
@@ -129,10 +129,12 @@ export class ToolApprovalPolicy {
  * const answer = await askApproval(ctx, call, approvalId);
  * if (!answer.approved) return notApproved(call, answer);
  */
-export async function askApproval(ctx: Context, call: ToolCall, approvalId: string): Promise<ApprovalAnswer> {
+export async function askApproval(ctx: Context, call: ToolCall, approvalId: string, tools: readonly BaseTool[]): Promise<ApprovalAnswer> {
   const { approved, reason } = await ctx.waitForEvent(ToolApprovalEvent, {
     requirements: { approvalId },
-    waiterEvent: new ToolApprovalRequestEvent({ prefix: `Run ${call.name} with ${describeArguments(call)}? (yes/no)`, toolCall: call, approvalId }),
+    // The question shows the arguments the tool will run with; `toolCall` stays the model's call
+    // as it came, as saved runs and the tool-call records hold it.
+    waiterEvent: new ToolApprovalRequestEvent({ prefix: `Run ${call.name} with ${describeArguments(call, tools)}? (yes/no)`, toolCall: call, approvalId }),
   });
   return reason === undefined ? { approved } : { approved, reason };
 }
@@ -146,8 +148,8 @@ export async function askApproval(ctx: Context, call: ToolCall, approvalId: stri
  * const answer = await approvalOnce(ctx, call, approvalId);
  * if (!answer.approved) return notApproved(call, answer);
  */
-export async function approvalOnce(ctx: Context, call: ToolCall, approvalId: string, onAsk?: () => void): Promise<ApprovalAnswer> {
-  const answer = await ctx.once(RECORDS.approval(call.id), () => (onAsk?.(), askApproval(ctx, call, approvalId)), { rerunUnfinished: true });
+export async function approvalOnce(ctx: Context, call: ToolCall, approvalId: string, tools: readonly BaseTool[], onAsk?: () => void): Promise<ApprovalAnswer> {
+  const answer = await ctx.once(RECORDS.approval(call.id), () => (onAsk?.(), askApproval(ctx, call, approvalId, tools)), { rerunUnfinished: true });
   // A question left unanswered is asked again.
   return answer.value;
 }
@@ -163,11 +165,13 @@ export function notApproved(call: ToolCall, answer: ApprovalAnswer): ToolSource 
 }
 
 /**
- * A call's arguments as the trace and the approval question show them.
- * @example describeArguments({ id: "c1", name: "fire_employee", input: { id: 7 } }); // '{"id":7}'
+ * A call's arguments as the trace and the approval question show them: those its tool (one of
+ * `tools`) runs with, without the `null`s the model sent for optional arguments.
+ * @example describeArguments({ id: "c1", name: "fire_employee", input: { id: 7, reason: null } }, [fireEmployee]); // '{"id":7}'
  */
-export function describeArguments(call: ToolCall): string {
-  return typeof call.input === "string" ? call.input : JSON.stringify(call.input);
+export function describeArguments(call: ToolCall, tools: readonly BaseTool[]): string {
+  const input = argumentsAsRun(call, tools);
+  return typeof input === "string" ? input : JSON.stringify(input);
 }
 
 /** `needsApproval` as a test of a call, checked against the agent's tools. */

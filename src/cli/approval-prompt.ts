@@ -8,6 +8,7 @@ import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
 // rest-calls.ts alone, not rest-api.ts: a chat without a REST tool then loads none of the
 // OpenAPI reading and HTTP client code (6 files) just to ask about a calculator call.
 import { describeRestCall } from "../../workflows/tools/rest-calls.ts";
+import { argumentsAsRun } from "../tools/tool-calls.ts";
 import type { ToolApprovalRequestEvent } from "../../events/index.ts";
 import { terminalSafe } from "./terminal-text.ts";
 import type { Terminal } from "./render.ts";
@@ -69,12 +70,14 @@ export interface TerminalAnswer {
  * @example approvalQuestion({ id: "c1", name: "call_rest_api", input: { method: "DELETE", path: "/api/users/7" } }, [hr]); // "Approve DELETE /api/users/7?"
  */
 export function approvalQuestion(call: ToolCall, tools: readonly BaseTool[]): string {
-  const request = describeRestCall(call, tools);
+  // The arguments the tool will run with: a `null` the model sent for an optional one is not sent.
+  const input = argumentsAsRun(call, tools);
+  const request = describeRestCall({ ...call, input: input as ToolCall["input"] }, tools);
   if (request !== undefined) {
-    const body = (call.input as { body?: unknown } | null)?.body;
+    const body = (input as { body?: unknown } | null)?.body;
     return terminalSafe(`Approve ${request}${body === undefined ? "" : ` with ${JSON.stringify(body)}`}?`);
   }
-  return terminalSafe(`Approve ${call.name}(${typeof call.input === "string" ? call.input : JSON.stringify(call.input)})?`);
+  return terminalSafe(`Approve ${call.name}(${typeof input === "string" ? input : JSON.stringify(input)})?`);
 }
 
 /**

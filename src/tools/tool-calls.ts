@@ -284,6 +284,23 @@ export function withToolCallInput<T extends { readonly input: unknown }>(call: T
   return input === call.input ? call : { ...call, input };
 }
 
+/**
+ * The arguments `call`'s tool is run with, before its schema checks them: arguments sent as a
+ * JSON string parsed ({@link toolCallInput}), and the `null`s the model sent for optional
+ * arguments left out (null-arguments.ts). What a human asked to approve the call is shown: a
+ * `"unit": null` the tool never sees would only mislead. Arguments that are not an object, and
+ * a call to a tool not among `tools`, are returned as they came.
+ * @example
+ * argumentsAsRun({ id: "c1", name: "get_weather", input: '{"city":"Paris","unit":null}' }, [weather]); // { city: "Paris" }
+ */
+export function argumentsAsRun(call: ToolCall, tools: readonly BaseTool[]): unknown {
+  const sent: unknown = toolCallInput(call.input);
+  if (typeof sent !== "object" || sent === null || Array.isArray(sent)) return sent;
+  const tool = findTool(tools, call.name);
+  // A model's `null` for an optional argument means "not given" (null-arguments.ts).
+  return tool ? withoutNullOptionals(sent as Record<string, unknown>, tool.metadata.parameters) : sent;
+}
+
 /** The tool and the arguments to call it with (and its function for parsed ones, if it has one), or the result that says why the call cannot run. */
 function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: CallableTool; args: unknown; parsedCall?: ParsedCall | undefined } | ToolSource {
   const tool = findTool(tools, call.name);
@@ -291,15 +308,13 @@ function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: Callable
     const names = tools.map((t) => t.metadata.name).join(", ") || "none";
     return failure(call, `Tool ${call.name} does not exist. Available tools: ${names}.`);
   }
-  const sent: unknown = toolCallInput(call.input);
-  if (typeof sent !== "object" || sent === null || Array.isArray(sent)) {
+  const input = argumentsAsRun(call, [tool]);
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
     return failure(
       call,
-      `Invalid arguments for tool ${call.name}: ${notAnObject(sent)}. The tool was not run; call it again with arguments that match its schema.`,
+      `Invalid arguments for tool ${call.name}: ${notAnObject(input)}. The tool was not run; call it again with arguments that match its schema.`,
     );
   }
-  // A model's `null` for an optional argument means "not given" (null-arguments.ts).
-  const input = withoutNullOptionals(sent as Record<string, unknown>, tool.metadata.parameters);
   const schema = argumentSchema(tool);
   if (!schema) return { tool: tool as CallableTool, args: input };
   let parsed: ReturnType<ArgumentSchema["safeParse"]>;
