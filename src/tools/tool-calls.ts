@@ -13,7 +13,7 @@ import { startToolCall } from "./current-tool-call.ts";
 import { withoutNullOptionals } from "./null-arguments.ts";
 import type { ToolCallDetails } from "./current-tool-call.ts";
 import { parsedCallOf, zodSchemaOf } from "./tool.ts";
-import { unknownArgument } from "./unknown-arguments.ts";
+import { argumentIssueText } from "./argument-issues.ts";
 import type { ArgumentSchema, ParsedCall } from "./tool.ts";
 
 /** What one tool call produced: kept in `sources` and sent back to the model as `content`. */
@@ -324,23 +324,12 @@ function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: Callable
     return thrown(call, error); // a refinement that throws, or one that is async (a synchronous parse cannot await it)
   }
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => issueText(tool, issue)).join("; ");
+    const problems = parsed.error.issues.map((issue) => argumentIssueText(tool, issue)).join("; ");
     return failure(call, `Invalid arguments for tool ${call.name}: ${problems}. The tool was not run; call it again with arguments that match its schema.`);
   }
   const parsedCall = parsedCallOf(tool);
   // A tool from stepflow's tool() whose call was replaced parses its input again in that call: it gets the input as it came.
   return { tool: tool as CallableTool, args: zodSchemaOf(tool) && !parsedCall ? input : parsed.data, parsedCall };
-}
-
-/**
- * One problem of a call's arguments as the model reads it: where it is, then what. An argument
- * the tool does not take is said with what it takes (zod says only `Unrecognized key: "z"`).
- */
-function issueText(tool: BaseTool, issue: { readonly path: readonly PropertyKey[]; readonly message: string }): string {
-  const { code, keys } = issue as { code?: unknown; keys?: unknown };
-  if (code === "unrecognized_keys" && issue.path.length === 0 && Array.isArray(keys) && keys.length > 0)
-    return keys.map((key) => unknownArgument(tool, String(key))).join("; ");
-  return issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ${issue.message}` : issue.message;
 }
 
 const QUOTED_ARGUMENTS = 300; // characters of arguments that are not an object quoted back to the model
