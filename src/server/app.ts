@@ -22,7 +22,7 @@ import type { ServedWorkflow } from "./served-workflow.ts";
 import { describeWorkflow } from "./workflow-info.ts";
 import { hostCheck } from "./host-check.ts";
 import { originCheck } from "./origin-check.ts";
-import { IDEMPOTENCY_KEY_HEADER, IdempotencyKeys, REPLAYED_HEADER } from "./idempotency.ts";
+import { IDEMPOTENCY_KEY_HEADER, IdempotencyKeys, REPLAYED_HEADER, keyedRequest } from "./idempotency.ts";
 import type { HostRule } from "./host-check.ts";
 import { KeyInUseError } from "./stored-idempotency.ts";
 import type { KeyClaim, StoredIdempotencyKeys } from "./stored-idempotency.ts";
@@ -99,20 +99,17 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
     const key = c.req.header(IDEMPOTENCY_KEY_HEADER);
     if (c.req.method !== "POST" || key === undefined) return next();
     const body = await readBodyText(c, options.bodyLimit);
-    const principal = options.principal(c.req.raw);
-    const route = `${c.req.method} ${c.req.path}`;
+    // Checked and hashed once, for this server's memory and the shared store alike.
+    const request = keyedRequest(options.principal(c.req.raw), `${c.req.method} ${c.req.path}`, key, body);
     const respond = async () => {
       await next();
       return { status: c.res.status, body: await c.res.clone().text() };
     };
     const answer = await keys.answer(
-      principal,
-      route,
-      key,
-      body,
+      request,
       stored
         ? () =>
-            stored.answer(principal, route, key, body, (claim) => {
+            stored.answer(request, (claim) => {
               claims.set(c.req.raw, claim);
               return respond();
             })

@@ -34,6 +34,29 @@ export interface IdempotencyLimits {
   readonly ttlMs: number;
 }
 
+/**
+ * A request sent with an `Idempotency-Key`, read once for both the server's memory and a shared
+ * store: who sent it, its key (checked), and what the key is used for (the route and body,
+ * hashed), so that neither hashes the body again.
+ */
+export interface KeyedRequest {
+  readonly principal: string;
+  readonly key: string;
+  readonly fingerprint: string;
+}
+
+/**
+ * Reads a keyed request: refuses (400) a key that is not 1 to 255 printable ASCII characters,
+ * and hashes the route and body once.
+ * @example
+ * const request = keyedRequest("alice", "POST /api/workflows/agent/run", "k1", '{"input":{}}');
+ * request.fingerprint; // 44 base64 characters
+ */
+export function keyedRequest(principal: string, route: string, key: string, body: string): KeyedRequest {
+  checkKey(key);
+  return { principal, key, fingerprint: fingerprintOf(route, body) };
+}
+
 /** The limits unless told otherwise: 10,000 answers, 32 MiB of them, kept 24 h (a stored key's time limit too). */
 export const DEFAULT_LIMITS: IdempotencyLimits = { maxKeys: 10_000, maxBytes: 32 * 1024 * 1024, ttlMs: 24 * 60 * 60 * 1000 };
 
@@ -45,8 +68,9 @@ export const DEFAULT_LIMITS: IdempotencyLimits = { maxKeys: 10_000, maxBytes: 32
  * may be sent again with its key.
  * @example
  * const keys = new IdempotencyKeys();
- * const first = await keys.answer("alice", "POST /api/x", "k1", "{}", async () => ({ status: 202, body: '{"accepted":true}' }));
- * const again = await keys.answer("alice", "POST /api/x", "k1", "{}", async () => { throw new Error("not run again"); });
+ * const request = keyedRequest("alice", "POST /api/x", "k1", "{}");
+ * const first = await keys.answer(request, async () => ({ status: 202, body: '{"accepted":true}' }));
+ * const again = await keys.answer(request, async () => { throw new Error("not run again"); });
  * console.log(first.replayed, again.replayed); // false true
  */
 export class IdempotencyKeys {
@@ -70,24 +94,17 @@ export class IdempotencyKeys {
    * request with the key while the first is still being answered (a run-and-wait) waits for
    * that answer. `run` may say its answer was `replayed` (a stored key's, given by another server).
    */
-  async answer(
-    principal: string,
-    route: string,
-    key: string,
-    body: string,
-    run: () => Promise<KeptAnswer & { replayed?: boolean }>,
-  ): Promise<KeptAnswer & { replayed: boolean }> {
-    checkKey(key);
+  async answer(request: KeyedRequest, run: () => Promise<KeptAnswer & { replayed?: boolean }>): Promise<KeptAnswer & { replayed: boolean }> {
     this.#expire();
+    const { principal, key, fingerprint } = request;
     const id = JSON.stringify([principal, key]);
-    const fingerprint = fingerprintOf(route, body);
     const known = this.#entries.get(id);
     if (known) {
       if (known.fingerprint !== fingerprint) throw keyReused(key);
       const earlier = await known.answer;
       if (earlier) return { ...earlier, replayed: true };
       // The first attempt failed and is forgotten: this one is tried as new (after any other waiter).
-      return this.answer(principal, route, key, body, run);
+      return this.answer(request, run);
     }
     let settle!: (kept: KeptAnswer | undefined) => void;
     const entry: Entry = { fingerprint, at: this.#now(), answer: new Promise((resolve) => (settle = resolve)), size: undefined };

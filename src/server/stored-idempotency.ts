@@ -11,8 +11,8 @@ import { SessionConflictError } from "../sessions/types.ts";
 import type { SessionStore } from "../sessions/types.ts";
 import { LEASE_MS, leaseHeld } from "./handler-lease.ts";
 import { ServerRequestError } from "./handler-registry.ts";
-import { DEFAULT_LIMITS, checkKey, fingerprintOf, keyReused } from "./idempotency.ts";
-import type { KeptAnswer } from "./idempotency.ts";
+import { DEFAULT_LIMITS, keyReused } from "./idempotency.ts";
+import type { KeptAnswer, KeyedRequest } from "./idempotency.ts";
 
 const FORMAT = "stepflow.idempotency/1";
 /** Seconds a client is told to wait before sending a request again whose key another server is answering. */
@@ -81,7 +81,7 @@ interface Held {
  * and 409 {@link KeyInUseError} while another live server answers it.
  * @example
  * const keys = new StoredIdempotencyKeys(await openSessionStore("sqlite:server.db"), "host/1/abc");
- * const first = await keys.answer("alice", "POST /api/x", "k1", "{}", async () => ({ status: 202, body: '{"accepted":true}' }));
+ * const first = await keys.answer(keyedRequest("alice", "POST /api/x", "k1", "{}"), async () => ({ status: 202, body: '{"accepted":true}' }));
  * console.log(first.replayed); // false; on another server of the store, the same call gives true
  */
 export class StoredIdempotencyKeys {
@@ -120,21 +120,17 @@ export class StoredIdempotencyKeys {
     return this.#sweeping.then(() => {});
   }
 
-  /** The answer for `key`: `run`'s the first time (kept if 2xx, else the claim is given up), else the one kept. */
-  async answer(
-    principal: string,
-    route: string,
-    key: string,
-    body: string,
-    run: (claim: KeyClaim) => Promise<KeptAnswer>,
-  ): Promise<KeptAnswer & { replayed: boolean }> {
-    checkKey(key);
+  /**
+   * The answer for the request's key: `run`'s the first time (kept if 2xx, else the claim is
+   * given up), else the one kept. The key was checked and the body hashed by `keyedRequest`.
+   */
+  async answer(request: KeyedRequest, run: (claim: KeyClaim) => Promise<KeptAnswer>): Promise<KeptAnswer & { replayed: boolean }> {
+    const { principal, key, fingerprint } = request;
     const id =
       this.#prefix +
       createHash("sha256")
         .update(JSON.stringify([principal, key]))
         .digest("hex");
-    const fingerprint = fingerprintOf(route, body);
     const held = await this.#claim(id, key, fingerprint);
     if ("status" in held) return { ...held, replayed: true };
     this.#held.add(held);

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WorkflowClient } from "../../src/client/workflow-client.ts";
 import type { HandlerInfo, StreamedEvent } from "../../src/client/types.ts";
-import { IdempotencyKeys } from "../../src/server/idempotency.ts";
+import { IdempotencyKeys, keyedRequest } from "../../src/server/idempotency.ts";
 import type { WorkflowServer } from "../../src/server/workflow-server.ts";
 import { ThreeQuestions, firingAgent, startServer } from "./server-fixtures.ts";
 
@@ -154,16 +154,34 @@ describe("the answers kept", () => {
   it("are bounded in count and bytes, oldest dropped first, and forgotten after their time", async () => {
     let now = 0;
     const keys = new IdempotencyKeys({ maxKeys: 2, maxBytes: 1000, ttlMs: 100 }, () => now);
-    for (const key of ["a", "b", "c"]) await keys.answer("p", "POST /x", key, "{}", answer("{}"));
+    for (const key of ["a", "b", "c"]) await keys.answer(keyedRequest("p", "POST /x", key, "{}"), answer("{}"));
     expect(keys.size.keys).toBe(2);
     // "a" was dropped: it runs again; "c" is kept: it does not.
-    expect((await keys.answer("p", "POST /x", "a", "{}", answer("{}"))).replayed).toBe(false);
-    expect((await keys.answer("p", "POST /x", "c", "{}", answer("{}"))).replayed).toBe(true);
-    await keys.answer("p", "POST /x", "big", "{}", answer("x".repeat(985)));
+    expect((await keys.answer(keyedRequest("p", "POST /x", "a", "{}"), answer("{}"))).replayed).toBe(false);
+    expect((await keys.answer(keyedRequest("p", "POST /x", "c", "{}"), answer("{}"))).replayed).toBe(true);
+    await keys.answer(keyedRequest("p", "POST /x", "big", "{}"), answer("x".repeat(985)));
     expect(keys.size).toMatchObject({ keys: 1 });
     expect(keys.size.bytes).toBeLessThanOrEqual(1000);
     now = 101;
-    await keys.answer("p", "POST /x", "d", "{}", answer("{}"));
+    await keys.answer(keyedRequest("p", "POST /x", "d", "{}"), answer("{}"));
     expect(keys.size.keys).toBe(1);
+  });
+});
+
+describe("a keyed request", () => {
+  it("is read once: the key checked, the route and body hashed into what both kinds of kept keys compare", async () => {
+    expect(() => keyedRequest("p", "POST /x", "with space", "{}")).toThrow(expect.objectContaining({ status: 400, code: "invalid_idempotency_key" }));
+    const request = keyedRequest("p", "POST /x", "k1", '{"input":1}');
+    expect(request).toEqual({ principal: "p", key: "k1", fingerprint: keyedRequest("q", "POST /x", "k2", '{"input":1}').fingerprint });
+    expect(keyedRequest("p", "POST /x", "k1", '{"input":2}').fingerprint).not.toBe(request.fingerprint);
+    expect(keyedRequest("p", "POST /y", "k1", '{"input":1}').fingerprint).not.toBe(request.fingerprint);
+    // The kept answer is judged by the fingerprint the request carries: the body is not read again.
+    const keys = new IdempotencyKeys();
+    await keys.answer(request, async () => ({ status: 202, body: "{}" }));
+    expect((await keys.answer({ ...request }, async () => ({ status: 202, body: "{}" }))).replayed).toBe(true);
+    await expect(keys.answer({ ...request, fingerprint: "other" }, async () => ({ status: 202, body: "{}" }))).rejects.toMatchObject({
+      status: 422,
+      code: "idempotency_key_reused",
+    });
   });
 });

@@ -9,6 +9,7 @@ import { afterAll, afterEach, describe, expect, it as base } from "vitest";
 import { openSessionStore } from "../../src/sessions/open-store.ts";
 import type { SessionStore } from "../../src/sessions/types.ts";
 import { LEASE_MS } from "../../src/server/handler-lease.ts";
+import { keyedRequest } from "../../src/server/idempotency.ts";
 import { KeyInUseError, StoredIdempotencyKeys } from "../../src/server/stored-idempotency.ts";
 import type { KeyClaim } from "../../src/server/stored-idempotency.ts";
 
@@ -74,16 +75,16 @@ describe.each(kinds)("a key kept in a shared store (%s)", (_kind, storeUrl) => {
     const clock = { now: 1_000 };
     const { a, b } = await twoServers(store("replay"), "replay", clock);
     const first = work(200, '{"id":"h1"}');
-    expect(await a.answer("alice", ROUTE, "k1", '{"input":1}', first.run)).toEqual({ status: 200, body: '{"id":"h1"}', replayed: false });
+    expect(await a.answer(keyedRequest("alice", ROUTE, "k1", '{"input":1}'), first.run)).toEqual({ status: 200, body: '{"id":"h1"}', replayed: false });
     const second = work();
-    expect(await b.answer("alice", ROUTE, "k1", '{"input":1}', second.run)).toEqual({ status: 200, body: '{"id":"h1"}', replayed: true });
-    await expect(b.answer("alice", ROUTE, "k1", '{"input":2}', second.run)).rejects.toMatchObject({
+    expect(await b.answer(keyedRequest("alice", ROUTE, "k1", '{"input":1}'), second.run)).toEqual({ status: 200, body: '{"id":"h1"}', replayed: true });
+    await expect(b.answer(keyedRequest("alice", ROUTE, "k1", '{"input":2}'), second.run)).rejects.toMatchObject({
       status: 422,
       code: "idempotency_key_reused",
       message: expect.stringContaining("Use a new key for each new request"),
     });
     // A key is its sender's: bob's "k1" is another request.
-    expect((await b.answer("bob", ROUTE, "k1", '{"input":1}', second.run)).replayed).toBe(false);
+    expect((await b.answer(keyedRequest("bob", ROUTE, "k1", '{"input":1}'), second.run)).replayed).toBe(false);
     expect([first.runs.length, second.runs.length]).toEqual([1, 1]);
   });
 
@@ -91,10 +92,10 @@ describe.each(kinds)("a key kept in a shared store (%s)", (_kind, storeUrl) => {
     const clock = { now: 1_000 };
     const { a, b } = await twoServers(store("in-use"), "in-use", clock);
     const slow = pending();
-    const answering = a.answer("alice", ROUTE, "k1", "{}", slow.run);
+    const answering = a.answer(keyedRequest("alice", ROUTE, "k1", "{}"), slow.run);
     await slow.started;
     const other = work();
-    const refused = await b.answer("alice", ROUTE, "k1", "{}", other.run).catch((e: unknown) => e);
+    const refused = await b.answer(keyedRequest("alice", ROUTE, "k1", "{}"), other.run).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(KeyInUseError);
     expect(refused).toMatchObject({ status: 409, code: "idempotency_key_in_use", retryAfter: 1 });
     expect((refused as Error).message).toBe(
@@ -104,10 +105,10 @@ describe.each(kinds)("a key kept in a shared store (%s)", (_kind, storeUrl) => {
     clock.now += (LEASE_MS * 2) / 3;
     await a.renew();
     clock.now += (LEASE_MS * 2) / 3;
-    await expect(b.answer("alice", ROUTE, "k1", "{}", other.run)).rejects.toBeInstanceOf(KeyInUseError);
+    await expect(b.answer(keyedRequest("alice", ROUTE, "k1", "{}"), other.run)).rejects.toBeInstanceOf(KeyInUseError);
     slow.finish({ status: 200, body: '{"done":true}' });
     expect(await answering).toMatchObject({ replayed: false });
-    expect(await b.answer("alice", ROUTE, "k1", "{}", other.run)).toEqual({ status: 200, body: '{"done":true}', replayed: true });
+    expect(await b.answer(keyedRequest("alice", ROUTE, "k1", "{}"), other.run)).toEqual({ status: 200, body: '{"done":true}', replayed: true });
     expect(other.runs).toHaveLength(0);
   });
 
@@ -115,51 +116,51 @@ describe.each(kinds)("a key kept in a shared store (%s)", (_kind, storeUrl) => {
     const clock = { now: 1_000 };
     const { a, b } = await twoServers(store("abandoned"), "abandoned", clock);
     const dead = pending();
-    const late = a.answer("alice", ROUTE, "k1", "{}", dead.run);
+    const late = a.answer(keyedRequest("alice", ROUTE, "k1", "{}"), dead.run);
     await dead.started;
     await dead.claims[0]?.noteHandler("run-1");
     // No renewal comes: past the lease, the claim is free for another server.
     clock.now += LEASE_MS - 1;
-    await expect(b.answer("alice", ROUTE, "k1", "{}", work().run)).rejects.toBeInstanceOf(KeyInUseError);
+    await expect(b.answer(keyedRequest("alice", ROUTE, "k1", "{}"), work().run)).rejects.toBeInstanceOf(KeyInUseError);
     clock.now += 1;
     const retry = work(200, '{"id":"run-1"}');
-    expect(await b.answer("alice", ROUTE, "k1", "{}", retry.run)).toEqual({ status: 200, body: '{"id":"run-1"}', replayed: false });
+    expect(await b.answer(keyedRequest("alice", ROUTE, "k1", "{}"), retry.run)).toEqual({ status: 200, body: '{"id":"run-1"}', replayed: false });
     expect(retry.runs.map((c) => c.handlerId)).toEqual(["run-1"]);
     // The dead server's late answer does not replace the one given: its claim was taken over.
     dead.finish({ status: 200, body: '{"late":true}' });
     await late;
     const third = work();
-    expect(await a.answer("alice", ROUTE, "k1", "{}", third.run)).toEqual({ status: 200, body: '{"id":"run-1"}', replayed: true });
+    expect(await a.answer(keyedRequest("alice", ROUTE, "k1", "{}"), third.run)).toEqual({ status: 200, body: '{"id":"run-1"}', replayed: true });
     expect(third.runs).toHaveLength(0);
   });
 
   it("after a refused request (not 2xx) is free again, for any body", async () => {
     const clock = { now: 1_000 };
     const { a, b } = await twoServers(store("refused"), "refused", clock);
-    expect(await a.answer("alice", ROUTE, "k1", '{"input":1}', work(404, '{"error":{}}').run)).toMatchObject({ status: 404, replayed: false });
+    expect(await a.answer(keyedRequest("alice", ROUTE, "k1", '{"input":1}'), work(404, '{"error":{}}').run)).toMatchObject({ status: 404, replayed: false });
     const retry = work(200);
-    expect(await b.answer("alice", ROUTE, "k1", '{"input":2}', retry.run)).toMatchObject({ status: 200, replayed: false });
+    expect(await b.answer(keyedRequest("alice", ROUTE, "k1", '{"input":2}'), retry.run)).toMatchObject({ status: 200, replayed: false });
     expect(retry.runs).toHaveLength(1);
   });
 
   it("is forgotten after its time: read as absent, and swept from the store", async () => {
     const clock = { now: Date.now() };
     const { a, b, sessions, prefix } = await twoServers(store("expiry"), "expiry", clock);
-    await a.answer("alice", ROUTE, "old", "{}", work().run);
+    await a.answer(keyedRequest("alice", ROUTE, "old", "{}"), work().run);
     const keys = async () => (await sessions.list({ limit: 1_000_000 })).filter((s) => s.id.startsWith(prefix)).length;
     expect(await keys()).toBe(1);
     clock.now += TTL;
     // Read: the old answer is not given; the request runs as new.
     const again = work();
-    expect(await b.answer("alice", ROUTE, "old", '{"other":true}', again.run)).toMatchObject({ replayed: false });
+    expect(await b.answer(keyedRequest("alice", ROUTE, "old", '{"other":true}'), again.run)).toMatchObject({ replayed: false });
     expect(again.runs).toHaveLength(1);
-    await a.answer("alice", ROUTE, "young", "{}", work().run);
+    await a.answer(keyedRequest("alice", ROUTE, "young", "{}"), work().run);
     expect(await keys()).toBe(2);
     // Swept: a day later both are old; one young key written since stays.
     clock.now += TTL;
-    await a.answer("alice", ROUTE, "new", "{}", work().run);
+    await a.answer(keyedRequest("alice", ROUTE, "new", "{}"), work().run);
     expect(await b.sweep()).toBe(2);
     expect(await keys()).toBe(1);
-    expect((await a.answer("alice", ROUTE, "new", "{}", work().run)).replayed).toBe(true);
+    expect((await a.answer(keyedRequest("alice", ROUTE, "new", "{}"), work().run)).replayed).toBe(true);
   });
 });
