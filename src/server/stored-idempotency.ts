@@ -218,7 +218,8 @@ export class StoredIdempotencyKeys {
 
   /**
    * Deletes the keys of this namespace past their time: those of any server (one that has
-   * stopped included), found by listing the store. Returns how many were deleted.
+   * stopped included), found by listing the store; one saved since it was read (claimed again)
+   * is kept. Returns how many were deleted.
    */
   async sweep(): Promise<number> {
     const now = this.#now();
@@ -234,7 +235,12 @@ export class StoredIdempotencyKeys {
       } catch {
         // unreadable: deleted as old
       }
-      if (stored && at + this.#ttlMs <= now && (await this.#sessions.delete(summary.id))) deleted++;
+      // Deleted only at the version read: another server may have claimed the old key again (or
+      // answered it) since, and a plain delete would lose that claim and the answer it keeps. A
+      // delete at a version is one statement in each store; a tombstone saved at the version
+      // would still need a delete, with the same race. A store of one's own that ignores
+      // `expectedVersion` deletes as before.
+      if (stored && at + this.#ttlMs <= now && (await this.#sessions.delete(summary.id, { expectedVersion: stored.version }))) deleted++;
     }
     return deleted;
   }

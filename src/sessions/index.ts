@@ -9,4 +9,14 @@ export { MemorySessionStore } from "./memory-store.ts";
 export { SqliteSessionStore } from "./sqlite-store.ts";
 export { PostgresSessionStore } from "./postgres-store.ts";
 export { CorruptSessionError, SessionConflictError, SessionDriverMissingError, SessionStoreError, SqliteThreadError, checkSessionId } from "./types.ts";
-export type { ListOptions, LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
+export type {
+  DeleteOptions,
+  ListOptions,
+  LoadOptions,
+  MessageRange,
+  SessionRecord,
+  SessionSave,
+  SessionStore,
+  SessionSummary,
+  StoredMessage,
+} from "./types.ts";

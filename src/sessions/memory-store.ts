@@ -1,6 +1,16 @@
 /** Sessions in this process's memory: for tests, notebooks and `--store memory:`. */
-import { SessionConflictError, checkRange, checkSave, checkSessionId, listLimit, listPrefix, loadedRange } from "./types.ts";
-import type { ListOptions, LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
+import { SessionConflictError, checkRange, checkSave, checkSessionId, deleteVersion, listLimit, listPrefix, loadedRange } from "./types.ts";
+import type {
+  DeleteOptions,
+  ListOptions,
+  LoadOptions,
+  MessageRange,
+  SessionRecord,
+  SessionSave,
+  SessionStore,
+  SessionSummary,
+  StoredMessage,
+} from "./types.ts";
 
 /**
  * What the store keeps of a session: one object, its times as numbers and no messages' array
@@ -87,8 +97,10 @@ export class MemorySessionStore implements SessionStore {
       }));
   }
 
-  async delete(id: string): Promise<boolean> {
+  async delete(id: string, options: DeleteOptions = {}): Promise<boolean> {
     checkSessionId(id);
+    const version = deleteVersion(options);
+    if (version !== undefined && this.#sessions.get(id)?.version !== version) return false;
     return this.#sessions.delete(id);
   }
 

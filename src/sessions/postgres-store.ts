@@ -20,11 +20,22 @@ import {
   checkSave,
   checkSessionId,
   checkStoredMessages,
+  deleteVersion,
   listLimit,
   listPrefix,
   loadedRange,
 } from "./types.ts";
-import type { ListOptions, LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
+import type {
+  DeleteOptions,
+  ListOptions,
+  LoadOptions,
+  MessageRange,
+  SessionRecord,
+  SessionSave,
+  SessionStore,
+  SessionSummary,
+  StoredMessage,
+} from "./types.ts";
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS stepflow_sessions (
@@ -330,12 +341,19 @@ export class PostgresSessionStore implements SessionStore {
     }
   }
 
-  async delete(id: string): Promise<boolean> {
+  async delete(id: string, options: DeleteOptions = {}): Promise<boolean> {
     checkSessionId(id);
+    const version = deleteVersion(options);
     try {
       return transaction(this.#pool, async (client) => {
+        if (version === undefined) {
+          await client.query("DELETE FROM stepflow_session_messages WHERE session_id = $1", [id]);
+          return ((await client.query("DELETE FROM stepflow_sessions WHERE id = $1", [id])).rowCount ?? 0) > 0;
+        }
+        // The row first: its delete takes the row lock (a concurrent save waits, then finds it gone), and nothing goes unless it is at the version.
+        if (((await client.query("DELETE FROM stepflow_sessions WHERE id = $1 AND version = $2", [id, version])).rowCount ?? 0) === 0) return false;
         await client.query("DELETE FROM stepflow_session_messages WHERE session_id = $1", [id]);
-        return ((await client.query("DELETE FROM stepflow_sessions WHERE id = $1", [id])).rowCount ?? 0) > 0;
+        return true;
       });
     } catch (error) {
       throw this.#failed(error);

@@ -20,11 +20,22 @@ import {
   checkSave,
   checkSessionId,
   checkStoredMessages,
+  deleteVersion,
   listLimit,
   listPrefix,
   loadedRange,
 } from "./types.ts";
-import type { ListOptions, LoadOptions, MessageRange, SessionRecord, SessionSave, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
+import type {
+  DeleteOptions,
+  ListOptions,
+  LoadOptions,
+  MessageRange,
+  SessionRecord,
+  SessionSave,
+  SessionStore,
+  SessionSummary,
+  StoredMessage,
+} from "./types.ts";
 
 /** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5000;
@@ -248,14 +259,24 @@ export class SqliteSessionStore implements SessionStore {
     }
   }
 
-  async delete(id: string): Promise<boolean> {
+  async delete(id: string, options: DeleteOptions = {}): Promise<boolean> {
     checkSessionId(id);
+    const version = deleteVersion(options);
     try {
+      // One write transaction: with a version, the messages go only if the row is at it, then the row.
       const [, deleted] = await this.#db.batch(
-        [
-          { sql: "DELETE FROM stepflow_session_messages WHERE session_id = ?", args: [id] },
-          { sql: "DELETE FROM stepflow_sessions WHERE id = ?", args: [id] },
-        ],
+        version === undefined
+          ? [
+              { sql: "DELETE FROM stepflow_session_messages WHERE session_id = ?", args: [id] },
+              { sql: "DELETE FROM stepflow_sessions WHERE id = ?", args: [id] },
+            ]
+          : [
+              {
+                sql: "DELETE FROM stepflow_session_messages WHERE session_id = ? AND EXISTS (SELECT 1 FROM stepflow_sessions WHERE id = ? AND version = ?)",
+                args: [id, id, version],
+              },
+              { sql: "DELETE FROM stepflow_sessions WHERE id = ? AND version = ?", args: [id, version] },
+            ],
         "write",
       );
       return (deleted?.rowsAffected ?? 0) > 0;

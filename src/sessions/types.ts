@@ -50,6 +50,16 @@ export interface ListOptions {
   readonly prefix?: string;
 }
 
+/** Options of `SessionStore.delete`. */
+export interface DeleteOptions {
+  /**
+   * Delete only if the session is still at this version (a whole number ≥ 1, as loaded): a
+   * process that read a session and judged it done with does not delete it if another process
+   * saved it since. Left out: deleted whatever its version.
+   */
+  readonly expectedVersion?: number;
+}
+
 /** Options of `SessionStore.load`. */
 export interface LoadOptions {
   /** Load only this many of the newest messages (a whole number ≥ 0); default: all of them. */
@@ -95,8 +105,11 @@ export interface SessionStore {
   save(id: string, save: SessionSave): Promise<number>;
   /** Most recently updated first, up to `limit` (default 100), only ids starting with `prefix` if given. */
   list(options?: ListOptions): Promise<SessionSummary[]>;
-  /** Removes the session and its messages; false if there was none. */
-  delete(id: string): Promise<boolean>;
+  /**
+   * Removes the session and its messages; false if there was none, or (with
+   * `options.expectedVersion`) if it is at another version, when nothing is removed.
+   */
+  delete(id: string, options?: DeleteOptions): Promise<boolean>;
   close(): Promise<void>;
   /** Where the tool calls of this store's sessions are recorded, shared by every process using the store (see `Sessions`). */
   readonly journal?: Journal;
@@ -232,6 +245,19 @@ export function listPrefix(options: ListOptions): string | undefined {
   if (prefix === undefined || prefix === "") return undefined;
   if (typeof prefix !== "string") throw new SessionStoreError(`prefix must be a string (the start of the session ids to list); got ${typeof prefix}.`);
   return prefix;
+}
+
+/**
+ * The `expectedVersion` of `SessionStore.delete()`: `undefined` to delete whatever the version;
+ * `SessionStoreError` unless it is a whole number ≥ 1 (shared by every store).
+ * @example deleteVersion({ expectedVersion: 3 }); // 3
+ */
+export function deleteVersion(options: DeleteOptions): number | undefined {
+  const version: unknown = options.expectedVersion;
+  if (version === undefined) return undefined;
+  if (typeof version !== "number" || !Number.isSafeInteger(version) || version < 1)
+    throw new SessionStoreError(`expectedVersion must be a whole number ≥ 1 (the version of the session as loaded); got ${String(version)}.`);
+  return version;
 }
 
 /** Throws `SessionStoreError` unless a save is well formed (shared by every store). */

@@ -34,14 +34,14 @@ const kinds: [string, ((name: string) => string) | undefined][] = [
  * namespace of this test's (a PostgreSQL database outlives the run); their holders are on other
  * hosts, judged by time alone.
  */
-async function twoServers(url: string, name: string, clock: { now: number }) {
+async function twoServers(url: string, name: string, clock: { now: number }, wrap: (store: SessionStore) => SessionStore = (store) => store) {
   const [a, b] = [await openSessionStore(url), await openSessionStore(url)];
   stores.push(a, b);
   const now = () => clock.now;
   const namespace = `${name}-${process.pid}-${Date.now()}`;
   return {
     a: new StoredIdempotencyKeys(a, "host-a/1/aaaa", { now, namespace }),
-    b: new StoredIdempotencyKeys(b, "host-b/2/bbbb", { now, namespace }),
+    b: new StoredIdempotencyKeys(wrap(b), "host-b/2/bbbb", { now, namespace }),
     sessions: a,
     prefix: `idempotency:${namespace}:`,
   };
@@ -162,5 +162,35 @@ describe.each(kinds)("a key kept in a shared store (%s)", (_kind, storeUrl) => {
     expect(await b.sweep()).toBe(2);
     expect(await keys()).toBe(1);
     expect((await a.answer(keyedRequest("alice", ROUTE, "new", "{}"), work().run)).replayed).toBe(true);
+  });
+
+  it("is not swept when another server claims it again between the sweep's read and its delete", async () => {
+    const clock = { now: Date.now() };
+    // Server b's store runs `between` just before each delete it is asked for: the moment a sweep
+    // has read a key as old and not yet deleted it.
+    let between = async () => {};
+    const beforeDelete = (sessions: SessionStore): SessionStore =>
+      new Proxy(sessions, {
+        get(of, property) {
+          const value = Reflect.get(of, property, of) as unknown;
+          if (property === "delete") return async (...args: Parameters<SessionStore["delete"]>) => (await between(), of.delete(...args));
+          return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(of) : value;
+        },
+      });
+    const { a, b } = await twoServers(store("sweep-race"), "sweep-race", clock, beforeDelete);
+    await a.answer(keyedRequest("alice", ROUTE, "k1", "{}"), work(200, '{"id":"h1"}').run);
+    clock.now += TTL + 60_000;
+    const fresh = work(200, '{"id":"h2"}');
+    between = async () => {
+      between = async () => {};
+      // The old key is free: server a claims it for a new request and keeps its answer.
+      expect(await a.answer(keyedRequest("alice", ROUTE, "k1", '{"input":2}'), fresh.run)).toMatchObject({ replayed: false });
+    };
+    expect(await b.sweep()).toBe(0);
+    expect(fresh.runs).toHaveLength(1);
+    // The answer given since is kept: the request sent again gets it, on either server.
+    const retry = work();
+    expect(await b.answer(keyedRequest("alice", ROUTE, "k1", '{"input":2}'), retry.run)).toEqual({ status: 200, body: '{"id":"h2"}', replayed: true });
+    expect(retry.runs).toHaveLength(0);
   });
 });

@@ -170,6 +170,26 @@ describe.each(stores)("SessionStore contract: %s", (_name, url) => {
     expect((await store.load(a))?.messages.map((m) => [m.seq, m.json])).toEqual([[1, "fresh"]]);
   });
 
+  it("deletes at a version only: a session saved since it was read is kept, messages and all", async () => {
+    const id = unique("versioned-delete");
+    await store.save(id, { expectedVersion: 0, snapshot: "s1", append: ["m1"] });
+    const read = await store.load(id);
+    await store.save(id, { expectedVersion: 1, snapshot: "s2", append: ["m2"] });
+    expect(await store.delete(id, { expectedVersion: read?.version ?? 0 })).toBe(false);
+    expect(await store.load(id)).toMatchObject({ version: 2, snapshot: "s2", messageCount: 2 });
+    expect((await store.load(id))?.messages.map((m) => m.json)).toEqual(["m1", "m2"]);
+    expect(await store.delete(id, { expectedVersion: 2 })).toBe(true);
+    expect(await store.load(id)).toBeUndefined();
+    expect(await store.delete(id, { expectedVersion: 2 })).toBe(false);
+    // Its messages went with it: a session made again under the id starts empty.
+    expect(await store.save(id, { expectedVersion: 0, snapshot: "", append: ["fresh"] })).toBe(1);
+    expect((await store.load(id))?.messages.map((m) => [m.seq, m.json])).toEqual([[1, "fresh"]]);
+    await expect(store.delete(id, { expectedVersion: 0 })).rejects.toThrow(
+      "expectedVersion must be a whole number ≥ 1 (the version of the session as loaded); got 0.",
+    );
+    expect(await store.load(id)).toMatchObject({ version: 1 });
+  });
+
   it("appends turns of one to hundreds of messages in order, with their text exact", async () => {
     const id = unique("sizes");
     // A few messages travel as arguments of their own, many as one JSON array (the SQLite store): both must agree.
