@@ -31,6 +31,7 @@ const agentModule = () => import("../../workflows/function-calling-agent.ts");
 const calculatorModule = () => import("../../workflows/tools/calculator.ts");
 const sessionsModule = () => import("../sessions/sessions.ts");
 const storesModule = () => import("../sessions/open-store.ts");
+const sessionListModule = () => import("./session-list.ts");
 const dbosModule = () => import("./dbos.ts");
 
 const VERSION = packageVersion();
@@ -365,10 +366,15 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   };
   sessions
     .command("list")
-    .description("the sessions, most recent first")
-    .action(() =>
+    .description("the conversations, most recent first")
+    .option("--all", "also the sessions a stepflow server keeps in the store: its runs (handler:…) and Idempotency-Keys (idempotency:…)")
+    .action((options: { all?: boolean }) =>
       withSessions(async (s) => {
-        const list = await s.list();
+        const { sessions: list, serverSessions } = await (await sessionListModule()).listSessions(s, options.all === true);
+        if (list.length === 0 && serverSessions > 0)
+          return void term.out.write(
+            `No conversations yet; the store holds ${serverSessions} session${serverSessions === 1 ? "" : "s"} of a stepflow server (its runs and keys): list them with: ${command} sessions list --all\n`,
+          );
         if (list.length === 0) return void term.out.write(`No sessions yet. Start one with: ${command} --session NAME\n`);
         for (const item of list) term.out.write(`${terminalSafe(item.id)}\t${item.messageCount} messages\tupdated ${item.updatedAt.toISOString()}\n`);
       }),

@@ -14,6 +14,7 @@ import { LEASE_MS } from "./handler-lease.ts";
 import type { HandlerLease } from "./handler-lease.ts";
 import { eventJson, parseEventJson } from "./event-json.ts";
 import { FINAL_STATUSES } from "./served-handler.ts";
+import { HANDLER_SESSION_PREFIX } from "./session-kinds.ts";
 import type { HandlerState, ServedHandler } from "./served-handler.ts";
 
 /**
@@ -178,7 +179,7 @@ export class HandlerStore {
     this.sessions = sessions;
     this.#events = events;
     this.#holder = holder;
-    this.#prefix = namespace === undefined ? "handler:" : `handler:${namespace}:`;
+    this.#prefix = namespace === undefined ? HANDLER_SESSION_PREFIX : `${HANDLER_SESSION_PREFIX}${namespace}:`;
   }
 
   /** This server's name in leases. */

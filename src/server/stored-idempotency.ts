@@ -11,6 +11,7 @@ import { SessionConflictError } from "../sessions/types.ts";
 import type { SessionStore } from "../sessions/types.ts";
 import { LEASE_MS, leaseHeld } from "./handler-lease.ts";
 import { ServerRequestError } from "./handler-registry.ts";
+import { IDEMPOTENCY_SESSION_PREFIX } from "./session-kinds.ts";
 import { DEFAULT_LIMITS, keyReused } from "./idempotency.ts";
 import type { KeptAnswer, KeyedRequest } from "./idempotency.ts";
 
@@ -97,7 +98,7 @@ export class StoredIdempotencyKeys {
   constructor(sessions: SessionStore, holder: string, options: { namespace?: string | undefined; ttlMs?: number; now?: () => number } = {}) {
     this.#sessions = sessions;
     this.#holder = holder;
-    this.#prefix = options.namespace === undefined ? "idempotency:" : `idempotency:${options.namespace}:`;
+    this.#prefix = options.namespace === undefined ? IDEMPOTENCY_SESSION_PREFIX : `${IDEMPOTENCY_SESSION_PREFIX}${options.namespace}:`;
     this.#ttlMs = options.ttlMs ?? DEFAULT_LIMITS.ttlMs;
     this.#now = options.now ?? Date.now;
   }

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { maskCredentials } from "../../src/core/user-text.ts";
+import { openSessionStore } from "../../src/sessions/open-store.ts";
 import { startOpenAIServer } from "../support/openai-sse-server.ts";
 import { runCli as cli } from "../support/cli-process.ts";
 import type { CliResult } from "../support/cli-process.ts";
@@ -385,6 +386,36 @@ describe("stepflow CLI sessions", { timeout: 180_000 }, () => {
     const gone = await cli(["sessions", "--store", store, "show", "alice"]);
     expect(gone.code).toBe(1);
     expect(gone.stderr).toContain('stepflow: There is no session "alice". List them with: npm start -- sessions list');
+  });
+});
+
+describe("stepflow sessions list on a store a server shares", { timeout: 180_000 }, () => {
+  it("lists the conversations, and a server's runs and keys too with --all", async () => {
+    const store = `sqlite:${join(mkdtempSync(join(tmpdir(), "stepflow-cli-")), "sessions.db")}`;
+    // What a WorkflowServer on this store keeps: a run, its checkpoints, and an Idempotency-Key.
+    const server = await openSessionStore(store);
+    const serverIds = ["handler:7f3a9c", "handler:7f3a9c:checkpoints", `idempotency:${"ab".repeat(32)}`];
+    try {
+      for (const id of serverIds) await server.save(id, { expectedVersion: 0, snapshot: "{}", append: [] });
+    } finally {
+      await server.close();
+    }
+    const only = await cli(["sessions", "--store", store, "list"]);
+    expect(only.stdout).toBe(
+      "No conversations yet; the store holds 3 sessions of a stepflow server (its runs and keys): list them with: npm start -- sessions list --all\n",
+    );
+
+    expect((await cli(["--session", "alice", "--store", store, "My name is Logan."])).code).toBe(0);
+    const list = await cli(["sessions", "--store", store, "list"]);
+    expect(list.stdout).toMatch(/^alice\t2 messages\tupdated \S+\n$/);
+    const all = await cli(["sessions", "--store", store, "list", "--all"]);
+    expect(
+      all.stdout
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => line.split("\t")[0])
+        .sort(),
+    ).toEqual(["alice", ...serverIds].sort());
   });
 });
 
