@@ -39,15 +39,20 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("docs/providers.md", () => {
   it("has an example for each provider", () => {
-    expect(blocks.map((block) => block.provider).sort()).toEqual(Object.keys(servers).sort());
+    expect([...new Set(blocks.map((block) => block.provider))].sort()).toEqual(Object.keys(servers).sort());
   });
 
-  it.each(blocks)(
-    "the $provider example answers through the provider's wire format",
-    async ({ provider, code, prints }) => {
+  // A provider's second example is "anthropic #2", and so on.
+  const named = blocks.map((block, index) => {
+    const nth = blocks.slice(0, index + 1).filter((other) => other.provider === block.provider).length;
+    return { ...block, index, name: nth === 1 ? block.provider : `${block.provider} #${nth}` };
+  });
+  it.each(named)(
+    "the $name example answers through the provider's wire format",
+    async ({ provider, code, prints, index }) => {
       const setup = servers[provider];
       if (!setup) throw new Error(`docs/providers.md names a provider without a wire server: ${provider}`);
-      const file = join(dir, `${provider}.ts`);
+      const file = join(dir, `${provider}-${index}.ts`);
       writeFileSync(file, code);
       const server = await setup.start();
       try {

@@ -110,7 +110,8 @@ export class StructuredOutput<T> {
     if (respond && calls.length > 1) {
       // Answered with other calls still to make: those run, and the model answers after their results.
       const others = calls.filter((call) => call !== respond);
-      return { memory: [{ ...reply, options: { toolCall: others } }], calls: others };
+      // The reply's other options stay (Anthropic's thinking blocks, which must go back with the calls).
+      return { memory: [{ ...reply, options: { ...reply.options, toolCall: others } as ChatMessage["options"] }], calls: others };
     }
     if (!respond && calls.length > 0) return { memory: [reply], calls };
     const text = respond ? JSON.stringify(respond.input) : contentText(reply.content);

@@ -94,8 +94,11 @@ export abstract class ProviderLLM extends ToolCallLLM<ProviderChatOptions> {
     };
   }
 
-  /** How the model class answers in a JSON schema (response-format.ts): natively, or by a call of a tool it is made to call. */
-  abstract readonly replyFormat: ReplyFormatSupport;
+  /**
+   * How the model answers in a JSON schema (response-format.ts): natively, or by a call of a
+   * tool it is made to call; `undefined`, neither (the agent offers it the tool without forcing it).
+   */
+  abstract readonly replyFormat: ReplyFormatSupport | undefined;
 
   /** The reply to `messages`: text deltas as they come, then the complete tool calls on one last chunk. */
   protected abstract streamReply(
@@ -119,14 +122,18 @@ export abstract class ProviderLLM extends ToolCallLLM<ProviderChatOptions> {
     if (params.stream) return stream;
     let content = "";
     let toolCall: (ToolCall | PartialToolCall)[] = [];
+    let extra: Record<string, unknown> | undefined;
     let raw: object | null = null;
     for await (const chunk of stream) {
       content += chunk.delta;
       raw = chunk.raw ?? raw;
-      const calls = (chunk.options as { toolCall?: (ToolCall | PartialToolCall)[] } | undefined)?.toolCall;
+      const { toolCall: calls, ...others } = (chunk.options ?? {}) as { toolCall?: (ToolCall | PartialToolCall)[] };
       if (calls) toolCall = calls;
+      if (Object.keys(others).length > 0) extra = { ...extra, ...others };
     }
-    return { raw, message: toolCall.length > 0 ? { role: "assistant", content, options: { toolCall } } : { role: "assistant", content } };
+    // What else the provider keeps on its message (Anthropic's signed thinking blocks) stays on it.
+    const kept = toolCall.length > 0 ? { ...extra, toolCall } : extra;
+    return { raw, message: kept ? { role: "assistant", content, options: kept as ToolCallLLMMessageOptions } : { role: "assistant", content } };
   }
 
   async *#guarded(messages: ChatMessage[], tools: readonly BaseTool[], signal: AbortSignal | undefined, request: ReplyRequest): AsyncIterable<ReplyChunk> {

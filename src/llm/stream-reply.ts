@@ -114,6 +114,9 @@ async function read(
   // than a handful, and the session keeps this frame alive while it waits for the model (a Map
   // and the spread of its values made ~300 bytes more per reply).
   let calls: ToolCall[] | undefined;
+  // Options besides the tool calls that a provider keeps on its message (Anthropic's signed
+  // thinking blocks, which must go back with the turn), last seen wins.
+  let kept: Record<string, unknown> | undefined;
   for await (const chunk of stream) {
     if (signal.aborted) break;
     if (seen && chunk.raw) noteRaw(chunk.raw, seen);
@@ -125,14 +128,19 @@ async function read(
       const usage = usageOf(chunk.raw);
       if (usage) onUsage(usage);
     }
-    const chunkCalls = (chunk.options as { toolCall?: ToolCall[] } | undefined)?.toolCall;
-    if (chunkCalls) calls = calls ? setById(calls, chunkCalls) : chunkCalls.slice();
+    const options = chunk.options as { toolCall?: ToolCall[] } | undefined;
+    if (options) {
+      const chunkCalls = options.toolCall;
+      if (chunkCalls) calls = calls ? setById(calls, chunkCalls) : chunkCalls.slice();
+      for (const key in options) if (key !== "toolCall") (kept ??= {})[key] = (options as Record<string, unknown>)[key];
+    }
   }
   // Arguments sent as a JSON string become the object they spell, before anything reads them:
   // needsApproval, the approval check, the journal, memory and the provider's next request.
   if (calls) for (let i = 0; i < calls.length; i++) calls[i] = withToolCallInput(calls[i] as ToolCall);
   if (calls && calls.length > 1) uniqueIds(calls);
   if (signal.aborted) throw signal.reason;
+  if (kept) return { role: "assistant", content, options: (calls && calls.length > 0 ? { ...kept, toolCall: calls } : kept) as ToolCallLLMMessageOptions };
   return calls && calls.length > 0 ? { role: "assistant", content, options: { toolCall: calls } } : { role: "assistant", content };
 }
 

@@ -6,6 +6,9 @@
  * bodies, and streams scripted turns as the API's server-sent events: `message_start` (usage),
  * `content_block_start`/`_delta`/`_stop` for text and `tool_use` blocks (input as
  * `input_json_delta` fragments), `message_delta` (stop reason, cumulative usage), `message_stop`.
+ * A request with `thinking` on gets a signed `thinking` block first in each reply, and is refused
+ * as the API refuses it when its last assistant turn called tools without its thinking block
+ * first, or a thinking block is not as the server signed it, or `tool_choice` forces a tool.
  */
 import type { ServerResponse } from "node:http";
 import { isObject, sendJSON, startWireServer, turnUsage } from "./wire-server.ts";
@@ -27,6 +30,8 @@ export interface AnthropicServerOptions {
 export function startAnthropicServer(options: AnthropicServerOptions): Promise<WireServer> {
   const apiKey = options.apiKey ?? "test-key";
   let turnIndex = 0;
+  // The thinking the server signed, by signature: a block sent back must be exactly one of these.
+  const signed = new Map<string, string>();
   return startWireServer((request, res) => {
     if (request.method !== "POST" || request.path !== "/v1/messages")
       return refuse(res, 404, "not_found_error", `Not found: ${request.method} ${request.path}`);
@@ -35,7 +40,7 @@ export function startAnthropicServer(options: AnthropicServerOptions): Promise<W
     if (options.echoKey) return refuse(res, 401, "authentication_error", `invalid x-api-key: ${key}`);
     if (key !== apiKey) return refuse(res, 401, "authentication_error", "invalid x-api-key");
     if (!request.headers["anthropic-version"]) return refuse(res, 400, "invalid_request_error", "anthropic-version: header is required");
-    const problem = invalid(request);
+    const problem = invalid(request) ?? unsignedThinking(request, signed);
     if (problem) return refuse(res, 400, "invalid_request_error", problem);
     const index = turnIndex++;
     const turn = options.turns[index];
@@ -50,7 +55,12 @@ export function startAnthropicServer(options: AnthropicServerOptions): Promise<W
         "invalid_request_error",
         `the test server's turn #${index + 1} has no tool call, and tool_choice ${body.tool_choice.type} forces one`,
       );
-    stream(res, turn, index, body.model);
+    let thinking: string | undefined;
+    if (thinkingOn(request.body)) {
+      thinking = turn.calls?.length ? "A tool can work this out." : "I have what I need to answer.";
+      signed.set(`sig_test${index}`, thinking);
+    }
+    stream(res, turn, index, body.model, thinking);
     return undefined;
   });
 }
@@ -129,7 +139,28 @@ function invalid(request: WireRequest): string | undefined {
   return undefined;
 }
 
-function stream(res: ServerResponse, turn: WireTurn, index: number, model: string): void {
+const thinkingOn = (body: unknown): boolean => isObject(body) && isObject(body.thinking) && body.thinking.type !== "disabled";
+
+/** Why the API would refuse the thinking of this request, if it would. */
+function unsignedThinking(request: WireRequest, signed: ReadonlyMap<string, string>): string | undefined {
+  const body = request.body as { thinking?: unknown; tool_choice?: { type?: unknown }; messages: { role: string; content: unknown }[] };
+  const on = thinkingOn(body);
+  if (on && (body.tool_choice?.type === "any" || body.tool_choice?.type === "tool")) return "Thinking may not be enabled when tool_choice forces tool use.";
+  for (const [i, message] of body.messages.entries()) {
+    if (message.role !== "assistant" || !Array.isArray(message.content)) continue;
+    for (const [j, block] of (message.content as Record<string, unknown>[]).entries()) {
+      if (block.type === "thinking" && signed.get(String(block.signature)) !== block.thinking)
+        return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
+    }
+  }
+  const last = body.messages.findLast((message) => message.role === "assistant");
+  const blocks = Array.isArray(last?.content) ? (last.content as { type: string }[]) : [];
+  if (on && blocks.some((block) => block.type === "tool_use") && blocks[0]?.type !== "thinking" && blocks[0]?.type !== "redacted_thinking")
+    return `messages.${body.messages.lastIndexOf(last as never)}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${blocks[0]?.type}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`;
+  return undefined;
+}
+
+function stream(res: ServerResponse, turn: WireTurn, index: number, model: string, thinking?: string): void {
   const usage = turnUsage(turn, index);
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", "request-id": "req_test" });
   const send = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
@@ -147,6 +178,12 @@ function stream(res: ServerResponse, turn: WireTurn, index: number, model: strin
   });
   send("ping", {});
   let block = 0;
+  if (thinking !== undefined) {
+    send("content_block_start", { index: block, content_block: { type: "thinking", thinking: "", signature: "" } });
+    send("content_block_delta", { index: block, delta: { type: "thinking_delta", thinking } });
+    send("content_block_delta", { index: block, delta: { type: "signature_delta", signature: `sig_test${index}` } });
+    send("content_block_stop", { index: block++ });
+  }
   if (turn.text) {
     send("content_block_start", { index: block, content_block: { type: "text", text: "" } });
     const half = Math.ceil(turn.text.length / 2);
