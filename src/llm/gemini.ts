@@ -6,7 +6,9 @@
  * function, so the model later reads its own turn without what it said. This class sends each
  * model turn whole (text, then its `functionCall` parts with their thought signatures, which
  * Gemini 3 requires back), answers a turn's calls with as many `functionResponse` parts in one
- * user turn, and reports usage from `usageMetadata`.
+ * user turn, and reports usage from `usageMetadata`. A refused request's `ApiError` gets what
+ * the SDK drops: the response's `headers`, and `retryAfter`, the seconds Google asked to wait
+ * (`Retry-After`, or the body's `RetryInfo.retryDelay`).
  */
 import { randomUUID } from "node:crypto";
 import type { BaseTool, ChatMessage, PartialToolCall, ToolCall } from "@llamaindex/core/llms";
@@ -17,7 +19,9 @@ import { brokenOff, connectionLost, networkDetail } from "./stream-error.ts";
 import { ProviderLLM, callArguments, contentText, toolParameters } from "./provider-llm.ts";
 import type { ProviderModelOptions, ReplyChunk, ReplyRequest } from "./provider-llm.ts";
 import { LLMReplyStoppedError } from "./reply-errors.ts";
+import { bodyRetryDelay, headerDelay } from "./retry-after.ts";
 export { LLMReplyStoppedError } from "./reply-errors.ts";
+export { retryAfter } from "./retry-after.ts";
 export { LLMStreamError } from "./stream-error.ts";
 
 /** Options of {@link Gemini}. */
@@ -88,6 +92,16 @@ export class Gemini extends ProviderLLM {
     if (this.topP !== undefined) config.topP = this.topP;
     if (this.maxTokens !== undefined) config.maxOutputTokens = this.maxTokens;
     if (signal) config.abortSignal = signal;
+    // The SDK's ApiError keeps the status and body, not the headers: the refused response is
+    // seen here, per request, for its Retry-After.
+    let refused: Headers | undefined;
+    config.httpOptions = {
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        if (!response.ok) refused = response.headers;
+        return response;
+      },
+    };
     if (request.format) {
       // The JSON Schema form of responseSchema: it takes the schema zod writes as it is.
       config.responseMimeType = "application/json";
@@ -105,7 +119,9 @@ export class Gemini extends ProviderLLM {
         },
       ];
     }
-    const stream = await client.models.generateContentStream({ model: this.model, contents, config });
+    const stream = await client.models.generateContentStream({ model: this.model, contents, config }).catch((error: unknown) => {
+      throw withRetryDelay(error, refused);
+    });
     const calls: (ToolCall | PartialToolCall)[] = [];
     let said = false;
     let finishReason: string | undefined;
@@ -133,7 +149,7 @@ export class Gemini extends ProviderLLM {
       }
     } catch (error) {
       // The SDK passes fetch's bare "terminated" on; the stream error names the server.
-      if (signal?.aborted || !connectionLost(error)) throw error;
+      if (signal?.aborted || !connectionLost(error)) throw withRetryDelay(error, refused);
       throw brokenOff(this.#baseURL(), networkDetail(error), error);
     }
     // The API's last chunk has the finishReason (or the prompt's blockReason): a stream without
@@ -144,6 +160,18 @@ export class Gemini extends ProviderLLM {
     if (stopped) throw stopped;
     if (calls.length > 0) yield { raw: null, delta: "", options: { toolCall: calls } };
   }
+}
+
+/**
+ * The SDK's `ApiError` with what it dropped: `headers`, the refused response's (none for an
+ * error sent mid-stream), and `retryAfter`, the seconds Google asked to wait, from
+ * `Retry-After` or else the body's `RetryInfo` detail. Any other error as it is.
+ */
+function withRetryDelay(error: unknown, headers: Headers | undefined): unknown {
+  if (!(error instanceof Error) || error.name !== "ApiError" || typeof (error as { status?: unknown }).status !== "number") return error;
+  const seconds = (headers && headerDelay(headers)) ?? bodyRetryDelay(error.message);
+  Object.assign(error, headers ? { headers } : {}, seconds === undefined ? {} : { retryAfter: seconds });
+  return error;
 }
 
 const SAFETY_STOPS = new Set(["SAFETY", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT"]);

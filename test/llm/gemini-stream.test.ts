@@ -5,7 +5,7 @@
 import type { ServerResponse } from "node:http";
 import type { ToolCall } from "@llamaindex/core/llms";
 import { afterEach, describe, expect, it } from "vitest";
-import { Gemini, LLMReplyStoppedError, LLMStreamError } from "../../src/llm/gemini.ts";
+import { Gemini, LLMReplyStoppedError, LLMStreamError, retryAfter } from "../../src/llm/gemini.ts";
 import { add } from "../../workflows/tools/calculator.ts";
 import { rawServer } from "../support/raw-server.ts";
 
@@ -110,6 +110,44 @@ describe("Gemini streaming, as the API sends it", () => {
     const failed = reply(server.url);
     await expect(failed).rejects.toMatchObject({ name: "ApiError", status: 503 });
     await expect(failed).rejects.toThrow("The model is overloaded. Please try again later.");
+  });
+
+  it("keeps how long Google asked to wait on the ApiError: Retry-After on a 429 or 503, or RetryInfo's retryDelay in the body", async () => {
+    const quota = {
+      error: {
+        code: 429,
+        message: "You exceeded your current quota, please check your plan and billing details.",
+        status: "RESOURCE_EXHAUSTED",
+        details: [
+          {
+            "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+            violations: [{ quotaMetric: "generativelanguage.googleapis.com/generate_content_free_tier_requests" }],
+          },
+          { "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: "37s" },
+        ],
+      },
+    };
+    const overloaded = { error: { code: 503, message: "The model is overloaded. Please try again later.", status: "UNAVAILABLE" } };
+    const answers: [number, Record<string, string>, unknown, number][] = [
+      [429, {}, quota, 37],
+      [503, { "retry-after": "12" }, overloaded, 12],
+      [429, { "retry-after": "5" }, quota, 5], // the header first, as the other SDKs read it
+    ];
+    for (const [status, headers, body, seconds] of answers) {
+      server = await rawServer((res) => {
+        res.writeHead(status, { "content-type": "application/json", ...headers });
+        res.end(JSON.stringify(body));
+      });
+      const error = await reply(server.url).catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: "ApiError", status, retryAfter: seconds });
+      expect(retryAfter(error)).toBe(seconds);
+      if (headers["retry-after"]) expect((error as { headers: Headers }).headers.get("retry-after")).toBe(headers["retry-after"]);
+      await server.close();
+      server = undefined;
+    }
+    // In an error sent mid-stream, the body says it.
+    server = await rawServer(streaming(`data: ${JSON.stringify({ ...quota })}\r\n\r\n`));
+    expect(retryAfter(await reply(server.url).catch((e: unknown) => e))).toBe(37);
   });
 
   it("fails with LLMStreamError when the stream ends before its finishReason, not with its text as the whole answer", async () => {
