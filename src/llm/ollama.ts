@@ -13,6 +13,7 @@ import { randomUUID } from "node:crypto";
 import type { BaseTool, ChatMessage, PartialToolCall, ToolCall } from "@llamaindex/core/llms";
 import type { ChatRequest, Message, Ollama as OllamaClient, Tool } from "ollama";
 import { toolCallsOf } from "./chat-history.ts";
+import { quietOllamaFetch } from "./ollama-fetch.ts";
 import { loadProviderPackage } from "./provider-package.ts";
 import { ProviderLLM, callArguments, contentText, toolParameters } from "./provider-llm.ts";
 import type { ProviderModelOptions, ReplyChunk, ReplyRequest } from "./provider-llm.ts";
@@ -62,7 +63,9 @@ export class Ollama extends ProviderLLM {
   #session(): Promise<OllamaClient> {
     return (this.#client ??= loadProviderPackage("ollama", "Ollama").then(({ Ollama: Client }) => {
       const key = this.apiKey();
-      return new Client({ host: this.host, ...(key ? { headers: { Authorization: `Bearer ${key}` } } : {}) });
+      // The client prints to the console on error responses and lines that are not JSON: a
+      // library must not, so its fetch gives it answers it reads without a word (ollama-fetch.ts).
+      return new Client({ host: this.host, fetch: quietOllamaFetch(this.host), ...(key ? { headers: { Authorization: `Bearer ${key}` } } : {}) });
     }));
   }
 

@@ -5,7 +5,7 @@
 import type { ServerResponse } from "node:http";
 import { inspect } from "node:util";
 import type { ToolCall } from "@llamaindex/core/llms";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { LLMStreamError, Ollama } from "../../src/llm/ollama.ts";
 import { add } from "../../workflows/tools/calculator.ts";
 import { rawServer } from "../support/raw-server.ts";
@@ -92,6 +92,37 @@ describe("Ollama streaming, as the server sends it", () => {
     const error = (await reply(server.url, key).catch((e: unknown) => e)) as Error;
     expect(error).toMatchObject({ status_code: 401, message: "unauthorized: Bearer ***" });
     expect(`${error.message} ${error.stack} ${JSON.stringify(error)} ${inspect(error, { depth: 10 })}`).not.toContain(key);
+  });
+
+  it("prints nothing to the console: not for an error page, an error body that is not JSON, blank lines, or a line that is not JSON", async () => {
+    const printed = (["log", "info", "warn", "error", "debug"] as const).map((method) => vi.spyOn(console, method).mockImplementation(() => undefined));
+    try {
+      server = await rawServer((res) => {
+        res.writeHead(404, { "content-type": "text/plain" });
+        res.end("404 page not found");
+      });
+      await expect(reply(server.url)).rejects.toMatchObject({ status_code: 404, message: "404 page not found" });
+      await server.close();
+      server = await rawServer((res) => {
+        res.writeHead(500, { "content-type": "application/json" });
+        res.end("{not json");
+      });
+      await expect(reply(server.url)).rejects.toMatchObject({ status_code: 500, message: "Error 500: Internal Server Error" });
+      await server.close();
+      server = await rawServer(streaming(line({ content: "The total" }), "\n\n", line({ content: " is 3." }), "\n", last("stop")));
+      expect(await reply(server.url)).toEqual({ content: "The total is 3.", calls: [] });
+      await server.close();
+      server = await rawServer(streaming(line({ content: "The total" }), "<html>proxy timeout</html>\n", last("stop")));
+      const broken = reply(server.url);
+      await expect(broken).rejects.toBeInstanceOf(LLMStreamError);
+      await expect(broken).rejects.toMatchObject({ problem: "not-json", baseURL: server.url });
+      await expect(broken).rejects.toThrow(
+        `The server at ${server.url} sent a line that is not JSON: "<html>proxy timeout</html>". Is it Ollama's API? Check the host (OLLAMA_HOST).`,
+      );
+      expect(printed.flatMap((spy) => spy.mock.calls)).toEqual([]);
+    } finally {
+      for (const spy of printed) spy.mockRestore();
+    }
   });
 
   it("fails with the status and the body of a proxy's HTML error page", async () => {
