@@ -37,6 +37,7 @@ import { LLMReplyCutOffError, LLMReplyStoppedError } from "./reply-errors.ts";
 import { brokenOff, connectionLost, networkDetail } from "./stream-error.ts";
 export { LLMReplyCutOffError, LLMReplyStoppedError } from "./reply-errors.ts";
 export { LLMStreamError } from "./stream-error.ts";
+export { retryAfter } from "./retry-after.ts";
 
 /** Options of {@link Anthropic}. */
 export interface AnthropicOptions extends Partial<Omit<ProviderModelOptions, "temperature" | "topP">> {

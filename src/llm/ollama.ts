@@ -19,6 +19,7 @@ import { ProviderLLM, callArguments, contentText, toolParameters } from "./provi
 import type { ProviderModelOptions, ReplyChunk, ReplyRequest } from "./provider-llm.ts";
 import { brokenOff, connectionLost, networkDetail } from "./stream-error.ts";
 export { LLMStreamError } from "./stream-error.ts";
+export { retryAfter } from "./retry-after.ts";
 
 /** Options of {@link Ollama}. */
 export interface OllamaOptions extends Partial<ProviderModelOptions> {

@@ -46,6 +46,7 @@ import { replyFormatOf, strictSchema } from "./response-format.ts";
 import type { ReplyFormat } from "./response-format.ts";
 export { LLMStreamError } from "./openai-stream.ts";
 export { LLMReplyCutOffError, LLMReplyStoppedError } from "./reply-errors.ts";
+export { retryAfter } from "./retry-after.ts";
 import type { ToolCallDelta } from "./openai-stream.ts";
 
 export type { ToolCallDelta } from "./openai-stream.ts";

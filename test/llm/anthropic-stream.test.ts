@@ -5,7 +5,7 @@
 import type { ServerResponse } from "node:http";
 import type { ToolCall } from "@llamaindex/core/llms";
 import { afterEach, describe, expect, it } from "vitest";
-import { Anthropic, LLMReplyCutOffError, LLMReplyStoppedError, LLMStreamError } from "../../src/llm/anthropic.ts";
+import { Anthropic, LLMReplyCutOffError, LLMReplyStoppedError, LLMStreamError, retryAfter } from "../../src/llm/anthropic.ts";
 import { add } from "../../workflows/tools/calculator.ts";
 import { rawServer } from "../support/raw-server.ts";
 
@@ -54,6 +54,18 @@ async function reply(url: string, maxTokens?: number): Promise<{ content: string
 }
 
 describe("Anthropic streaming, as the API sends it", () => {
+  it("keeps how long a 429 asked to wait, read with retryAfter", async () => {
+    server = await rawServer((res) => {
+      res.writeHead(429, { "content-type": "application/json", "retry-after": "17" });
+      res.end(
+        JSON.stringify({ type: "error", error: { type: "rate_limit_error", message: "Number of request tokens has exceeded your per-minute rate limit" } }),
+      );
+    });
+    const error = await reply(server.url).catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 429 });
+    expect(retryAfter(error)).toBe(17);
+  });
+
   it("joins tool input split inside a UTF-8 character, inside an escape, with pings between", async () => {
     const body =
       start + event("ping", {}) + toolUse(0, "toolu_1", "add", '{"note": "caf', "é \\", '"ok\\', 'u00e9\\"", "x": 1, "y": 2}') + stop(0) + end("tool_use");
