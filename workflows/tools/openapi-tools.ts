@@ -40,6 +40,14 @@ export interface OpenApiToolsOptions {
    * configured is refused with a `ConfigurationError` naming the scheme and what to send.
    */
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * Whether an operation whose credentials `headers` (or `baseURL`'s query) do not send is
+   * refused when the tools are made. `false` for an API whose credentials are added on the way
+   * (a gateway, a proxy, a service mesh) or whose `security` is stricter than the server: the
+   * tools are made, and the schemes' headers and query parameters are still never arguments.
+   * Default `true`.
+   */
+  readonly checkCredentials?: boolean;
   /** Other values the model must never read: hidden like the headers' values. */
   readonly secrets?: readonly string[];
   /** The header carrying the call's idempotency key on every request but a GET; `false` sends none. Default `Idempotency-Key`. */
@@ -159,7 +167,7 @@ export function openApiTools(options: OpenApiToolsOptions): FunctionTool<Operati
   }
   if (refused.length === 1) throw (refused[0] as (typeof refused)[number]).error;
   if (refused.length > 1) throw operationsRefused(refused);
-  checkCredentials(who, document, made, { headers: options.headers ?? {}, query: new URL(options.baseURL).searchParams });
+  if (options.checkCredentials ?? true) checkCredentials(who, document, made, { headers: options.headers ?? {}, query: new URL(options.baseURL).searchParams });
   return tools;
 }
 

@@ -81,7 +81,7 @@ export function checkCredentials(
   const parts = [...problems].map(([problem, refused]) => `${listed(refused)} ${refused.length === 1 ? "needs" : "need"} ${problem}`);
   throw new ConfigurationError(
     `${who}: headers: ${parts.join("\n")}\n` +
-      `Credentials are never the model's arguments: configure them here. Or leave ${all.length === 1 ? "the operation" : "those operations"} out with include: (method, path) => !${JSON.stringify(all)}.includes(\`\${method} \${path}\`).`,
+      `Credentials are never the model's arguments: configure them here. Or leave ${all.length === 1 ? "the operation" : "those operations"} out with include: (method, path) => !${JSON.stringify(all)}.includes(\`\${method} \${path}\`); or, if something on the way to the API adds them (a gateway, a proxy), pass checkCredentials: false.`,
     "headers",
     all,
   );

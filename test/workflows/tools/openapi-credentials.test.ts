@@ -66,6 +66,35 @@ describe("openApiTools and the credentials a document declares", () => {
     expect(hr.requests).toEqual([]);
   });
 
+  it("with checkCredentials: false, makes the tools for a gateway that adds the credentials; they are still never arguments", async () => {
+    hr = await startHrApiServer({ apiKey: "hr-secret" });
+    // A gateway on the way adds the token: here, a server that answers as if it had.
+    const gateway = createServer((req, res) => {
+      const upstream = new URL(req.url ?? "/", hr?.baseURL);
+      void fetch(upstream, { headers: { authorization: "Bearer hr-secret" } }).then(async (answer) => {
+        res.writeHead(answer.status, { "content-type": "application/json" });
+        res.end(await answer.text());
+      });
+    });
+    await new Promise<void>((resolve) => gateway.listen(0, "127.0.0.1", resolve));
+    servers.push(gateway);
+    const baseURL = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
+    expect(refusal(() => openApiTools({ openApi: securedHr, baseURL })).message).toContain("pass checkCredentials: false");
+
+    const tools = openApiTools({ openApi: securedHr, baseURL, checkCredentials: false });
+    const list = tools.find((t) => t.metadata.name === "get_api_users");
+    expect(list?.metadata.parameters).toEqual({ type: "object", properties: { page: { type: "integer" } }, required: [], additionalProperties: false });
+    const llm = new ScriptedLLM([
+      { toolCalls: [{ id: "c1", name: "get_api_users", input: { page: 2, Authorization: "Bearer guessed" } }] },
+      { toolCalls: [{ id: "c2", name: "get_api_users", input: { page: 2 } }] },
+      { text: "Page 2 lists six employees." },
+    ]);
+    const { sources } = await new FunctionCallingAgent({ llm, tools }).run({ input: "Who is on page 2?" });
+    expect(String(sources[0]?.content)).toContain("set by the tool itself");
+    expect(String(sources[1]?.content)).toContain('"status":200');
+    expect(hr.requests.map((r) => r.path)).toEqual(["/api/users?page=2"]);
+  });
+
   it("sends the configured token; a model that passes Authorization is told it is the tool's, and nothing is sent", async () => {
     hr = await startHrApiServer({ apiKey: "hr-secret" });
     const tools = openApiTools({ openApi: securedHr, baseURL: hr.baseURL, headers: { Authorization: "Bearer hr-secret" } });
