@@ -7,6 +7,7 @@ import type { ToolCall } from "@llamaindex/core/llms";
 import { afterEach, describe, expect, it } from "vitest";
 import { Anthropic, LLMReplyCutOffError, LLMReplyStoppedError, LLMStreamError, retryAfter } from "../../src/llm/anthropic.ts";
 import { add } from "../../workflows/tools/calculator.ts";
+import { anthropicEvent, MESSAGE_START } from "../support/anthropic-sse.ts";
 import { rawServer } from "../support/raw-server.ts";
 
 let server: { url: string; close: () => Promise<void> } | undefined;
@@ -15,18 +16,8 @@ afterEach(async () => {
   server = undefined;
 });
 
-const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
-const start = event("message_start", {
-  message: {
-    id: "msg_1",
-    type: "message",
-    role: "assistant",
-    model: "claude-sonnet-5-5",
-    content: [],
-    stop_reason: null,
-    usage: { input_tokens: 10, output_tokens: 1 },
-  },
-});
+const event = anthropicEvent;
+const start = MESSAGE_START;
 const text = (index: number, ...pieces: string[]) =>
   event("content_block_start", { index, content_block: { type: "text", text: "" } }) +
   pieces.map((piece) => event("content_block_delta", { index, delta: { type: "text_delta", text: piece } })).join("") +

@@ -14,6 +14,7 @@ import { FunctionCallingAgent, RESPOND_TOOL } from "../../workflows/function-cal
 import { add, calculatorTools } from "../../workflows/tools/calculator.ts";
 import { startAnthropicServer } from "../support/anthropic-wire-server.ts";
 import { NOTEBOOK_TURNS } from "../support/provider-scenarios.ts";
+import { anthropicEvent, MESSAGE_START } from "../support/anthropic-sse.ts";
 import { rawServer } from "../support/raw-server.ts";
 import { saveOnEvent } from "../support/save-on-event.ts";
 
@@ -23,18 +24,8 @@ afterEach(async () => {
   server = undefined;
 });
 
-const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
-const start = event("message_start", {
-  message: {
-    id: "msg_1",
-    type: "message",
-    role: "assistant",
-    model: "claude-sonnet-5-5",
-    content: [],
-    stop_reason: null,
-    usage: { input_tokens: 10, output_tokens: 1 },
-  },
-});
+const event = anthropicEvent;
+const start = MESSAGE_START;
 const block = (index: number, content_block: Record<string, unknown>, ...deltas: Record<string, unknown>[]) =>
   event("content_block_start", { index, content_block }) +
   deltas.map((delta) => event("content_block_delta", { index, delta })).join("") +
