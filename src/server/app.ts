@@ -143,15 +143,19 @@ export function createApp(registry: HandlerRegistry, workflows: ReadonlyMap<stri
         if (!served.finished) void claim.noteHandler(served.state.id);
       });
     await registry.settled(served);
-    if (claim && !served.finished) {
-      // This server stopped (or lost the run to another) before the run ended: an answer kept
-      // for the key would say "waiting" for a day. The claim is let go with its run instead, so
-      // that the client's retry waits on that run wherever it goes on.
-      claim.keep();
+    if (!served.finished) {
+      // This server stopped (or lost the run to another) before the run ended. A 200 would be
+      // taken for the run's end (the route answers when the run ends), and an answer kept for a
+      // key would say "waiting" for a day: the claim is let go with its run instead, so that the
+      // client's retry waits on that run wherever it goes on.
+      claim?.keep();
+      const id = served.state.id;
       throw new ServerRequestError(
         503,
         "closing",
-        `The server stopped waiting before handler ${served.state.id} ended. Send the request again with the same Idempotency-Key: it waits on that run, on the server that continues it.`,
+        claim
+          ? `The server stopped waiting before handler ${id} ended. Send the request again with the same Idempotency-Key: it waits on that run, on the server that continues it.`
+          : `The server stopped waiting before handler ${id} ended; the run is kept in the store and goes on where the store is served. Follow it with GET /api/handlers/${id}, or send the run with an Idempotency-Key to have a retry wait on it.`,
       );
     }
     // A run answered is a run the store has.

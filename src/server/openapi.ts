@@ -88,7 +88,12 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
           summary: "Run a workflow and wait for it to end",
           parameters: [nameParam, idempotencyKey],
           requestBody: body(startBody),
-          responses: { "200": ok("The ended handler.", ref("HandlerInfo")), ...keyInUse, ...errors },
+          responses: {
+            "200": ok("The ended handler.", ref("HandlerInfo")),
+            "503": ok("The server shut down before the run ended (closing); the message names the handler, which the store keeps.", ref("Error")),
+            ...keyInUse,
+            ...errors,
+          },
         },
       },
       "/api/workflows/{name}/start": {
