@@ -5,6 +5,8 @@
  */
 export { Event, StartEvent, StopEvent, InputRequiredEvent, HumanResponseEvent, eventTypeName, isEvent } from "./core/event.ts";
 export type { EventArgs, EventClass, EventOf, FieldEventClass, StopEventWithFields } from "./core/event.ts";
+export { checkEventFields, eventSchemaOf } from "./core/event-schema.ts";
+export type { CheckedEventFields, EventFieldProblem, EventSchema } from "./core/event-schema.ts";
 export { step } from "./core/step.ts";
 export type { RetryPolicy, StepConfig, StepDecorator, StepFunction } from "./core/step.ts";
 export { exponentialBackoff } from "./core/retry.ts";

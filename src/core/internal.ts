@@ -11,6 +11,8 @@ export { runOf } from "./context-engine.ts";
 export { ConfigurationError, StepflowError, WorkflowCancelledByUser, WorkflowTimeoutError } from "./errors.ts";
 export { Event, HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent, eventTypeName, isEvent, isSubclassOf } from "./event.ts";
 export type { EventClass } from "./event.ts";
+export { checkEventFields, eventSchemaOf } from "./event-schema.ts";
+export type { CheckedEventFields, EventFieldProblem, EventSchema } from "./event-schema.ts";
 export { toMermaid } from "./graph.ts";
 export type { WorkflowHandler } from "./handler.ts";
 export { isRecord } from "./is-record.ts";

@@ -25,13 +25,15 @@ import {
   newRunId,
   runOf,
   shadowingField,
+  checkEventFields,
   heldEvents,
   stillAsks,
   takenAtOnce,
   untrustedContext,
   useJournal,
 } from "../core/internal.ts";
-import type { ContextJSON, Event, EventClass, WorkflowHandler, AnyWorkflow } from "../core/internal.ts";
+import type { CheckedEventFields, ContextJSON, Event, EventClass, WorkflowHandler, AnyWorkflow } from "../core/internal.ts";
+import { eventFieldsRefusal } from "./event-fields.ts";
 import type { Checkpoint, ForkOrigin, HandlerInfo, HandlerStatus, JsonObject, StreamedEvent } from "../client/types.ts";
 import { FINAL_STATUSES, ServedHandler, isoNow, stackOf } from "./served-handler.ts";
 import type { HandlerState } from "./served-handler.ts";
@@ -589,9 +591,19 @@ export class HandlerRegistry {
         "invalid_event",
         `The ${type} could not be built from data: data.${shadowing} is a property every event has, not a field it may be given. Leave it out (the event's type is the request's "type").`,
       );
+    let checked: CheckedEventFields;
     try {
-      const fields = decodeValue(data, "data", wf.workflow.codecs) as object;
-      return new (cls as unknown as new (fields: object) => Event)(fields);
+      // Checked after the codecs: a schema sees the values a step will read (a Date, not its JSON).
+      checked = checkEventFields(cls, decodeValue(data, "data", wf.workflow.codecs) as object);
+    } catch (error) {
+      const why = error instanceof ContextSerdeError ? codecProblem(error) : error instanceof Error ? error.message : String(error);
+      throw new ServerRequestError(400, "invalid_event", `The ${type} could not be built from data: ${why}`);
+    }
+    // Refused before the run sees it: nothing is taken, saved or counted against the run's limits.
+    if (!checked.ok) throw new ServerRequestError(400, "invalid_event", eventFieldsRefusal(type, checked.schema, checked.problems));
+    try {
+      // Built from the schema's output, when the class has one: its defaults and transforms are what the step reads.
+      return new (cls as unknown as new (fields: object) => Event)(checked.fields);
     } catch (error) {
       const why = error instanceof ContextSerdeError ? codecProblem(error) : error instanceof Error ? error.message : String(error);
       throw new ServerRequestError(400, "invalid_event", `The ${type} could not be built from data: ${why}`);

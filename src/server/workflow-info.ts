@@ -1,6 +1,16 @@
 /** What the server tells clients about a workflow: its graph and its event types, as JSON. */
 import { z } from "zod";
-import { approvalAnswerOf, eventTypeName, HumanResponseEvent, InputRequiredEvent, isSubclassOf, StartEvent, StopEvent, toMermaid } from "../core/internal.ts";
+import {
+  approvalAnswerOf,
+  eventSchemaOf,
+  eventTypeName,
+  HumanResponseEvent,
+  InputRequiredEvent,
+  isSubclassOf,
+  StartEvent,
+  StopEvent,
+  toMermaid,
+} from "../core/internal.ts";
 import type { EventClass } from "../core/internal.ts";
 import type { EventRole, JsonObject, WorkflowInfo } from "../client/types.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
@@ -19,10 +29,13 @@ export function describeWorkflow(name: string, wf: ServedWorkflow): WorkflowInfo
   const classes = new Map<string, EventClass>(graph.eventTypes);
   for (const [type, cls] of sendableTypes(wf)) classes.set(type, cls);
   const answer = approvalAnswerOf(wf.workflow);
-  const schemas: Record<string, z.ZodType> = { ...(answer ? { [eventTypeName(answer as EventClass)]: toolApprovalSchema } : {}), ...wf.eventSchemas };
+  const schemas: Record<string, JsonObject> = {
+    ...(answer ? { [eventTypeName(answer as EventClass)]: jsonSchema(toolApprovalSchema) } : {}),
+    ...Object.fromEntries(Object.entries(wf.eventSchemas ?? {}).map(([type, schema]) => [type, jsonSchema(schema)])),
+  };
   const events = [...classes].map(([type, cls]) => {
-    const schema = schemas[type];
-    return { type, role: roleOf(cls), ...(schema ? { schema: jsonSchema(schema) } : {}) };
+    const shown = schemas[type] ?? classSchema(cls);
+    return { type, role: roleOf(cls), ...(shown ? { schema: shown } : {}) };
   });
   return {
     name,
@@ -37,6 +50,17 @@ export function describeWorkflow(name: string, wf: ServedWorkflow): WorkflowInfo
 /** A zod schema as JSON Schema (what cannot be expressed is left open rather than failing the list). */
 export function jsonSchema(schema: z.ZodType): JsonObject {
   return z.toJSONSchema(schema, { unrepresentable: "any", io: "input" }) as JsonObject;
+}
+
+/** The JSON Schema of an event class's own `schema`, when it has one zod 4 can describe. */
+function classSchema(cls: EventClass): JsonObject | undefined {
+  const schema = eventSchemaOf(cls);
+  if (!schema) return undefined;
+  try {
+    return jsonSchema(schema as unknown as z.ZodType);
+  } catch {
+    return undefined; // a zod 3 schema checks events all the same; it is just not shown
+  }
 }
 
 function roleOf(cls: EventClass): EventRole {

@@ -6,13 +6,13 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
-import { ConfigurationError, Workflow } from "../core/internal.ts";
+import { ConfigurationError, Workflow, eventSchemaOf } from "../core/internal.ts";
 import type { AnyWorkflow } from "../core/internal.ts";
 import { openSessionStore } from "../sessions/open-store.ts";
 import type { SessionStore } from "../sessions/types.ts";
 import { createApp } from "./app.ts";
 import { isLoopbackHost } from "./host-check.ts";
-import { HandlerRegistry } from "./handler-registry.ts";
+import { HandlerRegistry, sendableTypes } from "./handler-registry.ts";
 import { closeHolder, newHolder } from "./handler-lease.ts";
 import { CorruptHandlerError, HandlerStore } from "./handler-store.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
@@ -287,6 +287,8 @@ function checkWorkflows(workflows: WorkflowServerOptions["workflows"]): Map<stri
     if (!(served?.workflow instanceof Workflow))
       throw new ConfigurationError(`workflows.${name} must be a Workflow, or { workflow, description?, inputSchema?, events? }.`, `workflows.${name}`, value);
     served.workflow.validate();
+    // A class's `schema` that is not one is told now, not to the first client sending that event.
+    for (const cls of sendableTypes(served).values()) eventSchemaOf(cls);
     map.set(name, served);
   }
   return map;
