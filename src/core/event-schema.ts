@@ -68,7 +68,7 @@ export function checkEventFields(cls: EventClass, fields: object): CheckedEventF
   const data: unknown = parsed.data;
   if (typeof data !== "object" || data === null || Array.isArray(data))
     throw new ConfigurationError(
-      `${eventTypeName(cls)}.schema must give an object (the event's fields); it gave ${Array.isArray(data) ? "an array" : typeof data}.`,
+      `${eventTypeName(cls)}.schema must give an object (the event's fields); it gave ${Array.isArray(data) ? "an array" : typeof data}. Make it a z.object({ ... }) whose transforms, if any, return the fields.`,
       "schema",
       data,
     );
