@@ -50,15 +50,15 @@ export function eventSchemaOf(cls: EventClass): EventSchema | undefined {
 }
 
 /**
- * Checks `fields` (the data a client sent, as `data`) against the class's schema. Without a
+ * Checks `fields` (the data a client sent, as `data`) against the class's schema (or `schema`,
+ * one the caller gives in its place: a server's `eventSchemas`). Without a
  * schema the fields are taken as they are; with one, the event is built from the schema's
  * output, so its defaults fill what was left out and keys it does not know are dropped.
  * @example
  * checkEventFields(Answer, { reply: "yes" });
  * // { ok: false, problems: [{ path: "data.response", message: "Invalid input: expected string, received undefined" }] }
  */
-export function checkEventFields(cls: EventClass, fields: object): CheckedEventFields {
-  const schema = eventSchemaOf(cls);
+export function checkEventFields(cls: EventClass, fields: object, schema: EventSchema | undefined = eventSchemaOf(cls)): CheckedEventFields {
   if (!schema) return { ok: true, fields };
   const parsed = schema.safeParse(fields);
   if (!parsed.success) {

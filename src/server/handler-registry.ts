@@ -26,13 +26,14 @@ import {
   runOf,
   shadowingField,
   checkEventFields,
+  eventSchemaOf,
   heldEvents,
   stillAsks,
   takenAtOnce,
   untrustedContext,
   useJournal,
 } from "../core/internal.ts";
-import type { CheckedEventFields, ContextJSON, Event, EventClass, WorkflowHandler, AnyWorkflow } from "../core/internal.ts";
+import type { CheckedEventFields, ContextJSON, EventSchema, Event, EventClass, WorkflowHandler, AnyWorkflow } from "../core/internal.ts";
 import { eventFieldsRefusal } from "./event-fields.ts";
 import type { Checkpoint, ForkOrigin, HandlerInfo, HandlerStatus, JsonObject, StreamedEvent } from "../client/types.ts";
 import { FINAL_STATUSES, ServedHandler, isoNow, stackOf } from "./served-handler.ts";
@@ -594,7 +595,12 @@ export class HandlerRegistry {
     let checked: CheckedEventFields;
     try {
       // Checked after the codecs: a schema sees the values a step will read (a Date, not its JSON).
-      checked = checkEventFields(cls, decodeValue(data, "data", wf.workflow.codecs) as object);
+      // The server's own schema for the type, if it was given one, takes the place of the class's.
+      checked = checkEventFields(
+        cls,
+        decodeValue(data, "data", wf.workflow.codecs) as object,
+        (wf.eventSchemas?.[type] as EventSchema | undefined) ?? eventSchemaOf(cls),
+      );
     } catch (error) {
       const why = error instanceof ContextSerdeError ? codecProblem(error) : error instanceof Error ? error.message : String(error);
       throw new ServerRequestError(400, "invalid_event", `The ${type} could not be built from data: ${why}`);

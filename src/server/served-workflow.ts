@@ -19,6 +19,10 @@ export interface ServedWorkflow {
    * sent is refused with 403.
    */
   readonly events?: readonly EventClass[];
-  /** JSON Schemas of event types by type name, shown in the workflow list. */
+  /**
+   * Schemas of event types by type name: an event of that type a client sends is checked
+   * against it (in place of its class's `static schema`; a 400 names what is wrong), and it is
+   * shown in the workflow list.
+   */
   readonly eventSchemas?: Readonly<Record<string, z.ZodType>>;
 }

@@ -149,6 +149,26 @@ describe("an event class without a schema", () => {
   });
 });
 
+describe("a schema the server is given for an event type (eventSchemas)", () => {
+  it("checks that type's events as a class's own schema would", async () => {
+    const server = new WorkflowServer({
+      workflows: { unchecked: { workflow: new UncheckedApproval({ timeout: null }), eventSchemas: { Unchecked: answerSchema } } },
+      store: "memory:",
+    });
+    const { url } = await server.listen({ port: 0 });
+    const client = new WorkflowClient({ baseUrl: url });
+    try {
+      const id = await askedRun(client, "unchecked");
+      const refused = await client.sendEvent(id, "Unchecked", { reply: "yes" }).catch((error: Error) => error.message);
+      expect(refused).toContain("The Unchecked does not fit its schema: data.response: Invalid input: expected string, received undefined.");
+      await client.sendEvent(id, "Unchecked", { response: "yes" });
+      expect((await client.wait(id)).result).toBe("Lawson: yes");
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe("a class whose schema is not one", () => {
   it("is refused when the server is made", () => {
     class Broken extends HumanResponseEvent<{ response: string }> {
