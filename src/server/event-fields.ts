@@ -2,8 +2,9 @@
  * What the server tells a client whose event's data does not fit the event class's schema:
  * each problem (where, and what was wrong), and the fields the event takes.
  */
-import { z } from "zod";
+import type { z } from "zod";
 import type { EventFieldProblem, EventSchema } from "../core/internal.ts";
+import { jsonSchema } from "./json-schema.ts";
 
 /**
  * The message of the 400 refusing an event's data: its problems, then what the event takes.
@@ -22,7 +23,7 @@ function fieldsTaken(schema: EventSchema): string | undefined {
   let json: { properties?: Record<string, { type?: unknown }>; required?: string[] };
   try {
     // A zod 3 schema (or another library's) has no JSON Schema here: the message then names none.
-    json = z.toJSONSchema(schema as unknown as z.ZodType, { unrepresentable: "any", io: "input" }) as typeof json;
+    json = jsonSchema(schema as unknown as z.ZodType) as typeof json;
   } catch {
     return undefined;
   }

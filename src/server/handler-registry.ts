@@ -602,8 +602,7 @@ export class HandlerRegistry {
         (wf.eventSchemas?.[type] as EventSchema | undefined) ?? eventSchemaOf(cls),
       );
     } catch (error) {
-      const why = error instanceof ContextSerdeError ? codecProblem(error) : error instanceof Error ? error.message : String(error);
-      throw new ServerRequestError(400, "invalid_event", `The ${type} could not be built from data: ${why}`);
+      throw notBuilt(type, error);
     }
     // Refused before the run sees it: nothing is taken, saved or counted against the run's limits.
     if (!checked.ok) throw new ServerRequestError(400, "invalid_event", eventFieldsRefusal(type, checked.schema, checked.problems));
@@ -611,8 +610,7 @@ export class HandlerRegistry {
       // Built from the schema's output, when the class has one: its defaults and transforms are what the step reads.
       return new (cls as unknown as new (fields: object) => Event)(checked.fields);
     } catch (error) {
-      const why = error instanceof ContextSerdeError ? codecProblem(error) : error instanceof Error ? error.message : String(error);
-      throw new ServerRequestError(400, "invalid_event", `The ${type} could not be built from data: ${why}`);
+      throw notBuilt(type, error);
     }
   }
 
@@ -934,4 +932,10 @@ function contextOf(ctx: Context): ContextJSON | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The 400 for an event whose data could not be decoded or built: a codec's problem, or the constructor's error. */
+function notBuilt(type: string, error: unknown): ServerRequestError {
+  const why = error instanceof ContextSerdeError ? codecProblem(error) : error instanceof Error ? error.message : String(error);
+  return new ServerRequestError(400, "invalid_event", `The ${type} could not be built from data: ${why}`);
 }

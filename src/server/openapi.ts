@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { JsonObject } from "../client/types.ts";
 import { approvalBody, forkBody, sendEventBody, startBody, statusValues } from "./api-schemas.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
-import { jsonSchema } from "./workflow-info.ts";
+import { jsonSchema } from "./json-schema.ts";
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: object) => ({ "application/json": { schema } });

@@ -14,6 +14,7 @@ import {
 import type { EventClass } from "../core/internal.ts";
 import type { EventRole, JsonObject, WorkflowInfo } from "../client/types.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
+import { jsonSchema } from "./json-schema.ts";
 import { sendableTypes } from "./handler-registry.ts";
 
 /** The schema of the answer clients send most: an approval (the agent's `agent.ToolApprovalEvent`). */
@@ -45,11 +46,6 @@ export function describeWorkflow(name: string, wf: ServedWorkflow): WorkflowInfo
     events,
     ...(wf.inputSchema ? { inputSchema: jsonSchema(wf.inputSchema) } : {}),
   };
-}
-
-/** A zod schema as JSON Schema (what cannot be expressed is left open rather than failing the list). */
-export function jsonSchema(schema: z.ZodType): JsonObject {
-  return z.toJSONSchema(schema, { unrepresentable: "any", io: "input" }) as JsonObject;
 }
 
 /** The JSON Schema of an event class's own `schema`, when it has one zod 4 can describe. */
