@@ -8,6 +8,18 @@
 export { WorkflowClient, WorkflowClientError } from "./workflow-client.ts";
 export type { WorkflowClientOptions, StartOptions, SendOptions, HandlerQuery } from "./workflow-client.ts";
 export type {
+  EventClassType,
+  EventData,
+  EventTypeName,
+  HandlerOf,
+  RunInput,
+  RunResult,
+  Serialized,
+  ServedWorkflows,
+  WorkflowName,
+  WorkflowShape,
+} from "./typed.ts";
+export type {
   ApprovalDecision,
   Checkpoint,
   ErrorBody,

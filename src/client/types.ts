@@ -31,14 +31,16 @@ export interface StreamedEvent {
 export type HandlerStatus = "running" | "waiting" | "succeeded" | "failed" | "cancelled" | "timedOut";
 
 /**
- * A run the server holds (live, finished, or restored after a restart).
+ * A run the server holds (live, finished, or restored after a restart). `Result` is the type of
+ * its `result` and `Name` of its `workflow`: `JsonValue` and `string` unless a typed client
+ * (`WorkflowClient<typeof workflows>`) knows them.
  * @example
  * const info: HandlerInfo = await client.start("agent", { input: "Fire Lawson" });
  * console.log(info.id, info.status);
  */
-export interface HandlerInfo {
+export interface HandlerInfo<Result = JsonValue, Name extends string = string> {
   readonly id: string;
-  readonly workflow: string;
+  readonly workflow: Name;
   readonly runId: string;
   readonly status: HandlerStatus;
   readonly input: JsonObject;
@@ -46,8 +48,8 @@ export interface HandlerInfo {
   readonly updatedAt: string;
   /** How many events the run has written so far (the `seq` of the last). */
   readonly eventCount: number;
-  /** The run's result (the `StopEvent`'s `result`), once it succeeded. */
-  readonly result?: JsonValue;
+  /** The run's result (the `StopEvent`'s `result`) as JSON, once it succeeded. */
+  readonly result?: Result;
   /** Why it did not succeed; `stack` (a failed run) is the error's stack as the server saw it: text, never markup. */
   readonly error?: { readonly name: string; readonly message: string; readonly stack?: string };
   /** The `InputRequiredEvent`s not answered yet, oldest first. */

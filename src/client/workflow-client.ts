@@ -6,6 +6,7 @@
 import { StepflowError } from "../core/errors.ts";
 import { ndjsonLines } from "./ndjson-lines.ts";
 import type { Checkpoint, ErrorBody, HandlerInfo, HandlerStatus, JsonObject, JsonValue, StreamEnd, StreamedEvent, WorkflowInfo } from "./types.ts";
+import type { EventClassType, EventData, EventTypeName, HandlerOf, RunInput, ServedWorkflows, WorkflowName } from "./typed.ts";
 
 /**
  * The server answered with an error (`status` and `code` from its JSON body), or could not be
@@ -74,9 +75,9 @@ export interface SendOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Filters of {@link WorkflowClient.listHandlers}. @example `await client.listHandlers({ status: ["waiting"], limit: 10 })` */
-export interface HandlerQuery {
-  readonly workflow?: string;
+/** Filters of {@link WorkflowClient.listHandlers}; `Name`: the workflow names a typed client knows. @example `await client.listHandlers({ status: ["waiting"], limit: 10 })` */
+export interface HandlerQuery<Name extends string = string> {
+  readonly workflow?: Name;
   readonly status?: readonly HandlerStatus[];
   readonly limit?: number;
 }
@@ -85,14 +86,23 @@ export interface HandlerQuery {
 const FINISHED: ReadonlySet<HandlerStatus> = new Set(["succeeded", "failed", "cancelled", "timedOut"]);
 
 /**
+ * A stepflow server's API. Given the server's record of workflows as its type argument
+ * (`WorkflowClient<typeof workflows>`, imported with `import type`: no server code comes with
+ * it), it knows their names, the input each takes and the result each gives; without one, any
+ * name, any JSON input and a `JsonValue` result.
  * @example
  * import { WorkflowClient } from "stepflow/client";
  * const client = new WorkflowClient({ baseUrl: "http://127.0.0.1:8787" });
  * const handler = await client.start("agent", { input: "What is (2123 + 2321) * 312?" });
  * for await (const ev of client.streamEvents(handler.id)) if (ev.type === "agent.StreamEvent") console.log(ev.data.delta);
  * console.log((await client.getHandler(handler.id)).result);
+ * @example
+ * import type { workflows } from "./workflows.ts"; // the record given to new WorkflowServer({ workflows })
+ * const typed = new WorkflowClient<typeof workflows>({ baseUrl: "http://127.0.0.1:8787" });
+ * const done = await typed.run("agent", { input: "What is 6 * 7?" });
+ * console.log(done.result?.response.content); // typed as the agent's result
  */
-export class WorkflowClient {
+export class WorkflowClient<W extends ServedWorkflows = never> {
   readonly #base: string;
   readonly #token: string | undefined;
   readonly #fetch: typeof fetch;
@@ -135,28 +145,34 @@ export class WorkflowClient {
   }
 
   /** Runs a workflow and waits for it to end; the handler says how it ended (`status`, `result`, `error`). */
-  run(workflow: string, input: JsonObject | undefined, options: StartOptions = {}): Promise<HandlerInfo> {
-    return this.#json("POST", `/api/workflows/${encodeURIComponent(workflow)}/run`, startBody(input, options), options);
+  run<K extends WorkflowName<W>>(workflow: K, input: RunInput<W, K> | undefined, options: StartOptions = {}): Promise<HandlerOf<W, K>> {
+    return this.#json("POST", `/api/workflows/${encodeURIComponent(workflow)}/run`, startBody(input as JsonObject | undefined, options), options);
   }
 
   /** Starts a run; follow it with `streamEvents(handler.id)`. */
-  start(workflow: string, input: JsonObject | undefined, options: StartOptions = {}): Promise<HandlerInfo> {
-    return this.#json("POST", `/api/workflows/${encodeURIComponent(workflow)}/start`, startBody(input, options), options);
+  start<K extends WorkflowName<W>>(workflow: K, input: RunInput<W, K> | undefined, options: StartOptions = {}): Promise<HandlerOf<W, K>> {
+    return this.#json("POST", `/api/workflows/${encodeURIComponent(workflow)}/start`, startBody(input as JsonObject | undefined, options), options);
   }
 
-  /** A handler's status, result or error, and what it waits for. */
-  getHandler(id: string, options: { signal?: AbortSignal } = {}): Promise<HandlerInfo> {
+  /**
+   * A handler's status, result or error, and what it waits for. A typed client's answer is
+   * told apart by `workflow`; `K` names the workflow when you know it (the server does not check that it is).
+   * @example
+   * const info = await client.getHandler(id); // a client of { double: Workflow<{ n: number }, number>, … }
+   * if (info.workflow === "double") console.log(info.result); // number | undefined
+   */
+  getHandler<K extends WorkflowName<W> = WorkflowName<W>>(id: string, options: { signal?: AbortSignal } = {}): Promise<HandlerOf<W, K>> {
     return this.#json("GET", `/api/handlers/${encodeURIComponent(id)}`, undefined, options);
   }
 
   /** Handlers, newest first. */
-  async listHandlers(query: HandlerQuery = {}): Promise<HandlerInfo[]> {
+  async listHandlers<K extends WorkflowName<W> = WorkflowName<W>>(query: HandlerQuery<K> = {}): Promise<HandlerOf<W, K>[]> {
     const params = new URLSearchParams();
     if (query.workflow !== undefined) params.set("workflow", query.workflow);
     if (query.status !== undefined) params.set("status", query.status.join(","));
     if (query.limit !== undefined) params.set("limit", String(query.limit));
     const qs = params.size > 0 ? `?${params.toString()}` : "";
-    return (await this.#json<{ handlers: HandlerInfo[] }>("GET", `/api/handlers${qs}`)).handlers;
+    return (await this.#json<{ handlers: HandlerOf<W, K>[] }>("GET", `/api/handlers${qs}`)).handlers;
   }
 
   /**
@@ -166,8 +182,19 @@ export class WorkflowClient {
    * a network failure with the same `Idempotency-Key`: the run takes it once.
    * @example await client.sendEvent(id, "HumanResponseEvent", { response: "yes" });
    */
-  async sendEvent(id: string, type: string, data: JsonObject = {}, options: SendOptions = {}): Promise<void> {
-    await this.#json("POST", `/api/handlers/${encodeURIComponent(id)}/events`, { type, data }, options);
+  sendEvent(id: string, type: string, data?: JsonObject, options?: SendOptions): Promise<void>;
+  /**
+   * Sends an event of class `E` (a type argument: `typeof Answer`, imported with `import type`)
+   * into a running handler: `data` is checked against the class's fields, and `type` against its
+   * `static readonly typeName` when it declares one (else it is the class's name). The class
+   * itself is never needed at run time, so a browser bundle does not take in the engine.
+   * @example
+   * import type { ToolApprovalEvent } from "stepflow/events";
+   * await client.sendEvent<typeof ToolApprovalEvent>(id, "agent.ToolApprovalEvent", { approvalId, approved: true });
+   */
+  sendEvent<E extends EventClassType>(id: string, type: EventTypeName<E>, data: EventData<E>, options?: SendOptions): Promise<void>;
+  async sendEvent(id: string, type: string, data: unknown = {}, options: SendOptions = {}): Promise<void> {
+    await this.#json("POST", `/api/handlers/${encodeURIComponent(id)}/events`, { type, data: data as JsonObject }, options);
   }
 
   /**
@@ -184,7 +211,7 @@ export class WorkflowClient {
   }
 
   /** Cancels a run; resolves with the handler once it has ended. */
-  cancel(id: string, options: SendOptions = {}): Promise<HandlerInfo> {
+  cancel<K extends WorkflowName<W> = WorkflowName<W>>(id: string, options: SendOptions = {}): Promise<HandlerOf<W, K>> {
     return this.#json("POST", `/api/handlers/${encodeURIComponent(id)}/cancel`, undefined, options);
   }
 
@@ -205,7 +232,7 @@ export class WorkflowClient {
    * const fork = await client.fork(id, { at: 0 });
    * console.log(fork.forkedFrom); // { handlerId: id, seq: 0, label: "start" }
    */
-  fork(id: string, options: { at?: number } & SendOptions = {}): Promise<HandlerInfo> {
+  fork<K extends WorkflowName<W> = WorkflowName<W>>(id: string, options: { at?: number } & SendOptions = {}): Promise<HandlerOf<W, K>> {
     return this.#json("POST", `/api/handlers/${encodeURIComponent(id)}/fork`, options.at !== undefined ? { at: options.at } : {}, options);
   }
 
@@ -315,14 +342,21 @@ export class WorkflowClient {
     }
   }
 
-  /** Waits for the handler to end (following its events) and returns it; `signal` aborts every request it makes. */
-  async wait(id: string, options: { signal?: AbortSignal } = {}): Promise<HandlerInfo> {
-    const current = await this.getHandler(id, options);
+  /**
+   * Waits for the handler to end (following its events) and returns it; `signal` aborts every
+   * request it makes. `K`, as for `getHandler`, names the workflow when you know it.
+   * @example
+   * const started = await client.start("double", { n: 21 });
+   * const done = await client.wait<"double">(started.id);
+   * console.log(done.result); // 42, typed number | undefined
+   */
+  async wait<K extends WorkflowName<W> = WorkflowName<W>>(id: string, options: { signal?: AbortSignal } = {}): Promise<HandlerOf<W, K>> {
+    const current = await this.getHandler<K>(id, options);
     if (FINISHED.has(current.status)) return current;
     for await (const _ of this.streamEvents(id, { after: current.eventCount, ...(options.signal ? { signal: options.signal } : {}) })) {
       // only the end matters
     }
-    return this.getHandler(id, options);
+    return this.getHandler<K>(id, options);
   }
 
   /**
