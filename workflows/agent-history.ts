@@ -6,7 +6,7 @@
  */
 import type { ChatMessage } from "@llamaindex/core/llms";
 import type { Memory, MemoryMessage } from "@llamaindex/core/memory";
-import { isQuestion, messageText, messageTokens, toolCallsOf, toolResultIdOf } from "../src/llm/chat-history.ts";
+import { isQuestion, messageBytes, messageTokens, toolCallsOf, toolResultIdOf } from "../src/llm/chat-history.ts";
 import { agentMessages } from "./agent-memory.ts";
 
 // The history each memory's last run started from, by the memory's first message: the next
@@ -169,7 +169,7 @@ export class RunHistory {
     this.#all.push(message);
     if (isQuestion(message)) this.#lastQuestion = at;
     if (toolResultIdOf(message) === undefined) this.#lastNotResult = at;
-    this.#bytePrefix.push((this.#bytePrefix[at] as number) + Buffer.byteLength(messageText(message)) + 1);
+    this.#bytePrefix.push((this.#bytePrefix[at] as number) + messageBytes(message) + 1);
     this.#sent.push(undefined);
     if (this.#counting) {
       this.#costs.push(0);

@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { Settings } from "@llamaindex/core/global";
 import type { ChatMessage, ToolCall } from "@llamaindex/core/llms";
 import { extractText } from "@llamaindex/core/utils";
+import { thinkingCost } from "./kept-thinking.ts";
 
 // What toolCallsOf gives every message without calls (most of them, asked several times each
 // per turn): one list, frozen, so a caller that added to it would fail instead of giving calls
@@ -80,14 +81,24 @@ const DIGEST_ABOVE = 256; // characters
 const PIECE = 2_000;
 
 /**
- * What the model reads of a message: its text, and for an assistant's tool calls their names and arguments.
- * @example Buffer.byteLength(messageText(message)); // what recentHistory counts before it tokenizes
+ * What the model reads of a message as text: its text, for an assistant's tool calls their
+ * names and arguments, and the text of the thinking it keeps for Claude (sent back with it).
+ * @example messageTokens(message, limit); // tokenizes messageText(message), and adds the thinking's signatures
  */
 export function messageText(message: ChatMessage): string {
   const text = extractText(message.content);
   const calls = toolCallsOf(message);
-  return calls.length === 0 ? text : `${text}${JSON.stringify(calls.map((call) => [call.name, call.input]))}`;
+  const said = calls.length === 0 ? text : `${text}${JSON.stringify(calls.map((call) => [call.name, call.input]))}`;
+  const thinking = thinkingCost(message).text;
+  return thinking === "" ? said : `${thinking}${said}`;
 }
+
+/**
+ * At least the tokens of a message, without tokenizing it: the UTF-8 bytes of its text (no token
+ * is shorter than a byte) and the tokens estimated for its thinking's signatures and redacted data.
+ * @example messageBytes(message) <= tokenLimit; // then the message fits, whatever the tokenizer says
+ */
+export const messageBytes = (message: ChatMessage): number => Buffer.byteLength(messageText(message)) + thinkingCost(message).opaqueTokens;
 
 /** Tokens in a text, with the tokenizer LlamaIndex memory uses (cl100k); past `atMost`, any count over it. */
 function countTokens(text: string, atMost: number): number {
@@ -108,10 +119,13 @@ function countTokens(text: string, atMost: number): number {
  * Tokens of a message as {@link recentHistory} counts them (exactly up to `atMost`; past it, any count over it).
  * @example messageTokens({ role: "user", content: "Hello!" }, 100); // 2
  */
-export const messageTokens = (message: ChatMessage, atMost: number): number => countTokens(messageText(message), atMost);
+export function messageTokens(message: ChatMessage, atMost: number): number {
+  const opaque = thinkingCost(message).opaqueTokens; // signatures and redacted thinking: estimated, never tokenized
+  return opaque + countTokens(messageText(message), Math.max(atMost - opaque, 0));
+}
 
 /**
- * The newest messages whose text (tool calls' arguments included) fits in `tokenLimit` tokens,
+ * The newest messages whose text (tool calls' arguments and kept thinking included) fits in `tokenLimit` tokens,
  * oldest first: the trimming of LlamaIndex `Memory.getLLM`, which we replace because it
  * re-tokenizes every kept message for each message it adds (quadratic in the history), on
  * every LLM call, and can return nothing at all. Here each message is tokenized once, and not
@@ -131,7 +145,7 @@ export function recentHistory(
   tokens: (message: ChatMessage, atMost: number) => number = messageTokens,
 ): ChatMessage[] {
   let bytes = 0;
-  for (let i = messages.length - 1; i >= 0 && bytes <= tokenLimit; i--) bytes += Buffer.byteLength(messageText(messages[i] as ChatMessage)) + 1;
+  for (let i = messages.length - 1; i >= 0 && bytes <= tokenLimit; i--) bytes += messageBytes(messages[i] as ChatMessage) + 1;
   if (bytes <= tokenLimit) return [...messages];
   let question = messages.length - 1;
   while (question >= 0 && !isQuestion(messages[question] as ChatMessage)) question--;

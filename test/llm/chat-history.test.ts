@@ -1,6 +1,6 @@
 import type { ChatMessage } from "@llamaindex/core/llms";
 import { describe, expect, it } from "vitest";
-import { recentHistory, wellFormedHistory } from "../../src/llm/chat-history.ts";
+import { messageTokens, recentHistory, toolResultIdOf, wellFormedHistory } from "../../src/llm/chat-history.ts";
 
 const user = (content: string): ChatMessage => ({ role: "user", content });
 const call = (...ids: string[]): ChatMessage => ({
@@ -38,9 +38,9 @@ describe("wellFormedHistory", () => {
   });
 });
 
-describe("recentHistory", () => {
-  const words = (n: number) => user(Array.from({ length: n }, (_, i) => `word${i}`).join(" "));
+const words = (n: number) => user(Array.from({ length: n }, (_, i) => `word${i}`).join(" "));
 
+describe("recentHistory", () => {
   it("keeps a history that fits, without tokenizing it", () => {
     const history = [user("Hello! My name is Logan."), { role: "assistant", content: "Nice to meet you." } as ChatMessage];
     const tokenize = () => {
@@ -101,5 +101,70 @@ describe("recentHistory", () => {
     const dna = user("ACGT".repeat(250_000)); // one million letters, no spaces: BPE alone is quadratic in a word's length
     const kept = recentHistory([user("earlier"), dna, user("What is this?")], 1000);
     expect(kept).toEqual([user("What is this?")]);
+  });
+});
+
+describe("recentHistory with the thinking Claude's replies keep", () => {
+  /** An assistant message as the Anthropic provider leaves it: its reply's blocks kept in options.anthropic.content. */
+  const thought = (content: string, blocks: unknown[], calls: string[] = []): ChatMessage => ({
+    role: "assistant",
+    content,
+    options: {
+      anthropic: { content: blocks },
+      ...(calls.length > 0 ? { toolCall: calls.map((id) => ({ id, name: "add", input: { x: 1, y: 2 } })) } : {}),
+    } as never,
+  });
+
+  it("counts the thinking text with the tokenizer, and signatures and redacted data at one token per two decoded bytes", () => {
+    const thinking = "The user wants 2123 + 2321, so I add them first.";
+    const message = thought("Adding.", [
+      { type: "thinking", thinking, signature: "S".repeat(400) }, // 300 bytes: 150 tokens
+      { type: "redacted_thinking", data: "R".repeat(800) }, // 600 bytes: 300 tokens
+      { type: "text", text: "Adding." }, // the message's own text: counted once
+    ]);
+    expect(messageTokens(message, 10_000)).toBe(messageTokens(user(`${thinking}Adding.`), 10_000) + 150 + 300);
+  });
+
+  it("trims a reply whose text fits but whose thinking does not", () => {
+    const question = user("What is (2123 + 2321) * 312?");
+    const signed = thought("Hello!", [
+      { type: "thinking", thinking: "", signature: "S".repeat(4000) },
+      { type: "text", text: "Hello!" },
+    ]); // 1500 tokens
+    expect(recentHistory([user("Hi"), signed, question], 1000)).toEqual([question]);
+    const redacted = thought("Hello!", [
+      { type: "redacted_thinking", data: "R".repeat(4000) },
+      { type: "text", text: "Hello!" },
+    ]);
+    expect(recentHistory([user("Hi"), redacted, question], 1000)).toEqual([question]);
+    expect(recentHistory([user("Hi"), thought("Hello!", [{ type: "thinking", thinking: words(1200).content, signature: "" }]), question], 1000)).toEqual([
+      question,
+    ]);
+  });
+
+  it("never sends a tool call its thinking made too big without its results, nor the results without it", () => {
+    const adding = thought(
+      "",
+      [
+        { type: "thinking", thinking: "I will add.", signature: "S".repeat(2000) },
+        { type: "tool_use", id: "a" },
+      ],
+      ["a"],
+    );
+    const answer: ChatMessage = { role: "assistant", content: "1 + 2 = 3." };
+    const next = user("And 2 + 2?");
+    const history = [user("1 + 2?"), adding, result("a"), answer, next];
+    // The call costs 750 tokens: the result fits in 200, its call does not, and it goes too.
+    expect(wellFormedHistory(recentHistory(history, 200))).toEqual([answer, next]);
+    for (const limit of [1, 10, 50, 100, 200, 500, 760, 780, 800, 1000, 5000]) {
+      const sent = wellFormedHistory(recentHistory(history, limit));
+      const at = sent.indexOf(adding);
+      expect(
+        sent.some((message) => toolResultIdOf(message) === "a"),
+        `limit ${limit}`,
+      ).toBe(at >= 0);
+      if (at >= 0) expect(toolResultIdOf(sent[at + 1] as ChatMessage), `limit ${limit}`).toBe("a");
+    }
+    expect(wellFormedHistory(recentHistory(history, 5000))).toEqual(history);
   });
 });

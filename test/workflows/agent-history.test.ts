@@ -6,7 +6,7 @@
  */
 import type { ChatMessage } from "@llamaindex/core/llms";
 import { describe, expect, it } from "vitest";
-import { recentHistory, wellFormedHistory } from "../../src/llm/chat-history.ts";
+import { recentHistory, toolCallsOf, toolResultIdOf, wellFormedHistory } from "../../src/llm/chat-history.ts";
 import { RunHistory, runHistory } from "../../workflows/agent-history.ts";
 import { createMemory } from "@llamaindex/core/memory";
 
@@ -32,16 +32,42 @@ function conversation(next: () => number) {
     if (r < 0.6) {
       const ids = Array.from({ length: 1 + Math.floor(next() * 2) }, () => `call_${++calls}`);
       pending.push(...ids);
+      // Half of the calls keep Claude's thinking, which counts: its text, and its signature or redacted data.
+      const thinking =
+        next() < 0.5
+          ? {
+              anthropic: {
+                content: [
+                  { type: "thinking", thinking: text(), signature: "S".repeat(Math.floor(next() ** 2 * 600)) },
+                  { type: "redacted_thinking", data: "R".repeat(Math.floor(next() * 80)) },
+                ],
+              },
+            }
+          : {};
       return {
         role: "assistant",
         content: next() < 0.3 ? "Let me check." : "",
-        options: { toolCall: ids.map((id) => ({ id, name: "add", input: { x: 1, y: 2 } })) },
+        options: { toolCall: ids.map((id) => ({ id, name: "add", input: { x: 1, y: 2 } })), ...thinking } as never,
       };
     }
     // A result: usually of the newest pending call, sometimes of an unknown one.
     const id = pending.length > 0 && next() < 0.9 ? (pending.shift() as string) : `call_unknown_${Math.floor(next() * 5)}`;
     return { role: "user", content: text(), options: { toolResult: { id, result: "3", isError: false } } };
   };
+}
+
+/** Every tool call sent is followed right away by all its results, and every result sent follows its call. */
+function expectCallsWithTheirResults(sent: readonly ChatMessage[], where: string): void {
+  for (let i = 0; i < sent.length; i++) {
+    const ids = toolCallsOf(sent[i] as ChatMessage).map((call) => call.id);
+    if (ids.length === 0) {
+      expect(toolResultIdOf(sent[i] as ChatMessage), `${where}: a result without its call at ${i}`).toBeUndefined();
+      continue;
+    }
+    const results = sent.slice(i + 1, i + 1 + ids.length).map(toolResultIdOf);
+    expect(results.sort(), `${where}: the results of the call at ${i}`).toEqual([...ids].sort());
+    i += ids.length;
+  }
 }
 
 describe("RunHistory", () => {
@@ -57,7 +83,9 @@ describe("RunHistory", () => {
       for (let step = 0; step < 25; step++) {
         const where = `seed ${seed}, step ${step}, limit ${limit}`;
         expect(history.messages(), where).toEqual(expected);
-        expect(history.wellFormed(), where).toEqual(wellFormedHistory(expected));
+        const sent = history.wellFormed();
+        expect(sent, where).toEqual(wellFormedHistory(expected));
+        expectCallsWithTheirResults(sent, where);
         expect(history.last, where).toBe(expected.at(-1));
         expect(history.length, where).toBe(expected.length);
         const added = Array.from({ length: 1 + Math.floor(next() * 3) }, message);
@@ -67,6 +95,27 @@ describe("RunHistory", () => {
         history.trim();
       }
     }
+  });
+});
+
+describe("RunHistory with the thinking Claude's replies keep", () => {
+  it("trims a reply whose text fits but whose signed thinking does not, as recentHistory does", () => {
+    const question: ChatMessage = { role: "user", content: "What is (2123 + 2321) * 312?" };
+    const signed = {
+      role: "assistant",
+      content: "Hello!",
+      options: {
+        anthropic: {
+          content: [
+            { type: "thinking", thinking: "", signature: "S".repeat(4000) },
+            { type: "text", text: "Hello!" },
+          ],
+        },
+      },
+    } as ChatMessage;
+    const history = new RunHistory([{ role: "user", content: "Hi" }, signed, question], 1000);
+    history.trim();
+    expect(history.messages()).toEqual([question]);
   });
 });
 
@@ -83,7 +132,9 @@ describe("runHistory", () => {
         const expected = recentHistory(await memory.get(), limit);
         const where = `seed ${seed}, run ${run}`;
         expect(history.messages(), where).toEqual(expected);
-        expect(history.wellFormed(), where).toEqual(wellFormedHistory(expected));
+        const sent = history.wellFormed();
+        expect(sent, where).toEqual(wellFormedHistory(expected));
+        expectCallsWithTheirResults(sent, where);
         expect(history.size, where).toBe((await memory.get()).length);
         // The run adds its messages to memory and to its history, as the agent does.
         for (let i = 0; i < 1 + Math.floor(next() * 4); i++) {
