@@ -29,6 +29,7 @@ import type {
 } from "@anthropic-ai/sdk/resources/messages";
 import { ConfigurationError } from "../core/internal.ts";
 import { toolCallsOf } from "./chat-history.ts";
+import { keptReplyBlocks } from "./kept-thinking.ts";
 import { loadProviderPackage } from "./provider-package.ts";
 import { ProviderLLM, callArguments, contentText, finishedCall, toolParameters } from "./provider-llm.ts";
 import type { ProviderModelOptions, ReplyChunk, ReplyRequest } from "./provider-llm.ts";
@@ -55,7 +56,9 @@ export interface AnthropicOptions extends Partial<Omit<ProviderModelOptions, "te
    * thinking counts towards), or `{ type: "adaptive" }` on models that decide how much to think.
    * Default: none sent, the model's own default. The thinking is kept out of the answer's text;
    * read it with {@link anthropicThinking}. With thinking on, the API lets no request force a
-   * tool call, so `responseFormat` offers the `respond` tool without forcing it.
+   * tool call, so `responseFormat` offers the `respond` tool without forcing it. With
+   * `type: "enabled"`, a tool-use loop that began without thinking (saved before thinking was
+   * turned on) is finished without it, as the API requires; the next question thinks again.
    */
   readonly thinking?: ThinkingConfigParam;
 }
@@ -141,7 +144,8 @@ export class Anthropic extends ProviderLLM {
     const { system, messages: turns } = anthropicMessages(messages);
     const body: MessageCreateParamsStreaming = { model: this.model, max_tokens: this.maxTokens ?? DEFAULT_MAX_TOKENS, messages: turns, stream: true };
     if (system) body.system = system;
-    if (this.#options.thinking) body.thinking = this.#options.thinking;
+    const { thinking } = this.#options;
+    if (thinking && !(thinking.type === "enabled" && turnStartedWithoutThinking(turns))) body.thinking = thinking;
     if (tools.length > 0) {
       body.tools = tools.map((tool) => ({
         name: tool.metadata.name,
@@ -268,6 +272,31 @@ const isThinking = (block: { type: string }): block is ThinkingBlockParam | Reda
   block.type === "thinking" || block.type === "redacted_thinking";
 
 /**
+ * Whether `turns` continue an assistant turn that began without thinking: a tool-use loop (the
+ * assistant messages after the last user message that is more than tool results) whose first
+ * message does not start with a thinking block, as one saved before thinking was turned on.
+ *
+ * With manual thinking (`type: "enabled"`) the Messages API refuses such a request ("Expected
+ * `thinking` or `redacted_thinking`, but found `tool_use`"): a tool-use loop is one assistant
+ * turn, with one thinking configuration, and a thinking block cannot be made up (it is signed).
+ * The turn is finished as it began, without thinking, and the next question thinks again. Only
+ * the loop's first message counts: without interleaved thinking Claude thinks once, at the
+ * start of the turn, and its replies to tool results have no thinking. Adaptive thinking is
+ * sent as it is: the model may answer any request without thinking, so the API cannot require it.
+ */
+function turnStartedWithoutThinking(turns: readonly MessageParam[]): boolean {
+  let first: MessageParam | undefined;
+  for (let i = turns.length - 1; i >= 0; i--) {
+    const turn = turns[i] as MessageParam;
+    if (turn.role === "assistant") first = turn;
+    else if (typeof turn.content === "string" || turn.content.some((block) => block.type !== "tool_result")) break;
+  }
+  if (!first) return false;
+  const opening = typeof first.content === "string" ? { type: "text" } : first.content[0];
+  return opening === undefined || !isThinking(opening);
+}
+
+/**
  * The text of Claude's thinking in a reply from {@link Anthropic} (its thinking blocks joined
  * by blank lines), or `""` when it did not think or the thinking was redacted or omitted.
  * @example
@@ -281,10 +310,7 @@ export function anthropicThinking(message: ChatMessage): string {
 }
 
 /** The reply's blocks `message` keeps (`options.anthropic.content`), or none. */
-function keptBlocks(message: ChatMessage): readonly AnthropicReplyBlock[] {
-  const content = (message.options as { anthropic?: { content?: unknown } } | undefined)?.anthropic?.content;
-  return message.role === "assistant" && Array.isArray(content) ? (content as AnthropicReplyBlock[]) : [];
-}
+const keptBlocks = (message: ChatMessage): readonly AnthropicReplyBlock[] => keptReplyBlocks(message) as readonly AnthropicReplyBlock[];
 
 const isObject = (value: unknown): value is object => typeof value === "object" && value !== null && !Array.isArray(value);
 

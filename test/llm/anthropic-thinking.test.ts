@@ -4,6 +4,7 @@
  * before its tool_use blocks, also from a context saved and restored while a call waited.
  */
 import type { ServerResponse } from "node:http";
+import type { ChatMessage } from "@llamaindex/core/llms";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { StreamEvent, ToolApprovalEvent, ToolApprovalRequestEvent } from "../../events/index.ts";
@@ -177,5 +178,106 @@ describe("Anthropic extended thinking with tools", () => {
     expect(() => new Anthropic({ thinking: { type: "enabled", budget_tokens: 8000 } })).toThrow(
       "Anthropic: thinking.budget_tokens (8000) must be less than maxTokens (4096, the default): thinking counts towards the reply's tokens. Raise maxTokens above the budget, e.g. maxTokens: 12096.",
     );
+  });
+});
+
+describe("Anthropic thinking turned on in the middle of a tool-use loop", () => {
+  const approvedAdd = tool({
+    name: "add",
+    description: "Add two numbers.",
+    parameters: z.object({ x: z.number(), y: z.number() }),
+    execute: ({ x, y }) => String(x + y),
+  });
+  const agent = (url: string, thinking?: { type: "enabled"; budget_tokens: number } | { type: "adaptive" }) =>
+    new FunctionCallingAgent({
+      llm: new Anthropic({ apiKey: "test-key", baseURL: url, maxRetries: 0, ...(thinking ? { thinking } : {}) }),
+      tools: [approvedAdd],
+      needsApproval: ["add"],
+    });
+  /** Runs a restored context until it answers, approving every call. */
+  async function approveAll(handler: ReturnType<ReturnType<typeof agent>["run"]>): Promise<string> {
+    for await (const ev of handler.streamEvents()) {
+      if (ev instanceof ToolApprovalRequestEvent) handler.ctx.sendEvent(new ToolApprovalEvent({ approvalId: ev.approvalId, approved: true }));
+    }
+    return String((await handler).response.content);
+  }
+
+  it("finishes a tool turn saved before thinking was on without thinking, and thinks again at the next question", async () => {
+    const wire = await startAnthropicServer({
+      turns: [{ text: "Adding.", calls: [{ name: "add", input: { x: 2123, y: 2321 } }] }, { text: "2123 + 2321 = 4444." }, { text: "You are welcome." }],
+    });
+    server = wire;
+    const saved = await saveOnEvent(agent(wire.url).run({ input: "2123 + 2321?" }), ToolApprovalRequestEvent);
+    expect(wire.requests[0]?.body).not.toHaveProperty("thinking");
+
+    const thinking = { type: "enabled", budget_tokens: 2048 } as const;
+    const restored = agent(wire.url, thinking);
+    const resumed = restored.run(undefined, { ctx: Context.fromJSON(restored, saved) });
+    expect(await approveAll(resumed)).toBe("2123 + 2321 = 4444.");
+    expect(wire.refused).toEqual([]);
+    expect(wire.requests[1]?.body).not.toHaveProperty("thinking"); // the turn began without thinking
+
+    const { response } = await restored.run({ input: "Thanks!" }, { ctx: resumed.ctx });
+    expect(response.content).toBe("You are welcome.");
+    expect(wire.requests[2]?.body).toMatchObject({ thinking });
+    expect(anthropicThinking(response)).toBe("I have what I need to answer.");
+    expect(wire.refused).toEqual([]);
+  });
+
+  it("sends adaptive thinking as it is: the model may leave any reply without thinking, so the API does not ask for it", async () => {
+    const wire = await startAnthropicServer({ turns: [{ calls: [{ name: "add", input: { x: 1, y: 2 } }] }, { text: "1 + 2 = 3." }] });
+    server = wire;
+    const saved = await saveOnEvent(agent(wire.url).run({ input: "1 + 2?" }), ToolApprovalRequestEvent);
+    const restored = agent(wire.url, { type: "adaptive" });
+    expect(await approveAll(restored.run(undefined, { ctx: Context.fromJSON(restored, saved) }))).toBe("1 + 2 = 3.");
+    expect(wire.requests[1]?.body).toMatchObject({ thinking: { type: "adaptive" } });
+    expect(wire.refused).toEqual([]);
+  });
+
+  it("keeps thinking on when the loop began with thinking, though its later replies had none", async () => {
+    const { url, bodies } = await scripted(ANSWER_TURN);
+    const llm = thinkingOn(url);
+    const call = (id: string, blocks?: unknown[]): ChatMessage => ({
+      role: "assistant",
+      content: "",
+      options: { toolCall: [{ id, name: "add", input: { x: 1, y: 2 } }], ...(blocks ? { anthropic: { content: blocks } } : {}) } as never,
+    });
+    const answer = (id: string): ChatMessage => ({ role: "user", content: "3", options: { toolResult: { id, result: "3", isError: false } } });
+    // Without interleaved thinking Claude thinks once per turn: the second call has no thinking block.
+    const first = call("toolu_1", [
+      { type: "thinking", thinking: "Add twice.", signature: SIGNATURE },
+      { type: "tool_use", id: "toolu_1" },
+    ]);
+    await llm.chat({ messages: [{ role: "user", content: "1 + 2, twice?" }, first, answer("toolu_1"), call("toolu_2"), answer("toolu_2")], tools: [add] });
+    expect(bodies[0]).toMatchObject({ thinking: { type: "enabled", budget_tokens: 2048 } });
+  });
+
+  it("is refused by the test server as the API refuses it: the loop's first assistant message must start with thinking", async () => {
+    const wire = await startAnthropicServer({ turns: [{ text: "3" }] });
+    server = wire;
+    const body = {
+      model: "claude-sonnet-5-5",
+      max_tokens: 4096,
+      stream: true,
+      thinking: { type: "enabled", budget_tokens: 2048 },
+      messages: [
+        { role: "user", content: "1 + 2?" },
+        {
+          role: "assistant",
+          content: [
+            { type: "text", text: "Adding." },
+            { type: "tool_use", id: "toolu_1", name: "add", input: { x: 1, y: 2 } },
+          ],
+        },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "3" }] },
+      ],
+    };
+    const response = await fetch(`${wire.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": "test-key", "anthropic-version": "2023-06-01" },
+      body: JSON.stringify(body),
+    });
+    expect(response.status).toBe(400);
+    expect(wire.refused[0]).toMatch(/^messages\.1\.content\.0\.type: Expected `thinking` or `redacted_thinking`, but found `text`\./);
   });
 });

@@ -6,9 +6,11 @@
  * bodies, and streams scripted turns as the API's server-sent events: `message_start` (usage),
  * `content_block_start`/`_delta`/`_stop` for text and `tool_use` blocks (input as
  * `input_json_delta` fragments), `message_delta` (stop reason, cumulative usage), `message_stop`.
- * A request with `thinking` on gets a signed `thinking` block first in each reply, and is refused
- * as the API refuses it when its last assistant turn called tools without its thinking block
- * first, or a thinking block is not as the server signed it, or `tool_choice` forces a tool.
+ * A request with `thinking` on gets a signed `thinking` block first in each reply (as with
+ * interleaved thinking), and is refused as the API refuses it when a thinking block is not as
+ * the server signed it, or `tool_choice` forces a tool, or, with manual thinking
+ * (`type: "enabled"`), the assistant turn it continues (the tool-use loop since the last user
+ * message that is more than tool results) does not start with a thinking block.
  */
 import type { ServerResponse } from "node:http";
 import { isObject, sendJSON, startWireServer, turnUsage } from "./wire-server.ts";
@@ -153,11 +155,23 @@ function unsignedThinking(request: WireRequest, signed: ReadonlyMap<string, stri
         return `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
     }
   }
-  const last = body.messages.findLast((message) => message.role === "assistant");
-  const blocks = Array.isArray(last?.content) ? (last.content as { type: string }[]) : [];
-  if (on && blocks.some((block) => block.type === "tool_use") && blocks[0]?.type !== "thinking" && blocks[0]?.type !== "redacted_thinking")
-    return `messages.${body.messages.lastIndexOf(last as never)}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${blocks[0]?.type}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`;
-  return undefined;
+  // Manual thinking only: adaptive thinking may answer any request without thinking, so a turn
+  // that began without it is one the API itself makes.
+  if (!on || (body.thinking as { type?: unknown }).type !== "enabled") return undefined;
+  // The assistant turn being continued: the messages after the last user message that is more
+  // than tool results. Its first message must start with thinking; later ones need not (without
+  // interleaved thinking Claude thinks once, at the start of the turn).
+  let first = -1;
+  for (let i = body.messages.length - 1; i >= 0; i--) {
+    const message = body.messages[i] as { role: string; content: unknown };
+    if (message.role === "assistant") first = i;
+    else if (!Array.isArray(message.content) || (message.content as { type: string }[]).some((block) => block.type !== "tool_result")) break;
+  }
+  if (first < 0) return undefined;
+  const content = body.messages[first]?.content;
+  const opening = typeof content === "string" ? "text" : (content as { type: string }[])[0]?.type;
+  if (opening === "thinking" || opening === "redacted_thinking") return undefined;
+  return `messages.${first}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${opening}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`;
 }
 
 function stream(res: ServerResponse, turn: WireTurn, index: number, model: string, thinking?: string): void {
