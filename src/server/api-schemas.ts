@@ -10,7 +10,7 @@ export const startBody = z.object({
   context: jsonObject
     .optional()
     .describe(
-      "A saved context (ctx.toJSON(), or GET /api/handlers/:id/context) to run in. One saved mid-run continues that run (then no input) only where the server allows it (acceptMidRunContexts), with its approvals asked again.",
+      "A saved context (ctx.toJSON(), or GET /api/handlers/:id/context) to run in. One saved mid-run continues that run (then no input) only where the server allows it (acceptMidRunContexts), with its approvals asked again and its events checked against their schemas.",
     ),
   continueFrom: z
     .string()

@@ -8,14 +8,16 @@ import { jsonSchema } from "./json-schema.ts";
 
 /**
  * The message of the 400 refusing an event's data: its problems, then what the event takes.
+ * `at`: where the event sits, for one inside a context (`run.queued["ship"][0]`).
  * @example
  * eventFieldsRefusal("Answer", answerSchema, [{ path: "data.response", message: "Invalid input: expected string, received undefined" }]);
  * // 'The Answer does not fit its schema: data.response: Invalid input: expected string, received undefined. Answer takes { response: string } (its JSON Schema is in GET /api/workflows).'
  */
-export function eventFieldsRefusal(type: string, schema: EventSchema, problems: readonly EventFieldProblem[]): string {
+export function eventFieldsRefusal(type: string, schema: EventSchema, problems: readonly EventFieldProblem[], at?: string): string {
   const listed = problems.map((p) => `${p.path}: ${p.message}`).join("; ");
   const takes = fieldsTaken(schema);
-  return `The ${type} does not fit its schema: ${listed}. ${type} takes ${takes ?? "the fields of its schema"} (its JSON Schema is in GET /api/workflows).`;
+  const which = at === undefined ? type : `${type} at ${at}`;
+  return `The ${which} does not fit its schema: ${listed}. ${type} takes ${takes ?? "the fields of its schema"} (its JSON Schema is in GET /api/workflows).`;
 }
 
 /** `{ response: string, tone?: string }`: the top-level fields of a schema, from its JSON Schema; undefined when it has none to show. */

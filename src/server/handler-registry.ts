@@ -34,6 +34,7 @@ import {
   useJournal,
 } from "../core/internal.ts";
 import type { CheckedEventFields, ContextJSON, EventSchema, Event, EventClass, WorkflowHandler, AnyWorkflow } from "../core/internal.ts";
+import { checkContextEvents } from "./context-events.ts";
 import { eventFieldsRefusal } from "./event-fields.ts";
 import type { Checkpoint, ForkOrigin, HandlerInfo, HandlerStatus, JsonObject, StreamedEvent } from "../client/types.ts";
 import { FINAL_STATUSES, ServedHandler, isoNow, stackOf } from "./served-handler.ts";
@@ -189,6 +190,12 @@ export class HandlerRegistry {
         "mid_run_context_refused",
         "This server does not continue runs from contexts that clients send: a context saved mid-run holds what the run was about to do. Send a context saved after a run (a conversation), or continue a run of this server with continueFrom; the operator can allow mid-run contexts (acceptMidRunContexts), whose approvals are then asked again.",
       );
+    if (ctx?.hasSavedRun) {
+      // Its events go into the run as if sent in: each must fit its schema, as POST …/events asks of one.
+      const checked = checkContextEvents(wf, ctx);
+      if (!checked.ok) throw new ServerRequestError(400, "invalid_context", checked.message);
+      ctx = checked.ctx;
+    }
     const checked = input === undefined ? undefined : wf.inputSchema ? parseInput(wf, input) : input;
     const shadowing = checked && shadowingField(checked, wf.workflow.graph.startEvent);
     if (shadowing !== undefined)

@@ -48,7 +48,9 @@ export interface WorkflowServerOptions {
    * Lets `start` take a context saved in the middle of a run (`{ context }` with `running:
    * true`) and continue that run. Default `false`: such a start gets 403. A client's context
    * is never the run's record: when allowed, its steps' recorded work and early answers are
-   * dropped (`untrustedContext`), so its steps work again and every approval is asked again.
+   * dropped (`untrustedContext`), so its steps work again and every approval is asked again,
+   * and each of its events is checked against its type's schema as one sent in is (400
+   * `invalid_context` for one that does not fit).
    */
   readonly acceptMidRunContexts?: boolean;
   /** CORS for `/api`: the origins browsers may call it from (`"*"` for any). Default: none (same origin only). */
