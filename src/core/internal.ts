@@ -28,7 +28,7 @@ export { ContextSerdeError, DEFAULT_CODECS, decodeEvent, decodeValue, encodeEven
 export type { Codecs, Json, SavedEvent } from "./serialize.ts";
 export type { OnceResult } from "./step-once.ts";
 export { newRunId } from "./run-id.ts";
-export { heldEventList, heldEvents, stillAsks, takenAtOnce } from "./run-waits.ts";
+export { heldEventList, heldEvents, stillAsks, takenAtOnce, waitsAnswered } from "./run-waits.ts";
 export { checkTimeout, startTimer } from "./timers.ts";
 export { untrustedContext } from "./untrusted-context.ts";
 export { describeValue, maskCredentials, quoteInput } from "./user-text.ts";

@@ -209,6 +209,17 @@ export function stillAsks(state: RunState, question: Event): boolean {
 }
 
 /**
+ * How many of the run's waits `event` answers if it is sent now. It goes to the first; a caller
+ * that lets someone choose between questions (an approval, by its id) needs it to be one.
+ * @example if (waitsAnswered(run.state, answer) > 1) throw new Error("the answer fits more than one question");
+ */
+export function waitsAnswered(state: RunState, event: Event): number {
+  let count = 0;
+  for (const waiter of state.waiters) if (matches(waiter, event)) count++;
+  return count;
+}
+
+/**
  * Whether the run takes `event` at once if it is sent now: a wait it answers, or steps that
  * accept its class, each with a worker free. Else it would be kept (for a later wait, or queued
  * for a busy step), and count in {@link heldEvents}.

@@ -31,6 +31,7 @@ import {
   stillAsks,
   takenAtOnce,
   untrustedContext,
+  waitsAnswered,
   useJournal,
 } from "../core/internal.ts";
 import type { CheckedEventFields, ContextJSON, EventSchema, Event, EventClass, WorkflowHandler, AnyWorkflow } from "../core/internal.ts";
@@ -641,6 +642,14 @@ export class HandlerRegistry {
       );
     const wf = this.workflow(served.state.workflow);
     const run = runOf(live.ctx);
+    const Answer = approvalAnswerOf(wf.workflow);
+    // An approval is answered by its id: one that several open questions share (a context a
+    // client edited can ask a DELETE under the id of a GET, and the handler shows the last
+    // asked) would go to the first asked, whichever the human meant. None is taken.
+    if (Answer && event instanceof Answer && run) {
+      const questions = waitsAnswered(run.state, event);
+      if (questions > 1) throw ambiguousApproval(served, (event as { approvalId?: unknown }).approvalId, questions);
+    }
     // What the run takes now costs it nothing to hold; anything else is kept, in memory and in every save, until taken.
     if (run && !takenAtOnce(run.state, event)) {
       const steps = stepsTakingFromOutside(wf);
@@ -649,7 +658,6 @@ export class HandlerRegistry {
       const size = eventBytes(event, wf.workflow.codecs);
       if (held + size > this.#maxPendingEventBytes) throw tooManyPendingBytes(served, held, size, this.#maxPendingEventBytes);
     }
-    const Answer = approvalAnswerOf(wf.workflow);
     let taken!: (saved: Taken) => void;
     const recorded = new Promise<Taken>((resolve) => (taken = resolve));
     // Only the workflow's own answer is an approval decision: another event carrying an approvalId is recorded as what it is.
@@ -854,6 +862,16 @@ function notSavedEvent(served: ServedHandler, why: string): ServerRequestError {
     500,
     "not_saved",
     `Handler ${id} took the event, but ${why}, so a restart would lose it. The run goes on with it on this server for now. Check the store (free disk space, the database reachable); if the run asks for the event again (GET /api/handlers/${id} lists what it waits for), send it again.`,
+  );
+}
+
+/** The answer to an approval answer that more than one open question of the run would take: nothing was done with it. */
+function ambiguousApproval(served: ServedHandler, approvalId: unknown, questions: number): ServerRequestError {
+  const id = served.state.id;
+  return new ServerRequestError(
+    409,
+    "ambiguous_approval",
+    `Handler ${id} asks ${questions} questions under approvalId ${JSON.stringify(approvalId)}, so an answer to it cannot say which it answers: none is taken. The run was given a context in which several questions share one id; cancel it (POST /api/handlers/${id}/cancel) and start it again from its input.`,
   );
 }
 
