@@ -8,14 +8,15 @@ import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
 import { ToolApprovalEvent, ToolApprovalRequestEvent } from "../events/index.ts";
 import { StepflowError } from "../src/index.ts";
 import type { Context } from "../src/index.ts";
-import { argumentsAsRun, toolCallProblem } from "../src/tools/tool-calls.ts";
+import { argumentsAsRun, toolCallProblem, withToolCallInput } from "../src/tools/tool-calls.ts";
 import type { ToolSource } from "../src/tools/tool-calls.ts";
 import { describeValue } from "../src/core/internal.ts";
 import { RECORDS } from "./agent-records.ts";
 
 /**
  * Which tool calls need a human's yes: tool names, or a test of each call (synchronous, from
- * the call's name and arguments).
+ * the call's name and arguments; arguments that came as JSON text are given as the object the
+ * tool runs with).
  * @example
  * const needsApproval: NeedsApproval = (call) => (call.input as { method?: string }).method !== "GET";
  */
@@ -106,7 +107,10 @@ export class ToolApprovalPolicy {
   #asks(call: ToolCall): boolean {
     let answer: unknown;
     try {
-      answer = (this.#test as (call: ToolCall) => boolean)(call);
+      // Arguments sent as JSON text are tested as the object the tool runs with: the model's
+      // replies are given so (stream-reply.ts), and a call in a saved context must be too, or
+      // `call.input.method` would read nothing of '{"method":"DELETE"}'.
+      answer = (this.#test as (call: ToolCall) => boolean)(withToolCallInput(call));
     } catch (error) {
       throw new ToolApprovalError(`needsApproval threw for the call to ${call.name}: ${error instanceof Error ? error.message : String(error)}`, call.name, {
         cause: error,
