@@ -153,7 +153,10 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
           responses: {
             "202": ok("Sent, and saved: a restart or another server taking the run over has it.", { type: "object" }),
             "403": ok("The workflow does not accept this event type from outside a run.", ref("Error")),
-            "409": ok(`The handler has ended, or another server runs it; or ${KEY_IN_USE}`, ref("Error")),
+            "409": ok(
+              `The handler has ended, or another server runs it; or the event is an approval answer that more than one open question of the run would take (ambiguous_approval: nothing taken); or ${KEY_IN_USE}`,
+              ref("Error"),
+            ),
             "429": ok(
               "The run holds as many events sent in as it may, by count (too_many_pending_events: maxPendingEvents) or by bytes of JSON (too_many_pending_event_bytes: maxPendingEventBytes), and would not take this one now; nothing was done with it.",
               ref("Error"),
@@ -170,7 +173,10 @@ export function openApiDocument(workflows: ReadonlyMap<string, ServedWorkflow>):
           requestBody: body(approvalBody),
           responses: {
             "202": ok("Sent, and saved: a restart or another server taking the run over has it.", ref("HandlerInfo")),
-            "409": ok(`The handler has ended, or another server runs it; or ${KEY_IN_USE}`, ref("Error")),
+            "409": ok(
+              `The handler has ended, or another server runs it; or more than one open question of the run has this approvalId (ambiguous_approval: nothing taken); or ${KEY_IN_USE}`,
+              ref("Error"),
+            ),
             "500": ok("The run took the answer but the store did not save it (not_saved).", ref("Error")),
             ...errors,
           },
