@@ -55,6 +55,9 @@ export type StartEvent<T extends object = Record<string, unknown>> = InstanceTyp
  */
 export class StopEvent<R = unknown> extends BaseEvent {
   declare result: R;
+  // Type-only (never set): a private member makes the type nominal, so that `@step` can tell a
+  // StopEvent class from an event class that merely has a `result` field.
+  declare private readonly stopEventBrand: true;
   constructor(...args: undefined extends R ? [fields?: { result?: R }] : [fields: { result: R }]) {
     super(args[0] ?? { result: undefined });
   }

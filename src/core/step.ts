@@ -6,7 +6,7 @@
  */
 import type { Context } from "./context.ts";
 import { Event, isSubclassOf } from "./event.ts";
-import type { EventClass, EventOf } from "./event.ts";
+import type { EventClass, EventOf, StopEvent } from "./event.ts";
 import { ConfigurationError, WorkflowRuntimeError, WorkflowValidationError } from "./errors.ts";
 import { checkTimeout } from "./timers.ts";
 import { describeValue } from "./user-text.ts";
@@ -50,12 +50,41 @@ export interface StepConfig<
 
 // A method-shaped type: methods are checked bivariantly, so a step may narrow the StartEvent
 // it accepts to `StartEvent<{ input: string }>`.
-type StepMethod<This, A extends readonly EventClass[], E extends readonly EventClass[], R extends ResourceMap = {}> = {
-  bivarianceHack(this: This, ctx: Context, ev: EventOf<A[number]>, resources: ResourceValues<R>): Promise<EventOf<E[number]> | void>;
+type StepMethod<This, A extends readonly EventClass[], E extends readonly EventClass[], R extends ResourceMap = {}, Result = ResultOf<This>> = {
+  bivarianceHack(this: This, ctx: Context, ev: EventOf<A[number]>, resources: ResourceValues<R>): Promise<Emitted<E, Result> | void>;
 }["bivarianceHack"];
 
-/** A step function for `workflow.addStep`, checked against `accepts`/`emits` (and given its `resources`) like `@step` methods. */
-export type StepFunction<A extends readonly EventClass[], E extends readonly EventClass[], R extends ResourceMap = {}> = StepMethod<unknown, A, E, R>;
+/**
+ * The result type `Result` of a workflow class `Workflow<In, Result>`, read from its `run()`
+ * (a structural match keeps this module free of workflow.ts); `unknown` for anything else.
+ */
+type ResultOf<This> = This extends { run(...args: never[]): PromiseLike<infer Result> } ? Result : unknown;
+
+/**
+ * What a step declaring `emits: E` may return in a workflow whose result type is `Result`.
+ * `await run()` gives a plain StopEvent's `result`, so that must be a `Result`; it gives a
+ * StopEvent subclass's event itself, so that event must be a `Result`. Other events are as declared.
+ */
+type Emitted<E extends readonly EventClass[], Result> = { [K in keyof E]: EmittedBy<E[K], Result> }[number];
+type EmittedBy<C, Result> =
+  IsStopEventClass<C> extends true ? StopEvent<Result> : EventOf<C> extends StopEvent ? (EventOf<C> extends Result ? EventOf<C> : never) : EventOf<C>;
+type IsStopEventClass<C> = [C] extends [typeof StopEvent] ? ([typeof StopEvent] extends [C] ? true : false) : false;
+
+/**
+ * A step function for `workflow.addStep`, checked against `accepts`/`emits` (and given its
+ * `resources`) like `@step` methods; with `Result`, a StopEvent it returns is checked against
+ * the workflow's result type as well (`addStep` passes it).
+ * @example
+ * const double: StepFunction<[typeof StartEvent], [typeof StopEvent], {}, number> =
+ *   async (_ctx, ev: StartEvent<{ n: number }>) => new StopEvent({ result: ev.n * 2 });
+ */
+export type StepFunction<A extends readonly EventClass[], E extends readonly EventClass[], R extends ResourceMap = {}, Result = unknown> = StepMethod<
+  unknown,
+  A,
+  E,
+  R,
+  Result
+>;
 
 /** The function a step runs. */
 export type StepHandler = (ctx: Context, ev: Event, resources: Record<string, unknown>) => Promise<Event | void> | Event | void;
@@ -77,7 +106,8 @@ export interface StepDefinition {
 /** The decorator returned by {@link step}; it type-checks the method under both conventions. */
 export interface StepDecorator<A extends readonly EventClass[], E extends readonly EventClass[], R extends ResourceMap = {}> {
   <This, M extends StepMethod<This, A, E, R>>(method: M, context: ClassMethodDecoratorContext<This, M>): void;
-  <M extends StepMethod<unknown, A, E, R>>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<M>): void;
+  // `target` is the class's prototype, typed as an instance: that is how the workflow's result type is reached.
+  <This extends object, M extends StepMethod<This, A, E, R>>(target: This, key: string | symbol, descriptor: TypedPropertyDescriptor<M>): void;
 }
 
 const STEP_CONFIG = Symbol.for("stepflow.step");

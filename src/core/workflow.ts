@@ -165,7 +165,7 @@ export class Workflow<TInput extends object = Record<string, unknown>, TResult =
   addStep<const A extends readonly EventClass[], const E extends readonly EventClass[], const R extends ResourceMap = {}>(
     name: string,
     config: StepConfig<A, E, R>,
-    handler: StepFunction<A, E, R>,
+    handler: StepFunction<A, E, R, TResult>,
   ): this {
     if (this.#graph)
       throw new WorkflowRuntimeError(

@@ -333,7 +333,7 @@ describe("failures", () => {
     class Loose extends Workflow<{}, string> {
       @step({ accepts: [StartEvent], emits: [StopEvent] })
       async start() {
-        return new Stray() as unknown as StopEvent;
+        return new Stray() as unknown as StopEvent<string>;
       }
     }
     const run = new Loose({ timeout: null }).run({});

@@ -12,7 +12,7 @@ describe("recovery steps (catchErrors)", () => {
         return new Query({ q: "cats" });
       }
       @step({ accepts: [Query], emits: [StopEvent], retry: { maxAttempts: 2 } })
-      async fetch(_ctx: Context, _ev: Query): Promise<StopEvent> {
+      async fetch(_ctx: Context, _ev: Query): Promise<StopEvent<string>> {
         attempts++;
         throw new Error("server down");
       }
@@ -35,7 +35,7 @@ describe("recovery steps (catchErrors)", () => {
         return new Query({ q: "x" });
       }
       @step({ accepts: [Query], emits: [StopEvent] })
-      async fetch(): Promise<StopEvent> {
+      async fetch(): Promise<StopEvent<string>> {
         throw new Error("still down");
       }
       @step({ accepts: [StepFailedEvent], emits: [Query], catchErrors: { maxRecoveries: 2 } })

@@ -77,7 +77,7 @@ describe("lifecycle events", () => {
   it("a run that fails ends the stream with a failed RunEndedEvent", async () => {
     class Broken extends Workflow<{}, string> {
       @step({ accepts: [StartEvent], emits: [StopEvent] })
-      async boom(): Promise<StopEvent> {
+      async boom(): Promise<StopEvent<string>> {
         throw new TypeError("no such thing");
       }
     }

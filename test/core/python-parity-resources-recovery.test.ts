@@ -177,7 +177,7 @@ describe("validation of recovery steps", () => {
   it("refuses two wildcard recovery steps", () => {
     class Flow extends Workflow<{}, string> {
       @step({ accepts: [StartEvent], emits: [StopEvent] })
-      async go(): Promise<StopEvent> {
+      async go(): Promise<StopEvent<string>> {
         throw new Error("down");
       }
       @step({ accepts: [StepFailedEvent], emits: [StopEvent], catchErrors: {} })
@@ -199,7 +199,7 @@ describe("validation of recovery steps", () => {
         return new Work();
       }
       @step({ accepts: [Work], emits: [StopEvent] })
-      async fetch(): Promise<StopEvent> {
+      async fetch(): Promise<StopEvent<string>> {
         throw new Error("down");
       }
       @step({ accepts: [StepFailedEvent], emits: [StopEvent], catchErrors: { forSteps: ["fetch"] } })
@@ -215,7 +215,7 @@ describe("validation of recovery steps", () => {
 
     class Fine extends Workflow<{}, string> {
       @step({ accepts: [StartEvent], emits: [StopEvent] })
-      async go(): Promise<StopEvent> {
+      async go(): Promise<StopEvent<string>> {
         throw new Error("down");
       }
       @step({ accepts: [StepFailedEvent], emits: [StopEvent], catchErrors: { forSteps: ["go"] } })

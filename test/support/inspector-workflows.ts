@@ -25,7 +25,7 @@ export function siblingsWorkflow(message: string): Workflow<Record<string, never
     }
 
     @step({ accepts: [Fast], emits: [StopEvent] })
-    async fast(_ctx: Context, _ev: Fast): Promise<StopEvent> {
+    async fast(_ctx: Context, _ev: Fast): Promise<StopEvent<string>> {
       await new Promise((resolve) => setImmediate(resolve)); // after the start step has finished
       throw new Error(message);
     }
