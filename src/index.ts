@@ -4,7 +4,7 @@
  * import { Workflow, step, StartEvent, StopEvent, type Context } from "stepflow";
  */
 export { Event, StartEvent, StopEvent, InputRequiredEvent, HumanResponseEvent, eventTypeName, isEvent } from "./core/event.ts";
-export type { EventArgs, EventClass, EventOf, FieldEventClass, StopEventWithFields } from "./core/event.ts";
+export type { EventArgs, EventClass, EventOf, FieldEventClass, ReceivedEvent, StopEventWithFields } from "./core/event.ts";
 export { checkEventFields, eventSchemaOf } from "./core/event-schema.ts";
 export type { CheckedEventFields, EventFieldProblem, EventSchema } from "./core/event-schema.ts";
 export { step } from "./core/step.ts";

@@ -23,10 +23,7 @@ class OrderFlow extends Workflow<Order, { shipped: boolean; item: string; quanti
   async confirm(ctx: Context, ev: StartEvent<Order>) {
     const question = new InputRequiredEvent({ prefix: `Ship ${ev.quantity} × ${ev.item}${ev.express ? " by express" : ""}? (yes/no)` });
     const answer = await ctx.waitForEvent(HumanResponseEvent, { waiterEvent: question });
-    const shipped =
-      String((answer as { response?: unknown }).response)
-        .trim()
-        .toLowerCase() === "yes";
+    const shipped = String(answer.response).trim().toLowerCase() === "yes";
     return new StopEvent({ result: { shipped, item: ev.item, quantity: ev.quantity, note: shipped ? "on its way" : "cancelled by the clerk" } });
   }
 }

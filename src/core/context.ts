@@ -2,7 +2,7 @@
  * The context of a workflow: a store that outlives runs (memory across turns) and, while a
  * run is in progress, the run's operations (send, stream, collect, wait, signal).
  */
-import type { Event, EventClass, EventOf } from "./event.ts";
+import type { Event, EventClass, ReceivedEvent } from "./event.ts";
 import { eventTypeName } from "./event.ts";
 import { ConfigurationError, ContextStateError, WorkflowRuntimeError } from "./errors.ts";
 import type { Run, StepExecution } from "./run.ts";
@@ -35,8 +35,8 @@ export interface StepExecutionInfo {
 }
 
 export interface WaitForEventOptions<E extends Event> {
-  /** Fields the awaited event must have (compared with `===`). */
-  readonly requirements?: Partial<Record<keyof E & string, unknown>>;
+  /** Fields the awaited event must have, each a value of its field's type (arrays and plain objects compared by content). */
+  readonly requirements?: { readonly [K in keyof E & string]?: E[K] };
   /** Seconds to wait before failing with `WorkflowTimeoutError`. */
   readonly timeout?: number;
   /**
@@ -169,8 +169,8 @@ export class Context<S extends object = Record<string, unknown>> {
     event: Event,
     types: T,
     options?: { readonly bufferId?: string },
-  ): { -readonly [K in keyof T]: EventOf<T[K]> } | null;
-  collectEvents<C extends EventClass>(event: Event, type: C, options: { readonly count: number; readonly bufferId?: string }): EventOf<C>[] | null;
+  ): { -readonly [K in keyof T]: ReceivedEvent<T[K]> } | null;
+  collectEvents<C extends EventClass>(event: Event, type: C, options: { readonly count: number; readonly bufferId?: string }): ReceivedEvent<C>[] | null;
   collectEvents(event: Event, types: readonly EventClass[] | EventClass, options?: { readonly bufferId?: string; readonly count?: number }): Event[] | null {
     const run = this.#activeRun("collectEvents");
     if (!this.#execution) throw new ContextStateError("collectEvents: call it from a step (with the ctx the step was given); it buffers events per step.");
@@ -194,11 +194,11 @@ export class Context<S extends object = Record<string, unknown>> {
    *   waiterEvent: new InputRequiredEvent({ prefix: "Fire Lawson? (yes/no)" }),
    * });
    */
-  waitForEvent<C extends EventClass>(type: C, options: WaitForEventOptions<EventOf<C>> = {}): Promise<EventOf<C>> {
+  waitForEvent<C extends EventClass>(type: C, options: WaitForEventOptions<ReceivedEvent<C>> = {}): Promise<ReceivedEvent<C>> {
     const run = this.#activeRun("waitForEvent");
     if (options.timeout !== undefined)
       checkTimeout(options.timeout, "timeout", "or leave it out to wait forever", `waitForEvent(${eventTypeName(type)}): timeout`);
-    return run.waitFor(type, options.requirements, options.timeout, options.waiterEvent, this.#execution) as Promise<EventOf<C>>;
+    return run.waitFor(type, options.requirements, options.timeout, options.waiterEvent, this.#execution) as Promise<ReceivedEvent<C>>;
   }
 
   /**

@@ -13,6 +13,18 @@ export type EventClass<E extends Event = Event> = abstract new (...args: never[]
 /** The event types a class makes, for `accepts`/`emits` lists. */
 export type EventOf<C> = C extends abstract new (...args: never[]) => infer E ? E : never;
 
+/**
+ * The event `ctx.waitForEvent(C)` and `ctx.collectEvents` give for the class `C`: its
+ * instances, fields typed. A class given without fields, such as `HumanResponseEvent`
+ * rather than `HumanResponseEvent<{ response: string }>` or a subclass, says nothing of the
+ * event's fields: each reads as `unknown`, to be checked before use.
+ * @example
+ * const answer = await ctx.waitForEvent(HumanResponseEvent); // ReceivedEvent<typeof HumanResponseEvent>
+ * const approved = answer.response === "yes"; // answer.response: unknown
+ * const typed = await ctx.waitForEvent(HumanResponseEvent<{ response: string }>); // typed.response: string
+ */
+export type ReceivedEvent<C> = C extends FieldEventClass<infer Base> ? Base & Record<string, unknown> : EventOf<C>;
+
 class BaseEvent {
   constructor(fields?: object) {
     if (fields !== undefined) Object.assign(this, fields);

@@ -23,7 +23,7 @@ export class ThreeQuestions extends Workflow<object, string> {
     const first = await ctx.waitForEvent(Decision, { waiterEvent: new InputRequiredEvent({ prefix: "First?" }) });
     const second = await ctx.waitForEvent(Decision, { waiterEvent: new InputRequiredEvent({ prefix: "Second?" }) });
     const third = await ctx.waitForEvent(HumanResponseEvent, { waiterEvent: new InputRequiredEvent({ prefix: "Third?" }) });
-    return new StopEvent({ result: `${first.yes} ${second.yes} ${String((third as { response?: unknown }).response)}` });
+    return new StopEvent({ result: `${first.yes} ${second.yes} ${String(third.response)}` });
   }
 }
 
