@@ -67,7 +67,10 @@ type ResultOf<This> = This extends { run(...args: never[]): PromiseLike<infer Re
  */
 type Emitted<E extends readonly EventClass[], Result> = { [K in keyof E]: EmittedBy<E[K], Result> }[number];
 type EmittedBy<C, Result> =
-  IsStopEventClass<C> extends true ? StopEvent<Result> : EventOf<C> extends StopEvent ? (EventOf<C> extends Result ? EventOf<C> : never) : EventOf<C>;
+  IsStopEventClass<C> extends true ? StoppedWith<Result> : EventOf<C> extends StopEvent ? (EventOf<C> extends Result ? EventOf<C> : never) : EventOf<C>;
+// `new StopEvent()` is a `StopEvent<unknown>` (nothing to infer its result from): a workflow
+// whose result is `void` or `undefined` takes it, as its result is never read.
+type StoppedWith<Result> = [Result] extends [void] ? StopEvent : StopEvent<Result>;
 type IsStopEventClass<C> = [C] extends [typeof StopEvent] ? ([typeof StopEvent] extends [C] ? true : false) : false;
 
 /**

@@ -44,3 +44,22 @@ it("a StopEvent's result of the declared type compiles; another type, or a StopE
   }
   expect((await new Review({ timeout: 10 }).run({})).approved).toBe(false);
 });
+
+it("a workflow whose result is void ends with a bare new StopEvent(); one that may be a string does not", async () => {
+  class Fire extends Workflow<{}, void> {
+    @step({ accepts: [StartEvent], emits: [StopEvent] })
+    async fire(_ctx: Context) {
+      return new StopEvent();
+    }
+  }
+  expect(await new Fire({ timeout: 10 }).run({})).toBeUndefined();
+
+  class Maybe extends Workflow<{}, string | undefined> {
+    // @ts-expect-error -- a result that may be a string is checked: write new StopEvent({ result: undefined })
+    @step({ accepts: [StartEvent], emits: [StopEvent] })
+    async maybe(_ctx: Context) {
+      return new StopEvent();
+    }
+  }
+  expect(new Maybe().graph.steps.has("maybe")).toBe(true);
+});

@@ -23,6 +23,31 @@ describe("a StopEvent's result is checked against the workflow's result type", (
     expect(result).toBe(42);
   });
 
+  it("a workflow whose result is void or undefined ends with a bare new StopEvent()", async () => {
+    class Fire extends Workflow<{}, void> {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async fire(_ctx: Context) {
+        return new StopEvent();
+      }
+    }
+    class Quiet extends Workflow<{}, undefined> {
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async quiet(_ctx: Context) {
+        return new StopEvent();
+      }
+    }
+    class Maybe extends Workflow<{}, string | undefined> {
+      // @ts-expect-error -- a result that may be a string is checked: write new StopEvent({ result: undefined })
+      @step({ accepts: [StartEvent], emits: [StopEvent] })
+      async maybe(_ctx: Context) {
+        return new StopEvent();
+      }
+    }
+    expect(await new Fire({ timeout: 10 }).run({})).toBeUndefined();
+    expect(await new Quiet({ timeout: 10 }).run({})).toBeUndefined();
+    expect(new Maybe().graph.steps.has("maybe")).toBe(true);
+  });
+
   it("a StopEvent with a result of another type is a compile error", async () => {
     class Mislabelled extends Workflow<{}, number> {
       // @ts-expect-error -- the result is a string; the workflow declares number
