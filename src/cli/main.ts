@@ -14,7 +14,7 @@ import type { ServeOptions } from "./serve.ts";
 import type { ChatOptions } from "./chat.ts";
 import { NoSuchSessionError, UsageError } from "./errors.ts";
 import { packageVersion } from "./version.ts";
-import { API_AUTHORIZATION } from "./rest-api-setup.ts";
+import { API_AUTHORIZATION, apiHeaderVariables } from "./rest-api-setup.ts";
 import { KEY_VARIABLES, PROVIDERS, chooseProvider } from "./provider.ts";
 import type { Provider } from "./provider.ts";
 import type { Terminal } from "./render.ts";
@@ -49,6 +49,7 @@ interface MainOptions {
   database?: string;
   openapi?: string;
   api?: string;
+  apiHeader?: string[];
   hrDemo?: boolean;
   toolPerOperation?: boolean;
   calculator?: boolean;
@@ -104,7 +105,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   let describeOpenAIError: typeof import("../llm/openai.ts").describeOpenAIError | undefined;
   let code = 0;
   // Nothing printed may hold a key: a server may echo it in an error, a stack may carry it.
-  const redact = secretRedactor([...KEY_VARIABLES.map((name) => env[name]?.trim()), env[API_AUTHORIZATION]?.trim()]);
+  const keys = [...KEY_VARIABLES.map((name) => env[name]?.trim()), env[API_AUTHORIZATION]?.trim()];
+  // `let`: the keys `--api-header` reads are known once the options are parsed.
+  let redact = secretRedactor(keys);
   // An error may quote a server or a model: its text is made as safe to print as their replies.
   const fail = (message: string) => term.err.write(`${term.colors.red("stepflow:")} ${terminalSafe(redact(message))}\n`);
   /** One line for any failure (and its stack trace with --verbose); the exit code it means. */
@@ -140,6 +143,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .option("--database <url>", "with --runtime dbos: the workers' PostgreSQL, postgres://… (default DATABASE_URL)")
     .option("--openapi <file-or-url>", "give the chat a REST API tool for this OpenAPI document (JSON or YAML); calls that change data ask you first")
     .option("--api <url>", `the REST API's base URL (with --openapi, or alone); ${API_AUTHORIZATION} is sent as its authorization header`)
+    .option(
+      "--api-header <name=variable>",
+      "send the REST API header NAME with the value of environment variable VARIABLE (a key in X-API-Key, say: --api-header X-API-Key=MY_API_KEY); repeatable",
+      (header: string, headers: string[] = []) => [...headers, header],
+    )
     .option("--hr-demo", "start the bundled HR demo API locally and chat with it (try: Fire Lawson)")
     .option("--calculator", "with --openapi or --api: give the chat the calculator tools too")
     .option("--tool-per-operation", "with --openapi or --hr-demo: one tool per API operation instead of one call_rest_api tool")
@@ -157,6 +165,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     .configureOutput({ writeOut: (s) => term.out.write(s), writeErr: (s) => term.err.write(s), outputError: () => {} })
     .action(async (words: string[], options: MainOptions) => {
       verbose = options.verbose ?? false;
+      // Hidden before anything is checked: a message, a trace or a stack may hold one of them.
+      if (options.apiHeader) redact = secretRedactor([...keys, ...apiHeaderVariables(options.apiHeader).map((name) => env[name]?.trim())]);
       checkNotACommand(
         words,
         program.commands.map((c) => c.name()),
@@ -172,9 +182,16 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
           );
         if (options.store !== undefined)
           throw new UsageError("--store does not go with --runtime dbos: the session is kept in the workers' PostgreSQL (--database).");
-        if (options.openapi !== undefined || options.api !== undefined || options.hrDemo || options.mcp !== undefined || options.maxTools !== undefined)
+        if (
+          options.openapi !== undefined ||
+          options.api !== undefined ||
+          options.apiHeader !== undefined ||
+          options.hrDemo ||
+          options.mcp !== undefined ||
+          options.maxTools !== undefined
+        )
           throw new UsageError(
-            "--openapi, --api, --hr-demo, --mcp and --max-tools do not go with --runtime dbos: the workers run the agent with the calculator tools.",
+            "--openapi, --api, --api-header, --hr-demo, --mcp and --max-tools do not go with --runtime dbos: the workers run the agent with the calculator tools.",
           );
         const { askOnDbos, databaseOption, sessionOnDbos } = await dbosModule();
         const database = databaseOption(options.database, env, command, "--runtime dbos");
@@ -201,7 +218,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         import("./chat.ts"),
       ]);
       const api = await restApiSetup(
-        { openapi: options.openapi, api: options.api, hrDemo: options.hrDemo, toolPerOperation: options.toolPerOperation },
+        { openapi: options.openapi, api: options.api, hrDemo: options.hrDemo, toolPerOperation: options.toolPerOperation, headers: options.apiHeader },
         env,
         command,
         new Set(calculatorTools.map((tool) => tool.metadata.name)),

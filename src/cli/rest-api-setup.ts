@@ -8,6 +8,7 @@ import type { BaseTool, ToolCall } from "@llamaindex/core/llms";
 import type { OpenApiDocument } from "../../workflows/tools/openapi.ts";
 import type { OpenApiToolsOptions } from "../../workflows/tools/openapi-tools.ts";
 import { ConfigurationError, maskCredentials, quoteInput } from "../core/internal.ts";
+import { COPY_AGAIN, headerValueProblem } from "../llm/header-value.ts";
 import { UsageError } from "./errors.ts";
 
 /** The command-line options this reads. @example `{ openapi: "hr.yaml", api: "http://127.0.0.1:8080" }` */
@@ -17,6 +18,8 @@ export interface RestApiFlags {
   readonly hrDemo?: boolean | undefined;
   /** One tool per operation of the document (`openApiTools`) instead of the one `call_rest_api` tool. */
   readonly toolPerOperation?: boolean | undefined;
+  /** `--api-header NAME=VARIABLE`, each: send header NAME with the value of environment variable VARIABLE. */
+  readonly headers?: readonly string[] | undefined;
 }
 
 /** The REST tool and what goes with it. @example `const api = await restApiSetup(flags, env); tools.push(...api.tools);` */
@@ -37,6 +40,79 @@ export interface RestApiSetup {
 /** The variable whose value goes as the `authorization` header of every API request, never shown. */
 export const API_AUTHORIZATION = "STEPFLOW_API_AUTHORIZATION";
 
+/** One `--api-header`: the header's name and the environment variable its value is read from. */
+interface ApiHeader {
+  readonly name: string;
+  readonly variable: string;
+}
+
+// An HTTP header name (RFC 9110's token) and a shell variable name.
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+// Headers the request itself needs as fetch makes them: a credential never goes in one of these.
+const REQUEST_HEADERS = new Set([
+  "accept",
+  "content-type",
+  "content-length",
+  "host",
+  "connection",
+  "transfer-encoding",
+  "keep-alive",
+  "upgrade",
+  "expect",
+  "te",
+  "trailer",
+  "idempotency-key",
+]);
+
+/**
+ * The environment variables `--api-header` values name (`X-API-Key=HR_KEY` → `HR_KEY`), those
+ * that are variable names: what the CLI hides in everything it prints, before it checks them.
+ * @example apiHeaderVariables(["X-API-Key=HR_KEY"]); // ["HR_KEY"]
+ */
+export function apiHeaderVariables(specs: readonly string[]): string[] {
+  return specs.map((spec) => spec.slice(spec.indexOf("=") + 1).trim()).filter((variable) => VARIABLE_NAME.test(variable));
+}
+
+/**
+ * Each `--api-header NAME=VARIABLE`, checked. Messages never quote what follows `=` unless it is
+ * a set variable's name: a user may have put the key itself there.
+ */
+function parseApiHeaders(specs: readonly string[], env: NodeJS.ProcessEnv, command: string): { name: string; variable: string; value: string }[] {
+  const example = `${command} --api URL --api-header X-API-Key=MY_API_KEY`;
+  const seen = new Map<string, string>();
+  return specs.map((spec) => {
+    const at = spec.indexOf("=");
+    const name = (at < 0 ? "" : spec.slice(0, at)).trim();
+    const variable = spec.slice(at + 1).trim();
+    if (at < 0 || !HEADER_NAME.test(name))
+      throw new UsageError(
+        `--api-header takes NAME=VARIABLE: the header's name, "=", and the environment variable that holds its value, never the value itself (${example}).`,
+      );
+    const header: ApiHeader = { name, variable };
+    if (!VARIABLE_NAME.test(variable))
+      throw new UsageError(
+        `--api-header ${name}=…: after "=" goes the name of the environment variable that holds the value (letters, digits and _), never the value itself: ${example}.`,
+      );
+    if (REQUEST_HEADERS.has(name.toLowerCase()))
+      throw new UsageError(
+        `--api-header ${name}: ${name} is a header every request sets itself, not a credential; name the header your API reads the key from.`,
+      );
+    const value = env[header.variable]?.trim();
+    if (!value)
+      // The variable's name is not quoted either: it may be a key typed where a name belongs.
+      throw new UsageError(
+        `--api-header ${name}=…: the environment variable named after "=" is not set, or empty. Set it to the header's value, then run the command again.`,
+      );
+    const problem = headerValueProblem(value);
+    if (problem) throw new UsageError(`${header.variable} has a character that cannot be sent in an HTTP header (${problem}). ${COPY_AGAIN}`);
+    const other = seen.get(name.toLowerCase());
+    if (other !== undefined) throw new UsageError(`--api-header names the header ${name} twice (${other} and ${name}): give each header once.`);
+    seen.set(name.toLowerCase(), name);
+    return { ...header, value };
+  });
+}
+
 /**
  * The REST API the flags ask for, or `undefined` when they ask for none; a `UsageError` for
  * flags that cannot work.
@@ -48,13 +124,18 @@ export async function restApiSetup(
   command = "npm start --",
   taken: ReadonlySet<string> = new Set(),
 ): Promise<RestApiSetup | undefined> {
-  if (!flags.hrDemo && flags.openapi === undefined && flags.api === undefined) return undefined;
+  if (!flags.hrDemo && flags.openapi === undefined && flags.api === undefined) {
+    if (flags.headers?.length)
+      throw new UsageError(`--api-header goes with --openapi or --api, the API it is sent to: ${command} --api URL --api-header X-API-Key=MY_API_KEY`);
+    return undefined;
+  }
   // Loaded here, not at the top: a command without these flags (`stepflow --help`) does not need them.
   const { changesData, openApiTools, restApiTool } = await import("../../workflows/tools/rest-api.ts");
   const operationTools = (options: OpenApiToolsOptions, taken: ReadonlySet<string>) => toolPerOperation(openApiTools, options, taken);
   if (flags.hrDemo) {
     if (flags.openapi !== undefined || flags.api !== undefined)
       throw new UsageError(`--hr-demo starts its own API: drop --openapi and --api, or drop --hr-demo (${command} --openapi spec.json --api URL).`);
+    if (flags.headers?.length) throw new UsageError(`--api-header goes with --openapi or --api: the HR demo API takes no key.`);
     const { hrOpenApi, startHrApiServer } = await import("../../workflows/demo/hr-api-server.ts");
     const hr = await startHrApiServer();
     const openApi = hrOpenApi as unknown as OpenApiDocument;
@@ -77,11 +158,15 @@ export async function restApiSetup(
       `--openapi ${flags.openapi ?? ""} needs --api <base URL>: the document names no absolute server URL. Example: ${command} --openapi spec.json --api http://127.0.0.1:8080`,
     );
   const authorization = env[API_AUTHORIZATION]?.trim() || undefined;
+  const extra = parseApiHeaders(flags.headers ?? [], env, command);
+  if (authorization && extra.some((header) => header.name.toLowerCase() === "authorization"))
+    throw new UsageError(`${API_AUTHORIZATION} and --api-header Authorization=… both set the Authorization header: use one of them.`);
   if (flags.toolPerOperation && !document) throw new UsageError(`--tool-per-operation needs --openapi: the tools are made from the document's operations.`);
   let tools: BaseTool[];
   let renamed: string;
   try {
-    const headers = authorization ? { headers: { authorization } } : {};
+    const sent = { ...(authorization ? { authorization } : {}), ...Object.fromEntries(extra.map((header) => [header.name, header.value])) };
+    const headers = Object.keys(sent).length > 0 ? { headers: sent } : {};
     ({ tools, renamed } =
       flags.toolPerOperation && document
         ? operationTools({ openApi: document, baseURL, ...headers }, taken)
@@ -98,9 +183,9 @@ export async function restApiSetup(
   } catch (error) {
     // restApiTool's messages name the option; here the user gave flags.
     if (error instanceof ConfigurationError && error.option === "headers" && error.message.includes("credentials"))
-      // The command sends one configured header, Authorization, from the environment.
+      // The command sends Authorization, and the headers --api-header names, from the environment.
       throw new UsageError(
-        `${error.message}\nFrom the command line, set ${API_AUTHORIZATION} to the Authorization header's value (e.g. "Bearer …"); a credential in another header or the query needs stepflow as a library (openApiTools' headers).`,
+        `${error.message}\nFrom the command line, set ${API_AUTHORIZATION} to the Authorization header's value (e.g. "Bearer …"), or send a key in another header with --api-header NAME=VARIABLE, whose value is read from that environment variable (--api-header X-API-Key=MY_API_KEY); a credential in the query or a cookie needs stepflow as a library (openApiTools' headers).`,
       );
     if (error instanceof ConfigurationError) throw new UsageError(error.message.replace(/^(restApiTool|openApiTools): baseURL/, "--api"));
     throw error;
@@ -110,10 +195,16 @@ export async function restApiSetup(
     tools,
     needsApproval: changesData(tools),
     about: `${title} (${maskCredentials(baseURL)})`,
-    banner: `REST API: ${title} at ${maskCredentials(baseURL)}${authorization ? ` (with the ${API_AUTHORIZATION} header)` : ""}. Calls that change data ask you first.${renamed}`,
-    secrets: authorization ? [authorization] : [],
+    banner: `REST API: ${title} at ${maskCredentials(baseURL)}${sentWith(authorization, extra)}. Calls that change data ask you first.${renamed}`,
+    secrets: [...(authorization ? [authorization] : []), ...extra.map((header) => header.value)],
     close: async () => {},
   };
+}
+
+/** What the banner says the requests carry: the variables' names, never their values. */
+function sentWith(authorization: string | undefined, extra: readonly ApiHeader[]): string {
+  const parts = [...(authorization ? [`the ${API_AUTHORIZATION} header`] : []), ...extra.map((header) => `the ${header.name} header from ${header.variable}`)];
+  return parts.length === 0 ? "" : ` (with ${parts.join(" and ")})`;
 }
 
 /**

@@ -4,6 +4,7 @@
  * chat's own lines. The CLI runs as a child process, its stdin piped.
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -196,6 +197,76 @@ describe("stepflow --openapi FILE --api URL", { timeout: 180_000 }, () => {
       const { code, stderr } = await cli([...args, "hi"]);
       expect({ args, code, stderr }).toEqual({ args, code: 2, stderr: expect.stringMatching(message) });
       expect(stderr.trim().split("\n")).toHaveLength(1);
+    }
+  });
+});
+
+describe("stepflow --api-header: a key in a header other than Authorization", { timeout: 180_000 }, () => {
+  const KEY = "xk-live-4242-secret";
+  const keyedDocument = {
+    openapi: "3.0.3",
+    info: { title: "Items API", version: "1" },
+    components: { securitySchemes: { key: { type: "apiKey", in: "header", name: "X-API-Key" } } },
+    security: [{ key: [] }],
+    paths: { "/items": { get: { operationId: "listItems", responses: { "200": { description: "the items" } } } } },
+  };
+
+  it("sends the key from the named variable in X-API-Key, and neither the terminal, the trace nor the model sees it", async () => {
+    const seen: (string | undefined)[] = [];
+    // An API that takes its key in X-API-Key only, and repeats it in its answer, as some do.
+    const api = createHttpServer((req, res) => {
+      const key = req.headers["x-api-key"];
+      seen.push(typeof key === "string" ? key : undefined);
+      res.writeHead(key === KEY ? 200 : 401, { "content-type": "application/json" });
+      res.end(JSON.stringify(key === KEY ? { items: ["lamp"], yourKey: key } : { error: "missing X-API-Key" }));
+    });
+    await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
+    const baseURL = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+    const dir = mkdtempSync(join(tmpdir(), "stepflow-openapi-"));
+    const spec = join(dir, "items.json");
+    writeFileSync(spec, JSON.stringify(keyedDocument));
+    const llm = await startOpenAIServer({ turns: [{ toolCalls: [{ id: "c1", name: "listItems", arguments: {} }] }, { text: "You have a lamp." }] });
+    try {
+      const { code, stdout, stderr } = await cli(
+        ["--openapi", spec, "--api", baseURL, "--tool-per-operation", "--api-header", "X-API-Key=ITEMS_KEY", "--verbose", "What do I have?"],
+        { env: { OPENAI_BASE_URL: llm.baseURL, ITEMS_KEY: KEY } },
+      );
+      expect(code, stderr).toBe(0);
+      expect(seen).toEqual([KEY]);
+      expect(stderr).toContain(`REST API: Items API at ${baseURL} (with the X-API-Key header from ITEMS_KEY).`);
+      expect(stdout.trim()).toBe("You have a lamp.");
+      const toolResult = String(llm.requests[1]?.body.messages.at(-1)?.content);
+      expect(toolResult).toContain('"items":["lamp"]');
+      expect(`${stdout}${stderr}${JSON.stringify(llm.requests.map((r) => r.body))}`).not.toContain(KEY);
+    } finally {
+      await llm.close();
+      await new Promise((resolve) => api.close(resolve));
+    }
+  });
+
+  it("refuses a header it cannot send, in one line with exit code 2, never quoting what follows =", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "stepflow-openapi-"));
+    const spec = join(dir, "items.json");
+    writeFileSync(spec, JSON.stringify(keyedDocument));
+    const api = ["--api", "http://127.0.0.1:1"];
+    const cases: [string[], RegExp][] = [
+      [[...api, "--api-header", `X-API-Key: ${KEY}`], /^stepflow: --api-header takes NAME=VARIABLE: .*never the value itself/],
+      [[...api, "--api-header", `X-API-Key=${KEY}`], /^stepflow: --api-header X-API-Key=…: after "=" goes the name of the environment variable/],
+      [
+        [...api, "--api-header", "X-API-Key=UNSET_ITEMS_KEY"],
+        /^stepflow: --api-header X-API-Key=…: the environment variable named after "=" is not set, or empty\./,
+      ],
+      [[...api, "--api-header", "Content-Type=ITEMS_KEY"], /Content-Type is a header every request sets itself, not a credential/],
+      [[...api, "--api-header", "X-API-Key=ITEMS_KEY", "--api-header", "x-api-key=ITEMS_KEY"], /names the header x-api-key twice/],
+      [["--api-header", "X-API-Key=ITEMS_KEY"], /^stepflow: --api-header goes with --openapi or --api/],
+      [["--hr-demo", "--api-header", "X-API-Key=ITEMS_KEY"], /^stepflow: --api-header goes with --openapi or --api: the HR demo API takes no key\./],
+      [["--openapi", spec, ...api, "--tool-per-operation"], /or send a key in another header with --api-header NAME=VARIABLE/],
+    ];
+    for (const [args, message] of cases) {
+      const { code, stderr } = await cli([...args, "hi"], { env: { ITEMS_KEY: "items-key-value" } });
+      expect({ args, code, stderr }).toEqual({ args, code: 2, stderr: expect.stringMatching(message) });
+      expect(stderr).not.toContain(KEY);
+      expect(stderr).not.toContain("items-key-value");
     }
   });
 });
