@@ -13,7 +13,7 @@ import type { ContextJSON, Event, WorkflowHandler, Json, RunOptions, Workflow } 
 import { checkSessionMemory, sessionMemoryOf } from "./session-memory.ts";
 import type { MessageWindow, SessionMemory } from "./session-memory.ts";
 import { SessionConflictError, SessionStoreError, checkSessionId } from "./types.ts";
-import type { ListOptions, SessionRecord, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
+import type { DeleteOptions, ListOptions, SessionRecord, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
 import { WindowCache, deepFreeze } from "./window-cache.ts";
 import { messageJson } from "./message-json.ts";
 import type { CachedWindow, WindowCacheOptions } from "./window-cache.ts";
@@ -37,6 +37,11 @@ export interface SessionMessagePage {
   readonly pageCount: number;
   /** How many messages the session has stored in all. */
   readonly total: number;
+  /**
+   * The session's version when the page was read (0 for an unknown session): give it to
+   * {@link Sessions.delete} as `expectedVersion` to delete the session only as it was read.
+   */
+  readonly version: number;
 }
 
 /** Options of {@link Sessions}. */
@@ -233,7 +238,14 @@ export class Sessions<TInput extends object, TResult> {
     const total = record?.messageCount ?? 0;
     const from = (page - 1) * pageSize + 1;
     const stored = record && from <= total ? await this.store.readMessages(id, { from, to: Math.min(total, from + pageSize - 1) }) : [];
-    return { messages: stored.map((m) => sessionMessage(id, m)), page, pageSize, pageCount: Math.ceil(total / pageSize), total };
+    return {
+      messages: stored.map((m) => sessionMessage(id, m)),
+      page,
+      pageSize,
+      pageCount: Math.ceil(total / pageSize),
+      total,
+      version: record?.version ?? 0,
+    };
   }
 
   /**
@@ -254,10 +266,24 @@ export class Sessions<TInput extends object, TResult> {
     return this.store.list(options);
   }
 
-  /** Deletes a session; false if there was none. */
-  delete(id: string): Promise<boolean> {
+  /**
+   * Deletes a session; false if there was none. With `expectedVersion` (the `version` of a
+   * {@link messagePage} or a {@link list} entry), only the session as it was read: if another
+   * process saved it since, nothing is deleted and `SessionConflictError` says so, with the
+   * version found. Without it, the session goes whatever its version, as `stepflow sessions
+   * delete` does: asking to delete a session is not a judgement of what it held.
+   * @example
+   * const read = await sessions.messagePage("alice", { page: 1 });
+   * if (read.total > 0 && isDone(read.messages)) await sessions.delete("alice", { expectedVersion: read.version });
+   */
+  async delete(id: string, options: DeleteOptions = {}): Promise<boolean> {
     this.#cache.delete(id);
-    return this.store.delete(id);
+    if (await this.store.delete(id, options)) return true;
+    if (options.expectedVersion === undefined) return false;
+    // The store says only "not deleted": none, or at another version, which the caller must hear about.
+    const found = await this.store.load(id, { newest: 0 });
+    if (found === undefined) return false;
+    throw new SessionConflictError(id, options.expectedVersion, found.version, "delete");
   }
 
   async #read(id: string): Promise<Loaded> {

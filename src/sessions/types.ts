@@ -115,7 +115,11 @@ export interface SessionStore {
   readonly journal?: Journal;
 }
 
-/** A save lost the race to another process's save of the same session. @example `err instanceof SessionConflictError && err.found` */
+/**
+ * A save (or a delete at a version) lost the race to another process's save of the same
+ * session: nothing was saved, or deleted.
+ * @example `err instanceof SessionConflictError && err.found`
+ */
 export class SessionConflictError extends StepflowError {
   override name = "SessionConflictError";
   constructor(
@@ -123,11 +127,15 @@ export class SessionConflictError extends StepflowError {
     readonly expected: number,
     /** The version found, or `undefined` if the session no longer exists. */
     readonly found: number | undefined,
+    /** What was refused: a turn's save, or `Sessions.delete` with `expectedVersion`. */
+    readonly refused: "save" | "delete" = "save",
   ) {
     super(
-      found === undefined
-        ? `Session "${sessionId}" was deleted by another process (expected version ${expected}). Start it again.`
-        : `Session "${sessionId}" was changed by another process (expected version ${expected}, found ${found}). Load it again and retry the turn.`,
+      refused === "delete"
+        ? `Session "${sessionId}" was not deleted: another process saved it since it was read (expected version ${expected}, found ${found ?? "none"}). Read it again, and delete it with expectedVersion: ${found ?? expected} if it should still go.`
+        : found === undefined
+          ? `Session "${sessionId}" was deleted by another process (expected version ${expected}). Start it again.`
+          : `Session "${sessionId}" was changed by another process (expected version ${expected}, found ${found}). Load it again and retry the turn.`,
     );
   }
 }

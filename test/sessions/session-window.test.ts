@@ -149,7 +149,7 @@ describe.each(stores)("paged history: %s", (_name, url) => {
     expect(iterated.map((m) => m.seq)).toEqual([1, 2, 3, 4, 5, 6]);
     expect((await sessions.messagePage(id, { page: 1 })).messages).toHaveLength(6); // pageSize 50 by default
 
-    expect(await sessions.messagePage(unique("nobody"), { page: 1 })).toEqual({ messages: [], page: 1, pageSize: 50, pageCount: 0, total: 0 });
+    expect(await sessions.messagePage(unique("nobody"), { page: 1 })).toEqual({ messages: [], page: 1, pageSize: 50, pageCount: 0, total: 0, version: 0 });
     const empty = [];
     for await (const message of sessions.history(unique("nobody"))) empty.push(message);
     expect(empty).toEqual([]);
