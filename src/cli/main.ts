@@ -246,6 +246,14 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         log: (line) => void (/^(Invoking: |Got output: )/.test(line) || traceLines.trace(`${term.colors.dim(redact(line))}\n`)),
       });
       const store = options.session !== undefined ? await (await storesModule()).openSessionStore(options.store) : undefined;
+      // Said before the chat starts rather than as each turn's failure; an existing session goes on.
+      const reserved = options.session === undefined ? undefined : (await import("../sessions/reserved-ids.ts")).reservedIdProblem(options.session);
+      if (store && options.session !== undefined && reserved !== undefined && !(await store.load(options.session, { newest: 0 }))) {
+        await store.close();
+        await api?.close();
+        await mcp?.close();
+        throw new UsageError(reserved);
+      }
       const sessions = store ? new (await sessionsModule()).Sessions(agent, store) : undefined;
       const chatOptions: ChatOptions = { agent, term, sessions, sessionId: options.session };
       if (provider.kind === "offline") {
@@ -394,6 +402,13 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
           );
         if (list.length === 0) return void term.out.write(`No sessions yet. Start one with: ${command} --session NAME\n`);
         for (const item of list) term.out.write(`${terminalSafe(item.id)}\t${item.messageCount} messages\tupdated ${item.updatedAt.toISOString()}\n`);
+        // On stderr, so that the list stays the conversations: the left-out ones can still be found.
+        if (serverSessions > 0)
+          term.err.write(
+            term.colors.dim(
+              `Left out: ${serverSessions} session${serverSessions === 1 ? "" : "s"} of a stepflow server (ids starting handler: or idempotency:). List every session with: ${command} sessions list --all\n`,
+            ),
+          );
       }),
     );
   sessions

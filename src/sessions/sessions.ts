@@ -16,6 +16,7 @@ import { SessionConflictError, SessionStoreError, checkSessionId } from "./types
 import type { DeleteOptions, ListOptions, SessionRecord, SessionStore, SessionSummary, StoredMessage } from "./types.ts";
 import { WindowCache, deepFreeze } from "./window-cache.ts";
 import { messageJson } from "./message-json.ts";
+import { reservedIdProblem } from "./reserved-ids.ts";
 import type { CachedWindow, WindowCacheOptions } from "./window-cache.ts";
 
 /** A stored chat message with the time it was saved. */
@@ -150,6 +151,8 @@ export class Sessions<TInput extends object, TResult> {
 
   /**
    * Runs one turn on session `id` (created on first use) and saves it when the turn completes.
+   * A new session's id may not start with `handler:` or `idempotency:`, a stepflow server's own
+   * records in a store it may share: `SessionStoreError` says so, and nothing is saved.
    * If another turn of the same session (in this process or another) saved first, the turn
    * fails with `SessionConflictError` and saves nothing: load and run it again if it should.
    */
@@ -173,6 +176,9 @@ export class Sessions<TInput extends object, TResult> {
     } finally {
       slices.workDone(slice);
     }
+    // A new session only: a conversation stored under such an id before this check goes on.
+    const reserved = loaded.version === 0 ? reservedIdProblem(id) : undefined;
+    if (reserved !== undefined) throw new SessionStoreError(reserved);
     return { handler: this.workflow.run(input, { ...options, ctx: loaded.ctx }), loaded };
   }
 

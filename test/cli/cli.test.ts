@@ -390,6 +390,15 @@ describe("stepflow CLI sessions", { timeout: 180_000 }, () => {
 });
 
 describe("stepflow sessions list on a store a server shares", { timeout: 180_000 }, () => {
+  it("refuses to start a conversation under a server's prefix, before the first message, and lists nothing new", async () => {
+    const store = `sqlite:${join(mkdtempSync(join(tmpdir(), "stepflow-cli-")), "sessions.db")}`;
+    const refused = await cli(["--session", "handler:notes", "--store", store, "My name is Logan."]);
+    expect({ code: refused.code, stdout: refused.stdout }).toEqual({ code: 2, stdout: "" });
+    expect(refused.stderr).toContain('stepflow: Session id "handler:notes" starts with "handler:", which a stepflow server keeps for its own records');
+    expect(refused.stderr).toContain('Give the conversation another id, such as "notes".');
+    expect((await cli(["sessions", "--store", store, "list", "--all"])).stdout).toBe("No sessions yet. Start one with: npm start -- --session NAME\n");
+  });
+
   it("lists the conversations, and a server's runs and keys too with --all", async () => {
     const store = `sqlite:${join(mkdtempSync(join(tmpdir(), "stepflow-cli-")), "sessions.db")}`;
     // What a WorkflowServer on this store keeps: a run, its checkpoints, and an Idempotency-Key.
@@ -408,6 +417,9 @@ describe("stepflow sessions list on a store a server shares", { timeout: 180_000
     expect((await cli(["--session", "alice", "--store", store, "My name is Logan."])).code).toBe(0);
     const list = await cli(["sessions", "--store", store, "list"]);
     expect(list.stdout).toMatch(/^alice\t2 messages\tupdated \S+\n$/);
+    expect(list.stderr).toBe(
+      "Left out: 3 sessions of a stepflow server (ids starting handler: or idempotency:). List every session with: npm start -- sessions list --all\n",
+    );
     const all = await cli(["sessions", "--store", store, "list", "--all"]);
     expect(
       all.stdout
