@@ -324,7 +324,7 @@ function checkCall(call: ToolCall, tools: readonly BaseTool[]): { tool: Callable
     return thrown(call, error); // a refinement that throws, or one that is async (a synchronous parse cannot await it)
   }
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => argumentIssueText(tool, issue)).join("; ");
+    const problems = parsed.error.issues.map((issue) => argumentIssueText(tool, issue, input)).join("; ");
     return failure(call, `Invalid arguments for tool ${call.name}: ${problems}. The tool was not run; call it again with arguments that match its schema.`);
   }
   const parsedCall = parsedCallOf(tool);

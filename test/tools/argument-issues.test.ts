@@ -44,7 +44,7 @@ describe("what the model reads of arguments that fail a tool's schema", () => {
     const tools = openApiTools({ openApi, baseURL: "http://127.0.0.1:9" }); // never reached: every call below is refused
     const pet = await runToolCall({ id: "c1", name: "addPet", input: { body: { kind: "dog", lives: 3 } } }, tools);
     expect(pet.content).toBe(
-      `Invalid arguments for tool addPet: body: fits none of the 2 forms it may take: form 1 [barks: Invalid input: expected boolean, received undefined; "lives" is not a field of it], form 2 [kind: Invalid input: expected "cat"]. ${NOT_RUN}`,
+      `Invalid arguments for tool addPet: body: fits none of the 2 forms it may take: form 1 [barks: Invalid input: expected boolean, received undefined; "lives" is not a field of it], form 2 [kind: must be "cat", got "dog"]. ${NOT_RUN}`,
     );
     const since = await runToolCall({ id: "c2", name: "listVisits", input: { since: true } }, tools);
     expect(since.content).toBe(`Invalid arguments for tool listVisits: since: Invalid input: expected string or number, received boolean. ${NOT_RUN}`);
@@ -78,5 +78,88 @@ describe("what the model reads of arguments that fail a tool's schema", () => {
     expect(source.content).toBe(
       `Invalid arguments for tool add: y: Invalid input: expected number, received undefined; "Y" is not an argument of add: send it as "y". ${NOT_RUN}`,
     );
+  });
+
+  it("says in plain words that a number must be whole, with the value sent and what to send", async () => {
+    let ran = 0;
+    const repeat = tool({
+      name: "repeat",
+      description: "Repeat a word.",
+      parameters: z.object({ word: z.string(), count: z.number().int() }),
+      execute: ({ word, count }) => (ran++, word.repeat(count)),
+    });
+    const call = async (input: { word: string; count: number | string }) => (await runToolCall({ id: "c1", name: "repeat", input }, [repeat])).content;
+    expect(await call({ word: "ha", count: 2.5 })).toBe(
+      `Invalid arguments for tool repeat: count: must be a whole number (such as 2 or 3), got 2.5. ${NOT_RUN}`,
+    );
+    expect(await call({ word: "ha", count: "3" })).toBe(
+      `Invalid arguments for tool repeat: count: must be a number, written without quotes (such as 3), got "3". ${NOT_RUN}`,
+    );
+    expect(ran).toBe(0);
+  });
+
+  it("says what a too small or too big value, a wrong format and an option outside an enum must be, with the value sent", async () => {
+    const book = tool({
+      name: "book",
+      description: "Book a room.",
+      parameters: z.object({
+        nights: z.number().min(1).max(14),
+        price: z.number().positive(),
+        code: z.string().length(6),
+        guests: z.array(z.string()).min(1),
+        email: z.email(),
+        id: z.uuid(),
+        site: z.url(),
+        room: z.enum(["single", "double"]),
+        arrival: z.iso.date(),
+      }),
+      execute: () => "booked",
+    });
+    const source = await runToolCall(
+      {
+        id: "c1",
+        name: "book",
+        input: { nights: 30, price: 0, code: "AB12", guests: [], email: "ann at example", id: "42", site: "example", room: "suite", arrival: "next Monday" },
+      },
+      [book],
+    );
+    expect(source.content).toBe(
+      `Invalid arguments for tool book: ${[
+        "nights: must be at most 14, got 30",
+        "price: must be greater than 0, got 0",
+        'code: must be exactly 6 characters long, got 4 characters ("AB12")',
+        "guests: must have at least 1 item, got 0",
+        'email: must be an email address such as name@example.com, got "ann at example"',
+        'id: must be a UUID such as 3f2b8c1e-9d4a-4c7b-8e2f-1a6d5c9b7e04, got "42"',
+        'site: must be a URL such as https://example.com/page, got "example"',
+        'room: must be one of "single", "double", got "suite"',
+        'arrival: must be an ISO 8601 date such as 2026-11-29, got "next Monday"',
+      ].join("; ")}. ${NOT_RUN}`,
+    );
+  });
+
+  it("keeps a message the tool's author wrote, and checks that the examples it gives pass", async () => {
+    const invite = tool({
+      name: "invite",
+      description: "Invite someone.",
+      parameters: z.object({ email: z.email("Give a work email, not a private one"), seats: z.number().max(3, "At most 3 seats per invitation") }),
+      execute: () => "invited",
+    });
+    const source = await runToolCall({ id: "c1", name: "invite", input: { email: "x", seats: 9 } }, [invite]);
+    expect(source.content).toBe(
+      `Invalid arguments for tool invite: email: Give a work email, not a private one; seats: At most 3 seats per invitation. ${NOT_RUN}`,
+    );
+    // What the model is told to send is accepted.
+    const examples = z.object({ email: z.email(), id: z.uuid(), v4: z.uuidv4(), site: z.url(), at: z.iso.datetime(), day: z.iso.date(), time: z.iso.time() });
+    const sent = {
+      email: "name@example.com",
+      id: "3f2b8c1e-9d4a-4c7b-8e2f-1a6d5c9b7e04",
+      v4: "3f2b8c1e-9d4a-4c7b-8e2f-1a6d5c9b7e04",
+      site: "https://example.com/page",
+      at: "2026-11-29T14:30:00Z",
+      day: "2026-11-29",
+      time: "14:30:00",
+    };
+    expect(examples.safeParse(sent).success).toBe(true);
   });
 });
