@@ -7,8 +7,6 @@
  */
 import {
   Context,
-  ContextSerdeError,
-  StepflowError,
   WorkflowCancelledByUser,
   WorkflowTimeoutError,
   InputRequiredEvent,
@@ -18,25 +16,18 @@ import {
   approvalAnswerOf,
   RunEndedEvent,
   DEFAULT_CODECS,
-  decodeValue,
   encodeEvent,
   eventTypeName,
-  eventsFromOutside,
   newRunId,
   runOf,
-  shadowingField,
-  checkEventFields,
-  eventSchemaOf,
-  heldEvents,
   stillAsks,
-  takenAtOnce,
   untrustedContext,
-  waitsAnswered,
   useJournal,
 } from "../core/internal.ts";
-import type { CheckedEventFields, ContextJSON, EventSchema, Event, EventClass, WorkflowHandler, AnyWorkflow } from "../core/internal.ts";
-import { checkContextEvents } from "./context-events.ts";
-import { eventFieldsRefusal } from "./event-fields.ts";
+import type { ContextJSON, Event, EventClass, WorkflowHandler, AnyWorkflow } from "../core/internal.ts";
+import { contextOf } from "./context-json.ts";
+import { DEFAULT_MAX_PENDING_EVENTS, DEFAULT_MAX_PENDING_EVENT_BYTES, checkSendable, decisionOf, decodeSentEvent, sendableTypes } from "./event-intake.ts";
+import type { PendingLimits, Requester } from "./event-intake.ts";
 import type { Checkpoint, ForkOrigin, HandlerInfo, HandlerStatus, JsonObject, StreamedEvent } from "../client/types.ts";
 import { FINAL_STATUSES, ServedHandler, isoNow, stackOf } from "./served-handler.ts";
 import type { HandlerState } from "./served-handler.ts";
@@ -45,32 +36,15 @@ import { CorruptHandlerError } from "./handler-store.ts";
 import { SessionConflictError } from "../sessions/types.ts";
 import type { HandlerStore, SaveOutcome, StoredCheckpoint, StoredHandler } from "./handler-store.ts";
 import { LEASE_MS, leaseHeld } from "./handler-lease.ts";
-import { eventBytes, heldBytes } from "./held-bytes.ts";
+import { checkStartRequest, parseInput } from "./start-request.ts";
+import { ServerRequestError, heldElsewhere, notSavedEvent, takenAtEnd, takenBeforeSaved, unsavedEnd } from "./refusals.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
-
-/** A request the server cannot serve, with the HTTP status and error code it answers with. @example `throw new ServerRequestError(404, "handler_not_found", "No handler with id \"x\".")` */
-export class ServerRequestError extends StepflowError {
-  override name = "ServerRequestError";
-  constructor(
-    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 421 | 422 | 429 | 500 | 503,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 /** Filters of {@link HandlerRegistry.list}. */
 export interface HandlerFilter {
   readonly workflow?: string;
   readonly status?: readonly HandlerStatus[];
   readonly limit?: number;
-}
-
-/** Who sent a request, as recorded with a human's decision: `by` the server vouches for, `label` the client gave itself. */
-export interface Requester {
-  readonly by: string;
-  readonly label?: string;
 }
 
 /** What the server knows of an event it sent into a run: who sent it, and for an answer to an approval, the decision to record. */
@@ -115,8 +89,7 @@ export class HandlerRegistry {
   #closing = false;
 
   readonly #acceptMidRunContexts: boolean;
-  readonly #maxPendingEvents: number;
-  readonly #maxPendingEventBytes: number;
+  readonly #limits: PendingLimits;
 
   constructor(
     workflows: ReadonlyMap<string, ServedWorkflow>,
@@ -126,8 +99,10 @@ export class HandlerRegistry {
     this.#workflows = workflows;
     this.#store = store;
     this.#acceptMidRunContexts = options.acceptMidRunContexts ?? false;
-    this.#maxPendingEvents = options.maxPendingEvents ?? DEFAULT_MAX_PENDING_EVENTS;
-    this.#maxPendingEventBytes = options.maxPendingEventBytes ?? DEFAULT_MAX_PENDING_EVENT_BYTES;
+    this.#limits = {
+      maxPendingEvents: options.maxPendingEvents ?? DEFAULT_MAX_PENDING_EVENTS,
+      maxPendingEventBytes: options.maxPendingEventBytes ?? DEFAULT_MAX_PENDING_EVENT_BYTES,
+    };
     // The leases of the runs this server runs are renewed well before they end.
     this.#renewal = setInterval(() => this.#renewLeases(), LEASE_MS / 6);
     this.#renewal.unref();
@@ -166,45 +141,8 @@ export class HandlerRegistry {
   ): Promise<ServedHandler> {
     if (this.#closing) throw new ServerRequestError(503, "closing", "The server is shutting down; start the run again once it is back.");
     const wf = this.workflow(name);
-    let ctx: Context | undefined;
-    if (options.context !== undefined) {
-      if (options.from !== undefined) throw new ServerRequestError(400, "invalid_request", "Give context or continueFrom, not both.");
-      try {
-        // A client's context is not the run's record: its steps' records and the answers it holds are dropped.
-        ctx = Context.fromJSON(wf.workflow, untrustedContext(options.context as unknown as ContextJSON, { fromOutside: sendableTypes(wf).keys() }));
-      } catch (error) {
-        throw new ServerRequestError(400, "invalid_context", error instanceof Error ? error.message : String(error));
-      }
-    }
-    // A context saved mid-run continues that run, which takes no new input.
-    if (input === undefined && !ctx?.hasSavedRun)
-      throw new ServerRequestError(
-        400,
-        "invalid_request",
-        "The request is not valid: body.input: the StartEvent's fields are needed, unless context holds a run saved mid-way.",
-      );
-    if (input !== undefined && ctx?.hasSavedRun)
-      throw new ServerRequestError(400, "invalid_request", "This context was saved in the middle of a run: send it without input to continue that run.");
-    if (ctx?.hasSavedRun && !this.#acceptMidRunContexts)
-      throw new ServerRequestError(
-        403,
-        "mid_run_context_refused",
-        "This server does not continue runs from contexts that clients send: a context saved mid-run holds what the run was about to do. Send a context saved after a run (a conversation), or continue a run of this server with continueFrom; the operator can allow mid-run contexts (acceptMidRunContexts), whose approvals are then asked again.",
-      );
-    if (ctx?.hasSavedRun) {
-      // Its events go into the run as if sent in: each must fit its schema, as POST …/events asks of one.
-      const checked = checkContextEvents(wf, ctx);
-      if (!checked.ok) throw new ServerRequestError(400, "invalid_context", checked.message);
-      ctx = checked.ctx;
-    }
-    const checked = input === undefined ? undefined : wf.inputSchema ? parseInput(wf, input) : input;
-    const shadowing = checked && shadowingField(checked, wf.workflow.graph.startEvent);
-    if (shadowing !== undefined)
-      throw new ServerRequestError(
-        400,
-        "invalid_input",
-        `The input does not fit this workflow: input.${shadowing} is a property every event has, not a field its StartEvent may be given. Leave it out.`,
-      );
+    const request = checkStartRequest(wf, input, options, this.#acceptMidRunContexts);
+    let ctx = request.ctx;
     if (options.from !== undefined) {
       // Only a finished run is continued: one whose server has gone is not taken over to be refused.
       const previous = await this.peek(options.from);
@@ -227,7 +165,7 @@ export class HandlerRegistry {
         );
       ctx = Context.fromJSON(wf.workflow, saved);
     }
-    return this.#launch(name, wf, checked, ctx, { input: input ?? {}, timeout: options.timeout, notId: options.from });
+    return this.#launch(name, wf, request.input, ctx, { input: input ?? {}, timeout: options.timeout, notId: options.from });
   }
 
   /**
@@ -583,43 +521,7 @@ export class HandlerRegistry {
 
   /** Decodes `{ type, data }` sent by a client into an event of the handler's workflow: one it accepts from outside, else 403. */
   decode(served: ServedHandler, type: string, data: JsonObject): Event {
-    const wf = this.workflow(served.state.workflow);
-    const types = sendableTypes(wf);
-    const cls = types.get(type);
-    if (!cls) {
-      throw new ServerRequestError(
-        403,
-        "event_not_accepted",
-        `${served.state.workflow} does not accept events of type ${JSON.stringify(type)} from outside a run. It accepts: ${[...types.keys()].join(", ")}.${this.#waitedForHint(served, type)}`,
-      );
-    }
-    const shadowing = shadowingField(data, cls);
-    if (shadowing !== undefined)
-      throw new ServerRequestError(
-        400,
-        "invalid_event",
-        `The ${type} could not be built from data: data.${shadowing} is a property every event has, not a field it may be given. Leave it out (the event's type is the request's "type").`,
-      );
-    let checked: CheckedEventFields;
-    try {
-      // Checked after the codecs: a schema sees the values a step will read (a Date, not its JSON).
-      // The server's own schema for the type, if it was given one, takes the place of the class's.
-      checked = checkEventFields(
-        cls,
-        decodeValue(data, "data", wf.workflow.codecs) as object,
-        (wf.eventSchemas?.[type] as EventSchema | undefined) ?? eventSchemaOf(cls),
-      );
-    } catch (error) {
-      throw notBuilt(type, error);
-    }
-    // Refused before the run sees it: nothing is taken, saved or counted against the run's limits.
-    if (!checked.ok) throw new ServerRequestError(400, "invalid_event", eventFieldsRefusal(type, checked.schema, checked.problems));
-    try {
-      // Built from the schema's output, when the class has one: its defaults and transforms are what the step reads.
-      return new (cls as unknown as new (fields: object) => Event)(checked.fields);
-    } catch (error) {
-      throw notBuilt(type, error);
-    }
+    return decodeSentEvent(this.workflow(served.state.workflow), served, type, data, this.#live.get(served.state.id)?.ctx);
   }
 
   /**
@@ -643,21 +545,8 @@ export class HandlerRegistry {
     const wf = this.workflow(served.state.workflow);
     const run = runOf(live.ctx);
     const Answer = approvalAnswerOf(wf.workflow);
-    // An approval is answered by its id: one that several open questions share (a context a
-    // client edited can ask a DELETE under the id of a GET, and the handler shows the last
-    // asked) would go to the first asked, whichever the human meant. None is taken.
-    if (Answer && event instanceof Answer && run) {
-      const questions = waitsAnswered(run.state, event);
-      if (questions > 1) throw ambiguousApproval(served, (event as { approvalId?: unknown }).approvalId, questions);
-    }
-    // What the run takes now costs it nothing to hold; anything else is kept, in memory and in every save, until taken.
-    if (run && !takenAtOnce(run.state, event)) {
-      const steps = stepsTakingFromOutside(wf);
-      if (heldEvents(run.state, steps) >= this.#maxPendingEvents) throw tooManyPending(served, this.#maxPendingEvents);
-      const held = heldBytes(run.state, steps, wf.workflow.codecs);
-      const size = eventBytes(event, wf.workflow.codecs);
-      if (held + size > this.#maxPendingEventBytes) throw tooManyPendingBytes(served, held, size, this.#maxPendingEventBytes);
-    }
+    // Refused before the run sees it: an approval answer several questions share, or more than the run may hold untaken.
+    if (run) checkSendable(served, wf, run.state, event, this.#limits);
     let taken!: (saved: Taken) => void;
     const recorded = new Promise<Taken>((resolve) => (taken = resolve));
     // Only the workflow's own answer is an approval decision: another event carrying an approvalId is recorded as what it is.
@@ -755,23 +644,6 @@ export class HandlerRegistry {
     if (error) throw error;
   }
 
-  /**
-   * Why a type the run waits for is still refused, and what to do: a class a step only awaits
-   * with `ctx.waitForEvent` is not in the graph, so the server cannot know it before the run
-   * asks. Empty unless this server runs the handler and one of its waits is for `type`.
-   */
-  #waitedForHint(served: ServedHandler, type: string): string {
-    const live = this.#live.get(served.state.id);
-    const waits = live ? (contextOf(live.ctx)?.run?.waiters ?? []) : [];
-    if (!waits.some((wait) => wait.type === type)) return "";
-    const workflowClass = this.workflow(served.state.workflow).workflow.constructor.name;
-    const cls = /^[A-Za-z_$][\w$]*$/.test(type) ? type : "its class";
-    return (
-      ` The run waits for ${type} in ctx.waitForEvent, but a class only awaited there is not known to the server: list it in ${workflowClass}` +
-      ` (static override readonly fromOutside: FromOutside = { events: [${cls}] }), or accept it in a step.`
-    );
-  }
-
   /** The context: live for a running handler, else the last saved one. */
   async context(served: ServedHandler): Promise<ContextJSON | undefined> {
     const live = this.#live.get(served.state.id);
@@ -799,168 +671,5 @@ export class HandlerRegistry {
   }
 }
 
-/** How many events sent into a run it may hold untaken, unless the server's `maxPendingEvents` says otherwise. */
-export const DEFAULT_MAX_PENDING_EVENTS = 100;
-
-/** The steps of `wf` that take an event a client may send: their queues hold what clients sent (and not a fan-out's own events). */
-const outsideSteps = new WeakMap<ServedWorkflow, ReadonlySet<string>>();
-function stepsTakingFromOutside(wf: ServedWorkflow): ReadonlySet<string> {
-  let steps = outsideSteps.get(wf);
-  if (!steps) {
-    const routes = wf.workflow.graph.routes;
-    steps = new Set([...sendableTypes(wf).values()].flatMap((cls) => (routes.get(cls) ?? []).map((s) => s.name)));
-    outsideSteps.set(wf, steps);
-  }
-  return steps;
-}
-
-/** The answer to an event a run would hold beyond the limit: nothing was done with it. */
-function tooManyPending(served: ServedHandler, limit: number): ServerRequestError {
-  const id = served.state.id;
-  return new ServerRequestError(
-    429,
-    "too_many_pending_events",
-    `Handler ${id} holds ${limit} events sent in that it has not taken yet, the server's limit (maxPendingEvents): it takes no more until it has taken some. Nothing was done with this one. Send only the events the run waits for (GET /api/handlers/${id} lists them in waitingFor), once it asks for them.`,
-  );
-}
-
-/**
- * How many bytes of events sent into a run it may hold untaken (each counted as the JSON text a
- * save writes for it), unless the server's `maxPendingEventBytes` says otherwise: 1 MiB, the
- * default body limit, so that a run holding nothing can keep any one event a client may send,
- * and each save of a run rewrites at most 1 MiB of such events (100 events of up to 1 MiB each
- * made that 100 MiB).
- */
-export const DEFAULT_MAX_PENDING_EVENT_BYTES = 1024 * 1024;
-
-/** The answer to an event whose bytes would take what the run holds untaken past the limit: nothing was done with it. */
-function tooManyPendingBytes(served: ServedHandler, held: number, size: number, limit: number): ServerRequestError {
-  const id = served.state.id;
-  return new ServerRequestError(
-    429,
-    "too_many_pending_event_bytes",
-    `Handler ${id} holds ${held} bytes of events sent in that it has not taken yet; this one (${size} bytes as JSON) would take that past the server's limit of ${limit} bytes (maxPendingEventBytes), so it takes no more until it has taken some. Nothing was done with this one. Send only the events the run waits for (GET /api/handlers/${id} lists them in waitingFor), once it asks for them, and keep large data out of events a run holds.`,
-  );
-}
-
 /** How often a stream of a run another server runs reads the store for what that server saved. */
 const REFRESH_MS = 1_000;
-
-/** The answer to a request that only the server running the handler can serve. */
-function heldElsewhere(served: ServedHandler): ServerRequestError {
-  return new ServerRequestError(
-    409,
-    "held_by_another_server",
-    `Handler ${served.state.id} is run by another server sharing this store (${served.heldBy ?? "unknown"}); this server did nothing. Send this request to that server, or again once it has stopped.`,
-  );
-}
-
-/** The answer to an event the run took but the store does not have (`why`): the client decides whether to send it again. */
-function notSavedEvent(served: ServedHandler, why: string): ServerRequestError {
-  const id = served.state.id;
-  return new ServerRequestError(
-    500,
-    "not_saved",
-    `Handler ${id} took the event, but ${why}, so a restart would lose it. The run goes on with it on this server for now. Check the store (free disk space, the database reachable); if the run asks for the event again (GET /api/handlers/${id} lists what it waits for), send it again.`,
-  );
-}
-
-/** The answer to an approval answer that more than one open question of the run would take: nothing was done with it. */
-function ambiguousApproval(served: ServedHandler, approvalId: unknown, questions: number): ServerRequestError {
-  const id = served.state.id;
-  return new ServerRequestError(
-    409,
-    "ambiguous_approval",
-    `Handler ${id} asks ${questions} questions under approvalId ${JSON.stringify(approvalId)}, so an answer to it cannot say which it answers: none is taken. The run was given a context in which several questions share one id; cancel it (POST /api/handlers/${id}/cancel) and start it again from its input.`,
-  );
-}
-
-/** The answer to an event sent into a run that another server took over before the event was saved: that server's run does not have it. */
-function takenBeforeSaved(served: ServedHandler): ServerRequestError {
-  const id = served.state.id;
-  return new ServerRequestError(
-    409,
-    "held_by_another_server",
-    `Handler ${id} was taken over by another server sharing the store before this one saved the event (this server's lease had ended): the run there does not have it. Send it again; GET /api/handlers/${id} shows what the run waits for.`,
-  );
-}
-
-/** The answer to a run-and-wait whose run ended but whose end could not be saved (nothing saves it again). */
-function unsavedEnd(served: ServedHandler, error: unknown): ServerRequestError {
-  const { id, status } = served.state;
-  return new ServerRequestError(
-    500,
-    "not_saved",
-    `Handler ${id} ended (${status}) but could not be saved to the store: ${error instanceof Error ? error.message : String(error)}. The store does not have its result or events (this server shows them at GET /api/handlers/${id} until it stops). Check the store (free disk space, the database reachable), then start the run again.`,
-  );
-}
-
-/** The answer to a run-and-wait whose run another server took over as this one saved its end. */
-function takenAtEnd(served: ServedHandler): ServerRequestError {
-  const { id, status } = served.state;
-  return new ServerRequestError(
-    409,
-    "held_by_another_server",
-    `Handler ${id} ended here (${status}), but another server sharing the store took it over as this one saved its end (this server's lease had ended): the store has that server's run, not this result. Read it with GET /api/handlers/${id}.`,
-  );
-}
-
-/** The event classes a client may send into a run of `wf`, by type name: what the workflow accepts from outside, and the operator's `events`. */
-export function sendableTypes(wf: ServedWorkflow): Map<string, EventClass> {
-  return eventsFromOutside(wf.workflow, wf.events);
-}
-
-/**
- * Why a value of an event's data marked `"$codec"` (the only kind that fails to decode) could
- * not be decoded, in a client's terms rather than a saved context's: from the error's fields.
- */
-function codecProblem(error: ContextSerdeError): string {
-  const path = error.path ?? "data";
-  let reason = `${path} should be an object`; // `"$codec": "object"` with a value that is not one
-  if (error.codec !== undefined && error.cause === undefined) reason = `this workflow has no codec "${error.codec}"`;
-  else if (error.codec !== undefined) {
-    const failure = error.cause instanceof Error ? error.cause.message.replace(/\.$/, "") : String(error.cause);
-    reason = `codec "${error.codec}" failed on ${path}: ${failure}`;
-  }
-  return `${path} is marked "$codec", a value encoded by one of the workflow's codecs, and cannot be decoded: ${reason}. Send plain JSON there, without "$codec".`;
-}
-
-function parseInput(wf: ServedWorkflow, input: JsonObject): object {
-  const parsed = wf.inputSchema?.safeParse(input);
-  if (parsed && !parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.length > 0 ? i.path.join(".") : "input"}: ${i.message}`).join("; ");
-    throw new ServerRequestError(400, "invalid_input", `The input does not fit this workflow: ${issues}.`);
-  }
-  return (parsed?.data ?? input) as object;
-}
-
-/** The record of a human's answer to an approval the run asked, or undefined for any other event. */
-function decisionOf(served: ServedHandler, event: Event, from: Requester): JsonObject | undefined {
-  const { approvalId, approved, reason } = event as { approvalId?: unknown; approved?: unknown; reason?: unknown };
-  if (typeof approvalId !== "string" || typeof approved !== "boolean") return undefined;
-  const asked = served.state.waitingFor.find((w) => w.data.approvalId === approvalId)?.data;
-  return {
-    approvalId,
-    approved,
-    ...(typeof reason === "string" && reason !== "" ? { reason } : {}),
-    by: from.by,
-    ...(from.label !== undefined ? { label: from.label } : {}),
-    ...(typeof asked?.prefix === "string" ? { question: asked.prefix } : {}),
-    ...(asked?.toolCall !== undefined ? { toolCall: asked.toolCall } : {}),
-  };
-}
-
-/** The context as JSON, or undefined when a value in it cannot be saved (the run goes on; it just cannot be restored). */
-function contextOf(ctx: Context): ContextJSON | undefined {
-  try {
-    return ctx.toJSON();
-  } catch {
-    return undefined;
-  }
-}
-
-/** The 400 for an event whose data could not be decoded or built: a codec's problem, or the constructor's error. */
-function notBuilt(type: string, error: unknown): ServerRequestError {
-  const why = error instanceof ContextSerdeError ? codecProblem(error) : error instanceof Error ? error.message : String(error);
-  return new ServerRequestError(400, "invalid_event", `The ${type} could not be built from data: ${why}`);
-}

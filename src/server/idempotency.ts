@@ -5,7 +5,7 @@
  * Kept in this server's memory, bounded in count, bytes and age.
  */
 import { createHash } from "node:crypto";
-import { ServerRequestError } from "./handler-registry.ts";
+import { ServerRequestError } from "./refusals.ts";
 
 /** The request header a client names its attempt in. */
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";

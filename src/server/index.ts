@@ -9,7 +9,7 @@
 export { WorkflowServer, DEFAULT_SERVER_STORE } from "./workflow-server.ts";
 export type { WorkflowServerOptions } from "./workflow-server.ts";
 export type { ServedWorkflow } from "./served-workflow.ts";
-export { ServerRequestError } from "./handler-registry.ts";
+export { ServerRequestError } from "./refusals.ts";
 export type {
   ApprovalDecision,
   Checkpoint,

@@ -9,7 +9,7 @@
  * throughput); `c.req.text()` with a known length reads Node's request directly.
  */
 import type { Context } from "hono";
-import { ServerRequestError } from "./handler-registry.ts";
+import { ServerRequestError } from "./refusals.ts";
 
 /** The deepest nesting of arrays and objects a request body may have. @example `{"a":{"b":[1]}}` is 3 deep */
 export const MAX_JSON_DEPTH = 256;

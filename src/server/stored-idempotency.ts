@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { SessionConflictError } from "../sessions/types.ts";
 import type { SessionStore } from "../sessions/types.ts";
 import { LEASE_MS, leaseHeld } from "./handler-lease.ts";
-import { ServerRequestError } from "./handler-registry.ts";
+import { ServerRequestError } from "./refusals.ts";
 import { IDEMPOTENCY_SESSION_PREFIX } from "./session-kinds.ts";
 import { DEFAULT_LIMITS, keyReused } from "./idempotency.ts";
 import type { KeptAnswer, KeyedRequest } from "./idempotency.ts";

@@ -15,7 +15,7 @@ import type { EventClass } from "../core/internal.ts";
 import type { EventRole, JsonObject, WorkflowInfo } from "../client/types.ts";
 import type { ServedWorkflow } from "./served-workflow.ts";
 import { jsonSchema } from "./json-schema.ts";
-import { sendableTypes } from "./handler-registry.ts";
+import { sendableTypes } from "./event-intake.ts";
 
 /** The schema of the answer clients send most: an approval (the agent's `agent.ToolApprovalEvent`). */
 export const toolApprovalSchema = z.object({
