@@ -12,7 +12,8 @@ import { StepFailedEvent } from "./step-failed.ts";
 import { retryDelay } from "./step.ts";
 import type { StepDefinition } from "./step.ts";
 import { describeKind, describeValue } from "./user-text.ts";
-import { ended, executionIdFor, finishExecution, idle, newExecution, savedIdOf, slotOf, startExecution } from "./run-state.ts";
+import { ended, executionIdFor, finishExecution, idle, newExecution, slotOf, startExecution } from "./run-state.ts";
+import { handOn, handOnQueued, sendOn } from "./run-hand-on.ts";
 import { StepQueue } from "./step-queue.ts";
 import type { RunState, StepExecution, StepSlot } from "./run-state.ts";
 import type { Command, Commands, RunChange, RunCommand, RunInput, RunOutcome } from "./run-io.ts";
@@ -81,6 +82,10 @@ export class Transitions {
    * one per event sent.
    */
   applySend(event: Event, target: StepDefinition | undefined, sender: StepExecution | undefined): Commands {
+    if (target === undefined && sender !== undefined) {
+      const started = sendOn(this.state, this.observed, event, sender);
+      if (started !== false) return started;
+    }
     const one = this.#one;
     const more = this.#more;
     this.#one = this.#more = undefined;
@@ -96,8 +101,10 @@ export class Transitions {
 
   /** `apply({ kind: "stepReturned", execution, output, attempt })` without the input object: one per step execution. */
   applyReturned(execution: StepExecution, output: unknown, attempt: number): Commands {
-    const next = this.handOn(execution, output);
+    const next = handOn(this.state, this.observed, execution, output);
     if (next !== undefined) return next;
+    const started = handOnQueued(this.state, this.observed, execution, output);
+    if (started !== false) return started;
     const one = this.#one;
     const more = this.#more;
     this.#one = this.#more = undefined;
@@ -108,32 +115,6 @@ export class Transitions {
       this.#one = one;
       this.#more = more;
     }
-  }
-
-  /**
-   * `returned` in its common case, which is most step executions: an unobserved run that goes
-   * on, nothing waiting, and the returned event bound for exactly one step with a free worker,
-   * while nothing queues behind the step that returned. It changes the state as `returned` →
-   * `route` → `enqueue` → `execute` would, and returns the one command they would emit (the new
-   * execution), but without emitting it: no command stored on this long-lived object (a write
-   * barrier for each young object stored there) nor the outer transition's saved and restored,
-   * and no check made twice on the way. `undefined`, with nothing changed: not that case.
-   */
-  handOn(execution: StepExecution, output: unknown): StepExecution | undefined {
-    const state = this.state;
-    const slot = execution.slot;
-    if (this.observed || state.phase !== "running" || state.waiters.length > 0 || execution.waits !== 0 || slot.queue?.size || slot.resumes?.size) return;
-    // A restored or saved execution's event gets an id made from its own (`enqueue`): the general path.
-    if (savedIdOf(execution) !== undefined || !isEvent(output) || output instanceof StopEvent || output instanceof InputRequiredEvent) return;
-    const to = state.steps.routes.get(output.constructor as EventClass);
-    if (to === undefined || to.length !== 1) return;
-    const target = state.slots[to[0] as number] as StepSlot;
-    // The worker the returning execution gives back counts when it goes to the same step.
-    if (target.busy - (target === slot ? 1 : 0) >= target.step.numWorkers) return;
-    finishExecution(execution);
-    const next = newExecution(target, output, ++state.executions, undefined);
-    startExecution(target, next);
-    return next;
   }
 
   emit(command: Command): void {
@@ -351,8 +332,11 @@ function applyInput(t: Transitions, input: RunInput): void {
       if (input.fromOutside) t.received(input.event);
       return t.send(input.event, input.target);
     case "stepReturned": {
-      const next = t.handOn(input.execution, input.output); // as `applyReturned`: its common case first
-      return next ? t.emit(next) : t.returned(input.execution, input.output, input.attempt);
+      // As `applyReturned`: its common cases first.
+      const next = handOn(t.state, t.observed, input.execution, input.output) ?? handOnQueued(t.state, t.observed, input.execution, input.output);
+      if (next === false) return t.returned(input.execution, input.output, input.attempt);
+      for (const command of commandList(next)) t.emit(command);
+      return;
     }
     case "stepThrew":
       return t.threw(input.execution, input.error, input.attempt, input.elapsed);
