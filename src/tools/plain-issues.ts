@@ -64,6 +64,8 @@ export function plainIssue(issue: ZodIssueFields, sent: Sent): string | undefine
   const { code, message } = issue;
   if (code === "invalid_type" && issue.expected === "int" && /^Invalid input: expected int, received \S+$/.test(message)) return wholeNumber(sent);
   if (code === "invalid_type" && issue.expected === "number" && message === "Invalid input: expected number, received string") return quotedNumber(sent);
+  if (code === "invalid_type" && sent !== undefined && sent.value === undefined && /^Invalid input: expected \w+, received undefined$/.test(message))
+    return required(issue.expected);
   if ((code === "too_small" || code === "too_big") && /^Too (?:small|big): expected /.test(message)) return size(issue, code === "too_small", sent);
   if (code === "invalid_format" && DEFAULT_FORMAT_MESSAGE.test(message)) return format(issue, sent);
   if (code === "invalid_value" && /^Invalid (?:option|input): expected /.test(message) && Array.isArray(issue.values) && issue.values.length > 0) {
@@ -83,6 +85,23 @@ function wholeNumber(sent: Sent): string {
   // "3": a number in quotes, which a model sends for a field it reads as text.
   const numeric = typeof value === "string" && value.trim() !== "" && Number.isFinite(Number(value)) ? Math.round(Number(value)) : undefined;
   return `must be a whole number, written as a JSON number without quotes${numeric === undefined ? "" : ` (such as ${numeric})`}${got(sent)}`;
+}
+
+/** JSON's words for a type zod names, as the model reads them. */
+const TYPE_WORDS: Readonly<Record<string, string>> = {
+  string: "a string",
+  number: "a number",
+  int: "a whole number",
+  boolean: "true or false",
+  object: "an object",
+  array: "an array",
+  null: "null",
+};
+
+/** An argument left out: zod says `expected number, received undefined`, which reads as if something had been sent. */
+function required(expected: unknown): string {
+  const words = typeof expected === "string" ? TYPE_WORDS[expected] : undefined;
+  return words === undefined ? "is required, and was left out" : `is required: send ${words}`;
 }
 
 /** A number sent as text (`"3"`): what a model sends for a field it reads as text. */

@@ -44,7 +44,7 @@ describe("what the model reads of arguments that fail a tool's schema", () => {
     const tools = openApiTools({ openApi, baseURL: "http://127.0.0.1:9" }); // never reached: every call below is refused
     const pet = await runToolCall({ id: "c1", name: "addPet", input: { body: { kind: "dog", lives: 3 } } }, tools);
     expect(pet.content).toBe(
-      `Invalid arguments for tool addPet: body: fits none of the 2 forms it may take: form 1 [barks: Invalid input: expected boolean, received undefined; "lives" is not a field of it], form 2 [kind: must be "cat", got "dog"]. ${NOT_RUN}`,
+      `Invalid arguments for tool addPet: body: fits none of the 2 forms it may take: form 1 [barks: is required: send true or false; "lives" is not a field of it], form 2 [kind: must be "cat", got "dog"]. ${NOT_RUN}`,
     );
     const since = await runToolCall({ id: "c2", name: "listVisits", input: { since: true } }, tools);
     expect(since.content).toBe(`Invalid arguments for tool listVisits: since: Invalid input: expected string or number, received boolean. ${NOT_RUN}`);
@@ -75,9 +75,7 @@ describe("what the model reads of arguments that fail a tool's schema", () => {
   it("names an argument sent in the wrong case by the name the tool takes", async () => {
     const add = tool({ name: "add", description: "Add.", parameters: z.object({ x: z.number(), y: z.number() }).strict(), execute: ({ x, y }) => x + y });
     const source = await runToolCall({ id: "c1", name: "add", input: { x: 1, Y: 2 } }, [add]);
-    expect(source.content).toBe(
-      `Invalid arguments for tool add: y: Invalid input: expected number, received undefined; "Y" is not an argument of add: send it as "y". ${NOT_RUN}`,
-    );
+    expect(source.content).toBe(`Invalid arguments for tool add: y: is required: send a number; "Y" is not an argument of add: send it as "y". ${NOT_RUN}`);
   });
 
   it("says in plain words that a number must be whole, with the value sent and what to send", async () => {

@@ -156,7 +156,7 @@ describe("FunctionCallingAgent: tool execution", () => {
     const { sources } = await new FunctionCallingAgent({ llm, tools: [counted] }).run({ input: "4444 * 312" });
     expect(runs).toBe(1);
     expect(sources[0]?.content).toBe(
-      `Invalid arguments for tool multiply: x: must be a number, written without quotes (such as 4444), got "4444"; y: Invalid input: expected number, received undefined; "z" is not an argument of multiply, which takes x, y. The tool was not run; call it again with arguments that match its schema.`,
+      `Invalid arguments for tool multiply: x: must be a number, written without quotes (such as 4444), got "4444"; y: is required: send a number; "z" is not an argument of multiply, which takes x, y. The tool was not run; call it again with arguments that match its schema.`,
     );
     expect(sources[1]?.output).toBe(1386528);
   });
